@@ -1,0 +1,214 @@
+"""Value objects shared by the domain, the ports and every surface (REST, gRPC, logs).
+
+Everything here is frozen: a cycle builds new values and publishes them in a `Snapshot`.
+Utilization is always a ratio in [0, 1]; times are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class State(StrEnum):
+    """Where a workload stands in one cycle; every surface reports these same words."""
+
+    BUSY = "busy"
+    IDLE = "idle"
+    UNKNOWN = "unknown"
+    GRACE = "grace"
+    EXEMPT = "exempt"
+    PROTECTED = "protected"
+    PAUSED = "paused"
+    PENDING = "pending"
+    DEACTIVATED = "deactivated"
+    KEDA_MANAGED = "keda-managed"
+
+
+class Action(StrEnum):
+    """What the cycle does about a workload."""
+
+    NONE = "none"
+    DEACTIVATE = "deactivate"
+    WOULD_DEACTIVATE = "would-deactivate"  # dry-run: decided, reported, never patched
+    DEFERRED = "deferred"  # idle, but over the per-cycle cap: waits for a later cycle
+
+
+@dataclass(frozen=True, order=True)
+class WorkloadRef:
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class OwnerRef:
+    api_version: str
+    kind: str
+    name: str
+    uid: str = ""
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """A pod counted by a workload's admission, as read from Kubernetes."""
+
+    name: str
+    phase: str
+    created_at: datetime
+    gpus: int  # GPU devices or MIG slices requested by all its containers
+    labels: Mapping[str, str] = field(default_factory=dict)
+    node: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.phase == "Running"
+
+
+@dataclass(frozen=True)
+class WorkloadInfo:
+    """A Kueue Workload joined with its owner and the owner's pods."""
+
+    ref: WorkloadRef
+    uid: str
+    queue: str
+    owner: OwnerRef | None
+    active: bool
+    admitted: bool
+    admitted_at: datetime | None  # Admitted condition's lastTransitionTime
+    created_at: datetime
+    expected_pods: int  # sum of the admitted pod sets' counts
+    pods: tuple[PodInfo, ...] = ()
+    priority_class: str | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    owner_annotations: Mapping[str, str] = field(default_factory=dict)
+    owner_labels: Mapping[str, str] = field(default_factory=dict)
+    cluster_queue: str | None = None
+    resource_version: str = ""
+    keda_managed: bool = False
+    evicted_reason: str | None = None
+
+    @property
+    def gpu_pods(self) -> tuple[PodInfo, ...]:
+        return tuple(pod for pod in self.pods if pod.gpus > 0)
+
+    @property
+    def gpus(self) -> int:
+        return sum(pod.gpus for pod in self.pods)
+
+
+@dataclass(frozen=True, order=True)
+class GpuKey:
+    """One GPU (or MIG instance) as seen by one pod, whatever exporter series it came from."""
+
+    namespace: str
+    pod: str
+    uuid: str
+    mig_instance: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuUsage:
+    """What Prometheus says about one GPU over the idle window."""
+
+    key: GpuKey
+    peak: float | None  # highest utilization ratio over the window; None when NaN or absent
+    coverage: float  # share of the window's slots holding a real sample, 0..1
+    last_sample_at: datetime | None
+    last_busy_at: datetime | None  # last sample above the threshold within the lookback
+    hostname: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class FleetUsage:
+    """The result of one cycle's fleet-wide queries for one (window, threshold)."""
+
+    window: timedelta
+    threshold: float
+    evaluated_at: datetime
+    gpus: Mapping[tuple[str, str], tuple[GpuUsage, ...]] = field(default_factory=dict)
+    doubtful_namespaces: frozenset[str] = frozenset()  # partial data (warnings) touched these
+    failure: str | None = None  # the whole source failed: everything is unknown
+
+    def for_pod(self, namespace: str, pod: str) -> tuple[GpuUsage, ...]:
+        return self.gpus.get((namespace, pod), ())
+
+    def doubt_about(self, namespace: str) -> str | None:
+        """Why this namespace's data cannot be trusted this cycle, or None."""
+        if self.failure is not None:
+            return f"metrics unavailable: {self.failure}"
+        if "*" in self.doubtful_namespaces or namespace in self.doubtful_namespaces:
+            return "Prometheus returned partial data (warnings)"
+        return None
+
+
+@dataclass(frozen=True)
+class Pauses:
+    """The kill switch: the whole service, or some namespaces."""
+
+    everything: bool = False
+    namespaces: frozenset[str] = frozenset()
+
+    def covers(self, namespace: str) -> bool:
+        return self.everything or namespace in self.namespaces
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One workload's outcome in one cycle, with the numbers behind it."""
+
+    workload: WorkloadRef
+    state: State
+    action: Action
+    reason: str
+    gpus: int = 0
+    peak: float | None = None
+    coverage: float | None = None
+    idle_since: datetime | None = None
+    time_left: timedelta | None = None  # until the idle window completes; None if not idling
+
+
+@dataclass(frozen=True)
+class WorkloadStatus:
+    """A row of the snapshot: the workload as read plus this cycle's decision."""
+
+    info: WorkloadInfo
+    decision: Decision
+
+    @property
+    def ref(self) -> WorkloadRef:
+        return self.info.ref
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything one cycle learned; REST and gRPC answer from the latest one only."""
+
+    cycle: int
+    taken_at: datetime
+    workloads: tuple[WorkloadStatus, ...]
+    cluster_ok: bool
+    metrics_ok: bool
+    dry_run: bool
+    pauses: Pauses = Pauses()
+    errors: tuple[str, ...] = ()
+    actions: tuple[ActionRecord, ...] = ()
+
+    def find(self, ref: WorkloadRef) -> WorkloadStatus | None:
+        return next((row for row in self.workloads if row.ref == ref), None)
+
+
+@dataclass(frozen=True)
+class ActionRecord:
+    """An action the cycle attempted, and how it went."""
+
+    workload: WorkloadRef
+    action: Action
+    reason: str
+    at: datetime
+    outcome: str  # "done", "skipped: ...", "failed: ..."

@@ -1,0 +1,50 @@
+"""Our exception tree. Adapters translate outside errors into these (`raise ... from exc`)
+at one place each, so the service and the surfaces never see a client library's exceptions.
+
+    AutoscalerError
+    ├── ConfigError                 invalid configuration; names each bad key
+    ├── MetricsUnavailable          Prometheus/Thanos unreachable, timing out, refusing or erroring
+    └── ClusterError                the Kubernetes API failed
+        ├── ClusterUnavailable      connection failures, 5xx, 429 after retries
+        ├── NotFound                404: the object is gone (skip, re-evaluate next cycle)
+        ├── Conflict                409: someone else changed it (skip, re-evaluate next cycle)
+        └── Forbidden               401/403: our RBAC does not allow the call
+"""
+
+from __future__ import annotations
+
+
+class AutoscalerError(Exception):
+    """Base of every error the service raises on purpose."""
+
+
+class ConfigError(AutoscalerError):
+    """The configuration is invalid; `problems` lists one line per bad key."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+        self.problems = problems
+
+
+class MetricsUnavailable(AutoscalerError):
+    """No trustworthy answer from the metric source this cycle."""
+
+
+class ClusterError(AutoscalerError):
+    """The Kubernetes API did not do what we asked."""
+
+
+class ClusterUnavailable(ClusterError):
+    pass
+
+
+class NotFound(ClusterError):
+    pass
+
+
+class Conflict(ClusterError):
+    pass
+
+
+class Forbidden(ClusterError):
+    pass

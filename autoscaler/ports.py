@@ -1,0 +1,63 @@
+"""The interfaces the service depends on. Adapters (real or simulated) implement them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from autoscaler.domain.models import FleetUsage, Pauses, WorkloadInfo, WorkloadRef
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+
+class MetricSource(Protocol):
+    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        """Every GPU's usage over `window` ending at `now`, with a constant number of queries.
+
+        Never raises for a failing source: returns a `FleetUsage` whose `failure` says why,
+        so every workload becomes unknown.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class DeactivationAudit:
+    """What the service writes on a Workload and its owner before deactivating it."""
+
+    at: datetime
+    reason: str
+    peak: float | None
+    threshold: float
+    policy: str  # a one-line summary of the policy in force
+
+
+class Cluster(Protocol):
+    def list_workloads(self) -> Sequence[WorkloadInfo]:
+        """Every Workload joined with its owner and the owner's pods. Raises ClusterError."""
+        ...
+
+    def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
+        """A fresh read of one Workload (no cache), or None when it is gone."""
+        ...
+
+    def read_pauses(self) -> Pauses:
+        """The kill switches in force, from the runtime-state ConfigMap."""
+        ...
+
+    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        """Write the audit annotations on the Workload and its owner."""
+        ...
+
+    def deactivate(self, workload: WorkloadInfo) -> None:
+        """Merge-patch `{"spec":{"active":false}}` on the Workload."""
+        ...
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        """A Kubernetes Event on the Workload and its owner."""
+        ...
