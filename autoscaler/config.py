@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+)
 from pydantic.alias_generators import to_camel
 
 from autoscaler.errors import ConfigError
@@ -36,7 +43,20 @@ def parse_duration(value: object) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
 
 
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+def format_duration(span: timedelta) -> str:
+    """The shortest exact spelling: 3600 s → `1h`, 90 s → `90s`."""
+    seconds = span.total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+]
 
 
 class Section(BaseModel):

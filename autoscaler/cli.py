@@ -1,0 +1,52 @@
+"""Argument parsing only: each command hands over to the composition root or a reporter."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from autoscaler.config import Settings, load_settings
+from autoscaler.errors import ConfigError
+
+EXIT_BAD_CONFIG = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings(args.config)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    if args.command == "check-config":
+        return _check_config(settings)
+    # Imported here so `check-config` answers without loading the cluster clients.
+    from autoscaler.main import serve  # noqa: PLC0415
+
+    return serve(settings)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="idle-gpu-autoscaler",
+        description="Frees GPUs held by idle Kueue Workloads, judged from dcgm-exporter metrics.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("serve", "run the reconcile loop against the cluster until SIGTERM"),
+        ("check-config", "validate a configuration file and print the effective settings"),
+    ):
+        command = commands.add_parser(name, help=text, description=text)
+        command.add_argument("--config", type=Path, help="YAML configuration file")
+    return parser
+
+
+def _check_config(settings: Settings) -> int:
+    effective = settings.model_dump(mode="json", by_alias=True)
+    print("# effective configuration (defaults filled in, environment applied)")
+    print(yaml.safe_dump(effective, sort_keys=False), end="")
+    return 0

