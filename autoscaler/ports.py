@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from autoscaler.domain.models import FleetUsage, Pauses, WorkloadInfo, WorkloadRef
+from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 
 
 class Clock(Protocol):
@@ -40,6 +40,10 @@ class DeactivationAudit:
 class Cluster(Protocol):
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         """Every Workload joined with its owner and the owner's pods. Raises ClusterError."""
+        ...
+
+    def list_gpu_pods(self) -> Sequence[PodRecord]:
+        """Every running pod that requests GPUs, Kueue-managed or not (KEDA selectors)."""
         ...
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:

@@ -11,17 +11,20 @@ deletion) wins.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from autoscaler.decision_log import log_action, log_decision
+from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
+    DEFAULT_PROFILE,
     Action,
     ActionRecord,
     Decision,
     FleetUsage,
     Pauses,
+    PodRecord,
     Snapshot,
     State,
     WorkloadInfo,
@@ -35,6 +38,7 @@ from autoscaler.ports import Clock, Cluster, DeactivationAudit, MetricSource
 @dataclass(frozen=True)
 class CycleInputs:
     workloads: Sequence[WorkloadInfo]
+    gpu_pods: Sequence[PodRecord]
     pauses: Pauses
     usage: FleetUsage
     now: datetime
@@ -50,6 +54,7 @@ class Reconciler:
         clock: Clock,
         publish: Callable[[Snapshot], None],
         logger: logging.Logger,
+        profiles: Mapping[str, UsageRules] | None = None,
     ) -> None:
         self._cluster = cluster
         self._metrics = metrics
@@ -57,6 +62,7 @@ class Reconciler:
         self._clock = clock
         self._publish = publish
         self._log = logger
+        self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
         self._cycle = 0
         self._previous: Snapshot | None = None
 
@@ -65,12 +71,15 @@ class Reconciler:
         now = self._clock.now()
         try:
             workloads = self._cluster.list_workloads()
+            gpu_pods = self._cluster.list_gpu_pods()
             pauses = self._cluster.read_pauses()
         except ClusterError as exc:
             return self._finish(self._cluster_outage(now, exc))
-        rules = self._policy.rules
-        usage = self._metrics.read_usage(window=rules.window, threshold=rules.threshold, now=now)
-        inputs = CycleInputs(workloads=workloads, pauses=pauses, usage=usage, now=now)
+        usage_by_profile = self._read_usage(now)
+        usage = usage_by_profile[DEFAULT_PROFILE]
+        inputs = CycleInputs(
+            workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage, now=now
+        )
         decisions = decide_fleet(workloads, usage, policy=self._policy, pauses=pauses, now=now)
         for info, decision in zip(workloads, decisions, strict=True):
             log_decision(self._log, info, decision)
@@ -87,8 +96,18 @@ class Reconciler:
                 pauses=pauses,
                 errors=(usage.failure,) if usage.failure else (),
                 actions=actions,
+                usage=usage_by_profile,
+                gpu_pods=tuple(gpu_pods),
             )
         )
+
+    def _read_usage(self, now: datetime) -> dict[str, FleetUsage]:
+        """One fleet-wide read per profile: the count never depends on the fleet's size."""
+        profiles = {DEFAULT_PROFILE: self._policy.rules, **self._profiles}
+        return {
+            name: self._metrics.read_usage(window=r.window, threshold=r.threshold, now=now)
+            for name, r in profiles.items()
+        }
 
     def _finish(self, snapshot: Snapshot) -> Snapshot:
         self._previous = snapshot

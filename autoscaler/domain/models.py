@@ -186,6 +186,17 @@ class WorkloadStatus:
 
 
 @dataclass(frozen=True)
+class PodRecord:
+    """A running GPU pod anywhere in the cluster (Kueue-managed or not), for KEDA selectors."""
+
+    namespace: str
+    pod: PodInfo
+
+
+DEFAULT_PROFILE = "default"
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything one cycle learned; REST and gRPC answer from the latest one only."""
 
@@ -198,6 +209,9 @@ class Snapshot:
     pauses: Pauses = Pauses()
     errors: tuple[str, ...] = ()
     actions: tuple[ActionRecord, ...] = ()
+    # Fleet usage per named profile (window, threshold); DEFAULT_PROFILE is the policy's own.
+    usage: Mapping[str, FleetUsage] = field(default_factory=dict)
+    gpu_pods: tuple[PodRecord, ...] = ()
 
     def find(self, ref: WorkloadRef) -> WorkloadStatus | None:
         return next((row for row in self.workloads if row.ref == ref), None)
