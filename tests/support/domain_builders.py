@@ -1,0 +1,241 @@
+"""Builders for the pure domain's values, so tests state only what matters to them.
+
+    workload = a_workload("team-a", "rc").gpu_pod("w-0").admitted(at=minutes_ago(90)).build()
+    fleet = usage().gpu("team-a", "w-0", peak=0.01).build(window=HOUR, threshold=0.05)
+
+Every time defaults to a fixed instant (`NOW`) or a day before it, never to the clock, so
+tables read the same on every run. A workload owned by a RayCluster, admitted a day ago,
+with one Running pod per `*_pod` call and as many expected pods as were added, is the
+default; each method changes one thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Self
+
+from autoscaler.domain import annotations as ann
+from autoscaler.domain.idleness import UsageRules
+from autoscaler.domain.models import (
+    FleetUsage,
+    GpuKey,
+    GpuUsage,
+    OwnerRef,
+    PodInfo,
+    WorkloadInfo,
+    WorkloadRef,
+)
+from autoscaler.domain.policy import Policy
+
+NOW = datetime(2025, 3, 3, 12, 0, tzinfo=UTC)
+LONG_AGO = NOW - timedelta(days=1)
+HOUR = timedelta(hours=1)
+THRESHOLD = 0.05
+
+
+def minutes_ago(minutes: float, *, now: datetime = NOW) -> datetime:
+    return now - timedelta(minutes=minutes)
+
+
+def rfc3339(at: datetime) -> str:
+    """How Kubernetes and our annotations spell a time."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def a_policy(
+    *,
+    threshold: float = THRESHOLD,
+    window: timedelta = HOUR,
+    min_coverage: float = 0.8,
+    stale_after: timedelta = timedelta(minutes=3),
+    grace: timedelta = timedelta(minutes=15),
+    kinds: Iterable[str] = ("RayCluster",),
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    protected_classes: Iterable[str] = (),
+    cap: int = 5,
+    dry_run: bool = False,
+) -> Policy:
+    """The shipped defaults, except that it acts (dry_run off) unless told otherwise."""
+    rules = UsageRules(
+        threshold=threshold,
+        window=window,
+        slot=timedelta(minutes=1),
+        min_coverage=min_coverage,
+        stale_after=stale_after,
+    )
+    return Policy(
+        rules=rules,
+        grace_period=grace,
+        actionable_kinds=frozenset(kinds),
+        protected_priority_classes=frozenset(protected_classes),
+        include_namespaces=frozenset(include),
+        exclude_namespaces=frozenset(exclude),
+        max_deactivations_per_cycle=cap,
+        dry_run=dry_run,
+    )
+
+
+@dataclass
+class WorkloadBuilder:
+    namespace: str
+    name: str
+    created: datetime = LONG_AGO
+    admitted_at: datetime | None = LONG_AGO
+    is_admitted: bool = True
+    active: bool = True
+    owner_kind: str | None = "RayCluster"
+    pods: list[PodInfo] = field(default_factory=list)
+    expected_pods: int | None = None
+    priority_class: str | None = None
+    annotations: dict[str, str] = field(default_factory=dict)
+    owner_annotations: dict[str, str] = field(default_factory=dict)
+    keda_managed: bool = False
+
+    def gpu_pod(
+        self, name: str, *, gpus: int = 1, created: datetime | None = None, phase: str = "Running"
+    ) -> Self:
+        return self._pod(name, gpus=gpus, created=created, phase=phase)
+
+    def cpu_pod(
+        self, name: str, *, created: datetime | None = None, phase: str = "Running"
+    ) -> Self:
+        return self._pod(name, gpus=0, created=created, phase=phase)
+
+    def expecting(self, pods: int) -> Self:
+        """Kueue admitted this many pods, whatever exists."""
+        self.expected_pods = pods
+        return self
+
+    def created_at(self, at: datetime) -> Self:
+        self.created = at
+        return self
+
+    def admitted(self, *, at: datetime | None) -> Self:
+        self.is_admitted, self.admitted_at = True, at
+        return self
+
+    def not_admitted(self) -> Self:
+        self.is_admitted, self.admitted_at = False, None
+        return self
+
+    def inactive(self) -> Self:
+        self.active = False
+        return self
+
+    def owned_by(self, kind: str) -> Self:
+        self.owner_kind = kind
+        return self
+
+    def no_owner(self) -> Self:
+        self.owner_kind = None
+        return self
+
+    def priority(self, priority_class: str) -> Self:
+        self.priority_class = priority_class
+        return self
+
+    def keda(self) -> Self:
+        self.keda_managed = True
+        return self
+
+    def annotated(self, key: str, value: str, *, on_owner: bool = False) -> Self:
+        (self.owner_annotations if on_owner else self.annotations)[key] = value
+        return self
+
+    def exempt(self, *, on_owner: bool = False) -> Self:
+        return self.annotated(ann.EXEMPT, "true", on_owner=on_owner)
+
+    def exempt_until(self, until: datetime | str, *, on_owner: bool = False) -> Self:
+        text = until if isinstance(until, str) else rfc3339(until)
+        return self.annotated(ann.EXEMPT_UNTIL, text, on_owner=on_owner)
+
+    def reactivated(self, *, at: datetime, on_owner: bool = False) -> Self:
+        return self.annotated(ann.REACTIVATED_AT, rfc3339(at), on_owner=on_owner)
+
+    def build(self) -> WorkloadInfo:
+        return WorkloadInfo(
+            ref=WorkloadRef(self.namespace, self.name),
+            uid=f"uid-{self.namespace}-{self.name}",
+            queue="user-queue",
+            owner=self._owner(),
+            active=self.active,
+            admitted=self.is_admitted,
+            admitted_at=self.admitted_at,
+            created_at=self.created,
+            expected_pods=len(self.pods) if self.expected_pods is None else self.expected_pods,
+            pods=tuple(self.pods),
+            priority_class=self.priority_class,
+            annotations=dict(self.annotations),
+            owner_annotations=dict(self.owner_annotations),
+            keda_managed=self.keda_managed,
+        )
+
+    def _owner(self) -> OwnerRef | None:
+        if self.owner_kind is None:
+            return None
+        return OwnerRef("ray.io/v1", self.owner_kind, self.name, uid=f"uid-{self.name}")
+
+    def _pod(self, name: str, *, gpus: int, created: datetime | None, phase: str) -> Self:
+        self.pods.append(PodInfo(name, phase, created or self.created, gpus))
+        return self
+
+
+def a_workload(namespace: str, name: str) -> WorkloadBuilder:
+    return WorkloadBuilder(namespace, name)
+
+
+@dataclass
+class UsageBuilder:
+    series: dict[tuple[str, str], list[GpuUsage]] = field(default_factory=dict)
+    doubtful: set[str] = field(default_factory=set)
+    failure: str | None = None
+
+    def gpu(
+        self,
+        namespace: str,
+        pod: str,
+        *,
+        uuid: str | None = None,
+        mig: str | None = None,
+        peak: float | None = 0.01,
+        coverage: float = 1.0,
+        last_sample: datetime | None = NOW,
+        last_busy: datetime | None = None,
+    ) -> Self:
+        """One exporter series for one GPU of `pod`; a fresh uuid unless one is given."""
+        known = self.series.setdefault((namespace, pod), [])
+        key = GpuKey(namespace, pod, uuid or f"GPU-{pod}-{len(known)}", mig)
+        known.append(GpuUsage(key, peak, coverage, last_sample, last_busy))
+        return self
+
+    def doubting(self, *namespaces: str) -> Self:
+        """Prometheus answered with warnings touching these namespaces ("*": all)."""
+        self.doubtful.update(namespaces)
+        return self
+
+    def failing(self, reason: str) -> Self:
+        self.failure = reason
+        return self
+
+    def build(
+        self,
+        *,
+        window: timedelta = HOUR,
+        threshold: float = THRESHOLD,
+        evaluated_at: datetime = NOW,
+    ) -> FleetUsage:
+        return FleetUsage(
+            window=window,
+            threshold=threshold,
+            evaluated_at=evaluated_at,
+            gpus={key: tuple(found) for key, found in self.series.items()},
+            doubtful_namespaces=frozenset(self.doubtful),
+            failure=self.failure,
+        )
+
+
+def usage() -> UsageBuilder:
+    return UsageBuilder()
