@@ -6,8 +6,10 @@ workload unknown, and unknown never leads to a deactivation.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeGuard
 
 from autoscaler.domain.models import FleetUsage, GpuUsage, State, WorkloadInfo
 
@@ -45,7 +47,7 @@ def assess(
         return Assessment(State.UNKNOWN, problem)
     namespace = workload.ref.namespace
     gpus = [gpu for pod in workload.gpu_pods for gpu in usage.for_pod(namespace, pod.name)]
-    peak = max((g.peak for g in gpus if g.peak is not None), default=None)
+    peak = max((g.peak for g in gpus if _known(g.peak)), default=None)
     coverage = min(g.coverage for g in gpus)
     busy = [g for g in gpus if g.peak is not None and g.peak > rules.threshold]
     if busy:
@@ -77,16 +79,21 @@ def _structural_problem(workload: WorkloadInfo, usage: FleetUsage) -> str | None
 def _data_problem(gpus: list[GpuUsage], *, rules: UsageRules, now: datetime) -> str | None:
     for gpu in gpus:
         label = f"GPU {gpu.key.uuid} of pod {gpu.key.pod}"
-        if gpu.peak is None:
+        if not _known(gpu.peak):
             return f"{label} has no usable samples (missing or NaN)"
         if gpu.last_sample_at is None or now - gpu.last_sample_at > rules.stale_after:
             return f"{label} is stale (no sample for more than {rules.stale_after})"
-        if gpu.coverage < rules.min_coverage:
+        if not gpu.coverage >= rules.min_coverage:  # also catches a NaN coverage
             return (
                 f"{label} covers {gpu.coverage:.0%} of the window, "
                 f"below the required {rules.min_coverage:.0%}"
             )
     return None
+
+
+def _known(peak: float | None) -> TypeGuard[float]:
+    """A NaN compares false with everything, so it would pass for idle: treat it as absent."""
+    return peak is not None and not math.isnan(peak)
 
 
 def _busy_or_recently_idle(
