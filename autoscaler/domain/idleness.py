@@ -70,9 +70,13 @@ def _structural_problem(workload: WorkloadInfo, usage: FleetUsage) -> str | None
     if not_running:
         return f"pods not running: {', '.join(sorted(not_running))}"
     for pod in workload.gpu_pods:
-        series = usage.for_pod(workload.ref.namespace, pod.name)
-        if len(series) < pod.gpus:
-            return f"pod {pod.name} has {len(series)} GPU series for {pod.gpus} requested GPUs"
+        # Count devices, not series: a GPU reported twice must not stand in for a missing one.
+        seen = {
+            (g.key.uuid, g.key.mig_instance)
+            for g in usage.for_pod(workload.ref.namespace, pod.name)
+        }
+        if len(seen) < pod.gpus:
+            return f"pod {pod.name} has {len(seen)} GPU series for {pod.gpus} requested GPUs"
     return None
 
 
