@@ -29,8 +29,8 @@ class Exemption:
 
 def parse_time(value: str) -> datetime | None:
     """RFC 3339 with a timezone, or None when it is not one (a naive time is ambiguous)."""
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    try:  # RFC 3339 allows a lower-case "t" and "z"; fromisoformat does not
+        parsed = datetime.fromisoformat(value.strip().upper().replace("Z", "+00:00"))
     except ValueError:
         return None
     return parsed if parsed.tzinfo is not None else None
