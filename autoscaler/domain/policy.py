@@ -72,7 +72,7 @@ def apply_cap(decisions: list[Decision], *, limit: int) -> tuple[Decision, ...]:
     """Keep the `limit` longest-idle deactivations; defer the rest to a later cycle."""
     acting = [d for d in decisions if d.action in (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)]
     acting.sort(key=_longest_idle_first)
-    deferred = {id(d) for d in acting[limit:]}
+    deferred = {id(d) for d in acting[max(limit, 0) :]}  # a negative slice would act on most
     return tuple(
         replace(
             d,
