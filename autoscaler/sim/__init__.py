@@ -1,0 +1,63 @@
+"""The demo's in-process cluster: a pure model of Kueue admission.
+
+`kueue_model` holds the objects and the user transitions, `quota` the cohort arithmetic,
+`admission` the admission step and its explanations. Kubernetes dict shapes live apart:
+`kueue_objects` reads objects (and re-exports the status writers of `kueue_status`),
+`quantity` converts Kubernetes quantities and timestamps.
+"""
+
+from autoscaler.sim.admission import (
+    QueueUsage,
+    admit_pending,
+    ledger,
+    pending_queue,
+    pending_reason,
+    queue_order,
+    queue_usage,
+)
+from autoscaler.sim.kueue_model import (
+    DEACTIVATED_MESSAGE,
+    Admission,
+    Event,
+    EventKind,
+    KueueState,
+    LocalQueue,
+    Phase,
+    PodSet,
+    Step,
+    Workload,
+)
+from autoscaler.sim.quota import (
+    PODS,
+    ClusterQueue,
+    Ledger,
+    QueueingStrategy,
+    ResourceQuota,
+    Shortfall,
+)
+
+__all__ = [
+    "DEACTIVATED_MESSAGE",
+    "PODS",
+    "Admission",
+    "ClusterQueue",
+    "Event",
+    "EventKind",
+    "KueueState",
+    "Ledger",
+    "LocalQueue",
+    "Phase",
+    "PodSet",
+    "QueueUsage",
+    "QueueingStrategy",
+    "ResourceQuota",
+    "Shortfall",
+    "Step",
+    "Workload",
+    "admit_pending",
+    "ledger",
+    "pending_queue",
+    "pending_reason",
+    "queue_order",
+    "queue_usage",
+]

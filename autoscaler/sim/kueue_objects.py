@@ -1,0 +1,168 @@
+"""Kubernetes objects (kueue.x-k8s.io/v1beta2 dicts, v1beta1 spellings accepted) read into
+the pure Kueue model; the status writers live in `kueue_status` and are re-exported here.
+
+Simplifications: one ResourceFlavor per ClusterQueue; a pod's requests are the sum of its
+containers' requests (limits where a request is missing), at least the largest init
+container's, plus overhead; sidecar init containers are not special.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from autoscaler.sim.kueue_model import Admission, LocalQueue, Phase, PodSet, Workload
+from autoscaler.sim.kueue_status import cluster_queue_status, workload_status
+from autoscaler.sim.quantity import parse_quantity, parse_time
+from autoscaler.sim.quota import ClusterQueue, QueueingStrategy, ResourceQuota
+
+__all__ = [
+    "PRIORITY_CLASS_LABEL",
+    "cluster_queue_from_object",
+    "cluster_queue_status",
+    "local_queue_from_object",
+    "priority_class_from_object",
+    "workload_from_object",
+    "workload_status",
+]
+
+Obj = Mapping[str, Any]
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+def cluster_queue_from_object(obj: Obj) -> ClusterQueue:
+    spec = obj.get("spec", {})
+    quotas: dict[str, ResourceQuota] = {}
+    flavor_names: list[str] = []
+    for group in spec.get("resourceGroups", []):
+        flavors = group.get("flavors", [])
+        if len(flavors) != 1:
+            raise ValueError(f"ClusterQueue {obj['metadata']['name']}: one flavor per group only")
+        flavor_names.append(flavors[0]["name"])
+        quotas.update({res["name"]: _resource_quota(res) for res in flavors[0]["resources"]})
+    return ClusterQueue(
+        name=obj["metadata"]["name"],
+        quotas=quotas,
+        cohort=spec.get("cohortName") or spec.get("cohort") or None,  # v1beta2, v1beta1
+        queueing_strategy=QueueingStrategy(spec.get("queueingStrategy", "BestEffortFIFO")),
+        flavor=flavor_names[0] if flavor_names else "default-flavor",
+    )
+
+
+def local_queue_from_object(obj: Obj) -> LocalQueue:
+    meta = obj["metadata"]
+    return LocalQueue(meta["namespace"], meta["name"], obj["spec"]["clusterQueue"])
+
+
+def priority_class_from_object(obj: Obj) -> tuple[str, int]:
+    """A WorkloadPriorityClass as (name, value)."""
+    return obj["metadata"]["name"], int(obj["value"])
+
+
+def workload_from_object(
+    obj: Obj,
+    *,
+    priority_classes: Mapping[str, int],
+    now: datetime,
+    excluded_resource_prefixes: Collection[str] = (),
+) -> Workload:
+    """A Workload object as the model sees it, its phase restored from its status.
+
+    `now` stands in for a missing creationTimestamp. Resources starting with one of
+    `excluded_resource_prefixes` are ignored, like Kueue's `resources.excludeResourcePrefixes`.
+    """
+    meta, spec = obj["metadata"], obj.get("spec", {})
+    class_name = _priority_class_name(obj)
+    priority = spec.get("priority")
+    stamp = meta.get("creationTimestamp")
+    workload = Workload(
+        namespace=meta["namespace"],
+        name=meta["name"],
+        queue_name=spec.get("queueName", ""),
+        created_at=now if stamp is None else parse_time(stamp),
+        pod_sets=tuple(_pod_set(ps, excluded_resource_prefixes) for ps in spec.get("podSets", [])),
+        priority=priority_classes.get(class_name or "", 0) if priority is None else int(priority),
+        priority_class=class_name,
+    )
+    return _restore_phase(workload, obj.get("status", {}), active=spec.get("active", True))
+
+
+# Helpers.
+
+
+def _resource_quota(resource: Obj) -> ResourceQuota:
+    name = resource["name"]
+    borrowing, lending = resource.get("borrowingLimit"), resource.get("lendingLimit")
+    return ResourceQuota(
+        nominal=parse_quantity(name, resource["nominalQuota"]),
+        borrowing_limit=None if borrowing is None else parse_quantity(name, borrowing),
+        lending_limit=None if lending is None else parse_quantity(name, lending),
+    )
+
+
+def _priority_class_name(obj: Obj) -> str | None:
+    spec = obj.get("spec", {})
+    ref = spec.get("priorityClassRef") or {}
+    labels = obj["metadata"].get("labels") or {}
+    name = ref.get("name") or spec.get("priorityClassName") or labels.get(PRIORITY_CLASS_LABEL)
+    return None if name is None else str(name)
+
+
+def _pod_set(obj: Obj, excluded: Collection[str]) -> PodSet:
+    pod_spec = obj.get("template", {}).get("spec", {})
+    requests: dict[str, int] = {}
+    for container in pod_spec.get("containers", []):
+        for resource, amount in _container_requests(container).items():
+            requests[resource] = requests.get(resource, 0) + amount
+    for container in pod_spec.get("initContainers", []):
+        for resource, amount in _container_requests(container).items():
+            requests[resource] = max(requests.get(resource, 0), amount)
+    for resource, value in (pod_spec.get("overhead") or {}).items():
+        requests[resource] = requests.get(resource, 0) + parse_quantity(resource, value)
+    kept = {r: q for r, q in requests.items() if not any(r.startswith(p) for p in excluded)}
+    return PodSet(name=obj.get("name", "main"), count=int(obj.get("count", 1)), requests=kept)
+
+
+def _container_requests(container: Obj) -> dict[str, int]:
+    resources = container.get("resources") or {}
+    declared = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    return {resource: parse_quantity(resource, value) for resource, value in declared.items()}
+
+
+def _restore_phase(workload: Workload, status: Obj, *, active: bool) -> Workload:
+    conditions = {c["type"]: c for c in status.get("conditions", [])}
+    evicted, requeued = conditions.get("Evicted"), conditions.get("Requeued")
+    fields: dict[str, Any] = {
+        "evicted_at": None if evicted is None else _since(evicted),
+        "requeued_at": _since(requeued) if requeued and requeued["status"] == "True" else None,
+    }
+    if not active:
+        since = workload.created_at if evicted is None else _since(evicted)
+        return replace(workload, phase=Phase.INACTIVE, phase_since=since, evicted_at=since)
+    admission = _read_admission(status, conditions)
+    finished = conditions.get("Finished")
+    if finished is not None and finished["status"] == "True":
+        fields.update(phase=Phase.FINISHED, phase_since=_since(finished), admission=admission)
+    elif admission is not None:
+        fields.update(phase=Phase.ADMITTED, phase_since=admission.at, admission=admission)
+    elif fields["requeued_at"] is not None:  # pending again since its reactivation
+        fields.update(phase_since=fields["requeued_at"])
+    return replace(workload, **fields)
+
+
+def _read_admission(status: Obj, conditions: Mapping[str, Obj]) -> Admission | None:
+    reserved = conditions.get("QuotaReserved")
+    admission = status.get("admission")
+    if admission is None or reserved is None or reserved["status"] != "True":
+        return None
+    held: dict[str, int] = {}
+    for assignment in admission.get("podSetAssignments", []):
+        for resource, value in (assignment.get("resourceUsage") or {}).items():
+            held[resource] = held.get(resource, 0) + parse_quantity(resource, value)
+    return Admission(admission["clusterQueue"], _since(reserved), held)
+
+
+def _since(condition: Obj) -> datetime:
+    return parse_time(str(condition["lastTransitionTime"]))
