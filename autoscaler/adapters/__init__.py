@@ -1,0 +1,1 @@
+"""One module per outside system; each translates that system's errors into ours."""
