@@ -1,0 +1,461 @@
+"""The Prometheus metric source against a real Prometheus, directly and through a TLS auth proxy.
+
+History is backfilled with promtool as dcgm-exporter behind a ServiceMonitor stores it, one
+scenario per namespace (pod `worker-0`), ending at `AT`; every read is evaluated at `AT`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoscaler.adapters.prometheus import PrometheusMetricSource
+from autoscaler.adapters.prometheus_http import BearerTokenFile, ExchangeError
+from autoscaler.config import PolicySettings, PrometheusSettings
+from autoscaler.domain.models import FleetUsage, GpuUsage
+from tests.support.prom import (
+    GPU_UTIL,
+    AuthProxy,
+    Burst,
+    ExporterPod,
+    Gpu,
+    GpuSeries,
+    LabelStyle,
+    Mig,
+    Profile,
+    PrometheusServer,
+    Replacement,
+    fleet,
+    make_tls_files,
+    require_binaries,
+    wait_until,
+)
+
+pytestmark = pytest.mark.real
+
+MINUTE = 60
+HOUR = 3600
+WINDOW = timedelta(hours=1)
+THRESHOLD = 0.05
+TOKEN = "token-1"
+QUERIES_PER_READ = 4
+EXPORTER = ExporterPod(pod="nvidia-dcgm-exporter-aaaaa", ip="10.128.2.15")
+SAME_IP = ExporterPod(pod="nvidia-dcgm-exporter-bbbbb", ip="10.128.2.15")  # hostNetwork reuse
+NEW_IP = ExporterPod(pod="nvidia-dcgm-exporter-ccccc", ip="10.128.2.99")
+
+
+def on(namespace: str, **gpu: Any) -> Gpu:
+    return Gpu(namespace=namespace, pod="worker-0", node=f"node-{namespace}", **gpu)
+
+
+def scenarios(end: int) -> list[GpuSeries]:
+    """One namespace per case; `end` is the last sample (every 15 s up to it)."""
+    late_burst = Burst(period_s=600, busy_s=20, epoch=end + 30)  # busy between two slot ends
+    return [
+        on("idle").history(Profile.idle(1)),
+        on("busy").history(Profile.busy(85)),
+        on("recently-busy").history(Profile.busy(90).idle_from(end - 20 * MINUTE)),
+        on("burst").history(Profile.idle().bursty_from(end - 30 * MINUTE, late_burst)),
+        on("gap").history(Profile.idle().gap(end - 40 * MINUTE, end - 20 * MINUTE)),
+        on("nan").history(Profile.idle().nan(end - 2 * HOUR, end + 1)),
+        on("nan-lately").history(Profile.idle().nan(end - 30 * MINUTE, end + 1)),
+        on("quiet-4m").history(Profile.idle().gap(end - 4 * MINUTE, end + 1)),
+        on("stale").history(Profile.idle().gap(end - 10 * MINUTE, end + 1)),
+        on("split-same-ip").history(
+            Profile.idle(3).idle_from(end - 30 * MINUTE, 1),
+            exporter=EXPORTER,
+            replaced=(Replacement(end - 30 * MINUTE, SAME_IP),),
+        ),
+        on("split-new-ip").history(
+            Profile.idle(2), exporter=EXPORTER, replaced=(Replacement(end - 30 * MINUTE, NEW_IP),)
+        ),
+        on("mig", mig=Mig(1)).history(Profile.busy(70)),
+        on("mig-util-only", mig=Mig(2)).history(Profile.busy(70), metrics=(GPU_UTIL,)),
+        on("util-only").history(Profile.busy(40), metrics=(GPU_UTIL,)),
+        on("honor").history(Profile.idle(2), style=LabelStyle.HONOR_LABELS),
+        on("two-gpus", index=0).history(Profile.idle()),
+        on("two-gpus", index=1).history(Profile.busy(60)),
+    ]
+
+
+@dataclass(frozen=True)
+class Rig:
+    prom: PrometheusServer
+    proxy: AuthProxy
+    at: datetime
+    workdir: Path
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+    binaries = require_binaries()
+    workdir = tmp_path_factory.mktemp("prom-adapter")
+    end = int(time.time()) // MINUTE * MINUTE - 2 * MINUTE
+    prom = PrometheusServer(workdir / "prom", binaries=binaries)
+    prom.backfill(scenarios(end), start=end - 3 * HOUR, end=end, step_s=15)
+    hundred = fleet(workloads=100, gpus_per_workload=1, default=Profile.idle())
+    prom.backfill(hundred, start=end - 2 * HOUR, end=end, step_s=30)  # a 30 s scrape
+    with ExitStack() as stack:
+        stack.enter_context(prom)
+        tls = make_tls_files(workdir / "tls")
+        proxy = stack.enter_context(AuthProxy(upstream=prom.url, tls=tls, token=TOKEN))
+        yield Rig(prom, proxy, datetime.fromtimestamp(end, UTC), workdir)
+
+
+@pytest.fixture
+def proxy(rig: Rig) -> AuthProxy:
+    rig.proxy.reset()
+    rig.proxy.token = TOKEN
+    rig.proxy.denied.clear()
+    return rig.proxy
+
+
+Source = Callable[..., PrometheusMetricSource]
+
+
+@pytest.fixture
+def source() -> Iterator[Source]:
+    """Builds metric sources from settings overrides and closes them after the test."""
+    built: list[PrometheusMetricSource] = []
+
+    def build(**prometheus: Any) -> PrometheusMetricSource:
+        made = PrometheusMetricSource(
+            prometheus=PrometheusSettings(**prometheus), policy=PolicySettings()
+        )
+        built.append(made)
+        return made
+
+    yield build
+    for made in built:
+        made.close()
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def through_proxy(proxy: AuthProxy, source: Source, token_file: Path) -> PrometheusMetricSource:
+    return source(url=proxy.url, ca_file=proxy.ca_bundle, bearer_token_file=token_file)
+
+
+@pytest.fixture(scope="module")
+def usage(rig: Rig) -> FleetUsage:
+    made = PrometheusMetricSource(
+        prometheus=PrometheusSettings(url=rig.prom.url), policy=PolicySettings()
+    )
+    try:
+        return made.read_usage(window=WINDOW, threshold=THRESHOLD, now=rig.at)
+    finally:
+        made.close()
+
+
+def read(made: PrometheusMetricSource, rig: Rig) -> FleetUsage:
+    return made.read_usage(window=WINDOW, threshold=THRESHOLD, now=rig.at)
+
+
+def the_gpu(usage: FleetUsage, namespace: str) -> GpuUsage:
+    gpus = usage.for_pod(namespace, "worker-0")
+    assert len(gpus) == 1, gpus
+    return gpus[0]
+
+
+def ago(rig: Rig, seconds: int) -> datetime:
+    return rig.at - timedelta(seconds=seconds)
+
+
+# -- what the queries compute --------------------------------------------------------------
+
+
+def test_an_idle_gpu_has_a_low_peak_full_coverage_a_fresh_sample_and_no_busy_time(
+    usage: FleetUsage, rig: Rig
+) -> None:
+    gpu = the_gpu(usage, "idle")
+    assert usage.failure is None and usage.doubtful_namespaces == frozenset()
+    assert gpu.peak == pytest.approx(0.01)
+    assert gpu.coverage == 1.0
+    assert gpu.last_sample_at == rig.at
+    assert gpu.last_busy_at is None
+    assert (gpu.hostname, gpu.model) == ("node-idle", "NVIDIA A100-SXM4-80GB")
+
+
+def test_a_busy_gpu_peaks_above_the_threshold_and_is_busy_now(usage: FleetUsage, rig: Rig) -> None:
+    gpu = the_gpu(usage, "busy")
+    assert gpu.peak == pytest.approx(0.85)
+    assert gpu.last_busy_at == rig.at
+
+
+def test_the_last_busy_time_is_the_end_of_the_last_busy_slot(usage: FleetUsage, rig: Rig) -> None:
+    gpu = the_gpu(usage, "recently-busy")  # last busy sample 20 min 15 s ago
+    assert gpu.peak == pytest.approx(0.9)
+    assert gpu.last_busy_at == ago(rig, 20 * MINUTE)
+
+
+def test_a_burst_shorter_than_a_slot_between_two_slot_ends_is_still_seen(
+    usage: FleetUsage, rig: Rig
+) -> None:
+    gpu = the_gpu(usage, "burst")  # busy samples 570 s and 555 s ago, none at a slot end
+    assert gpu.peak == pytest.approx(0.95)
+    assert gpu.last_busy_at == ago(rig, 9 * MINUTE)
+
+
+def test_a_gap_shortens_coverage_by_the_slots_without_a_sample(usage: FleetUsage) -> None:
+    gpu = the_gpu(usage, "gap")  # 20 minutes without samples: 19 empty slot ends
+    assert gpu.coverage == pytest.approx(42 / 60)
+    assert gpu.peak == 0.0
+
+
+def test_coverage_counts_slots_not_samples_so_a_30s_scrape_covers_everything(
+    usage: FleetUsage,
+) -> None:
+    gpus = [gpu for (ns, _), gpus in usage.gpus.items() if ns.startswith("team-") for gpu in gpus]
+    assert len(gpus) == 100
+    assert {gpu.coverage for gpu in gpus} == {1.0}
+
+
+def test_a_gpu_with_only_nan_samples_has_no_peak_no_coverage_and_no_sample_time(
+    usage: FleetUsage,
+) -> None:
+    gpu = the_gpu(usage, "nan")
+    assert (gpu.peak, gpu.coverage, gpu.last_sample_at) == (None, 0.0, None)
+
+
+def test_nan_samples_neither_count_as_coverage_nor_as_the_newest_sample(
+    usage: FleetUsage,
+) -> None:
+    gpu = the_gpu(usage, "nan-lately")
+    assert gpu.peak == 0.0
+    assert gpu.coverage == pytest.approx(31 / 60)
+    assert gpu.last_sample_at is None
+
+
+def test_the_newest_sample_time_is_the_samples_own_time(usage: FleetUsage, rig: Rig) -> None:
+    assert the_gpu(usage, "quiet-4m").last_sample_at == ago(rig, 4 * MINUTE + 15)
+
+
+def test_a_gpu_silent_beyond_the_lookback_delta_has_no_sample_time(usage: FleetUsage) -> None:
+    gpu = the_gpu(usage, "stale")
+    assert gpu.last_sample_at is None
+    assert gpu.peak == 0.0  # what it said before it went quiet is still known
+
+
+@pytest.mark.parametrize(
+    ("namespace", "peak"),
+    [
+        pytest.param("split-same-ip", 0.03, id="new-exporter-pod-same-ip"),
+        pytest.param("split-new-ip", 0.02, id="new-exporter-pod-new-ip"),
+    ],
+)
+def test_a_gpu_whose_exporter_pod_was_replaced_is_one_gpu_covering_the_whole_window(
+    usage: FleetUsage, namespace: str, peak: float
+) -> None:
+    gpu = the_gpu(usage, namespace)
+    assert gpu.peak == pytest.approx(peak)
+    assert gpu.coverage == 1.0
+
+
+def test_a_mig_instance_is_judged_by_engine_activity_only(usage: FleetUsage) -> None:
+    gpu = the_gpu(usage, "mig")
+    assert gpu.key.mig_instance == "1"
+    assert gpu.peak == pytest.approx(0.7)
+
+
+def test_a_mig_instance_without_engine_activity_has_no_series_at_all(usage: FleetUsage) -> None:
+    assert usage.for_pod("mig-util-only", "worker-0") == ()
+
+
+def test_a_whole_gpu_without_profiling_metrics_is_judged_by_gpu_util(usage: FleetUsage) -> None:
+    assert the_gpu(usage, "util-only").peak == pytest.approx(0.4)
+
+
+def test_honor_labels_series_are_read_with_their_own_namespace_pod_and_hostname(
+    usage: FleetUsage,
+) -> None:
+    gpu = the_gpu(usage, "honor")
+    assert (gpu.peak, gpu.hostname) == (pytest.approx(0.02), "node-honor")
+
+
+def test_a_pod_with_two_gpus_has_two_entries(usage: FleetUsage) -> None:
+    gpus = usage.for_pod("two-gpus", "worker-0")
+    assert sorted(g.peak or 0 for g in gpus) == [0.0, pytest.approx(0.6)]
+
+
+def test_the_query_count_is_the_same_for_one_gpu_and_for_a_hundred(
+    rig: Rig, source: Source
+) -> None:
+    tiny = PrometheusServer(rig.workdir / "tiny", binaries=require_binaries())
+    end = int(rig.at.timestamp())
+    tiny.backfill([on("alone").history(Profile.idle())], start=end - HOUR, end=end)
+    with tiny:
+        small, large = source(url=tiny.url), source(url=rig.prom.url)
+        one, many = read(small, rig), read(large, rig)
+    assert sum(len(g) for g in one.gpus.values()) == 1
+    assert sum(len(g) for g in many.gpus.values()) > 100
+    assert small.queries_issued == large.queries_issued == QUERIES_PER_READ
+
+
+# -- through the TLS auth proxy ------------------------------------------------------------
+
+
+def test_the_right_token_and_ca_bundle_read_the_same_usage_with_get_requests(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, usage: FleetUsage, rig: Rig
+) -> None:
+    assert read(through_proxy, rig) == usage
+    seen = proxy.queries()
+    assert [(r.method, r.token, r.status) for r in seen] == [("GET", TOKEN, 200)] * 4
+    assert {r.params["time"][0] for r in seen} == {f"{rig.at.timestamp():.3f}"}
+
+
+def test_a_wrong_token_fails_the_read_with_the_proxys_plain_text_401(
+    proxy: AuthProxy, source: Source, token_file: Path, rig: Rig
+) -> None:
+    token_file.write_text("wrong", encoding="utf-8")
+    made = source(url=proxy.url, ca_file=proxy.ca_bundle, bearer_token_file=token_file)
+    result = read(made, rig)
+    assert result.failure == "HTTP 401 Unauthorized (text/plain; charset=utf-8): Unauthorized"
+    assert result.gpus == {}
+    assert made.queries_issued == 1  # the first failure ends the read
+
+
+def test_a_denied_token_fails_the_read_with_the_proxys_plain_text_403(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig
+) -> None:
+    proxy.denied.add(TOKEN)
+    result = read(through_proxy, rig)
+    assert (result.failure or "").startswith("HTTP 403 Forbidden (text/plain; charset=utf-8): ")
+    assert through_proxy.queries_issued == 1
+
+
+def test_a_rotated_token_file_is_read_again_without_restarting(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, token_file: Path, rig: Rig
+) -> None:
+    assert read(through_proxy, rig).failure is None
+    proxy.token = "token-2"
+    assert "401" in (read(through_proxy, rig).failure or "")
+    token_file.write_text("token-2\n", encoding="utf-8")
+    assert read(through_proxy, rig).failure is None
+    assert proxy.queries()[-1].token == "token-2"
+
+
+def test_warnings_make_every_namespace_doubtful_but_keep_the_data(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig
+) -> None:
+    proxy.inject_warnings("partial response: store 10.0.0.1 unavailable", times=1)
+    result = read(through_proxy, rig)
+    assert result.failure is None and result.doubtful_namespaces == frozenset({"*"})
+    assert result.doubt_about("idle") == "Prometheus returned partial data (warnings)"
+    assert the_gpu(result, "idle").peak == pytest.approx(0.01)
+    assert read(through_proxy, rig).doubtful_namespaces == frozenset()  # not carried over
+
+
+def test_an_error_envelope_fails_the_read_with_its_type_and_message(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig
+) -> None:
+    proxy.respond_with_error(status=422, error_type="execution", error="query timed out")
+    result = read(through_proxy, rig)
+    assert result.failure == "HTTP 422 Unprocessable Entity: execution: query timed out"
+
+
+def test_a_passing_503_is_retried_once_and_the_read_succeeds(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig
+) -> None:
+    proxy.respond_with_status(503, body="upstream restarting", times=1)
+    assert read(through_proxy, rig).failure is None
+    assert [r.status for r in proxy.queries()] == [503, 200, 200, 200, 200]
+
+
+def test_a_lasting_503_fails_the_read_after_one_retry(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig
+) -> None:
+    proxy.respond_with_status(503, body="no healthy upstream", times=None)
+    result = read(through_proxy, rig)
+    assert (result.failure or "").endswith("no healthy upstream")
+    assert len(proxy.queries()) == 2
+
+
+def test_a_server_slower_than_the_timeout_fails_the_read_within_timeout_and_one_retry(
+    proxy: AuthProxy, source: Source, token_file: Path, rig: Rig
+) -> None:
+    made = source(
+        url=proxy.url, ca_file=proxy.ca_bundle, bearer_token_file=token_file, timeout="0.5s"
+    )
+    proxy.delay(1.5, times=None)
+    began = time.monotonic()
+    result = read(made, rig)
+    elapsed = time.monotonic() - began
+    assert (result.failure or "").startswith("Prometheus did not answer in time")
+    assert elapsed < 2 * 0.5 + 0.5  # two attempts, no backoff before the first retry
+    assert made.queries_issued == 1
+    wait_until(lambda: len(proxy.queries()) == 2, timeout_s=5, what="both delayed attempts")
+
+
+def test_nan_answers_leave_every_gpu_without_peak_or_times(
+    through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig
+) -> None:
+    proxy.serve_nan()
+    result = read(through_proxy, rig)
+    gpus = [gpu for pod in result.gpus.values() for gpu in pod]
+    assert gpus and all(g.peak is None and g.last_sample_at is None for g in gpus)
+    assert {g.coverage for g in gpus} == {0.0}
+
+
+def test_tls_is_verified_by_default_so_an_unknown_ca_fails_the_read(
+    proxy: AuthProxy, source: Source, token_file: Path, rig: Rig
+) -> None:
+    result = read(source(url=proxy.url, bearer_token_file=token_file), rig)
+    assert (result.failure or "").startswith("TLS failed")
+    assert proxy.queries() == []
+
+
+def test_the_tenancy_namespace_goes_with_every_request(
+    proxy: AuthProxy, source: Source, token_file: Path, rig: Rig
+) -> None:
+    made = source(
+        url=proxy.url, ca_file=proxy.ca_bundle, bearer_token_file=token_file,
+        tenancy_namespace="nvidia-gpu-operator",
+    )  # fmt: skip
+    assert read(made, rig).failure is None
+    assert [r.namespace for r in proxy.queries()] == ["nvidia-gpu-operator"] * 4
+
+
+def test_an_unreachable_server_fails_the_read(source: Source, rig: Rig) -> None:
+    result = read(source(url="http://127.0.0.1:9", timeout="1s"), rig)
+    assert (result.failure or "").startswith("cannot connect to Prometheus")
+
+
+def test_an_unreadable_token_file_fails_the_read(
+    proxy: AuthProxy, source: Source, tmp_path: Path, rig: Rig
+) -> None:
+    made = source(url=proxy.url, ca_file=proxy.ca_bundle, bearer_token_file=tmp_path / "none")
+    assert (read(made, rig).failure or "").startswith("cannot read the bearer token")
+
+
+# -- the token file on its own -------------------------------------------------------------
+
+
+def test_the_token_is_read_again_only_when_the_file_changes(tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    path.write_text("one\n", encoding="utf-8")
+    auth = BearerTokenFile(path)
+    assert auth.token() == "one"
+    path.write_text("two\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # a different mtime, whatever the clock's resolution
+    assert auth.token() == "two"
+
+
+def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(ExchangeError, match="empty"):
+        BearerTokenFile(path).token()
