@@ -1,0 +1,275 @@
+"""Pure translation between Kubernetes object dicts and domain values; no I/O.
+
+Readers raise ValueError (or KeyError/TypeError) on a malformed object so the caller can skip
+and log that one object. Kueue v1beta1 and v1beta2 Workloads are both understood.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
+from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
+
+Obj = Mapping[str, Any]
+PAUSES_KEY = "pauses"  # runtime-state ConfigMap: {"everything": bool, "namespaces": [str]}
+COMPONENT = "idle-gpu-autoscaler"
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+
+_REQUIREMENT = re.compile(r"^(!?)([^\s!=]+)\s*(?:(==|=|!=)\s*(\S*))?$")
+
+
+def _meta(obj: Obj) -> Obj:
+    meta = obj["metadata"]
+    if not isinstance(meta, Mapping):
+        raise TypeError("metadata is not an object")
+    return meta
+
+
+def _strings(value: object) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def _time(value: object, what: str) -> datetime:
+    parsed = parse_time(str(value)) if value else None
+    if parsed is None:
+        raise ValueError(f"{what} is not an RFC 3339 time: {value!r}")
+    return parsed
+
+
+def labels_of(obj: Obj) -> dict[str, str]:
+    return _strings(_meta(obj).get("labels"))
+
+
+def annotations_of(obj: Obj) -> dict[str, str]:
+    return _strings(_meta(obj).get("annotations"))
+
+
+def controller_owner(obj: Obj) -> OwnerRef | None:
+    """The ownerReference marked `controller: true`, the object that made this one."""
+    for ref in _meta(obj).get("ownerReferences") or []:
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return OwnerRef(
+                api_version=str(ref["apiVersion"]),
+                kind=str(ref["kind"]),
+                name=str(ref["name"]),
+                uid=str(ref.get("uid", "")),
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class PodSelector:
+    """An owner kind's pod selector template such as `ray.io/cluster={name}`.
+
+    Equality-based syntax only (`k=v`, `k==v`, `k!=v`, `k`, `!k`), which is what owner
+    labels need. `{name}` stands for the owner's name.
+    """
+
+    requirements: tuple[tuple[bool, str, str | None, str], ...]  # (negated, key, op, value)
+
+    @classmethod
+    def parse(cls, template: str) -> PodSelector:
+        parsed = []
+        for part in (p.strip() for p in template.split(",")):
+            found = _REQUIREMENT.match(part)
+            if found is None or (found[1] and found[3]):
+                raise ValueError(f"unsupported pod selector requirement {part!r} in {template!r}")
+            operator = "=" if found[3] == "==" else found[3]
+            parsed.append((bool(found[1]), found[2], operator, found[4] or ""))
+        return cls(tuple(parsed))
+
+    def for_owner(self, name: str) -> str:
+        """The selector of one owner's pods."""
+        return ",".join(_render(r, name) for r in self.requirements)
+
+    def across_owners(self) -> str:
+        """A selector of every owner's pods at once: `k={name}` becomes `k` (exists)."""
+        parts = []
+        for negated, key, operator, value in self.requirements:
+            if "{name}" not in value:
+                parts.append(_render((negated, key, operator, value), ""))
+            elif operator == "=":
+                parts.append(key)
+        return ",".join(parts)
+
+    def matches(self, labels: Mapping[str, str], *, owner: str) -> bool:
+        return all(_holds(r, labels, owner) for r in self.requirements)
+
+
+def _render(requirement: tuple[bool, str, str | None, str], name: str) -> str:
+    negated, key, operator, value = requirement
+    if operator is None:
+        return ("!" if negated else "") + key
+    return f"{key}{operator}{value.replace('{name}', name)}"
+
+
+def _holds(
+    requirement: tuple[bool, str, str | None, str], labels: Mapping[str, str], owner: str
+) -> bool:
+    negated, key, operator, value = requirement
+    if operator is None:
+        return (key in labels) != negated
+    equal = labels.get(key) == value.replace("{name}", owner)
+    return equal if operator == "=" else not equal
+
+
+def _is_gpu(resource: str, gpu_resources: Sequence[str]) -> bool:
+    return any(
+        resource.startswith(name[:-1]) if name.endswith("*") else resource == name
+        for name in gpu_resources
+    )
+
+
+def _container_gpus(container: Obj, gpu_resources: Sequence[str]) -> int:
+    resources = container.get("resources") or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    total = Decimal(0)
+    for name in {*limits, *requests}:
+        if _is_gpu(name, gpu_resources):
+            try:  # an extended resource's request defaults to, and must equal, its limit
+                total += Decimal(str(limits.get(name, requests.get(name))))
+            except InvalidOperation as exc:
+                raise ValueError(f"{name} is not a whole number of devices") from exc
+    return int(total)
+
+
+def pod_gpus(pod: Obj, gpu_resources: Sequence[str]) -> int:
+    """GPU devices or MIG slices a pod holds: its containers' sum, or its largest init
+    container's, whichever is more (how the scheduler sizes a pod)."""
+    spec = pod.get("spec") or {}
+    main = sum(_container_gpus(c, gpu_resources) for c in spec.get("containers") or [])
+    init = [_container_gpus(c, gpu_resources) for c in spec.get("initContainers") or []]
+    return max([main, *init])
+
+
+def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
+    meta = _meta(pod)
+    return PodInfo(
+        name=str(meta["name"]),
+        phase=str((pod.get("status") or {}).get("phase") or "Unknown"),
+        created_at=_time(meta.get("creationTimestamp"), "pod creationTimestamp"),
+        gpus=pod_gpus(pod, gpu_resources),
+        labels=_strings(meta.get("labels")),
+        node=(pod.get("spec") or {}).get("nodeName"),
+    )
+
+
+def _conditions(status: Obj) -> dict[str, Obj]:
+    found = status.get("conditions") or []
+    return {str(c.get("type")): c for c in found if isinstance(c, Mapping)}
+
+
+def _expected_pods(spec: Obj, admission: Obj) -> int:
+    """The admitted pod sets' counts when Kueue recorded them, else the requested ones."""
+    assigned = admission.get("podSetAssignments") or []
+    if assigned and all(isinstance(a.get("count"), int) for a in assigned):
+        return sum(int(a["count"]) for a in assigned)
+    return sum(int(p.get("count", 1)) for p in spec.get("podSets") or [])
+
+
+def _priority_class(spec: Obj, owner_labels: Mapping[str, str]) -> str | None:
+    reference = spec.get("priorityClassRef") or {}  # v1beta2
+    name = reference.get("name") or spec.get("priorityClassName")  # v1beta1
+    return str(name) if name else owner_labels.get(PRIORITY_CLASS_LABEL)
+
+
+def parse_workload(
+    workload: Obj, *, owner: Obj | None = None, pods: Iterable[PodInfo] = ()
+) -> WorkloadInfo:
+    """A Workload joined with its owner object (when read) and the owner's pods."""
+    meta, spec = _meta(workload), workload.get("spec") or {}
+    status = workload.get("status") or {}
+    admission, conditions = status.get("admission") or {}, _conditions(status)
+    admitted = conditions.get("Admitted", {})
+    evicted = conditions.get("Evicted", {})
+    is_admitted = admitted.get("status") == "True"
+    owner_labels = labels_of(owner) if owner is not None else {}
+    labels = _strings(meta.get("labels"))
+    return WorkloadInfo(
+        ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
+        uid=str(meta.get("uid", "")),
+        queue=str(spec.get("queueName") or labels.get(QUEUE_NAME_LABEL, "")),
+        owner=controller_owner(workload),
+        active=spec.get("active", True) is not False,
+        admitted=is_admitted,
+        admitted_at=parse_time(str(admitted.get("lastTransitionTime", "")))
+        if is_admitted
+        else None,
+        created_at=_time(meta.get("creationTimestamp"), "workload creationTimestamp"),
+        expected_pods=_expected_pods(spec, admission),
+        pods=tuple(pods),
+        priority_class=_priority_class(spec, owner_labels),
+        annotations=_strings(meta.get("annotations")),
+        owner_annotations=annotations_of(owner) if owner is not None else {},
+        owner_labels=owner_labels,
+        cluster_queue=admission.get("clusterQueue") or None,
+        resource_version=str(meta.get("resourceVersion", "")),
+        evicted_reason=str(evicted.get("reason")) if evicted.get("status") == "True" else None,
+    )
+
+
+def pauses_from_data(data: Mapping[str, str]) -> Pauses:
+    """Read the kill switches; an unreadable value pauses everything (fail safe)."""
+    text = data.get(PAUSES_KEY, "").strip()
+    if not text:
+        return Pauses()
+    parsed = json.loads(text)
+    namespaces = parsed.get("namespaces") or []
+    if not isinstance(parsed.get("everything", False), bool) or not isinstance(namespaces, list):
+        raise ValueError(f"{PAUSES_KEY}: expected {{'everything': bool, 'namespaces': [str]}}")
+    return Pauses(
+        everything=parsed.get("everything", False), namespaces=frozenset(str(n) for n in namespaces)
+    )
+
+
+def pauses_to_data(pauses: Pauses) -> dict[str, str]:
+    body = {"everything": pauses.everything, "namespaces": sorted(pauses.namespaces)}
+    return {PAUSES_KEY: json.dumps(body, sort_keys=True)}
+
+
+def ratio_text(value: float | None) -> str:
+    """How audit annotations write a utilization ratio: `0.031`, or `unknown`."""
+    return "unknown" if value is None else f"{value:.4g}"
+
+
+def micro_time(now: datetime) -> str:
+    return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def event_for(
+    target: OwnerRef, *, namespace: str, reason: str, message: str, now: datetime
+) -> dict[str, Any]:
+    """A core/v1 Event about `target`, named like client-go names them (name.hexnanos)."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    nanos = int(now.timestamp()) * 10**9 + now.microsecond * 1000
+    involved = {
+        "apiVersion": target.api_version,
+        "kind": target.kind,
+        "name": target.name,
+        "namespace": namespace,
+        **({"uid": target.uid} if target.uid else {}),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{target.name}.{nanos:x}", "namespace": namespace},
+        "involvedObject": involved,
+        "reason": reason,
+        "message": message[:1024],  # the API server's limit for an Event message
+        "type": "Normal",
+        "source": {"component": COMPONENT},
+        "reportingComponent": COMPONENT,
+        "reportingInstance": COMPONENT,
+        "action": reason,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "eventTime": micro_time(now),
+        "count": 1,
+    }
