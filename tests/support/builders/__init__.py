@@ -1,0 +1,65 @@
+"""Fluent builders for test objects (RayCluster, Workload, Pod, Kueue queues).
+
+    rc = make_raycluster("ns", "rc").head(gpus=1).gpu_worker(replicas=1, gpus=1)
+         .queue("user-queue").priority_class("dev-priority").build()
+    wl = make_workload_for(rc).admitted(at=t0, cluster_queue="cluster-queue").build()
+    wl = make_workload("ns", "rc-wl").owned_by(rc).pod_set("head", count=1, gpus=1)
+         .queue("user-queue").admitted(at=t0).active(True).build(api_version=KUEUE_V1BETA1)
+    pod = make_pod("ns", "rc-head-x").owned_by_raycluster("rc").gpus(1).running(since=t0).build()
+
+Every CRD-backed object they build validates against the upstream CRDs.
+"""
+
+from .common import GPU, Object, stable_uid, timestamp
+from .pods import CLUSTER_LABEL, GROUP_LABEL, NODE_TYPE_LABEL, PodBuilder, make_pod
+from .queues import (
+    ClusterQueueBuilder,
+    KueueBuilder,
+    LocalQueueBuilder,
+    make_cluster_queue,
+    make_local_queue,
+    make_resource_flavor,
+    make_workload_priority_class,
+)
+from .ray import PRIORITY_CLASS_LABEL, QUEUE_LABEL, RayClusterBuilder, make_raycluster
+from .workloads import (
+    DEACTIVATED,
+    JOB_UID_LABEL,
+    KUEUE_V1BETA1,
+    KUEUE_V1BETA2,
+    WorkloadBuilder,
+    make_workload,
+    make_workload_for,
+    workload_name_for,
+)
+
+__all__ = [
+    "CLUSTER_LABEL",
+    "DEACTIVATED",
+    "GPU",
+    "GROUP_LABEL",
+    "JOB_UID_LABEL",
+    "KUEUE_V1BETA1",
+    "KUEUE_V1BETA2",
+    "NODE_TYPE_LABEL",
+    "PRIORITY_CLASS_LABEL",
+    "QUEUE_LABEL",
+    "ClusterQueueBuilder",
+    "KueueBuilder",
+    "LocalQueueBuilder",
+    "Object",
+    "PodBuilder",
+    "RayClusterBuilder",
+    "WorkloadBuilder",
+    "make_cluster_queue",
+    "make_local_queue",
+    "make_pod",
+    "make_raycluster",
+    "make_resource_flavor",
+    "make_workload",
+    "make_workload_for",
+    "make_workload_priority_class",
+    "stable_uid",
+    "timestamp",
+    "workload_name_for",
+]
