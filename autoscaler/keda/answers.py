@@ -1,0 +1,132 @@
+"""Answering KEDA from the latest snapshot only: what the gRPC servicer and HTTP route share.
+
+No call reaches Prometheus or Kubernetes. Each snapshot is indexed once (workloads by
+reference, GPU pods by namespace), and each distinct target is judged at most once per
+snapshot, so thousands of ScaledObjects and open streams cost lookups, not work.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Collection, Mapping
+from datetime import timedelta
+
+from autoscaler.domain.models import PodInfo, Snapshot, WorkloadRef
+from autoscaler.keda.metadata import parse_metadata
+from autoscaler.keda.targets import (
+    Activity,
+    Judgement,
+    Judging,
+    Target,
+    judge_pods,
+    judge_workload,
+)
+from autoscaler.ports import Clock
+
+_MEMO_LIMIT = 10_000  # distinct targets remembered per snapshot; beyond it, judged per call
+_WARNED_LIMIT = 10_000
+
+
+class SnapshotView:
+    """One snapshot, indexed, with its judgements remembered."""
+
+    def __init__(self, snapshot: Snapshot, *, judging: Judging) -> None:
+        self.snapshot = snapshot
+        self._judging = judging
+        self._rows = {row.ref: row for row in snapshot.workloads}
+        pods: defaultdict[str, list[PodInfo]] = defaultdict(list)
+        for record in snapshot.gpu_pods:
+            pods[record.namespace].append(record.pod)
+        self._pods = dict(pods)
+        # Read and written from the gRPC loop and HTTP worker threads alike: a race at worst
+        # judges a target twice, each time from the same immutable snapshot.
+        self._memo: dict[Target, Judgement] = {}
+
+    def judge(self, target: Target) -> Judgement:
+        found = self._memo.get(target)
+        if found is None:
+            found = self._judge(target)
+            if len(self._memo) < _MEMO_LIMIT:
+                self._memo[target] = found
+        return found
+
+    def _judge(self, target: Target) -> Judgement:
+        snapshot = self.snapshot
+        if not snapshot.cluster_ok:
+            return _unknown(f"the cluster could not be read in cycle {snapshot.cycle}")
+        usage = snapshot.usage.get(target.profile)
+        if usage is None:
+            return _unknown(f"profile {target.profile} was not evaluated in cycle {snapshot.cycle}")
+        if target.selector is None:
+            row = self._rows.get(WorkloadRef(target.namespace, target.workload or ""))
+            return judge_workload(row, usage, snapshot=snapshot, judging=self._judging)
+        matched = [
+            p for p in self._pods.get(target.namespace, ()) if target.selector.matches(p.labels)
+        ]
+        return judge_pods(target, matched, usage, snapshot=snapshot, judging=self._judging)
+
+
+class KedaAnswers:
+    def __init__(
+        self,
+        *,
+        latest: Callable[[], Snapshot | None],
+        judging: Judging,
+        profiles: Collection[str],
+        clock: Clock,
+        max_snapshot_age: timedelta,
+        logger: logging.Logger,
+    ) -> None:
+        self._latest = latest
+        self._judging = judging
+        self._profiles = frozenset(profiles)
+        self._clock = clock
+        self._max_age = max_snapshot_age
+        self._log = logger
+        self._view: SnapshotView | None = None
+        self._warned: set[tuple[str, str]] = set()
+
+    def target(
+        self, metadata: Mapping[str, str], *, default_namespace: str | None, caller: str
+    ) -> Target:
+        """The trigger's target; raises MetadataError. `caller` names it in warnings."""
+        parsed = parse_metadata(
+            metadata, default_namespace=default_namespace, profiles=self._profiles
+        )
+        for key in parsed.ignored_tls_keys:
+            self._warn_once(caller, key)
+        return parsed.target
+
+    def judge(self, target: Target) -> Judgement:
+        snapshot = self._latest()
+        if snapshot is None:
+            return _unknown("no cycle has completed yet")
+        age = self._clock.now() - snapshot.taken_at
+        if age > self._max_age:
+            return _unknown(
+                f"the latest cycle ({snapshot.cycle}) is {int(age.total_seconds())}s old, "
+                f"more than {int(self._max_age.total_seconds())}s: the loop is not running"
+            )
+        view = self._view
+        if view is None or view.snapshot is not snapshot:
+            view = self._view = SnapshotView(snapshot, judging=self._judging)
+        return view.judge(target)
+
+    def _warn_once(self, caller: str, key: str) -> None:
+        if (caller, key) in self._warned:
+            return
+        if len(self._warned) >= _WARNED_LIMIT:
+            self._warned.clear()
+        self._warned.add((caller, key))
+        self._log.warning(
+            "trigger metadata of %s sets %s, which KEDA ignores there: give TLS material "
+            "through a TriggerAuthentication",
+            caller,
+            key,
+            extra={"scaled_object": caller, "metadata_key": key},
+        )
+
+
+def _unknown(reason: str) -> Judgement:
+    return Judgement(Activity.UNKNOWN, 0.0, reason)

@@ -1,0 +1,209 @@
+"""Judging a KEDA target from one snapshot: active, inactive, unknown, or not found.
+
+Pure: the snapshot's own `taken_at` is "now", so an answer changes only when a cycle publishes.
+
+- No running pods (scaled to zero, or deactivated) is INACTIVE, whatever an exemption or a
+  pause says: a pause must never wake a target from zero.
+- With running pods, an exempt, paused or in-grace target is ACTIVE, reported as 100 %.
+- Otherwise usage decides: idle for the whole window is INACTIVE, anything else known is
+  ACTIVE, and missing, stale or partial data is UNKNOWN, never inactive.
+
+A reported value is above the profile's threshold exactly when the target is active, so a
+metrics-api trigger with `activationTargetValue` = the threshold agrees with `IsActive`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from autoscaler.domain.annotations import active_exemption, reactivated_at
+from autoscaler.domain.idleness import UsageRules, assess
+from autoscaler.domain.models import (
+    DEFAULT_PROFILE,
+    FleetUsage,
+    PodInfo,
+    Snapshot,
+    State,
+    WorkloadInfo,
+    WorkloadRef,
+    WorkloadStatus,
+)
+from autoscaler.keda.selectors import Selector
+
+METRIC_PREFIX = "gpu-peak-utilization"
+FULL = 100.0  # what an exempt, paused or in-grace running target reports
+_UNSAFE = re.compile(r"[^a-z0-9-]+")
+_MAX_METRIC_NAME = 200  # KEDA prefixes "s<index>-"; HPA metric names are path segments
+
+
+class Activity(StrEnum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    UNKNOWN = "unknown"
+    NOT_FOUND = "not-found"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one trigger asks about: a Kueue Workload, or the GPU pods a selector matches."""
+
+    namespace: str
+    workload: str | None = None
+    selector: Selector | None = None
+    profile: str = DEFAULT_PROFILE
+
+    def __str__(self) -> str:
+        what = (
+            f"{self.namespace}/{self.workload}"
+            if self.workload
+            else f"{self.namespace}[{self.selector}]"
+        )
+        return what if self.profile == DEFAULT_PROFILE else f"{what} (profile {self.profile})"
+
+    @property
+    def metric_name(self) -> str:
+        """Stable, lowercase, path-safe; depends only on the metadata."""
+        subject = self.workload if self.workload else f"sel-{_digest(str(self.selector))}"
+        parts = [METRIC_PREFIX, self.namespace, subject]
+        if self.profile != DEFAULT_PROFILE:
+            parts.append(self.profile)
+        name = _UNSAFE.sub("-", "-".join(parts).lower()).strip("-")
+        if len(name) > _MAX_METRIC_NAME:
+            name = f"{name[: _MAX_METRIC_NAME - 11]}-{_digest(name)}"
+        return name
+
+
+@dataclass(frozen=True)
+class Judgement:
+    activity: Activity
+    value: float  # percent; only meaningful when active or inactive
+    reason: str
+
+    @property
+    def known(self) -> bool:
+        return self.activity in (Activity.ACTIVE, Activity.INACTIVE)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """Policy numbers the judgement needs besides the profile's (window, threshold)."""
+
+    rules: UsageRules  # slot, coverage and staleness; window and threshold come from usage
+    grace_period: timedelta
+
+
+def judge_workload(
+    row: WorkloadStatus | None,
+    usage: FleetUsage,
+    *,
+    snapshot: Snapshot,
+    judging: Judging,
+) -> Judgement:
+    if row is None:
+        return Judgement(Activity.NOT_FOUND, 0.0, "no such Kueue Workload in the latest cycle")
+    info, now = row.info, snapshot.taken_at
+    if not info.active or not any(pod.running for pod in info.pods):
+        reason = "no running pods" if info.active else "deactivated (spec.active is false)"
+        return Judgement(Activity.INACTIVE, 0.0, reason)
+    exemption = active_exemption(info.annotations, info.owner_annotations, now=now)
+    if exemption is not None:
+        return Judgement(Activity.ACTIVE, FULL, f"exempt ({exemption.source})")
+    held = _held(snapshot, namespace=info.ref.namespace, grace_end=_grace_end(info, judging))
+    if held is not None:
+        return held
+    if not info.admitted:
+        return Judgement(Activity.UNKNOWN, 0.0, "pods run but the Workload is not admitted")
+    return _by_usage(info, usage, judging=judging, not_before=_not_before(info), now=now)
+
+
+def judge_pods(
+    target: Target,
+    pods: Sequence[PodInfo],
+    usage: FleetUsage,
+    *,
+    snapshot: Snapshot,
+    judging: Judging,
+) -> Judgement:
+    """The GPU pods a selector matched in the target's namespace, judged as one group."""
+    running = [pod for pod in pods if pod.running]
+    if not running:
+        return Judgement(Activity.INACTIVE, 0.0, "no running GPU pod matches the selector")
+    newest = max(pod.created_at for pod in running)
+    held = _held(snapshot, namespace=target.namespace, grace_end=newest + judging.grace_period)
+    if held is not None:
+        return held
+    group = WorkloadInfo(
+        ref=WorkloadRef(target.namespace, str(target.selector)),
+        uid="",
+        queue="",
+        owner=None,
+        active=True,
+        admitted=True,
+        admitted_at=None,
+        created_at=min(pod.created_at for pod in running),
+        expected_pods=len(running),
+        pods=tuple(running),
+    )
+    return _by_usage(group, usage, judging=judging, not_before=newest, now=snapshot.taken_at)
+
+
+def _held(snapshot: Snapshot, *, namespace: str, grace_end: datetime | None) -> Judgement | None:
+    """Paused or in grace: running pods stay up whatever the usage says."""
+    if snapshot.pauses.covers(namespace):
+        scope = "service" if snapshot.pauses.everything else f"namespace {namespace}"
+        return Judgement(Activity.ACTIVE, FULL, f"paused ({scope})")
+    if grace_end is not None and snapshot.taken_at < grace_end:
+        return Judgement(Activity.ACTIVE, FULL, f"in grace period until {grace_end.isoformat()}")
+    return None
+
+
+def _by_usage(
+    info: WorkloadInfo,
+    usage: FleetUsage,
+    *,
+    judging: Judging,
+    not_before: datetime,
+    now: datetime,
+) -> Judgement:
+    rules = replace(judging.rules, window=usage.window, threshold=usage.threshold)
+    verdict = assess(info, usage, rules=rules, not_before=not_before, now=now)
+    if verdict.state is State.UNKNOWN or verdict.peak is None:
+        return Judgement(Activity.UNKNOWN, 0.0, verdict.reason)
+    peak = verdict.peak * 100
+    idle_all_window = (
+        verdict.state is State.IDLE
+        and verdict.idle_for >= rules.window
+        and verdict.peak <= rules.threshold
+    )
+    if idle_all_window:
+        return Judgement(Activity.INACTIVE, peak, verdict.reason)
+    # Active with a low peak (the window is not complete yet) reports 100, never a value
+    # at or below the threshold, so value and activity never disagree.
+    value = peak if verdict.peak > rules.threshold else FULL
+    return Judgement(Activity.ACTIVE, value, verdict.reason)
+
+
+def _grace_end(info: WorkloadInfo, judging: Judging) -> datetime | None:
+    reactivated = reactivated_at(info.annotations, info.owner_annotations)
+    starts = [t for t in (info.admitted_at, reactivated) if t is not None]
+    return max(starts) + judging.grace_period if starts else None
+
+
+def _not_before(info: WorkloadInfo) -> datetime:
+    """Idleness counts only after admission, reactivation and the GPU pods' creation."""
+    starts = [
+        info.created_at,
+        info.admitted_at,
+        reactivated_at(info.annotations, info.owner_annotations),
+        *(pod.created_at for pod in info.gpu_pods),
+    ]
+    return max(t for t in starts if t is not None)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
