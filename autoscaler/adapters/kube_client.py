@@ -188,10 +188,12 @@ class KubeClient:
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
+        field_selector: str | None = None,
     ) -> ObjectList:
         """One list call: all namespaces unless `namespace` is given."""
         self._check(resource, "list")
-        query = [("labelSelector", label_selector)] if label_selector else []
+        selectors = (("labelSelector", label_selector), ("fieldSelector", field_selector))
+        query = [(key, value) for key, value in selectors if value]
         path = resource.path(namespace=namespace)
         body = self._send("GET", path, query=query, what=f"list {resource}")
         items = tuple(item for item in body.get("items") or [] if isinstance(item, dict))

@@ -28,7 +28,14 @@ from autoscaler.adapters.kube_client import (
 from autoscaler.clock import SystemClock
 from autoscaler.config import ClusterSettings
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
+from autoscaler.domain.models import (
+    OwnerRef,
+    Pauses,
+    PodInfo,
+    PodRecord,
+    WorkloadInfo,
+    WorkloadRef,
+)
 from autoscaler.errors import ClusterError, ClusterUnavailable, ConfigError, NotFound
 from autoscaler.ports import Clock, DeactivationAudit
 
@@ -82,6 +89,12 @@ class KueueCluster:
         pods = {kind: self._list_pods(kind) for kind in sorted(pod_kinds)}
         joined = (self._join(obj, info, owners, pods) for obj, info in parsed)
         return [info for info in joined if info is not None]
+
+    def list_gpu_pods(self) -> list[PodRecord]:
+        """Running GPU pods in every namespace, in one list call."""
+        running = self._client.list_objects(PODS, field_selector="status.phase=Running")
+        pods = self._parse_pods(running.items)
+        return [PodRecord(namespace, pod) for namespace, pod in pods if pod.gpus > 0]
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
         try:

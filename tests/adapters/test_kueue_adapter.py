@@ -433,3 +433,24 @@ def test_an_unsupported_pod_selector_is_a_config_error(server: KubeServer) -> No
     with pytest.raises(ConfigError, match=r"cluster\.ownerKinds\.RayCluster\.podSelector"):
         KueueCluster(client=client, settings=ClusterSettings(owner_kinds=owner_kinds))
     client.close()
+
+
+def test_running_gpu_pods_are_listed_whoever_owns_them(
+    cluster: KueueCluster, server: KubeServer
+) -> None:
+    gpu_raycluster(server, "team-a", "rc", workers=1)
+    server.store.put(make_pod("team-b", "notebook").gpus(2).running(since=T0).build())
+    server.store.put(make_pod("team-b", "waiting").gpus(1).build())  # Pending
+    server.store.put(make_pod("team-b", "cpu-only").running(since=T0).build())
+    server.requests.clear()
+
+    found = {
+        (record.namespace, record.pod.name, record.pod.gpus) for record in cluster.list_gpu_pods()
+    }
+
+    assert found == {("team-a", "rc-worker-0", 1), ("team-b", "notebook", 2)}
+    (request,) = server.requests.all()
+    assert (request.path, request.query) == (
+        "/api/v1/pods",
+        {"fieldSelector": "status.phase=Running"},
+    )
