@@ -5,14 +5,16 @@ signals are tagged with a `signal` label (so `or` keeps them all) and merged per
 `max by (workload_namespace, workload_pod, UUID, GPU_I_ID)`. Grouping by those labels alone
 also merges the series a GPU leaves behind when its exporter pod is replaced.
 
-Template placeholders: {selector} (metric and matchers), {scale} (divide to get a 0..1
-ratio), {threshold} (ratio), {window}, {slot}, {lookback} (PromQL durations) and {keys}.
-Each template must return one series per GPU carrying the key labels.
-
 Label mapping happens in the server: behind a ServiceMonitor Prometheus keeps the exporter
-pod's namespace/pod and renames the workload's to exported_namespace/exported_pod;
-with honorLabels the workload's win. `relabelled()` copies exported_* when present, else
-the plain label, into workload_namespace/workload_pod (and Hostname/hostname into gpu_host).
+pod's namespace/pod and renames the workload's to exported_namespace/exported_pod; with
+honorLabels the workload's win. `relabelled()` copies exported_* when present, else the
+plain label, into workload_namespace/workload_pod (and Hostname/hostname into gpu_host).
+
+Template placeholders: {selector} (metric and matchers; {renamed} and {kept} add
+`exported_pod!=""` and `exported_pod=""`), {scale} (divide to get a 0..1 ratio),
+{threshold} (ratio), {keys}, and the PromQL durations {window}, {slot}, {lookback},
+{coarse} and {recent} (window + coarse). Each template returns one series per GPU (or per
+GPU and exporter series) carrying the key labels.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ HOST = "gpu_host"
 MIG_LABEL = "GPU_I_ID"
 KEY_LABELS = (NAMESPACE, POD, "UUID", MIG_LABEL)
 INFO_LABELS = (HOST, "modelName")
+COARSE_STEP = timedelta(minutes=15)
 
 # target ← sources, later ones winning when present and non-empty.
 LABEL_SOURCES = (
@@ -70,17 +73,24 @@ PEAK = relabelled("max_over_time({selector}[{window}])") + " / {scale}"
 
 # A slot counts when it holds a real sample (NaN fails `>= 0`) from any series of the GPU:
 # split series are merged per slot before counting, so an overlap is never counted twice.
-COVERAGE = (
-    "count_over_time((max by ({keys}) ("
-    + relabelled("max_over_time({selector}[{slot}])")
-    + ") >= 0)[{window}:{slot}])"
+# The merge inside the subquery groups by the raw labels of each label style, because a
+# label_replace there would run once per series per slot (several times slower).
+COVERAGE = relabelled(
+    "count_over_time((max by (exported_namespace, exported_pod, UUID, GPU_I_ID)"
+    " (max_over_time({renamed}[{slot}])) >= 0)[{window}:{slot}])"
+    " or count_over_time((max by (namespace, pod, UUID, GPU_I_ID)"
+    " (max_over_time({kept}[{slot}])) >= 0)[{window}:{slot}])"
 )
 
 # timestamp() of a non-selector expression is the evaluation time: here the end of each
 # slot in which some sample was above the threshold (short bursts between steps included).
+# Slot precision over the window plus one coarse step (so rounding up never moves a busy
+# time into the window); coarse steps further back, only for reporting "idle since".
 LAST_BUSY = relabelled(
     "max_over_time(timestamp(max_over_time({selector}[{slot}]) / {scale} > {threshold})"
-    "[{lookback}:{slot}])"
+    "[{recent}:{slot}])"
+    " or max_over_time(timestamp(max_over_time({selector}[{coarse}]) / {scale} > {threshold})"
+    "[{lookback}:{coarse}])"
 )
 
 # timestamp() applied directly to a selector returns the sample's own time; `and ... >= 0`
@@ -112,6 +122,19 @@ class QueryWindow:
     lookback: timedelta
     threshold: float
 
+    @property
+    def coarse(self) -> timedelta:
+        """The step of the last-busy search beyond the window: reading a day of samples
+        costs the same at any step, evaluating a day of one-minute steps does not."""
+        return max(self.slot, COARSE_STEP)
+
+    @property
+    def recent(self) -> timedelta:
+        return self.window + self.coarse
+
+
+_SPANS = ("window", "slot", "lookback", "coarse", "recent")
+
 
 def build_queries(
     signals: Sequence[SignalSettings], *, span: QueryWindow, templates: QueryTemplates
@@ -133,20 +156,19 @@ def _combined(
 def _fill(template: str, signal: SignalSettings, span: QueryWindow) -> str:
     return template.format(
         selector=selector(signal),
+        renamed=selector(signal, 'exported_pod!=""'),
+        kept=selector(signal, 'exported_pod=""'),
         scale=_number(signal.scale),
         threshold=_number(span.threshold),
-        window=duration(span.window),
-        slot=duration(span.slot),
-        lookback=duration(span.lookback),
         keys=", ".join(KEY_LABELS),
+        **{name: duration(getattr(span, name)) for name in _SPANS},
     )
 
 
-def selector(signal: SignalSettings) -> str:
-    """The metric; a signal that says nothing on MIG instances skips them in the server."""
-    if signal.valid_on_mig:
-        return signal.metric
-    return f'{signal.metric}{{{MIG_LABEL}=""}}'
+def selector(signal: SignalSettings, *matchers: str) -> str:
+    """The metric and `matchers`; a signal that says nothing on MIG instances skips them."""
+    every = matchers if signal.valid_on_mig else (f'{MIG_LABEL}=""', *matchers)
+    return f"{signal.metric}{{{','.join(every)}}}" if every else signal.metric
 
 
 def duration(span: timedelta) -> str:

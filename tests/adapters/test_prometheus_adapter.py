@@ -63,6 +63,8 @@ def scenarios(end: int) -> list[GpuSeries]:
         on("idle").history(Profile.idle(1)),
         on("busy").history(Profile.busy(85)),
         on("recently-busy").history(Profile.busy(90).idle_from(end - 20 * MINUTE)),
+        on("busy-70m-ago").history(Profile.busy(90).idle_from(end - 70 * MINUTE)),
+        on("busy-2h-ago").history(Profile.busy(90).idle_from(end - 2 * HOUR)),
         on("burst").history(Profile.idle().bursty_from(end - 30 * MINUTE, late_burst)),
         on("gap").history(Profile.idle().gap(end - 40 * MINUTE, end - 20 * MINUTE)),
         on("nan").history(Profile.idle().nan(end - 2 * HOUR, end + 1)),
@@ -200,6 +202,22 @@ def test_the_last_busy_time_is_the_end_of_the_last_busy_slot(usage: FleetUsage, 
     gpu = the_gpu(usage, "recently-busy")  # last busy sample 20 min 15 s ago
     assert gpu.peak == pytest.approx(0.9)
     assert gpu.last_busy_at == ago(rig, 20 * MINUTE)
+
+
+def test_a_busy_time_just_before_the_window_is_still_exact(usage: FleetUsage, rig: Rig) -> None:
+    gpu = the_gpu(usage, "busy-70m-ago")
+    assert gpu.peak == 0.0
+    assert gpu.last_busy_at == ago(rig, 70 * MINUTE)
+
+
+def test_an_older_busy_time_is_rounded_up_to_a_coarse_step_but_stays_before_the_window(
+    usage: FleetUsage, rig: Rig
+) -> None:
+    last_busy_sample = ago(rig, 2 * HOUR + 15)
+    gpu = the_gpu(usage, "busy-2h-ago")
+    assert gpu.last_busy_at is not None
+    assert last_busy_sample <= gpu.last_busy_at <= last_busy_sample + timedelta(minutes=15)
+    assert gpu.last_busy_at < rig.at - WINDOW
 
 
 def test_a_burst_shorter_than_a_slot_between_two_slot_ends_is_still_seen(

@@ -104,7 +104,16 @@ def test_spans_threshold_and_scale_are_written_into_the_queries() -> None:
     built = queries(GPU_UTIL)
     assert "[3600s]" in built[Stat.PEAK] and "/ 100.0" in built[Stat.PEAK]
     assert "[3600s:60s]" in built[Stat.COVERAGE]
-    assert "> 0.05)[86400s:60s]" in built[Stat.LAST_BUSY]
+    assert "> 0.05)[4500s:60s]" in built[Stat.LAST_BUSY]  # the window and one coarse step
+    assert "[900s]) / 100.0 > 0.05)[86400s:900s]" in built[Stat.LAST_BUSY]  # coarse beyond
+
+
+def test_coverage_merges_series_by_the_raw_labels_of_each_label_style() -> None:
+    text = queries(GPU_UTIL)[Stat.COVERAGE]
+    assert 'DCGM_FI_DEV_GPU_UTIL{GPU_I_ID="",exported_pod!=""}[60s]' in text
+    assert 'DCGM_FI_DEV_GPU_UTIL{GPU_I_ID="",exported_pod=""}[60s]' in text
+    assert "max by (exported_namespace, exported_pod, UUID, GPU_I_ID)" in text
+    assert "max by (namespace, pod, UUID, GPU_I_ID)" in text
 
 
 def test_the_newest_sample_time_is_read_from_the_selector_itself() -> None:
