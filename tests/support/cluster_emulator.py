@@ -1,0 +1,128 @@
+"""Kueue and KubeRay in miniature, over the test API server's objects.
+
+`sync()` does what the two controllers would do between two of our cycles: rebuild the
+admission state from the stored objects (the pure model in `autoscaler.sim`), admit what
+fits, write each Workload's status, and create the pods of admitted RayClusters (Running)
+or delete them and suspend the RayCluster when its Workload is not admitted. The tests call
+it explicitly, so the order of events is deterministic.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from autoscaler.domain.models import WorkloadRef
+from autoscaler.sim.admission import admit_pending
+from autoscaler.sim.kueue_model import KueueState, Phase
+from autoscaler.sim.kueue_objects import (
+    cluster_queue_from_object,
+    local_queue_from_object,
+    priority_class_from_object,
+    workload_from_object,
+    workload_status,
+)
+from tests.support.builders import make_pod
+from tests.support.kube_server import KubeServer
+
+Object = dict[str, Any]
+WORKLOADS = "workloads.kueue.x-k8s.io"
+RAYCLUSTERS = "rayclusters.ray.io"
+
+
+class ClusterEmulator:
+    def __init__(self, server: KubeServer, *, clock: Callable[[], datetime]) -> None:
+        self._store = server.store
+        self._clock = clock
+
+    def sync(self) -> KueueState:
+        now = self._clock()
+        state, _events = admit_pending(self._read_state(now), now)
+        for obj in self._store.list(WORKLOADS):
+            ref = WorkloadRef(obj["metadata"]["namespace"], obj["metadata"]["name"])
+            if ref not in state.workloads:
+                continue
+            self._write_status(obj, workload_status(state, ref))
+            admitted = state.workload(ref).phase is Phase.ADMITTED
+            owner = _raycluster_owner(obj)
+            if owner is not None:
+                self._reconcile_raycluster(ref.namespace, owner, admitted=admitted, now=now)
+        return state
+
+    def _read_state(self, now: datetime) -> KueueState:
+        state = KueueState()
+        for obj in self._store.list("clusterqueues.kueue.x-k8s.io"):
+            state = state.with_cluster_queue(cluster_queue_from_object(obj))
+        for obj in self._store.list("localqueues.kueue.x-k8s.io"):
+            state = state.with_local_queue(local_queue_from_object(obj))
+        for obj in self._store.list("workloadpriorityclasses.kueue.x-k8s.io"):
+            state = state.with_priority_class(*priority_class_from_object(obj))
+        classes = state.priority_classes
+        return state.with_workloads(
+            workload_from_object(obj, priority_classes=classes, now=now)
+            for obj in self._store.list(WORKLOADS)
+        )
+
+    def _write_status(self, obj: Object, status: Object) -> None:
+        if obj.get("status") == status:
+            return
+        updated = copy.deepcopy(obj)
+        updated["status"] = status
+        self._store.put(updated)
+
+    def _reconcile_raycluster(
+        self, namespace: str, name: str, *, admitted: bool, now: datetime
+    ) -> None:
+        raycluster = self._store.get(RAYCLUSTERS, name=name, namespace=namespace)
+        pods = self._store.list(
+            "pods", namespace=namespace, label_selector=f"ray.io/cluster={name}"
+        )
+        suspended = not admitted
+        if raycluster["spec"].get("suspend", False) != suspended:
+            self._store.patch(
+                RAYCLUSTERS, name=name, namespace=namespace, patch={"spec": {"suspend": suspended}}
+            )
+        if suspended:
+            for pod in pods:
+                self._store.delete("pods", name=pod["metadata"]["name"], namespace=namespace)
+        elif not pods:
+            for pod in ray_pods(raycluster, now=now):
+                self._store.put(pod)
+
+
+def ray_pods(raycluster: Object, *, now: datetime) -> list[Object]:
+    """The head and worker pods KubeRay would create, Running since `now`."""
+    meta, spec = raycluster["metadata"], raycluster["spec"]
+    groups = [("head", "headgroup", 1, spec["headGroupSpec"]["template"])]
+    groups += [
+        ("worker", g["groupName"], g.get("replicas", 1), g["template"])
+        for g in spec.get("workerGroupSpecs", [])
+    ]
+    pods = []
+    for node_type, group, replicas, template in groups:
+        for index in range(replicas):
+            suffix = "head" if node_type == "head" else f"{group}-worker-{index}"
+            pod = (
+                make_pod(meta["namespace"], f"{meta['name']}-{suffix}")
+                .owned_by_raycluster(raycluster, node_type=node_type, group=group)
+                .build()
+            )
+            pod["spec"]["containers"] = copy.deepcopy(template["spec"]["containers"])
+            pods.append(_running(pod, now))
+    return pods
+
+
+def _running(pod: Object, now: datetime) -> Object:
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    pod["metadata"]["creationTimestamp"] = stamp
+    pod["status"] = {"phase": "Running", "startTime": stamp}
+    return pod
+
+
+def _raycluster_owner(workload: Object) -> str | None:
+    for ref in workload["metadata"].get("ownerReferences", []):
+        if ref.get("kind") == "RayCluster" and ref.get("controller"):
+            return str(ref["name"])
+    return None
