@@ -1,0 +1,82 @@
+"""The Grafana dashboard queries only metrics the service exports, in valid PromQL."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.deploy.tooling import CHART, require_tool, run
+
+DASHBOARD = CHART / "dashboards" / "idle-gpu-autoscaler.json"
+# The service's /metrics (issue 4). TODO(lead): import this list from the module that
+# registers the metrics once it exists, so the two cannot drift.
+EXPORTED_METRICS = frozenset(
+    {
+        "idle_gpu_autoscaler_cycles_total",
+        "idle_gpu_autoscaler_cycle_duration_seconds",
+        "idle_gpu_autoscaler_workloads",
+        "idle_gpu_autoscaler_deactivations_total",
+        "idle_gpu_autoscaler_reactivations_total",
+        "idle_gpu_autoscaler_exemptions_active",
+        "idle_gpu_autoscaler_errors_total",
+        "idle_gpu_autoscaler_gpu_hours_reclaimed_total",
+        "idle_gpu_autoscaler_last_successful_cycle_timestamp_seconds",
+    }
+)
+HISTOGRAM_SERIES = re.compile(r"_(bucket|sum|count)$")
+# Grafana's range variables, replaced by a plain duration for promtool.
+GRAFANA_RANGES = re.compile(r"\$__(rate_interval|range|interval)")
+
+
+def panels(node: Any) -> list[dict[str, Any]]:
+    found = []
+    for panel in node.get("panels", []):
+        found.append(panel)
+        found.extend(panels(panel))
+    return found
+
+
+def expressions() -> list[str]:
+    dashboard = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    return [target["expr"] for panel in panels(dashboard) for target in panel.get("targets", [])]
+
+
+def queried_metrics(expr: str) -> set[str]:
+    names = set(re.findall(r"\b(idle_gpu_autoscaler_[a-z_]+)\b", expr))
+    return {HISTOGRAM_SERIES.sub("", name) for name in names}
+
+
+def test_every_queried_metric_is_exported_by_the_service() -> None:
+    queried = set().union(*(queried_metrics(expr) for expr in expressions()))
+    assert queried, "the dashboard queries nothing"
+    assert queried <= EXPORTED_METRICS
+
+
+def test_the_dashboard_shows_what_an_admin_asks_first() -> None:
+    joined = "\n".join(expressions())
+    for shown in (
+        "sum by (state) (idle_gpu_autoscaler_workloads)",
+        "idle_gpu_autoscaler_gpu_hours_reclaimed_total",
+        "sum by (namespace) (increase(idle_gpu_autoscaler_deactivations_total",
+        "idle_gpu_autoscaler_last_successful_cycle_timestamp_seconds",
+        "idle_gpu_autoscaler_cycle_duration_seconds_bucket",
+    ):
+        assert shown in joined
+
+
+@pytest.mark.real
+def test_every_expression_is_valid_promql(tmp_path: Path) -> None:
+    promtool = require_tool("promtool", "apt-get install prometheus")
+    rules = [
+        {"record": f"dashboard:expr_{index}", "expr": GRAFANA_RANGES.sub("5m", expr)}
+        for index, expr in enumerate(expressions())
+    ]
+    path = tmp_path / "dashboard-rules.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    done = run(promtool, "check", "rules", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr

