@@ -15,19 +15,13 @@ class ScaledObjectRef(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
-
     NAME_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     SCALERMETADATA_FIELD_NUMBER: _ClassVar[int]
     name: str
     namespace: str
     scalerMetadata: _containers.ScalarMap[str, str]
-    def __init__(
-        self,
-        name: _Optional[str] = ...,
-        namespace: _Optional[str] = ...,
-        scalerMetadata: _Optional[_Mapping[str, str]] = ...,
-    ) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., scalerMetadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class IsActiveResponse(_message.Message):
     __slots__ = ("result",)
@@ -39,9 +33,7 @@ class GetMetricSpecResponse(_message.Message):
     __slots__ = ("metricSpecs",)
     METRICSPECS_FIELD_NUMBER: _ClassVar[int]
     metricSpecs: _containers.RepeatedCompositeFieldContainer[MetricSpec]
-    def __init__(
-        self, metricSpecs: _Optional[_Iterable[_Union[MetricSpec, _Mapping]]] = ...
-    ) -> None: ...
+    def __init__(self, metricSpecs: _Optional[_Iterable[_Union[MetricSpec, _Mapping]]] = ...) -> None: ...
 
 class MetricSpec(_message.Message):
     __slots__ = ("metricName", "targetSize", "targetSizeFloat")
@@ -51,12 +43,7 @@ class MetricSpec(_message.Message):
     metricName: str
     targetSize: int
     targetSizeFloat: float
-    def __init__(
-        self,
-        metricName: _Optional[str] = ...,
-        targetSize: _Optional[int] = ...,
-        targetSizeFloat: _Optional[float] = ...,
-    ) -> None: ...
+    def __init__(self, metricName: _Optional[str] = ..., targetSize: _Optional[int] = ..., targetSizeFloat: _Optional[float] = ...) -> None: ...
 
 class GetMetricsRequest(_message.Message):
     __slots__ = ("scaledObjectRef", "metricName")
@@ -64,19 +51,13 @@ class GetMetricsRequest(_message.Message):
     METRICNAME_FIELD_NUMBER: _ClassVar[int]
     scaledObjectRef: ScaledObjectRef
     metricName: str
-    def __init__(
-        self,
-        scaledObjectRef: _Optional[_Union[ScaledObjectRef, _Mapping]] = ...,
-        metricName: _Optional[str] = ...,
-    ) -> None: ...
+    def __init__(self, scaledObjectRef: _Optional[_Union[ScaledObjectRef, _Mapping]] = ..., metricName: _Optional[str] = ...) -> None: ...
 
 class GetMetricsResponse(_message.Message):
     __slots__ = ("metricValues",)
     METRICVALUES_FIELD_NUMBER: _ClassVar[int]
     metricValues: _containers.RepeatedCompositeFieldContainer[MetricValue]
-    def __init__(
-        self, metricValues: _Optional[_Iterable[_Union[MetricValue, _Mapping]]] = ...
-    ) -> None: ...
+    def __init__(self, metricValues: _Optional[_Iterable[_Union[MetricValue, _Mapping]]] = ...) -> None: ...
 
 class MetricValue(_message.Message):
     __slots__ = ("metricName", "metricValue", "metricValueFloat")
@@ -86,9 +67,4 @@ class MetricValue(_message.Message):
     metricName: str
     metricValue: int
     metricValueFloat: float
-    def __init__(
-        self,
-        metricName: _Optional[str] = ...,
-        metricValue: _Optional[int] = ...,
-        metricValueFloat: _Optional[float] = ...,
-    ) -> None: ...
+    def __init__(self, metricName: _Optional[str] = ..., metricValue: _Optional[int] = ..., metricValueFloat: _Optional[float] = ...) -> None: ...
