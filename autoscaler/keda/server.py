@@ -127,7 +127,7 @@ class KedaGrpcServer:
             heartbeat=self._heartbeat,
             logger=self._log,
         )
-        pb_grpc.add_ExternalScalerServicer_to_server(servicer, server)
+        pb_grpc.add_ExternalScalerServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
         port = self._bind(server)
         await server.start()
         unsubscribe = self._store.subscribe(_wake_on(self._loop, signal.notify))

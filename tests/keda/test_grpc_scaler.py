@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 import grpc
 import pytest
@@ -11,7 +12,7 @@ from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from tests.keda.rig import DEADLINE, Scaler, keda_ref
 from tests.keda.snapshots import a_snapshot, gpu_pod
-from tests.support.domain_builders import HOUR, a_workload, usage
+from tests.support.domain_builders import NOW, THRESHOLD, a_workload, minutes_ago, usage
 
 KEDA_KEYS = {"enableTLS": "false", "unsafeSsl": "false"}
 Stub = pb_grpc.ExternalScalerStub
@@ -19,7 +20,11 @@ Stub = pb_grpc.ExternalScalerStub
 
 def publish_rc(scaler: Scaler, *, peak: float | None, phase: str = "Running") -> None:
     workload = a_workload("ml", "rc").gpu_pod("rc-0", phase=phase).build()
-    fleet = usage() if peak is None else usage().gpu("ml", "rc-0", peak=peak)
+    fleet = (
+        usage()
+        if peak is None
+        else usage().gpu("ml", "rc-0", peak=peak, last_busy=NOW if peak > THRESHOLD else None)
+    )
     scaler.publish(a_snapshot(workload, usage_of=fleet))
 
 
@@ -48,7 +53,9 @@ def test_a_target_without_running_pods_is_inactive_and_measures_zero(
 ) -> None:
     publish_rc(scaler, peak=None, phase="Pending")
     assert stub.IsActive(rc_ref(), timeout=DEADLINE).result is False
-    [value] = stub.GetMetrics(pb.GetMetricsRequest(scaledObjectRef=rc_ref()), timeout=DEADLINE).metricValues
+    [value] = stub.GetMetrics(
+        pb.GetMetricsRequest(scaledObjectRef=rc_ref()), timeout=DEADLINE
+    ).metricValues
     assert (value.metricValue, value.metricValueFloat) == (0, 0.0)
 
 
@@ -65,7 +72,9 @@ def test_metrics_carry_the_peak_in_percent_in_the_float_and_the_deprecated_integ
     scaler: Scaler, stub: Stub
 ) -> None:
     publish_rc(scaler, peak=0.376)
-    request = pb.GetMetricsRequest(scaledObjectRef=rc_ref(), metricName="gpu-peak-utilization-ml-rc")
+    request = pb.GetMetricsRequest(
+        scaledObjectRef=rc_ref(), metricName="gpu-peak-utilization-ml-rc"
+    )
     [value] = stub.GetMetrics(request, timeout=DEADLINE).metricValues
     assert value.metricName == "gpu-peak-utilization-ml-rc"
     assert value.metricValueFloat == pytest.approx(37.6)
@@ -74,7 +83,9 @@ def test_metrics_carry_the_peak_in_percent_in_the_float_and_the_deprecated_integ
 
 def test_a_pod_selector_judges_a_deployments_gpu_pods(scaler: Scaler, stub: Stub) -> None:
     pods = (gpu_pod("ml", "llm-7f-x", labels={"app": "llm"}),)
-    scaler.publish(a_snapshot(usage_of=usage().gpu("ml", "llm-7f-x", peak=0.9), pods=pods))
+    scaler.publish(
+        a_snapshot(usage_of=usage().gpu("ml", "llm-7f-x", peak=0.9, last_busy=NOW), pods=pods)
+    )
     ref = keda_ref({"podSelector": "app=llm"}, keda_keys=KEDA_KEYS)
     assert stub.IsActive(ref, timeout=DEADLINE).result is True
     [spec] = stub.GetMetricSpec(ref, timeout=DEADLINE).metricSpecs
@@ -83,8 +94,9 @@ def test_a_pod_selector_judges_a_deployments_gpu_pods(scaler: Scaler, stub: Stub
 
 def test_a_trigger_can_pick_a_configured_profile(scaler: Scaler, stub: Stub) -> None:
     workload = a_workload("ml", "rc").gpu_pod("rc-0").build()
-    fleet = usage().gpu("ml", "rc-0", peak=0.8)
-    scaler.publish(a_snapshot(workload, usage_of=fleet, profiles={"fast": (HOUR, 0.9)}))
+    fleet = usage().gpu("ml", "rc-0", peak=0.01, last_busy=minutes_ago(20))
+    fast = {"fast": (timedelta(minutes=10), THRESHOLD)}
+    scaler.publish(a_snapshot(workload, usage_of=fleet, profiles=fast))
     assert stub.IsActive(rc_ref(profile="fast"), timeout=DEADLINE).result is False
     assert stub.IsActive(rc_ref(), timeout=DEADLINE).result is True
 
@@ -126,12 +138,29 @@ def test_unknown_metadata_keys_are_invalid_arguments_naming_them(
 @pytest.mark.parametrize(
     ("metadata", "code", "says"),
     [
-        pytest.param({"workload": "rc", "podSelector": "a=b"}, grpc.StatusCode.INVALID_ARGUMENT, "exactly one", id="bad-metadata"),
-        pytest.param({"workload": "rc", "profile": "nope"}, grpc.StatusCode.INVALID_ARGUMENT, "unknown profile", id="unknown-profile"),
-        pytest.param({"workload": "ghost"}, grpc.StatusCode.NOT_FOUND, "ml/ghost", id="unknown-target"),
-        pytest.param({"workload": "rc", "namespace": "other"}, grpc.StatusCode.NOT_FOUND, "other/rc", id="other-namespace"),
+        pytest.param(
+            {"workload": "rc", "podSelector": "a=b"},
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "exactly one",
+            id="bad-metadata",
+        ),
+        pytest.param(
+            {"workload": "rc", "profile": "nope"},
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "unknown profile",
+            id="unknown-profile",
+        ),
+        pytest.param(
+            {"workload": "ghost"}, grpc.StatusCode.NOT_FOUND, "ml/ghost", id="unknown-target"
+        ),
+        pytest.param(
+            {"workload": "rc", "namespace": "other"},
+            grpc.StatusCode.NOT_FOUND,
+            "other/rc",
+            id="other-namespace",
+        ),
     ],
-)  # fmt: skip
+)
 def test_errors_carry_a_status_that_holds_replicas_and_says_why(
     scaler: Scaler, stub: Stub, metadata: dict[str, str], code: grpc.StatusCode, says: str
 ) -> None:
@@ -153,18 +182,25 @@ def test_errors_carry_a_status_that_holds_replicas_and_says_why(
         pytest.param(lambda s: None, id="no-cycle-yet"),
         pytest.param(lambda s: publish_rc(s, peak=None), id="missing-series"),
         pytest.param(
-            lambda s: s.publish(a_snapshot(a_workload("ml", "rc").gpu_pod("rc-0").build(), usage_of=usage().failing("timeout"))),
+            lambda s: s.publish(
+                a_snapshot(
+                    a_workload("ml", "rc").gpu_pod("rc-0").build(),
+                    usage_of=usage().failing("timeout"),
+                )
+            ),
             id="prometheus-down",
         ),
     ],
-)  # fmt: skip
+)
 def test_unknown_data_is_unavailable_never_false(
     scaler: Scaler, stub: Stub, publish: object
 ) -> None:
     publish(scaler)  # type: ignore[operator]
     assert code_of(lambda: stub.IsActive(rc_ref(), timeout=DEADLINE)) is grpc.StatusCode.UNAVAILABLE
     request = pb.GetMetricsRequest(scaledObjectRef=rc_ref())
-    assert code_of(lambda: stub.GetMetrics(request, timeout=DEADLINE)) is grpc.StatusCode.UNAVAILABLE
+    assert (
+        code_of(lambda: stub.GetMetrics(request, timeout=DEADLINE)) is grpc.StatusCode.UNAVAILABLE
+    )
 
 
 def test_tls_keys_in_metadata_are_accepted_and_warned_about_once(

@@ -13,7 +13,7 @@ from autoscaler.domain.models import Pauses, Snapshot
 from autoscaler.keda import externalscaler_pb2 as pb
 from tests.keda.rig import DEADLINE, Scaler, keda_ref, running_scaler, stub_for
 from tests.keda.snapshots import a_snapshot
-from tests.support.domain_builders import UsageBuilder, WorkloadBuilder, a_workload, usage
+from tests.support.domain_builders import NOW, UsageBuilder, WorkloadBuilder, a_workload, usage
 
 RC = keda_ref({"workload": "rc"}, keda_keys={"enableTLS": "false"})
 
@@ -27,7 +27,7 @@ def idle() -> UsageBuilder:
 
 
 def busy() -> UsageBuilder:
-    return usage().gpu("ml", "rc-0", peak=0.7)
+    return usage().gpu("ml", "rc-0", peak=0.7, last_busy=NOW)
 
 
 def answers(call: Iterator[pb.IsActiveResponse]) -> Iterator[bool]:
@@ -37,12 +37,36 @@ def answers(call: Iterator[pb.IsActiveResponse]) -> Iterator[bool]:
 @pytest.mark.parametrize(
     ("before", "after", "first", "then"),
     [
-        pytest.param(a_snapshot(rc().build(), usage_of=idle()), a_snapshot(rc().exempt().build(), usage_of=idle(), cycle=2), False, True, id="exempting-an-idle-running-target-pushes-true"),
-        pytest.param(a_snapshot(rc().build(), usage_of=idle()), a_snapshot(rc().build(), usage_of=busy(), cycle=2), False, True, id="activity-coming-back-pushes-true"),
-        pytest.param(a_snapshot(rc().build(), usage_of=busy()), a_snapshot(rc().build(), usage_of=idle(), cycle=2), True, False, id="going-idle-pushes-false"),
-        pytest.param(a_snapshot(rc().build(), usage_of=idle()), a_snapshot(rc().build(), usage_of=idle(), pauses=Pauses(everything=True), cycle=2), False, True, id="a-pause-of-a-running-target-pushes-true"),
+        pytest.param(
+            a_snapshot(rc().build(), usage_of=idle()),
+            a_snapshot(rc().exempt().build(), usage_of=idle(), cycle=2),
+            False,
+            True,
+            id="exempting-an-idle-running-target-pushes-true",
+        ),
+        pytest.param(
+            a_snapshot(rc().build(), usage_of=idle()),
+            a_snapshot(rc().build(), usage_of=busy(), cycle=2),
+            False,
+            True,
+            id="activity-coming-back-pushes-true",
+        ),
+        pytest.param(
+            a_snapshot(rc().build(), usage_of=busy()),
+            a_snapshot(rc().build(), usage_of=idle(), cycle=2),
+            True,
+            False,
+            id="going-idle-pushes-false",
+        ),
+        pytest.param(
+            a_snapshot(rc().build(), usage_of=idle()),
+            a_snapshot(rc().build(), usage_of=idle(), pauses=Pauses(everything=True), cycle=2),
+            False,
+            True,
+            id="a-pause-of-a-running-target-pushes-true",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_stream_pushes_the_flip_within_one_publish(
     scaler: Scaler, before: Snapshot, after: Snapshot, first: bool, then: bool
 ) -> None:

@@ -50,7 +50,7 @@ def idle() -> UsageBuilder:  # a fresh builder each time: builders are mutable
 
 
 def busy() -> UsageBuilder:
-    return usage().gpu("ml", "rc-0", peak=0.8)
+    return usage().gpu("ml", "rc-0", peak=0.8, last_busy=NOW)
 
 
 CASES = [
@@ -268,14 +268,14 @@ SELECTOR_CASES = [
     ),
     pytest.param(
         (llm("llm-0"), llm("llm-1")),
-        usage().gpu("ml", "llm-0").gpu("ml", "llm-1", peak=0.7),
+        usage().gpu("ml", "llm-0").gpu("ml", "llm-1", peak=0.7, last_busy=NOW),
         Activity.ACTIVE,
         id="one-busy-pod-makes-it-active",
     ),
     pytest.param((), usage(), Activity.INACTIVE, id="no-matching-pod-is-inactive"),
     pytest.param(
         (llm("llm-0", namespace="other"),),
-        usage().gpu("other", "llm-0", peak=0.9),
+        usage().gpu("other", "llm-0", peak=0.9, last_busy=NOW),
         Activity.INACTIVE,
         id="pods-of-other-namespaces-do-not-count",
     ),
@@ -305,7 +305,9 @@ def test_a_pod_selector_target_judges_the_matching_gpu_pods_as_one_group(
     pods: tuple[PodRecord, ...], usage_of: UsageBuilder, activity: Activity
 ) -> None:
     unrelated = gpu_pod("ml", "web-0", labels={"app": "web"})
-    snapshot = a_snapshot(usage_of=usage_of.gpu("ml", "web-0", peak=0.9), pods=(*pods, unrelated))
+    snapshot = a_snapshot(
+        usage_of=usage_of.gpu("ml", "web-0", peak=0.9, last_busy=NOW), pods=(*pods, unrelated)
+    )
     judgement = judge(snapshot, LLM)
     assert judgement.activity is activity, judgement.reason
 

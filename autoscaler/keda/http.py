@@ -1,0 +1,112 @@
+"""The metrics-api endpoint: the same targets and answers as the gRPC scaler, over HTTP.
+
+    GET /api/v1/keda/metrics?namespace=team-a&workload=rc-1[&profile=fast]
+    GET /api/v1/keda/metrics?namespace=team-a&podSelector=app%3Dllm
+    → 200 {"value": 37.5, "active": true, "metricName": "...", "reason": "..."}
+
+KEDA's metrics-api trigger reads the number at `valueLocation: value`. Unknown is never a
+number: 503 (unknown data), 404 (no such Workload) or 400 (bad parameters), so KEDA holds
+the replicas. Bearer tokens are checked by the injected `authenticate` (TokenReview or the
+static token, as for the REST API); without one, every token is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Query, Request, status
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from autoscaler.keda.answers import KedaAnswers
+from autoscaler.keda.metadata import MetadataError
+from autoscaler.keda.targets import Activity
+
+Authenticate = Callable[[str], bool]
+PREFIX = "/api/v1/keda"  # the metrics path is PREFIX + "/metrics"
+VALUE_LOCATION = "value"
+_STATUS = {
+    Activity.UNKNOWN: status.HTTP_503_SERVICE_UNAVAILABLE,
+    Activity.NOT_FOUND: status.HTTP_404_NOT_FOUND,
+}
+
+
+def deny_all(_token: str) -> bool:
+    return False
+
+
+class KedaMetric(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    value: float = Field(
+        description="Peak GPU utilization over the window, percent; 100 while exempt, paused "
+        "or in grace; 0 with no running pods. Above the threshold exactly when active."
+    )
+    active: bool = Field(description="What IsActive answers for the same target.")
+    metric_name: str = Field(description="The gRPC scaler's metric name for this target.")
+    reason: str = Field(description="Why, in words, with the numbers.")
+
+
+def keda_router(
+    *,
+    answers: KedaAnswers,
+    authenticate: Authenticate = deny_all,
+    require_token: bool = True,
+    prefix: str = PREFIX,
+) -> APIRouter:
+    """Mount with `app.include_router(router)`, no extra prefix."""
+    router = APIRouter(prefix=prefix, tags=["keda"])
+
+    @router.get(
+        "/metrics",
+        response_model=KedaMetric,
+        response_model_by_alias=True,
+        responses={400: {}, 401: {}, 404: {}, 503: {}},
+        summary="Idle signal for KEDA's metrics-api trigger (valueLocation: value)",
+    )
+    def metrics(  # sync: `authenticate` may call the API server, so it runs in a worker
+        request: Request,
+        *,
+        authorization: Annotated[str | None, Header()] = None,
+        namespace: Annotated[str | None, Query(description="Namespace of the target.")] = None,
+        workload: Annotated[str | None, Query(description="A Kueue Workload's name.")] = None,
+        pod_selector: Annotated[
+            str | None,
+            Query(alias="podSelector", description="Selector over the namespace's GPU pods."),
+        ] = None,
+        profile: Annotated[str | None, Query(description="A configured profile.")] = None,
+    ) -> KedaMetric:
+        del namespace, workload, pod_selector, profile  # documented here, parsed below
+        _check_token(authorization, authenticate=authenticate, required=require_token)
+        params = request.query_params
+        repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
+        if repeated:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, f"repeated: {', '.join(repeated)}")
+        try:
+            target = answers.target(dict(params), default_namespace=None, caller="metrics-api")
+        except MetadataError as exc:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+        judgement = answers.judge(target)
+        if not judgement.known:
+            raise HTTPException(_STATUS[judgement.activity], f"{target}: {judgement.reason}")
+        return KedaMetric(
+            value=judgement.value,
+            active=judgement.activity is Activity.ACTIVE,
+            metric_name=target.metric_name,
+            reason=judgement.reason,
+        )
+
+    return router
+
+
+def _check_token(header: str | None, *, authenticate: Authenticate, required: bool) -> None:
+    if not required:
+        return
+    scheme, _, token = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip() or not authenticate(token.strip()):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "a valid bearer token is required",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
