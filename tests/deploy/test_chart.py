@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -325,7 +327,10 @@ def test_every_value_in_values_yaml_has_a_comment() -> None:
 
 
 def test_values_yaml_is_what_the_schema_accepts() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft7Validator.check_schema(schema)
     values = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    jsonschema.Draft7Validator(schema).validate(values)
     assert values["dryRun"] is True
     assert "dryRun" not in values["config"]["policy"]
 
