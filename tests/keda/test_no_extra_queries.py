@@ -1,0 +1,49 @@
+"""However many ScaledObjects call, Prometheus and Kubernetes see only the loop's own reads."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from autoscaler.domain.idleness import UsageRules
+from autoscaler.keda import externalscaler_pb2 as pb
+from autoscaler.service import Reconciler
+from tests.keda.rig import DEADLINE, running_scaler, stub_for
+from tests.support.domain_builders import NOW, a_policy, a_workload, usage
+from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
+
+
+def test_a_thousand_keda_calls_add_no_query_to_prometheus_or_the_api_server() -> None:
+    workloads = [a_workload("ml", f"rc-{i}").gpu_pod(f"rc-{i}-0").build() for i in range(50)]
+    fleet = usage()
+    for i in range(50):
+        fleet.gpu("ml", f"rc-{i}-0", peak=0.01)
+    metrics, cluster = FakeMetrics(fleet.build()), FakeCluster(workloads)
+    policy = a_policy()
+    fast = UsageRules(0.1, timedelta(minutes=10), policy.rules.slot, 0.8, policy.rules.stale_after)
+    with running_scaler(profiles=("fast",)) as scaler, stub_for(scaler.target) as stub:
+        reconciler = Reconciler(
+            cluster=cluster,
+            metrics=metrics,
+            policy=policy,
+            clock=FakeClock(NOW),
+            publish=scaler.publish,
+            logger=logging.getLogger("test.decisions"),
+            profiles={"fast": fast},
+        )
+        reconciler.run_once()
+        reads, calls = len(metrics.reads), len(cluster.calls)
+        stream = stub.StreamIsActive(
+            pb.ScaledObjectRef(namespace="ml", scalerMetadata={"workload": "rc-0"})
+        )
+        for i in range(500):
+            ref = pb.ScaledObjectRef(
+                namespace="ml", scalerMetadata={"workload": f"rc-{i % 50}", "profile": "fast"}
+            )
+            assert stub.IsActive(ref, timeout=DEADLINE).result is False  # idle, from the cycle
+            stub.GetMetrics(pb.GetMetricsRequest(scaledObjectRef=ref), timeout=DEADLINE)
+        stream.cancel()
+        assert (len(metrics.reads), len(cluster.calls)) == (reads, calls)
+        reconciler.run_once()
+    assert reads == 2, "one fleet-wide read per profile (default and fast) per cycle"
+    assert len(metrics.reads) == 2 * reads
