@@ -1,4 +1,5 @@
-"""The Grafana dashboard queries only metrics the service exports, in valid PromQL."""
+"""The Grafana dashboard queries only metrics the service exports (autoscaler.metrics's
+METRIC_NAMES), in valid PromQL."""
 
 from __future__ import annotations
 
@@ -10,24 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+from autoscaler.metrics import METRIC_NAMES
 from tests.deploy.tooling import CHART, require_tool, run
 
 DASHBOARD = CHART / "dashboards" / "idle-gpu-autoscaler.json"
-# The service's /metrics (issue 4). TODO(lead): import this list from the module that
-# registers the metrics once it exists, so the two cannot drift.
-EXPORTED_METRICS = frozenset(
-    {
-        "idle_gpu_autoscaler_cycles_total",
-        "idle_gpu_autoscaler_cycle_duration_seconds",
-        "idle_gpu_autoscaler_workloads",
-        "idle_gpu_autoscaler_deactivations_total",
-        "idle_gpu_autoscaler_reactivations_total",
-        "idle_gpu_autoscaler_exemptions_active",
-        "idle_gpu_autoscaler_errors_total",
-        "idle_gpu_autoscaler_gpu_hours_reclaimed_total",
-        "idle_gpu_autoscaler_last_successful_cycle_timestamp_seconds",
-    }
-)
+EXPORTED_METRICS = frozenset(METRIC_NAMES)
 HISTOGRAM_SERIES = re.compile(r"_(bucket|sum|count)$")
 # Grafana's range variables, replaced by a plain duration for promtool.
 GRAFANA_RANGES = re.compile(r"\$__(rate_interval|range|interval)")
