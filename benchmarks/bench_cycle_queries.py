@@ -1,0 +1,280 @@
+"""One usage read over a large fleet: fleet-wide queries next to one query set per workload.
+
+Run by hand from the repository root (needs prometheus and promtool; takes a few minutes):
+
+    python -m benchmarks.bench_cycle_queries                  # 1,000 workloads on 4,000 GPUs
+    python -m benchmarks.bench_cycle_queries --workloads 100  # a quick look
+
+It backfills `--hours` of dcgm-exporter history scraped every `--step` seconds into a real
+Prometheus, then measures, side by side in one run:
+  1. `PrometheusMetricSource.read_usage` (the queries it issued and its wall time),
+  2. the same PromQL sent with plain `requests` (the bare server time plus transfer),
+  3. the same measures asked one workload at a time: every query narrowed to the workload's
+     pod, so `workloads x queries` requests per read, as a per-workload design would do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import requests
+
+from autoscaler.adapters.prometheus import PrometheusMetricSource
+from autoscaler.adapters.promql import QueryTemplates, QueryWindow, Stat, build_queries
+from autoscaler.config import PolicySettings, PrometheusSettings
+from tests.support.prom import (
+    ALL_METRICS,
+    GpuSeries,
+    Profile,
+    PrometheusServer,
+    fleet,
+    require_binaries,
+)
+
+WINDOW = timedelta(hours=1)
+THRESHOLD = 0.05
+_METRIC = re.compile(r'(?<!")(DCGM_FI_\w+)(\{([^}]*)\})?')
+
+
+@dataclass(frozen=True)
+class Timing:
+    label: str
+    requests: int
+    seconds: list[float]
+    result_bytes: int = 0
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _arguments(argv)
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-cycle-"))
+    try:
+        run(args, workdir)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, workdir: Path) -> None:
+    prom = PrometheusServer(workdir / "prom", binaries=require_binaries())
+    end, samples = _history(prom, workdir, args)
+    policy = PolicySettings(idle_since_lookback=timedelta(hours=args.lookback_hours))
+    with prom:
+        at = datetime.fromtimestamp(end, UTC)
+        _warm_up(prom.url, at)
+        timings, per_query = measure(prom.url, policy=policy, at=at, args=args)
+    report(timings, per_query, args=args, samples=samples)
+
+
+def _history(prom: PrometheusServer, workdir: Path, args: argparse.Namespace) -> tuple[int, int]:
+    """Backfill the fleet, or reuse the one a previous `--keep` run left in `--workdir`."""
+    marker = workdir / "history.txt"
+    if args.reuse and marker.exists():
+        end, samples = map(int, marker.read_text().split())
+        print(f"reusing the history in {workdir}", flush=True)
+        return end, samples
+    end = int(time.time()) // 60 * 60 - 120
+    series = mixed_fleet(args.workloads, args.gpus_per_workload)
+    print(f"backfilling {len(series)} GPUs x {args.hours} h every {args.step} s ...", flush=True)
+    stats = prom.backfill(series, start=end - args.hours * 3600, end=end, step_s=args.step)
+    print(
+        f"  {stats.samples:,} samples, {stats.file_bytes / 1e9:.2f} GB OpenMetrics, "
+        f"written in {stats.write_s:.0f} s, promtool {stats.promtool_s:.0f} s",
+        flush=True,
+    )
+    marker.write_text(f"{end} {stats.samples}")
+    return end, stats.samples
+
+
+def mixed_fleet(workloads: int, gpus_per_workload: int) -> list[GpuSeries]:
+    """Most workloads idle, some busy, some bursty: the fleet an admin would run this on."""
+    profiles = {
+        i: Profile.busy(80) if i % 10 < 3 else Profile.bursty(period_s=900, busy_s=120)
+        for i in range(workloads)
+        if i % 10 < 4
+    }
+    return fleet(
+        workloads=workloads,
+        gpus_per_workload=gpus_per_workload,
+        profile_for=profiles,
+        default=Profile.idle(1),
+        namespaces=20,
+    )
+
+
+def measure(
+    url: str, *, policy: PolicySettings, at: datetime, args: argparse.Namespace
+) -> tuple[list[Timing], dict[str, list[float]]]:
+    """Adapter reads and bare query sets alternate, so both see the same machine load."""
+    settings = PrometheusSettings(url=url, timeout=timedelta(seconds=args.timeout))
+    span = QueryWindow(WINDOW, policy.slot, policy.idle_since_lookback, THRESHOLD)
+    built = build_queries(settings.signals, span=span, templates=QueryTemplates())
+    source = PrometheusMetricSource(prometheus=settings, policy=policy)
+    reads: list[float] = []
+    bare: list[float] = []
+    per_query: dict[str, list[float]] = {stat.value: [] for stat in built}
+    sizes: list[int] = []
+    with requests.Session() as session:
+        try:
+            for _ in range(args.repeat):
+                reads += _repeat(1, lambda: _checked(source, at))
+                bare += _repeat(1, lambda: sizes.extend(_send(session, url, built, at, per_query)))
+        finally:
+            source.close()
+        narrowed = [
+            narrow(query, namespace=f"team-{i % 20}", pod=f"wl-{i:04d}-worker-0")
+            for i in range(args.workloads)
+            for query in built.values()
+        ]
+        per_workload = _repeat(1, lambda: _send_all(session, url, narrowed, at))
+    timings = [
+        Timing("read_usage (fleet-wide, adapter)", source.queries_issued // args.repeat, reads),
+        Timing("same PromQL, plain requests", len(built), bare, sum(sizes) // args.repeat),
+        Timing("one query set per workload, plain requests", len(narrowed), per_workload),
+    ]
+    return timings, per_query
+
+
+def narrow(query: str, *, namespace: str, pod: str) -> str:
+    """The query restricted to one workload's pod, as a per-workload design would send it."""
+    matchers = f'exported_namespace="{namespace}",exported_pod="{pod}"'
+
+    def add(match: re.Match[str]) -> str:
+        existing = match.group(3)
+        return f"{match.group(1)}{{{existing + ',' if existing else ''}{matchers}}}"
+
+    return _METRIC.sub(add, query)
+
+
+def report(
+    timings: list[Timing],
+    per_query: dict[str, list[float]],
+    *,
+    args: argparse.Namespace,
+    samples: int,
+) -> None:
+    print()
+    print(f"Machine: {_machine()}")
+    print(
+        f"Fleet: {args.workloads} workloads, {args.workloads * args.gpus_per_workload} GPUs, "
+        f"{args.hours} h of history every {args.step} s ({samples:,} samples), "
+        f"window {WINDOW}, lookback {args.lookback_hours} h"
+    )
+    print()
+    print("| what | requests per read | wall time per read (median) | response bytes |")
+    print("|---|---:|---:|---:|")
+    for timing in timings:
+        size = f"{timing.result_bytes:,}" if timing.result_bytes else ""
+        runs = f" (of {len(timing.seconds)})" if len(timing.seconds) > 1 else ""
+        print(f"| {timing.label} | {timing.requests:,} | {timing.median:.3f} s{runs} | {size} |")
+    print()
+    print("| fleet-wide query | median | min | max |")
+    print("|---|---:|---:|---:|")
+    for name, seconds in per_query.items():
+        print(
+            f"| {name} | {statistics.median(seconds):.3f} s | {min(seconds):.3f} s "
+            f"| {max(seconds):.3f} s |"
+        )
+
+
+def _send(
+    session: requests.Session,
+    url: str,
+    queries: Mapping[Stat, str],
+    at: datetime,
+    seconds: dict[str, list[float]],
+) -> list[int]:
+    sizes = []
+    for stat, query in queries.items():
+        began = time.perf_counter()
+        sizes += _send_all(session, url, [query], at)
+        seconds[stat.value].append(time.perf_counter() - began)
+    return sizes
+
+
+def _send_all(session: requests.Session, url: str, queries: list[str], at: datetime) -> list[int]:
+    sizes = []
+    for query in queries:
+        params = {"query": query, "time": f"{at.timestamp():.3f}"}
+        response = session.get(f"{url}/api/v1/query", params=params, timeout=600)
+        response.raise_for_status()
+        sizes.append(len(response.content))
+    return sizes
+
+
+def _checked(source: PrometheusMetricSource, at: datetime) -> None:
+    usage = source.read_usage(window=WINDOW, threshold=THRESHOLD, now=at)
+    if usage.failure is not None:
+        raise SystemExit(f"read failed: {usage.failure}")
+
+
+def _repeat(times: int, action: Callable[[], object]) -> list[float]:
+    seconds = []
+    for _ in range(times):
+        began = time.perf_counter()
+        action()
+        seconds.append(time.perf_counter() - began)
+    return seconds
+
+
+def _warm_up(url: str, at: datetime) -> None:
+    """Touch every series once so the first measured read does not pay for cold pages."""
+    query = " + ".join(f"sum(count_over_time({metric}[1d]))" for metric in ALL_METRICS)
+    params = {"query": query, "time": f"{at.timestamp():.3f}"}
+    requests.get(f"{url}/api/v1/query", params=params, timeout=300).raise_for_status()
+
+
+def _machine() -> str:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "unknown CPU",
+    )
+    memory = subprocess.run(["free", "-h"], capture_output=True, text=True, check=False).stdout
+    total = memory.splitlines()[1].split()[1] if memory else "?"
+    version = subprocess.run(
+        ["prometheus", "--version"], capture_output=True, text=True, check=False
+    ).stdout.split("\n", 1)[0]
+    cores = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
+    return f"{cores} cores (nproc), {cpu}, {total} RAM, {version}"
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--workloads", type=int, default=1000)
+    parser.add_argument("--gpus-per-workload", type=int, default=4)
+    parser.add_argument("--hours", type=int, default=3, help="history to backfill")
+    parser.add_argument("--step", type=int, default=30, help="scrape interval of the history, s")
+    parser.add_argument(
+        "--lookback-hours",
+        type=int,
+        default=24,
+        help="policy.idleSinceLookback for the last-busy query",
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="fleet-wide reads to time")
+    parser.add_argument("--workdir", help="keep Prometheus data here (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="do not delete the workdir")
+    parser.add_argument("--reuse", action="store_true", help="reuse a kept --workdir's history")
+    parser.add_argument("--timeout", type=float, default=60, help="adapter request timeout, s")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    main()
