@@ -31,6 +31,7 @@ from autoscaler.adapters.promql import (
     QueryTemplates,
     QueryWindow,
     Row,
+    Stat,
     build_queries,
     duration,
     parse_vector,
@@ -38,12 +39,12 @@ from autoscaler.adapters.promql import (
 )
 from autoscaler.config import PolicySettings, PrometheusSettings
 from autoscaler.domain.models import FleetUsage
-from autoscaler.errors import MetricsUnavailable
+from autoscaler.errors import ConfigError, MetricsUnavailable
 
 EVERY_NAMESPACE = frozenset({"*"})
 
 _TIMED_OUT = "Prometheus did not answer in time"
-_NOT_A_VECTOR = "Prometheus replied with something other than an instant vector"
+_UNREADABLE = "cannot build the queries or read their answers"
 # First match wins: subclasses before their bases.
 _REASONS: tuple[tuple[type[Exception] | tuple[type[Exception], ...], str], ...] = (
     (ExchangeError, ""),  # already says what happened
@@ -52,6 +53,7 @@ _REASONS: tuple[tuple[type[Exception] | tuple[type[Exception], ...], str], ...] 
     (requests.ConnectionError, "cannot connect to Prometheus"),
     ((requests.RequestException, PrometheusApiClientException), "Prometheus request failed"),
     (OSError, "cannot read the bearer token"),
+    ((LookupError, TypeError), "Prometheus replied with something other than an instant vector"),
 )
 
 # What can go wrong in one exchange; `_translated` turns each into MetricsUnavailable.
@@ -60,9 +62,9 @@ _EXCHANGE_ERRORS = (
     PrometheusApiClientException,  # a status the inspector let through (should not happen)
     ExchangeError,  # error envelope, 401/403, not JSON, empty token
     OSError,  # the token file cannot be read
-    KeyError,  # a result that is not an instant vector
+    LookupError,  # a result that is not an instant vector
     TypeError,
-    ValueError,
+    ValueError,  # ... or a span that cannot be written as a PromQL duration
 )
 
 
@@ -92,7 +94,7 @@ class PrometheusMetricSource:
     ) -> None:
         self._settings = prometheus
         self._rules = QueryRules.from_policy(policy)
-        self._templates = templates or QueryTemplates()
+        self._templates = _checked(templates or QueryTemplates(), prometheus, self._rules)
         self._log = logger or logging.getLogger(__name__)
         self._inspector = ReplyInspector()
         self._client = PrometheusConnect(
@@ -106,12 +108,12 @@ class PrometheusMetricSource:
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
         span = QueryWindow(window, self._rules.slot, self._rules.lookback, threshold)
-        queries = build_queries(self._settings.signals, span=span, templates=self._templates)
         self._inspector.forget()
         try:
-            rows = {stat: self._query(promql, now=now) for stat, promql in queries.items()}
-        except MetricsUnavailable as exc:
-            return FleetUsage(window, threshold, evaluated_at=now, failure=str(exc))
+            rows = self._read(span, now=now)
+        except _EXCHANGE_ERRORS as exc:
+            failure = _translated(exc)
+            return FleetUsage(window, threshold, evaluated_at=now, failure=str(failure))
         warnings = self._inspector.warnings()
         if warnings:
             self._log.warning("Prometheus returned partial data: %s", "; ".join(warnings))
@@ -126,23 +128,36 @@ class PrometheusMetricSource:
     def close(self) -> None:
         self._client.close()
 
+    def _read(self, span: QueryWindow, *, now: datetime) -> dict[Stat, list[Row]]:
+        """Every query, in turn; the first failure ends the read, since the remaining
+        queries could not change the outcome, only delay it."""
+        queries = build_queries(self._settings.signals, span=span, templates=self._templates)
+        return {stat: self._query(promql, now=now) for stat, promql in queries.items()}
+
     def _query(self, promql: str, *, now: datetime) -> list[Row]:
-        """One instant query at `now` (stops the read at the first failure: the remaining
-        queries could not change the outcome, only delay it)."""
         self.queries_issued += 1
         params = {"time": f"{now.timestamp():.3f}", "timeout": duration(self._settings.timeout)}
-        try:
-            result: Sequence[Mapping[str, Any]] = self._client.custom_query(promql, params=params)
-            return parse_vector(result)
-        except _EXCHANGE_ERRORS as exc:
-            raise _translated(exc) from exc
+        result: Sequence[Mapping[str, Any]] = self._client.custom_query(promql, params=params)
+        return parse_vector(result)
+
+
+def _checked(
+    templates: QueryTemplates, settings: PrometheusSettings, rules: QueryRules
+) -> QueryTemplates:
+    """Templates that build (known placeholders only), or ConfigError at startup."""
+    span = QueryWindow(rules.slot, rules.slot, rules.lookback, threshold=0.0)
+    try:
+        build_queries(settings.signals, span=span, templates=templates)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError([f"prometheus query templates: {exc!r}"]) from exc
+    return templates
 
 
 def _translated(exc: Exception) -> MetricsUnavailable:
     """The one place where outside errors become ours, with a reason an admin can act on."""
     if _timed_out_after_retries(exc):
         return MetricsUnavailable(f"{_TIMED_OUT}: {_innermost(exc)}")
-    prefix = next((text for kinds, text in _REASONS if isinstance(exc, kinds)), _NOT_A_VECTOR)
+    prefix = next((text for kinds, text in _REASONS if isinstance(exc, kinds)), _UNREADABLE)
     return MetricsUnavailable(f"{prefix}: {_innermost(exc)}" if prefix else str(exc))
 
 

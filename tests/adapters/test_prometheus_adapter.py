@@ -19,8 +19,10 @@ import pytest
 
 from autoscaler.adapters.prometheus import PrometheusMetricSource
 from autoscaler.adapters.prometheus_http import BearerTokenFile, ExchangeError
+from autoscaler.adapters.promql import QueryTemplates
 from autoscaler.config import PolicySettings, PrometheusSettings
 from autoscaler.domain.models import FleetUsage, GpuUsage
+from autoscaler.errors import ConfigError
 from tests.support.prom import (
     GPU_UTIL,
     AuthProxy,
@@ -477,3 +479,22 @@ def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:
     path.write_text("\n", encoding="utf-8")
     with pytest.raises(ExchangeError, match="empty"):
         BearerTokenFile(path).token()
+
+
+# -- configuration and arguments -----------------------------------------------------------
+
+
+def test_a_template_with_an_unknown_placeholder_is_refused_at_startup() -> None:
+    with pytest.raises(ConfigError, match="query templates"):
+        PrometheusMetricSource(
+            prometheus=PrometheusSettings(),
+            policy=PolicySettings(),
+            templates=QueryTemplates(peak="max_over_time({selector}[{windwo}])"),
+        )
+
+
+def test_a_read_that_cannot_be_written_as_promql_fails_without_a_request(source: Source) -> None:
+    made = source(url="http://127.0.0.1:9")
+    result = made.read_usage(window=timedelta(0), threshold=THRESHOLD, now=datetime.now(UTC))
+    assert (result.failure or "").startswith("cannot build the queries")
+    assert made.queries_issued == 0
