@@ -112,6 +112,18 @@ class Reconciler:
     def _finish(self, snapshot: Snapshot) -> Snapshot:
         self._previous = snapshot
         self._publish(snapshot)
+        self._log.info(
+            "cycle %d: %d workloads, %d actions%s",
+            snapshot.cycle,
+            len(snapshot.workloads),
+            len(snapshot.actions),
+            "" if snapshot.cluster_ok and snapshot.metrics_ok else " (degraded)",
+            extra={
+                "cycle": snapshot.cycle,
+                "cluster_ok": snapshot.cluster_ok,
+                "metrics_ok": snapshot.metrics_ok,
+            },
+        )
         return snapshot
 
     def _cluster_outage(self, now: datetime, exc: ClusterError) -> Snapshot:
