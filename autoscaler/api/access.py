@@ -1,0 +1,63 @@
+"""Which Kubernetes permission each change needs, asked through the configured Authorizer.
+
+- A change on one workload (exempt, unexempt, reactivate): `patch` on the Workload's owner
+  (e.g. rayclusters.ray.io/my-cluster), or on the Workload when the owner is not a kind we
+  know. So a data scientist can exempt her own RayCluster but not her neighbour's.
+- Pausing or resuming one namespace: `patch` on workloads.kueue.x-k8s.io in that namespace.
+- Pausing the whole service and "deactivate now": the admin permission of the settings,
+  by default `update` on the runtime-state ConfigMap.
+"""
+
+from __future__ import annotations
+
+from autoscaler.api.auth import Authorizer, Identity, Target
+from autoscaler.api.problems import ApiProblem
+from autoscaler.api.settings import AdminVerbSettings
+from autoscaler.api.writer import KUEUE_GROUP, owner_resource
+from autoscaler.domain.models import WorkloadInfo
+
+PATCH = "patch"
+
+
+def admin_target(admin: AdminVerbSettings, *, config_map: str, namespace: str) -> Target:
+    """The admin permission, defaulting to the runtime-state ConfigMap in our namespace."""
+    return Target(
+        verb=admin.verb,
+        group=admin.group,
+        resource=admin.resource,
+        namespace=admin.namespace or namespace,
+        name=admin.name or config_map,
+    )
+
+
+def workload_target(workload: WorkloadInfo) -> Target:
+    namespace = workload.ref.namespace
+    resource = owner_resource(workload.owner)
+    if workload.owner is not None and resource is not None:
+        return Target(PATCH, resource.group, resource.plural, namespace, workload.owner.name)
+    return Target(PATCH, KUEUE_GROUP, "workloads", namespace, workload.ref.name)
+
+
+def namespace_target(namespace: str) -> Target:
+    return Target(PATCH, KUEUE_GROUP, "workloads", namespace)
+
+
+class Access:
+    def __init__(self, authorizer: Authorizer, *, admin: Target) -> None:
+        self._authorizer = authorizer
+        self._admin = admin
+
+    def require(self, who: Identity, target: Target) -> None:
+        """Raise a 403 carrying the review's reason unless `who` holds `target`."""
+        verdict = self._authorizer.authorize(who, target)
+        if not verdict.allowed:
+            raise ApiProblem(403, f"{who.username} may not {target}: {verdict.reason}")
+
+    def require_admin(self, who: Identity) -> None:
+        self.require(who, self._admin)
+
+    def require_workload_change(self, who: Identity, workload: WorkloadInfo) -> None:
+        self.require(who, workload_target(workload))
+
+    def require_namespace_change(self, who: Identity, namespace: str) -> None:
+        self.require(who, namespace_target(namespace))

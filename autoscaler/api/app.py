@@ -1,0 +1,47 @@
+"""The FastAPI app factory: routes, the error boundary and authentication, nothing global."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from autoscaler.api import problems
+from autoscaler.api.auth import Authenticator
+from autoscaler.api.context import ApiContext
+from autoscaler.api.middleware import AuthenticationMiddleware
+from autoscaler.api.routes import activation, decisions, exemptions, health, pauses, workloads
+
+DESCRIPTION = """\
+See which GPU workloads are idle and why, exempt one for a while, pause the service or one
+namespace, and bring a deactivated workload back.
+
+Changes need `Authorization: Bearer <token>`: a Kubernetes token (for example your kubeconfig's),
+checked with TokenReview; what it may change is asked with SubjectAccessReview. Errors are
+`Problem` bodies; a 422 names each bad field.
+"""
+
+
+def create_app(context: ApiContext, *, authenticator: Authenticator) -> FastAPI:
+    app = FastAPI(
+        title="idle-gpu-autoscaler",
+        version="v1",
+        description=DESCRIPTION,
+        openapi_tags=[
+            {"name": "workloads", "description": "The latest cycle's view of every workload."},
+            {"name": "exemptions", "description": "Keep a workload from being deactivated."},
+            {"name": "pauses", "description": "The kill switch."},
+            {"name": "activation", "description": "Reactivate, or deactivate now."},
+            {"name": "decisions", "description": "The audit trail."},
+            {"name": "health", "description": "Probes and metrics."},
+        ],
+    )
+    app.state.context = context
+    problems.install(app, logger=context.logger)
+    for module in (workloads, exemptions, pauses, activation, decisions, health):
+        app.include_router(module.router)
+    app.add_middleware(
+        AuthenticationMiddleware,
+        authenticator=authenticator,
+        reads_open=context.settings.reads_open,
+        logger=context.logger,
+    )
+    return app

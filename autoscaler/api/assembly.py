@@ -1,0 +1,128 @@
+"""Builds the API's parts for the composition root: call `build_api` once in `serve`.
+
+    api = build_api(settings.api, cluster_settings=settings.cluster, client=client,
+                    cluster=cluster, store=service.store, clock=clock, logger=logger)
+    api.start()   # uvicorn on its own thread, and the snapshot subscribers
+    ...
+    api.stop()
+
+The same parts serve every replica: changes go to Kubernetes, never to process memory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
+
+from autoscaler.adapters.kube_client import KubeClient
+from autoscaler.adapters.kueue import KueueCluster
+from autoscaler.api.access import Access, admin_target
+from autoscaler.api.app import create_app
+from autoscaler.api.auth import Authenticator, Authorizer, KubernetesReviews, Target
+from autoscaler.api.context import ApiContext
+from autoscaler.api.exemption_limits import ExemptionLimiter
+from autoscaler.api.loop_audit import LoopAuditor
+from autoscaler.api.server import ApiServer
+from autoscaler.api.settings import ApiSettings
+from autoscaler.api.static_tokens import StaticTokens
+from autoscaler.api.writer import WorkloadWriter
+from autoscaler.config import ClusterSettings
+from autoscaler.metrics import ServiceMetrics
+from autoscaler.ports import Clock
+from autoscaler.runtime_state import RuntimeStateStore
+from autoscaler.snapshots import Listener, SnapshotStore
+
+
+@dataclass
+class Api:
+    app: FastAPI
+    server: ApiServer
+    context: ApiContext
+    listeners: tuple[Listener, ...]  # metrics, audit of the loop, exemption limit
+    store: SnapshotStore
+    _unsubscribe: list[Callable[[], None]] = field(default_factory=list)
+
+    def start(self) -> None:
+        self._unsubscribe = [self.store.subscribe(listener) for listener in self.listeners]
+        self.server.start()
+
+    def stop(self) -> None:
+        self.server.stop()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+
+
+def build_api(
+    settings: ApiSettings,
+    *,
+    cluster_settings: ClusterSettings,
+    client: KubeClient,
+    cluster: KueueCluster,
+    store: SnapshotStore,
+    clock: Clock,
+    logger: logging.Logger,
+    registry: CollectorRegistry | None = None,
+) -> Api:
+    registry = registry if registry is not None else CollectorRegistry()
+    log = logger.getChild("api")
+    admin = admin_target(
+        settings.admin,
+        config_map=cluster_settings.runtime_state_config_map,
+        namespace=cluster_settings.service_namespace,
+    )
+    authenticator, authorizer = _auth(settings, client=client, admin=admin)
+    state = RuntimeStateStore(
+        client=client,
+        name=cluster_settings.runtime_state_config_map,
+        namespace=cluster_settings.service_namespace,
+        audit_limit=settings.audit_record_limit,
+        attempts=settings.write_attempts,
+        logger=log,
+    )
+    writer = WorkloadWriter(client=client, workloads=cluster.workload_resource)
+    metrics = ServiceMetrics(registry, clock=clock)
+    context = ApiContext(
+        settings=settings,
+        store=store,
+        cluster=cluster,
+        writer=writer,
+        state=state,
+        access=Access(authorizer, admin=admin),
+        metrics=metrics,
+        registry=registry,
+        clock=clock,
+        logger=log,
+    )
+    limiter = ExemptionLimiter(
+        writer=writer,
+        audit=state,
+        clock=clock,
+        maximum=settings.max_exemption,
+        allow_indefinite=settings.allow_indefinite_exemption,
+        logger=log,
+    )
+    auditor = LoopAuditor(audit=state, metrics=metrics, logger=log)
+    app = create_app(context, authenticator=authenticator)
+    return Api(
+        app=app,
+        server=ApiServer(app, host=settings.host, port=settings.port),
+        context=context,
+        listeners=(metrics.observe, auditor, limiter),
+        store=store,
+    )
+
+
+def _auth(
+    settings: ApiSettings, *, client: KubeClient, admin: Target
+) -> tuple[Authenticator, Authorizer]:
+    if settings.auth.mode == "static":
+        assert settings.auth.static_tokens_file is not None  # the settings require it
+        tokens = StaticTokens.load(settings.auth.static_tokens_file, admin_target=admin)
+        return tokens, tokens
+    reviews = KubernetesReviews(client, audiences=tuple(settings.auth.audiences))
+    return reviews, reviews

@@ -1,0 +1,73 @@
+"""Everything a request handler may use, built once by the composition root, and the
+FastAPI dependencies that hand it (and the authenticated caller) to the routes."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CollectorRegistry
+
+from autoscaler.api.access import Access
+from autoscaler.api.auth import Identity
+from autoscaler.api.middleware import IDENTITY
+from autoscaler.api.problems import ApiProblem
+from autoscaler.api.settings import ApiSettings
+from autoscaler.api.writer import WorkloadWriter
+from autoscaler.errors import ClusterError
+from autoscaler.metrics import ServiceMetrics
+from autoscaler.ports import Clock, Cluster
+from autoscaler.runtime_state import AuditRecord, RuntimeStateStore
+from autoscaler.snapshots import SnapshotStore
+
+
+@dataclass(frozen=True)
+class ApiContext:
+    settings: ApiSettings
+    store: SnapshotStore  # reads answer from the latest snapshot only
+    cluster: Cluster  # fresh reads before a change; "deactivate now" as the loop does it
+    writer: WorkloadWriter  # owner annotations, reactivation
+    state: RuntimeStateStore  # pauses and the audit list
+    access: Access
+    metrics: ServiceMetrics
+    registry: CollectorRegistry
+    clock: Clock
+    logger: logging.Logger
+
+    def audit(self, *records: AuditRecord) -> None:
+        """Keep audit records. A failure is logged and counted; the change itself stands."""
+        try:
+            self.state.record(*records)
+        except ClusterError as exc:
+            self.logger.warning("audit record not written: %s", exc)
+            self.metrics.error("runtime-state")
+
+
+def _context(request: Request) -> ApiContext:
+    context: ApiContext = request.app.state.context
+    return context
+
+
+BEARER = HTTPBearer(
+    auto_error=False,  # the middleware has already answered 401; this only documents it
+    description="A Kubernetes bearer token, e.g. `kubectl config view --raw` or "
+    "`kubectl create token`.",
+)
+
+
+def _caller(
+    request: Request,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
+) -> Identity:
+    """The user the middleware authenticated."""
+    identity = getattr(request.state, IDENTITY, None)
+    if not isinstance(identity, Identity):
+        raise ApiProblem(401, "a bearer token is required")
+    return identity
+
+
+Context = Annotated[ApiContext, Depends(_context)]
+Caller = Annotated[Identity, Depends(_caller)]

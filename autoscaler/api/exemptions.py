@@ -1,0 +1,109 @@
+"""Exemptions as annotations: what the API writes, what it reads back, and the length limit.
+
+Pure: the current time and the limits are arguments. The keys the loop reads live in
+`autoscaler.domain.annotations`; the few extra keys the API writes are here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.models import WorkloadInfo
+
+EXEMPT_UNTIL_REQUESTED = keys.PREFIX + "exempt-until-requested"  # the value before a cut
+REACTIVATED_BY = keys.PREFIX + "reactivated-by"
+REACTIVATED_REASON = keys.PREFIX + "reactivated-reason"
+INDEFINITE = "indefinite"  # EXEMPT_UNTIL_REQUESTED when `exempt: "true"` was cut
+
+EXEMPTION_KEYS = (
+    keys.EXEMPT,
+    keys.EXEMPT_UNTIL,
+    keys.EXEMPT_BY,
+    keys.EXEMPT_REASON,
+    keys.EXEMPT_SET_AT,
+    EXEMPT_UNTIL_REQUESTED,
+)
+
+
+def rfc3339(moment: datetime) -> str:
+    """Seconds precision, UTC, `Z`: how Kubernetes and our annotations spell a time."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """An exemption in force, as the annotations tell it."""
+
+    until: datetime | None  # None: indefinite
+    on_owner: bool
+    by: str | None
+    reason: str | None
+    set_at: datetime | None
+    requested_until: str | None  # the original value when the service cut it
+
+
+def exempting(*, until: datetime, by: str, reason: str, now: datetime) -> dict[str, str | None]:
+    """The annotations of an exemption made through the API (a previous cut is forgotten)."""
+    return {
+        keys.EXEMPT_UNTIL: rfc3339(until),
+        keys.EXEMPT_BY: by,
+        keys.EXEMPT_REASON: reason,
+        keys.EXEMPT_SET_AT: rfc3339(now),
+        EXEMPT_UNTIL_REQUESTED: None,
+    }
+
+
+def unexempting() -> dict[str, str | None]:
+    """Removes every exemption annotation (merge patch nulls)."""
+    return dict.fromkeys(EXEMPTION_KEYS)
+
+
+def exemption_of(workload: WorkloadInfo, *, now: datetime) -> Exemption | None:
+    """The exemption in force now: the Workload's own annotations first, then its owner's."""
+    for on_owner, source in ((False, workload.annotations), (True, workload.owner_annotations)):
+        found = keys.active_exemption(source, now=now)
+        if found is not None:
+            return Exemption(
+                until=found.until,
+                on_owner=on_owner,
+                by=source.get(keys.EXEMPT_BY),
+                reason=source.get(keys.EXEMPT_REASON),
+                set_at=keys.parse_time(source.get(keys.EXEMPT_SET_AT, "")),
+                requested_until=source.get(EXEMPT_UNTIL_REQUESTED),
+            )
+    return None
+
+
+def is_indefinite(annotations: Mapping[str, str]) -> bool:
+    return annotations.get(keys.EXEMPT, "").strip().lower() == "true"
+
+
+def cut_to_limit(
+    annotations: Mapping[str, str],
+    *,
+    now: datetime,
+    maximum: timedelta,
+    allow_indefinite: bool,
+) -> dict[str, str | None] | None:
+    """The patch that cuts an over-long hand-set exemption to now + maximum, keeping the
+    original in EXEMPT_UNTIL_REQUESTED; None when the annotations are within the limit."""
+    limit = rfc3339(now + maximum)
+    if is_indefinite(annotations) and not allow_indefinite:
+        return {keys.EXEMPT: None, keys.EXEMPT_UNTIL: limit, EXEMPT_UNTIL_REQUESTED: INDEFINITE}
+    original = annotations.get(keys.EXEMPT_UNTIL, "")
+    until = keys.parse_time(original)
+    if until is None or until <= now + maximum:
+        return None
+    return {keys.EXEMPT_UNTIL: limit, EXEMPT_UNTIL_REQUESTED: original}
+
+
+def reactivating(*, by: str, reason: str, now: datetime) -> dict[str, str | None]:
+    """Who brought a workload back and why; `reactivated-at` starts a fresh grace period."""
+    return {
+        keys.REACTIVATED_AT: rfc3339(now),
+        REACTIVATED_BY: by,
+        REACTIVATED_REASON: reason,
+    }

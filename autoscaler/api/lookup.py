@@ -1,0 +1,48 @@
+"""Finding the workload a request names: by its Workload name or by its owner's name.
+
+Reads answer from the latest snapshot. Changes then read the Workload afresh, so they act on
+what the cluster holds now, not on what the last cycle saw.
+"""
+
+from __future__ import annotations
+
+from autoscaler.api.context import ApiContext
+from autoscaler.api.problems import ApiProblem
+from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadRef, WorkloadStatus
+
+
+def find_row(snapshot: Snapshot | None, namespace: str, name: str) -> WorkloadStatus | None:
+    """The row whose Workload, or else whose owner, has this name; 409 when ambiguous."""
+    if snapshot is None:
+        return None
+    rows = [row for row in snapshot.workloads if row.ref.namespace == namespace]
+    exact = next((row for row in rows if row.ref.name == name), None)
+    if exact is not None:
+        return exact
+    owned = [row for row in rows if row.info.owner is not None and row.info.owner.name == name]
+    if len(owned) > 1:
+        names = ", ".join(sorted(row.ref.name for row in owned))
+        raise ApiProblem(
+            409, f"{namespace}/{name} owns several Workloads ({names}); name the Workload"
+        )
+    return owned[0] if owned else None
+
+
+def require_row(snapshot: Snapshot | None, namespace: str, name: str) -> WorkloadStatus:
+    row = find_row(snapshot, namespace, name)
+    if row is None:
+        hint = "" if snapshot is not None else " (no cycle has finished yet)"
+        raise ApiProblem(404, f"no workload {namespace}/{name}{hint}")
+    return row
+
+
+def fresh_workload(
+    context: ApiContext, namespace: str, name: str
+) -> tuple[WorkloadInfo, WorkloadStatus | None]:
+    """The Workload as the cluster holds it now, and its row in the latest snapshot."""
+    row = find_row(context.store.latest(), namespace, name)
+    ref = row.ref if row is not None else WorkloadRef(namespace, name)
+    fresh = context.cluster.get_workload(ref)
+    if fresh is None:
+        raise ApiProblem(404, f"no workload {namespace}/{name}")
+    return fresh, row

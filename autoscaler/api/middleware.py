@@ -1,0 +1,85 @@
+"""Authentication before anything else: a pure ASGI middleware.
+
+It looks only at the method, the path and the raw Authorization header, so a request that
+needs a token and has no valid one gets 401 before FastAPI reads its body or other headers,
+whatever they hold. Every method that is not GET/HEAD/OPTIONS needs a token on every path;
+reads need one too when reads are closed, except the probes, /metrics and the API docs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio.to_thread
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from autoscaler.api.auth import Authenticator
+from autoscaler.api.problems import problem_response
+from autoscaler.errors import ClusterError
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+ALWAYS_OPEN = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"})
+MAX_TOKEN_LENGTH = 16384  # far above any real JWT; bounds what we forward to the API server
+IDENTITY = "identity"  # key in the request's state
+
+
+class AuthenticationMiddleware:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        authenticator: Authenticator,
+        reads_open: bool,
+        logger: logging.Logger,
+    ) -> None:
+        self._app = app
+        self._authenticator = authenticator
+        self._reads_open = reads_open
+        self._log = logger
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self._needs_token(scope):
+            await self._app(scope, receive, send)
+            return
+        token = bearer_token(scope.get("headers") or [])
+        if token is None:
+            await _unauthorized("a bearer token is required")(scope, receive, send)
+            return
+        try:
+            identity = await anyio.to_thread.run_sync(self._authenticator.authenticate, token)
+        except ClusterError as exc:
+            self._log.warning("cannot review a token: %s", exc)
+            response = problem_response(
+                503, f"cannot verify the token now: {exc}", headers={"Retry-After": "5"}
+            )
+            await response(scope, receive, send)
+            return
+        if identity is None:
+            await _unauthorized("the bearer token is not valid")(scope, receive, send)
+            return
+        scope.setdefault("state", {})[IDENTITY] = identity
+        await self._app(scope, receive, send)
+
+    def _needs_token(self, scope: Scope) -> bool:
+        if scope.get("method", "GET") not in SAFE_METHODS:
+            return True
+        return not self._reads_open and scope.get("path", "") not in ALWAYS_OPEN
+
+
+def bearer_token(headers: list[tuple[bytes, bytes]] | Any) -> str | None:
+    """The token of the first Authorization header, if it is a usable Bearer one."""
+    for name, value in headers:
+        if name.lower() == b"authorization":
+            scheme, _, token = value.decode("latin-1").strip().partition(" ")
+            token = token.strip()
+            if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_LENGTH:
+                return None
+            return token
+    return None
+
+
+def _unauthorized(detail: str) -> Any:
+    return problem_response(
+        401, detail, headers={"WWW-Authenticate": 'Bearer realm="idle-gpu-autoscaler"'}
+    )

@@ -1,0 +1,103 @@
+"""Domain values → response views. Pure: the current time is an argument."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from autoscaler.api.exemptions import Exemption, exemption_of
+from autoscaler.api.schemas.views import (
+    AuditView,
+    ExemptionView,
+    OwnerView,
+    PausesView,
+    PauseView,
+    SnapshotView,
+    WorkloadView,
+)
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.models import Snapshot, WorkloadStatus
+from autoscaler.runtime_state import EVERYTHING, AuditRecord, RuntimeState
+
+
+def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
+    info, decision = row.info, row.decision
+    owner = info.owner
+    exemption = exemption_of(info, now=now)
+    return WorkloadView(
+        namespace=info.ref.namespace,
+        name=info.ref.name,
+        queue=info.queue,
+        cluster_queue=info.cluster_queue,
+        owner=OwnerView(api_version=owner.api_version, kind=owner.kind, name=owner.name)
+        if owner
+        else None,
+        active=info.active,
+        admitted=info.admitted,
+        priority_class=info.priority_class,
+        gpus=decision.gpus,
+        state=decision.state,
+        action=decision.action,
+        reason=decision.reason,
+        peak_utilization=decision.peak,
+        coverage=decision.coverage,
+        idle_since=decision.idle_since,
+        time_left_seconds=decision.time_left.total_seconds() if decision.time_left else None,
+        exemption=exemption_view(exemption) if exemption else None,
+        deactivated_at=keys.parse_time(info.annotations.get(keys.DEACTIVATED_AT, "")),
+        reactivated_at=keys.reactivated_at(info.annotations, info.owner_annotations),
+    )
+
+
+def exemption_view(exemption: Exemption) -> ExemptionView:
+    return ExemptionView(
+        until=exemption.until,
+        indefinite=exemption.until is None,
+        on_owner=exemption.on_owner,
+        by=exemption.by,
+        reason=exemption.reason,
+        set_at=exemption.set_at,
+        requested_until=exemption.requested_until,
+    )
+
+
+def snapshot_view(snapshot: Snapshot) -> SnapshotView:
+    return SnapshotView(
+        cycle=snapshot.cycle,
+        taken_at=snapshot.taken_at,
+        cluster_ok=snapshot.cluster_ok,
+        metrics_ok=snapshot.metrics_ok,
+        dry_run=snapshot.dry_run,
+        errors=list(snapshot.errors),
+    )
+
+
+def pauses_view(state: RuntimeState) -> PausesView:
+    scopes = ([EVERYTHING] if state.pauses.everything else []) + sorted(state.pauses.namespaces)
+    paused = []
+    for scope in scopes:
+        note = state.notes.get(scope)
+        paused.append(
+            PauseView(
+                scope="service" if scope == EVERYTHING else scope,
+                by=note.by if note else None,
+                reason=note.reason if note else None,
+                at=note.at if note else None,
+            )
+        )
+    return PausesView(service_paused=state.pauses.everything, paused=paused)
+
+
+def audit_view(record: AuditRecord) -> AuditView:
+    return AuditView(
+        at=record.at,
+        actor=record.actor,
+        action=record.action,
+        target=record.target,
+        reason=record.reason,
+        outcome=record.outcome,
+        namespace=record.namespace,
+        gpus=record.gpus,
+        peak=record.peak,
+        coverage=record.coverage,
+        threshold=record.threshold,
+    )

@@ -1,0 +1,139 @@
+"""The one boundary where failures become HTTP answers.
+
+Routes raise `ApiProblem` (or let our ClusterErrors through); request validation errors come
+from FastAPI. Every error body is a `Problem`; the 422 names each bad field. A client error
+never becomes a 5xx: 503 means Kubernetes could not be reached, 500 a bug (and is logged).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
+
+from autoscaler.errors import ClusterError, ClusterUnavailable, Conflict, NotFound
+
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    422: "Unprocessable Content",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+
+
+class FieldProblem(BaseModel):
+    field: str = Field(description="Where the bad value is, e.g. `body.duration`.")
+    message: str
+
+
+class Problem(BaseModel):
+    """Every error answer."""
+
+    status: int = Field(examples=[404])
+    title: str = Field(examples=["Not Found"])
+    detail: str = Field(examples=["no workload team-a/my-cluster"])
+    fields: list[FieldProblem] = Field(
+        default_factory=list, description="For 422: each bad field and what is wrong with it."
+    )
+
+
+class ApiProblem(Exception):
+    def __init__(self, status: int, detail: str, *, fields: Sequence[FieldProblem] = ()) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.fields = list(fields)
+
+
+def invalid(field: str, message: str) -> ApiProblem:
+    """A 422 about one field, for checks that need more than the schema (time, settings)."""
+    return ApiProblem(
+        422, f"{field}: {message}", fields=[FieldProblem(field=field, message=message)]
+    )
+
+
+def problem_response(
+    status: int,
+    detail: str,
+    *,
+    fields: Sequence[FieldProblem] = (),
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    body = Problem(
+        status=status, title=TITLES.get(status, "Error"), detail=detail, fields=list(fields)
+    )
+    return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries for a route's error answers."""
+    return {
+        status: {"model": Problem, "description": TITLES.get(status, "Error")}
+        for status in statuses
+    }
+
+
+def install(app: FastAPI, *, logger: logging.Logger) -> None:
+    """Register the handlers that turn every failure into a Problem."""
+
+    async def on_problem(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiProblem)
+        return problem_response(exc.status, exc.detail, fields=exc.fields)
+
+    async def on_validation(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        fields = [_field_problem(error) for error in exc.errors()]
+        detail = "; ".join(f"{f.field}: {f.message}" for f in fields) or "invalid request"
+        return problem_response(422, detail, fields=fields)
+
+    async def on_http(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 400:  # FastAPI's "error parsing the body": bad input like others
+            fields = [FieldProblem(field="body", message=str(exc.detail))]
+            return problem_response(422, f"body: {exc.detail}", fields=fields)
+        return problem_response(exc.status_code, str(exc.detail), headers=exc.headers)
+
+    async def on_cluster(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ClusterError)
+        status = _cluster_status(exc)
+        if status >= 500:
+            logger.warning("API request failed at the Kubernetes API: %s", exc)
+        headers = {"Retry-After": "5"} if status == 503 else None
+        return problem_response(status, str(exc), headers=headers)
+
+    async def on_bug(_request: Request, exc: Exception) -> JSONResponse:
+        logger.error("API bug", exc_info=exc)
+        return problem_response(500, "internal error; see the service log")
+
+    app.add_exception_handler(ApiProblem, on_problem)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(HTTPException, on_http)
+    app.add_exception_handler(ClusterError, on_cluster)
+    app.add_exception_handler(Exception, on_bug)
+
+
+def _cluster_status(exc: ClusterError) -> int:
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, Conflict):
+        return 409
+    if isinstance(exc, ClusterUnavailable):
+        return 503
+    return 502  # e.g. Forbidden: our own RBAC refused, the deployment (not the caller) is wrong
+
+
+def _field_problem(error: dict[str, Any]) -> FieldProblem:
+    location = ".".join(str(part) for part in error.get("loc", ()))
+    return FieldProblem(field=location or "request", message=str(error.get("msg", "invalid")))

@@ -1,0 +1,1 @@
+"""One module per group of endpoints; `autoscaler.api.app` mounts them."""

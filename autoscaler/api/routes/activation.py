@@ -1,0 +1,138 @@
+"""Bringing a deactivated workload back, and (admins) deactivating one now.
+
+Reactivation sets `spec.active: true` and records who, when and why in annotations; the
+`reactivated-at` time starts a fresh grace period, so the loop does not deactivate it again
+at once. "Deactivate now" writes the same audit annotations and Event as the loop does.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from fastapi import APIRouter
+
+from autoscaler.api.auth import Identity
+from autoscaler.api.context import ApiContext, Caller, Context
+from autoscaler.api.exemptions import reactivating
+from autoscaler.api.lookup import fresh_workload
+from autoscaler.api.problems import ApiProblem, error_responses
+from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest, WorkloadName
+from autoscaler.api.schemas.views import ChangeResult
+from autoscaler.domain.models import DEFAULT_PROFILE, WorkloadInfo, WorkloadStatus
+from autoscaler.errors import ClusterError
+from autoscaler.ports import DeactivationAudit
+from autoscaler.runtime_state import AuditRecord
+
+router = APIRouter(prefix="/api/v1", tags=["activation"])
+CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)
+ADMIN_REASON = "admin"  # the deactivations metric's reason label for "deactivate now"
+
+
+@router.post(
+    "/workloads/{namespace}/{name}/reactivate",
+    summary="Reactivate a deactivated workload",
+    responses=CHANGE_ERRORS,
+)
+def reactivate(
+    context: Context,
+    caller: Caller,
+    namespace: NamespaceName,
+    name: WorkloadName,
+    request: ReasonRequest,
+) -> ChangeResult:
+    """Needs `patch` on the workload's owner (or the Workload). It may wait in the queue
+    until Kueue admits it again."""
+    workload, _row = fresh_workload(context, namespace, name)
+    context.access.require_workload_change(caller, workload)
+    if workload.active:
+        raise ApiProblem(409, f"{workload.ref} is already active")
+    now = context.clock.now()
+    annotations = reactivating(by=caller.username, reason=request.reason, now=now)
+    context.writer.reactivate(workload, annotations)  # Conflict (409) if changed meanwhile
+    _announce(
+        context,
+        workload,
+        "IdleGPUReactivated",
+        f"Reactivated by {caller.username}: {request.reason}",
+    )
+    return _done(context, caller, workload, action="reactivate", reason=request.reason, now=now)
+
+
+@router.post(
+    "/workloads/{namespace}/{name}/deactivate",
+    summary="Deactivate a workload now (admin)",
+    responses=CHANGE_ERRORS,
+)
+def deactivate(
+    context: Context,
+    caller: Caller,
+    namespace: NamespaceName,
+    name: WorkloadName,
+    request: ReasonRequest,
+) -> ChangeResult:
+    """Whatever its usage, exemption or pause; also in dry-run, since a person asked."""
+    workload, row = fresh_workload(context, namespace, name)
+    context.access.require_admin(caller)
+    if not workload.active:
+        raise ApiProblem(409, f"{workload.ref} is already deactivated")
+    now = context.clock.now()
+    reason = f"deactivated now by {caller.username}: {request.reason}"
+    context.cluster.record_deactivation(workload, _audit(context, row, reason=reason, now=now))
+    context.cluster.deactivate(workload)
+    _announce(context, workload, "IdleGPUDeactivated", reason)
+    gpus = row.decision.gpus if row is not None else workload.gpus
+    context.metrics.deactivated(workload.ref, gpus=gpus, reason=ADMIN_REASON, at=now)
+    return _done(context, caller, workload, action="deactivate", reason=request.reason, now=now)
+
+
+def _audit(
+    context: ApiContext, row: WorkloadStatus | None, *, reason: str, now: datetime
+) -> DeactivationAudit:
+    snapshot = context.store.latest()
+    usage = snapshot.usage.get(DEFAULT_PROFILE) if snapshot is not None else None
+    return DeactivationAudit(
+        at=now,
+        reason=reason,
+        peak=row.decision.peak if row is not None else None,
+        threshold=usage.threshold if usage is not None else math.nan,
+        policy="deactivated by an admin through the API",
+    )
+
+
+def _announce(context: ApiContext, workload: WorkloadInfo, reason: str, message: str) -> None:
+    try:
+        context.cluster.announce(workload, reason=reason, message=message)
+    except ClusterError as exc:  # the change happened; a missing Event is only reported
+        context.logger.warning("event not written for %s: %s", workload.ref, exc)
+
+
+def _done(
+    context: ApiContext,
+    caller: Identity,
+    workload: WorkloadInfo,
+    *,
+    action: str,
+    reason: str,
+    now: datetime,
+) -> ChangeResult:
+    context.audit(
+        AuditRecord(
+            at=now,
+            actor=caller.username,
+            action=action,
+            target=str(workload.ref),
+            reason=reason,
+            namespace=workload.ref.namespace,
+            gpus=workload.gpus or None,
+        )
+    )
+    context.logger.warning("%s %s by %s: %s", action, workload.ref, caller.username, reason)
+    return ChangeResult(
+        namespace=workload.ref.namespace,
+        workload=workload.ref.name,
+        action=action,
+        by=caller.username,
+        reason=reason,
+        at=now,
+    )

@@ -1,0 +1,130 @@
+"""Exempting a workload, and taking the exemption away.
+
+Stored as annotations on the Workload's owner (the ones a user can set with kubectl), so it
+survives restarts and every replica and the loop see it. Expired exemptions stop counting
+by themselves; nothing has to remove them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from fastapi import APIRouter
+
+from autoscaler.api.context import Caller, Context
+from autoscaler.api.exemptions import (
+    EXEMPTION_KEYS,
+    exempting,
+    is_indefinite,
+    rfc3339,
+    unexempting,
+)
+from autoscaler.api.lookup import fresh_workload
+from autoscaler.api.problems import ApiProblem, error_responses, invalid
+from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
+from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
+from autoscaler.config import format_duration
+from autoscaler.runtime_state import AuditRecord
+
+router = APIRouter(prefix="/api/v1", tags=["exemptions"])
+CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)
+
+
+def exemption_end(request: ExemptionRequest, *, now: datetime, maximum: timedelta) -> datetime:
+    """When the requested exemption ends; a 422 naming the field when it cannot be granted."""
+    most = f"the maximum exemption of {format_duration(maximum)}"
+    if request.duration is not None:
+        if request.duration > maximum:
+            raise invalid("body.duration", f"is longer than {most}")
+        return now + request.duration
+    assert request.until is not None  # the schema requires exactly one of the two
+    if request.until <= now:
+        raise invalid("body.until", "is in the past")
+    if request.until > now + maximum:
+        raise invalid("body.until", f"is further away than {most}")
+    return request.until
+
+
+@router.put(
+    "/workloads/{namespace}/{name}/exemption",
+    summary="Exempt a workload for a duration or until a time",
+    responses=CHANGE_ERRORS,
+)
+def exempt(
+    context: Context,
+    caller: Caller,
+    namespace: NamespaceName,
+    name: WorkloadName,
+    request: ExemptionRequest,
+) -> ExemptionResult:
+    """Needs `patch` on the workload's owner (or the Workload). Replaces any earlier end."""
+    now = context.clock.now()
+    until = exemption_end(request, now=now, maximum=context.settings.max_exemption)
+    workload, _row = fresh_workload(context, namespace, name)
+    context.access.require_workload_change(caller, workload)
+    if is_indefinite(workload.annotations) or is_indefinite(workload.owner_annotations):
+        raise ApiProblem(
+            409, f"{workload.ref} is exempt indefinitely by annotation; remove that first"
+        )
+    annotations = exempting(until=until, by=caller.username, reason=request.reason, now=now)
+    annotated = context.writer.annotate_owner(workload, annotations)
+    context.audit(
+        AuditRecord(
+            at=now,
+            actor=caller.username,
+            action="exempt",
+            target=str(workload.ref),
+            reason=f"until {rfc3339(until)}: {request.reason}",
+            namespace=namespace,
+        )
+    )
+    view = ExemptionView(
+        until=until.replace(microsecond=0),
+        indefinite=False,
+        on_owner=annotated.kind != "Workload",
+        by=caller.username,
+        reason=request.reason,
+        set_at=now.replace(microsecond=0),
+    )
+    return ExemptionResult(
+        namespace=namespace, workload=workload.ref.name, annotated=str(annotated), exemption=view
+    )
+
+
+@router.delete(
+    "/workloads/{namespace}/{name}/exemption",
+    summary="Remove a workload's exemption",
+    responses=CHANGE_ERRORS,
+)
+def unexempt(
+    context: Context, caller: Caller, namespace: NamespaceName, name: WorkloadName
+) -> ExemptionResult:
+    """Removes the exemption annotations from the owner and the Workload alike."""
+    workload, _row = fresh_workload(context, namespace, name)
+    context.access.require_workload_change(caller, workload)
+    on_workload = any(key in workload.annotations for key in EXEMPTION_KEYS)
+    on_owner = any(key in workload.owner_annotations for key in EXEMPTION_KEYS)
+    if not on_workload and not on_owner:
+        raise ApiProblem(409, f"{workload.ref} has no exemption")
+    annotated = []
+    if on_owner:
+        annotated.append(str(context.writer.annotate_owner(workload, unexempting())))
+    if on_workload:
+        annotated.append(str(context.writer.annotate_workload(workload, unexempting())))
+    now = context.clock.now()
+    context.audit(
+        AuditRecord(
+            at=now,
+            actor=caller.username,
+            action="unexempt",
+            target=str(workload.ref),
+            reason="exemption removed",
+            namespace=namespace,
+        )
+    )
+    return ExemptionResult(
+        namespace=namespace,
+        workload=workload.ref.name,
+        annotated=", ".join(annotated),
+        exemption=None,
+    )

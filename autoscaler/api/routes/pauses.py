@@ -1,0 +1,84 @@
+"""The kill switch: pause and resume the whole service (admin) or one namespace.
+
+Kept in the runtime-state ConfigMap, which the loop reads every cycle and again before each
+action. While paused, decisions are still made and reported as "paused"; nothing is patched.
+Pausing what is paused, or resuming what runs, is not an error: a kill switch is idempotent.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from autoscaler.api.auth import Identity
+from autoscaler.api.context import ApiContext, Caller, Context
+from autoscaler.api.presenters import pauses_view
+from autoscaler.api.problems import error_responses
+from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest
+from autoscaler.api.schemas.views import PausesView
+from autoscaler.runtime_state import EVERYTHING, AuditRecord, PauseNote
+
+router = APIRouter(prefix="/api/v1", tags=["pauses"])
+CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)
+
+
+@router.get("/pauses", summary="The pauses in force", responses=error_responses(401, 503))
+def list_pauses(context: Context) -> PausesView:
+    return pauses_view(context.state.read())
+
+
+@router.post("/pause", summary="Pause the whole service (admin)", responses=CHANGE_ERRORS)
+def pause_service(context: Context, caller: Caller, request: ReasonRequest) -> PausesView:
+    context.access.require_admin(caller)
+    return _change(context, caller, scope=EVERYTHING, pause=True, reason=request.reason)
+
+
+@router.post("/resume", summary="Resume the whole service (admin)", responses=CHANGE_ERRORS)
+def resume_service(context: Context, caller: Caller, request: ReasonRequest) -> PausesView:
+    context.access.require_admin(caller)
+    return _change(context, caller, scope=EVERYTHING, pause=False, reason=request.reason)
+
+
+@router.post(
+    "/namespaces/{namespace}/pause", summary="Pause one namespace", responses=CHANGE_ERRORS
+)
+def pause_namespace(
+    context: Context, caller: Caller, namespace: NamespaceName, request: ReasonRequest
+) -> PausesView:
+    """Needs `patch` on workloads.kueue.x-k8s.io in that namespace."""
+    context.access.require_namespace_change(caller, namespace)
+    return _change(context, caller, scope=namespace, pause=True, reason=request.reason)
+
+
+@router.post(
+    "/namespaces/{namespace}/resume", summary="Resume one namespace", responses=CHANGE_ERRORS
+)
+def resume_namespace(
+    context: Context, caller: Caller, namespace: NamespaceName, request: ReasonRequest
+) -> PausesView:
+    """Needs `patch` on workloads.kueue.x-k8s.io in that namespace."""
+    context.access.require_namespace_change(caller, namespace)
+    return _change(context, caller, scope=namespace, pause=False, reason=request.reason)
+
+
+def _change(
+    context: ApiContext, caller: Identity, *, scope: str, pause: bool, reason: str
+) -> PausesView:
+    """One read-modify-write: the pause and its audit record land together."""
+    now = context.clock.now()
+    record = AuditRecord(
+        at=now,
+        actor=caller.username,
+        action="pause" if pause else "resume",
+        target="service" if scope == EVERYTHING else f"namespace {scope}",
+        reason=reason,
+        namespace=None if scope == EVERYTHING else scope,
+    )
+    note = PauseNote(by=caller.username, reason=reason, at=now)
+    limit = context.settings.audit_record_limit
+    state = context.state.change(
+        lambda current: (current.paused(scope, note) if pause else current.resumed(scope)).recorded(
+            (record,), limit=limit
+        )
+    )
+    context.logger.warning("%s %s by %s: %s", record.action, record.target, caller.username, reason)
+    return pauses_view(state)

@@ -1,0 +1,65 @@
+"""Reading workloads: the latest snapshot, filtered, or one workload by name."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from autoscaler.api.context import Context
+from autoscaler.api.lookup import require_row
+from autoscaler.api.presenters import snapshot_view, workload_view
+from autoscaler.api.problems import error_responses
+from autoscaler.api.schemas.requests import (
+    LABEL_PATTERN,
+    SUBDOMAIN_PATTERN,
+    NamespaceName,
+    WorkloadName,
+)
+from autoscaler.api.schemas.views import WorkloadList, WorkloadView
+from autoscaler.domain.models import State
+
+router = APIRouter(prefix="/api/v1", tags=["workloads"])
+
+
+@router.get(
+    "/workloads",
+    summary="List workloads with their state and decision",
+    responses=error_responses(401, 422),
+)
+def list_workloads(
+    context: Context,
+    namespace: Annotated[
+        str | None, Query(max_length=63, pattern=LABEL_PATTERN, examples=["team-a"])
+    ] = None,
+    queue: Annotated[
+        str | None, Query(max_length=253, pattern=SUBDOMAIN_PATTERN, examples=["user-queue"])
+    ] = None,
+    state: Annotated[State | None, Query(examples=["idle"])] = None,
+) -> WorkloadList:
+    """Every workload of the latest cycle, optionally only one namespace, queue or state."""
+    snapshot = context.store.latest()
+    if snapshot is None:
+        return WorkloadList(snapshot=None, items=[])
+    now = context.clock.now()
+    rows = [
+        row
+        for row in snapshot.workloads
+        if (namespace is None or row.ref.namespace == namespace)
+        and (queue is None or row.info.queue == queue)
+        and (state is None or row.decision.state is state)
+    ]
+    return WorkloadList(
+        snapshot=snapshot_view(snapshot), items=[workload_view(row, now=now) for row in rows]
+    )
+
+
+@router.get(
+    "/workloads/{namespace}/{name}",
+    summary="Inspect one workload, by Workload name or owner name",
+    responses=error_responses(401, 404, 409, 422),
+)
+def get_workload(context: Context, namespace: NamespaceName, name: WorkloadName) -> WorkloadView:
+    """`name` is the Workload's name or its owner's, such as the RayCluster's name."""
+    row = require_row(context.store.latest(), namespace, name)
+    return workload_view(row, now=context.clock.now())

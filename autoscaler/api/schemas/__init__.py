@@ -1,0 +1,1 @@
+"""The REST contract: request and response bodies, separate from the domain models."""

@@ -1,0 +1,119 @@
+"""What callers send: path names, filters and change requests, validated before any work.
+
+Checks that need the clock or the settings (a time in the past, an exemption over the
+maximum) are made by the routes, and answered with the same 422 naming the field.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import Path
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from autoscaler.config import parse_duration
+
+# DNS-1123 label (namespaces) and subdomain (object names), as the API server checks them.
+LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DURATION_PATTERN = r"^[0-9]{1,9}(\.[0-9]{1,6})?(ms|s|m|h|d)?$"
+MAX_REASON = 256  # characters: a sentence, not a document; it ends up in annotations
+
+NamespaceName = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=63,
+        pattern=LABEL_PATTERN,
+        description="Kubernetes namespace.",
+        examples=["team-a"],
+    ),
+]
+WorkloadName = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=253,
+        pattern=SUBDOMAIN_PATTERN,
+        description="The Workload's name, or its owner's (e.g. the RayCluster's) name.",
+        examples=["my-workspace-cluster"],
+    ),
+]
+Reason = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_REASON),
+    Field(description="Why; kept in annotations and the audit log.", examples=["demo at 3pm"]),
+]
+
+
+def positive_duration(value: object) -> timedelta:
+    """`90s`, `15m`, `4h`, `2d`: longer than zero and representable."""
+    try:
+        span = parse_duration(value)
+    except OverflowError:
+        raise ValueError("is too long to be a duration") from None
+    if span <= timedelta(0):
+        raise ValueError("must be longer than zero")
+    return span
+
+
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(positive_duration),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": DURATION_PATTERN,
+            "description": "A length such as `90m`, `4h` or `2d` (a bare number is seconds).",
+            "examples": ["4h"],
+        }
+    ),
+]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+class ExemptionRequest(_Request):
+    """Exempt a workload for a duration or until a time. Give exactly one of the two."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"duration": "4h", "reason": "presenting the demo"},
+                {"until": "2030-01-01T18:00:00Z", "reason": "training over the weekend"},
+            ]
+        }
+    )
+
+    duration: Duration | None = None
+    until: AwareDatetime | None = Field(
+        None, description="RFC 3339 time with a timezone; must be in the future."
+    )
+    reason: Reason
+
+    @model_validator(mode="after")
+    def _one_of_duration_or_until(self) -> ExemptionRequest:
+        if (self.duration is None) == (self.until is None):
+            raise ValueError("give exactly one of `duration` or `until`")
+        return self
+
+
+class ReasonRequest(_Request):
+    """A change that only needs to say why."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"reason": "maintenance window"}]})
+
+    reason: Reason

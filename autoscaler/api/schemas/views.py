@@ -1,0 +1,172 @@
+"""What the API answers with. camelCase on the wire; times are RFC 3339 UTC."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from autoscaler.domain.models import Action, State
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class OwnerView(_View):
+    api_version: str = Field(examples=["ray.io/v1"])
+    kind: str = Field(examples=["RayCluster"])
+    name: str = Field(examples=["my-workspace-cluster"])
+
+
+class ExemptionView(_View):
+    until: datetime | None = Field(description="End of the exemption; null when indefinite.")
+    indefinite: bool
+    on_owner: bool = Field(description="Set on the owner (true) or on the Workload itself.")
+    by: str | None = Field(None, examples=["alice"])
+    reason: str | None = Field(None, examples=["presenting the demo"])
+    set_at: datetime | None = None
+    requested_until: str | None = Field(
+        None, description="The original end when the service cut it to the maximum."
+    )
+
+
+class WorkloadView(_View):
+    """A workload as the latest cycle saw it, with that cycle's decision."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "namespace": "team-a",
+                    "name": "raycluster-my-workspace-cluster-1a2b3",
+                    "queue": "user-queue",
+                    "clusterQueue": "cluster-queue",
+                    "owner": {
+                        "apiVersion": "ray.io/v1",
+                        "kind": "RayCluster",
+                        "name": "my-workspace-cluster",
+                    },
+                    "active": True,
+                    "admitted": True,
+                    "priorityClass": None,
+                    "gpus": 2,
+                    "state": "idle",
+                    "action": "none",
+                    "reason": "every GPU at or below 5% for 42m",
+                    "peakUtilization": 0.01,
+                    "coverage": 1.0,
+                    "idleSince": "2030-01-01T10:00:00Z",
+                    "timeLeftSeconds": 1080.0,
+                    "exemption": None,
+                    "deactivatedAt": None,
+                    "reactivatedAt": None,
+                }
+            ]
+        }
+    )
+
+    namespace: str
+    name: str = Field(description="The Workload's name.")
+    queue: str
+    cluster_queue: str | None
+    owner: OwnerView | None
+    active: bool = Field(description="spec.active: false once deactivated.")
+    admitted: bool
+    priority_class: str | None
+    gpus: int = Field(description="GPUs held by the workload's running pods.")
+    state: State
+    action: Action
+    reason: str
+    peak_utilization: float | None = Field(description="Highest GPU utilization, 0..1.")
+    coverage: float | None = Field(description="Share of the idle window with samples, 0..1.")
+    idle_since: datetime | None
+    time_left_seconds: float | None = Field(
+        description="Seconds until the idle window completes; null when not idling."
+    )
+    exemption: ExemptionView | None
+    deactivated_at: datetime | None
+    reactivated_at: datetime | None
+
+
+class SnapshotView(_View):
+    cycle: int
+    taken_at: datetime
+    cluster_ok: bool = Field(description="The cycle read the cluster.")
+    metrics_ok: bool = Field(description="The cycle read Prometheus.")
+    dry_run: bool
+    errors: list[str]
+
+
+class WorkloadList(_View):
+    snapshot: SnapshotView | None = Field(description="Null until the first cycle ends.")
+    items: list[WorkloadView]
+
+
+class ExemptionResult(_View):
+    namespace: str
+    workload: str
+    annotated: str = Field(
+        description="The object that now carries the annotations.",
+        examples=["RayCluster team-a/my-workspace-cluster"],
+    )
+    exemption: ExemptionView | None = Field(description="Null after removal.")
+
+
+class ChangeResult(_View):
+    """A change made on a workload."""
+
+    namespace: str
+    workload: str
+    action: str = Field(examples=["reactivate"])
+    by: str
+    reason: str
+    at: datetime
+
+
+class PauseView(_View):
+    scope: str = Field(description="`service` or a namespace name.", examples=["team-a"])
+    by: str | None = None
+    reason: str | None = None
+    at: datetime | None = None
+
+
+class PausesView(_View):
+    service_paused: bool
+    paused: list[PauseView] = Field(description="Every pause in force, the service's first.")
+
+
+class AuditView(_View):
+    at: datetime
+    actor: str = Field(examples=["alice"])
+    action: str = Field(examples=["deactivate"])
+    target: str = Field(examples=["team-a/raycluster-my-workspace-cluster-1a2b3"])
+    reason: str
+    outcome: str = Field(examples=["done"])
+    namespace: str | None = None
+    gpus: int | None = None
+    peak: float | None = Field(None, description="Observed peak utilization, 0..1.")
+    coverage: float | None = None
+    threshold: float | None = Field(None, description="The idle threshold in force, 0..1.")
+
+
+class AuditPage(_View):
+    items: list[AuditView] = Field(description="Newest first.")
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = Field(description="Offset of the next page; null on the last.")
+
+
+class Health(_View):
+    status: str = Field(examples=["ok"])
+
+
+class Readiness(_View):
+    ready: bool
+    cycle: int | None = None
+    taken_at: datetime | None = None
+    cluster_ok: bool | None = Field(None, description="The last cycle reached the cluster.")
+    metrics_ok: bool | None = Field(None, description="The last cycle reached Prometheus.")
+    errors: list[str] = Field(default_factory=list)
