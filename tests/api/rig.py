@@ -1,0 +1,204 @@
+"""A running service for API tests: the test Kubernetes API server, the real Kueue adapter,
+a Reconciler over fake metrics, and the API on uvicorn on a loopback port.
+
+    with ApiRig() as rig:
+        name = rig.add_raycluster("team-a", "alice-rc", idle=True)
+        rig.cycle()
+        rig.http.get("/api/v1/workloads").json()
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Any
+
+import httpx
+from kubernetes.client import ApiClient
+from prometheus_client import CollectorRegistry
+
+from autoscaler.adapters.kube_client import KubeClient
+from autoscaler.adapters.kueue import KueueCluster
+from autoscaler.api.assembly import Api, build_api
+from autoscaler.api.settings import ApiSettings
+from autoscaler.config import ClusterSettings
+from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot
+from autoscaler.service import Reconciler
+from autoscaler.snapshots import SnapshotStore
+from tests.support.builders import make_pod, make_raycluster, make_workload_for
+from tests.support.domain_builders import a_policy
+from tests.support.fakes import FakeClock
+from tests.support.kube_server import KubeServer
+
+SERVICE_NAMESPACE = "idle-gpu-autoscaler"
+STATE_CONFIG_MAP = "idle-gpu-autoscaler-state"
+TOKENS = {"alice": "alice-token", "bob": "bob-token", "admin": "admin-token"}
+
+
+@dataclass
+class Usage:
+    """Fake Prometheus: per (namespace, pod), its GPUs' peak utilization and their count."""
+
+    peaks: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
+    failing: bool = False
+
+    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        if self.failing:
+            return FleetUsage(window, threshold, now, failure="Prometheus unreachable (test)")
+        gpus = {
+            (namespace, pod): tuple(
+                GpuUsage(
+                    GpuKey(namespace, pod, f"GPU-{pod}-{i}"),
+                    peak,
+                    1.0,
+                    now,
+                    now if peak > threshold else None,
+                )
+                for i in range(count)
+            )
+            for (namespace, pod), (peak, count) in self.peaks.items()
+        }
+        return FleetUsage(window=window, threshold=threshold, evaluated_at=now, gpus=gpus)
+
+
+class ApiRig:
+    def __init__(
+        self,
+        *,
+        settings: ApiSettings | None = None,
+        kube: KubeServer | None = None,
+        dry_run: bool = True,
+    ) -> None:
+        self.now = datetime.now(UTC).replace(microsecond=0)
+        self.clock = FakeClock(self.now)
+        self._own_kube = kube is None
+        self.kube = kube or KubeServer(clock=lambda: self.now - timedelta(hours=4))
+        self.settings = settings or ApiSettings(host="127.0.0.1", port=0)
+        self.dry_run = dry_run
+        self.usage = Usage()
+        self.registry = CollectorRegistry()
+        self.logger = logging.getLogger("tests.api")
+
+    def __enter__(self) -> ApiRig:
+        if self._own_kube:
+            self.kube.start()
+            grant_default_rights(self.kube)
+        self._api_client = ApiClient(self.kube.configuration())
+        self.client = KubeClient(self._api_client, timeout=timedelta(seconds=5))
+        cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)
+        self.cluster = KueueCluster(client=self.client, settings=cluster_settings, clock=self.clock)
+        self.store = SnapshotStore()
+        self.reconciler = Reconciler(
+            cluster=self.cluster,
+            metrics=self.usage,
+            policy=a_policy(dry_run=self.dry_run),
+            clock=self.clock,
+            publish=self.store.publish,
+            logger=self.logger,
+        )
+        self.api: Api = build_api(
+            self.settings,
+            cluster_settings=cluster_settings,
+            client=self.client,
+            cluster=self.cluster,
+            store=self.store,
+            clock=self.clock,
+            logger=self.logger,
+            registry=self.registry,
+        )
+        self.api.start()
+        self.url = f"http://127.0.0.1:{self.api.server.port}"
+        self.http = httpx.Client(base_url=self.url, timeout=10)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.http.close()
+        self.api.stop()
+        self._api_client.close()
+        if self._own_kube:
+            self.kube.close()
+
+    def cycle(self) -> Snapshot:
+        return self.reconciler.run_once()
+
+    def as_user(self, user: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {TOKENS[user]}"}
+
+    def add_raycluster(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        peak: float = 0.01,
+        gpus: int = 1,
+        annotations: dict[str, str] | None = None,
+        active: bool = True,
+    ) -> str:
+        """A RayCluster admitted 3 hours ago with one GPU pod; returns its Workload's name."""
+        admitted = self.now - timedelta(hours=3)
+        builder = make_raycluster(namespace, name).head(gpus=gpus).queue("user-queue")
+        for key, value in (annotations or {}).items():
+            builder.annotation(key, value)
+        raycluster = builder.build()
+        workload = make_workload_for(raycluster).admitted(at=admitted)
+        if not active:
+            workload.evicted(at=admitted + timedelta(hours=1))
+        pod = f"{name}-head-0"
+        self.kube.store.put(raycluster)
+        self.kube.store.put(workload.build())
+        if active:
+            self.kube.store.put(
+                make_pod(namespace, pod)
+                .owned_by_raycluster(raycluster)
+                .gpus(gpus)
+                .running(since=admitted)
+                .build()
+            )
+        self.usage.peaks[(namespace, pod)] = (peak, gpus)
+        return str(workload.build()["metadata"]["name"])
+
+    def owner(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.kube.store.get("rayclusters.ray.io", name=name, namespace=namespace)
+
+    def workload(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.kube.store.get("workloads.kueue.x-k8s.io", name=name, namespace=namespace)
+
+
+def grant_default_rights(kube: KubeServer) -> None:
+    """alice owns team-a, bob owns team-b, admin may rewrite the runtime-state ConfigMap."""
+    for user, token in TOKENS.items():
+        kube.reviews.add_token(token, username=user, groups=("system:authenticated",))
+    for user, namespace in (("alice", "team-a"), ("bob", "team-b")):
+        kube.reviews.allow(
+            user=user,
+            verb="patch",
+            group="ray.io",
+            resource="rayclusters",
+            namespace=namespace,
+            reason=f"{user} edits {namespace}",
+        )
+        kube.reviews.allow(
+            user=user,
+            verb="patch",
+            group="kueue.x-k8s.io",
+            resource="workloads",
+            namespace=namespace,
+            reason=f"{user} edits {namespace}",
+        )
+    kube.reviews.allow(
+        user="admin",
+        verb="update",
+        group="",
+        resource="configmaps",
+        namespace=SERVICE_NAMESPACE,
+        name=STATE_CONFIG_MAP,
+        reason="admin",
+    )
+    kube.reviews.allow(user="admin", verb="patch", reason="admin may patch anything")
