@@ -22,6 +22,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     ValidationError,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -82,6 +83,16 @@ def _default_signals() -> list[SignalSettings]:
     ]
 
 
+class QuerySettings(Section):
+    """PromQL templates per statistic; unset keeps the built-in ones (see adapters/promql.py
+    for the placeholders). Only for exporters that differ from dcgm-exporter's defaults."""
+
+    peak: str | None = Field(None, description="Highest ratio per GPU over the window.")
+    coverage: str | None = Field(None, description="Slots with a real sample per GPU.")
+    last_busy: str | None = Field(None, description="Newest sample above the threshold.")
+    newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
+
+
 class PrometheusSettings(Section):
     url: str = Field(
         "http://localhost:9090",
@@ -109,7 +120,7 @@ class PrometheusSettings(Section):
     retries: int = Field(
         1,
         ge=0,
-        le=3,
+        le=1,
         description="Retries of a failed request. One absorbs a blip; more only delays the cycle.",
     )
     tenancy_namespace: str | None = Field(
@@ -117,6 +128,7 @@ class PrometheusSettings(Section):
         description="Thanos tenancy port 9092 only: dcgm-exporter's own namespace "
         "(e.g. nvidia-gpu-operator), sent as the `namespace` parameter.",
     )
+    queries: QuerySettings = Field(default_factory=QuerySettings)
     signals: list[SignalSettings] = Field(
         default_factory=_default_signals,
         description="Utilization metrics; a GPU is idle only when every present one is idle.",
@@ -163,13 +175,15 @@ class PolicySettings(Section):
     )
     stale_after: Duration = Field(
         timedelta(minutes=3),
+        le=timedelta(minutes=5),
         description="A GPU whose newest sample is older is stale "
-        "(unknown). Three minutes outlasts a few missed scrapes.",
+        "(unknown). Three minutes outlasts a few missed scrapes; at most 5m, Prometheus' "
+        "lookback, beyond which the newest sample is invisible anyway.",
     )
     idle_since_lookback: Duration = Field(
-        timedelta(hours=24),
-        description="How far back to look for a GPU's last busy "
-        "sample when reporting `idle since`.",
+        timedelta(hours=6),
+        description="How far back to look for a GPU's last busy sample when reporting "
+        "`idle since`. It sets the cost of the heaviest query; at least the idle window.",
     )
     protected_priority_classes: list[str] = Field(
         default_factory=list, description="Workloads of these priority classes are never touched."
@@ -178,6 +192,15 @@ class PolicySettings(Section):
     max_deactivations_per_cycle: int = Field(
         5, ge=0, description="A cap that bounds the harm of a wrong signal in one cycle."
     )
+
+    @model_validator(mode="after")
+    def _spans_fit_the_window(self) -> PolicySettings:
+        if self.idle_since_lookback < self.idle_window:
+            raise ValueError("idleSinceLookback must be at least idleWindow")
+        if self.slot > self.idle_window:
+            raise ValueError("slot must not be longer than idleWindow")
+        return self
+
     dry_run: bool = Field(
         True,
         description="Decide and report, patch nothing. On by default so an admin "
@@ -243,6 +266,8 @@ class LoggingSettings(Section):
 
 
 class Settings(Section):
+    """The whole configuration file."""
+
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)

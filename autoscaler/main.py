@@ -15,8 +15,9 @@ from types import FrameType
 from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
 from autoscaler.adapters.prometheus import PrometheusMetricSource
+from autoscaler.adapters.promql import QueryTemplates
 from autoscaler.clock import SystemClock
-from autoscaler.config import Settings
+from autoscaler.config import QuerySettings, Settings
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.policy import Policy
 from autoscaler.logs import configure_logging
@@ -88,10 +89,20 @@ def build_service(
     return Service(reconciler=reconciler, store=store, loop=loop)
 
 
+def query_templates(queries: QuerySettings) -> QueryTemplates:
+    """The configured PromQL templates, the built-in ones where unset."""
+    chosen = {key: value for key, value in queries.model_dump().items() if value is not None}
+    return QueryTemplates(**chosen)
+
+
 def build_real_adapters(settings: Settings) -> tuple[Cluster, MetricSource]:
     client = KubeClient.from_settings(settings.cluster)
     cluster = KueueCluster(client=client, settings=settings.cluster)
-    metrics = PrometheusMetricSource(prometheus=settings.prometheus, policy=settings.policy)
+    metrics = PrometheusMetricSource(
+        prometheus=settings.prometheus,
+        policy=settings.policy,
+        templates=query_templates(settings.prometheus.queries),
+    )
     return cluster, metrics
 
 
