@@ -8,6 +8,7 @@ at one place each, so the service and the surfaces never see a client library's 
         ├── ClusterUnavailable      connection failures, 5xx, 429 after retries
         ├── NotFound                404: the object is gone (skip, re-evaluate next cycle)
         ├── Conflict                409: someone else changed it (skip, re-evaluate next cycle)
+        ├── WatchExpired            410: a watch's resourceVersion is too old (list again)
         └── Forbidden               401/403: our RBAC does not allow the call
 """
 
@@ -44,6 +45,10 @@ class NotFound(ClusterError):
 
 class Conflict(ClusterError):
     pass
+
+
+class WatchExpired(ClusterError):
+    """410 Gone: the watch's resourceVersion is too old; list again, then watch from there."""
 
 
 class Forbidden(ClusterError):

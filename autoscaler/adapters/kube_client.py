@@ -29,6 +29,7 @@ from autoscaler.errors import (
     Conflict,
     Forbidden,
     NotFound,
+    WatchExpired,
 )
 
 Obj = dict[str, Any]
@@ -49,10 +50,6 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
         ("authorization.k8s.io", "subjectaccessreviews", "create"),
     }
 )
-
-
-class WatchExpired(ClusterError):
-    """410 Gone: the watch's resourceVersion is too old; list again, then watch from there."""
 
 
 @dataclass(frozen=True)
