@@ -1,0 +1,268 @@
+"""The demo's Kubernetes: the `Cluster` port over the pure Kueue model.
+
+A RayCluster gets a Workload (one pod set for the head, one per worker group). When Kueue
+admits it, KubeRay creates its pods, which hold GPUs from the nodes and run after a short
+start; `spec.active: false` evicts the Workload, suspends the RayCluster (its pods are
+deleted, the GPUs go back to the nodes) and frees the quota; the next `step` admits whatever
+now fits. Reactivating requeues it. Pod names follow KubeRay: `<rc>-head-xxxxx` and
+`<rc>-<group>-worker-xxxxx`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.models import (
+    GpuKey,
+    OwnerRef,
+    Pauses,
+    PodRecord,
+    WorkloadInfo,
+    WorkloadRef,
+)
+from autoscaler.errors import NotFound
+from autoscaler.ports import Clock, DeactivationAudit
+from autoscaler.sim.admission import admit_pending, pending_reason
+from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
+from autoscaler.sim.metrics import GpuHolding
+from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod, pods_for
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+POD_START = timedelta(seconds=30)  # image already on the node: the pods run within a cycle
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """What the service wrote before a deactivation, with the GPUs it freed."""
+
+    workload: WorkloadRef
+    raycluster: str
+    audit: DeactivationAudit
+    gpus: int
+
+
+@dataclass
+class _Objects:
+    kueue: KueueState
+    specs: dict[WorkloadRef, RayClusterSpec] = field(default_factory=dict)
+    pods: dict[WorkloadRef, tuple[SimPod, ...]] = field(default_factory=dict)
+    annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
+    owner_annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
+    versions: dict[WorkloadRef, int] = field(default_factory=dict)
+
+
+class SimulatedCluster:
+    def __init__(self, *, kueue: KueueState, gpus: GpuPool, clock: Clock) -> None:
+        self._objects = _Objects(kueue=kueue)
+        self._gpus = gpus
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._holdings: dict[tuple[str, str], GpuHolding] = {}  # (pod, uuid) -> holding
+        self._pod_count = 0
+        self.pauses = Pauses()
+        self.events: list[Event] = []
+        self.audits: list[AuditEntry] = []
+        self.announcements: list[tuple[WorkloadRef, str, str]] = []
+
+    # What users and controllers do.
+
+    def create(self, spec: RayClusterSpec, *, now: datetime) -> WorkloadRef:
+        """Apply a RayCluster: Kueue creates its Workload, pending until admitted."""
+        with self._changing() as objects:
+            kueue = objects.kueue
+            workload = Workload(
+                namespace=spec.namespace,
+                name=spec.workload_name,
+                queue_name=spec.queue,
+                created_at=now,
+                pod_sets=spec.pod_sets(),
+                priority=kueue.priority_value(spec.priority_class),
+                priority_class=spec.priority_class,
+            )
+            objects.kueue = kueue.with_workload(workload)
+            objects.specs[workload.ref] = spec
+            objects.annotations[workload.ref] = {}
+            objects.owner_annotations[workload.ref] = dict(spec.annotations)
+            self._touch(workload.ref)
+            return workload.ref
+
+    def set_active(self, ref: WorkloadRef, *, active: bool, now: datetime) -> None:
+        """Write `spec.active`: false evicts and suspends, true requeues."""
+        with self._changing() as objects:
+            if ref not in objects.kueue.workloads:
+                raise NotFound(f"workload {ref} not found")
+            objects.kueue, events = objects.kueue.set_active(ref, active=active, now=now)
+            if not active:
+                self._delete_pods(ref, now=now)
+            self._touch(ref)
+            self.events.extend(events)
+
+    def annotate(
+        self, ref: WorkloadRef, changes: Mapping[str, str | None], *, now: datetime
+    ) -> None:
+        """Merge annotations into the Workload and its RayCluster (None removes a key)."""
+        with self._changing() as objects:
+            if ref not in objects.kueue.workloads:
+                raise NotFound(f"workload {ref} not found")
+            for target in (objects.annotations[ref], objects.owner_annotations[ref]):
+                for key, value in changes.items():
+                    if value is None:
+                        target.pop(key, None)
+                    else:
+                        target[key] = value
+            self._touch(ref)
+
+    def step(self, *, now: datetime) -> tuple[Event, ...]:
+        """Kueue's admission step; KubeRay creates the pods of what it admitted."""
+        with self._changing() as objects:
+            objects.kueue, events = admit_pending(objects.kueue, now)
+            for event in events:
+                if event.kind is EventKind.ADMITTED:
+                    self._create_pods(event.workload, now=now)
+                    self._touch(event.workload)
+            self.events.extend(events)
+            return events
+
+    # The Cluster port.
+
+    def list_workloads(self) -> Sequence[WorkloadInfo]:
+        with self._lock:
+            now = self._clock.now()
+            return [self._info(ref, now) for ref in sorted(self._objects.kueue.workloads)]
+
+    def list_gpu_pods(self) -> Sequence[PodRecord]:
+        with self._lock:
+            now = self._clock.now()
+            return [
+                PodRecord(ref.namespace, pod.info(now))
+                for ref, pods in sorted(self._objects.pods.items())
+                for pod in pods
+                if pod.gpus and pod.running(now)
+            ]
+
+    def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
+        with self._lock:
+            if ref not in self._objects.kueue.workloads:
+                return None
+            return self._info(ref, self._clock.now())
+
+    def read_pauses(self) -> Pauses:
+        return self.pauses
+
+    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        self.annotate(workload.ref, _audit_annotations(audit), now=audit.at)
+        with self._lock:
+            spec = self._objects.specs[workload.ref]
+            self.audits.append(AuditEntry(workload.ref, spec.name, audit, workload.gpus))
+
+    def deactivate(self, workload: WorkloadInfo) -> None:
+        self.set_active(workload.ref, active=False, now=self._clock.now())
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        with self._lock:
+            self.announcements.append((workload.ref, reason, message))
+
+    # Reading for the exporter, the live view and the summary.
+
+    def gpu_holdings(self) -> Sequence[GpuHolding]:
+        with self._lock:
+            return tuple(self._holdings.values())
+
+    def kueue(self) -> KueueState:
+        with self._lock:
+            return self._objects.kueue
+
+    def spec(self, ref: WorkloadRef) -> RayClusterSpec:
+        with self._lock:
+            return self._objects.specs[ref]
+
+    def pods(self, ref: WorkloadRef) -> tuple[SimPod, ...]:
+        with self._lock:
+            return self._objects.pods.get(ref, ())
+
+    def waiting_reason(self, ref: WorkloadRef) -> str | None:
+        """Why Kueue has not admitted it (None when it is not pending)."""
+        with self._lock:
+            return pending_reason(self._objects.kueue, ref)
+
+    # Helpers (called with the lock held).
+
+    @contextmanager
+    def _changing(self) -> Iterator[_Objects]:
+        with self._lock:
+            yield self._objects
+
+    def _touch(self, ref: WorkloadRef) -> None:
+        versions = self._objects.versions
+        versions[ref] = versions.get(ref, 0) + 1
+
+    def _create_pods(self, ref: WorkloadRef, *, now: datetime) -> None:
+        spec = self._objects.specs[ref]
+        self._pod_count += 1
+        pods = pods_for(spec, gpus=self._gpus, now=now, start=POD_START, seed=self._pod_count)
+        self._objects.pods[ref] = pods
+        for pod in pods:
+            for uuid in pod.gpus:
+                key = _gpu_key(spec.namespace, pod.name, uuid)
+                self._holdings[(pod.name, uuid)] = GpuHolding(
+                    key=key, raycluster=spec.name, node=pod.node, start=pod.running_at
+                )
+
+    def _delete_pods(self, ref: WorkloadRef, *, now: datetime) -> None:
+        for pod in self._objects.pods.pop(ref, ()):
+            self._gpus.release(pod.gpus)
+            for uuid in pod.gpus:
+                holding = self._holdings[(pod.name, uuid)]
+                self._holdings[(pod.name, uuid)] = replace(holding, end=now)
+
+    def _info(self, ref: WorkloadRef, now: datetime) -> WorkloadInfo:
+        objects = self._objects
+        workload, spec = objects.kueue.workload(ref), objects.specs[ref]
+        admission = workload.admission if workload.phase is Phase.ADMITTED else None
+        owner_labels = {QUEUE_LABEL: spec.queue}
+        if spec.priority_class:
+            owner_labels[keys.PRIORITY_CLASS_LABEL] = spec.priority_class
+        return WorkloadInfo(
+            ref=ref,
+            uid=_uid("workload", ref),
+            queue=workload.queue_name,
+            owner=OwnerRef("ray.io/v1", spec.kind, spec.name, _uid(spec.kind, ref)),
+            active=workload.active,
+            admitted=admission is not None,
+            admitted_at=admission.at if admission is not None else None,
+            created_at=workload.created_at,
+            expected_pods=workload.pod_count,
+            pods=tuple(pod.info(now) for pod in objects.pods.get(ref, ())),
+            priority_class=workload.priority_class,
+            annotations=dict(objects.annotations[ref]),
+            owner_annotations=dict(objects.owner_annotations[ref]),
+            owner_labels=owner_labels,
+            cluster_queue=objects.kueue.cluster_queue_name(workload),
+            resource_version=str(objects.versions.get(ref, 0)),
+            evicted_reason="Deactivated" if workload.phase is Phase.INACTIVE else None,
+        )
+
+
+def _audit_annotations(audit: DeactivationAudit) -> dict[str, str | None]:
+    return {
+        keys.DEACTIVATED_AT: audit.at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        keys.DEACTIVATED_REASON: audit.reason,
+        keys.DEACTIVATED_PEAK: "" if audit.peak is None else f"{audit.peak:.4f}",
+        keys.DEACTIVATED_THRESHOLD: f"{audit.threshold:.4f}",
+        keys.DEACTIVATED_POLICY: audit.policy,
+    }
+
+
+def _gpu_key(namespace: str, pod: str, uuid: str) -> GpuKey:
+    return GpuKey(namespace=namespace, pod=pod, uuid=uuid)
+
+
+def _uid(kind: str, ref: WorkloadRef) -> str:
+    digest = hashlib.sha256(f"{kind}/{ref}".encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"

@@ -1,0 +1,190 @@
+"""The demo's dcgm-exporter and Prometheus in one: the `MetricSource` port over scripted profiles.
+
+Every GPU a pod holds is "scraped" every `scrape` seconds while the pod runs, its value taken
+from the RayCluster's `Profile`. A read computes what the four fleet-wide queries of
+`autoscaler.adapters.promql` return on a Prometheus 2.x server, from the same samples:
+- peak: the highest sample in [now - window, now] (NaN only when every sample is NaN);
+- coverage: the steps of a `[window:slot]` subquery (multiples of the slot, from now - window
+  to now, both ends included) whose `[slot]` range holds a real sample, over window / slot;
+- last busy: the latest such step whose slot maximum is above the threshold, within the lookback;
+- newest: the newest sample within the 5-minute lookback delta, unless that sample is NaN.
+Ranges are closed at both ends as in Prometheus 2.x. Samples are memoized: the past never changes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage
+from autoscaler.sim.profiles import Profile
+
+GPU_MODEL = "NVIDIA A100-SXM4-80GB"
+LOOKBACK_DELTA = 300  # seconds an instant selector looks back (Prometheus' default)
+
+
+@dataclass(frozen=True)
+class GpuHolding:
+    """A GPU held by a pod of a RayCluster, from the pod's start until its deletion."""
+
+    key: GpuKey
+    raycluster: str  # the owner's name, in key.namespace
+    node: str
+    start: datetime  # the pod runs (and the exporter reports it) from here
+    end: datetime | None = None  # deleted; None while it runs
+
+    def holds_at(self, second: int) -> bool:
+        begun = self.start.timestamp() <= second
+        return begun and (self.end is None or second < self.end.timestamp())
+
+
+class GpuHoldings(Protocol):
+    def gpu_holdings(self) -> Sequence[GpuHolding]:
+        """Every GPU holding, running or ended, in start order."""
+        ...
+
+
+@dataclass(frozen=True)
+class ExporterTiming:
+    scrape: int = 30  # seconds between samples
+    offset: int = 7  # samples fall at offset + k * scrape: off the slot edges, as in real life
+    slot: int = 60  # policy.slot in seconds
+    lookback: int = 24 * 3600  # policy.idleSinceLookback in seconds
+
+
+class SimulatedExporter:
+    def __init__(
+        self,
+        *,
+        holdings: GpuHoldings,
+        profiles: Mapping[tuple[str, str], Profile],
+        origin: datetime,
+        timing: ExporterTiming | None = None,
+    ) -> None:
+        self._holdings = holdings
+        self._profiles = profiles
+        self._origin = origin.timestamp()
+        self._timing = timing or ExporterTiming()
+        self._samples: dict[tuple[GpuKey, int], float | None] = {}
+        self._slots: dict[tuple[GpuKey, int], float | None] = {}
+        self.reads = 0
+
+    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        self.reads += 1
+        at = int(now.timestamp())
+        span = int(window.total_seconds())
+        gpus: dict[tuple[str, str], list[GpuUsage]] = {}
+        for holding in self._visible(at):
+            usage = self._usage(holding, at=at, span=span, threshold=threshold)
+            if usage is not None:
+                gpus.setdefault((usage.key.namespace, usage.key.pod), []).append(usage)
+        return FleetUsage(
+            window, threshold, evaluated_at=now, gpus={k: tuple(v) for k, v in gpus.items()}
+        )
+
+    def utilization(self, namespace: str, raycluster: str, now: datetime) -> float | None:
+        """The mean of the RayCluster's GPUs' newest samples, as a ratio (the live view's)."""
+        at = int(now.timestamp())
+        values = [
+            newest[1]
+            for h in self._visible(at)
+            if h.key.namespace == namespace and h.raycluster == raycluster and h.holds_at(at)
+            if (newest := self._newest(h, at)) is not None
+        ]
+        return sum(values) / len(values) if values else None
+
+    def _visible(self, at: int) -> Iterator[GpuHolding]:
+        oldest = at - self._timing.lookback
+        for holding in self._holdings.gpu_holdings():
+            ended = holding.end is not None and holding.end.timestamp() < oldest
+            if not ended and holding.start.timestamp() <= at:
+                yield holding
+
+    def _usage(
+        self, holding: GpuHolding, *, at: int, span: int, threshold: float
+    ) -> GpuUsage | None:
+        window = list(self._values(holding, at - span, at))
+        newest = self._newest(holding, at)
+        last_busy = self._last_busy(holding, at=at, threshold=threshold)
+        slots_held = self._covered_slots(holding, at=at, span=span)
+        if not window and newest is None and last_busy is None and not slots_held:
+            return None  # no query returns this GPU: it does not exist for Prometheus
+        real = [v for v in window if not math.isnan(v)]
+        return GpuUsage(
+            key=holding.key,
+            peak=max(real) if real else None,
+            coverage=min(1.0, slots_held * self._timing.slot / span),
+            last_sample_at=_time(newest[0]) if newest else None,
+            last_busy_at=_time(last_busy) if last_busy is not None else None,
+            hostname=holding.node if newest else None,
+            model=GPU_MODEL if newest else None,
+        )
+
+    def _covered_slots(self, holding: GpuHolding, *, at: int, span: int) -> int:
+        steps = _steps(at - span, at, self._timing.slot)
+        return sum(1 for step in steps if self._slot_peak(holding, step) is not None)
+
+    def _last_busy(self, holding: GpuHolding, *, at: int, threshold: float) -> int | None:
+        oldest = max(at - self._timing.lookback, int(holding.start.timestamp()))
+        for step in reversed(_steps(oldest, at, self._timing.slot)):
+            peak = self._slot_peak(holding, step)
+            if peak is not None and peak > threshold:
+                return step
+        return None
+
+    def _slot_peak(self, holding: GpuHolding, step: int) -> float | None:
+        """`max_over_time(metric[slot])` at `step`; None when the slot holds no real sample."""
+        memo = (holding.key, step)
+        if memo not in self._slots:
+            real = [
+                v
+                for v in self._values(holding, step - self._timing.slot, step)
+                if not math.isnan(v)
+            ]
+            self._slots[memo] = max(real) if real else None
+        return self._slots[memo]
+
+    def _newest(self, holding: GpuHolding, at: int) -> tuple[int, float] | None:
+        for second in reversed(self._scrapes(at - LOOKBACK_DELTA, at)):
+            value = self._sample(holding, second)
+            if value is not None:
+                return None if math.isnan(value) else (second, value)
+        return None
+
+    def _values(self, holding: GpuHolding, low: int, high: int) -> Iterator[float]:
+        """The samples (ratios, NaN kept) at scrape times in [low, high]."""
+        for second in self._scrapes(low, high):
+            value = self._sample(holding, second)
+            if value is not None:
+                yield value
+
+    def _scrapes(self, low: int, high: int) -> range:
+        scrape, offset = self._timing.scrape, self._timing.offset
+        first = -((offset - low) // scrape) * scrape + offset  # first offset + k*scrape >= low
+        return range(first, high + 1, scrape)
+
+    def _sample(self, holding: GpuHolding, second: int) -> float | None:
+        memo = (holding.key, second)
+        if memo not in self._samples:
+            self._samples[memo] = self._scripted(holding, second)
+        return self._samples[memo]
+
+    def _scripted(self, holding: GpuHolding, second: int) -> float | None:
+        if not holding.holds_at(second):
+            return None
+        profile = self._profiles.get((holding.key.namespace, holding.raycluster))
+        pct = None if profile is None else profile.percent_at((second - self._origin) / 60)
+        return None if pct is None else pct / 100
+
+
+def _steps(low: int, high: int, step: int) -> range:
+    """Multiples of `step` in [low, high], as a subquery evaluates them."""
+    first = -(-low // step) * step
+    return range(first, high + 1, step)
+
+
+def _time(second: int) -> datetime:
+    return datetime.fromtimestamp(second, tz=UTC)

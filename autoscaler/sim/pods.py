@@ -1,0 +1,155 @@
+"""RayClusters as the demo applies them, and the pods KubeRay makes of them on GPU nodes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from autoscaler.domain.models import PodInfo
+from autoscaler.sim.kueue_model import PodSet
+
+GPU = "nvidia.com/gpu"
+GPUS_PER_NODE = 8
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes' generateName draws from
+
+
+@dataclass(frozen=True)
+class WorkerGroup:
+    name: str
+    replicas: int
+    gpus: int  # per pod
+    cpu: int = 2000  # millicores per pod
+    memory: int = 8 * 10**9  # bytes per pod
+
+
+@dataclass(frozen=True)
+class RayClusterSpec:
+    """A RayCluster (or the cluster of a RayJob, `kind="RayJob"`) submitted to a LocalQueue."""
+
+    namespace: str
+    name: str
+    queue: str  # the LocalQueue in `namespace`
+    head_gpus: int = 0
+    workers: tuple[WorkerGroup, ...] = ()
+    priority_class: str | None = None
+    kind: str = "RayCluster"
+    head_cpu: int = 2000
+    head_memory: int = 8 * 10**9
+    annotations: Mapping[str, str] = field(default_factory=dict)  # on the owner
+
+    @property
+    def workload_name(self) -> str:
+        """Kueue's `<kind>-<name>-<5 hex>` (the suffix hashes the owner)."""
+        digest = hashlib.sha256(f"{self.namespace}/{self.kind}/{self.name}".encode()).hexdigest()
+        return f"{self.kind.lower()}-{self.name}-{digest[:5]}"
+
+    @property
+    def gpus(self) -> int:
+        return self.head_gpus + sum(group.replicas * group.gpus for group in self.workers)
+
+    def pod_sets(self) -> tuple[PodSet, ...]:
+        head = PodSet("head", 1, _requests(self.head_cpu, self.head_memory, self.head_gpus))
+        groups = tuple(
+            PodSet(g.name, g.replicas, _requests(g.cpu, g.memory, g.gpus)) for g in self.workers
+        )
+        return (head, *groups)
+
+
+@dataclass(frozen=True)
+class SimPod:
+    name: str
+    group: str  # "head" or the worker group's name
+    gpus: tuple[str, ...]  # the UUIDs it holds
+    node: str
+    created_at: datetime
+    running_at: datetime
+    raycluster: str
+
+    def running(self, now: datetime) -> bool:
+        return self.running_at <= now
+
+    def info(self, now: datetime) -> PodInfo:
+        node_type = "head" if self.group == "head" else "worker"
+        return PodInfo(
+            name=self.name,
+            phase="Running" if self.running(now) else "Pending",
+            created_at=self.created_at,
+            gpus=len(self.gpus),
+            labels={"ray.io/cluster": self.raycluster, "ray.io/node-type": node_type}
+            | ({} if self.group == "head" else {"ray.io/group": self.group}),
+            node=self.node,
+        )
+
+
+class GpuPool:
+    """The GPU nodes: each GPU is free or held by one pod."""
+
+    def __init__(self, nodes: int, *, per_node: int = GPUS_PER_NODE) -> None:
+        self._free: dict[str, list[str]] = {
+            f"gpu-node-{n + 1}": [gpu_uuid(f"gpu-node-{n + 1}", i) for i in range(per_node)]
+            for n in range(nodes)
+        }
+        self._home = {uuid: node for node, uuids in self._free.items() for uuid in uuids}
+
+    @classmethod
+    def for_gpus(cls, total: int) -> GpuPool:
+        return cls(max(1, -(-total // GPUS_PER_NODE)))
+
+    def take(self, count: int) -> tuple[str, tuple[str, ...]]:
+        """`count` GPUs from one node when one has enough (the scheduler's job), else spread."""
+        if count == 0:
+            return next(iter(self._free)), ()
+        node = next((n for n, free in self._free.items() if len(free) >= count), None)
+        if node is not None:
+            taken = tuple(self._free[node][:count])
+            del self._free[node][:count]
+            return node, taken
+        every = [(n, uuid) for n, free in self._free.items() for uuid in free]
+        if len(every) < count:
+            raise RuntimeError(f"the simulated nodes have {len(every)} free GPUs, {count} needed")
+        chosen = every[:count]
+        for n, uuid in chosen:
+            self._free[n].remove(uuid)
+        return chosen[0][0], tuple(uuid for _, uuid in chosen)
+
+    def release(self, uuids: tuple[str, ...]) -> None:
+        for uuid in uuids:
+            self._free[self._home[uuid]].append(uuid)
+            self._free[self._home[uuid]].sort()
+
+
+def pods_for(
+    spec: RayClusterSpec, *, gpus: GpuPool, now: datetime, start: timedelta, seed: int
+) -> tuple[SimPod, ...]:
+    """The head and worker pods KubeRay creates once the Workload is admitted."""
+    wanted = [(f"{spec.name}-head", "head", spec.head_gpus)]
+    for group in spec.workers:
+        wanted += [(f"{spec.name}-{group.name}-worker", group.name, group.gpus)] * group.replicas
+    pods = []
+    for index, (prefix, group_name, count) in enumerate(wanted):
+        node, uuids = gpus.take(count)
+        name = f"{prefix}-{_suffix(f'{spec.namespace}/{prefix}/{seed}/{index}')}"
+        pods.append(SimPod(name, group_name, uuids, node, now, now + start, spec.name))
+    return tuple(pods)
+
+
+def gpu_uuid(node: str, index: int) -> str:
+    """A stable UUID shaped like dcgm-exporter's."""
+    digest = hashlib.sha256(f"{node}/{index}".encode()).hexdigest()
+    return f"GPU-{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def _suffix(text: str) -> str:
+    number = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+    letters = []
+    for _ in range(5):
+        number, index = divmod(number, len(_SUFFIX_ALPHABET))
+        letters.append(_SUFFIX_ALPHABET[index])
+    return "".join(letters)
+
+
+def _requests(cpu: int, memory: int, gpus: int) -> dict[str, int]:
+    requests = {"cpu": cpu, "memory": memory}
+    return requests | ({GPU: gpus} if gpus else {})

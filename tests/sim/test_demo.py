@@ -1,0 +1,211 @@
+"""`idle-gpu-autoscaler demo`: every scenario's outcome, on the real service at max speed."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+import pytest
+
+from autoscaler.main import build_service
+from autoscaler.sim.clock import DEFAULT_SPEED
+from autoscaler.sim.demo import (
+    DemoOptions,
+    DemoRun,
+    add_demo_arguments,
+    options_from,
+    play_demo,
+    run_demo,
+)
+from autoscaler.sim.kueue_model import EventKind
+from autoscaler.sim.scenarios import SCENARIOS
+from autoscaler.sim.story import Outcome, World, keep_serving
+
+
+def at(scenario: str, minute: float) -> datetime:
+    return SCENARIOS[scenario].start + timedelta(minutes=minute)
+
+
+def deactivated(outcome: Outcome) -> dict[str, datetime]:
+    return {entry.raycluster: entry.audit.at for entry in outcome.audits}
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, tuple[DemoRun, str]]:
+    """Each scenario played once at max speed, non-interactive, with what it printed."""
+    played = {}
+    for name in SCENARIOS:
+        out = io.StringIO()
+        options = DemoOptions(scenario=name, speed=None, interactive=False)
+        played[name] = (play_demo(options, build_service=build_service, out=out), out.getvalue())
+    return played
+
+
+def test_two_clusters_deactivates_the_first_after_the_window_and_admits_the_second(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
+    run, printed = runs["two-clusters"]
+    window_after_the_job_stopped = at("two-clusters", 20 + 60)
+
+    assert deactivated(run.live) == {"first-raycluster": window_after_the_job_stopped}
+    assert run.live.admitted_at["second-raycluster"] == window_after_the_job_stopped
+    assert run.summary.gpu_hours == pytest.approx(2 * 15 / 60)  # 2 GPUs, 11:20 to 11:35
+    (sooner,) = run.summary.sooner
+    assert (sooner.raycluster, sooner.at_least, sooner.by) == (
+        "second-raycluster",
+        True,
+        timedelta(minutes=15),
+    )
+    assert "Summary of two-clusters" in printed
+    assert "deactivated first-raycluster: idle for the whole window" in printed
+
+
+def test_the_dry_run_replay_deactivates_nothing_and_leaves_the_second_waiting(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
+    run, _ = runs["two-clusters"]
+
+    assert run.replay.dry_run and run.replay.audits == ()
+    assert "needs 2, 0 available" in run.replay.waiting["second-raycluster"]
+
+
+def test_rd_and_production_frees_two_dev_workspaces_and_admits_production_at_once(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
+    run, _ = runs["rd-and-production"]
+    live = run.live
+
+    assert deactivated(live) == {
+        "bob-workspace": at("rd-and-production", 10 + 60),
+        "carol-workspace": at("rd-and-production", 20 + 60),
+    }
+    assert live.admitted_at["final-training-run"] == at("rd-and-production", 120)  # it arrives
+    evicted = [live.names[e.workload] for e in live.events if e.kind is EventKind.EVICTED]
+    assert evicted == ["bob-workspace", "carol-workspace"]  # no preemption: only our two
+    reason = run.replay.waiting["final-training-run"]
+    assert "cohort all-gpus" in reason and "needs 12, 8 available" in reason
+    assert run.summary.gpu_hours == pytest.approx(4 * 65 / 60 + 4 * 55 / 60)
+    left = {a.raycluster: a.reason for a in run.summary.left_alone}
+    assert left["final-training-run"] == "owner kind RayJob is not enabled"
+    assert "alice-workspace" in left
+
+
+def test_noisy_stops_only_the_truly_idle_notebook(runs: dict[str, tuple[DemoRun, str]]) -> None:
+    run, _ = runs["noisy"]
+
+    assert deactivated(run.live) == {"idle-notebook": at("noisy", 5 + 60)}
+    left = {a.raycluster: a for a in run.summary.left_alone}
+    assert set(left) == {"bursty-eval", "slow-loader", "gappy-trainer"}
+    window = timedelta(hours=1)
+    assert timedelta(0) < left["bursty-eval"].longest_idle < window
+    assert timedelta(minutes=45) < left["slow-loader"].longest_idle < window
+    assert left["gappy-trainer"].unknown_for >= timedelta(minutes=10)
+    assert "no usable samples" in left["gappy-trainer"].unknown_reason
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_every_story_ends_by_itself_within_three_minutes_at_the_default_speed(name: str) -> None:
+    scenario = SCENARIOS[name]
+    wall_seconds = scenario.end_minute * 60 / DEFAULT_SPEED
+
+    assert wall_seconds < 180
+
+
+def test_the_command_exits_zero_and_prints_plain_lines_with_the_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = argparse.ArgumentParser()
+    add_demo_arguments(parser)
+    args = parser.parse_args(["--speed", "max", "--non-interactive"])
+
+    assert run_demo(args, build_service=build_service) == 0
+
+    printed = capsys.readouterr().out
+    assert printed.startswith("idle-gpu-autoscaler demo: two-clusters")
+    assert "[10:10 +10m] RAYCLUSTER" in printed
+    assert "\x1b[" not in printed
+
+
+def test_a_terminal_gets_the_table_redrawn_in_place() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Terminal()
+    options = DemoOptions(scenario="two-clusters", speed=None, interactive=True)
+
+    play_demo(options, build_service=build_service, out=out)
+
+    frames = out.getvalue().split("\x1b[2J\x1b[H")
+    assert len(frames) > 90  # one per simulated minute
+    assert "first-raycluster   demo       user-queue -> cluster-queue  0/2" in frames[-1]
+
+
+def test_the_extra_servers_are_announced_at_the_start_and_stopped_at_the_end() -> None:
+    lifecycle: list[str] = []
+
+    @contextmanager
+    def servers(world: World) -> Iterator[Sequence[tuple[str, str]]]:
+        lifecycle.append(f"started on {world.scenario.name}")
+        yield [("REST", "http://127.0.0.1:18080"), ("gRPC", "127.0.0.1:19090"), ("token", "t")]
+        lifecycle.append("stopped")
+
+    out = io.StringIO()
+    options = DemoOptions(scenario="two-clusters", speed=None, interactive=False)
+    play_demo(options, build_service=build_service, extra_servers=servers, out=out)
+
+    head = out.getvalue().splitlines()[:6]
+    assert "REST: http://127.0.0.1:18080" in head and "gRPC: 127.0.0.1:19090" in head
+    assert "token: t" in head
+    assert lifecycle == ["started on two-clusters", "stopped"]
+
+
+def test_after_the_story_the_service_keeps_cycling_for_the_requested_wall_time() -> None:
+    world = World.build(
+        SCENARIOS["two-clusters"],
+        dry_run=False,
+        speed=None,
+        build_service=build_service,
+        logger=logging.getLogger("test-demo"),
+    )
+    wall = [0.0]
+
+    def sleep(seconds: float) -> None:
+        wall[0] += seconds
+
+    keep_serving(world, wall_seconds=5, monotonic=lambda: wall[0], sleep=sleep)
+
+    assert world.clock.now() == SCENARIOS["two-clusters"].start + timedelta(minutes=5)
+    snapshot = world.service.store.latest()
+    assert snapshot is not None and snapshot.cycle == 5
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        pytest.param([], DemoOptions(), id="defaults"),
+        pytest.param(
+            ["--scenario", "noisy", "--speed", "max", "--duration", "30", "--non-interactive"],
+            DemoOptions(scenario="noisy", speed=None, duration=30, interactive=False),
+            id="everything-set",
+        ),
+    ],
+)
+def test_the_arguments_become_demo_options(argv: list[str], expected: DemoOptions) -> None:
+    parser = argparse.ArgumentParser()
+    add_demo_arguments(parser)
+
+    assert options_from(parser.parse_args(argv)) == expected
+
+
+def test_a_bad_speed_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    add_demo_arguments(parser)
+
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--speed", "0"])
+    assert "positive number or 'max'" in capsys.readouterr().err
