@@ -42,6 +42,8 @@ def assess(
     now: datetime,
 ) -> Assessment:
     """Judge a workload; `not_before` is when idleness may start counting (admission, pods)."""
+    if usage.window != rules.window or usage.threshold != rules.threshold:
+        return Assessment(State.UNKNOWN, "usage was read for another window or threshold")
     problem = _structural_problem(workload, usage)
     if problem is not None:
         return Assessment(State.UNKNOWN, problem)
@@ -112,7 +114,12 @@ def _busy_or_recently_idle(
     coverage = min(g.coverage for g in gpus)
     since = _idle_since(gpus, not_before=not_before, now=now)
     idle_for = now - since
-    if idle_for > rules.slot and _data_problem(gpus, rules=rules, now=now) is None:
+    # A busy peak must have a last busy sample inside the window; if not, the two answers
+    # disagree, and the safe reading of a disagreement is "busy".
+    consistent = all(
+        g.last_busy_at is not None and now - g.last_busy_at <= rules.window for g in busy
+    )
+    if consistent and idle_for > rules.slot and _data_problem(gpus, rules=rules, now=now) is None:
         return Assessment(
             State.IDLE,
             f"idle for {_minutes(idle_for)} of {_minutes(rules.window)}; "

@@ -129,7 +129,9 @@ def _exemption_text(exemption: Exemption | None) -> str:
 
 def _grace_end(workload: WorkloadInfo, *, policy: Policy) -> datetime | None:
     reactivated = reactivated_at(workload.annotations, workload.owner_annotations)
-    starts = [workload.admitted_at, reactivated]
+    # Admitted with no recorded time: count the grace from creation rather than skip it.
+    admitted = workload.admitted_at or workload.created_at
+    starts = [admitted, reactivated]
     known = [t for t in starts if t is not None]
     return max(known) + policy.grace_period if known else None
 

@@ -64,7 +64,9 @@ def due_cases(draw: st.DrawFn) -> Case:
                 last_sample=NOW - rules.stale_after * draw(SHARE),
                 last_busy=None if draw(st.booleans()) else NOW - rules.window - draw(EXTRA_MINUTES),
             )
-    return Case(workload, found.build(), policy, Pauses())
+    return Case(
+        workload, found.build(window=rules.window, threshold=rules.threshold), policy, Pauses()
+    )
 
 
 Change = Callable[[Case, int], Case]  # the int picks which pod or GPU, modulo their number

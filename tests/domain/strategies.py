@@ -10,7 +10,7 @@ workloads sharing one usage and policy; `DECISIONS` draws decisions for the cap 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from hypothesis import strategies as st
@@ -222,7 +222,11 @@ def cases(draw: st.DrawFn) -> Case:
 def fleets(draw: st.DrawFn) -> tuple[list[WorkloadInfo], FleetUsage, Policy]:
     size = draw(st.integers(0, 5))
     fleet = [draw(workloads(name=f"rc{index}")) for index in range(size)]
-    return fleet, draw(fleet_usage(fleet)), draw(POLICIES)
+    policy = draw(POLICIES)
+    found = replace(
+        draw(fleet_usage(fleet)), window=policy.rules.window, threshold=policy.rules.threshold
+    )
+    return fleet, found, policy
 
 
 def run(case: Case, *, now: datetime = NOW) -> Decision:

@@ -8,6 +8,7 @@ with dry-run off.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta, timezone
 
 import pytest
@@ -46,7 +47,10 @@ def judge(
     policy: Policy | None = None,
     pauses: Pauses | None = None,
 ) -> Decision:
-    return decide(workload, fleet, policy=policy or a_policy(), pauses=pauses or Pauses(), now=NOW)
+    policy = policy or a_policy()
+    # The fleet was read for the policy's own window: stamp it so (the engine checks).
+    fleet = replace(fleet, window=policy.rules.window, threshold=policy.rules.threshold)
+    return decide(workload, fleet, policy=policy, pauses=pauses or Pauses(), now=NOW)
 
 
 # --- usage: busy, idle or unknown --------------------------------------------------------------
