@@ -155,6 +155,8 @@ class ServiceMetrics:
         """Add each still-deactivated workload's GPU time since the last count."""
         rows = {row.ref: row for row in snapshot.workloads}
         for ref, held in list(self._held.items()):
+            if snapshot.taken_at <= held.since:
+                continue  # read before the deactivation: its rows still show it active
             row = rows.get(ref)
             if row is None or row.info.active:
                 del self._held[ref]  # gone or back: nothing more to reclaim

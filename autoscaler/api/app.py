@@ -22,6 +22,7 @@ checked with TokenReview; what it may change is asked with SubjectAccessReview. 
 
 def create_app(context: ApiContext, *, authenticator: Authenticator) -> FastAPI:
     app = FastAPI(
+        generate_unique_id_function=lambda route: route.name,  # operationId: `exempt`, ...
         title="idle-gpu-autoscaler",
         version="v1",
         description=DESCRIPTION,

@@ -9,9 +9,10 @@ reads need one too when reads are closed, except the probes, /metrics and the AP
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Iterable
 
 import anyio.to_thread
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from autoscaler.api.auth import Authenticator
@@ -67,7 +68,7 @@ class AuthenticationMiddleware:
         return not self._reads_open and scope.get("path", "") not in ALWAYS_OPEN
 
 
-def bearer_token(headers: list[tuple[bytes, bytes]] | Any) -> str | None:
+def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     """The token of the first Authorization header, if it is a usable Bearer one."""
     for name, value in headers:
         if name.lower() == b"authorization":
@@ -79,7 +80,7 @@ def bearer_token(headers: list[tuple[bytes, bytes]] | Any) -> str | None:
     return None
 
 
-def _unauthorized(detail: str) -> Any:
+def _unauthorized(detail: str) -> JSONResponse:
     return problem_response(
         401, detail, headers={"WWW-Authenticate": 'Bearer realm="idle-gpu-autoscaler"'}
     )

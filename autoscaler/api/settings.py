@@ -103,8 +103,13 @@ class ApiSettings(_Section):
         "cluster the list of workloads and their decisions is not a secret, and people look "
         "before they act. Changes always need a token.",
     )
-    auth: AuthSettings = Field(default_factory=AuthSettings)
-    admin: AdminVerbSettings = Field(default_factory=AdminVerbSettings)
+    auth: AuthSettings = Field(
+        default_factory=AuthSettings, description="How callers of changes are checked."
+    )
+    admin: AdminVerbSettings = Field(
+        default_factory=AdminVerbSettings,
+        description="The permission that makes a caller an admin of this service.",
+    )
     max_exemption: Duration = Field(
         timedelta(days=7),
         description="Longest exemption (API or hand-set `exempt-until`). A week covers a "

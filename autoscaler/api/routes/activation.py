@@ -50,12 +50,8 @@ def reactivate(
     now = context.clock.now()
     annotations = reactivating(by=caller.username, reason=request.reason, now=now)
     context.writer.reactivate(workload, annotations)  # Conflict (409) if changed meanwhile
-    _announce(
-        context,
-        workload,
-        "IdleGPUReactivated",
-        f"Reactivated by {caller.username}: {request.reason}",
-    )
+    message = f"Reactivated by {caller.username}: {request.reason}"
+    _announce(context, workload, "IdleGPUReactivated", message)
     return _done(context, caller, workload, action="reactivate", reason=request.reason, now=now)
 
 

@@ -25,7 +25,7 @@ router = APIRouter(prefix="/api/v1", tags=["workloads"])
 @router.get(
     "/workloads",
     summary="List workloads with their state and decision",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 422, 503),
 )
 def list_workloads(
     context: Context,
@@ -57,7 +57,7 @@ def list_workloads(
 @router.get(
     "/workloads/{namespace}/{name}",
     summary="Inspect one workload, by Workload name or owner name",
-    responses=error_responses(401, 404, 409, 422),
+    responses=error_responses(401, 404, 409, 422, 503),
 )
 def get_workload(context: Context, namespace: NamespaceName, name: WorkloadName) -> WorkloadView:
     """`name` is the Workload's name or its owner's, such as the RayCluster's name."""
