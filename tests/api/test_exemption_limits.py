@@ -1,0 +1,68 @@
+"""The maximum exemption length applied to hand-set annotations (pure, then over HTTP)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from autoscaler.api.exemptions import EXEMPT_UNTIL_REQUESTED, INDEFINITE, cut_to_limit, rfc3339
+from autoscaler.api.settings import ApiSettings
+from autoscaler.domain import annotations as keys
+from tests.api.rig import ApiRig
+from tests.support.domain_builders import NOW
+
+WEEK = timedelta(days=7)
+LIMIT = rfc3339(NOW + WEEK)
+
+
+@pytest.mark.parametrize(
+    ("annotations", "allow_indefinite", "patch"),
+    [
+        pytest.param(
+            {keys.EXEMPT_UNTIL: rfc3339(NOW + timedelta(days=30))},
+            True,
+            {keys.EXEMPT_UNTIL: LIMIT, EXEMPT_UNTIL_REQUESTED: rfc3339(NOW + timedelta(days=30))},
+            id="a-month-is-cut-to-a-week",
+        ),
+        pytest.param(
+            {keys.EXEMPT_UNTIL: rfc3339(NOW + WEEK)}, True, None, id="exactly-the-maximum-stays"
+        ),
+        pytest.param(
+            {keys.EXEMPT_UNTIL: rfc3339(NOW - timedelta(days=1))}, True, None, id="expired-stays"
+        ),
+        pytest.param({keys.EXEMPT_UNTIL: "next tuesday"}, True, None, id="unreadable-stays"),
+        pytest.param({keys.EXEMPT: "true"}, True, None, id="indefinite-allowed-stays"),
+        pytest.param(
+            {keys.EXEMPT: "True"},
+            False,
+            {keys.EXEMPT: None, keys.EXEMPT_UNTIL: LIMIT, EXEMPT_UNTIL_REQUESTED: INDEFINITE},
+            id="indefinite-forbidden-becomes-the-maximum",
+        ),
+        pytest.param({}, False, None, id="nothing-to-cut"),
+    ],
+)
+def test_cut_to_limit(
+    annotations: dict[str, str], allow_indefinite: bool, patch: dict[str, str | None] | None
+) -> None:
+    found = cut_to_limit(annotations, now=NOW, maximum=WEEK, allow_indefinite=allow_indefinite)
+    assert found == patch
+
+
+def test_a_forbidden_indefinite_exemption_on_a_workload_becomes_the_maximum() -> None:
+    settings = ApiSettings(
+        host="127.0.0.1", port=0, allow_indefinite_exemption=False, max_exemption=timedelta(days=1)
+    )
+    with ApiRig(settings=settings) as rig:
+        name = rig.add_raycluster("team-a", "alice-rc")
+        workload = rig.workload("team-a", name)
+        workload["metadata"]["annotations"] = {keys.EXEMPT: "true"}
+        rig.kube.store.put(workload)
+        rig.cycle()
+        annotations = rig.workload("team-a", name)["metadata"]["annotations"]
+        assert annotations == {
+            keys.EXEMPT_UNTIL: rfc3339(rig.now + timedelta(days=1)),
+            EXEMPT_UNTIL_REQUESTED: INDEFINITE,
+        }
+        rig.clock.advance(timedelta(days=1, seconds=1))
+        assert rig.cycle().workloads[0].decision.state == "idle"

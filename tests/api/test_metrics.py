@@ -1,0 +1,112 @@
+"""The service's metrics, fed snapshot by snapshot, read from the registry they were given."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from autoscaler.domain.models import (
+    Action,
+    ActionRecord,
+    Decision,
+    Snapshot,
+    State,
+    WorkloadInfo,
+    WorkloadStatus,
+)
+from autoscaler.metrics import ServiceMetrics
+from tests.support.domain_builders import NOW, a_workload
+from tests.support.fakes import FakeClock
+
+
+def row(workload: WorkloadInfo, state: State, *, gpus: int = 0) -> WorkloadStatus:
+    return WorkloadStatus(workload, Decision(workload.ref, state, Action.NONE, "test", gpus=gpus))
+
+
+def snapshot(*rows: WorkloadStatus, at: timedelta = timedelta(0), **changes: object) -> Snapshot:
+    base = Snapshot(
+        cycle=1, taken_at=NOW + at, workloads=rows, cluster_ok=True, metrics_ok=True, dry_run=False
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+class Rig:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.clock = FakeClock(NOW)
+        self.metrics = ServiceMetrics(self.registry, clock=self.clock)
+
+    def value(self, name: str, **labels: str) -> float | None:
+        return self.registry.get_sample_value(name, labels)
+
+
+@pytest.fixture
+def rig() -> Rig:
+    return Rig()
+
+
+IDLE = a_workload("team-a", "idle-rc").gpu_pod("w", gpus=2).build()
+GONE = replace(IDLE, active=False, pods=())
+
+
+def test_each_snapshot_counts_a_cycle_and_its_duration_from_the_loop_clock(rig: Rig) -> None:
+    rig.clock.advance(timedelta(seconds=3))
+    rig.metrics.observe(snapshot())
+    assert rig.value("idle_gpu_autoscaler_cycles_total") == 1
+    assert rig.value("idle_gpu_autoscaler_cycle_duration_seconds_sum") == 3
+    assert rig.value("idle_gpu_autoscaler_last_successful_cycle_timestamp_seconds") == (
+        NOW.timestamp()
+    )
+
+
+def test_workloads_are_counted_by_state_with_absent_states_at_zero(rig: Rig) -> None:
+    busy = a_workload("team-a", "busy").build()
+    rig.metrics.observe(snapshot(row(IDLE, State.IDLE), row(busy, State.BUSY)))
+    assert rig.value("idle_gpu_autoscaler_workloads", state="idle") == 1
+    assert rig.value("idle_gpu_autoscaler_workloads", state="busy") == 1
+    assert rig.value("idle_gpu_autoscaler_workloads", state="paused") == 0
+
+
+def test_a_done_deactivation_is_counted_and_its_gpus_accrue_reclaimed_hours(rig: Rig) -> None:
+    done = ActionRecord(IDLE.ref, Action.DEACTIVATE, "idle", NOW, "done")
+    rig.metrics.observe(snapshot(row(IDLE, State.IDLE, gpus=2), actions=(done,)))
+    assert (
+        rig.value("idle_gpu_autoscaler_deactivations_total", namespace="team-a", reason="idle") == 1
+    )
+    rig.metrics.observe(snapshot(row(GONE, State.DEACTIVATED), at=timedelta(minutes=30)))
+    rig.metrics.observe(snapshot(row(GONE, State.DEACTIVATED), at=timedelta(minutes=90)))
+    assert rig.value(
+        "idle_gpu_autoscaler_gpu_hours_reclaimed_total", namespace="team-a"
+    ) == pytest.approx(3.0)
+
+
+def test_a_workload_seen_active_again_is_a_reactivation_and_stops_accruing(rig: Rig) -> None:
+    rig.metrics.deactivated(IDLE.ref, gpus=1, reason="admin", at=NOW)
+    rig.metrics.observe(snapshot(row(GONE, State.DEACTIVATED), at=timedelta(hours=1)))
+    rig.metrics.observe(snapshot(row(IDLE, State.GRACE), at=timedelta(hours=2)))
+    rig.metrics.observe(snapshot(row(IDLE, State.GRACE), at=timedelta(hours=3)))
+    assert rig.value("idle_gpu_autoscaler_reactivations_total") == 1
+    assert rig.value(
+        "idle_gpu_autoscaler_gpu_hours_reclaimed_total", namespace="team-a"
+    ) == pytest.approx(1.0)
+
+
+def test_failures_are_counted_by_source(rig: Rig) -> None:
+    failed = ActionRecord(IDLE.ref, Action.DEACTIVATE, "idle", NOW, "failed: 500")
+    rig.metrics.observe(snapshot(metrics_ok=False, actions=(failed,)))
+    rig.metrics.observe(snapshot(cluster_ok=False))
+    for source in ("prometheus", "action", "cluster"):
+        assert rig.value("idle_gpu_autoscaler_errors_total", source=source) == 1
+    assert rig.value("idle_gpu_autoscaler_last_successful_cycle_timestamp_seconds") == 0
+
+
+def test_exemptions_in_force_are_counted(rig: Rig) -> None:
+    exempt = a_workload("team-a", "x").exempt_until(NOW + timedelta(hours=1), on_owner=True)
+    expired = a_workload("team-a", "y").exempt_until(NOW - timedelta(hours=1))
+    rig.metrics.observe(
+        snapshot(row(exempt.build(), State.EXEMPT), row(expired.build(), State.IDLE))
+    )
+    assert rig.value("idle_gpu_autoscaler_exemptions_active") == 1
