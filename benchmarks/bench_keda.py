@@ -1,0 +1,270 @@
+"""IsActive and GetMetrics latency of the KEDA scaler, next to a constant-answer gRPC server.
+
+Run by hand from the repository root (about a minute on two cores):
+
+    python -m benchmarks.bench_keda                 # 100 and 1,000 concurrent callers
+    python -m benchmarks.bench_keda --rounds 5      # a quick look
+
+Both servers run in one child process, each on its own thread and event loop as in the service
+(grpc.aio, plaintext); the callers run in this process on grpc.aio channels, so callers and
+servers do not share a GIL. The constant server answers without looking at anything: the gap
+between the two is what judging from the snapshot costs.
+
+Each round publishes a fresh snapshot (an empty judgement cache, as after every cycle), then
+every caller sends one call at once for its own ScaledObject: KEDA's polling burst. Each
+caller's target is a different Workload of a fleet of `--workloads`, half busy, half idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import multiprocessing
+import os
+import platform
+import statistics
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from multiprocessing.connection import Connection
+from typing import Any
+
+import grpc
+
+from autoscaler.domain.models import Action, Decision, PodRecord, Snapshot, State, WorkloadStatus
+from autoscaler.keda import externalscaler_pb2 as pb
+from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
+from autoscaler.keda.answers import KedaAnswers
+from autoscaler.keda.server import KedaGrpcServer
+from autoscaler.keda.settings import KedaTlsSettings
+from autoscaler.keda.targets import Judging
+from autoscaler.snapshots import SnapshotStore
+from tests.support.domain_builders import NOW, a_policy, a_workload, usage
+
+CHANNELS = 8  # callers share a few connections, as KEDA's operator does
+Call = Callable[[Any, int], Awaitable[object]]
+
+
+@dataclass(frozen=True)
+class FixedClock:
+    at: datetime
+
+    def now(self) -> datetime:
+        return self.at
+
+
+def fleet_snapshot(workloads: int) -> Snapshot:
+    infos, fleet = [], usage()
+    for i in range(workloads):
+        info = a_workload("ml", f"rc-{i}").gpu_pod(f"rc-{i}-0").build()
+        infos.append(info)
+        busy = i % 2 == 0
+        fleet.gpu("ml", f"rc-{i}-0", peak=0.7 if busy else 0.01, last_busy=NOW if busy else None)
+    rows = tuple(
+        WorkloadStatus(info, Decision(info.ref, State.KEDA_MANAGED, Action.NONE, "keda"))
+        for info in infos
+    )
+    return Snapshot(
+        cycle=1,
+        taken_at=NOW,
+        workloads=rows,
+        cluster_ok=True,
+        metrics_ok=True,
+        dry_run=True,
+        usage={"default": fleet.build()},
+        gpu_pods=tuple(PodRecord("ml", pod) for info in infos for pod in info.pods),
+    )
+
+
+class ConstantServicer(pb_grpc.ExternalScalerServicer):
+    """The floor: the same RPCs answered with fixed messages."""
+
+    async def IsActive(self, request: pb.ScaledObjectRef, context: Any) -> pb.IsActiveResponse:
+        return pb.IsActiveResponse(result=True)
+
+    async def GetMetrics(
+        self, request: pb.GetMetricsRequest, context: Any
+    ) -> pb.GetMetricsResponse:
+        value = pb.MetricValue(metricName="constant", metricValue=50, metricValueFloat=50.0)
+        return pb.GetMetricsResponse(metricValues=[value])
+
+
+def serve_constant() -> tuple[int, Callable[[], None]]:
+    started: list[int] = []
+    ready, stop = threading.Event(), threading.Event()
+
+    async def main() -> None:
+        server = grpc.aio.server()
+        pb_grpc.add_ExternalScalerServicer_to_server(ConstantServicer(), server)
+        started.append(server.add_insecure_port("127.0.0.1:0"))
+        await server.start()
+        ready.set()
+        while not stop.is_set():
+            await asyncio.sleep(0.05)
+        await server.stop(0)
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+    thread.start()
+    if not ready.wait(10):
+        raise RuntimeError("the constant server did not start")
+
+    def halt() -> None:
+        stop.set()
+        thread.join()
+
+    return started[0], halt
+
+
+def serve_both(conn: Connection, workloads: int) -> None:
+    """Child process: both servers; publishes a fresh snapshot whenever asked."""
+    snapshot, store = fleet_snapshot(workloads), SnapshotStore()
+    store.publish(snapshot)
+    policy = a_policy()
+    answers = KedaAnswers(
+        latest=store.latest,
+        judging=Judging(rules=policy.rules, grace_period=policy.grace_period),
+        profiles=(),
+        clock=FixedClock(NOW),
+        max_snapshot_age=timedelta(minutes=3),
+        logger=logging.getLogger("bench"),
+    )
+    keda = KedaGrpcServer(
+        answers=answers,
+        store=store,
+        tls=KedaTlsSettings(),
+        heartbeat=timedelta(seconds=30),
+        address="127.0.0.1:0",
+        logger=logging.getLogger("bench"),
+    )
+    constant_port, stop_constant = serve_constant()
+    conn.send((keda.start(), constant_port))
+    cycle = 1
+    while (message := conn.recv()) != "stop":
+        assert message == "publish"
+        cycle += 1
+        store.publish(replace(snapshot, cycle=cycle))
+        conn.send("published")
+    keda.stop(grace=0)
+    stop_constant()
+
+
+def is_active(stub: Any, i: int) -> Awaitable[object]:
+    return stub.IsActive(ref(i), timeout=3)  # type: ignore[no-any-return]
+
+
+def get_metrics(stub: Any, i: int) -> Awaitable[object]:
+    return stub.GetMetrics(pb.GetMetricsRequest(scaledObjectRef=ref(i)), timeout=3)  # type: ignore[no-any-return]
+
+
+_REFS: dict[int, pb.ScaledObjectRef] = {}
+
+
+def ref(i: int) -> pb.ScaledObjectRef:
+    if i not in _REFS:
+        metadata = {"scalerAddress": "idle-gpu-autoscaler.gpu-ops.svc:9090", "workload": f"rc-{i}"}
+        _REFS[i] = pb.ScaledObjectRef(name=f"so-{i}", namespace="ml", scalerMetadata=metadata)
+    return _REFS[i]
+
+
+async def burst(stubs: list[Any], call: Call, callers: int, *, workloads: int) -> list[float]:
+    async def one(i: int) -> float:
+        started = time.perf_counter()
+        await call(stubs[i % len(stubs)], i % workloads)
+        return time.perf_counter() - started
+
+    return list(await asyncio.gather(*(one(i) for i in range(callers))))
+
+
+@dataclass
+class Row:
+    server: str
+    rpc: str
+    callers: int
+    latencies: list[float]
+
+    def line(self) -> str:
+        q = statistics.quantiles(self.latencies, n=100)
+        ms = [1000 * v for v in (q[49], q[98], max(self.latencies))]
+        return (
+            f"| {self.rpc} | {self.callers:,} | {self.server} | {len(self.latencies):,} "
+            f"| {ms[0]:.1f} | {ms[1]:.1f} | {ms[2]:.1f} |"
+        )
+
+
+async def measure(args: argparse.Namespace, conn: Connection, ports: tuple[int, int]) -> list[Row]:
+    channels = {
+        name: [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(CHANNELS)]
+        for name, port in zip(("keda scaler", "constant"), ports, strict=True)
+    }
+    stubs = {
+        name: [pb_grpc.ExternalScalerStub(c) for c in chans] for name, chans in channels.items()
+    }
+    rows: list[Row] = []
+    for rpc, call in (("IsActive", is_active), ("GetMetrics", get_metrics)):
+        for callers in args.callers:
+            for pool in stubs.values():
+                await burst(pool, call, callers, workloads=args.workloads)  # warm-up, not measured
+            found = {name: Row(name, rpc, callers, []) for name in stubs}
+            for _ in range(args.rounds):
+                conn.send("publish")
+                conn.recv()
+                for name, pool in stubs.items():
+                    found[name].latencies += await burst(
+                        pool, call, callers, workloads=args.workloads
+                    )
+            rows += found.values()
+    for chans in channels.values():
+        for channel in chans:
+            await channel.close()
+    return rows
+
+
+def machine() -> str:
+    model = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            model = next(
+                line.split(":", 1)[1].strip() for line in info if line.startswith("model name")
+            )
+    except (OSError, StopIteration):
+        pass
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"grpcio {grpc.__version__}, {platform.system()} {platform.release()}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--callers", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--rounds", type=int, default=20, help="bursts per measurement")
+    parser.add_argument("--workloads", type=int, default=1000, help="Workloads in the snapshot")
+    args = parser.parse_args()
+    parent, child = multiprocessing.get_context("spawn").Pipe()
+    process = multiprocessing.get_context("spawn").Process(
+        target=serve_both, args=(child, args.workloads), daemon=True
+    )
+    process.start()
+    if not parent.poll(30):
+        raise SystemExit("the servers did not start (see the child's traceback above)")
+    ports = parent.recv()
+    try:
+        rows = asyncio.run(measure(args, parent, ports))
+    finally:
+        parent.send("stop")
+        process.join(10)
+    print(f"Machine: {machine()}")
+    print(
+        f"Fleet: {args.workloads:,} Workloads; {args.rounds} bursts per row, fresh snapshot each\n"
+    )
+    print("| RPC | concurrent callers | server | calls | p50 ms | p99 ms | max ms |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for row in rows:
+        print(row.line())
+
+
+if __name__ == "__main__":
+    main()
