@@ -7,7 +7,8 @@
 KEDA's metrics-api trigger reads the number at `valueLocation: value`. Unknown is never a
 number: 503 (unknown data), 404 (no such Workload) or 400 (bad parameters), so KEDA holds
 the replicas. Bearer tokens are checked by the injected `authenticate` (TokenReview or the
-static token, as for the REST API); without one, every token is refused.
+static token, as for the REST API); without one, every token is refused. An `authenticate`
+that raises ClusterError (TokenReview unreachable) makes a 503, never a value.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from fastapi import APIRouter, Header, HTTPException, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from autoscaler.errors import ClusterError
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.metadata import MetadataError
 from autoscaler.keda.targets import Activity
@@ -104,7 +106,13 @@ def _check_token(header: str | None, *, authenticate: Authenticate, required: bo
     if not required:
         return
     scheme, _, token = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip() or not authenticate(token.strip()):
+    try:
+        valid = scheme.lower() == "bearer" and bool(token.strip()) and authenticate(token.strip())
+    except ClusterError as exc:  # TokenReview unreachable: unknown, so KEDA holds its replicas
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, f"cannot check the token: {exc}"
+        ) from exc
+    if not valid:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "a valid bearer token is required",

@@ -10,6 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from autoscaler.domain.models import Snapshot
+from autoscaler.errors import ClusterUnavailable
 from autoscaler.keda.http import VALUE_LOCATION, keda_router
 from autoscaler.keda.targets import Activity, Target
 from autoscaler.snapshots import SnapshotStore
@@ -180,6 +181,18 @@ def test_without_an_authenticator_every_token_is_refused(store: SnapshotStore) -
     store.publish(rc())
     response = app_for(store).get(PATH, params={"namespace": "ml", "workload": "rc"}, headers=AUTH)
     assert response.status_code == 401
+
+
+def test_a_token_that_cannot_be_checked_is_a_503(store: SnapshotStore) -> None:
+    def unreachable(_token: str) -> bool:
+        raise ClusterUnavailable("TokenReview: connection refused")
+
+    store.publish(rc())
+    response = app_for(store, authenticate=unreachable).get(
+        PATH, params={"namespace": "ml", "workload": "rc"}, headers=AUTH
+    )
+    assert response.status_code == 503
+    assert "connection refused" in response.json()["detail"]
 
 
 def test_tokens_can_be_switched_off(store: SnapshotStore) -> None:
