@@ -1,0 +1,243 @@
+"""`idle-gpu-autoscaler backtest`: what the policy (and a few alternatives) would have done.
+
+The composition root passes the policy it builds from the settings and a range-query source
+(`PrometheusRange` over the same connection settings as `serve`). History is read from
+`--since` ago (or `--start`) to `--end` in chunks, after a warm-up long enough for the longest
+window and the grace period, so the first decision sees what the live service would have.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TextIO
+
+from autoscaler.backtest.chart import write_chart
+from autoscaler.backtest.identity import Resolver
+from autoscaler.backtest.replay import Replay, Variant
+from autoscaler.backtest.replay import Settings as ReplaySettings
+from autoscaler.backtest.report import Report, VariantReport, as_json, table
+from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_query
+from autoscaler.clock import SystemClock
+from autoscaler.config import Settings, parse_duration
+from autoscaler.domain.annotations import parse_time
+from autoscaler.domain.policy import Policy
+from autoscaler.errors import MetricsUnavailable
+from autoscaler.ports import Clock
+
+EXIT_METRICS = 1
+EXIT_USAGE = 2
+CHART_WINDOWS = ("15m", "30m", "1h", "2h", "4h", "8h")
+
+
+@dataclass(frozen=True)
+class BacktestOptions:
+    start: datetime
+    end: datetime
+    step: timedelta
+    alternatives: tuple[Variant, ...]
+    chart_windows: tuple[timedelta, ...]
+    horizon: timedelta
+    raycluster_label: str | None = None
+    chunk: timedelta = timedelta(hours=6)
+
+
+def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
+    when = parser.add_argument_group("range")
+    when.add_argument(
+        "--since",
+        type=_duration,
+        default=timedelta(days=7),
+        help="replay this far back from --end (default 7d)",
+    )
+    when.add_argument("--start", type=_time, help="RFC 3339 start (instead of --since)")
+    when.add_argument("--end", type=_time, help="RFC 3339 end (default: now)")
+    when.add_argument(
+        "--step", type=_duration, help="time between decisions (default: the loop interval)"
+    )
+    what = parser.add_argument_group("variants")
+    what.add_argument(
+        "--alternative",
+        action="append",
+        default=[],
+        metavar="WINDOW[@PERCENT]",
+        help="an alternative window and threshold, e.g. 2h or 30m@10 (repeat "
+        "for more; default: half and double the window, double the threshold)",
+    )
+    what.add_argument(
+        "--chart-windows",
+        default=",".join(CHART_WINDOWS),
+        metavar="LIST",
+        help="windows charted at the policy's threshold (comma separated)",
+    )
+    what.add_argument(
+        "--regret-horizon",
+        type=_duration,
+        default=timedelta(hours=2),
+        help="GPUs busy again this soon after a deactivation: a regret (2h)",
+    )
+    what.add_argument(
+        "--raycluster-label", help="series label naming the RayCluster (default: from pod names)"
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument("--output", choices=("table", "json"), default="table")
+    out.add_argument(
+        "--chart",
+        type=Path,
+        metavar="PATH.html",
+        help="also write a self-contained HTML chart of GPU-hours by window",
+    )
+    out.add_argument(
+        "--chunk",
+        type=_duration,
+        default=timedelta(hours=6),
+        help="history read per query; bounds memory (default 6h)",
+    )
+
+
+def options_from(
+    args: argparse.Namespace, *, settings: Settings, policy: Policy, now: datetime
+) -> BacktestOptions:
+    end = args.end or now
+    start = args.start or end - args.since
+    if start >= end:
+        raise ValueError("the range is empty: --start must be before --end")
+    return BacktestOptions(
+        start=start,
+        end=end,
+        step=args.step or settings.loop.interval,
+        alternatives=tuple(_variant(text, policy) for text in args.alternative)
+        or default_alternatives(policy),
+        chart_windows=tuple(parse_duration(w) for w in args.chart_windows.split(",") if w),
+        horizon=args.regret_horizon,
+        raycluster_label=args.raycluster_label,
+        chunk=args.chunk,
+    )
+
+
+def default_alternatives(policy: Policy) -> tuple[Variant, ...]:
+    window, threshold = policy.rules.window, policy.rules.threshold
+    found = [Variant(window / 2, threshold), Variant(window * 2, threshold)]
+    if threshold * 2 < 1:
+        found.append(Variant(window, threshold * 2))
+    return tuple(found)
+
+
+def run_backtest(
+    args: argparse.Namespace,
+    *,
+    settings: Settings,
+    policy: Policy,
+    source: RangeQueries,
+    out: TextIO | None = None,
+    clock: Clock | None = None,
+) -> int:
+    """Replay, then print the table or JSON (and write the chart); 1 when Prometheus fails."""
+    stream, errors = out or sys.stdout, sys.stderr if out is None else out
+    try:
+        options = options_from(
+            args, settings=settings, policy=policy, now=(clock or SystemClock()).now()
+        )
+        report = backtest(source, options=options, settings=settings, policy=policy)
+    except ValueError as exc:
+        errors.write(f"error: {exc}\n")
+        return EXIT_USAGE
+    except MetricsUnavailable as exc:
+        errors.write(f"error: {exc}\n")
+        return EXIT_METRICS
+    if args.output == "json":
+        stream.write(json.dumps(as_json(report), indent=2) + "\n")
+    else:
+        stream.write("\n".join(table(report)) + "\n")
+    if args.chart is not None:
+        write_chart(report, args.chart)
+    return 0
+
+
+def backtest(
+    source: RangeQueries, *, options: BacktestOptions, settings: Settings, policy: Policy
+) -> Report:
+    base = Variant(policy.rules.window, policy.rules.threshold)
+    charted = tuple(
+        Variant(w, base.threshold) for w in sorted({*options.chart_windows, base.window})
+    )
+    variants = list(dict.fromkeys((base, *options.alternatives, *charted)))
+    slot = int(policy.rules.slot.total_seconds())
+    step = int(options.step.total_seconds())
+    if step % slot or step <= 0:
+        raise ValueError(f"--step must be a multiple of the policy's slot ({slot} s)")
+    replay = Replay(
+        policy=policy,
+        variants=variants,
+        settings=ReplaySettings(
+            start=options.start,
+            end=options.end,
+            slot=slot,
+            step=step,
+            horizon=options.horizon,
+            lookback=int(settings.policy.idle_since_lookback.total_seconds()),
+        ),
+        resolver=Resolver(label=options.raycluster_label),
+    )
+    warnings: dict[str, None] = {}
+    for fetched in chunks(
+        source, _query(settings, policy, options), _plan(options, variants, policy)
+    ):
+        replay.feed(fetched.chunk)
+        warnings.update(dict.fromkeys(fetched.warnings))
+    found = dict(replay.results())
+    reports = {v: VariantReport(v, v == base, tuple(found[v])) for v in variants}
+    return Report(
+        start=options.start,
+        end=options.end,
+        step=options.step,
+        horizon=options.horizon,
+        gpus=replay.gpu_count,
+        workloads=replay.workload_count,
+        skipped_pods=len(replay.skipped),
+        warnings=tuple(warnings),
+        variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
+        chart=tuple(reports[v] for v in charted),
+    )
+
+
+def _query(settings: Settings, policy: Policy, options: BacktestOptions) -> str:
+    return slot_query(
+        settings.prometheus.signals, slot=policy.rules.slot, extra_label=options.raycluster_label
+    )
+
+
+def _plan(options: BacktestOptions, variants: Sequence[Variant], policy: Policy) -> ChunkPlan:
+    slot = int(policy.rules.slot.total_seconds())
+    warmup = max(*(v.window for v in variants), policy.grace_period) + policy.rules.slot
+    first = int((options.start - warmup).timestamp()) // slot * slot
+    last = int(options.end.timestamp()) // slot * slot
+    steps = max(1, int(options.chunk.total_seconds()) // slot)
+    return ChunkPlan(start=first, end=last, slot=slot, steps_per_chunk=steps)
+
+
+def _variant(text: str, policy: Policy) -> Variant:
+    window, _, percent = text.partition("@")
+    threshold = float(percent) / 100 if percent else policy.rules.threshold
+    if not 0 <= threshold < 1:
+        raise ValueError(f"{text!r}: the threshold is a percentage below 100")
+    return Variant(parse_duration(window), threshold)
+
+
+def _duration(text: str) -> timedelta:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _time(text: str) -> datetime:
+    parsed = parse_time(text)
+    if parsed is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an RFC 3339 time with a zone")
+    return parsed.astimezone(UTC)

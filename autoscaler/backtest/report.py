@@ -1,0 +1,150 @@
+"""The backtest's figures per namespace and in total, per variant, as a table or as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from autoscaler.backtest.replay import Deactivation, Variant
+from autoscaler.config import format_duration
+
+TOTAL = "TOTAL"
+
+
+@dataclass(frozen=True)
+class Figures:
+    deactivations: int
+    gpu_hours: float
+    regrets: int
+
+    @classmethod
+    def of(cls, found: Iterable[Deactivation]) -> Figures:
+        items = list(found)
+        return cls(
+            deactivations=len(items),
+            gpu_hours=sum(d.gpu_hours for d in items),
+            regrets=sum(1 for d in items if d.regret),
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "deactivations": self.deactivations,
+            "gpuHours": round(self.gpu_hours, 3),
+            "regrets": self.regrets,
+        }
+
+
+@dataclass(frozen=True)
+class VariantReport:
+    variant: Variant
+    is_policy: bool
+    deactivations: tuple[Deactivation, ...]
+
+    @property
+    def total(self) -> Figures:
+        return Figures.of(self.deactivations)
+
+    def namespace(self, name: str) -> Figures:
+        return Figures.of(d for d in self.deactivations if d.workload.namespace == name)
+
+    @property
+    def namespaces(self) -> list[str]:
+        return sorted({d.workload.namespace for d in self.deactivations})
+
+
+@dataclass(frozen=True)
+class Report:
+    start: datetime
+    end: datetime
+    step: timedelta
+    horizon: timedelta
+    gpus: int
+    workloads: int
+    skipped_pods: int  # GPU pods that are not Ray pods
+    warnings: tuple[str, ...]
+    variants: tuple[VariantReport, ...]  # the policy first, then the alternatives
+    chart: tuple[VariantReport, ...]  # the policy's threshold at each chart window
+
+    @property
+    def namespaces(self) -> list[str]:
+        return sorted({ns for v in self.variants for ns in v.namespaces})
+
+
+def table(report: Report) -> list[str]:
+    head = [
+        f"Backtest {report.start:%Y-%m-%d %H:%M} to {report.end:%Y-%m-%d %H:%M} UTC, "
+        f"a decision every {format_duration(report.step)}: {report.gpus} GPUs in "
+        f"{report.workloads} RayClusters"
+        + (f" ({report.skipped_pods} other GPU pods skipped)" if report.skipped_pods else ""),
+        f"Each cell: would-be deactivations / GPU-hours reclaimable / regrets (GPUs busy "
+        f"again within {format_duration(report.horizon)})",
+        "",
+    ]
+    columns = ["NAMESPACE", *(_title(v) for v in report.variants)]
+    rows = [[ns, *(_cell(v.namespace(ns)) for v in report.variants)] for ns in report.namespaces]
+    rows.append([TOTAL, *(_cell(v.total) for v in report.variants)])
+    warnings = [f"warning: {w}" for w in report.warnings]
+    return head + _aligned([columns, *rows]) + (["", *warnings] if warnings else [])
+
+
+def as_json(report: Report) -> dict[str, Any]:
+    return {
+        "start": _stamp(report.start),
+        "end": _stamp(report.end),
+        "step": format_duration(report.step),
+        "regretHorizon": format_duration(report.horizon),
+        "gpus": report.gpus,
+        "rayClusters": report.workloads,
+        "skippedPods": report.skipped_pods,
+        "warnings": list(report.warnings),
+        "variants": [_variant_json(v, details=True) for v in report.variants],
+        "chart": [_variant_json(v, details=False) for v in report.chart],
+    }
+
+
+def _variant_json(report: VariantReport, *, details: bool) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "window": format_duration(report.variant.window),
+        "thresholdPercent": round(report.variant.threshold * 100, 6),
+        "policy": report.is_policy,
+        "total": report.total.as_json(),
+    }
+    if details:
+        found["namespaces"] = {ns: report.namespace(ns).as_json() for ns in report.namespaces}
+        found["deactivations"] = [_deactivation_json(d) for d in report.deactivations]
+    return found
+
+
+def _deactivation_json(found: Deactivation) -> dict[str, Any]:
+    return {
+        "namespace": found.workload.namespace,
+        "rayCluster": found.workload.raycluster,
+        "nameFromWorker": not found.workload.exact,
+        "gpus": found.gpus,
+        "at": _stamp(found.at),
+        "until": _stamp(found.until),
+        "gpuHours": round(found.gpu_hours, 3),
+        "cameBack": found.came_back,
+        "regret": found.regret,
+    }
+
+
+def _title(report: VariantReport) -> str:
+    return report.variant.label + (" (policy)" if report.is_policy else "")
+
+
+def _cell(figures: Figures) -> str:
+    return f"{figures.deactivations} / {figures.gpu_hours:.1f} / {figures.regrets}"
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+
+
+def _stamp(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")

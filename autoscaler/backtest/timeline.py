@@ -1,0 +1,197 @@
+"""Range-query chunks as per-GPU slot series, and what each GPU and workload carries over.
+
+A chunk is `steps` slots from `start` (a multiple of the slot); a GPU's value at a slot is
+`max_over_time(metric[slot])` there, NaN when the slot holds no real sample. Between chunks
+a GPU keeps only the tail the longest window needs and the times of its last real and last
+busy slots, so memory stays bounded by the chunk, not by the range.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+
+from autoscaler.adapters.prometheus_range import RangeSeries
+from autoscaler.adapters.promql import gpu_key
+from autoscaler.backtest.identity import WorkloadKey
+from autoscaler.domain.models import GpuKey
+
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start: int  # unix seconds of slot 0
+    slot: int  # seconds
+    steps: int
+    values: Mapping[GpuKey, list[float]]
+    labels: Mapping[GpuKey, Mapping[str, str]]
+
+    def time(self, index: int) -> int:
+        return self.start + index * self.slot
+
+
+def chunk_from(series: Iterable[RangeSeries], *, start: int, slot: int, steps: int) -> Chunk:
+    """Place every `[time, "value"]` pair at its slot; a GPU split over rows keeps the max."""
+    values: dict[GpuKey, list[float]] = {}
+    labels: dict[GpuKey, Mapping[str, str]] = {}
+    for row in series:
+        key = gpu_key(row.labels)
+        if key is None:
+            continue
+        placed = _placed(row.values, start=start, slot=slot, steps=steps)
+        if key in values:
+            placed = [_max(a, b) for a, b in zip(values[key], placed, strict=True)]
+        values[key], labels[key] = placed, row.labels
+    return Chunk(start, slot, steps, values, labels)
+
+
+def _placed(pairs: Sequence[Sequence[object]], *, start: int, slot: int, steps: int) -> list[float]:
+    if len(pairs) == steps and int(float(str(pairs[0][0]))) == start:
+        return [float(str(value)) for _, value in pairs]  # the usual case: no gaps
+    placed = [NAN] * steps
+    for at, value in pairs:
+        index = (round(float(str(at))) - start) // slot
+        if 0 <= index < steps:
+            placed[index] = float(str(value))
+    return placed
+
+
+def _max(a: float, b: float) -> float:
+    if math.isnan(a):
+        return b
+    return a if math.isnan(b) or a >= b else b
+
+
+@dataclass
+class GpuTrack:
+    """One GPU seen by one pod; `values`, `real` and `loud` describe the current chunk."""
+
+    key: GpuKey
+    workload: WorkloadKey
+    thresholds: tuple[float, ...]
+    first_seen: int | None = None
+    last_real: int | None = None  # before the current chunk
+    last_loud: dict[float, int] = field(default_factory=dict)  # before the current chunk
+    tail: list[float] = field(default_factory=list)  # the slots just before the chunk
+    values: list[float] = field(default_factory=list)
+    real: list[int] = field(default_factory=list)  # chunk indices with a real value
+    loud: dict[float, list[int]] = field(default_factory=dict)  # ... above each threshold
+
+    def load(self, chunk: Chunk) -> None:
+        values = chunk.values.get(self.key)
+        self.values = values if values is not None else [NAN] * chunk.steps
+        # `>= 0` as the live coverage query counts a real sample (NaN fails it)
+        self.real = [i for i, v in enumerate(self.values) if v >= 0.0]
+        self.loud = {t: [i for i, v in enumerate(self.values) if v > t] for t in self.thresholds}
+        if self.first_seen is None and self.real:
+            self.first_seen = chunk.time(self.real[0])
+
+    def last_real_at(self, chunk: Chunk, index: int) -> int | None:
+        found = bisect_right(self.real, index)
+        return chunk.time(self.real[found - 1]) if found else self.last_real
+
+    def last_loud_at(self, chunk: Chunk, threshold: float, index: int) -> int | None:
+        loud = self.loud[threshold]
+        found = bisect_right(loud, index)
+        return chunk.time(loud[found - 1]) if found else self.last_loud.get(threshold)
+
+    def window(self, index: int, length: int) -> list[float]:
+        """The `length` slot values ending at chunk index `index` (NaN before any data)."""
+        first = index - length + 1
+        if first >= 0:
+            return self.values[first : index + 1]
+        before = self.tail[max(0, len(self.tail) + first) :]
+        padding = [NAN] * (-first - len(before))
+        return padding + before + self.values[: index + 1]
+
+    def finish(self, chunk: Chunk, *, keep: int) -> None:
+        if self.real:
+            self.last_real = chunk.time(self.real[-1])
+        for threshold, loud in self.loud.items():
+            if loud:
+                self.last_loud[threshold] = chunk.time(loud[-1])
+        recent = self.last_real is not None and self.last_real >= chunk.time(chunk.steps - keep)
+        # Silent for longer than any window: an empty tail reads as NaN, nothing to keep.
+        self.tail = (self.tail + self.values)[-keep:] if recent else []
+        self.values, self.real, self.loud = [], [], {}
+
+
+@dataclass
+class WorkloadTrack:
+    key: WorkloadKey
+    gpus: list[GpuTrack] = field(default_factory=list)
+    pods: dict[str, int] = field(default_factory=dict)  # pod -> first slot with a sample
+
+    def real(self) -> list[int]:
+        return _union(g.real for g in self.gpus)
+
+    def loud(self, threshold: float) -> list[int]:
+        return _union(g.loud[threshold] for g in self.gpus)
+
+    def last_real(self) -> int | None:
+        return max((g.last_real for g in self.gpus if g.last_real is not None), default=None)
+
+    def last_loud(self, threshold: float) -> int | None:
+        times = (g.last_loud.get(threshold) for g in self.gpus)
+        return max((t for t in times if t is not None), default=None)
+
+
+def _union(lists: Iterable[list[int]]) -> list[int]:
+    found = [indices for indices in lists if indices]
+    if len(found) <= 1:
+        return found[0] if found else []
+    return sorted(set(chain.from_iterable(found)))
+
+
+def covered(
+    indices: Sequence[int], *, carry: int | None, span: int, steps: int
+) -> list[tuple[int, int]]:
+    """Chunk indices i in [0, steps) with some x of `indices` (or `carry`, an index before the
+    chunk) in (i - span, i], as merged half-open intervals."""
+    found: list[tuple[int, int]] = []
+    if carry is not None and carry + span > 0:
+        found.append((0, min(steps, carry + span)))
+    for first, last in runs(indices):
+        begin, end = first, min(steps, last + span)
+        if found and begin <= found[-1][1]:
+            found[-1] = (found[-1][0], max(found[-1][1], end))
+        else:
+            found.append((begin, end))
+    return found
+
+
+def runs(indices: Sequence[int]) -> list[tuple[int, int]]:
+    """Consecutive stretches of sorted indices as (first, last)."""
+    if not indices:
+        return []
+    if indices[-1] - indices[0] == len(indices) - 1:
+        return [(indices[0], indices[-1])]  # one unbroken stretch: the busy GPU's usual case
+    breaks = [j for j in range(1, len(indices)) if indices[j] - indices[j - 1] != 1]
+    starts = [0, *breaks]
+    ends = [*breaks, len(indices)]
+    return [(indices[s], indices[e - 1]) for s, e in zip(starts, ends, strict=True)]
+
+
+def minus(
+    keep: Sequence[tuple[int, int]], drop: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """`keep` without `drop` (both sorted, merged, half-open)."""
+    result: list[tuple[int, int]] = []
+    cut = 0
+    for begin, end in keep:
+        start = begin
+        while cut < len(drop) and drop[cut][1] <= start:
+            cut += 1
+        probe = cut
+        while probe < len(drop) and drop[probe][0] < end:
+            if drop[probe][0] > start:
+                result.append((start, drop[probe][0]))
+            start = max(start, drop[probe][1])
+            probe += 1
+        if start < end:
+            result.append((start, end))
+    return result

@@ -1,0 +1,281 @@
+"""`backtest` against a real Prometheus, on backfilled history whose right answer is known.
+
+Samples every 60 s at 7 s past the minute. Each namespace tells one story, with the policy's
+defaults (5%, 60-minute window, 15-minute grace, 80% coverage); I, R, S are known times:
+- idle:   a RayCluster (GPU head + worker) busy until I = end - 4 h, then idle to the end;
+- regret: two GPUs of a headless worker busy until R = end - 5 h, idle for 90 minutes, busy again;
+- sparse: busy until S = end - 5 h, then idle with a 30-minute telemetry gap at S + 10 min;
+- gap:    busy throughout, but no telemetry for 2.5 hours: a gap is never idle;
+- other:  an idle pod that is not a Ray pod: skipped.
+The last busy sample (at X - 53 s) lies in the slot ending at X, so the window is counted from X.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoscaler.adapters.prometheus_range import PrometheusRange
+from autoscaler.backtest.command import add_backtest_arguments, run_backtest
+from autoscaler.config import PrometheusSettings, Settings
+from autoscaler.main import build_policy
+from tests.support.prom import (
+    AuthProxy,
+    Gpu,
+    GpuSeries,
+    Profile,
+    PrometheusServer,
+    make_tls_files,
+    require_binaries,
+)
+
+pytestmark = pytest.mark.real
+
+H, M = 3600, 60
+TOKEN = "backtest-token"
+
+
+@dataclass(frozen=True)
+class History:
+    prom: PrometheusServer
+    proxy: AuthProxy
+    end: int
+
+
+def stories(end: int) -> list[GpuSeries]:
+    idle, back, sparse, gap = end - 4 * H, end - 5 * H, end - 5 * H, end - 5 * H
+
+    def gpu(namespace: str, pod: str, node: str, index: int = 0) -> Gpu:
+        return Gpu(namespace=namespace, pod=pod, node=node, index=index)
+
+    went_idle = Profile.busy(80).idle_from(idle)
+    came_back = Profile.busy(80).idle_from(back).busy_from(back + 90 * M)
+    return [
+        gpu("idle", "idle-rc-head-abcde", "n1").history(went_idle),
+        gpu("idle", "idle-rc-gpu-group-worker-fghij", "n2").history(went_idle),
+        gpu("regret", "back-rc-small-group-worker-klmno", "n3", 0).history(came_back),
+        gpu("regret", "back-rc-small-group-worker-klmno", "n3", 1).history(came_back),
+        gpu("sparse", "sparse-rc-head-uvwxy", "n5").history(
+            Profile.busy(70).idle_from(sparse).gap(sparse + 10 * M, sparse + 40 * M)
+        ),
+        gpu("gap", "gappy-rc-head-pqrst", "n4").history(Profile.busy(70).gap(gap, gap + 150 * M)),
+        gpu("other", "notebook-0", "n6").history(Profile.idle()),
+    ]
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[History]:
+    binaries = require_binaries()
+    workdir = tmp_path_factory.mktemp("backtest")
+    end = int(time.time()) // M * M - 2 * M
+    prom = PrometheusServer(workdir / "prom", binaries=binaries)
+    prom.backfill(stories(end), start=end - 9 * H + 7, end=end, step_s=60)
+    with prom, AuthProxy(upstream=prom.url, tls=make_tls_files(workdir / "tls"),
+                         token=TOKEN) as proxy:  # fmt: skip
+        yield History(prom, proxy, end)
+
+
+def backtest(history: History, *argv: str, prometheus: PrometheusSettings | None = None,
+             ) -> tuple[int, str]:  # fmt: skip
+    settings = Settings(prometheus=prometheus or PrometheusSettings(url=history.prom.url))
+    parser = argparse.ArgumentParser()
+    add_backtest_arguments(parser)
+    span = ["--start", _stamp(history.end - 6 * H), "--end", _stamp(history.end)]
+    args = parser.parse_args([*span, "--chart-windows", "30m,1h,2h", *argv])
+    source = PrometheusRange(prometheus=settings.prometheus)
+    out = io.StringIO()
+    try:
+        code = run_backtest(
+            args, settings=settings, policy=build_policy(settings), source=source, out=out
+        )
+    finally:
+        source.close()
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def result(history: History) -> dict[str, Any]:
+    code, printed = backtest(history, "--output", "json")
+    assert code == 0, printed
+    found: dict[str, Any] = json.loads(printed)
+    return found
+
+
+def variant(result: dict[str, Any], window: str, threshold: float = 5.0) -> dict[str, Any]:
+    (found,) = [
+        v
+        for v in result["variants"]
+        if v["window"] == window and v["thresholdPercent"] == threshold
+    ]
+    return found
+
+
+def figures(found: dict[str, Any], namespace: str) -> tuple[int, float, int]:
+    numbers = found["namespaces"].get(namespace, {"deactivations": 0, "gpuHours": 0, "regrets": 0})
+    return numbers["deactivations"], numbers["gpuHours"], numbers["regrets"]
+
+
+@pytest.mark.parametrize(
+    ("window", "namespace", "expected"),
+    [
+        # deactivated I + window, held until the end: 2 GPUs x (4 h - window)
+        pytest.param("1h", "idle", (1, 6.0, 0), id="idle-stretch-at-the-policy-window"),
+        pytest.param("30m", "idle", (1, 7.0, 0), id="idle-stretch-at-half-the-window"),
+        pytest.param("2h", "idle", (1, 4.0, 0), id="idle-stretch-at-double-the-window"),
+        # back in the slot ending R + 91 min: 2 GPUs x (91 min - window), a regret
+        pytest.param("1h", "regret", (1, 1.033, 1), id="regret-at-the-policy-window"),
+        pytest.param("30m", "regret", (1, 2.033, 1), id="regret-at-half-the-window"),
+        pytest.param("2h", "regret", (0, 0.0, 0), id="no-regret-when-the-window-outlasts-it"),
+        # coverage reaches 80% only once the window holds no more than 12 dark slots of 60
+        pytest.param("1h", "sparse", (1, 3.533, 0), id="gap-delays-to-S-plus-88-min"),
+        pytest.param("30m", "sparse", (1, 3.933, 0), id="gap-delays-to-S-plus-64-min"),
+        pytest.param("2h", "sparse", (1, 2.733, 0), id="gap-delays-to-S-plus-136-min"),
+        pytest.param("1h", "gap", (0, 0.0, 0), id="a-telemetry-gap-is-never-idle"),
+    ],
+)
+def test_each_story_gives_exactly_its_known_figures(
+    result: dict[str, Any], window: str, namespace: str, expected: tuple[int, float, int]
+) -> None:
+    assert figures(variant(result, window), namespace) == expected
+
+
+def test_the_policy_comes_first_with_its_totals_and_each_deactivation(
+    result: dict[str, Any], history: History
+) -> None:
+    policy = result["variants"][0]
+
+    assert (policy["window"], policy["thresholdPercent"], policy["policy"]) == ("1h", 5.0, True)
+    assert policy["total"] == {"deactivations": 3, "gpuHours": 10.567, "regrets": 1}
+    regret = next(d for d in policy["deactivations"] if d["namespace"] == "regret")
+    assert regret == {
+        "namespace": "regret",
+        "rayCluster": "back-rc-small-group",
+        "nameFromWorker": True,
+        "gpus": 2,
+        "at": _stamp(history.end - 4 * H),
+        "until": _stamp(history.end - 5 * H + 91 * M),
+        "gpuHours": 1.033,
+        "cameBack": True,
+        "regret": True,
+    }
+
+
+def test_the_alternatives_default_to_half_and_double_the_window_and_double_the_threshold(
+    result: dict[str, Any],
+) -> None:
+    shown = [(v["window"], v["thresholdPercent"]) for v in result["variants"]]
+
+    assert shown == [("1h", 5.0), ("30m", 5.0), ("2h", 5.0), ("1h", 10.0)]
+    assert variant(result, "1h", 10.0)["total"] == variant(result, "1h")["total"]
+
+
+def test_identity_comes_from_labels_and_other_pods_are_skipped(result: dict[str, Any]) -> None:
+    names = {d["rayCluster"] for d in variant(result, "1h")["deactivations"]}
+
+    assert names == {"idle-rc", "back-rc-small-group", "sparse-rc"}
+    assert (result["gpus"], result["rayClusters"], result["skippedPods"]) == (6, 4, 1)
+
+
+def test_the_table_shows_each_namespace_and_the_total_side_by_side(history: History) -> None:
+    code, printed = backtest(history)
+
+    lines = printed.splitlines()
+    assert code == 0
+    assert lines[3].split() == [
+        "NAMESPACE", "1h", "@", "5%", "(policy)", "30m", "@", "5%", "2h", "@", "5%",
+        "1h", "@", "10%",
+    ]  # fmt: skip
+    assert re.split(r"\s{2,}", lines[-1]) == [
+        "TOTAL",
+        "3 / 10.6 / 1",
+        "3 / 13.0 / 1",
+        "2 / 6.7 / 0",
+        "3 / 10.6 / 1",
+    ]
+
+
+def test_the_chart_is_a_self_contained_html_page_with_one_bar_per_window(
+    history: History, tmp_path: Path
+) -> None:
+    chart = tmp_path / "chart.html"
+
+    code, _ = backtest(history, "--chart", str(chart))
+
+    page = chart.read_text(encoding="utf-8")
+    assert code == 0 and page.startswith("<!DOCTYPE html>")
+    checker = _Checker()
+    checker.feed(page)
+    checker.close()
+    assert checker.open == [] and "script" not in checker.seen and "link" not in checker.seen
+    svg = ET.fromstring(page[page.index("<svg") : page.index("</svg>") + len("</svg>")])
+    bars = [e for e in svg if e.tag.endswith("rect")]
+    assert [b.findtext("{http://www.w3.org/2000/svg}title", "").split(":")[0] for b in bars] == [
+        "30m",
+        "1h",
+        "2h",
+    ]
+
+
+def test_the_same_connection_settings_as_serve_reach_prometheus_through_a_token_proxy(
+    history: History, tmp_path: Path
+) -> None:
+    token = tmp_path / "token"
+    token.write_text(TOKEN, encoding="utf-8")
+    prometheus = PrometheusSettings(
+        url=history.proxy.url, ca_file=history.proxy.ca_bundle, bearer_token_file=token
+    )
+
+    code, printed = backtest(history, "--output", "json", prometheus=prometheus)
+
+    assert code == 0, printed
+    assert json.loads(printed)["variants"][0]["total"]["gpuHours"] == 10.567
+    seen = history.proxy.queries()
+    assert seen and all(r.path == "/api/v1/query_range" and r.token == TOKEN for r in seen)
+
+
+def test_an_unreachable_prometheus_fails_with_a_reason(history: History) -> None:
+    code, printed = backtest(history, prometheus=PrometheusSettings(url="http://127.0.0.1:9"))
+
+    assert code == 1
+    assert printed.startswith("error: cannot connect to Prometheus")
+
+
+class _Checker(HTMLParser):
+    """Checks that every element opened is closed and records the tags seen."""
+
+    VOID = frozenset({"meta", "line", "rect", "br", "link", "img"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.seen: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.seen.add(tag)
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.seen.add(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        assert self.open and self.open[-1] == tag, (self.open, tag)
+        self.open.pop()
+
+
+def _stamp(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
