@@ -8,62 +8,19 @@ values they are rendered from. Secrets and URLs can be overridden from the envir
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    ValidationError,
-    model_validator,
-)
-from pydantic.alias_generators import to_camel
+from pydantic import Field, ValidationError, model_validator
 
 from autoscaler.errors import ConfigError
+from autoscaler.keda.settings import KedaSettings
+from autoscaler.settings_base import Duration, Section, format_duration, parse_duration
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
-
-
-def parse_duration(value: object) -> timedelta:
-    """`90`, `90s`, `15m`, `1h`, `7d` (a bare number is seconds), or a timedelta."""
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError("expected a duration such as 90s, 15m, 1h")
-    match = _DURATION.match(str(value))
-    if match is None:
-        raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h")
-    return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
-
-
-def format_duration(span: timedelta) -> str:
-    """The shortest exact spelling: 3600 s → `1h`, 90 s → `90s`."""
-    seconds = span.total_seconds()
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if seconds >= size and seconds % size == 0:
-            return f"{int(seconds // size)}{unit}"
-    return f"{seconds:g}s"
-
-
-Duration = Annotated[
-    timedelta,
-    BeforeValidator(parse_duration),
-    PlainSerializer(format_duration, return_type=str, when_used="json"),
-]
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
+__all__ = ["Duration", "Settings", "format_duration", "load_settings", "parse_duration"]
 
 
 class SignalSettings(Section):
@@ -273,6 +230,7 @@ class Settings(Section):
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    keda: KedaSettings = Field(default_factory=KedaSettings)
 
 
 ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {

@@ -61,10 +61,10 @@ def decide(
     early = _before_usage(workload, policy=policy, now=now)
     if early is not None:
         return early
-    grace_end = _grace_end(workload, policy=policy)
-    if grace_end is not None and now < grace_end:
-        return _decision(workload, State.GRACE, f"in grace period until {grace_end.isoformat()}")
-    verdict = assess(workload, usage, rules=policy.rules, not_before=_not_before(workload), now=now)
+    ends = grace_end(workload, grace_period=policy.grace_period)
+    if ends is not None and now < ends:
+        return _decision(workload, State.GRACE, f"in grace period until {ends.isoformat()}")
+    verdict = assess(workload, usage, rules=policy.rules, not_before=not_before(workload), now=now)
     return _after_usage(workload, verdict, policy=policy, pauses=pauses)
 
 
@@ -127,16 +127,16 @@ def _exemption_text(exemption: Exemption | None) -> str:
     return f"exempt until {exemption.until.isoformat()}"
 
 
-def _grace_end(workload: WorkloadInfo, *, policy: Policy) -> datetime | None:
+def grace_end(workload: WorkloadInfo, *, grace_period: timedelta) -> datetime | None:
     reactivated = reactivated_at(workload.annotations, workload.owner_annotations)
     # Admitted with no recorded time: count the grace from creation rather than skip it.
     admitted = workload.admitted_at or workload.created_at
     starts = [admitted, reactivated]
     known = [t for t in starts if t is not None]
-    return max(known) + policy.grace_period if known else None
+    return max(known) + grace_period if known else None
 
 
-def _not_before(workload: WorkloadInfo) -> datetime:
+def not_before(workload: WorkloadInfo) -> datetime:
     """Idleness counts only after admission, reactivation and the GPU pods' creation."""
     starts = [
         workload.created_at,

@@ -1,8 +1,7 @@
 """The `keda:` section of the settings tree: the external scaler's port, TLS and profiles.
 
-`autoscaler.config.Settings` mounts `KedaSettings` as `keda:`, so this module must not import
-`autoscaler.config` at import time (a cycle): it keeps the same section conventions (frozen,
-camelCase, unknown keys rejected) and borrows the duration parser when a value is validated.
+`autoscaler.config.Settings` mounts `KedaSettings` as `keda:`; the section conventions
+(frozen, camelCase, unknown keys rejected, durations) come from `autoscaler.settings_base`.
 """
 
 from __future__ import annotations
@@ -11,48 +10,16 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Self
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    model_validator,
-)
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
 
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import DEFAULT_PROFILE
+from autoscaler.settings_base import Duration, Section
 
 SERVICE_NAME = "idle-gpu-autoscaler"  # the chart's Service, whose DNS names are ours
 _PROFILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
-
-
-def _parse_duration(value: object) -> timedelta:
-    from autoscaler.config import parse_duration  # noqa: PLC0415 - config imports this module
-
-    return parse_duration(value)
-
-
-def _format_duration(span: timedelta) -> str:
-    from autoscaler.config import format_duration  # noqa: PLC0415 - config imports this module
-
-    return format_duration(span)
-
-
-Duration = Annotated[
-    timedelta,
-    BeforeValidator(_parse_duration),
-    PlainSerializer(_format_duration, return_type=str, when_used="json"),
-]
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
 
 
 class KedaTlsSettings(Section):

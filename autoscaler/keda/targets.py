@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from autoscaler.domain.annotations import active_exemption, reactivated_at
+from autoscaler.domain.annotations import active_exemption
 from autoscaler.domain.idleness import UsageRules, assess
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
@@ -33,6 +33,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
     WorkloadStatus,
 )
+from autoscaler.domain.policy import grace_end, not_before
 from autoscaler.keda.selectors import Selector
 
 METRIC_PREFIX = "gpu-peak-utilization"
@@ -113,12 +114,16 @@ def judge_workload(
     exemption = active_exemption(info.annotations, info.owner_annotations, now=now)
     if exemption is not None:
         return Judgement(Activity.ACTIVE, FULL, f"exempt ({exemption.source})")
-    held = _held(snapshot, namespace=info.ref.namespace, grace_end=_grace_end(info, judging))
+    held = _held(
+        snapshot,
+        namespace=info.ref.namespace,
+        grace_end=grace_end(info, grace_period=judging.grace_period),
+    )
     if held is not None:
         return held
     if not info.admitted:
         return Judgement(Activity.UNKNOWN, 0.0, "pods run but the Workload is not admitted")
-    return _by_usage(info, usage, judging=judging, not_before=_not_before(info), now=now)
+    return _by_usage(info, usage, judging=judging, not_before=not_before(info), now=now)
 
 
 def judge_pods(
@@ -186,23 +191,6 @@ def _by_usage(
     # at or below the threshold, so value and activity never disagree.
     value = peak if verdict.peak > rules.threshold else FULL
     return Judgement(Activity.ACTIVE, value, verdict.reason)
-
-
-def _grace_end(info: WorkloadInfo, judging: Judging) -> datetime | None:
-    reactivated = reactivated_at(info.annotations, info.owner_annotations)
-    starts = [t for t in (info.admitted_at, reactivated) if t is not None]
-    return max(starts) + judging.grace_period if starts else None
-
-
-def _not_before(info: WorkloadInfo) -> datetime:
-    """Idleness counts only after admission, reactivation and the GPU pods' creation."""
-    starts = [
-        info.created_at,
-        info.admitted_at,
-        reactivated_at(info.annotations, info.owner_annotations),
-        *(pod.created_at for pod in info.gpu_pods),
-    ]
-    return max(t for t in starts if t is not None)
 
 
 def _digest(text: str) -> str:
