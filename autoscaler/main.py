@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from types import FrameType
+from typing import Protocol
 
 from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
@@ -20,11 +22,22 @@ from autoscaler.clock import SystemClock
 from autoscaler.config import QuerySettings, Settings
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.policy import Policy
+from autoscaler.keda.answers import KedaAnswers
+from autoscaler.keda.server import KedaGrpcServer
+from autoscaler.keda.targets import Judging
 from autoscaler.logs import configure_logging
 from autoscaler.ports import Clock, Cluster, MetricSource
 from autoscaler.scheduler import LoopRunner
 from autoscaler.service import Reconciler
 from autoscaler.snapshots import SnapshotStore
+
+
+class Server(Protocol):
+    """Anything served beside the loop (gRPC, HTTP): started before it, stopped after it."""
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
 
 
 def build_policy(settings: Settings) -> Policy:
@@ -56,12 +69,17 @@ class Service:
     reconciler: Reconciler
     store: SnapshotStore
     loop: LoopRunner
+    servers: list[Server] = field(default_factory=list)
 
     def start(self) -> None:
+        for server in self.servers:
+            server.start()
         self.loop.start()
 
     def stop(self) -> None:
-        self.loop.stop()
+        self.loop.stop()  # the current cycle finishes: no half-done action
+        for server in reversed(self.servers):
+            server.stop()
 
 
 def build_service(
@@ -71,22 +89,62 @@ def build_service(
     metrics: MetricSource,
     clock: Clock,
     logger: logging.Logger,
+    bind_host: str = "[::]",
 ) -> Service:
     store = SnapshotStore()
+    policy = build_policy(settings)
+    keda = settings.keda
     reconciler = Reconciler(
         cluster=cluster,
         metrics=metrics,
-        policy=build_policy(settings),
+        policy=policy,
         clock=clock,
         publish=store.publish,
         logger=logger.getChild("decisions"),
+        profiles=keda.profile_rules(policy.rules) if keda.enabled else None,
+        keda_addresses=keda.addresses(settings.cluster.service_namespace) if keda.enabled else (),
     )
     loop = LoopRunner(
         run_cycle=reconciler.run_once,
         interval=settings.loop.interval,
         logger=logger.getChild("loop"),
     )
-    return Service(reconciler=reconciler, store=store, loop=loop)
+    service = Service(reconciler=reconciler, store=store, loop=loop)
+    if keda.enabled:
+        service.servers.append(
+            build_keda_server(
+                settings, policy=policy, store=store, clock=clock, logger=logger, host=bind_host
+            )
+        )
+    return service
+
+
+def build_keda_server(
+    settings: Settings,
+    *,
+    policy: Policy,
+    store: SnapshotStore,
+    clock: Clock,
+    logger: logging.Logger,
+    host: str,
+) -> KedaGrpcServer:
+    answers = KedaAnswers(
+        latest=store.latest,
+        judging=Judging(policy.rules, policy.grace_period),
+        profiles=settings.keda.profiles.keys(),
+        clock=clock,
+        # Older than three cycles: the loop is stuck, and KEDA must hold, not scale to zero.
+        max_snapshot_age=max(3 * settings.loop.interval, timedelta(seconds=30)),
+        logger=logger.getChild("keda"),
+    )
+    return KedaGrpcServer(
+        answers=answers,
+        store=store,
+        tls=settings.keda.tls,
+        heartbeat=settings.keda.heartbeat_interval,
+        address=f"{host}:{settings.keda.port}",
+        logger=logger.getChild("keda"),
+    )
 
 
 def query_templates(queries: QuerySettings) -> QueryTemplates:

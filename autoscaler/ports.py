@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 
@@ -44,6 +44,10 @@ class Cluster(Protocol):
 
     def list_gpu_pods(self) -> Sequence[PodRecord]:
         """Every running pod that requests GPUs, Kueue-managed or not (KEDA selectors)."""
+        ...
+
+    def list_scaled_objects(self) -> Sequence[Mapping[str, Any]]:
+        """KEDA ScaledObjects as API dicts; empty when KEDA is not installed."""
         ...
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:

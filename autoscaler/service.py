@@ -32,6 +32,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.policy import Policy, decide, decide_fleet
 from autoscaler.errors import ClusterError, Conflict, NotFound
+from autoscaler.keda.managed import keda_managed_targets, mark_keda_managed
 from autoscaler.ports import Clock, Cluster, DeactivationAudit, MetricSource
 
 
@@ -55,6 +56,7 @@ class Reconciler:
         publish: Callable[[Snapshot], None],
         logger: logging.Logger,
         profiles: Mapping[str, UsageRules] | None = None,
+        keda_addresses: Sequence[str] = (),
     ) -> None:
         self._cluster = cluster
         self._metrics = metrics
@@ -63,6 +65,7 @@ class Reconciler:
         self._publish = publish
         self._log = logger
         self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
+        self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
         self._cycle = 0
         self._previous: Snapshot | None = None
 
@@ -70,7 +73,7 @@ class Reconciler:
         self._cycle += 1
         now = self._clock.now()
         try:
-            workloads = self._cluster.list_workloads()
+            workloads = self._keda_marked(self._cluster.list_workloads())
             gpu_pods = self._cluster.list_gpu_pods()
             pauses = self._cluster.read_pauses()
         except ClusterError as exc:
@@ -100,6 +103,15 @@ class Reconciler:
                 gpu_pods=tuple(gpu_pods),
             )
         )
+
+    def _keda_marked(self, workloads: Sequence[WorkloadInfo]) -> Sequence[WorkloadInfo]:
+        """Workloads a ScaledObject scales through our signal are KEDA's: never patched."""
+        if not self._keda_addresses:
+            return workloads
+        targets = keda_managed_targets(
+            self._cluster.list_scaled_objects(), self_addresses=self._keda_addresses
+        )
+        return mark_keda_managed(workloads, targets)
 
     def _read_usage(self, now: datetime) -> dict[str, FleetUsage]:
         """One fleet-wide read per profile: the count never depends on the fleet's size."""

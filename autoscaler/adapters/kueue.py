@@ -20,6 +20,7 @@ from autoscaler.adapters.kube_client import (
     PODS,
     RAYCLUSTERS,
     RAYJOBS,
+    SCALED_OBJECTS,
     ApiResource,
     KubeClient,
     Obj,
@@ -95,6 +96,13 @@ class KueueCluster:
         running = self._client.list_objects(PODS, field_selector="status.phase=Running")
         pods = self._parse_pods(running.items)
         return [PodRecord(namespace, pod) for namespace, pod in pods if pod.gpus > 0]
+
+    def list_scaled_objects(self) -> list[Obj]:
+        """KEDA ScaledObjects in every namespace; none when KEDA's CRD is not installed."""
+        try:
+            return list(self._client.list_objects(SCALED_OBJECTS).items)
+        except NotFound:
+            return []
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
         try:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
+
+from autoscaler.domain.models import WorkloadInfo
 
 GRPC_TRIGGERS = frozenset({"external", "external-push"})
 HTTP_TRIGGERS = frozenset({"metrics-api"})
@@ -107,3 +109,19 @@ def _is_ip(host: str) -> bool:
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def mark_keda_managed(
+    workloads: Iterable[WorkloadInfo], targets: Iterable[ManagedTarget]
+) -> list[WorkloadInfo]:
+    """Flag the workloads a ScaledObject scales, by the Workload itself or by its owner."""
+    scaled = {(t.namespace, t.kind, t.name) for t in targets}
+
+    def managed(info: WorkloadInfo) -> bool:
+        namespace = info.ref.namespace
+        owner = info.owner
+        return (namespace, "Workload", info.ref.name) in scaled or (
+            owner is not None and (namespace, owner.kind, owner.name) in scaled
+        )
+
+    return [replace(info, keda_managed=True) if managed(info) else info for info in workloads]

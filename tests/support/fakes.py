@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.errors import ClusterError
@@ -43,6 +44,7 @@ class FakeCluster:
     fail: ClusterError | None = None
     fail_on_patch: Exception | None = None
     pauses_after_first_read: Pauses | None = None
+    scaled_objects: list[dict[str, Any]] = field(default_factory=list)
     calls: list[tuple[str, WorkloadRef | None]] = field(default_factory=list)
     audits: list[tuple[WorkloadRef, DeactivationAudit]] = field(default_factory=list)
 
@@ -53,6 +55,10 @@ class FakeCluster:
     def list_gpu_pods(self) -> Sequence[PodRecord]:
         self._called("list_gpu_pods", None)
         return [PodRecord(w.ref.namespace, p) for w in self.workloads for p in w.gpu_pods]
+
+    def list_scaled_objects(self) -> Sequence[Mapping[str, Any]]:
+        self._called("list_scaled_objects", None)
+        return list(self.scaled_objects)
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
         self._called("get_workload", ref)

@@ -1,0 +1,107 @@
+"""The composition root wires the loop, the KEDA scaler and KEDA-managed detection together."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import grpc
+import pytest
+
+from autoscaler.config import Settings
+from autoscaler.domain.models import Action, State, WorkloadRef
+from autoscaler.keda import externalscaler_pb2 as pb
+from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
+from autoscaler.main import build_service
+from tests.support.domain_builders import NOW, a_workload, minutes_ago, usage
+from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
+
+SCALER = "idle-gpu-autoscaler.gpu-ops.svc.cluster.local:{port}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def scaled_object(namespace: str, target: str, address: str) -> dict[str, object]:
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": f"{target}-idle", "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": target},
+            "triggers": [{"type": "external", "metadata": {"scalerAddress": address}}],
+        },
+    }
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings.model_validate(
+        {
+            "policy": {"dryRun": False},
+            "cluster": {"serviceNamespace": "gpu-ops"},
+            "keda": {
+                "enabled": True,
+                "port": free_port(),
+                "profiles": {"short": {"idleWindow": "10m", "thresholdPercent": 5}},
+            },
+        }
+    )
+
+
+def test_a_workload_scaled_through_our_keda_signal_is_reported_and_never_patched(
+    settings: Settings,
+) -> None:
+    idle = a_workload("team-a", "rc").gpu_pod("rc-w").build()
+    address = SCALER.format(port=settings.keda.port)
+    cluster = FakeCluster(workloads=[idle], scaled_objects=[scaled_object("team-a", "rc", address)])
+    fleet = usage().gpu("team-a", "rc-w", peak=0.0, last_busy=minutes_ago(300)).build()
+    metrics = FakeMetrics(fleet)
+    service = build_service(
+        settings,
+        cluster=cluster,
+        metrics=metrics,
+        clock=FakeClock(NOW),
+        logger=logging.getLogger("t"),
+    )
+    snapshot = service.reconciler.run_once()
+    row = snapshot.find(WorkloadRef("team-a", "rc"))
+    assert row is not None
+    assert row.decision.state is State.KEDA_MANAGED
+    assert row.decision.action is Action.NONE
+    assert cluster.deactivated() == []
+    assert len(metrics.reads) == 2  # the policy's window and the "short" profile
+    assert set(snapshot.usage) == {"default", "short"}
+
+
+def test_the_keda_scaler_answers_from_the_snapshot_the_loop_published(settings: Settings) -> None:
+    idle = a_workload("team-a", "rc").gpu_pod("rc-w").build()
+    cluster = FakeCluster(workloads=[idle])
+    fleet = usage().gpu("team-a", "rc-w", peak=0.0, last_busy=minutes_ago(300)).build()
+    service = build_service(
+        settings,
+        cluster=cluster,
+        metrics=FakeMetrics(fleet),
+        clock=FakeClock(NOW),
+        logger=logging.getLogger("t"),
+        bind_host="127.0.0.1",
+    )
+    for server in service.servers:
+        server.start()
+    try:
+        service.reconciler.run_once()
+        with grpc.insecure_channel(f"127.0.0.1:{settings.keda.port}") as channel:
+            stub = pb_grpc.ExternalScalerStub(channel)
+            ref = pb.ScaledObjectRef(
+                name="rc-idle",
+                namespace="team-a",
+                scalerMetadata={"namespace": "team-a", "workload": "rc"},
+            )
+            answer = stub.IsActive(ref, timeout=5)
+    finally:
+        for server in service.servers:
+            server.stop()
+    assert answer.result is False  # idle for the whole window
