@@ -6,11 +6,13 @@ maximum) are made by the routes, and answered with the same 422 naming the field
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Annotated
 
 from fastapi import Path
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     BeforeValidator,
@@ -28,6 +30,10 @@ from autoscaler.config import parse_duration
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 DURATION_PATTERN = r"^[0-9]{1,9}(\.[0-9]{1,6})?(ms|s|m|h|d)?$"
+RFC3339_PATTERN = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}"
+    r"(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
 MAX_REASON = 256  # characters: a sentence, not a document; it ends up in annotations
 
 NamespaceName = Annotated[
@@ -50,15 +56,27 @@ WorkloadName = Annotated[
         examples=["my-workspace-cluster"],
     ),
 ]
+
+
+def _not_blank(text: str) -> str:
+    """Trimmed after the length check, so the schema's limits hold for what is sent."""
+    if not text.strip():
+        raise ValueError("must not be blank")
+    return text.strip()
+
+
 Reason = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_REASON),
+    StringConstraints(min_length=1, max_length=MAX_REASON),
+    AfterValidator(_not_blank),
     Field(description="Why; kept in annotations and the audit log.", examples=["demo at 3pm"]),
 ]
 
 
 def positive_duration(value: object) -> timedelta:
-    """`90s`, `15m`, `4h`, `2d`: longer than zero and representable."""
+    """`90s`, `15m`, `4h`, `2d`: the schema's spelling, longer than zero, representable."""
+    if not isinstance(value, str) or re.fullmatch(DURATION_PATTERN, value) is None:
+        raise ValueError("is not a duration such as 90m, 4h or 2d")
     try:
         span = parse_duration(value)
     except OverflowError:
@@ -82,6 +100,16 @@ Duration = Annotated[
 ]
 
 
+def rfc3339_time(value: object) -> object:
+    """Only what the schema promises (RFC 3339 text); pydantic alone also takes numbers."""
+    if not isinstance(value, str) or re.fullmatch(RFC3339_PATTERN, value) is None:
+        raise ValueError("is not an RFC 3339 time such as 2030-01-01T18:00:00Z")
+    return value
+
+
+Time = Annotated[AwareDatetime, BeforeValidator(rfc3339_time)]
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
@@ -99,7 +127,7 @@ class ExemptionRequest(_Request):
     )
 
     duration: Duration | None = None
-    until: AwareDatetime | None = Field(
+    until: Time | None = Field(
         None, description="RFC 3339 time with a timezone; must be in the future."
     )
     reason: Reason
