@@ -7,6 +7,7 @@ Grafana dashboard: `METRIC_NAMES` is what its test checks.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -52,6 +53,7 @@ class ServiceMetrics:
 
     def __init__(self, registry: CollectorRegistry, *, clock: Clock) -> None:
         self._clock = clock
+        self._lock = threading.Lock()  # the loop observes; API threads report deactivations
         self._held: dict[WorkloadRef, _Held] = {}
         self._deactivated: set[WorkloadRef] | None = None  # None until the first snapshot
         self.cycles = Counter(PREFIX + "cycles", "Reconcile cycles run.", registry=registry)
@@ -118,7 +120,8 @@ class ServiceMetrics:
     def deactivated(self, ref: WorkloadRef, *, gpus: int, reason: str, at: datetime) -> None:
         """A deactivation outside the loop (the API's "deactivate now")."""
         self.deactivations.labels(namespace=ref.namespace, reason=reason).inc()
-        self._held[ref] = _Held(gpus, at)
+        with self._lock:
+            self._held[ref] = _Held(gpus, at)
 
     def error(self, source: str) -> None:
         self.errors.labels(source=source).inc()
@@ -149,21 +152,26 @@ class ServiceMetrics:
                 ).inc()
                 row = snapshot.find(record.workload)
                 gpus = row.decision.gpus if row is not None else 0
-                self._held[record.workload] = _Held(gpus, record.at)
+                with self._lock:
+                    self._held[record.workload] = _Held(gpus, record.at)
 
     def _count_reclaimed(self, snapshot: Snapshot) -> None:
         """Add each still-deactivated workload's GPU time since the last count."""
         rows = {row.ref: row for row in snapshot.workloads}
+        with self._lock:
+            self._accrue(rows, snapshot.taken_at)
+
+    def _accrue(self, rows: dict[WorkloadRef, WorkloadStatus], taken_at: datetime) -> None:
         for ref, held in list(self._held.items()):
-            if snapshot.taken_at <= held.since:
+            if taken_at <= held.since:
                 continue  # read before the deactivation: its rows still show it active
             row = rows.get(ref)
             if row is None or row.info.active:
                 del self._held[ref]  # gone or back: nothing more to reclaim
                 continue
-            hours = max((snapshot.taken_at - held.since).total_seconds(), 0.0) / 3600
+            hours = (taken_at - held.since).total_seconds() / 3600
             self.gpu_hours.labels(namespace=ref.namespace).inc(held.gpus * hours)
-            held.since = max(held.since, snapshot.taken_at)
+            held.since = taken_at
 
     def _count_reactivations(self, snapshot: Snapshot) -> None:
         inactive = {row.ref for row in snapshot.workloads if not row.info.active}

@@ -14,13 +14,13 @@ from prometheus_client import CollectorRegistry
 from autoscaler.api.access import Access
 from autoscaler.api.auth import Identity
 from autoscaler.api.middleware import IDENTITY
+from autoscaler.api.ports import StateStore, WorkloadWrites
 from autoscaler.api.problems import ApiProblem
 from autoscaler.api.settings import ApiSettings
-from autoscaler.api.writer import WorkloadWriter
 from autoscaler.errors import ClusterError
 from autoscaler.metrics import ServiceMetrics
 from autoscaler.ports import Clock, Cluster
-from autoscaler.runtime_state import AuditRecord, RuntimeStateStore
+from autoscaler.runtime_state import AuditRecord
 from autoscaler.snapshots import SnapshotStore
 
 
@@ -29,8 +29,8 @@ class ApiContext:
     settings: ApiSettings
     store: SnapshotStore  # reads answer from the latest snapshot only
     cluster: Cluster  # fresh reads before a change; "deactivate now" as the loop does it
-    writer: WorkloadWriter  # owner annotations, reactivation
-    state: RuntimeStateStore  # pauses and the audit list
+    writer: WorkloadWrites  # owner annotations, reactivation
+    state: StateStore  # pauses and the audit list
     access: Access
     metrics: ServiceMetrics
     registry: CollectorRegistry

@@ -13,7 +13,8 @@ import logging
 from datetime import datetime, timedelta
 
 from autoscaler.api.exemptions import EXEMPT_UNTIL_REQUESTED, cut_to_limit
-from autoscaler.api.writer import Annotated, WorkloadWriter
+from autoscaler.api.ports import WorkloadWrites
+from autoscaler.api.writer import Annotated
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import Snapshot, WorkloadInfo
 from autoscaler.errors import ClusterError
@@ -27,7 +28,7 @@ class ExemptionLimiter:
     def __init__(
         self,
         *,
-        writer: WorkloadWriter,
+        writer: WorkloadWrites,
         audit: AuditSink,
         clock: Clock,
         maximum: timedelta,
