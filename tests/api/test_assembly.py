@@ -1,0 +1,65 @@
+"""The API as the composition root will run it: beside the loop, started and stopped with it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import httpx
+from kubernetes.client import ApiClient
+
+from autoscaler.adapters.kube_client import KubeClient
+from autoscaler.adapters.kueue import KueueCluster
+from autoscaler.api.assembly import build_api
+from autoscaler.api.settings import ApiSettings
+from autoscaler.clock import SystemClock
+from autoscaler.config import Settings
+from autoscaler.main import build_service
+from tests.api.rig import Usage, grant_default_rights
+from tests.support.kube_server import KubeServer
+
+
+def wait_for(predicate: Callable[[], bool], *, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_api_serves_beside_the_running_loop_and_stops_with_it() -> None:
+    settings = Settings.model_validate({"loop": {"interval": "1s"}})
+    logger = logging.getLogger("tests.api.assembly")
+    clock = SystemClock()
+    with (
+        KubeServer(clock=lambda: datetime.now(UTC) - timedelta(hours=4)) as kube,
+        ApiClient(kube.configuration()) as api_client,
+    ):
+        grant_default_rights(kube)
+        client = KubeClient(api_client, timeout=timedelta(seconds=5))
+        cluster = KueueCluster(client=client, settings=settings.cluster)
+        service = build_service(
+            settings, cluster=cluster, metrics=Usage(), clock=clock, logger=logger
+        )
+        api = build_api(
+            ApiSettings(host="127.0.0.1", port=0),
+            cluster_settings=settings.cluster,
+            client=client,
+            cluster=cluster,
+            store=service.store,
+            clock=clock,
+            logger=logger,
+        )
+        service.servers.append(api)
+        service.start()
+        try:
+            url = f"http://127.0.0.1:{api.server.port}"
+            wait_for(lambda: httpx.get(f"{url}/readyz").status_code == 200)
+            metrics = httpx.get(f"{url}/metrics").text
+            assert "idle_gpu_autoscaler_cycles_total" in metrics
+        finally:
+            service.stop()
+        assert not any(t.name == "api-server" for t in threading.enumerate())
+        assert kube.errors == []
