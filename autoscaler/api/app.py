@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from collections.abc import Sequence
+
+from fastapi import APIRouter, FastAPI
 
 from autoscaler.api import problems
 from autoscaler.api.auth import Authenticator
@@ -20,7 +22,14 @@ checked with TokenReview; what it may change is asked with SubjectAccessReview. 
 """
 
 
-def create_app(context: ApiContext, *, authenticator: Authenticator) -> FastAPI:
+def create_app(
+    context: ApiContext,
+    *,
+    authenticator: Authenticator,
+    routers: Sequence[APIRouter] = (),
+) -> FastAPI:
+    """`routers`: more endpoints under the same authentication and error boundary (e.g. the
+    KEDA metrics-api router)."""
     app = FastAPI(
         generate_unique_id_function=lambda route: route.name,  # operationId: `exempt`, ...
         title="idle-gpu-autoscaler",
@@ -39,6 +48,8 @@ def create_app(context: ApiContext, *, authenticator: Authenticator) -> FastAPI:
     problems.install(app, logger=context.logger)
     for module in (workloads, exemptions, pauses, activation, decisions, health):
         app.include_router(module.router)
+    for router in routers:
+        app.include_router(router)
     app.add_middleware(
         AuthenticationMiddleware,
         authenticator=authenticator,

@@ -1,10 +1,11 @@
 """Builds the API's parts for the composition root: call `build_api` once in `serve`.
 
+    auth = build_auth(settings.api, cluster_settings=settings.cluster, client=client)
+    keda = keda_router(answers=answers, authenticate=token_checker(auth))  # when KEDA is on
     api = build_api(settings.api, cluster_settings=settings.cluster, client=client,
-                    cluster=cluster, store=service.store, clock=clock, logger=logger)
-    api.start()   # uvicorn on its own thread, and the snapshot subscribers
-    ...
-    api.stop()
+                    cluster=cluster, store=service.store, clock=clock, logger=logger,
+                    auth=auth, routers=[keda])
+    service.servers.append(api)   # start(): subscribers, then uvicorn; stop(): the reverse
 
 The same parts serve every replica: changes go to Kubernetes, never to process memory.
 """
@@ -12,17 +13,17 @@ The same parts serve every replica: changes go to Kubernetes, never to process m
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
-from autoscaler.api.auth import Authenticator, Authorizer, KubernetesReviews, Target
+from autoscaler.api.auth import Authenticator, Authorizer, KubernetesReviews
 from autoscaler.api.context import ApiContext
 from autoscaler.api.exemption_limits import ExemptionLimiter
 from autoscaler.api.loop_audit import LoopAuditor
@@ -35,6 +36,8 @@ from autoscaler.metrics import ServiceMetrics
 from autoscaler.ports import Clock
 from autoscaler.runtime_state import RuntimeStateStore
 from autoscaler.snapshots import Listener, SnapshotStore
+
+Auth = tuple[Authenticator, Authorizer]
 
 
 @dataclass
@@ -67,7 +70,11 @@ def build_api(
     clock: Clock,
     logger: logging.Logger,
     registry: CollectorRegistry | None = None,
+    auth: Auth | None = None,
+    routers: Sequence[APIRouter] = (),
 ) -> Api:
+    """`auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
+    `routers`: more endpoints served on the same port, behind the same middleware."""
     registry = registry if registry is not None else CollectorRegistry()
     log = logger.getChild("api")
     admin = admin_target(
@@ -75,7 +82,9 @@ def build_api(
         config_map=cluster_settings.runtime_state_config_map,
         namespace=cluster_settings.service_namespace,
     )
-    authenticator, authorizer = _auth(settings, client=client, admin=admin)
+    authenticator, authorizer = auth or build_auth(
+        settings, cluster_settings=cluster_settings, client=client
+    )
     state = RuntimeStateStore(
         client=client,
         name=cluster_settings.runtime_state_config_map,
@@ -107,7 +116,7 @@ def build_api(
         logger=log,
     )
     auditor = LoopAuditor(audit=state, metrics=metrics, logger=log)
-    app = create_app(context, authenticator=authenticator)
+    app = create_app(context, authenticator=authenticator, routers=routers)
     return Api(
         app=app,
         server=ApiServer(app, host=settings.host, port=settings.port),
@@ -117,12 +126,24 @@ def build_api(
     )
 
 
-def _auth(
-    settings: ApiSettings, *, client: KubeClient, admin: Target
-) -> tuple[Authenticator, Authorizer]:
+def build_auth(
+    settings: ApiSettings, *, cluster_settings: ClusterSettings, client: KubeClient
+) -> Auth:
+    """The token check and the permission check the settings ask for."""
     if settings.auth.mode == "static":
         assert settings.auth.static_tokens_file is not None  # the settings require it
+        admin = admin_target(
+            settings.admin,
+            config_map=cluster_settings.runtime_state_config_map,
+            namespace=cluster_settings.service_namespace,
+        )
         tokens = StaticTokens.load(settings.auth.static_tokens_file, admin_target=admin)
         return tokens, tokens
     reviews = KubernetesReviews(client, audiences=tuple(settings.auth.audiences))
     return reviews, reviews
+
+
+def token_checker(auth: Auth) -> Callable[[str], bool]:
+    """`authenticate` for the KEDA metrics-api router: is this a valid token?"""
+    authenticator = auth[0]
+    return lambda token: authenticator.authenticate(token) is not None

@@ -33,6 +33,9 @@ TITLES = {
 }
 
 
+BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's words for broken JSON
+
+
 class FieldProblem(BaseModel):
     field: str = Field(description="Where the bad value is, e.g. `body.duration`.")
     message: str
@@ -100,7 +103,7 @@ def install(app: FastAPI, *, logger: logging.Logger) -> None:
 
     async def on_http(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
-        if exc.status_code == 400:  # FastAPI's "error parsing the body": bad input like others
+        if exc.status_code == 400 and exc.detail == BODY_PARSE_ERROR:  # bad input like others
             fields = [FieldProblem(field="body", message=str(exc.detail))]
             return problem_response(422, f"body: {exc.detail}", fields=fields)
         return problem_response(exc.status_code, str(exc.detail), headers=exc.headers)

@@ -10,12 +10,14 @@ a Reconciler over fake metrics, and the API on uvicorn on a loopback port.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
 import httpx
+from fastapi import APIRouter
 from kubernetes.client import ApiClient
 from prometheus_client import CollectorRegistry
 
@@ -70,7 +72,9 @@ class ApiRig:
         settings: ApiSettings | None = None,
         kube: KubeServer | None = None,
         dry_run: bool = True,
+        routers: Sequence[APIRouter] = (),
     ) -> None:
+        self.routers = routers
         self.now = datetime.now(UTC).replace(microsecond=0)
         self.clock = FakeClock(self.now)
         self._own_kube = kube is None
@@ -107,6 +111,7 @@ class ApiRig:
             clock=self.clock,
             logger=self.logger,
             registry=self.registry,
+            routers=self.routers,
         )
         self.api.start()
         self.url = f"http://127.0.0.1:{self.api.server.port}"

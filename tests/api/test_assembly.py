@@ -9,16 +9,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import httpx
+from fastapi import APIRouter, HTTPException
 from kubernetes.client import ApiClient
 
 from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.api.assembly import build_api
+from autoscaler.api.assembly import build_api, build_auth, token_checker
 from autoscaler.api.settings import ApiSettings
 from autoscaler.clock import SystemClock
-from autoscaler.config import Settings
+from autoscaler.config import ClusterSettings, Settings
 from autoscaler.main import build_service
-from tests.api.rig import Usage, grant_default_rights
+from tests.api.rig import TOKENS, ApiRig, Usage, grant_default_rights
 from tests.support.kube_server import KubeServer
 
 
@@ -63,3 +64,28 @@ def test_the_api_serves_beside_the_running_loop_and_stops_with_it() -> None:
             service.stop()
         assert not any(t.name == "api-server" for t in threading.enumerate())
         assert kube.errors == []
+
+
+def test_another_router_is_served_behind_the_same_door_with_its_own_statuses() -> None:
+    router = APIRouter(prefix="/api/v1/extra")
+    checked: list[bool] = []
+
+    @router.get("/thing")
+    def thing(valid: bool = False) -> dict[str, str]:
+        if not valid:
+            raise HTTPException(400, "bad parameters")  # kept: it is the router's contract
+        return {"ok": "yes"}
+
+    @router.post("/thing")
+    def change() -> dict[str, str]:
+        return {"changed": "yes"}
+
+    with ApiRig(routers=[router]) as rig:
+        assert rig.http.get("/api/v1/extra/thing").status_code == 400
+        assert rig.http.get("/api/v1/extra/thing?valid=true").json() == {"ok": "yes"}
+        assert rig.http.post("/api/v1/extra/thing").status_code == 401
+        check = token_checker(
+            build_auth(rig.settings, cluster_settings=ClusterSettings(), client=rig.client)
+        )
+        checked += [check(TOKENS["alice"]), check("forged")]
+    assert checked == [True, False]
