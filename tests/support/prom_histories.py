@@ -1,0 +1,209 @@
+"""Every history the session's one Prometheus is backfilled with, one area of tests each.
+
+Backfilling a running Prometheus restarts it and leaves a 5-10 s gap in live data, so the
+session fixture (tests/conftest.py) writes every history once, in one promtool run, before it
+starts the server. The adapter and the backtest read the whole fleet, so namespaces cannot keep
+the areas apart: each area owns twelve hours of its own, ending at its anchor
+(`anchor(began, area)`), and keeps its history and its reads inside them. The twelve hours
+before the session began are left to live data (the e2e looks back minutes, `serve` six hours).
+"""
+
+from __future__ import annotations
+
+import enum
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from tests.support.prom import (
+    GPU_UTIL,
+    Burst,
+    ExporterPod,
+    Gpu,
+    GpuSeries,
+    LabelStyle,
+    Mig,
+    Profile,
+    Replacement,
+    block_duration_for,
+    create_blocks,
+    fleet,
+    write_openmetrics,
+)
+from tests.support.prom.dcgm import HELP
+
+M, H = 60, 3600
+SLICE_S = 12 * H  # longer than any area's history plus the reach of its reads
+
+
+class Area(enum.IntEnum):
+    """Whose twelve hours: area n's end n x 12 h before the session began (the twelve hours
+    just before it are live data's)."""
+
+    PROM_RIG = 1
+    PROMETHEUS_ADAPTER = 2
+    ONE_GPU = 3  # the adapter's fleet of one, for the query count
+    BACKTEST = 4
+
+
+def anchor(began: int, area: Area) -> int:
+    """Where `area`'s history ends (`began` is a whole minute, so is every anchor)."""
+    return began - area * SLICE_S
+
+
+@dataclass(frozen=True)
+class Backfill:
+    series: Sequence[GpuSeries]
+    start: int
+    end: int
+    step_s: int = 15
+
+
+# -- tests/test_prom_rig.py: one scenario per pod, in namespace `hist`, up to a minute before
+
+RIG_POD_A = ExporterPod(pod="nvidia-dcgm-exporter-aaaaa", ip="10.128.2.15")
+RIG_POD_B = ExporterPod(pod="nvidia-dcgm-exporter-bbbbb", ip="10.128.2.16")
+RIG_POD_H = ExporterPod(pod="nvidia-dcgm-exporter-hhhhh", ip="10.128.2.17")
+
+
+def prom_rig(now: int) -> list[Backfill]:
+    def on(pod: str, **gpu: Any) -> Gpu:
+        return Gpu(namespace="hist", pod=pod, node=f"node-{pod}", **gpu)
+
+    mig = Profile.busy(70)
+    series = [
+        on("busy-then-idle").history(Profile.busy(80).idle_from(now - H)),
+        on("gap").history(Profile.busy(50).gap(now - 2 * H, now - H)),
+        on("nan").history(Profile.busy(40).nan(now - 30 * M, now - 20 * M)),
+        on("bursty").history(Profile(base=Burst(period_s=300, busy_s=60, busy_pct=95))),
+        on("replaced").history(
+            Profile.busy(60), exporter=RIG_POD_A, replaced=(Replacement(now - H, RIG_POD_B),)
+        ),
+        on("mig-1", mig=Mig(1)).history(mig),
+        Gpu(namespace="hist", pod="mig-2", node="node-mig-1", mig=Mig(2)).history(mig),
+        on("honor").history(Profile.busy(10), style=LabelStyle.HONOR_LABELS),
+        Gpu(node="free-node").history(Profile.idle()),
+    ]
+    return [Backfill(series, start=now - 3 * H, end=now - 60)]
+
+
+# -- tests/adapters/test_prometheus_adapter.py: one case per namespace, pod `worker-0`
+
+ADAPTER_EXPORTER = ExporterPod(pod="nvidia-dcgm-exporter-aaaaa", ip="10.128.2.15")
+SAME_IP = ExporterPod(pod="nvidia-dcgm-exporter-bbbbb", ip="10.128.2.15")  # hostNetwork reuse
+NEW_IP = ExporterPod(pod="nvidia-dcgm-exporter-ccccc", ip="10.128.2.99")
+
+
+def worker(namespace: str, **gpu: Any) -> Gpu:
+    return Gpu(namespace=namespace, pod="worker-0", node=f"node-{namespace}", **gpu)
+
+
+def prometheus_adapter(end: int) -> list[Backfill]:
+    """The cases every 15 s up to `end`, and a hundred idle GPUs scraped every 30 s."""
+    late_burst = Burst(period_s=600, busy_s=20, epoch=end + 30)  # busy between two slot ends
+    cases = [
+        worker("idle").history(Profile.idle(1)),
+        worker("busy").history(Profile.busy(85)),
+        worker("recently-busy").history(Profile.busy(90).idle_from(end - 20 * M)),
+        worker("busy-70m-ago").history(Profile.busy(90).idle_from(end - 70 * M)),
+        worker("busy-2h-ago").history(Profile.busy(90).idle_from(end - 2 * H)),
+        worker("burst").history(Profile.idle().bursty_from(end - 30 * M, late_burst)),
+        worker("gap").history(Profile.idle().gap(end - 40 * M, end - 20 * M)),
+        worker("nan").history(Profile.idle().nan(end - 2 * H, end + 1)),
+        worker("nan-lately").history(Profile.idle().nan(end - 30 * M, end + 1)),
+        worker("quiet-4m").history(Profile.idle().gap(end - 4 * M, end + 1)),
+        worker("stale").history(Profile.idle().gap(end - 10 * M, end + 1)),
+        worker("split-same-ip").history(
+            Profile.idle(3).idle_from(end - 30 * M, 1),
+            exporter=ADAPTER_EXPORTER,
+            replaced=(Replacement(end - 30 * M, SAME_IP),),
+        ),
+        worker("split-new-ip").history(
+            Profile.idle(2),
+            exporter=ADAPTER_EXPORTER,
+            replaced=(Replacement(end - 30 * M, NEW_IP),),
+        ),
+        worker("mig", mig=Mig(1)).history(Profile.busy(70)),
+        worker("mig-util-only", mig=Mig(2)).history(Profile.busy(70), metrics=(GPU_UTIL,)),
+        worker("util-only").history(Profile.busy(40), metrics=(GPU_UTIL,)),
+        worker("honor").history(Profile.idle(2), style=LabelStyle.HONOR_LABELS),
+        worker("two-gpus", index=0).history(Profile.idle()),
+        worker("two-gpus", index=1).history(Profile.busy(60)),
+    ]
+    hundred = fleet(workloads=100, gpus_per_workload=1, default=Profile.idle())
+    return [
+        Backfill(cases, start=end - 3 * H, end=end),
+        Backfill(hundred, start=end - 2 * H, end=end, step_s=30),
+    ]
+
+
+def one_gpu(end: int) -> list[Backfill]:
+    return [Backfill([worker("alone").history(Profile.idle())], start=end - H, end=end)]
+
+
+# -- tests/backtest/test_backtest_prometheus.py: one story per namespace, see its docstring
+
+
+def backtest_stories(end: int) -> list[Backfill]:
+    """Samples every 60 s at 7 s past the minute, for the nine hours up to `end`."""
+    idle, back, sparse, gap = end - 4 * H, end - 5 * H, end - 5 * H, end - 5 * H
+
+    def gpu(namespace: str, pod: str, node: str, index: int = 0) -> Gpu:
+        return Gpu(namespace=namespace, pod=pod, node=node, index=index)
+
+    went_idle = Profile.busy(80).idle_from(idle)
+    came_back = Profile.busy(80).idle_from(back).busy_from(back + 90 * M)
+    series = [
+        gpu("idle", "idle-rc-head-abcde", "n1").history(went_idle),
+        gpu("idle", "idle-rc-gpu-group-worker-fghij", "n2").history(went_idle),
+        gpu("regret", "back-rc-small-group-worker-klmno", "n3", 0).history(came_back),
+        gpu("regret", "back-rc-small-group-worker-klmno", "n3", 1).history(came_back),
+        gpu("sparse", "sparse-rc-head-uvwxy", "n5").history(
+            Profile.busy(70).idle_from(sparse).gap(sparse + 10 * M, sparse + 40 * M)
+        ),
+        gpu("gap", "gappy-rc-head-pqrst", "n4").history(Profile.busy(70).gap(gap, gap + 150 * M)),
+        gpu("other", "notebook-0", "n6").history(Profile.idle()),
+    ]
+    return [Backfill(series, start=end - 9 * H + 7, end=end, step_s=60)]
+
+
+AREAS = {
+    Area.PROM_RIG: prom_rig,
+    Area.PROMETHEUS_ADAPTER: prometheus_adapter,
+    Area.ONE_GPU: one_gpu,
+    Area.BACKTEST: backtest_stories,
+}
+
+
+def session_backfills(began: int) -> list[Backfill]:
+    return [part for area, build in AREAS.items() for part in build(anchor(began, area))]
+
+
+# -- writing them --------------------------------------------------------------------------
+
+
+def backfill(parts: Sequence[Backfill], data_dir: Path, *, promtool: Path) -> None:
+    """Turn every part into blocks in one promtool run (each run costs ~0.25 s on its own)."""
+    with tempfile.TemporaryDirectory(prefix="om-", dir=data_dir.parent) as scratch:
+        merged = Path(scratch) / "histories.om"
+        _write_merged(parts, merged, scratch=Path(scratch))
+        duration = block_duration_for(min(p.start for p in parts), max(p.end for p in parts))
+        create_blocks(merged, data_dir, promtool=promtool, max_block_duration=duration)
+
+
+def _write_merged(parts: Sequence[Backfill], path: Path, *, scratch: Path) -> None:
+    """One file for parts with their own spans and steps: OpenMetrics allows each family once,
+    so each part's share of a family is written on its own and appended under one header."""
+    metrics = sorted({metric for p in parts for s in p.series for metric in s.metrics})
+    piece = scratch / "piece.om"
+    with path.open("w", encoding="utf-8") as out:
+        for metric in metrics:
+            out.write(f"# HELP {metric} {HELP[metric]}\n# TYPE {metric} gauge\n")
+            for part in parts:
+                only = [replace(s, metrics=(metric,)) for s in part.series if metric in s.metrics]
+                write_openmetrics(only, piece, start=part.start, end=part.end, step_s=part.step_s)
+                with piece.open(encoding="utf-8") as lines:
+                    out.writelines(line for line in lines if not line.startswith("#"))
+        out.write("# EOF\n")
