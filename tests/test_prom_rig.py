@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,37 +13,40 @@ from typing import Any
 import pytest
 import requests
 
+from tests.conftest import PrometheusSession
 from tests.support.prom import (
     GPU_UTIL,
     AuthProxy,
     ExporterPod,
     FakeDcgmExporter,
     Gpu,
-    GpuSeries,
     LabelStyle,
     Mig,
     Profile,
     PrometheusServer,
-    Replacement,
     block_duration_for,
     make_tls_files,
     require_binaries,
     wait_until,
     write_openmetrics,
 )
-from tests.support.prom.profiles import Burst
+from tests.support.prom_histories import RIG_POD_A as POD_A
+from tests.support.prom_histories import RIG_POD_B as POD_B
+from tests.support.prom_histories import RIG_POD_H as POD_H
+from tests.support.prom_histories import Area
 
 pytestmark = pytest.mark.real
 
 HOUR = 3600
 TOKEN = "token-1"
-POD_A = ExporterPod(pod="nvidia-dcgm-exporter-aaaaa", ip="10.128.2.15")
-POD_B = ExporterPod(pod="nvidia-dcgm-exporter-bbbbb", ip="10.128.2.16")
-POD_H = ExporterPod(pod="nvidia-dcgm-exporter-hhhhh", ip="10.128.2.17")
+POD_L = ExporterPod(pod="nvidia-dcgm-exporter-lllll", ip="10.128.2.18")  # joins late
 
 
 @dataclass(frozen=True)
 class Rig:
+    """The session's Prometheus, this module's history (`prom_rig` in prom_histories) and its
+    three live exporters (pods A, B and an honor-labels H)."""
+
     prom: PrometheusServer
     proxy: AuthProxy
     exporter: FakeDcgmExporter
@@ -53,46 +55,28 @@ class Rig:
     now: int  # backfilled history covers [now - 3h, now - 60 s]
 
 
-def history(now: int) -> list[GpuSeries]:
-    """One scenario per pod, all in namespace `hist` unless the label style says otherwise."""
-
-    def on(pod: str, **gpu: Any) -> Gpu:
-        return Gpu(namespace="hist", pod=pod, node=f"node-{pod}", **gpu)
-
-    mig = Profile.busy(70)
-    return [
-        on("busy-then-idle").history(Profile.busy(80).idle_from(now - HOUR)),
-        on("gap").history(Profile.busy(50).gap(now - 2 * HOUR, now - HOUR)),
-        on("nan").history(Profile.busy(40).nan(now - 30 * 60, now - 20 * 60)),
-        on("bursty").history(Profile(base=Burst(period_s=300, busy_s=60, busy_pct=95))),
-        on("replaced").history(
-            Profile.busy(60), exporter=POD_A, replaced=(Replacement(now - HOUR, POD_B),)
-        ),
-        on("mig-1", mig=Mig(1)).history(mig),
-        Gpu(namespace="hist", pod="mig-2", node="node-mig-1", mig=Mig(2)).history(mig),
-        on("honor").history(Profile.busy(10), style=LabelStyle.HONOR_LABELS),
-        Gpu(node="free-node").history(Profile.idle()),
-    ]
-
-
 @pytest.fixture(scope="module")
-def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
-    binaries = require_binaries()
-    workdir = tmp_path_factory.mktemp("prom-rig")
-    now = int(time.time())
-    with ExitStack() as stack:
-        exporter = stack.enter_context(FakeDcgmExporter(pod=POD_A))
-        replacement = stack.enter_context(FakeDcgmExporter(pod=POD_B))
-        honoring = stack.enter_context(FakeDcgmExporter(pod=POD_H, style=LabelStyle.HONOR_LABELS))
-        prom = PrometheusServer(
-            workdir / "prom", binaries=binaries, exporters=[exporter, replacement, honoring]
-        )
-        prom.backfill(history(now), start=now - 3 * HOUR, end=now - 60)
-        prom.start(wait_for_targets=False)  # the first scrape takes 5-10 s: tests poll for it
-        stack.callback(prom.stop)
-        tls = make_tls_files(workdir / "tls")
-        proxy = stack.enter_context(AuthProxy(upstream=prom.url, tls=tls, token=TOKEN))
-        yield Rig(prom, proxy, exporter, replacement, honoring, now)
+def rig(
+    prometheus_session: PrometheusSession, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Rig]:
+    live, prom = prometheus_session.exporters, prometheus_session.server
+    tls = make_tls_files(tmp_path_factory.mktemp("prom-rig") / "tls")
+    with AuthProxy(upstream=prom.url, tls=tls, token=TOKEN) as proxy:
+        yield Rig(
+            prom, proxy, live.rig, live.rig_replacement, live.rig_honoring,
+            now=prometheus_session.anchor(Area.PROM_RIG),
+        )  # fmt: skip
+    for exporter in (live.rig, live.rig_replacement, live.rig_honoring):
+        exporter.clear()
+
+
+@pytest.fixture
+def late_exporter(prometheus_session: PrometheusSession) -> Iterator[FakeDcgmExporter]:
+    """An exporter the running server was not told about; the session's own targets are
+    restored after the test (another 5-10 s)."""
+    with FakeDcgmExporter(pod=POD_L) as exporter:
+        yield exporter
+        prometheus_session.server.scrape(*prometheus_session.exporters.all())
 
 
 @pytest.fixture
@@ -392,16 +376,15 @@ def test_moving_a_gpu_to_the_replacement_exporter_splits_its_series(rig: Rig) ->
 
 
 @pytest.mark.slow
-def test_scrape_reconfigures_a_running_server_to_scrape_a_new_exporter(tmp_path: Path) -> None:
+def test_scrape_reconfigures_a_running_server_to_scrape_a_new_exporter(
+    rig: Rig, prometheus_session: PrometheusSession, late_exporter: FakeDcgmExporter
+) -> None:
     gpu = Gpu(namespace="late", pod="joined")
-    with (
-        FakeDcgmExporter(pod=POD_B) as exporter,
-        PrometheusServer(tmp_path, binaries=require_binaries()) as prom,
-    ):
-        exporter.set(gpu, utilization=33)
-        prom.scrape(exporter)  # returns once the target was scraped (5-10 s)
-        stored = only(prom.query('DCGM_FI_DEV_GPU_UTIL{exported_pod="joined"}'))
-    assert (stored["metric"]["pod"], stored["value"][1]) == (POD_B.pod, "33")
+    late_exporter.set(gpu, utilization=33)
+    scraped = prometheus_session.exporters.all()
+    rig.prom.scrape(*scraped, late_exporter)  # returns once the target was scraped (5-10 s)
+    stored = only(rig.prom.query('DCGM_FI_DEV_GPU_UTIL{exported_pod="joined"}'))
+    assert (stored["metric"]["pod"], stored["value"][1]) == (POD_L.pod, "33")
 
 
 # -- missing binaries -----------------------------------------------------------------------------
