@@ -1,7 +1,8 @@
 """The Prometheus metric source against a real Prometheus, directly and through a TLS auth proxy.
 
 History is backfilled with promtool as dcgm-exporter behind a ServiceMonitor stores it, one
-scenario per namespace (pod `worker-0`), ending at `AT`; every read is evaluated at `AT`.
+scenario per namespace (pod `worker-0`, `prometheus_adapter` in tests/support/prom_histories.py),
+ending at `rig.at`; every read is evaluated at `rig.at`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,23 +23,9 @@ from autoscaler.adapters.promql import QueryTemplates
 from autoscaler.config import PolicySettings, PrometheusSettings
 from autoscaler.domain.models import FleetUsage, GpuUsage
 from autoscaler.errors import ConfigError
-from tests.support.prom import (
-    GPU_UTIL,
-    AuthProxy,
-    Burst,
-    ExporterPod,
-    Gpu,
-    GpuSeries,
-    LabelStyle,
-    Mig,
-    Profile,
-    PrometheusServer,
-    Replacement,
-    fleet,
-    make_tls_files,
-    require_binaries,
-    wait_until,
-)
+from tests.conftest import PrometheusSession
+from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files, wait_until
+from tests.support.prom_histories import Area
 
 pytestmark = pytest.mark.real
 
@@ -49,69 +35,26 @@ WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
 TOKEN = "token-1"
 QUERIES_PER_READ = 4
-EXPORTER = ExporterPod(pod="nvidia-dcgm-exporter-aaaaa", ip="10.128.2.15")
-SAME_IP = ExporterPod(pod="nvidia-dcgm-exporter-bbbbb", ip="10.128.2.15")  # hostNetwork reuse
-NEW_IP = ExporterPod(pod="nvidia-dcgm-exporter-ccccc", ip="10.128.2.99")
-
-
-def on(namespace: str, **gpu: Any) -> Gpu:
-    return Gpu(namespace=namespace, pod="worker-0", node=f"node-{namespace}", **gpu)
-
-
-def scenarios(end: int) -> list[GpuSeries]:
-    """One namespace per case; `end` is the last sample (every 15 s up to it)."""
-    late_burst = Burst(period_s=600, busy_s=20, epoch=end + 30)  # busy between two slot ends
-    return [
-        on("idle").history(Profile.idle(1)),
-        on("busy").history(Profile.busy(85)),
-        on("recently-busy").history(Profile.busy(90).idle_from(end - 20 * MINUTE)),
-        on("busy-70m-ago").history(Profile.busy(90).idle_from(end - 70 * MINUTE)),
-        on("busy-2h-ago").history(Profile.busy(90).idle_from(end - 2 * HOUR)),
-        on("burst").history(Profile.idle().bursty_from(end - 30 * MINUTE, late_burst)),
-        on("gap").history(Profile.idle().gap(end - 40 * MINUTE, end - 20 * MINUTE)),
-        on("nan").history(Profile.idle().nan(end - 2 * HOUR, end + 1)),
-        on("nan-lately").history(Profile.idle().nan(end - 30 * MINUTE, end + 1)),
-        on("quiet-4m").history(Profile.idle().gap(end - 4 * MINUTE, end + 1)),
-        on("stale").history(Profile.idle().gap(end - 10 * MINUTE, end + 1)),
-        on("split-same-ip").history(
-            Profile.idle(3).idle_from(end - 30 * MINUTE, 1),
-            exporter=EXPORTER,
-            replaced=(Replacement(end - 30 * MINUTE, SAME_IP),),
-        ),
-        on("split-new-ip").history(
-            Profile.idle(2), exporter=EXPORTER, replaced=(Replacement(end - 30 * MINUTE, NEW_IP),)
-        ),
-        on("mig", mig=Mig(1)).history(Profile.busy(70)),
-        on("mig-util-only", mig=Mig(2)).history(Profile.busy(70), metrics=(GPU_UTIL,)),
-        on("util-only").history(Profile.busy(40), metrics=(GPU_UTIL,)),
-        on("honor").history(Profile.idle(2), style=LabelStyle.HONOR_LABELS),
-        on("two-gpus", index=0).history(Profile.idle()),
-        on("two-gpus", index=1).history(Profile.busy(60)),
-    ]
 
 
 @dataclass(frozen=True)
 class Rig:
     prom: PrometheusServer
     proxy: AuthProxy
-    at: datetime
-    workdir: Path
+    at: datetime  # the end of this module's history
+    alone_at: datetime  # the end of a history of one GPU, alone in the hours before
 
 
 @pytest.fixture(scope="module")
-def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
-    binaries = require_binaries()
-    workdir = tmp_path_factory.mktemp("prom-adapter")
-    end = int(time.time()) // MINUTE * MINUTE - 2 * MINUTE
-    prom = PrometheusServer(workdir / "prom", binaries=binaries)
-    prom.backfill(scenarios(end), start=end - 3 * HOUR, end=end, step_s=15)
-    hundred = fleet(workloads=100, gpus_per_workload=1, default=Profile.idle())
-    prom.backfill(hundred, start=end - 2 * HOUR, end=end, step_s=30)  # a 30 s scrape
-    with ExitStack() as stack:
-        stack.enter_context(prom)
-        tls = make_tls_files(workdir / "tls")
-        proxy = stack.enter_context(AuthProxy(upstream=prom.url, tls=tls, token=TOKEN))
-        yield Rig(prom, proxy, datetime.fromtimestamp(end, UTC), workdir)
+def rig(
+    prometheus_session: PrometheusSession, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Rig]:
+    prom = prometheus_session.server
+    tls = make_tls_files(tmp_path_factory.mktemp("prom-adapter") / "tls")
+    at = datetime.fromtimestamp(prometheus_session.anchor(Area.PROMETHEUS_ADAPTER), UTC)
+    alone_at = datetime.fromtimestamp(prometheus_session.anchor(Area.ONE_GPU), UTC)
+    with AuthProxy(upstream=prom.url, tls=tls, token=TOKEN) as proxy:
+        yield Rig(prom, proxy, at, alone_at)
 
 
 @pytest.fixture
@@ -314,12 +257,9 @@ def test_a_pod_with_two_gpus_has_two_entries(usage: FleetUsage) -> None:
 def test_the_query_count_is_the_same_for_one_gpu_and_for_a_hundred(
     rig: Rig, source: Source
 ) -> None:
-    tiny = PrometheusServer(rig.workdir / "tiny", binaries=require_binaries())
-    end = int(rig.at.timestamp())
-    tiny.backfill([on("alone").history(Profile.idle())], start=end - HOUR, end=end)
-    with tiny:
-        small, large = source(url=tiny.url), source(url=rig.prom.url)
-        one, many = read(small, rig), read(large, rig)
+    small, large = source(url=rig.prom.url), source(url=rig.prom.url)
+    one = small.read_usage(window=WINDOW, threshold=THRESHOLD, now=rig.alone_at)
+    many = read(large, rig)
     assert sum(len(g) for g in one.gpus.values()) == 1
     assert sum(len(g) for g in many.gpus.values()) > 100
     assert small.queries_issued == large.queries_issued == QUERIES_PER_READ
