@@ -1,7 +1,9 @@
 """`backtest` against a real Prometheus, on backfilled history whose right answer is known.
 
-Samples every 60 s at 7 s past the minute. Each namespace tells one story, with the policy's
-defaults (5%, 60-minute window, 15-minute grace, 80% coverage); I, R, S are known times:
+Samples every 60 s at 7 s past the minute, backfilled into the session's Prometheus
+(`backtest_stories` in tests/support/prom_histories.py). Each namespace tells one story, with
+the policy's defaults (5%, 60-minute window, 15-minute grace, 80% coverage); I, R, S are known
+times:
 - idle:   a RayCluster (GPU head + worker) busy until I = end - 4 h, then idle to the end;
 - regret: two GPUs of a headless worker busy until R = end - 5 h, idle for 90 minutes, busy again;
 - sparse: busy until S = end - 5 h, then idle with a 30-minute telemetry gap at S + 10 min;
@@ -16,7 +18,6 @@ import argparse
 import io
 import json
 import re
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,15 +32,9 @@ from autoscaler.adapters.prometheus_range import PrometheusRange
 from autoscaler.backtest.command import add_backtest_arguments, run_backtest
 from autoscaler.config import PrometheusSettings, Settings
 from autoscaler.main import build_policy
-from tests.support.prom import (
-    AuthProxy,
-    Gpu,
-    GpuSeries,
-    Profile,
-    PrometheusServer,
-    make_tls_files,
-    require_binaries,
-)
+from tests.conftest import PrometheusSession
+from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files
+from tests.support.prom_histories import Area
 
 pytestmark = pytest.mark.real
 
@@ -54,37 +49,14 @@ class History:
     end: int
 
 
-def stories(end: int) -> list[GpuSeries]:
-    idle, back, sparse, gap = end - 4 * H, end - 5 * H, end - 5 * H, end - 5 * H
-
-    def gpu(namespace: str, pod: str, node: str, index: int = 0) -> Gpu:
-        return Gpu(namespace=namespace, pod=pod, node=node, index=index)
-
-    went_idle = Profile.busy(80).idle_from(idle)
-    came_back = Profile.busy(80).idle_from(back).busy_from(back + 90 * M)
-    return [
-        gpu("idle", "idle-rc-head-abcde", "n1").history(went_idle),
-        gpu("idle", "idle-rc-gpu-group-worker-fghij", "n2").history(went_idle),
-        gpu("regret", "back-rc-small-group-worker-klmno", "n3", 0).history(came_back),
-        gpu("regret", "back-rc-small-group-worker-klmno", "n3", 1).history(came_back),
-        gpu("sparse", "sparse-rc-head-uvwxy", "n5").history(
-            Profile.busy(70).idle_from(sparse).gap(sparse + 10 * M, sparse + 40 * M)
-        ),
-        gpu("gap", "gappy-rc-head-pqrst", "n4").history(Profile.busy(70).gap(gap, gap + 150 * M)),
-        gpu("other", "notebook-0", "n6").history(Profile.idle()),
-    ]
-
-
 @pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[History]:
-    binaries = require_binaries()
-    workdir = tmp_path_factory.mktemp("backtest")
-    end = int(time.time()) // M * M - 2 * M
-    prom = PrometheusServer(workdir / "prom", binaries=binaries)
-    prom.backfill(stories(end), start=end - 9 * H + 7, end=end, step_s=60)
-    with prom, AuthProxy(upstream=prom.url, tls=make_tls_files(workdir / "tls"),
-                         token=TOKEN) as proxy:  # fmt: skip
-        yield History(prom, proxy, end)
+def history(
+    prometheus_session: PrometheusSession, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[History]:
+    prom = prometheus_session.server
+    tls = make_tls_files(tmp_path_factory.mktemp("backtest") / "tls")
+    with AuthProxy(upstream=prom.url, tls=tls, token=TOKEN) as proxy:
+        yield History(prom, proxy, prometheus_session.anchor(Area.BACKTEST))
 
 
 def backtest(history: History, *argv: str, prometheus: PrometheusSettings | None = None,
