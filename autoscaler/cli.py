@@ -9,6 +9,8 @@ from pathlib import Path
 
 import yaml
 
+from autoscaler.client.commands import COMMANDS, add_commands
+from autoscaler.client.commands import run as run_client
 from autoscaler.config import Settings, load_settings
 from autoscaler.errors import ConfigError
 
@@ -17,6 +19,8 @@ EXIT_BAD_CONFIG = 2
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in COMMANDS:  # the client talks to a running service: no settings file
+        return run_client(args)
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:
@@ -42,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     ):
         command = commands.add_parser(name, help=text, description=text)
         command.add_argument("--config", type=Path, help="YAML configuration file")
+    add_commands(commands)
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from autoscaler.api.settings import ApiSettings
 from autoscaler.errors import ConfigError
 from autoscaler.keda.settings import KedaSettings
 from autoscaler.settings_base import Duration, Section, format_duration, parse_duration
@@ -230,6 +231,7 @@ class Settings(Section):
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
     keda: KedaSettings = Field(default_factory=KedaSettings)
 
 

@@ -18,11 +18,13 @@ from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
 from autoscaler.adapters.prometheus import PrometheusMetricSource
 from autoscaler.adapters.promql import QueryTemplates
+from autoscaler.api.assembly import build_api, build_auth, token_checker
 from autoscaler.clock import SystemClock
 from autoscaler.config import QuerySettings, Settings
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.policy import Policy
 from autoscaler.keda.answers import KedaAnswers
+from autoscaler.keda.http import keda_router
 from autoscaler.keda.server import KedaGrpcServer
 from autoscaler.keda.targets import Judging
 from autoscaler.logs import configure_logging
@@ -70,6 +72,7 @@ class Service:
     store: SnapshotStore
     loop: LoopRunner
     servers: list[Server] = field(default_factory=list)
+    keda_answers: KedaAnswers | None = None
 
     def start(self) -> None:
         for server in self.servers:
@@ -111,38 +114,33 @@ def build_service(
     )
     service = Service(reconciler=reconciler, store=store, loop=loop)
     if keda.enabled:
+        service.keda_answers = build_keda_answers(
+            settings, policy=policy, store=store, clock=clock, logger=logger
+        )
         service.servers.append(
-            build_keda_server(
-                settings, policy=policy, store=store, clock=clock, logger=logger, host=bind_host
+            KedaGrpcServer(
+                answers=service.keda_answers,
+                store=store,
+                tls=keda.tls,
+                heartbeat=keda.heartbeat_interval,
+                address=f"{bind_host}:{keda.port}",
+                logger=logger.getChild("keda"),
             )
         )
     return service
 
 
-def build_keda_server(
-    settings: Settings,
-    *,
-    policy: Policy,
-    store: SnapshotStore,
-    clock: Clock,
+def build_keda_answers(
+    settings: Settings, *, policy: Policy, store: SnapshotStore, clock: Clock,
     logger: logging.Logger,
-    host: str,
-) -> KedaGrpcServer:
-    answers = KedaAnswers(
+) -> KedaAnswers:  # fmt: skip
+    return KedaAnswers(
         latest=store.latest,
         judging=Judging(policy.rules, policy.grace_period),
         profiles=settings.keda.profiles.keys(),
         clock=clock,
         # Older than three cycles: the loop is stuck, and KEDA must hold, not scale to zero.
         max_snapshot_age=max(3 * settings.loop.interval, timedelta(seconds=30)),
-        logger=logger.getChild("keda"),
-    )
-    return KedaGrpcServer(
-        answers=answers,
-        store=store,
-        tls=settings.keda.tls,
-        heartbeat=settings.keda.heartbeat_interval,
-        address=f"{host}:{settings.keda.port}",
         logger=logger.getChild("keda"),
     )
 
@@ -153,24 +151,53 @@ def query_templates(queries: QuerySettings) -> QueryTemplates:
     return QueryTemplates(**chosen)
 
 
-def build_real_adapters(settings: Settings) -> tuple[Cluster, MetricSource]:
-    client = KubeClient.from_settings(settings.cluster)
-    cluster = KueueCluster(client=client, settings=settings.cluster)
-    metrics = PrometheusMetricSource(
+def build_metric_source(settings: Settings) -> PrometheusMetricSource:
+    return PrometheusMetricSource(
         prometheus=settings.prometheus,
         policy=settings.policy,
         templates=query_templates(settings.prometheus.queries),
     )
-    return cluster, metrics
+
+
+def add_rest_api(
+    service: Service,
+    settings: Settings,
+    *,
+    client: KubeClient,
+    cluster: KueueCluster,
+    clock: Clock,
+    logger: logging.Logger,
+) -> None:
+    """The REST API (and KEDA's metrics-api endpoint) on one HTTP port beside the loop."""
+    auth = build_auth(settings.api, cluster_settings=settings.cluster, client=client)
+    routers = []
+    if service.keda_answers is not None:
+        routers.append(keda_router(answers=service.keda_answers, authenticate=token_checker(auth)))
+    service.servers.append(
+        build_api(
+            settings.api,
+            cluster_settings=settings.cluster,
+            client=client,
+            cluster=cluster,
+            store=service.store,
+            clock=clock,
+            logger=logger.getChild("api"),
+            auth=auth,
+            routers=routers,
+        )
+    )
 
 
 def serve(settings: Settings) -> int:
     """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
     logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
-    cluster, metrics = build_real_adapters(settings)
+    client = KubeClient.from_settings(settings.cluster)
+    cluster = KueueCluster(client=client, settings=settings.cluster)
+    clock = SystemClock()
     service = build_service(
-        settings, cluster=cluster, metrics=metrics, clock=SystemClock(), logger=logger
+        settings, cluster=cluster, metrics=build_metric_source(settings), clock=clock, logger=logger
     )
+    add_rest_api(service, settings, client=client, cluster=cluster, clock=clock, logger=logger)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:

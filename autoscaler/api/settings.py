@@ -7,44 +7,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    field_validator,
-    model_validator,
-)
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator, model_validator
 
-
-# autoscaler.config mounts ApiSettings, so it is imported when first needed, not at load time.
-def _parse_duration(value: object) -> timedelta:
-    from autoscaler.config import parse_duration  # noqa: PLC0415
-
-    return parse_duration(value)
-
-
-def _format_duration(span: timedelta) -> str:
-    from autoscaler.config import format_duration  # noqa: PLC0415
-
-    return format_duration(span)
-
-
-Duration = Annotated[
-    timedelta,
-    BeforeValidator(_parse_duration),
-    PlainSerializer(_format_duration, return_type=str, when_used="json"),
-]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
+from autoscaler.settings_base import Duration
+from autoscaler.settings_base import Section as _Section
 
 
 class AuthSettings(_Section):

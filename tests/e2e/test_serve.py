@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx
 import yaml
 
 from tests.conftest import LiveMetrics
 from tests.support.kube_server import KubeServer
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def write_kubeconfig(path: Path, server: KubeServer) -> Path:
@@ -32,6 +41,7 @@ def test_serve_runs_cycles_until_sigterm_and_stops_cleanly(
     tmp_path: Path, kube_server: KubeServer, live_metrics: LiveMetrics
 ) -> None:
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", kube_server)
+    api_port = free_port()
     config = tmp_path / "config.yaml"
     config.write_text(
         yaml.safe_dump(
@@ -40,6 +50,7 @@ def test_serve_runs_cycles_until_sigterm_and_stops_cleanly(
                 "cluster": {"kubeconfig": str(kubeconfig)},
                 "loop": {"interval": "1s"},
                 "logging": {"format": "json"},
+                "api": {"host": "127.0.0.1", "port": api_port},
             }
         ),
         encoding="utf-8",
@@ -58,6 +69,13 @@ def test_serve_runs_cycles_until_sigterm_and_stops_cleanly(
             lines.append(line)
             if '"cycle"' in line or not line:
                 break
+        ready = httpx.get(f"http://127.0.0.1:{api_port}/readyz", timeout=5)
+        status = subprocess.run(
+            [sys.executable, "-m", "autoscaler", "status", "--server",
+             f"http://127.0.0.1:{api_port}", "-o", "json"],
+            capture_output=True, text=True, check=False,
+            env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+        )  # fmt: skip
         process.send_signal(signal.SIGTERM)
         _, remaining = process.communicate(timeout=30)
     finally:
@@ -69,3 +87,8 @@ def test_serve_runs_cycles_until_sigterm_and_stops_cleanly(
     assert any("dry-run" in m for m in messages), messages
     assert any("SIGTERM" in m for m in messages), messages
     assert messages[-1] == "stopped cleanly"
+    assert ready.status_code == 200, ready.text
+    assert ready.json()["ready"] is True
+    assert ready.json()["clusterOk"] is True
+    assert status.returncode == 0, status.stderr
+    assert isinstance(json.loads(status.stdout), (list, dict))
