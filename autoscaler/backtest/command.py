@@ -22,7 +22,7 @@ from autoscaler.backtest.identity import Resolver
 from autoscaler.backtest.replay import Replay, Variant
 from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
-from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_query
+from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
 from autoscaler.clock import SystemClock
 from autoscaler.config import Settings, parse_duration
 from autoscaler.domain.annotations import parse_time
@@ -185,9 +185,8 @@ def backtest(
         resolver=Resolver(label=options.raycluster_label),
     )
     warnings: dict[str, None] = {}
-    for fetched in chunks(
-        source, _query(settings, policy, options), _plan(options, variants, policy)
-    ):
+    queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
+    for fetched in chunks(source, queries, _plan(options, variants, policy)):
         replay.feed(fetched.chunk)
         warnings.update(dict.fromkeys(fetched.warnings))
     found = dict(replay.results())
@@ -203,12 +202,6 @@ def backtest(
         warnings=tuple(warnings),
         variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
         chart=tuple(reports[v] for v in charted),
-    )
-
-
-def _query(settings: Settings, policy: Policy, options: BacktestOptions) -> str:
-    return slot_query(
-        settings.prometheus.signals, slot=policy.rules.slot, extra_label=options.raycluster_label
     )
 
 

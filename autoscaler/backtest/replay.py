@@ -20,7 +20,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from autoscaler.backtest.identity import Resolver, WorkloadKey
-from autoscaler.backtest.timeline import Chunk, GpuTrack, WorkloadTrack, covered, minus
+from autoscaler.backtest.timeline import (
+    Chunk,
+    GpuTrack,
+    WorkloadTrack,
+    covered,
+    minus,
+    silence,
+)
 from autoscaler.backtest.usage import Judged, Reading, judge
 from autoscaler.domain.models import Action, FleetUsage, GpuKey, Pauses, State
 from autoscaler.domain.policy import Policy, decide_fleet
@@ -113,6 +120,7 @@ class Replay:
         for gpu in self._gpus.values():
             gpu.load(chunk)
         for workload in self.workloads.values():
+            workload.load(self._thresholds)
             for gpu in workload.gpus:
                 if gpu.first_seen is not None:
                     first = workload.pods.get(gpu.key.pod, gpu.first_seen)
@@ -222,20 +230,35 @@ class _Pass:
         self._came_back(self._track(key), after=index)
 
     def _came_back(self, track: WorkloadTrack, *, after: int) -> None:
-        """Close a would-be deactivation at the workload's first busy slot after `after`."""
-        held = self._run.off.get(track.key)
-        if held is None:
+        """Close a would-be deactivation at the workload's first busy slot after `after`, or
+        where its series stop for a whole window (deleted: a later one of the same name is
+        another RayCluster, not a user coming back)."""
+        if track.key not in self._run.off:
             return
         loud = track.loud(self._run.variant.threshold)
         first = bisect_right(loud, after)
-        if first == len(loud):
-            return
-        back = self._chunk.time(loud[first])
-        at, gpus = self._run.off.pop(track.key)
-        record = _record(self._replay.settings, track.key, gpus=gpus, at=at, until=back, back=True)
-        self._run.done.append(record)
-        self._run.blocked_until[track.key] = back
-        self._run.reactivated[track.key] = back
+        busy = loud[first] if first < len(loud) else None
+        gone = silence(
+            track.real(),
+            carry=self._index(track.last_real()),
+            after=after,
+            span=self._run.span,
+            steps=self._chunk.steps,
+        )
+        if gone is not None and (busy is None or gone < busy):
+            self._close(track.key, until=self._chunk.time(gone), back=False)
+        elif busy is not None:
+            back = self._chunk.time(busy)
+            self._close(track.key, until=back, back=True)
+            self._run.blocked_until[track.key] = back
+            self._run.reactivated[track.key] = back
+
+    def _close(self, key: WorkloadKey, *, until: int, back: bool) -> None:
+        at, gpus = self._run.off.pop(key)
+        until = max(until, at)
+        self._run.done.append(
+            _record(self._replay.settings, key, gpus=gpus, at=at, until=until, back=back)
+        )
 
     def _blocked(self, key: WorkloadKey, now: int) -> bool:
         return key in self._run.off or now < self._run.blocked_until.get(key, now)

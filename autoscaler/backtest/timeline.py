@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, compress, pairwise, repeat
+from operator import ge, gt, itemgetter, truediv
 
 from autoscaler.adapters.prometheus_range import RangeSeries
-from autoscaler.adapters.promql import gpu_key
+from autoscaler.adapters.promql import LABEL_SOURCES, gpu_key
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.domain.models import GpuKey
 
@@ -34,30 +35,60 @@ class Chunk:
         return self.start + index * self.slot
 
 
-def chunk_from(series: Iterable[RangeSeries], *, start: int, slot: int, steps: int) -> Chunk:
-    """Place every `[time, "value"]` pair at its slot; a GPU split over rows keeps the max."""
+@dataclass(frozen=True)
+class Scaled:
+    """One signal's series and the scale that makes its values 0..1 ratios."""
+
+    series: Iterable[RangeSeries]
+    scale: float = 1.0
+
+
+def chunk_from(signals: Iterable[Scaled], *, start: int, slot: int, steps: int) -> Chunk:
+    """Place every `[time, "value"]` pair at its slot, as a ratio. A GPU reported by several
+    rows (signals, or exporter pods before and after a replacement) keeps the highest."""
     values: dict[GpuKey, list[float]] = {}
     labels: dict[GpuKey, Mapping[str, str]] = {}
-    for row in series:
-        key = gpu_key(row.labels)
-        if key is None:
-            continue
-        placed = _placed(row.values, start=start, slot=slot, steps=steps)
-        if key in values:
-            placed = [_max(a, b) for a, b in zip(values[key], placed, strict=True)]
-        values[key], labels[key] = placed, row.labels
+    for signal in signals:
+        for row in signal.series:
+            key = workload_gpu(row.labels)
+            if key is None:
+                continue
+            placed = _placed(row.values, start=start, slot=slot, steps=steps, scale=signal.scale)
+            if key in values:
+                placed = [_max(a, b) for a, b in zip(values[key], placed, strict=True)]
+            values[key], labels[key] = placed, row.labels
     return Chunk(start, slot, steps, values, labels)
 
 
-def _placed(pairs: Sequence[Sequence[object]], *, start: int, slot: int, steps: int) -> list[float]:
-    if len(pairs) == steps and int(float(str(pairs[0][0]))) == start:
-        return [float(str(value)) for _, value in pairs]  # the usual case: no gaps
+def workload_gpu(labels: Mapping[str, str]) -> GpuKey | None:
+    """The GPU and the pod holding it, mapped as the live queries' `relabelled()` does:
+    each later source label wins when present and non-empty (exported_* over plain)."""
+    mapped = dict(labels)
+    for target, sources in LABEL_SOURCES:
+        for source in sources:
+            if labels.get(source):
+                mapped[target] = labels[source]
+    return gpu_key(mapped)
+
+
+def _placed(
+    pairs: Sequence[Sequence[object]], *, start: int, slot: int, steps: int, scale: float
+) -> list[float]:
+    if len(pairs) == steps and round(float(str(pairs[0][0]))) == start:
+        # The usual case, no gaps: converted in C, a week of a thousand GPUs is 10 M values.
+        values = map(float, map(itemgetter(1), pairs))
+        return list(values) if scale == 1 else list(map(truediv, values, repeat(scale)))
     placed = [NAN] * steps
     for at, value in pairs:
         index = (round(float(str(at))) - start) // slot
         if 0 <= index < steps:
-            placed[index] = float(str(value))
+            placed[index] = float(str(value)) / scale
     return placed
+
+
+def _where(test: Callable[[float, float], bool], values: list[float], bound: float) -> list[int]:
+    """Indices of the values passing `test(value, bound)`, computed in C."""
+    return list(compress(range(len(values)), map(test, values, repeat(bound))))
 
 
 def _max(a: float, b: float) -> float:
@@ -83,10 +114,13 @@ class GpuTrack:
 
     def load(self, chunk: Chunk) -> None:
         values = chunk.values.get(self.key)
+        if values is None and not self.tail:  # gone for longer than any window: never read
+            self.values, self.real, self.loud = [], [], {t: [] for t in self.thresholds}
+            return
         self.values = values if values is not None else [NAN] * chunk.steps
         # `>= 0` as the live coverage query counts a real sample (NaN fails it)
-        self.real = [i for i, v in enumerate(self.values) if v >= 0.0]
-        self.loud = {t: [i for i, v in enumerate(self.values) if v > t] for t in self.thresholds}
+        self.real = _where(ge, self.values, 0.0)
+        self.loud = {t: _where(gt, self.values, t) for t in self.thresholds}
         if self.first_seen is None and self.real:
             self.first_seen = chunk.time(self.real[0])
 
@@ -125,12 +159,19 @@ class WorkloadTrack:
     key: WorkloadKey
     gpus: list[GpuTrack] = field(default_factory=list)
     pods: dict[str, int] = field(default_factory=dict)  # pod -> first slot with a sample
+    _real: list[int] = field(default_factory=list)  # this chunk's, any GPU
+    _loud: dict[float, list[int]] = field(default_factory=dict)
+
+    def load(self, thresholds: Iterable[float]) -> None:
+        """Merge the GPUs' chunk indices once, for every variant to read."""
+        self._real = _union(g.real for g in self.gpus)
+        self._loud = {t: _union(g.loud[t] for g in self.gpus) for t in thresholds}
 
     def real(self) -> list[int]:
-        return _union(g.real for g in self.gpus)
+        return self._real
 
     def loud(self, threshold: float) -> list[int]:
-        return _union(g.loud[threshold] for g in self.gpus)
+        return self._loud[threshold]
 
     def last_real(self) -> int | None:
         return max((g.last_real for g in self.gpus if g.last_real is not None), default=None)
@@ -142,8 +183,10 @@ class WorkloadTrack:
 
 def _union(lists: Iterable[list[int]]) -> list[int]:
     found = [indices for indices in lists if indices]
-    if len(found) <= 1:
-        return found[0] if found else []
+    if not found:
+        return []
+    if all(indices == found[0] for indices in found):  # a workload's GPUs usually move together
+        return found[0]
     return sorted(set(chain.from_iterable(found)))
 
 
@@ -162,6 +205,23 @@ def covered(
         else:
             found.append((begin, end))
     return found
+
+
+def silence(
+    indices: Sequence[int], *, carry: int | None, after: int, span: int, steps: int
+) -> int | None:
+    """The last index (of `indices`, or `carry` before the chunk) at or after the one in force
+    at `after` that is followed by `span` steps without any index; None if there is none yet."""
+    start = bisect_right(indices, after)
+    previous = indices[start - 1] if start else carry
+    later = indices[start:]
+    points = ([previous] if previous is not None else []) + list(later)
+    gap = next((a for a, b in pairwise(points) if b - a > span), None)
+    if gap is not None:
+        return gap
+    if points and steps - 1 - points[-1] >= span:
+        return points[-1]
+    return None
 
 
 def runs(indices: Sequence[int]) -> list[tuple[int, int]]:

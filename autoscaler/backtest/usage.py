@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import repeat
+from operator import ge
 
 from autoscaler.backtest.timeline import Chunk, GpuTrack, WorkloadTrack
 from autoscaler.domain import annotations as keys
@@ -100,7 +102,7 @@ def _usage(
     return GpuUsage(
         key=gpu.key,
         peak=max(real) if real else None,
-        coverage=min(1.0, sum(1 for v in window if v >= 0.0) / reading.span),
+        coverage=min(1.0, sum(map(ge, window, repeat(0.0))) / reading.span),
         last_sample_at=_utc(last_real) if now - last_real <= LOOKBACK_DELTA else None,
         last_busy_at=_utc(last_loud)
         if last_loud is not None and last_loud >= now - reading.lookback

@@ -9,12 +9,14 @@ from datetime import datetime, timedelta
 
 from autoscaler.adapters.prometheus_range import RangeReply, RangeSeries
 
+EXPORTER = {"namespace": "nvidia-gpu-operator", "pod": "nvidia-dcgm-exporter-abcde"}
 SlotValue = Callable[[int], float | None]  # unix seconds of a slot's end -> ratio, NaN, or None
 
 
 @dataclass
 class FakeRange:
-    """`query_range` answering the slot query from `gpus`: (namespace, pod, uuid) -> values."""
+    """`query_range` answering the engine-activity slot query from `gpus`, as series behind a
+    ServiceMonitor label them: (namespace, pod, uuid) -> ratio per slot. Other signals: none."""
 
     gpus: dict[tuple[str, str, str], SlotValue]
     queries: list[tuple[str, datetime, datetime, timedelta]] = field(default_factory=list)
@@ -23,6 +25,8 @@ class FakeRange:
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
     ) -> RangeReply:
         self.queries.append((promql, start, end, step))
+        if "DCGM_FI_PROF_GR_ENGINE_ACTIVE" not in promql:
+            return RangeReply((), ())
         first, last, every = int(start.timestamp()), int(end.timestamp()), int(step.seconds)
         series = []
         for (namespace, pod, uuid), value in self.gpus.items():
@@ -32,6 +36,7 @@ class FakeRange:
                 if (v := value(t)) is not None
             ]
             if points:
-                labels = {"workload_namespace": namespace, "workload_pod": pod, "UUID": uuid}
+                labels = EXPORTER | {"exported_namespace": namespace, "exported_pod": pod}
+                labels["UUID"] = uuid
                 series.append(RangeSeries(labels, points))
         return RangeReply(tuple(series), ())

@@ -87,6 +87,19 @@ def test_after_coming_back_the_workload_can_be_deactivated_again() -> None:
     assert [d.at for d in found(report)] == [at(T0 + H), at(T0 + 3 * H + 10 * M)]
 
 
+def test_a_deleted_raycluster_frees_its_gpus_when_its_series_stop_not_when_a_namesake_starts(
+) -> None:  # fmt: skip
+    def deleted_then_recreated(t: int) -> float | None:
+        if t <= T0 + 2 * H:
+            return 0.9 if t <= T0 else 0.0
+        return None if t < T0 + 4 * H else 0.9
+
+    report = run({("ns", "rc-head-abcde", "GPU-1"): deleted_then_recreated})
+
+    (one,) = found(report)
+    assert (one.at, one.until, one.came_back) == (at(T0 + H), at(T0 + 2 * H), False)
+
+
 def test_history_before_the_range_counts_so_a_long_idle_gpu_is_stopped_at_the_first_step() -> None:
     report = run({("ns", "rc-head-abcde", "GPU-1"): lambda t: 0.0})
 
@@ -150,7 +163,7 @@ def test_the_chunk_size_changes_memory_not_the_figures(chunk: timedelta) -> None
     assert any(v.deactivations for v in whole.variants)
 
 
-def test_one_range_query_is_sent_per_chunk_whatever_the_fleet() -> None:
+def test_one_range_query_per_signal_is_sent_per_chunk_whatever_the_fleet() -> None:
     gpus: dict[tuple[str, str, str], SlotValue] = {
         ("ns", f"rc{i}-head-abcde", f"GPU-{i}"): busy_until(T0) for i in range(50)
     }
@@ -160,5 +173,10 @@ def test_one_range_query_is_sent_per_chunk_whatever_the_fleet() -> None:
     backtest(source, options=options(chunk=timedelta(hours=2)), settings=settings,
              policy=build_policy(settings))  # fmt: skip
 
-    # 6 h of range after a warm-up of the window (1 h) and a slot: 7 h 01 m in 2 h chunks
-    assert len(source.queries) == 4
+    # 6 h of range after a warm-up of the window (1 h) and a slot: 7 h 01 m in 2 h chunks,
+    # each asked for both default signals
+    assert len(source.queries) == 4 * 2
+    assert {q[0] for q in source.queries} == {
+        "max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[60s])",
+        'max_over_time(DCGM_FI_DEV_GPU_UTIL{GPU_I_ID=""}[60s])',
+    }
