@@ -1,0 +1,56 @@
+"""The HA tests share the session's test API server; each test keeps to its own namespace
+(and Lease), and leaves no injected fault behind."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+
+import pytest
+
+from autoscaler.adapters.kube_client import ALLOWED_CALLS, KubeClient, api_client_for
+from autoscaler.adapters.kueue_cached import OWNER_WATCH_CALLS
+from autoscaler.ha_settings import WatchCacheSettings
+from tests.support.kube_server import KubeServer
+
+FAST_CACHE = WatchCacheSettings(
+    watch_timeout=timedelta(seconds=1),  # a stopping cache notices within a second
+    backoff_initial=timedelta(milliseconds=50),
+    backoff_max=timedelta(seconds=1),
+    sync_timeout=timedelta(seconds=5),
+)
+
+
+def eventually(check: Callable[[], bool], *, within: float = 5.0, what: str = "") -> None:
+    """Poll `check` every 10 ms until it holds; fail after `within` seconds."""
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {within}s: {what or check}")
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def kube(kube_server: KubeServer) -> Iterator[KubeServer]:
+    kube_server.faults.clear()
+    kube_server.requests.clear()
+    yield kube_server
+    kube_server.faults.clear()
+
+
+@pytest.fixture
+def namespace() -> str:
+    return f"ha-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def client(kube: KubeServer) -> Iterator[KubeClient]:
+    """A client allowed to watch owners too (the cache needs it; see OWNER_WATCH_CALLS)."""
+    api = api_client_for(kube.configuration())
+    client = KubeClient(
+        api, timeout=timedelta(seconds=5), allowed=ALLOWED_CALLS | OWNER_WATCH_CALLS
+    )
+    yield client
+    client.close()
