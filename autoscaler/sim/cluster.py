@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import (
@@ -66,6 +67,7 @@ class SimulatedCluster:
         self._holdings: dict[tuple[str, str], GpuHolding] = {}  # (pod, uuid) -> holding
         self._pod_count = 0
         self.pauses = Pauses()
+        self.scaled_objects: list[Mapping[str, Any]] = []
         self.events: list[Event] = []
         self.audits: list[AuditEntry] = []
         self.announcements: list[tuple[WorkloadRef, str, str]] = []
@@ -145,6 +147,11 @@ class SimulatedCluster:
                 for pod in pods
                 if pod.gpus and pod.running(now)
             ]
+
+    def list_scaled_objects(self) -> Sequence[Mapping[str, Any]]:
+        """The demo has no KEDA ScaledObjects unless a caller adds some."""
+        with self._lock:
+            return list(self.scaled_objects)
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
         with self._lock:

@@ -159,3 +159,12 @@ def test_a_rayjob_cluster_is_owned_by_its_rayjob() -> None:
     owner = info(cluster, ref).owner
     assert ref.name.startswith("rayjob-nightly-")
     assert owner is not None and owner.kind == "RayJob"
+
+
+def test_the_demo_has_no_keda_scaled_objects_unless_given_some() -> None:
+    cluster, _ = two_gpu_cluster()
+    assert cluster.list_scaled_objects() == []
+
+    cluster.scaled_objects.append({"kind": "ScaledObject", "metadata": {"name": "so"}})
+
+    assert [o["metadata"]["name"] for o in cluster.list_scaled_objects()] == ["so"]
