@@ -24,6 +24,7 @@ from autoscaler.sim.demo_view import LiveTable, PlainLines, View
 from autoscaler.sim.scenarios import DEFAULT_SCENARIO, SCENARIOS, Scenario
 from autoscaler.sim.story import BuildService, Outcome, World, keep_serving, play
 
+EXIT_INTERRUPTED = 130
 Endpoint = tuple[str, str]  # ("REST", "http://127.0.0.1:8080")
 ExtraServers = Callable[[World], AbstractContextManager[Sequence[Endpoint]]]
 
@@ -81,8 +82,13 @@ def run_demo(
     extra_servers: ExtraServers | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Play the scenario, print the summary, serve on for `--duration`; 0 when it ran."""
-    play_demo(options_from(args), build_service=build_service, extra_servers=extra_servers, out=out)
+    """Play the scenario, print the summary, serve on for `--duration`; 0 when it ran,
+    130 when interrupted (Ctrl-C), after the extra servers have stopped."""
+    options = options_from(args)
+    try:
+        play_demo(options, build_service=build_service, extra_servers=extra_servers, out=out)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     return 0
 
 

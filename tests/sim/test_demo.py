@@ -209,3 +209,28 @@ def test_a_bad_speed_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         parser.parse_args(["--speed", "0"])
     assert "positive number or 'max'" in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_the_demo_with_130_after_stopping_the_extra_servers() -> None:
+    stopped: list[bool] = []
+
+    @contextmanager
+    def servers(world: World) -> Iterator[Sequence[tuple[str, str]]]:
+        try:
+            yield []
+        finally:
+            stopped.append(True)
+
+    class Interrupting(io.StringIO):
+        def write(self, text: str) -> int:
+            if "Summary of" in text:
+                raise KeyboardInterrupt
+            return super().write(text)
+
+    parser = argparse.ArgumentParser()
+    add_demo_arguments(parser)
+    args = parser.parse_args(["--speed", "max", "--non-interactive"])
+
+    code = run_demo(args, build_service=build_service, extra_servers=servers, out=Interrupting())
+
+    assert (code, stopped) == (130, [True])
