@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from autoscaler.api.settings import ApiSettings
 from autoscaler.errors import ConfigError
+from autoscaler.ha_settings import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.keda.settings import KedaSettings
 from autoscaler.settings_base import Duration, Section, format_duration, parse_duration
 
@@ -232,6 +233,8 @@ class Settings(Section):
     loop: LoopSettings = Field(default_factory=LoopSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    leader_election: LeaderElectionSettings = Field(default_factory=LeaderElectionSettings)
+    watch_cache: WatchCacheSettings = Field(default_factory=WatchCacheSettings)
     keda: KedaSettings = Field(default_factory=KedaSettings)
 
 

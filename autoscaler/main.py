@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from types import FrameType
@@ -16,6 +17,7 @@ from typing import Protocol
 
 from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
+from autoscaler.adapters.kueue_cached import CachedKueueCluster
 from autoscaler.adapters.prometheus import PrometheusMetricSource
 from autoscaler.adapters.promql import QueryTemplates
 from autoscaler.api.assembly import build_api, build_auth, token_checker
@@ -27,6 +29,7 @@ from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.http import keda_router
 from autoscaler.keda.server import KedaGrpcServer
 from autoscaler.keda.targets import Judging
+from autoscaler.leader import LeaderElector, default_identity
 from autoscaler.logs import configure_logging
 from autoscaler.ports import Clock, Cluster, MetricSource
 from autoscaler.scheduler import LoopRunner
@@ -93,7 +96,9 @@ def build_service(
     clock: Clock,
     logger: logging.Logger,
     bind_host: str = "[::]",
+    is_leader: Callable[[], bool] | None = None,
 ) -> Service:
+    """`is_leader`: only the leader acts; every replica decides and publishes snapshots."""
     store = SnapshotStore()
     policy = build_policy(settings)
     keda = settings.keda
@@ -188,15 +193,64 @@ def add_rest_api(
     )
 
 
+@dataclass
+class StopOnly:
+    """A part that starts by itself (watch caches fill on the first cycle) but must be
+    stopped with the service."""
+
+    stop_part: Callable[[], object]
+
+    def start(self) -> None:
+        return None
+
+    def stop(self) -> None:
+        self.stop_part()
+
+
+def build_cluster(settings: Settings, client: KubeClient) -> KueueCluster:
+    """Watch caches by default, so a steady cycle makes no list calls."""
+    if settings.watch_cache.enabled:
+        return CachedKueueCluster(
+            client=client, settings=settings.cluster, cache=settings.watch_cache
+        )
+    return KueueCluster(client=client, settings=settings.cluster)
+
+
+def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:
+    return LeaderElector(
+        client=client,
+        settings=settings.leader_election,
+        namespace=settings.cluster.service_namespace,
+        identity=default_identity(),
+        clock=SystemClock(),
+        logger=logger.getChild("leader"),
+    )
+
+
 def serve(settings: Settings) -> int:
     """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
     logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
     client = KubeClient.from_settings(settings.cluster)
-    cluster = KueueCluster(client=client, settings=settings.cluster)
+    cluster = build_cluster(settings, client)
     clock = SystemClock()
+    elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
     service = build_service(
-        settings, cluster=cluster, metrics=build_metric_source(settings), clock=clock, logger=logger
+        settings,
+        cluster=cluster,
+        metrics=build_metric_source(settings),
+        clock=clock,
+        logger=logger,
+        is_leader=elector.is_leader if elector else None,
     )
+    # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
+    # (and any action in it) is over, and the caches outlive both.
+    first: list[Server] = []
+    if isinstance(cluster, CachedKueueCluster):
+        first.append(StopOnly(lambda: cluster.stop(timedelta(seconds=5))))
+    if elector is not None:
+        first.append(StopOnly(lambda: elector.stop(timeout=5)))
+        elector.start()
+    service.servers[:0] = first
     add_rest_api(service, settings, client=client, cluster=cluster, clock=clock, logger=logger)
     stop = threading.Event()
 

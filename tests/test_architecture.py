@@ -72,7 +72,13 @@ def test_the_domain_never_reads_the_clock() -> None:
 
 
 def test_only_the_composition_root_builds_adapters() -> None:
-    builders = {"KubeClient.from_settings(", "PrometheusMetricSource(", "KueueCluster("}
+    builders = {
+        "KubeClient.from_settings(",
+        "PrometheusMetricSource(",
+        "KueueCluster(",
+        "CachedKueueCluster(",
+        "LeaderElector(",
+    }
     for path in source_files():
         if path.parent.name == "adapters" or path.name == "main.py":
             continue

@@ -38,9 +38,9 @@ MERGE_PATCH = "application/merge-patch+json"
 ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
         *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
-        *(("ray.io", "rayclusters", v) for v in ("get", "list", "patch")),
-        *(("ray.io", "rayjobs", v) for v in ("get", "list", "patch")),
-        *(("batch", "jobs", v) for v in ("get", "list", "patch")),
+        *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
+        *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
+        *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
         *(("", "pods", v) for v in ("get", "list", "watch")),
         ("", "events", "create"),
         *(("", "configmaps", v) for v in ("get", "create", "update", "patch")),

@@ -188,9 +188,9 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         by_resource.setdefault((group, resource), set()).add(verb)
     assert by_resource == {
         ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "patch"},
-        ("ray.io", "rayclusters"): {"get", "list", "patch"},
-        ("ray.io", "rayjobs"): {"get", "list", "patch"},
-        ("batch", "jobs"): {"get", "list", "patch"},
+        ("ray.io", "rayclusters"): {"get", "list", "watch", "patch"},
+        ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
+        ("batch", "jobs"): {"get", "list", "watch", "patch"},
         ("", "pods"): {"get", "list", "watch"},
         ("", "events"): {"create"},
         ("", "configmaps"): {"get", "create", "update", "patch"},
