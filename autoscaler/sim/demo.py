@@ -2,9 +2,11 @@
 
 The story plays once acting (the live view), then once more in dry-run at full speed, silently,
 so the summary can say what acting changed. The composition root passes `build_service` and,
-optionally, `extra_servers`: a context manager factory that starts the REST API and the KEDA
-gRPC endpoint on the demo's snapshot store and cluster, and yields the lines to print
-(`("REST", "http://127.0.0.1:PORT")`, `("gRPC", "127.0.0.1:PORT")`, `("token", "...")`).
+optionally, `configure` (adjusts the scenario's settings before the service is built: ports,
+tokens, KEDA; the policy stays the scenario's) and `extra_servers`: a context manager factory
+that starts the REST API and the KEDA gRPC endpoint on the live world's snapshot store and
+cluster, and yields the lines to print (`("REST", "http://127.0.0.1:PORT")`,
+`("gRPC", "127.0.0.1:PORT")`, `("token", "...")`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from autoscaler.sim.clock import DEFAULT_SPEED, parse_speed
 from autoscaler.sim.demo_summary import Summary, render, summarize
 from autoscaler.sim.demo_view import LiveTable, PlainLines, View
 from autoscaler.sim.scenarios import DEFAULT_SCENARIO, SCENARIOS, Scenario
-from autoscaler.sim.story import BuildService, Outcome, World, keep_serving, play
+from autoscaler.sim.story import BuildService, Configure, Outcome, World, keep_serving, play
 
 EXIT_INTERRUPTED = 130
 Endpoint = tuple[str, str]  # ("REST", "http://127.0.0.1:8080")
@@ -80,13 +82,20 @@ def run_demo(
     *,
     build_service: BuildService,
     extra_servers: ExtraServers | None = None,
+    configure: Configure | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Play the scenario, print the summary, serve on for `--duration`; 0 when it ran,
     130 when interrupted (Ctrl-C), after the extra servers have stopped."""
     options = options_from(args)
     try:
-        play_demo(options, build_service=build_service, extra_servers=extra_servers, out=out)
+        play_demo(
+            options,
+            build_service=build_service,
+            extra_servers=extra_servers,
+            configure=configure,
+            out=out,
+        )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return 0
@@ -104,13 +113,19 @@ def play_demo(
     *,
     build_service: BuildService,
     extra_servers: ExtraServers | None = None,
+    configure: Configure | None = None,
     out: TextIO | None = None,
 ) -> DemoRun:
     stream = out or sys.stdout
     scenario = SCENARIOS[options.scenario]
     logger = _quiet_logger()
     world = World.build(
-        scenario, dry_run=False, speed=options.speed, build_service=build_service, logger=logger
+        scenario,
+        dry_run=False,
+        speed=options.speed,
+        build_service=build_service,
+        logger=logger,
+        configure=configure,
     )
     view = _view(stream, interactive=options.interactive)
     servers = extra_servers(world) if extra_servers is not None else nullcontext(())
@@ -118,7 +133,12 @@ def play_demo(
         _introduce(stream, world, endpoints)
         live = play(world, on_cycle=view.show)
         replay_world = World.build(
-            scenario, dry_run=True, speed=None, build_service=build_service, logger=logger
+            scenario,
+            dry_run=True,
+            speed=None,
+            build_service=build_service,
+            logger=logger,
+            configure=configure,
         )
         replay = play(replay_world)
         summary = summarize(live, replay)

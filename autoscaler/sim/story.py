@@ -52,6 +52,9 @@ class BuildService(Protocol):
     ) -> ServiceParts: ...
 
 
+Configure = Callable[[Settings], Settings]
+
+
 @dataclass(frozen=True)
 class World:
     """One run of a scenario: the stand-ins and the real service built on them."""
@@ -72,8 +75,13 @@ class World:
         speed: float | None,
         build_service: BuildService,
         logger: logging.Logger,
+        configure: Configure | None = None,
     ) -> World:
         settings = scenario.settings(dry_run=dry_run)
+        if configure is not None:  # the composition root's ports, tokens, KEDA; never the policy
+            settings = configure(settings)
+            policy = settings.policy.model_copy(update={"dry_run": dry_run})
+            settings = settings.model_copy(update={"policy": policy})
         clock = SimulatedClock(start=scenario.start, speed=speed)
         cluster = SimulatedCluster(
             kueue=scenario.kueue, gpus=GpuPool.for_gpus(scenario.gpus), clock=clock

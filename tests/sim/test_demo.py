@@ -8,9 +8,11 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
+from autoscaler.config import Settings
 from autoscaler.main import build_service
 from autoscaler.sim.clock import DEFAULT_SPEED
 from autoscaler.sim.demo import (
@@ -234,3 +236,26 @@ def test_ctrl_c_ends_the_demo_with_130_after_stopping_the_extra_servers() -> Non
     code = run_demo(args, build_service=build_service, extra_servers=servers, out=Interrupting())
 
     assert (code, stopped) == (130, [True])
+
+
+def test_the_composition_root_may_configure_ports_and_keda_but_never_the_policy() -> None:
+    seen: list[tuple[bool, bool]] = []
+
+    def configure(settings: Settings) -> Settings:
+        policy = settings.policy.model_copy(update={"dry_run": True})  # ignored for the live run
+        keda = settings.keda.model_copy(update={"enabled": True, "port": 19090})
+        return settings.model_copy(update={"keda": keda, "policy": policy})
+
+    def recording(settings: Settings, **parts: Any) -> Any:
+        seen.append((settings.keda.enabled, settings.policy.dry_run))
+        return build_service(settings, **parts)
+
+    run = play_demo(
+        DemoOptions(scenario="two-clusters", speed=None, interactive=False),
+        build_service=recording,
+        configure=configure,
+        out=io.StringIO(),
+    )
+
+    assert seen == [(True, False), (True, True)]  # the live run acts, the replay does not
+    assert [entry.raycluster for entry in run.live.audits] == ["first-raycluster"]
