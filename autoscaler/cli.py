@@ -9,10 +9,12 @@ from pathlib import Path
 
 import yaml
 
+from autoscaler.backtest.command import add_backtest_arguments
 from autoscaler.client.commands import COMMANDS, add_commands
 from autoscaler.client.commands import run as run_client
 from autoscaler.config import Settings, load_settings
 from autoscaler.errors import ConfigError
+from autoscaler.sim.demo import add_demo_arguments
 
 EXIT_BAD_CONFIG = 2
 
@@ -21,6 +23,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)
+    if args.command == "demo":  # the embedded default needs no settings file either
+        from autoscaler.main import demo  # noqa: PLC0415 - see _LAZY
+
+        return demo(args)
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:
@@ -28,10 +34,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     if args.command == "check-config":
         return _check_config(settings)
-    # Imported here so `check-config` answers without loading the cluster clients.
-    from autoscaler.main import serve  # noqa: PLC0415
+    from autoscaler.main import backtest, serve  # noqa: PLC0415 - see _LAZY
 
-    return serve(settings)
+    return backtest(settings, args) if args.command == "backtest" else serve(settings)
+
+
+# The composition root is imported only by the commands that run the service, so the client
+# and `check-config` answer without loading the cluster, gRPC and web stacks.
+_LAZY = "autoscaler.main"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +56,16 @@ def _parser() -> argparse.ArgumentParser:
     ):
         command = commands.add_parser(name, help=text, description=text)
         command.add_argument("--config", type=Path, help="YAML configuration file")
+    backtest = commands.add_parser(
+        "backtest", help="replay a policy over Prometheus history: what would it have done?"
+    )
+    backtest.add_argument("--config", type=Path, help="YAML configuration file")
+    add_backtest_arguments(backtest)
+    add_demo_arguments(
+        commands.add_parser(
+            "demo", help="watch the service work on a simulated cluster (no cluster needed)"
+        )
+    )
     add_commands(commands)
     return parser
 

@@ -6,6 +6,7 @@ adapters, and the demo wires the simulated ones into the same `build_service`.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import signal
 import threading
@@ -19,8 +20,10 @@ from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
 from autoscaler.adapters.kueue_cached import CachedKueueCluster
 from autoscaler.adapters.prometheus import PrometheusMetricSource
+from autoscaler.adapters.prometheus_range import PrometheusRange
 from autoscaler.adapters.promql import QueryTemplates
 from autoscaler.api.assembly import build_api, build_auth, token_checker
+from autoscaler.backtest.command import run_backtest
 from autoscaler.clock import SystemClock
 from autoscaler.config import QuerySettings, Settings
 from autoscaler.domain.idleness import UsageRules
@@ -34,6 +37,7 @@ from autoscaler.logs import configure_logging
 from autoscaler.ports import Clock, Cluster, MetricSource
 from autoscaler.scheduler import LoopRunner
 from autoscaler.service import Reconciler
+from autoscaler.sim.demo import run_demo
 from autoscaler.snapshots import SnapshotStore
 
 
@@ -267,3 +271,17 @@ def serve(settings: Settings) -> int:
     service.stop()
     logger.info("stopped cleanly")
     return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    """The embedded default: the real service on a simulated cluster, exporter and clock."""
+    return run_demo(args, build_service=build_service)
+
+
+def backtest(settings: Settings, args: argparse.Namespace) -> int:
+    """What this policy would have done on the Prometheus history."""
+    source = PrometheusRange(prometheus=settings.prometheus)
+    try:
+        return run_backtest(args, settings=settings, policy=build_policy(settings), source=source)
+    finally:
+        source.close()
