@@ -9,27 +9,25 @@ import jsonschema
 import pytest
 import yaml
 
-from autoscaler.config import Settings, load_settings
+from autoscaler.config import Settings
 from tests.deploy.tooling import (
     CHART,
-    CI_VALUES,
     NAMESPACE,
     RELEASE,
-    Manifest,
+    VALUE_SETS,
+    deployment_pod,
     find,
     helm,
     notes,
     one,
     render,
-    rendered_settings,
     run,
+    settings_from,
     template_result,
+    the_container,
     values_args,
 )
 
-VALUE_SETS = [pytest.param(None, id="defaults")] + [
-    pytest.param(path, id=path.stem) for path in CI_VALUES
-]
 OPTIONAL_KINDS = {
     "ServiceMonitor",
     "NetworkPolicy",
@@ -37,22 +35,6 @@ OPTIONAL_KINDS = {
     "ScaledObject",
     "TriggerAuthentication",
 }
-
-
-def settings_from(manifests: list[Manifest], tmp_path: Path) -> Settings:
-    path = tmp_path / "config.yaml"
-    path.write_text(rendered_settings(manifests), encoding="utf-8")
-    return load_settings(path, environ={})
-
-
-def deployment_pod(manifests: list[Manifest]) -> Manifest:
-    spec: Manifest = one(manifests, "Deployment")["spec"]["template"]["spec"]
-    return spec
-
-
-def the_container(manifests: list[Manifest]) -> Manifest:
-    (container,) = deployment_pod(manifests)["containers"]
-    return container  # type: ignore[no-any-return]
 
 
 @pytest.mark.real
@@ -79,6 +61,7 @@ def test_chart_defaults_match_the_service_defaults(tmp_path: Path) -> None:
     for section, key in [
         ("cluster", "serviceNamespace"),
         ("cluster", "runtimeStateConfigMap"),
+        ("keda", "selfAddresses"),
         ("logging", "format"),
     ]:
         rendered[section].pop(key)
@@ -313,7 +296,6 @@ def test_notes_warn_of_dry_run_and_an_unset_prometheus_url(
     assert ("WARNING: dry-run is ON" in text) is dry_run_warning
     assert ("WARNING: prometheus.url is not set" in text) is url_warning
     assert "/readyz" in text and "/api/v1" in text
-    assert f"{RELEASE}.{NAMESPACE}.svc.cluster.local:9090" in text
 
 
 def test_every_value_in_values_yaml_has_a_comment() -> None:

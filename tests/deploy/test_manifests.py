@@ -8,12 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.deploy.tooling import CI_VALUES, render, require_tool, run, values_args
+from tests.deploy.tooling import CI_VALUES, VALUE_SETS, render, require_tool, run, values_args
 from tests.deploy.validation import describe, problems
-
-VALUE_SETS = [pytest.param(None, id="defaults")] + [
-    pytest.param(path, id=path.stem) for path in CI_VALUES
-]
 
 
 @pytest.mark.real

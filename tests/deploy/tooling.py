@@ -14,9 +14,15 @@ from typing import Any
 import pytest
 import yaml
 
+from autoscaler.config import Settings, load_settings
+
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "idle-gpu-autoscaler"
 CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))
+# The defaults and each ci/*.yaml, as pytest parameters (a values file, or None).
+VALUE_SETS = [pytest.param(None, id="defaults")] + [
+    pytest.param(path, id=path.stem) for path in CI_VALUES
+]
 RELEASE = "idle-gpu-autoscaler"
 NAMESPACE = "idle-gpu-autoscaler"
 
@@ -47,20 +53,27 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _template(helm_path: str, args: tuple[str, ...]) -> tuple[int, str, str]:
-    done = run(helm_path, "template", RELEASE, str(CHART), "--namespace", NAMESPACE, *args)
+def _template(
+    helm_path: str, release: str, namespace: str, args: tuple[str, ...]
+) -> tuple[int, str, str]:
+    done = run(helm_path, "template", release, str(CHART), "--namespace", namespace, *args)
     return done.returncode, done.stdout, done.stderr
 
 
 def template_result(*args: str) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `helm template` with extra arguments; cached."""
-    return _template(helm(), args)
+    return _template(helm(), RELEASE, NAMESPACE, args)
 
 
 def render(*args: str) -> list[Manifest]:
     """The manifests `helm template` renders with these extra arguments (-f, --set, ...)."""
-    code, out, err = template_result(*args)
-    assert code == 0, f"helm template {' '.join(args)} failed:\n{err}"
+    return render_release(RELEASE, NAMESPACE, *args)
+
+
+def render_release(release: str, namespace: str, *args: str) -> list[Manifest]:
+    """As `render`, for another release name and namespace."""
+    code, out, err = _template(helm(), release, namespace, args)
+    assert code == 0, f"helm template {release} {' '.join(args)} failed:\n{err}"
     return [doc for doc in yaml.safe_load_all(out) if doc]
 
 
@@ -84,9 +97,28 @@ def one(manifests: list[Manifest], kind: str, name: str | None = None) -> Manife
 
 def rendered_settings(manifests: list[Manifest]) -> str:
     """The service's config.yaml as the chart renders it into its ConfigMap."""
-    config_map = one(manifests, "ConfigMap", f"{RELEASE}-config")
+    (config_map,) = [
+        m for m in find(manifests, "ConfigMap") if m["metadata"]["name"].endswith("-config")
+    ]
     text: str = config_map["data"]["config.yaml"]
     return text
+
+
+def settings_from(manifests: list[Manifest], tmp_path: Path) -> Settings:
+    """The rendered config.yaml as the service loads it (no environment overrides)."""
+    path = tmp_path / "config.yaml"
+    path.write_text(rendered_settings(manifests), encoding="utf-8")
+    return load_settings(path, environ={})
+
+
+def deployment_pod(manifests: list[Manifest]) -> Manifest:
+    spec: Manifest = one(manifests, "Deployment")["spec"]["template"]["spec"]
+    return spec
+
+
+def the_container(manifests: list[Manifest]) -> Manifest:
+    (container,) = deployment_pod(manifests)["containers"]
+    return container  # type: ignore[no-any-return]
 
 
 def notes(*args: str) -> str:

@@ -100,12 +100,100 @@ app.kubernetes.io/part-of: idle-gpu-autoscaler
 {{- end }}
 
 {{/*
-The whole settings file: `config` as given, plus what the install decides. New sections
-(api, keda, leaderElection) need only a schema entry and values; they pass through as they are.
+The container's ports. The settings' api.port and keda.port are pinned to them; users move the
+Service ports (service.httpPort, service.grpcPort), which the probes and Service reach by name.
+*/}}
+{{- define "iga.httpContainerPort" -}}8080{{- end }}
+{{- define "iga.grpcContainerPort" -}}9090{{- end }}
+
+{{- define "iga.apiTokensDir" -}}{{ include "iga.configDir" . }}/api-tokens{{- end }}
+{{- define "iga.kedaTlsDir" -}}{{ include "iga.configDir" . }}/keda-tls{{- end }}
+
+{{/* Static tokens are mounted only in static mode; the schema requires the Secret there. */}}
+{{- define "iga.api.staticTokens" -}}
+{{- if eq .Values.api.auth.mode "static" }}true{{ end }}
+{{- end }}
+
+{{- define "iga.keda.tls" -}}
+{{- if .Values.keda.tls.secretName }}true{{ end }}
+{{- end }}
+
+{{- define "iga.keda.clientCa" -}}
+{{- if .Values.keda.tls.clientCa.secretName }}
+{{- if not .Values.keda.tls.secretName }}
+{{- fail "keda.tls.clientCa.secretName (mutual TLS) needs keda.tls.secretName, the server certificate" }}
+{{- end }}true
+{{- end }}
+{{- end }}
+
+{{/* The api section: the values as given, plus where it listens and the mounted token file. */}}
+{{- define "iga.settings.api" -}}
+{{- $api := .Values.api }}
+{{- $auth := dict "mode" $api.auth.mode "audiences" $api.auth.audiences }}
+{{- if include "iga.api.staticTokens" . }}
+{{- $_ := set $auth "staticTokensFile" (printf "%s/tokens.yaml" (include "iga.apiTokensDir" .)) }}
+{{- end }}
+{{- $admin := dict "verb" $api.admin.verb "group" $api.admin.group "resource" $api.admin.resource }}
+{{- with $api.admin.name }}{{ $_ := set $admin "name" . }}{{ end }}
+{{- with $api.admin.namespace }}{{ $_ := set $admin "namespace" . }}{{ end }}
+{{- $out := dict "host" "0.0.0.0" "port" (int (include "iga.httpContainerPort" .)) "readsOpen" $api.readsOpen }}
+{{- $_ := set $out "auth" $auth }}
+{{- $_ := set $out "admin" $admin }}
+{{- $_ := set $out "maxExemption" $api.maxExemption }}
+{{- $_ := set $out "allowIndefiniteExemption" $api.allowIndefiniteExemption }}
+{{- $_ := set $out "auditRecordLimit" $api.auditRecordLimit }}
+{{- $_ := set $out "writeAttempts" $api.writeAttempts }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/*
+The names by which ScaledObjects reach this release's Service: short and fully qualified, on
+the gRPC port (external, external-push) and the HTTP port (the metrics-api URL host).
+*/}}
+{{- define "iga.keda.selfAddresses" -}}
+{{- $host := printf "%s.%s.svc" (include "iga.fullname" .) .Release.Namespace }}
+{{- $addresses := list }}
+{{- range $port := list .Values.service.grpcPort .Values.service.httpPort }}
+{{- $addresses = append $addresses (printf "%s:%d" $host (int $port)) }}
+{{- $addresses = append $addresses (printf "%s.cluster.local:%d" $host (int $port)) }}
+{{- end }}
+{{- toYaml $addresses }}
+{{- end }}
+
+{{/* The keda section: the values as given, plus the port, the mounted TLS files and our names. */}}
+{{- define "iga.settings.keda" -}}
+{{- $keda := .Values.keda }}
+{{- $mutual := include "iga.keda.clientCa" . }}
+{{- $tls := dict }}
+{{- if include "iga.keda.tls" . }}
+{{- $dir := include "iga.kedaTlsDir" . }}
+{{- $_ := set $tls "certFile" (printf "%s/tls.crt" $dir) }}
+{{- $_ := set $tls "keyFile" (printf "%s/tls.key" $dir) }}
+{{- if $mutual }}
+{{- $_ := set $tls "clientCaFile" (printf "%s/client-ca.crt" $dir) }}
+{{- end }}
+{{- end }}
+{{- $addresses := $keda.selfAddresses }}
+{{- if not $addresses }}
+{{- $addresses = include "iga.keda.selfAddresses" . | fromYamlArray }}
+{{- end }}
+{{- $out := dict "enabled" $keda.enabled "port" (int (include "iga.grpcContainerPort" .)) }}
+{{- $_ := set $out "tls" $tls }}
+{{- $_ := set $out "profiles" $keda.profiles }}
+{{- $_ := set $out "selfAddresses" $addresses }}
+{{- $_ := set $out "heartbeatInterval" $keda.heartbeatInterval }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/*
+The whole settings file: `config` as given, plus what the install decides. A new section that
+needs no install-specific key needs only a schema entry and values under `config`.
 */}}
 {{- define "iga.settings" -}}
 {{- $settings := deepCopy .Values.config }}
 {{- $_ := set $settings "prometheus" (include "iga.settings.prometheus" . | fromYaml) }}
+{{- $_ := set $settings "api" (include "iga.settings.api" . | fromYaml) }}
+{{- $_ := set $settings "keda" (include "iga.settings.keda" . | fromYaml) }}
 {{- $policy := deepCopy (default dict .Values.config.policy) }}
 {{- $_ := set $policy "dryRun" (eq (include "iga.dryRun" .) "true") }}
 {{- $_ := set $settings "policy" $policy }}
