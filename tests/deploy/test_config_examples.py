@@ -6,12 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
 
 from autoscaler.config import Settings, load_settings
+from autoscaler.keda.http import PREFIX as KEDA_HTTP_PREFIX
+from autoscaler.keda.http import VALUE_LOCATION
+from autoscaler.keda.managed import keda_managed_targets
+from autoscaler.keda.metadata import parse_metadata
 from tests.deploy.tooling import CHART, RELEASE, REPO, Manifest
 from tests.deploy.validation import describe, problems
 
@@ -39,8 +43,12 @@ def manifests() -> Iterator[tuple[Path, Manifest]]:
                     yield path, doc
 
 
+def service_paths() -> list[Path]:
+    return [path for path in config_files() if is_service_config(path)]
+
+
 def service_configs() -> list[Settings]:
-    return [load_settings(path, environ={}) for path in config_files() if is_service_config(path)]
+    return [load_settings(path, environ={}) for path in service_paths()]
 
 
 def shipped(kind: str) -> dict[tuple[str, str], Manifest]:
@@ -61,9 +69,16 @@ def labelled(label: str) -> Iterator[tuple[Manifest, str]]:
 
 
 def triggers() -> Iterator[dict[str, Any]]:
+    for _, trigger in triggers_with_namespace():
+        yield trigger
+
+
+def triggers_with_namespace() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each ScaledObject trigger with the ScaledObject's namespace."""
     for _, doc in manifests():
         if doc["kind"] == "ScaledObject":
-            yield from doc["spec"]["triggers"]
+            for trigger in doc["spec"]["triggers"]:
+                yield doc["metadata"]["namespace"], trigger
 
 
 @pytest.mark.parametrize(
@@ -172,6 +187,39 @@ def test_keda_examples_point_at_the_chart_service_ports() -> None:
         else:
             assert metadata["scalerAddress"] == f"{SERVICE_HOST}:9090"
         assert "authenticationRef" in trigger
+
+
+def test_every_trigger_selects_a_target_the_scaler_accepts() -> None:
+    profiles = {name for s in service_configs() for name in s.keda.profiles}
+    for namespace, trigger in triggers_with_namespace():
+        metadata = trigger["metadata"]
+        if trigger["type"] == "metrics-api":
+            url = urlsplit(metadata["url"])
+            assert url.path == f"{KEDA_HTTP_PREFIX}/metrics"
+            assert metadata["valueLocation"] == VALUE_LOCATION
+            assert metadata["authMode"] == "bearer"
+            query = parse_qs(url.query, strict_parsing=True)
+            assert all(len(values) == 1 for values in query.values()), "a repeated parameter"
+            raw, default_namespace = {k: v[0] for k, v in query.items()}, None
+        else:
+            raw, default_namespace = metadata, namespace
+        parse_metadata(raw, default_namespace=default_namespace, profiles=profiles)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, id=p.name)
+        for p in service_paths()
+        if load_settings(p, environ={}).keda.enabled
+    ],
+)
+def test_the_loop_leaves_every_example_target_to_keda(path: Path) -> None:
+    settings = load_settings(path, environ={})
+    scaled_objects = [doc for _, doc in manifests() if doc["kind"] == "ScaledObject"]
+    addresses = settings.keda.addresses(settings.cluster.service_namespace)
+    managed = keda_managed_targets(scaled_objects, self_addresses=addresses)
+    assert len(managed) == len(scaled_objects)
 
 
 def test_metrics_api_activation_is_the_chart_policy_threshold() -> None:
