@@ -185,6 +185,35 @@ the gRPC port (external, external-push) and the HTTP port (the metrics-api URL h
 {{- toYaml $out }}
 {{- end }}
 
+{{/* The leaderElection section: the values as given, the Lease named after the release. */}}
+{{- define "iga.settings.leaderElection" -}}
+{{- $le := .Values.leaderElection }}
+{{- $out := dict "enabled" $le.enabled "leaseDuration" $le.leaseDuration "renewDeadline" $le.renewDeadline "retryPeriod" $le.retryPeriod }}
+{{- $_ := set $out "leaseName" (default (include "iga.fullname" .) $le.leaseName) }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/*
+Combinations the schema cannot see. More than one acting loop would deactivate twice and
+double the per-cycle cap, so several pods (replicas, or a rolling update's overlap) need a
+leader; a PDB that no eviction can satisfy would block every node drain.
+*/}}
+{{- define "iga.validate" -}}
+{{- $le := .Values.leaderElection.enabled }}
+{{- if and (gt (int .Values.replicaCount) 1) (not $le) }}
+{{- fail (printf "replicaCount %d needs leaderElection.enabled=true: without a leader every replica would deactivate workloads" (int .Values.replicaCount)) }}
+{{- end }}
+{{- if and (eq .Values.updateStrategy.type "RollingUpdate") (not $le) }}
+{{- fail "updateStrategy RollingUpdate runs the old and the new pod side by side: it needs leaderElection.enabled=true" }}
+{{- end }}
+{{- $pdb := .Values.podDisruptionBudget }}
+{{- if and $pdb.enabled (kindIs "invalid" $pdb.maxUnavailable) (not (kindIs "string" $pdb.minAvailable)) }}
+{{- if ge (int $pdb.minAvailable) (int .Values.replicaCount) }}
+{{- fail (printf "podDisruptionBudget.minAvailable %d with replicaCount %d would block every node drain: raise replicaCount or set podDisruptionBudget.maxUnavailable" (int $pdb.minAvailable) (int .Values.replicaCount)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/*
 The whole settings file: `config` as given, plus what the install decides. A new section that
 needs no install-specific key needs only a schema entry and values under `config`.
@@ -194,6 +223,7 @@ needs no install-specific key needs only a schema entry and values under `config
 {{- $_ := set $settings "prometheus" (include "iga.settings.prometheus" . | fromYaml) }}
 {{- $_ := set $settings "api" (include "iga.settings.api" . | fromYaml) }}
 {{- $_ := set $settings "keda" (include "iga.settings.keda" . | fromYaml) }}
+{{- $_ := set $settings "leaderElection" (include "iga.settings.leaderElection" . | fromYaml) }}
 {{- $policy := deepCopy (default dict .Values.config.policy) }}
 {{- $_ := set $policy "dryRun" (eq (include "iga.dryRun" .) "true") }}
 {{- $_ := set $settings "policy" $policy }}
