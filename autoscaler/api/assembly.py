@@ -8,6 +8,8 @@
     service.servers.append(api)   # start(): subscribers, then uvicorn; stop(): the reverse
 
 The same parts serve every replica: changes go to Kubernetes, never to process memory.
+`build_api_on` takes those parts (`Backends`) ready-made, so the demo can serve the same
+app over its simulated cluster.
 """
 
 from __future__ import annotations
@@ -23,17 +25,18 @@ from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
-from autoscaler.api.auth import Authenticator, Authorizer, KubernetesReviews
+from autoscaler.api.auth import Authenticator, Authorizer, KubernetesReviews, Target
 from autoscaler.api.context import ApiContext
 from autoscaler.api.exemption_limits import ExemptionLimiter
 from autoscaler.api.loop_audit import LoopAuditor
+from autoscaler.api.ports import StateStore, WorkloadWrites
 from autoscaler.api.server import ApiServer
 from autoscaler.api.settings import ApiSettings
 from autoscaler.api.static_tokens import StaticTokens
 from autoscaler.api.writer import WorkloadWriter
 from autoscaler.config import ClusterSettings
 from autoscaler.metrics import ServiceMetrics
-from autoscaler.ports import Clock
+from autoscaler.ports import Clock, Cluster
 from autoscaler.runtime_state import RuntimeStateStore
 from autoscaler.snapshots import Listener, SnapshotStore
 
@@ -60,6 +63,18 @@ class Api:
         self._unsubscribe = []
 
 
+@dataclass(frozen=True)
+class Backends:
+    """What the API reads and changes besides the snapshot store: Kubernetes in `serve`
+    (`build_api`), the simulated cluster in the demo."""
+
+    cluster: Cluster
+    writer: WorkloadWrites
+    state: StateStore
+    auth: Auth
+    admin: Target  # the permission `require_admin` asks for
+
+
 def build_api(
     settings: ApiSettings,
     *,
@@ -75,15 +90,11 @@ def build_api(
 ) -> Api:
     """`auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
     `routers`: more endpoints served on the same port, behind the same middleware."""
-    registry = registry if registry is not None else CollectorRegistry()
     log = logger.getChild("api")
     admin = admin_target(
         settings.admin,
         config_map=cluster_settings.runtime_state_config_map,
         namespace=cluster_settings.service_namespace,
-    )
-    authenticator, authorizer = auth or build_auth(
-        settings, cluster_settings=cluster_settings, client=client
     )
     state = RuntimeStateStore(
         client=client,
@@ -93,29 +104,59 @@ def build_api(
         attempts=settings.write_attempts,
         logger=log,
     )
-    writer = WorkloadWriter(client=client, workloads=cluster.workload_resource)
+    backends = Backends(
+        cluster=cluster,
+        writer=WorkloadWriter(client=client, workloads=cluster.workload_resource),
+        state=state,
+        auth=auth or build_auth(settings, cluster_settings=cluster_settings, client=client),
+        admin=admin,
+    )
+    return build_api_on(
+        settings,
+        backends=backends,
+        store=store,
+        clock=clock,
+        logger=log,
+        registry=registry,
+        routers=routers,
+    )
+
+
+def build_api_on(
+    settings: ApiSettings,
+    *,
+    backends: Backends,
+    store: SnapshotStore,
+    clock: Clock,
+    logger: logging.Logger,
+    registry: CollectorRegistry | None = None,
+    routers: Sequence[APIRouter] = (),
+) -> Api:
+    """The API over any `backends`; `logger` is used as given."""
+    registry = registry if registry is not None else CollectorRegistry()
+    authenticator, authorizer = backends.auth
     metrics = ServiceMetrics(registry, clock=clock)
     context = ApiContext(
         settings=settings,
         store=store,
-        cluster=cluster,
-        writer=writer,
-        state=state,
-        access=Access(authorizer, admin=admin),
+        cluster=backends.cluster,
+        writer=backends.writer,
+        state=backends.state,
+        access=Access(authorizer, admin=backends.admin),
         metrics=metrics,
         registry=registry,
         clock=clock,
-        logger=log,
+        logger=logger,
     )
     limiter = ExemptionLimiter(
-        writer=writer,
-        audit=state,
+        writer=backends.writer,
+        audit=backends.state,
         clock=clock,
         maximum=settings.max_exemption,
         allow_indefinite=settings.allow_indefinite_exemption,
-        logger=log,
+        logger=logger,
     )
-    auditor = LoopAuditor(audit=state, metrics=metrics, logger=log)
+    auditor = LoopAuditor(audit=backends.state, metrics=metrics, logger=logger)
     app = create_app(context, authenticator=authenticator, routers=routers)
     return Api(
         app=app,
