@@ -7,10 +7,12 @@ adapters, and the demo wires the simulated ones into the same `build_service`.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from types import FrameType
@@ -22,7 +24,7 @@ from autoscaler.adapters.kueue_cached import CachedKueueCluster
 from autoscaler.adapters.prometheus import PrometheusMetricSource
 from autoscaler.adapters.prometheus_range import PrometheusRange
 from autoscaler.adapters.promql import QueryTemplates
-from autoscaler.api.assembly import build_api, build_auth, token_checker
+from autoscaler.api.assembly import build_api, build_api_on, build_auth, token_checker
 from autoscaler.backtest.command import run_backtest
 from autoscaler.clock import SystemClock
 from autoscaler.config import QuerySettings, Settings
@@ -37,7 +39,10 @@ from autoscaler.logs import configure_logging
 from autoscaler.ports import Clock, Cluster, MetricSource
 from autoscaler.scheduler import LoopRunner
 from autoscaler.service import Reconciler
-from autoscaler.sim.demo import run_demo
+from autoscaler.sim.api_backends import new_token, simulated_backends
+from autoscaler.sim.demo import Endpoint, quiet_logger, run_demo
+from autoscaler.sim.demo_servers import LOOPBACK, free_port, running, serve_on_loopback
+from autoscaler.sim.story import World
 from autoscaler.snapshots import SnapshotStore
 
 
@@ -274,8 +279,42 @@ def serve(settings: Settings) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
-    """The embedded default: the real service on a simulated cluster, exporter and clock."""
-    return run_demo(args, build_service=build_service)
+    """The embedded default: the real service on a simulated cluster, exporter and clock,
+    with the REST API and the KEDA scaler on loopback for the story and `--duration`."""
+    token = new_token()
+    keda_port = free_port(LOOPBACK)
+    build = functools.partial(build_service, bind_host=LOOPBACK)
+
+    @contextmanager
+    def servers(world: World) -> Iterator[list[Endpoint]]:
+        service = world.service
+        assert isinstance(service, Service)  # made by `build`
+        backends = simulated_backends(
+            world.cluster, clock=world.clock, settings=world.settings, token=token
+        )
+        answers, check = service.keda_answers, token_checker(backends.auth)
+        routers = [keda_router(answers=answers, authenticate=check)] if answers else []
+        api = build_api_on(
+            world.settings.api,
+            backends=backends,
+            store=service.store,
+            clock=world.clock,
+            logger=quiet_logger().getChild("api"),
+            routers=routers,
+        )
+        with running([*service.servers, api]):
+            yield [
+                ("REST", f"http://{LOOPBACK}:{api.server.port}"),
+                ("gRPC", f"{LOOPBACK}:{keda_port}"),
+                ("token", token),
+            ]
+
+    return run_demo(
+        args,
+        build_service=build,
+        configure=lambda settings: serve_on_loopback(settings, keda_port=keda_port),
+        extra_servers=servers,
+    )
 
 
 def backtest(settings: Settings, args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.errors import NotFound
+from autoscaler.errors import Conflict, NotFound
 from autoscaler.ports import Clock, DeactivationAudit
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
@@ -106,19 +106,39 @@ class SimulatedCluster:
             self.events.extend(events)
 
     def annotate(
-        self, ref: WorkloadRef, changes: Mapping[str, str | None], *, now: datetime
+        self,
+        ref: WorkloadRef,
+        changes: Mapping[str, str | None],
+        *,
+        now: datetime,
+        workload: bool = True,
+        owner: bool = True,
     ) -> None:
-        """Merge annotations into the Workload and its RayCluster (None removes a key)."""
+        """Merge annotations into the Workload and/or its RayCluster (None removes a key)."""
         with self._changing() as objects:
             if ref not in objects.kueue.workloads:
                 raise NotFound(f"workload {ref} not found")
-            for target in (objects.annotations[ref], objects.owner_annotations[ref]):
+            chosen = ((workload, objects.annotations), (owner, objects.owner_annotations))
+            for target in (found[ref] for wanted, found in chosen if wanted):
                 for key, value in changes.items():
                     if value is None:
                         target.pop(key, None)
                     else:
                         target[key] = value
             self._touch(ref)
+
+    def reactivate(
+        self, ref: WorkloadRef, changes: Mapping[str, str | None], *, version: str, now: datetime
+    ) -> None:
+        """`spec.active: true` with these Workload annotations in one write, only while the
+        Workload is still at `version` (Conflict otherwise), as a patch with a
+        resourceVersion behaves; an empty `version` skips the check."""
+        with self._changing() as objects:
+            current = str(objects.versions.get(ref, 0))
+            if version and ref in objects.kueue.workloads and version != current:
+                raise Conflict(f"workload {ref} changed since version {version} (now {current})")
+            self.annotate(ref, changes, now=now, owner=False)
+            self.set_active(ref, active=True, now=now)
 
     def step(self, *, now: datetime) -> tuple[Event, ...]:
         """Kueue's admission step; KubeRay creates the pods of what it admitted."""

@@ -118,7 +118,7 @@ def play_demo(
 ) -> DemoRun:
     stream = out or sys.stdout
     scenario = SCENARIOS[options.scenario]
-    logger = _quiet_logger()
+    logger = quiet_logger()
     world = World.build(
         scenario,
         dry_run=False,
@@ -176,7 +176,7 @@ def _view(stream: TextIO, *, interactive: bool) -> View:
     return PlainLines(stream)
 
 
-def _quiet_logger() -> logging.Logger:
+def quiet_logger() -> logging.Logger:
     """The service logs every decision; the view already shows them, so keep them off stdout."""
     logger = logging.getLogger("idle-gpu-autoscaler.demo")
     logger.propagate = False

@@ -1,0 +1,159 @@
+"""The demo's API backends: the real app's writes and state, kept by the simulated cluster."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from autoscaler.api.assembly import build_api_on
+from autoscaler.api.auth import Identity, Target
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.models import WorkloadInfo, WorkloadRef
+from autoscaler.errors import Conflict
+from autoscaler.main import build_service
+from autoscaler.runtime_state import AuditRecord, PauseNote
+from autoscaler.sim.api_backends import (
+    DEMO_USER,
+    SimulatedRuntimeState,
+    SimulatedWrites,
+    demo_tokens,
+    simulated_backends,
+)
+from autoscaler.sim.clock import SimulatedClock
+from autoscaler.sim.cluster import SimulatedCluster
+from autoscaler.sim.scenarios import SCENARIOS
+from autoscaler.sim.story import World, play
+from tests.sim.test_sim_cluster import raycluster, two_gpu_cluster
+
+TOKEN = "a-demo-token-of-some-length"
+ADMIN = Target("update", "", "configmaps", "idle-gpu-autoscaler", "idle-gpu-autoscaler-state")
+NOTE = {keys.EXEMPT_UNTIL: "2026-03-02T12:00:00Z"}
+
+
+def admitted(cluster: SimulatedCluster, clock: SimulatedClock) -> WorkloadInfo:
+    ref = cluster.create(raycluster("first-raycluster"), now=clock.now())
+    cluster.step(now=clock.now())
+    return fresh(cluster, ref)
+
+
+def fresh(cluster: SimulatedCluster, ref: WorkloadRef) -> WorkloadInfo:
+    found = cluster.get_workload(ref)
+    assert found is not None
+    return found
+
+
+def test_the_demo_token_is_an_admin_everywhere_and_no_other_token_is_anyone() -> None:
+    tokens = demo_tokens(TOKEN, admin=ADMIN)
+    anywhere = Target("patch", "ray.io", "rayclusters", "team-b", "rc")
+
+    who = tokens.authenticate(TOKEN)
+
+    assert who == Identity(username=DEMO_USER)
+    assert tokens.authorize(who, ADMIN).allowed and tokens.authorize(who, anywhere).allowed
+    assert tokens.authenticate(TOKEN + "x") is None
+
+
+def test_an_owner_annotation_lands_on_the_raycluster_and_a_workload_one_on_the_workload() -> None:
+    cluster, clock = two_gpu_cluster()
+    workload = admitted(cluster, clock)
+    writes = SimulatedWrites(cluster=cluster, clock=clock)
+
+    on_owner = writes.annotate_owner(workload, NOTE)
+    on_workload = writes.annotate_workload(workload, {keys.EXEMPT_BY: "alice"})
+
+    now = fresh(cluster, workload.ref)
+    assert (str(on_owner), str(on_workload)) == (
+        "RayCluster demo/first-raycluster",
+        f"Workload demo/{workload.ref.name}",
+    )
+    assert now.owner_annotations == NOTE
+    assert now.annotations == {keys.EXEMPT_BY: "alice"}
+
+
+def test_reactivation_requeues_an_unchanged_workload_and_refuses_a_changed_one() -> None:
+    cluster, clock = two_gpu_cluster()
+    ref = admitted(cluster, clock).ref
+    cluster.set_active(ref, active=False, now=clock.now())
+    deactivated = fresh(cluster, ref)
+    writes = SimulatedWrites(cluster=cluster, clock=clock)
+    cluster.annotate(ref, {"someone": "else"}, now=clock.now())  # a write in between
+
+    with pytest.raises(Conflict):
+        writes.reactivate(deactivated, {keys.REACTIVATED_AT: "2026-03-02T10:05:00Z"})
+    writes.reactivate(fresh(cluster, ref), {keys.REACTIVATED_AT: "2026-03-02T10:05:00Z"})
+
+    back = fresh(cluster, ref)
+    assert back.active and back.annotations[keys.REACTIVATED_AT] == "2026-03-02T10:05:00Z"
+    assert keys.REACTIVATED_AT not in back.owner_annotations
+
+
+def test_the_runtime_states_pauses_are_the_ones_the_cluster_reports_to_the_loop() -> None:
+    cluster, _ = two_gpu_cluster()
+    state = SimulatedRuntimeState(cluster=cluster, audit_limit=2)
+
+    paused = state.change(lambda current: current.paused("team-a", _note()))
+    state.record(*(_record(n) for n in range(3)))
+
+    assert cluster.read_pauses().namespaces == frozenset({"team-a"}) == paused.pauses.namespaces
+    assert [r.reason for r in state.read().audit] == ["2", "1"]  # newest first, bounded
+    assert state.read().pauses == cluster.read_pauses()
+
+
+@pytest.fixture
+def world() -> World:
+    return World.build(
+        SCENARIOS["two-clusters"],
+        dry_run=False,
+        speed=None,
+        build_service=build_service,
+        logger=logging.getLogger("test-demo-api"),
+    )
+
+
+@pytest.fixture
+def api(world: World) -> Iterator[httpx.Client]:
+    """The real app over the world's backends, on a loopback port."""
+    backends = simulated_backends(
+        world.cluster, clock=world.clock, settings=world.settings, token=TOKEN
+    )
+    built = build_api_on(
+        world.settings.api.model_copy(update={"host": "127.0.0.1", "port": 0}),
+        backends=backends,
+        store=world.service.store,
+        clock=world.clock,
+        logger=logging.getLogger("test-demo-api"),
+    )
+    built.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{built.server.port}", timeout=5) as client:
+            yield client
+    finally:
+        built.stop()
+
+
+def test_a_pause_set_through_the_demos_api_keeps_the_loop_from_acting(
+    world: World, api: httpx.Client
+) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    paused = api.post("/api/v1/pause", json={"reason": "watching only"}, headers=auth)
+    refused = api.post("/api/v1/resume", json={"reason": "no"}, headers={"Authorization": "x"})
+    outcome = play(world)
+
+    assert paused.status_code == 200 and paused.json()["servicePaused"] is True
+    assert refused.status_code == 401
+    assert outcome.audits == ()  # the first RayCluster went idle, and stayed
+    assert {row.decision.state.value for row in outcome.final.workloads} >= {"paused"}
+    assert api.get("/api/v1/decisions").json()["items"][0]["action"] == "pause"
+
+
+def _note() -> PauseNote:
+    return PauseNote(by="alice", reason="demo", at=SCENARIOS["two-clusters"].start)
+
+
+def _record(n: int) -> AuditRecord:
+    at = SCENARIOS["two-clusters"].start.replace(minute=n)
+    return AuditRecord(at=at, actor="alice", action="exempt", target="demo/rc", reason=str(n))
