@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from autoscaler.domain.breaker import BreakerState
+
 
 class State(StrEnum):
     """Where a workload stands in one cycle; every surface reports these same words."""
@@ -212,6 +214,7 @@ class Snapshot:
     # Fleet usage per named profile (window, threshold); DEFAULT_PROFILE is the policy's own.
     usage: Mapping[str, FleetUsage] = field(default_factory=dict)
     gpu_pods: tuple[PodRecord, ...] = ()
+    guards: GuardReport | None = None  # None when the service runs without guards
 
     def find(self, ref: WorkloadRef) -> WorkloadStatus | None:
         return next((row for row in self.workloads if row.ref == ref), None)
@@ -226,3 +229,17 @@ class ActionRecord:
     reason: str
     at: datetime
     outcome: str  # "done", "skipped: ...", "failed: ..."
+    audited: bool = False  # the loop already wrote its durable audit record
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    """What the guards did in one cycle, for the API, /readyz and metrics."""
+
+    breaker: BreakerState
+    breaker_close_after: int  # normal cycles that close an open breaker
+    hourly_limit: int
+    deactivations_last_hour: int  # begun by the loop in the hour before this cycle
+    deferred: int  # deactivations this cycle held back by the breaker or the hourly cap
+    contested: tuple[WorkloadRef, ...] = ()
+    problems: tuple[str, ...] = ()  # e.g. the guard state could not be read: nothing acted

@@ -1,0 +1,201 @@
+"""Guards against doing harm, applied to a cycle's decisions after the policy engine.
+
+Pure: the durable audit records, the breaker state and the contested marks are read by the
+service and passed in. In order of precedence:
+- contested: a workload whose deactivation was undone `times` times within `span` is left
+  alone (Action.NONE, "contested: …") until an admin clears the mark;
+- the circuit breaker: while open, every deactivation is deferred;
+- the hourly cap: at most `max_per_hour` deactivations in any hour, counted from the durable
+  audit records (so a restart does not reset it), the longest idle first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from autoscaler.domain.breaker import CLOSED, BreakerRules, BreakerState
+from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
+
+HOUR = timedelta(hours=1)
+ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
+
+
+class Deed(StrEnum):
+    """The kinds of durable audit records the guards count."""
+
+    DEACTIVATE = "deactivate"  # the loop's, written before the patch (and after a failed one)
+    UNDONE = "undone"  # a deactivation of ours seen set back to active soon after
+    CONTESTED = "contested"  # marked contested: left alone until an admin clears it
+    UNCONTESTED = "uncontest"  # an admin cleared the mark
+
+
+STARTED = "started"  # the outcome of the record written before the patch
+BEGUN = (STARTED, "done")  # "done": written after the patch, before the guards existed
+
+
+@dataclass(frozen=True)
+class LoopRecord:
+    """A durable audit record as the guards see it."""
+
+    at: datetime
+    deed: Deed
+    workload: WorkloadRef
+    reason: str = ""
+    outcome: str = STARTED
+    gpus: int | None = None
+    peak: float | None = None
+    coverage: float | None = None
+    threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class ContestedRules:
+    undone_within: timedelta = timedelta(minutes=10)  # "undone" only when seen this soon
+    times: int = 3  # undone this many times ...
+    span: timedelta = timedelta(hours=24)  # ... within this span: contested
+
+
+@dataclass(frozen=True)
+class GuardRules:
+    max_per_hour: int = 20
+    breaker: BreakerRules = field(default_factory=BreakerRules)
+    contested: ContestedRules = field(default_factory=ContestedRules)
+
+
+@dataclass(frozen=True)
+class Contest:
+    """A contested mark: kept in the runtime state until an admin clears it."""
+
+    since: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class GuardMemory:
+    """What the guards keep between cycles and across restarts (the runtime state)."""
+
+    breaker: BreakerState = CLOSED
+    contested: Mapping[WorkloadRef, Contest] = field(default_factory=dict)
+
+
+def started_in_last_hour(records: Iterable[LoopRecord], *, now: datetime) -> int:
+    """Deactivations the loop began in (now - 1h, now]: each counted once, even if it failed."""
+    return sum(1 for r in records if _began(r) and now - HOUR < r.at <= now)
+
+
+def defer(decisions: Sequence[Decision], *, keep: int, why: str) -> tuple[Decision, ...]:
+    """Keep the `keep` longest-idle acting decisions; the rest are deferred with `why`."""
+    acting = sorted((d for d in decisions if d.action in ACTING), key=_longest_idle_first)
+    deferred = {id(d) for d in acting[max(keep, 0) :]}
+    return tuple(
+        replace(d, action=Action.DEFERRED, reason=f"{d.reason}; deferred: {why}")
+        if id(d) in deferred
+        else d
+        for d in decisions
+    )
+
+
+def leave_contested(
+    decisions: Sequence[Decision], contested: Mapping[WorkloadRef, Contest]
+) -> tuple[Decision, ...]:
+    """A contested workload is never acted on, whatever the policy decided."""
+    return tuple(
+        replace(d, action=Action.NONE, reason=f"contested: {contested[d.workload].reason}")
+        if d.workload in contested and d.action in (*ACTING, Action.DEFERRED)
+        else d
+        for d in decisions
+    )
+
+
+def newly_undone(
+    workloads: Iterable[WorkloadInfo],
+    records: Sequence[LoopRecord],
+    *,
+    rules: ContestedRules,
+    now: datetime,
+) -> tuple[LoopRecord, ...]:
+    """An UNDONE record for each active workload we deactivated within `undone_within`,
+    once per deactivation. A deactivation whose patch failed was never done, so never undone."""
+    found = []
+    for workload in workloads:
+        ours = _last_deactivation(records, workload.ref)
+        if not workload.active or ours is None or now - ours.at > rules.undone_within:
+            continue
+        if any(r.deed is Deed.UNDONE and r.at >= ours.at for r in _about(records, workload.ref)):
+            continue  # already counted
+        found.append(
+            LoopRecord(
+                at=now,
+                deed=Deed.UNDONE,
+                workload=workload.ref,
+                reason=f"set back to active within {_text(now - ours.at)} of our deactivation",
+                outcome="counted",
+            )
+        )
+    return tuple(found)
+
+
+def newly_contested(
+    records: Sequence[LoopRecord],
+    contested: Mapping[WorkloadRef, Contest],
+    *,
+    rules: ContestedRules,
+    now: datetime,
+) -> tuple[LoopRecord, ...]:
+    """A CONTESTED record for each workload undone `times` times within `span`, counting
+    only undos after its last mark or clearance (a cleared mark starts the count afresh)."""
+    marked = []
+    for ref in sorted({r.workload for r in records if r.deed is Deed.UNDONE}):
+        if ref in contested:
+            continue
+        about = _about(records, ref)
+        fresh_start = max(
+            [now - rules.span]
+            + [r.at for r in about if r.deed in (Deed.CONTESTED, Deed.UNCONTESTED)]
+        )
+        undos = [r for r in about if r.deed is Deed.UNDONE and r.at > fresh_start]
+        if len(undos) >= rules.times:
+            reason = (
+                f"our deactivation was undone {len(undos)} times within {_text(rules.span)}; "
+                "left alone until an admin clears the mark"
+            )
+            marked.append(LoopRecord(now, Deed.CONTESTED, ref, reason=reason, outcome="marked"))
+    return tuple(marked)
+
+
+def _last_deactivation(records: Sequence[LoopRecord], ref: WorkloadRef) -> LoopRecord | None:
+    """Our latest deactivation of `ref`, unless its patch failed (a follow-up record at the
+    same time says so)."""
+    about = _about(records, ref)
+    begun = [r for r in about if _began(r)]
+    if not begun:
+        return None
+    latest = max(begun, key=lambda r: r.at)
+    failed = any(
+        r.deed is Deed.DEACTIVATE and r.at == latest.at and r.outcome not in BEGUN for r in about
+    )
+    return None if failed else latest
+
+
+def _began(record: LoopRecord) -> bool:
+    return record.deed is Deed.DEACTIVATE and record.outcome in BEGUN
+
+
+def _about(records: Sequence[LoopRecord], ref: WorkloadRef) -> list[LoopRecord]:
+    return [r for r in records if r.workload == ref]
+
+
+def _longest_idle_first(decision: Decision) -> tuple[bool, float, WorkloadRef]:
+    since = decision.idle_since
+    return (since is None, since.timestamp() if since else 0.0, decision.workload)
+
+
+def _text(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

@@ -1,0 +1,63 @@
+"""What the circuit breaker observes: which workloads are busy, and which of last cycle's busy
+ones turned idle or unknown.
+
+The usage verdict is taken before any policy gate (exemption, grace, pause, cap): the breaker
+judges the data, not what the policy would do with it. A namespace the metric source cast
+doubt on (partial data) is not observed this cycle; its busy workloads stay in the baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from autoscaler.domain.breaker import Turnover
+from autoscaler.domain.idleness import assess
+from autoscaler.domain.models import FleetUsage, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy import Policy, not_before
+
+TURNED = (State.IDLE, State.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Usage verdicts of one cycle's running GPU workloads."""
+
+    states: Mapping[WorkloadRef, State]  # BUSY, IDLE or UNKNOWN, where the data can be judged
+    doubtful: frozenset[WorkloadRef] = frozenset()  # running, but their data is in doubt
+
+    def busy(self, before: frozenset[WorkloadRef]) -> frozenset[WorkloadRef]:
+        """Next cycle's baseline: the busy ones, plus last baseline's that are still running
+        but could not be judged now."""
+        busy = frozenset(ref for ref, state in self.states.items() if state is State.BUSY)
+        return busy | (before & self.doubtful)
+
+
+def judge(
+    workloads: Iterable[WorkloadInfo], usage: FleetUsage, *, policy: Policy, now: datetime
+) -> Judged:
+    states, doubtful = {}, set()
+    for workload in workloads:
+        if not (workload.active and workload.admitted and workload.gpu_pods):
+            continue
+        if usage.doubt_about(workload.ref.namespace) is not None:
+            doubtful.add(workload.ref)
+            continue
+        verdict = assess(
+            workload, usage, rules=policy.rules, not_before=not_before(workload), now=now
+        )
+        states[workload.ref] = verdict.state
+    return Judged(states, frozenset(doubtful))
+
+
+def observable(usage: FleetUsage) -> bool:
+    """False when the whole read failed or every namespace is in doubt: nothing to judge."""
+    return usage.failure is None and "*" not in usage.doubtful_namespaces
+
+
+def turnover(before: frozenset[WorkloadRef], judged: Judged, *, observed: bool) -> Turnover:
+    states = judged.states
+    judged_before = [ref for ref in before if ref in states]
+    turned = sorted(str(ref) for ref in judged_before if states[ref] in TURNED)
+    return Turnover(busy_before=len(judged_before), turned=tuple(turned), observed=observed)

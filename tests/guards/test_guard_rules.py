@@ -1,0 +1,155 @@
+"""The guards' pure rules: the hourly count, deferring, undone and contested workloads."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from autoscaler.domain.guards import (
+    STARTED,
+    Contest,
+    ContestedRules,
+    Deed,
+    LoopRecord,
+    defer,
+    leave_contested,
+    newly_contested,
+    newly_undone,
+    started_in_last_hour,
+)
+from autoscaler.domain.models import Action, Decision, State, WorkloadRef
+from tests.support.domain_builders import NOW, a_workload, minutes_ago
+
+RC = WorkloadRef("team-a", "rc")
+RULES = ContestedRules(undone_within=timedelta(minutes=10), times=3, span=timedelta(hours=24))
+
+
+def deactivated(minutes: float, *, outcome: str = STARTED, ref: WorkloadRef = RC) -> LoopRecord:
+    return LoopRecord(minutes_ago(minutes), Deed.DEACTIVATE, ref, outcome=outcome)
+
+
+def undone(minutes: float, ref: WorkloadRef = RC) -> LoopRecord:
+    return LoopRecord(minutes_ago(minutes), Deed.UNDONE, ref, outcome="counted")
+
+
+def idle(name: str, *, idle_minutes: float, action: Action = Action.DEACTIVATE) -> Decision:
+    return Decision(
+        WorkloadRef("team-a", name),
+        State.IDLE,
+        action,
+        "idle for the whole window",
+        idle_since=minutes_ago(idle_minutes),
+    )
+
+
+@pytest.mark.parametrize(
+    ("records", "count"),
+    [
+        pytest.param([], 0, id="nothing-recorded"),
+        pytest.param([deactivated(5), deactivated(59)], 2, id="two-within-the-hour"),
+        pytest.param([deactivated(60), deactivated(61)], 0, id="an-hour-ago-is-outside"),
+        pytest.param(
+            [deactivated(5), deactivated(5, outcome="failed: 503")],
+            1,
+            id="a-failed-patch-still-counts-once",
+        ),
+        pytest.param([deactivated(5, outcome="done")], 1, id="a-pre-guard-record-counts"),
+        pytest.param([undone(5)], 0, id="other-deeds-do-not-count"),
+    ],
+)
+def test_the_hourly_count_is_the_deactivations_begun_in_the_last_hour(
+    records: list[LoopRecord], count: int
+) -> None:
+    assert started_in_last_hour(records, now=NOW) == count
+
+
+def test_deferring_keeps_the_longest_idle_and_says_why_for_the_rest() -> None:
+    decisions = [
+        idle("recent", idle_minutes=61),
+        idle("oldest", idle_minutes=300),
+        idle("busy", idle_minutes=0, action=Action.NONE),
+        idle("older", idle_minutes=120),
+    ]
+    kept = defer(decisions, keep=2, why="hourly cap")
+    assert [d.action for d in kept] == [
+        Action.DEFERRED,
+        Action.DEACTIVATE,
+        Action.NONE,
+        Action.DEACTIVATE,
+    ]
+    assert kept[0].reason.endswith("; deferred: hourly cap")
+
+
+@pytest.mark.parametrize("keep", [0, -3], ids=["zero", "negative"])
+def test_deferring_with_nothing_left_defers_every_action(keep: int) -> None:
+    decisions = [
+        idle("a", idle_minutes=90),
+        idle("b", idle_minutes=90, action=Action.WOULD_DEACTIVATE),
+    ]
+    assert {d.action for d in defer(decisions, keep=keep, why="breaker")} == {Action.DEFERRED}
+
+
+def test_a_contested_workload_is_left_alone_whatever_was_decided() -> None:
+    decisions = [idle("rc", idle_minutes=90), idle("other", idle_minutes=90)]
+    marks = {RC: Contest(since=NOW, reason="undone 3 times")}
+    left = leave_contested(decisions, marks)
+    assert [d.action for d in left] == [Action.NONE, Action.DEACTIVATE]
+    assert left[0].reason == "contested: undone 3 times"
+
+
+@pytest.mark.parametrize(
+    ("records", "active", "counted"),
+    [
+        pytest.param([deactivated(3)], True, True, id="active-again-three-minutes-after"),
+        pytest.param([deactivated(3)], False, False, id="still-deactivated"),
+        pytest.param([deactivated(11)], True, False, id="set-back-after-the-window"),
+        pytest.param([undone(1), deactivated(3)], True, False, id="already-counted"),
+        pytest.param(
+            [deactivated(3, outcome="failed: 503"), deactivated(3)],
+            True,
+            False,
+            id="a-failed-patch-was-never-done",
+        ),
+        pytest.param([undone(50), deactivated(3)], True, True, id="an-earlier-undo-is-another"),
+        pytest.param([], True, False, id="never-deactivated"),
+    ],
+)
+def test_a_deactivation_seen_active_again_soon_is_counted_once_as_undone(
+    records: list[LoopRecord], active: bool, counted: bool
+) -> None:
+    builder = a_workload("team-a", "rc").gpu_pod("w")
+    workload = (builder if active else builder.inactive()).build()
+    found = newly_undone([workload], records, rules=RULES, now=NOW)
+    assert [(r.deed, r.workload) for r in found] == ([(Deed.UNDONE, RC)] if counted else [])
+
+
+@pytest.mark.parametrize(
+    ("records", "marked"),
+    [
+        pytest.param([undone(10), undone(100), undone(200)], True, id="three-undos-in-a-day"),
+        pytest.param([undone(10), undone(100)], False, id="two-undos"),
+        pytest.param([undone(10), undone(100), undone(25 * 60)], False, id="one-too-old"),
+        pytest.param(
+            [
+                undone(10),
+                undone(100),
+                LoopRecord(minutes_ago(150), Deed.UNCONTESTED, RC),
+                undone(200),
+            ],
+            False,
+            id="a-clearance-starts-the-count-afresh",
+        ),
+    ],
+)
+def test_a_workload_undone_times_times_within_the_span_is_marked_contested(
+    records: list[LoopRecord], marked: bool
+) -> None:
+    found = newly_contested(records, {}, rules=RULES, now=NOW)
+    assert [(r.deed, r.workload) for r in found] == ([(Deed.CONTESTED, RC)] if marked else [])
+
+
+def test_a_workload_already_marked_is_not_marked_again() -> None:
+    records = [undone(10), undone(100), undone(200)]
+    marks = {RC: Contest(since=NOW, reason="x")}
+    assert newly_contested(records, marks, rules=RULES, now=NOW) == ()
