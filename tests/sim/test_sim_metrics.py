@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +15,8 @@ from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage
 from autoscaler.sim.metrics import GpuHolding, SimulatedExporter
 from autoscaler.sim.pods import gpu_uuid
 from autoscaler.sim.profiles import Profile
-from tests.support.prom import GPU_UTIL, Gpu, PrometheusServer, require_binaries
+from tests.conftest import PrometheusSession
+from tests.support.prom_histories import SIM_CASES, SIM_MINUTES, Area, sim_holdings, sim_origin
 
 WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
@@ -105,62 +104,27 @@ def test_a_gpu_is_reported_only_once_its_pod_runs_and_until_its_history_ages_out
 
 # -- the same samples in a real Prometheus ------------------------------------------------------
 
-CASES: dict[str, tuple[Profile, float, float | None]] = {
-    # pod: (profile, pod start minute, pod end minute)
-    "busy-then-idle": (Profile.busy(80).idle_from(120), 0, None),
-    "bursty": (Profile.bursty(every=25, busy_for=3), 0, None),
-    "gap": (Profile.busy(70).gap(150, 165), 0, None),
-    "loading": (Profile.loading(until=170, pct=2).busy_from(170, 90), 0, None),
-    "nan-newest": (Profile.busy(60).nan(175, 200), 0, None),
-    "nan-middle": (Profile.busy(50).nan(130, 140).idle_from(140), 0, None),
-    "young": (Profile.idle(), 150, None),
-    "deleted": (Profile.busy(85), 0, 170),
-    "low": (Profile.idle(3), 0, None),
-}
-
-
-class RigProfile:
-    """Our profile and pod lifetime, seen as the rig's per-second utilization."""
-
-    def __init__(self, held: GpuHolding, profile: Profile, origin: datetime) -> None:
-        self._held, self._profile, self._origin = held, profile, origin.timestamp()
-
-    def utilization(self, t: float) -> float | None:
-        if not self._held.holds_at(int(t)):
-            return None
-        return self._profile.percent_at((t - self._origin) / 60)
-
 
 def test_the_simulated_exporter_matches_a_real_prometheus_on_the_same_samples(
-    tmp_path: Path,
+    prometheus_session: PrometheusSession,
 ) -> None:
-    binaries = require_binaries()
-    now = datetime.fromtimestamp(int(time.time()) // 60 * 60 - 120, UTC)
-    origin = now - timedelta(minutes=180)
-    held = [holding(pod, start=s, end=e, origin=origin) for pod, (_, s, e) in CASES.items()]
-    series = [
-        Gpu(namespace="sim", pod=h.key.pod, node=h.node, uuid=h.key.uuid).history(
-            RigProfile(h, CASES[h.key.pod][0], origin),  # type: ignore[arg-type]
-            metrics=(GPU_UTIL,),
-        )
-        for h in held
-    ]
-    start = int(origin.timestamp()) + 7  # the simulated scrape times: :07 and :37
-    with PrometheusServer(tmp_path / "prom", binaries=binaries) as prom:
-        prom.backfill(series, start=start, end=int(now.timestamp()), step_s=30)
-        real = PrometheusMetricSource(
-            prometheus=PrometheusSettings(url=prom.url), policy=PolicySettings()
-        )
-        try:
-            expected = real.read_usage(window=WINDOW, threshold=THRESHOLD, now=now)
-        finally:
-            real.close()
+    """The session's Prometheus holds SIM_CASES' samples (prom_histories.sim_exporter),
+    backfilled before it started, in this test's own twelve hours."""
+    now = datetime.fromtimestamp(prometheus_session.anchor(Area.SIM_EXPORTER), UTC)
+    origin = sim_origin(int(now.timestamp()))
+    real = PrometheusMetricSource(
+        prometheus=PrometheusSettings(url=prometheus_session.server.url), policy=PolicySettings()
+    )
+    try:
+        expected = real.read_usage(window=WINDOW, threshold=THRESHOLD, now=now)
+    finally:
+        real.close()
 
-    simulated = read({pod: case[0] for pod, case in CASES.items()}, held, minute=180,
-                     origin=origin)  # fmt: skip
+    simulated = read({pod: case[0] for pod, case in SIM_CASES.items()}, sim_holdings(origin),
+                     minute=SIM_MINUTES, origin=origin)  # fmt: skip
 
     assert expected.failure is None
-    assert len(expected.gpus) == len(CASES)
+    assert len(expected.gpus) == len(SIM_CASES)
     assert sorted(simulated.gpus) == sorted(expected.gpus)
     for pod_key, gpus in expected.gpus.items():
         (want,), (got,) = gpus, simulated.gpus[pod_key]

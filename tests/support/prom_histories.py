@@ -14,9 +14,14 @@ import enum
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from autoscaler.domain.models import GpuKey
+from autoscaler.sim.metrics import GpuHolding
+from autoscaler.sim.pods import gpu_uuid
+from autoscaler.sim.profiles import Profile as SimProfile
 from tests.support.prom import (
     GPU_UTIL,
     Burst,
@@ -46,6 +51,7 @@ class Area(enum.IntEnum):
     PROMETHEUS_ADAPTER = 2
     ONE_GPU = 3  # the adapter's fleet of one, for the query count
     BACKTEST = 4
+    SIM_EXPORTER = 5
 
 
 def anchor(began: int, area: Area) -> int:
@@ -169,11 +175,73 @@ def backtest_stories(end: int) -> list[Backfill]:
     return [Backfill(series, start=end - 9 * H + 7, end=end, step_s=60)]
 
 
+# -- tests/sim/test_sim_metrics.py: the simulated exporter's cases, one pod each in `sim`
+
+SIM_MINUTES = 180  # the history's length; the test reads at its end
+SIM_CASES: dict[str, tuple[SimProfile, float, float | None]] = {
+    # pod: (profile, pod start minute, pod end minute)
+    "busy-then-idle": (SimProfile.busy(80).idle_from(120), 0, None),
+    "bursty": (SimProfile.bursty(every=25, busy_for=3), 0, None),
+    "gap": (SimProfile.busy(70).gap(150, 165), 0, None),
+    "loading": (SimProfile.loading(until=170, pct=2).busy_from(170, 90), 0, None),
+    "nan-newest": (SimProfile.busy(60).nan(175, 200), 0, None),
+    "nan-middle": (SimProfile.busy(50).nan(130, 140).idle_from(140), 0, None),
+    "young": (SimProfile.idle(), 150, None),
+    "deleted": (SimProfile.busy(85), 0, 170),
+    "low": (SimProfile.idle(3), 0, None),
+}
+
+
+def sim_origin(end: int) -> datetime:
+    """Minute 0 of the simulated profiles, SIM_MINUTES before `end`."""
+    return datetime.fromtimestamp(end, UTC) - timedelta(minutes=SIM_MINUTES)
+
+
+def sim_holdings(origin: datetime) -> list[GpuHolding]:
+    """Each case's pod holding one GPU from its start minute to its end minute."""
+    return [
+        GpuHolding(
+            key=GpuKey("sim", pod, gpu_uuid(f"node-{pod}", 0)),
+            raycluster=pod,
+            node=f"node-{pod}",
+            start=origin + timedelta(minutes=start),
+            end=None if end is None else origin + timedelta(minutes=end),
+        )
+        for pod, (_, start, end) in SIM_CASES.items()
+    ]
+
+
+class SimSamples:
+    """A case's profile and pod lifetime, seen as the rig's per-second utilization."""
+
+    def __init__(self, held: GpuHolding, profile: SimProfile, origin: datetime) -> None:
+        self._held, self._profile, self._origin = held, profile, origin.timestamp()
+
+    def utilization(self, t: float) -> float | None:
+        if not self._held.holds_at(int(t)):
+            return None
+        return self._profile.percent_at((t - self._origin) / 60)
+
+
+def sim_exporter(end: int) -> list[Backfill]:
+    """Scraped at :07 and :37 past each minute, as the simulated exporter samples."""
+    origin = sim_origin(end)
+    series = [
+        Gpu(namespace="sim", pod=h.key.pod, node=h.node, uuid=h.key.uuid).history(
+            SimSamples(h, SIM_CASES[h.key.pod][0], origin),  # type: ignore[arg-type]
+            metrics=(GPU_UTIL,),
+        )
+        for h in sim_holdings(origin)
+    ]
+    return [Backfill(series, start=int(origin.timestamp()) + 7, end=end, step_s=30)]
+
+
 AREAS = {
     Area.PROM_RIG: prom_rig,
     Area.PROMETHEUS_ADAPTER: prometheus_adapter,
     Area.ONE_GPU: one_gpu,
     Area.BACKTEST: backtest_stories,
+    Area.SIM_EXPORTER: sim_exporter,
 }
 
 
