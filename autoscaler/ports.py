@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from autoscaler.domain.fresh import LatestUsage
+from autoscaler.domain.guards import GuardMemory, LoopRecord
 from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 
 
@@ -23,6 +25,12 @@ class MetricSource(Protocol):
         Never raises for a failing source: returns a `FleetUsage` whose `failure` says why,
         so every workload becomes unknown.
         """
+        ...
+
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        """The newest sample (as of `now`) of every GPU of these (namespace, pod)s, in ONE
+        query, for the fresh check right before acting. Never raises: a failure is
+        `LatestUsage.failure`, and every candidate is then left alone."""
         ...
 
 
@@ -68,4 +76,35 @@ class Cluster(Protocol):
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         """A Kubernetes Event on the Workload and its owner."""
+        ...
+
+
+class AuditLog(Protocol):
+    """The durable audit trail the guards write before acting and count from."""
+
+    def record(self, *records: LoopRecord) -> None:
+        """Keep these records (newest first, bounded). Raises ClusterError."""
+        ...
+
+    def recent(self, since: datetime) -> Sequence[LoopRecord]:
+        """The records the guards count, taken at or after `since`. Raises ClusterError."""
+        ...
+
+
+class GuardState(Protocol):
+    """The breaker and the contested marks, shared by every replica and kept across restarts."""
+
+    def load(self) -> GuardMemory:
+        """The current memory. Raises ClusterError."""
+        ...
+
+    def change(
+        self, edit: Callable[[GuardMemory], GuardMemory], *, records: Sequence[LoopRecord] = ()
+    ) -> GuardMemory:
+        """Apply `edit` to the current memory and keep `records`, in one atomic write
+        (redone when another writer came first). Raises ClusterError."""
+        ...
+
+    def announce(self, *, reason: str, message: str) -> None:
+        """A Kubernetes Event on the object that holds this state. Raises ClusterError."""
         ...

@@ -2,7 +2,8 @@
 `prometheus_api_client`.
 
 A read sends the four fleet-wide queries of `promql` (their number never depends on the
-fleet), evaluated at `now`, over one GET each. It never raises: a failed request (after one
+fleet), evaluated at `now`, over one GET each; the fresh check before acting sends the one
+query of `promql_latest`. It never raises: a failed request (after one
 quick retry), an error envelope, a refused token or an unreadable reply makes the whole
 read a `FleetUsage(failure=...)`; warnings (partial data) make every namespace doubtful,
 because a warning does not say which series it left out.
@@ -37,7 +38,9 @@ from autoscaler.adapters.promql import (
     parse_vector,
     usage_by_pod,
 )
+from autoscaler.adapters.promql_latest import latest_query, latest_samples
 from autoscaler.config import PolicySettings, PrometheusSettings
+from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.models import FleetUsage
 from autoscaler.errors import ConfigError, MetricsUnavailable
 
@@ -124,6 +127,19 @@ class PrometheusMetricSource:
             gpus=usage_by_pod(rows, window=window, slot=self._rules.slot),
             doubtful_namespaces=EVERY_NAMESPACE if warnings else frozenset(),
         )
+
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        if not pods:
+            return LatestUsage(evaluated_at=now)
+        self._inspector.forget()
+        try:
+            rows = self._query(latest_query(self._settings.signals, pods), now=now)
+        except _EXCHANGE_ERRORS as exc:
+            return LatestUsage(evaluated_at=now, failure=str(_translated(exc)))
+        warnings = self._inspector.warnings()
+        if warnings:  # a warning does not say which series it left out: trust none
+            return LatestUsage(now, failure=f"partial data: {'; '.join(warnings)}")
+        return LatestUsage(now, samples=latest_samples(rows, wanted=pods))
 
     def close(self) -> None:
         self._client.close()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage
 from autoscaler.sim.profiles import Profile
 
@@ -85,6 +86,21 @@ class SimulatedExporter:
             window, threshold, evaluated_at=now, gpus={k: tuple(v) for k, v in gpus.items()}
         )
 
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        """The fresh check's one query: each GPU's newest sample within the lookback delta."""
+        at, asked = int(now.timestamp()), set(pods)
+        found: dict[tuple[str, str], list[LatestSample]] = {}
+        for holding in self._visible(at):
+            pod = (holding.key.namespace, holding.key.pod)
+            newest = self._newest_any(holding, at) if pod in asked else None
+            if newest is not None:
+                second, value = newest
+                sample = LatestSample(
+                    holding.key, None if math.isnan(value) else value, _time(second)
+                )
+                found.setdefault(pod, []).append(sample)
+        return LatestUsage(now, samples={pod: tuple(s) for pod, s in found.items()})
+
     def utilization(self, namespace: str, raycluster: str, now: datetime) -> float | None:
         """The mean of the RayCluster's GPUs' newest samples, as a ratio (the live view's)."""
         at = int(now.timestamp())
@@ -148,10 +164,16 @@ class SimulatedExporter:
         return self._slots[memo]
 
     def _newest(self, holding: GpuHolding, at: int) -> tuple[int, float] | None:
+        """The newest sample unless it is NaN (`timestamp(x) and x >= 0`)."""
+        newest = self._newest_any(holding, at)
+        return None if newest is None or math.isnan(newest[1]) else newest
+
+    def _newest_any(self, holding: GpuHolding, at: int) -> tuple[int, float] | None:
+        """The newest sample within the lookback delta, NaN included (an instant selector)."""
         for second in reversed(self._scrapes(at - LOOKBACK_DELTA, at)):
             value = self._sample(holding, second)
             if value is not None:
-                return None if math.isnan(value) else (second, value)
+                return second, value
         return None
 
     def _values(self, holding: GpuHolding, low: int, high: int) -> Iterator[float]:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.domain.fresh import LatestSample, LatestUsage
+from autoscaler.domain.guards import GuardMemory, LoopRecord
 from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.errors import ClusterError
 from autoscaler.ports import DeactivationAudit
+
+Journal = list[tuple[str, WorkloadRef | None]]
 
 
 @dataclass
@@ -25,12 +29,94 @@ class FakeClock:
 
 @dataclass
 class FakeMetrics:
+    """`usage` answers every fleet read; `history` (when set) answers a read for a time
+    earlier than one already read (the past, e.g. the breaker's baseline). The fresh check's newest samples default to each GPU's peak and last sample time
+    in `usage`; `latest` overrides them per pod, `latest_failure` fails the read."""
+
     usage: FleetUsage
+    history: FleetUsage | None = None
+    latest: dict[tuple[str, str], tuple[LatestSample, ...]] = field(default_factory=dict)
+    latest_failure: str | None = None
     reads: list[tuple[timedelta, float, datetime]] = field(default_factory=list)
+    latest_reads: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        past = any(now < earlier for _, _, earlier in self.reads)
         self.reads.append((window, threshold, now))
-        return replace(self.usage, window=window, threshold=threshold, evaluated_at=now)
+        answer = self.history if past and self.history is not None else self.usage
+        return replace(answer, window=window, threshold=threshold, evaluated_at=now)
+
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        self.latest_reads.append(tuple(pods))
+        if self.latest_failure is not None:
+            return LatestUsage(now, failure=self.latest_failure)
+        samples = {pod: self.latest.get(pod, self._from_usage(pod)) for pod in pods}
+        return LatestUsage(now, samples={pod: found for pod, found in samples.items() if found})
+
+    def _from_usage(self, pod: tuple[str, str]) -> tuple[LatestSample, ...]:
+        return tuple(
+            LatestSample(gpu.key, gpu.peak, gpu.last_sample_at)
+            for gpu in self.usage.for_pod(*pod)
+        )
+
+
+@dataclass
+class FakeAuditLog:
+    """The durable audit trail, newest first. `journal` (e.g. a FakeCluster's `calls`) gets
+    an ("audit", ref) entry per record, so a test can see what came before a patch."""
+
+    records: list[LoopRecord] = field(default_factory=list)
+    journal: Journal | None = None
+    fail: ClusterError | None = None
+    writes: int = 0
+
+    def record(self, *records: LoopRecord) -> None:
+        if self.fail is not None:
+            raise self.fail
+        self.writes += 1
+        for record in records:
+            if self.journal is not None:
+                self.journal.append(("audit", record.workload))
+        self.records[:0] = sorted(records, key=lambda r: r.at, reverse=True)
+
+    def recent(self, since: datetime) -> Sequence[LoopRecord]:
+        if self.fail is not None:
+            raise self.fail
+        return [r for r in self.records if r.at >= since]
+
+    def deeds(self) -> list[tuple[str, WorkloadRef, str]]:
+        """(deed, workload, outcome) of every record, oldest first."""
+        return [(r.deed.value, r.workload, r.outcome) for r in reversed(self.records)]
+
+
+@dataclass
+class FakeGuardState:
+    """The breaker and contested marks; records written with a change go to `audit`."""
+
+    audit: FakeAuditLog
+    memory: GuardMemory = field(default_factory=GuardMemory)
+    fail: ClusterError | None = None
+    announced: list[tuple[str, str]] = field(default_factory=list)
+    changes: int = 0
+
+    def load(self) -> GuardMemory:
+        if self.fail is not None:
+            raise self.fail
+        return self.memory
+
+    def change(
+        self, edit: Callable[[GuardMemory], GuardMemory], *, records: Sequence[LoopRecord] = ()
+    ) -> GuardMemory:
+        if self.fail is not None:
+            raise self.fail
+        self.changes += 1
+        self.memory = edit(self.memory)
+        if records:
+            self.audit.record(*records)
+        return self.memory
+
+    def announce(self, *, reason: str, message: str) -> None:
+        self.announced.append((reason, message))
 
 
 @dataclass
