@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from autoscaler.api.settings import ApiSettings
 from autoscaler.errors import ConfigError
+from autoscaler.guard_settings import GuardSettings
 from autoscaler.ha_settings import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.keda.settings import KedaSettings
 from autoscaler.settings_base import Duration, Section, format_duration, parse_duration
@@ -151,6 +152,14 @@ class PolicySettings(Section):
     max_deactivations_per_cycle: int = Field(
         5, ge=0, description="A cap that bounds the harm of a wrong signal in one cycle."
     )
+    max_deactivations_per_hour: int = Field(
+        20,
+        ge=0,
+        description="At most this many deactivations by the loop in any hour (count), counted "
+        "from the durable audit records so a restart does not reset it; the rest wait. Twenty "
+        "frees a busy cluster's idle GPUs within a morning while bounding a wrong signal "
+        "that outlasts the breaker. Keep api.auditRecordLimit well above it.",
+    )
 
     @model_validator(mode="after")
     def _spans_fit_the_window(self) -> PolicySettings:
@@ -236,6 +245,7 @@ class Settings(Section):
     leader_election: LeaderElectionSettings = Field(default_factory=LeaderElectionSettings)
     watch_cache: WatchCacheSettings = Field(default_factory=WatchCacheSettings)
     keda: KedaSettings = Field(default_factory=KedaSettings)
+    guards: GuardSettings = Field(default_factory=GuardSettings)
 
 
 ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {
