@@ -6,6 +6,8 @@ Its `data` keys:
     pauses         {"everything": bool, "namespaces": [str]}   read by the loop each cycle
     pause-details  {"*" | <namespace>: {"by", "reason", "at"}} who paused what, and why
     audit          [record, ...] newest first, at most `audit_limit` records
+    breaker        the mass-idle circuit breaker     } see guard_codec.py; absent in a
+    contested      workloads we stopped fighting for } ConfigMap written before the guards
 
 Every change is a read-modify-write guarded by the ConfigMap's resourceVersion and retried
 when another replica wrote first (409).
@@ -21,14 +23,19 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from autoscaler.adapters import kube_objects
-from autoscaler.adapters.kube_client import CONFIGMAPS, KubeClient, Obj
+from autoscaler.adapters.kube_client import CONFIGMAPS, EVENTS, KubeClient, Obj
 from autoscaler.domain.annotations import parse_time
-from autoscaler.domain.models import Pauses
+from autoscaler.domain.breaker import CLOSED, BreakerState
+from autoscaler.domain.guards import Contest
+from autoscaler.domain.models import OwnerRef, Pauses, WorkloadRef
 from autoscaler.errors import Conflict, NotFound
+from autoscaler.guard_codec import UNREADABLE as GUARDS_UNREADABLE
+from autoscaler.guard_codec import decode_breaker, decode_contested, encode_guards
 
 EVERYTHING = "*"  # the scope of a whole-service pause in `pause-details`
 DETAILS_KEY = "pause-details"
 AUDIT_KEY = "audit"
+LOOP_ACTOR = "idle-gpu-autoscaler"  # the actor of the loop's own audit records
 _UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
 T = TypeVar("T")
 
@@ -62,6 +69,8 @@ class RuntimeState:
     pauses: Pauses = field(default_factory=Pauses)
     notes: Mapping[str, PauseNote] = field(default_factory=dict)
     audit: tuple[AuditRecord, ...] = ()
+    breaker: BreakerState = CLOSED
+    contested: Mapping[WorkloadRef, Contest] = field(default_factory=dict)
 
     def paused(self, scope: str, note: PauseNote) -> RuntimeState:
         """Pause the whole service (`EVERYTHING`) or one namespace."""
@@ -84,6 +93,12 @@ class RuntimeState:
     def recorded(self, records: tuple[AuditRecord, ...], *, limit: int) -> RuntimeState:
         newest_first = tuple(sorted(records, key=lambda r: r.at, reverse=True))
         return replace(self, audit=(newest_first + self.audit)[:limit])
+
+    def breaker_reset(self) -> RuntimeState:
+        return replace(self, breaker=CLOSED)
+
+    def uncontested(self, ref: WorkloadRef) -> RuntimeState:
+        return replace(self, contested={k: v for k, v in self.contested.items() if k != ref})
 
 
 Edit = Callable[[RuntimeState], RuntimeState]
@@ -138,6 +153,14 @@ class RuntimeStateStore:
         if records:
             self.change(lambda state: state.recorded(records, limit=self._audit_limit))
 
+    def announce(self, *, reason: str, message: str, now: datetime) -> None:
+        """An Event on the ConfigMap itself: where the state it reports on lives."""
+        target = OwnerRef("v1", "ConfigMap", self._name)
+        event = kube_objects.event_for(
+            target, namespace=self._namespace, reason=reason, message=message, now=now
+        )
+        self._client.create(EVENTS, event, namespace=self._namespace)
+
     def _get(self) -> Obj | None:
         try:
             return self._client.get(CONFIGMAPS, self._name, namespace=self._namespace)
@@ -166,7 +189,13 @@ class RuntimeStateStore:
         except _UNREADABLE as exc:  # the loop reads it the same way: pause everything
             self._log.error("runtime-state pauses unreadable, treated as paused: %s", exc)
             pauses = Pauses(everything=True)
-        return RuntimeState(pauses, _notes(data, self._log), _audit(data, self._log))
+        return RuntimeState(
+            pauses,
+            _notes(data, self._log),
+            _audit(data, self._log),
+            _breaker(data, self._log),
+            _contested(data, self._log),
+        )
 
 
 def encode(state: RuntimeState) -> dict[str, str]:
@@ -175,7 +204,24 @@ def encode(state: RuntimeState) -> dict[str, str]:
         **kube_objects.pauses_to_data(state.pauses),
         DETAILS_KEY: json.dumps(notes, sort_keys=True),
         AUDIT_KEY: json.dumps([_record_json(r) for r in state.audit]),
+        **encode_guards(state.breaker, state.contested),
     }
+
+
+def _breaker(data: Mapping[str, str], log: logging.Logger) -> BreakerState:
+    try:
+        return decode_breaker(data)
+    except GUARDS_UNREADABLE as exc:  # fail safe: a garbled breaker must not disarm it
+        log.error("runtime-state breaker unreadable, treated as open: %s", exc)
+        return BreakerState(open=True, reason=f"breaker state unreadable: {exc}")
+
+
+def _contested(data: Mapping[str, str], log: logging.Logger) -> dict[WorkloadRef, Contest]:
+    try:
+        return decode_contested(data)
+    except GUARDS_UNREADABLE as exc:
+        log.warning("runtime-state contested marks unreadable, ignored: %s", exc)
+        return {}
 
 
 def _notes(data: Mapping[str, str], log: logging.Logger) -> dict[str, PauseNote]:

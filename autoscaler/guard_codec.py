@@ -1,0 +1,95 @@
+"""How the guards' memory is spelled in the runtime-state ConfigMap (JSON under two keys).
+
+    breaker    {"open": bool, "since": RFC 3339 | null, "reason": str, "normalCycles": int}
+    contested  {"<namespace>/<name>": {"since": RFC 3339, "reason": str}}
+
+Both keys are optional: a ConfigMap written before the guards existed reads as a closed
+breaker and no marks. A breaker entry that cannot be read counts as OPEN, so a garbled
+hand edit cannot disarm it (an admin resets it through the API).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from autoscaler.domain.annotations import parse_time
+from autoscaler.domain.breaker import CLOSED, BreakerState
+from autoscaler.domain.guards import Contest
+from autoscaler.domain.models import WorkloadRef
+
+BREAKER_KEY = "breaker"
+CONTESTED_KEY = "contested"
+UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
+
+
+def encode_guards(
+    breaker: BreakerState, contested: Mapping[WorkloadRef, Contest]
+) -> dict[str, str]:
+    marks = {
+        str(ref): {"since": time_text(mark.since), "reason": mark.reason}
+        for ref, mark in sorted(contested.items())
+    }
+    return {
+        BREAKER_KEY: json.dumps(
+            {
+                "open": breaker.open,
+                "since": time_text(breaker.since) if breaker.since else None,
+                "reason": breaker.reason,
+                "normalCycles": breaker.normal_cycles,
+            },
+            sort_keys=True,
+        ),
+        CONTESTED_KEY: json.dumps(marks, sort_keys=True),
+    }
+
+
+def decode_breaker(data: Mapping[str, str]) -> BreakerState:
+    """The breaker; raises one of UNREADABLE for a garbled entry (the caller opens it)."""
+    text = data.get(BREAKER_KEY)
+    if not text:
+        return CLOSED
+    raw = json.loads(text)
+    since = raw.get("since")
+    state = BreakerState(
+        open=_bool(raw["open"]),
+        since=time_of(since) if since else None,
+        reason=str(raw.get("reason", "")),
+        normal_cycles=int(raw.get("normalCycles", 0)),
+    )
+    return state if state.open else CLOSED
+
+
+def decode_contested(data: Mapping[str, str]) -> dict[WorkloadRef, Contest]:
+    """The marks; raises one of UNREADABLE for a garbled entry."""
+    raw = json.loads(data.get(CONTESTED_KEY) or "{}")
+    return {
+        ref_of(str(key)): Contest(since=time_of(value["since"]), reason=str(value["reason"]))
+        for key, value in raw.items()
+    }
+
+
+def ref_of(target: str) -> WorkloadRef:
+    namespace, slash, name = target.partition("/")
+    if not slash or not namespace or not name:
+        raise ValueError(f"not namespace/name: {target!r}")
+    return WorkloadRef(namespace, name)
+
+
+def time_text(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def time_of(value: Any) -> datetime:
+    parsed = parse_time(str(value))
+    if parsed is None:
+        raise ValueError(f"not an RFC 3339 time: {value!r}")
+    return parsed
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"not a boolean: {value!r}")
+    return value
