@@ -1,48 +1,41 @@
 """One reconcile pass: read the cluster → query Prometheus (a constant number of fleet-wide
-queries) → decide → act → publish an immutable snapshot.
+queries) → decide → guard → act (acting.py) → publish an immutable snapshot.
 
 Failing outside systems never cause a deactivation: a cluster read failure publishes the
 previous rows as unknown and acts on nothing; a metrics failure makes every workload
-unknown inside the policy engine. Before each action the Workload is read again and
-decided again, so a change made since the cycle began (exemption, reactivation,
-deletion) wins.
+unknown inside the policy engine.
+
+With `guards` (guarding.py) the decisions then pass the contested marks, the mass-idle
+circuit breaker and the hourly cap, and the snapshot reports what they held back.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 
-from autoscaler.decision_log import log_action, log_decision
+from autoscaler.acting import CycleInputs, Deactivator
+from autoscaler.decision_log import log_decision
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
     Action,
-    ActionRecord,
     Decision,
     FleetUsage,
+    GuardReport,
     Pauses,
-    PodRecord,
     Snapshot,
     State,
     WorkloadInfo,
     WorkloadStatus,
 )
-from autoscaler.domain.policy import Policy, decide, decide_fleet
-from autoscaler.errors import ClusterError, Conflict, NotFound
+from autoscaler.domain.policy import Policy, decide_fleet
+from autoscaler.errors import ClusterError
+from autoscaler.guarding import Guards
 from autoscaler.keda.managed import keda_managed_targets, mark_keda_managed
-from autoscaler.ports import Clock, Cluster, DeactivationAudit, MetricSource
-
-
-@dataclass(frozen=True)
-class CycleInputs:
-    workloads: Sequence[WorkloadInfo]
-    gpu_pods: Sequence[PodRecord]
-    pauses: Pauses
-    usage: FleetUsage
-    now: datetime
+from autoscaler.ports import Clock, Cluster, MetricSource
 
 
 class Reconciler:
@@ -57,6 +50,7 @@ class Reconciler:
         logger: logging.Logger,
         profiles: Mapping[str, UsageRules] | None = None,
         keda_addresses: Sequence[str] = (),
+        guards: Guards | None = None,
     ) -> None:
         self._cluster = cluster
         self._metrics = metrics
@@ -66,6 +60,10 @@ class Reconciler:
         self._log = logger
         self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
         self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
+        self._guards = guards
+        self._actor = Deactivator(
+            cluster=cluster, policy=policy, clock=clock, logger=logger, guards=guards
+        )
         self._cycle = 0
         self._previous: Snapshot | None = None
 
@@ -84,9 +82,10 @@ class Reconciler:
             workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage, now=now
         )
         decisions = decide_fleet(workloads, usage, policy=self._policy, pauses=pauses, now=now)
+        decisions, report = self._screen(inputs, decisions)
         for info, decision in zip(workloads, decisions, strict=True):
             log_decision(self._log, info, decision)
-        actions = self._act(inputs, decisions)
+        actions = self._actor.act(inputs, decisions)
         rows = tuple(WorkloadStatus(info, d) for info, d in zip(workloads, decisions, strict=True))
         return self._finish(
             Snapshot(
@@ -101,8 +100,17 @@ class Reconciler:
                 actions=actions,
                 usage=usage_by_profile,
                 gpu_pods=tuple(gpu_pods),
+                guards=report,
             )
         )
+
+    def _screen(
+        self, inputs: CycleInputs, decisions: tuple[Decision, ...]
+    ) -> tuple[tuple[Decision, ...], GuardReport | None]:
+        if self._guards is None:
+            return decisions, None
+        screened = self._guards.screen(inputs.workloads, inputs.usage, decisions, now=inputs.now)
+        return screened.decisions, screened.report
 
     def _keda_marked(self, workloads: Sequence[WorkloadInfo]) -> Sequence[WorkloadInfo]:
         """Workloads a ScaledObject scales through our signal are KEDA's: never patched."""
@@ -152,78 +160,8 @@ class Reconciler:
             dry_run=self._policy.dry_run,
             pauses=self._previous.pauses if self._previous else Pauses(),
             errors=(reason,),
+            guards=self._previous.guards if self._previous else None,
         )
-
-    def _act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
-        chosen = [d for d in decisions if d.action is Action.DEACTIVATE]
-        if not chosen:
-            return ()
-        try:
-            pauses = self._cluster.read_pauses()  # a kill switch set mid-cycle still wins
-        except ClusterError as exc:
-            return tuple(self._record(d, inputs.now, f"skipped: {exc}") for d in chosen)
-        fresh_inputs = replace(inputs, pauses=pauses)
-        return tuple(self._deactivate(fresh_inputs, d) for d in chosen)
-
-    def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
-        try:
-            fresh = self._cluster.get_workload(decision.workload)
-            if fresh is None:
-                return self._record(decision, inputs.now, "skipped: workload is gone")
-            again = decide(
-                fresh, inputs.usage, policy=self._policy, pauses=inputs.pauses, now=inputs.now
-            )
-            if again.action is not Action.DEACTIVATE:
-                return self._record(decision, inputs.now, f"skipped: now {again.state}")
-            self._cluster.record_deactivation(fresh, self._audit(again, inputs.now))
-            self._cluster.deactivate(fresh)
-        except (NotFound, Conflict) as exc:
-            return self._record(decision, inputs.now, f"skipped, retried next cycle: {exc}")
-        except ClusterError as exc:
-            return self._record(decision, inputs.now, f"failed: {exc}")
-        self._announce(fresh, again)
-        return self._record(again, inputs.now, "done")
-
-    def _announce(self, workload: WorkloadInfo, decision: Decision) -> None:
-        try:
-            self._cluster.announce(
-                workload, reason="IdleGPUDeactivated", message=deactivation_message(decision)
-            )
-        except ClusterError as exc:  # the action happened; a missing Event is only reported
-            self._log.warning("event not written for %s: %s", decision.workload, exc)
-
-    def _audit(self, decision: Decision, now: datetime) -> DeactivationAudit:
-        rules = self._policy.rules
-        return DeactivationAudit(
-            at=now,
-            reason=decision.reason,
-            peak=decision.peak,
-            threshold=rules.threshold,
-            policy=f"threshold {rules.threshold:.0%}, window {rules.window}, "
-            f"min coverage {rules.min_coverage:.0%}, grace {self._policy.grace_period}",
-        )
-
-    def _record(self, decision: Decision, now: datetime, outcome: str) -> ActionRecord:
-        record = ActionRecord(
-            workload=decision.workload,
-            action=decision.action,
-            reason=decision.reason,
-            at=now,
-            outcome=outcome,
-        )
-        log_action(self._log, record)
-        return record
-
-
-def deactivation_message(decision: Decision) -> str:
-    name = decision.workload.name
-    namespace = decision.workload.namespace
-    return (
-        f"Deactivated by idle-gpu-autoscaler: {decision.reason}. "
-        f"To bring it back: kubectl patch workload {name} -n {namespace} --type merge "
-        '-p \'{"spec":{"active":true}}\'. The cluster\'s in-memory Ray state is gone, '
-        "and it may wait in the queue until quota is free."
-    )
 
 
 def _unknown(decision: Decision, reason: str) -> Decision:

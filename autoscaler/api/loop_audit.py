@@ -1,8 +1,9 @@
 """The loop's part of the audit trail, written from each published snapshot.
 
-Records every action the cycle attempted (with the observed peak, coverage and threshold)
-and, in dry-run, each "would deactivate" decision when it first appears for a workload, so
-an admin can judge the policy before letting it act.
+Records every action the cycle attempted (with the observed peak, coverage and threshold),
+unless the loop already wrote its record before the patch (`ActionRecord.audited`), and, in
+dry-run, each "would deactivate" decision when it first appears for a workload, so an admin
+can judge the policy before letting it act.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class LoopAuditor:
         threshold = _threshold(snapshot)
         records = []
         for action in snapshot.actions:
+            if action.audited:
+                continue  # the loop wrote its durable record before the patch
             row = snapshot.find(action.workload)
             decision = row.decision if row is not None else None
             records.append(

@@ -124,7 +124,9 @@ def newly_undone(
         ours = _last_deactivation(records, workload.ref)
         if not workload.active or ours is None or now - ours.at > rules.undone_within:
             continue
-        if any(r.deed is Deed.UNDONE and r.at >= ours.at for r in _about(records, workload.ref)):
+        # An undo is seen a cycle after the deactivation, so strictly later than it; one at
+        # the same time was counted in the cycle that made this deactivation.
+        if any(r.deed is Deed.UNDONE and r.at > ours.at for r in _about(records, workload.ref)):
             continue  # already counted
         found.append(
             LoopRecord(

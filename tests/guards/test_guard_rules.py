@@ -106,6 +106,12 @@ def test_a_contested_workload_is_left_alone_whatever_was_decided() -> None:
         pytest.param([deactivated(11)], True, False, id="set-back-after-the-window"),
         pytest.param([undone(1), deactivated(3)], True, False, id="already-counted"),
         pytest.param(
+            [undone(3), deactivated(3)],
+            True,
+            True,
+            id="the-undo-seen-in-the-cycle-that-deactivated-again-was-the-one-before",
+        ),
+        pytest.param(
             [deactivated(3, outcome="failed: 503"), deactivated(3)],
             True,
             False,

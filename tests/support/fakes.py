@@ -30,8 +30,9 @@ class FakeClock:
 @dataclass
 class FakeMetrics:
     """`usage` answers every fleet read; `history` (when set) answers a read for a time
-    earlier than one already read (the past, e.g. the breaker's baseline). The fresh check's newest samples default to each GPU's peak and last sample time
-    in `usage`; `latest` overrides them per pod, `latest_failure` fails the read."""
+    earlier than one already read (the past, e.g. the breaker's baseline). The fresh check's
+    newest samples default to each GPU's peak and last sample time in `usage`; `latest`
+    overrides them per pod, `latest_failure` fails the read."""
 
     usage: FleetUsage
     history: FleetUsage | None = None
@@ -55,8 +56,7 @@ class FakeMetrics:
 
     def _from_usage(self, pod: tuple[str, str]) -> tuple[LatestSample, ...]:
         return tuple(
-            LatestSample(gpu.key, gpu.peak, gpu.last_sample_at)
-            for gpu in self.usage.for_pod(*pod)
+            LatestSample(gpu.key, gpu.peak, gpu.last_sample_at) for gpu in self.usage.for_pod(*pod)
         )
 
 
@@ -67,12 +67,13 @@ class FakeAuditLog:
 
     records: list[LoopRecord] = field(default_factory=list)
     journal: Journal | None = None
-    fail: ClusterError | None = None
+    fail: ClusterError | None = None  # every call raises it
+    fail_writes: ClusterError | None = None  # only `record` raises it
     writes: int = 0
 
     def record(self, *records: LoopRecord) -> None:
-        if self.fail is not None:
-            raise self.fail
+        if (failure := self.fail or self.fail_writes) is not None:
+            raise failure
         self.writes += 1
         for record in records:
             if self.journal is not None:
