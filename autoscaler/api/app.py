@@ -10,7 +10,15 @@ from autoscaler.api import problems
 from autoscaler.api.auth import Authenticator
 from autoscaler.api.context import ApiContext
 from autoscaler.api.middleware import AuthenticationMiddleware
-from autoscaler.api.routes import activation, decisions, exemptions, health, pauses, workloads
+from autoscaler.api.routes import (
+    activation,
+    decisions,
+    exemptions,
+    guards,
+    health,
+    pauses,
+    workloads,
+)
 
 DESCRIPTION = """\
 See which GPU workloads are idle and why, exempt one for a while, pause the service or one
@@ -41,12 +49,13 @@ def create_app(
             {"name": "pauses", "description": "The kill switch."},
             {"name": "activation", "description": "Reactivate, or deactivate now."},
             {"name": "decisions", "description": "The audit trail."},
+            {"name": "guards", "description": "The circuit breaker and contested marks."},
             {"name": "health", "description": "Probes and metrics."},
         ],
     )
     app.state.context = context
     problems.install(app, logger=context.logger)
-    for module in (workloads, exemptions, pauses, activation, decisions, health):
+    for module in (workloads, exemptions, pauses, activation, decisions, guards, health):
         app.include_router(module.router)
     for router in routers:
         app.include_router(router)

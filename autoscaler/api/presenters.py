@@ -7,7 +7,9 @@ from datetime import datetime
 from autoscaler.api.exemptions import Exemption, exemption_of
 from autoscaler.api.schemas.views import (
     AuditView,
+    BreakerView,
     ExemptionView,
+    GuardsView,
     OwnerView,
     PausesView,
     PauseView,
@@ -15,7 +17,8 @@ from autoscaler.api.schemas.views import (
     WorkloadView,
 )
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.models import Snapshot, WorkloadStatus
+from autoscaler.domain.breaker import BreakerState
+from autoscaler.domain.models import GuardReport, Snapshot, WorkloadStatus
 from autoscaler.runtime_state import EVERYTHING, AuditRecord, RuntimeState
 
 
@@ -100,4 +103,25 @@ def audit_view(record: AuditRecord) -> AuditView:
         peak=record.peak,
         coverage=record.coverage,
         threshold=record.threshold,
+    )
+
+
+def breaker_view(state: BreakerState, *, close_after: int | None = None) -> BreakerView:
+    return BreakerView(
+        open=state.open,
+        since=state.since,
+        reason=state.reason or None,
+        normal_cycles=state.normal_cycles,
+        close_after=close_after,
+    )
+
+
+def guards_view(report: GuardReport) -> GuardsView:
+    return GuardsView(
+        breaker=breaker_view(report.breaker, close_after=report.breaker_close_after),
+        hourly_limit=report.hourly_limit,
+        deactivations_last_hour=report.deactivations_last_hour,
+        deferred=report.deferred,
+        contested=[str(ref) for ref in report.contested],
+        problems=list(report.problems),
     )

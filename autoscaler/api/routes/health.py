@@ -7,6 +7,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from autoscaler.api.context import Context
+from autoscaler.api.presenters import guards_view
 from autoscaler.api.schemas.views import Health, Readiness
 
 router = APIRouter(tags=["health"])
@@ -21,12 +22,13 @@ def healthz() -> Health:
     "/readyz",
     summary="Ready once the first cycle has finished",
     response_model=Readiness,
+    response_model_exclude_none=True,  # no `guards` key when the loop runs without guards
     responses={503: {"model": Readiness, "description": "No cycle has finished yet."}},
 )
 def readyz(context: Context) -> Readiness | JSONResponse:
     """Not ready only until the first snapshot. Afterwards it stays ready through outages, so
     the API and its kill switch stay reachable; the body says whether the last cycle reached
-    the cluster and Prometheus."""
+    the cluster and Prometheus, and whether the guards (circuit breaker) hold actions back."""
     snapshot = context.store.latest()
     if snapshot is None:
         body = Readiness(ready=False, errors=["no cycle has finished yet"])
@@ -38,6 +40,7 @@ def readyz(context: Context) -> Readiness | JSONResponse:
         cluster_ok=snapshot.cluster_ok,
         metrics_ok=snapshot.metrics_ok,
         errors=list(snapshot.errors),
+        guards=guards_view(snapshot.guards) if snapshot.guards else None,
     )
 
 

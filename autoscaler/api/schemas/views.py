@@ -163,6 +163,30 @@ class Health(_View):
     status: str = Field(examples=["ok"])
 
 
+class BreakerView(_View):
+    """The mass-idle circuit breaker: while open, nothing is deactivated."""
+
+    open: bool
+    since: datetime | None = Field(None, description="When it opened.")
+    reason: str | None = Field(None, examples=["6 of 20 workloads busy last cycle turned idle"])
+    normal_cycles: int = Field(0, description="Consecutive normal cycles since it opened.")
+    close_after: int | None = Field(None, description="Normal cycles that close it.")
+
+
+class GuardsView(_View):
+    """What the guards held back in the last cycle."""
+
+    breaker: BreakerView
+    hourly_limit: int = Field(description="Most deactivations by the loop in any hour.")
+    deactivations_last_hour: int = Field(description="Begun by the loop in the last hour.")
+    deferred: int = Field(description="Held back this cycle by the breaker or the hourly cap.")
+    contested: list[str] = Field(
+        description="Workloads (namespace/name) left alone because something keeps setting "
+        "them back to active; an admin clears each with DELETE .../contested.",
+    )
+    problems: list[str] = Field(default_factory=list)
+
+
 class Readiness(_View):
     ready: bool
     cycle: int | None = None
@@ -170,3 +194,6 @@ class Readiness(_View):
     cluster_ok: bool | None = Field(None, description="The last cycle reached the cluster.")
     metrics_ok: bool | None = Field(None, description="The last cycle reached Prometheus.")
     errors: list[str] = Field(default_factory=list)
+    guards: GuardsView | None = Field(
+        None, description="The guards' state (an open breaker does not fail readiness)."
+    )
