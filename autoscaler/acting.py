@@ -9,7 +9,7 @@ each action writes its durable audit record before the annotations and the patch
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -48,18 +48,22 @@ class Deactivator:
         clock: Clock,
         logger: logging.Logger,
         guards: Guards | None = None,
+        may_act: Callable[[], bool] = lambda: True,
     ) -> None:
+        """`may_act`: asked before the first action and again before each patch, so a leader
+        that lost its lease mid-cycle stops at once."""
         self._cluster = cluster
         self._policy = policy
         self._clock = clock
         self._log = logger
         self._guards = guards
+        self._may_act = may_act
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         """Deactivate what the decisions say, each checked once more right before."""
         chosen = [d for d in decisions if d.action is Action.DEACTIVATE]
-        if not chosen:
-            return ()
+        if not chosen or not self._may_act():
+            return ()  # another replica leads: it acts
         try:
             pauses = self._cluster.read_pauses()  # a kill switch set mid-cycle still wins
         except ClusterError as exc:
@@ -99,6 +103,8 @@ class Deactivator:
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
         """The durable audit record, the annotations, the patch, then the Event."""
+        if not self._may_act():
+            return self._record(decision, now, "skipped: no longer the leader")
         guards = self._guards
         if guards is not None:
             try:

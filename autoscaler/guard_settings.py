@@ -9,6 +9,8 @@ from datetime import timedelta
 
 from pydantic import Field, model_validator
 
+from autoscaler.domain.breaker import BreakerRules
+from autoscaler.domain.guards import ContestedRules, GuardRules
 from autoscaler.settings_base import Duration, Section
 
 
@@ -70,3 +72,20 @@ class GuardSettings(Section):
         default_factory=ContestedSettings,
         description="When to stop fighting another writer over `spec.active`.",
     )
+
+    def rules(self, *, max_per_hour: int) -> GuardRules:
+        """The domain's rules; the hourly cap is `policy.maxDeactivationsPerHour`."""
+        breaker, contested = self.breaker, self.contested
+        return GuardRules(
+            max_per_hour=max_per_hour,
+            breaker=BreakerRules(
+                min_workloads=breaker.min_workloads,
+                share=breaker.share_percent / 100,
+                close_after=breaker.close_after_cycles,
+            ),
+            contested=ContestedRules(
+                undone_within=contested.undone_within,
+                times=contested.times,
+                span=contested.within,
+            ),
+        )

@@ -13,7 +13,7 @@ must not be taken for one that found nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -42,8 +42,8 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.domain.policy import Policy
-from autoscaler.domain.turnover import judge, observable, turnover
 from autoscaler.errors import ClusterError
+from autoscaler.fleet_watch import FleetWatch
 from autoscaler.ports import AuditLog, GuardState, MetricSource
 
 
@@ -70,9 +70,8 @@ class Guards:
         self._audit = audit
         self._state = state
         self._metrics = metrics
-        self._interval = interval  # the loop's: "last cycle" after a restart is now - interval
         self._log = logger
-        self._baseline: frozenset[WorkloadRef] | None = None  # busy last cycle
+        self._watch = FleetWatch(policy=policy, metrics=metrics, interval=interval, logger=logger)
         self._known = GuardMemory()  # the last memory read, reported when a read fails
 
     def screen(
@@ -82,15 +81,18 @@ class Guards:
         decisions: Sequence[Decision],
         *,
         now: datetime,
+        leading: bool = True,
     ) -> Screened:
-        seen = self._observe(workloads, usage, now=now)
+        """`leading`: this replica acts, so it also writes the guards' state and Events;
+        another replica computes the same view without writing (and keeps a warm baseline)."""
+        seen = self._watch.observe(workloads, usage, now=now)
         try:
             memory = self._state.load()
             records = list(self._audit.recent(now - max(self._rules.contested.span, HOUR)))
         except ClusterError as exc:
             return self._blind(decisions, f"guard state unreadable, nothing acted: {exc}")
-        memory = self._step_breaker(memory, seen, now=now)
-        memory, records = self._contest(workloads, records, memory, now=now)
+        memory = self._step_breaker(memory, seen, now=now, leading=leading)
+        memory, records = self._contest(workloads, records, memory, now=now, leading=leading)
         return self._apply(decisions, memory, records, now=now)
 
     def fresh_check(
@@ -121,28 +123,9 @@ class Guards:
         except ClusterError as exc:
             self._log.warning("audit record of a failed action not written: %s", exc)
 
-    def _observe(
-        self, workloads: Sequence[WorkloadInfo], usage: FleetUsage, *, now: datetime
-    ) -> Turnover:
-        judged = judge(workloads, usage, policy=self._policy, now=now)
-        before = self._baseline
-        if before is None:
-            before = self._baseline_from_history(workloads, now=now)
-        self._baseline = judged.busy(before)
-        return turnover(before, judged, observed=observable(usage))
-
-    def _baseline_from_history(
-        self, workloads: Sequence[WorkloadInfo], *, now: datetime
-    ) -> frozenset[WorkloadRef]:
-        """After a start, "busy last cycle" from Prometheus history (one extra fleet read),
-        so a restart in the middle of a mass idle does not disarm the breaker."""
-        rules, then = self._policy.rules, now - self._interval
-        past = self._metrics.read_usage(window=rules.window, threshold=rules.threshold, now=then)
-        if past.failure is not None:
-            self._log.warning("breaker baseline not read from history: %s", past.failure)
-        return judge(workloads, past, policy=self._policy, now=then).busy(frozenset())
-
-    def _step_breaker(self, memory: GuardMemory, seen: Turnover, *, now: datetime) -> GuardMemory:
+    def _step_breaker(
+        self, memory: GuardMemory, seen: Turnover, *, now: datetime, leading: bool
+    ) -> GuardMemory:
         rules = self._rules.breaker
         if step(memory.breaker, seen, rules=rules, now=now) == memory.breaker:
             return memory
@@ -150,13 +133,27 @@ class Guards:
         def stepped(current: GuardMemory) -> GuardMemory:  # redone on the state as written
             return replace(current, breaker=step(current.breaker, seen, rules=rules, now=now))
 
-        try:
-            saved = self._state.change(stepped)
-        except ClusterError as exc:  # honoured this cycle all the same
-            self._log.warning("breaker state not saved: %s", exc)
-            saved = stepped(memory)
-        self._announce(memory.breaker, saved.breaker)
+        saved = self._keep(memory, stepped, records=(), leading=leading)
+        if leading:
+            self._announce(memory.breaker, saved.breaker)
         return saved
+
+    def _keep(
+        self,
+        memory: GuardMemory,
+        edit: Callable[[GuardMemory], GuardMemory],
+        *,
+        records: Sequence[LoopRecord],
+        leading: bool,
+    ) -> GuardMemory:
+        """Write the edit and its records when leading; honour it this cycle all the same."""
+        if not leading:
+            return edit(memory)
+        try:
+            return self._state.change(edit, records=records)
+        except ClusterError as exc:  # undos are counted again next cycle
+            self._log.warning("guard state not saved: %s", exc)
+            return edit(memory)
 
     def _announce(self, before: BreakerState, after: BreakerState) -> None:
         if after.open and not before.open:
@@ -185,6 +182,7 @@ class Guards:
         memory: GuardMemory,
         *,
         now: datetime,
+        leading: bool,
     ) -> tuple[GuardMemory, list[LoopRecord]]:
         rules = self._rules.contested
         undone = newly_undone(workloads, records, rules=rules, now=now)
@@ -199,11 +197,7 @@ class Guards:
         def marked(current: GuardMemory) -> GuardMemory:
             return replace(current, contested={**current.contested, **new})
 
-        try:
-            memory = self._state.change(marked, records=(*undone, *marks))
-        except ClusterError as exc:  # counted again next cycle; the marks hold this cycle
-            self._log.warning("contested records not written: %s", exc)
-            memory = marked(memory)
+        memory = self._keep(memory, marked, records=(*undone, *marks), leading=leading)
         return memory, [*marks, *records]
 
     def _apply(

@@ -51,7 +51,10 @@ class Reconciler:
         profiles: Mapping[str, UsageRules] | None = None,
         keda_addresses: Sequence[str] = (),
         guards: Guards | None = None,
+        is_leader: Callable[[], bool] | None = None,
     ) -> None:
+        """`is_leader`: with several replicas, only the leader acts (and writes the guards'
+        state); every replica decides and publishes snapshots. None: this one always leads."""
         self._cluster = cluster
         self._metrics = metrics
         self._policy = policy
@@ -61,8 +64,14 @@ class Reconciler:
         self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
         self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
         self._guards = guards
+        self._is_leader = is_leader or (lambda: True)
         self._actor = Deactivator(
-            cluster=cluster, policy=policy, clock=clock, logger=logger, guards=guards
+            cluster=cluster,
+            policy=policy,
+            clock=clock,
+            logger=logger,
+            guards=guards,
+            may_act=self._is_leader,
         )
         self._cycle = 0
         self._previous: Snapshot | None = None
@@ -109,7 +118,9 @@ class Reconciler:
     ) -> tuple[tuple[Decision, ...], GuardReport | None]:
         if self._guards is None:
             return decisions, None
-        screened = self._guards.screen(inputs.workloads, inputs.usage, decisions, now=inputs.now)
+        screened = self._guards.screen(
+            inputs.workloads, inputs.usage, decisions, now=inputs.now, leading=self._is_leader()
+        )
         return screened.decisions, screened.report
 
     def _keda_marked(self, workloads: Sequence[WorkloadInfo]) -> Sequence[WorkloadInfo]:

@@ -173,3 +173,49 @@ def test_each_cycle_publishes_a_new_snapshot_to_subscribers() -> None:
     unsubscribe()
     loop.run_once()
     assert seen == [1, 2]
+
+
+def test_a_replica_that_does_not_lead_decides_and_publishes_but_patches_nothing() -> None:
+    cluster = fleet_cluster()
+    loop = Reconciler(
+        cluster=cluster,
+        metrics=fleet_metrics(),
+        policy=a_policy(),
+        clock=FakeClock(NOW),
+        publish=SnapshotStore().publish,
+        logger=logging.getLogger("test"),
+        is_leader=lambda: False,
+    )
+    snapshot = loop.run_once()
+    assert cluster.deactivated() == []
+    assert snapshot.actions == ()
+    row = snapshot.find(IDLE)
+    assert row is not None and row.decision.action is Action.DEACTIVATE
+
+
+def test_a_leader_that_loses_its_lease_mid_cycle_stops_before_the_next_patch() -> None:
+    cluster = FakeCluster(
+        [a_workload("team-a", f"rc-{i}").gpu_pod(f"w-{i}").build() for i in range(3)]
+    )
+    fleet = usage()
+    for i in range(3):
+        fleet.gpu("team-a", f"w-{i}", peak=0.01, last_busy=minutes_ago(120))
+    answers = iter([True, True, False, False])  # before acting, then before each patch
+    loop = Reconciler(
+        cluster=cluster,
+        metrics=FakeMetrics(fleet.build()),
+        policy=a_policy(),
+        clock=FakeClock(NOW),
+        publish=SnapshotStore().publish,
+        logger=logging.getLogger("test"),
+        is_leader=lambda: next(answers),
+    )
+    snapshot = loop.run_once()
+    assert len(cluster.deactivated()) == 1
+    assert [a.outcome for a in snapshot.actions][1:] == ["skipped: no longer the leader"] * 2
+
+
+def test_without_guards_the_snapshot_reports_none() -> None:
+    snapshot = reconciler(fleet_cluster(), fleet_metrics()).run_once()
+    assert snapshot.guards is None
+    assert snapshot.actions[0].audited is False

@@ -62,3 +62,24 @@ def test_a_bad_guard_setting_is_rejected_naming_it(
     with pytest.raises(ConfigError) as caught:
         load_settings(path, environ={})
     assert complaint in str(caught.value)
+
+
+def test_the_settings_become_the_domains_rules() -> None:
+    settings = Settings.model_validate(
+        {
+            "policy": {"maxDeactivationsPerHour": 7},
+            "guards": {"breaker": {"sharePercent": 25}, "contested": {"within": "12h"}},
+        }
+    )
+    rules = settings.guards.rules(max_per_hour=settings.policy.max_deactivations_per_hour)
+    assert rules.max_per_hour == 7
+    assert (rules.breaker.min_workloads, rules.breaker.share, rules.breaker.close_after) == (
+        3,
+        0.25,
+        3,
+    )
+    assert (rules.contested.undone_within, rules.contested.times, rules.contested.span) == (
+        timedelta(minutes=10),
+        3,
+        timedelta(hours=12),
+    )
