@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import kubernetes.client
@@ -23,6 +23,7 @@ import pytest
 from autoscaler.adapters.kube_client import KubeClient
 from autoscaler.adapters.kueue import KueueCluster
 from autoscaler.adapters.prometheus import PrometheusMetricSource
+from autoscaler.clock import SystemClock
 from autoscaler.config import Settings
 from autoscaler.domain.models import Action, Snapshot, State, WorkloadRef
 from autoscaler.main import build_policy
@@ -34,18 +35,16 @@ from tests.support.builders import (
     make_local_queue,
     make_raycluster,
     make_resource_flavor,
-    make_workload_for,
     make_workload_priority_class,
 )
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer
-from tests.support.prom import Gpu
+from tests.support.seeding import BackdatedClock, gpus_of, submit, workload_of
 
 pytestmark = pytest.mark.slow
 
 WINDOW_S = 6
 DEMO, OTHERS = "demo", "e2e-others"
-WORKLOADS = "workloads.kueue.x-k8s.io"
 SETTINGS = Settings.model_validate(
     {
         "policy": {
@@ -78,13 +77,7 @@ class Rig:
         return snapshot
 
     def workload(self, namespace: str, raycluster: str) -> dict[str, Any]:
-        found = [
-            w
-            for w in self.server.store.list(WORKLOADS, namespace=namespace)
-            if w["metadata"]["ownerReferences"][0]["name"] == raycluster
-        ]
-        assert len(found) == 1
-        return found[0]
+        return workload_of(self.server, namespace, raycluster)
 
     def ref(self, namespace: str, raycluster: str) -> WorkloadRef:
         return WorkloadRef(namespace, self.workload(namespace, raycluster)["metadata"]["name"])
@@ -101,34 +94,6 @@ class Rig:
         ]
 
 
-class BackdatedClock:
-    """Kueue's clock for the first admissions: as if they happened a minute ago, so those
-    workloads are past their grace period while Prometheus data is live."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta(minutes=1)
-
-    def now(self) -> datetime:
-        return datetime.now(UTC) - self.offset
-
-
-def gpus_of(server: KubeServer, namespace: str, raycluster: str) -> list[Gpu]:
-    pods = server.store.list(
-        "pods", namespace=namespace, label_selector=f"ray.io/cluster={raycluster}"
-    )
-    gpus = []
-    for pod in pods:
-        count = sum(
-            int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0))
-            for c in pod["spec"]["containers"]
-        )
-        name = pod["metadata"]["name"]
-        gpus += [
-            Gpu(namespace=namespace, pod=name, node=f"node-{name}", index=i) for i in range(count)
-        ]
-    return gpus
-
-
 def seed_queues(server: KubeServer) -> None:
     store = server.store
     store.put(make_resource_flavor().build())
@@ -137,11 +102,6 @@ def seed_queues(server: KubeServer) -> None:
     store.put(make_cluster_queue("e2e-big-queue").quota(gpus=100, cpu=1000).build())
     store.put(make_local_queue(DEMO, "user-queue").cluster_queue("cluster-queue").build())
     store.put(make_local_queue(OTHERS, "user-queue").cluster_queue("e2e-big-queue").build())
-
-
-def submit(server: KubeServer, raycluster: dict[str, Any]) -> None:
-    server.store.put(raycluster)
-    server.store.put(make_workload_for(raycluster).build())
 
 
 def seed_rayclusters(server: KubeServer) -> None:
@@ -190,7 +150,7 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
         cluster=cluster,
         metrics=metrics,
         policy=build_policy(settings),
-        clock=_SystemClock(),
+        clock=SystemClock(),
         publish=SnapshotStore().publish,
         logger=logging.getLogger("e2e"),
     )
@@ -205,11 +165,6 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     metrics.close()
     api_client.close()
     live_metrics.exporter.clear()
-
-
-class _SystemClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
 
 
 def wait_for(rig: Rig, condition: Any, *, timeout_s: float = 40) -> Snapshot:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,25 +15,8 @@ import yaml
 
 from tests.conftest import LiveMetrics
 from tests.support.kube_server import KubeServer
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def write_kubeconfig(path: Path, server: KubeServer) -> Path:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "test", "cluster": {"server": server.url}}],
-        "users": [{"name": "test", "user": {"token": "serve-test-token"}}],
-        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
-        "current-context": "test",
-    }
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
+from tests.support.prom import free_port
+from tests.support.serve_process import write_kubeconfig
 
 
 def test_serve_runs_cycles_until_sigterm_and_stops_cleanly(

@@ -4,13 +4,14 @@
 admission state from the stored objects (the pure model in `autoscaler.sim`), admit what
 fits, write each Workload's status, and create the pods of admitted RayClusters (Running)
 or delete them and suspend the RayCluster when its Workload is not admitted. The tests call
-it explicitly, so the order of events is deterministic.
+it explicitly, so the order of events is deterministic. Given `namespaces`, it sees only the
+Workloads (and RayClusters) there, so tests sharing the session's server leave each other be.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -33,14 +34,21 @@ RAYCLUSTERS = "rayclusters.ray.io"
 
 
 class ClusterEmulator:
-    def __init__(self, server: KubeServer, *, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        server: KubeServer,
+        *,
+        clock: Callable[[], datetime],
+        namespaces: Collection[str] | None = None,
+    ) -> None:
         self._store = server.store
         self._clock = clock
+        self._namespaces = None if namespaces is None else frozenset(namespaces)
 
     def sync(self) -> KueueState:
         now = self._clock()
         state, _events = admit_pending(self._read_state(now), now)
-        for obj in self._store.list(WORKLOADS):
+        for obj in self._workloads():
             ref = WorkloadRef(obj["metadata"]["namespace"], obj["metadata"]["name"])
             if ref not in state.workloads:
                 continue
@@ -62,8 +70,14 @@ class ClusterEmulator:
         classes = state.priority_classes
         return state.with_workloads(
             workload_from_object(obj, priority_classes=classes, now=now)
-            for obj in self._store.list(WORKLOADS)
+            for obj in self._workloads()
         )
+
+    def _workloads(self) -> list[Object]:
+        found = self._store.list(WORKLOADS)
+        if self._namespaces is None:
+            return found
+        return [obj for obj in found if obj["metadata"]["namespace"] in self._namespaces]
 
     def _write_status(self, obj: Object, status: Object) -> None:
         if obj.get("status") == status:

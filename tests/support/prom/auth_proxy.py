@@ -6,6 +6,7 @@
         proxy.denied.add("viewer")              # 403
         proxy.inject_warnings("partial response", times=1)
         len(proxy.queries())                    # queries seen (with their Thanos `namespace`)
+        proxy.stop(); proxy.start()             # down (connection refused), then back, same port
 
 401 and 403 are plain text, as OpenShift's kube-rbac-proxy and oauth-proxy answer. Faults act only
 on the query endpoints (/api/v1/query, /api/v1/query_range); everything else is passed through.
@@ -59,11 +60,16 @@ class AuthProxy:
         self._log = _Log()
         self._http: TlsServer | None = None
         self._thread: threading.Thread | None = None
+        self._port = 0  # chosen at the first start, kept for restarts
 
     @property
     def url(self) -> str:
         assert self._http is not None, "proxy not started"
         return f"https://127.0.0.1:{self._http.server_address[1]}"
+
+    @property
+    def running(self) -> bool:
+        return self._http is not None
 
     @property
     def ca_bundle(self) -> Path:
@@ -118,7 +124,8 @@ class AuthProxy:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(self.tls.cert, self.tls.key)
         self.stopping.clear()
-        self._http = TlsServer(("127.0.0.1", 0), self, context)
+        self._http = TlsServer(("127.0.0.1", self._port), self, context)
+        self._port = self._http.server_address[1]
         self._thread = threading.Thread(
             target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, name="auth-proxy"
         )

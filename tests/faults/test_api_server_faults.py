@@ -1,0 +1,95 @@
+"""Faults of the Kubernetes API server, injected into the service's own requests (the control
+beside it, with another token, is spared; see tests/faults/rig.py). The service reads through
+its watch caches, as `serve` does by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tests.faults.rig import FaultRig, Role
+from tests.support.kube_server import KubeServer, RecordedRequest
+
+pytestmark = pytest.mark.slow
+
+EVERY_REQUEST = 1_000_000  # `times` for a fault that lasts until cleared
+
+
+def writes(rig: FaultRig) -> Callable[[RecordedRequest], bool]:
+    """For `fail_next(when=...)`: the service's writes."""
+
+    def matches(request: RecordedRequest) -> bool:
+        return rig.from_service(request) and request.method in ("PATCH", "PUT", "POST")
+
+    return matches
+
+
+def test_conflicts_on_every_write_deactivate_nothing_and_it_acts_once_writes_go_through(
+    rig: FaultRig, kube_server: KubeServer
+) -> None:
+    kube_server.faults.fail_next(status=409, times=EVERY_REQUEST, when=writes(rig))
+    rig.hold()
+    assert all(not rig.deactivated(name) for name in rig.roles)
+
+    kube_server.faults.clear()
+    rig.recovers()
+    rig.assert_safe()
+
+
+@pytest.mark.parametrize(
+    "status, retry_after",
+    [pytest.param(429, 1, id="429-retry-after"), pytest.param(500, None, id="500")],
+)
+def test_an_api_server_refusing_every_request_deactivates_nothing_and_it_acts_once_it_serves(
+    rig: FaultRig, kube_server: KubeServer, status: int, retry_after: int | None
+) -> None:
+    kube_server.faults.fail_next(
+        status=status, retry_after=retry_after, times=EVERY_REQUEST, when=rig.from_service
+    )
+    rig.hold()
+    assert all(not rig.deactivated(name) for name in rig.roles)
+    assert any(not s.cluster_ok for s in rig.snapshots), "no cycle saw the outage"
+
+    kube_server.faults.clear()
+    rig.recovers()
+    rig.assert_safe()
+
+
+def changes_while_watches_fail(rig: FaultRig) -> None:
+    """What happens meanwhile, and must reach the caches: a user exempts idle-b, and a new
+    idle RayCluster is admitted."""
+    rig.exempt("idle-b")
+    rig.add("late", Role.IDLE)
+
+
+def test_every_watch_dropped_over_and_over_loses_no_change(
+    rig: FaultRig, kube_server: KubeServer
+) -> None:
+    changes_while_watches_fail(rig)
+    rig.hold(during=kube_server.drop_watches)
+
+    rig.recovers()
+    rig.assert_safe()
+
+
+def test_watches_ending_410_gone_relist_and_lose_no_change(
+    rig: FaultRig, kube_server: KubeServer
+) -> None:
+    def expire_every_watch() -> None:
+        kube_server.faults.expire_next_watch(times=3)  # one per cache
+        kube_server.drop_watches()  # so that each reopens now, and meets its 410
+
+    def pod_lists() -> int:
+        found = kube_server.requests.matching("GET", "/api/v1/pods")
+        return sum(1 for r in found if not r.is_watch and rig.from_service(r))
+
+    changes_while_watches_fail(rig)
+    before = pod_lists()
+    rig.hold(during=expire_every_watch)
+    assert pod_lists() > before, "the pod cache never listed again after a 410"
+
+    kube_server.faults.clear()
+    rig.recovers()
+    rig.assert_safe()
