@@ -30,13 +30,16 @@ from autoscaler.clock import SystemClock
 from autoscaler.config import QuerySettings, Settings
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.policy import Policy
+from autoscaler.guard_store import RuntimeGuardStore
+from autoscaler.guarding import Guards
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.http import keda_router
 from autoscaler.keda.server import KedaGrpcServer
 from autoscaler.keda.targets import Judging
 from autoscaler.leader import LeaderElector, default_identity
 from autoscaler.logs import configure_logging
-from autoscaler.ports import Clock, Cluster, MetricSource
+from autoscaler.ports import AuditLog, Clock, Cluster, GuardState, MetricSource
+from autoscaler.runtime_state import RuntimeStateStore
 from autoscaler.scheduler import LoopRunner
 from autoscaler.service import Reconciler
 from autoscaler.sim.api_backends import new_token, simulated_backends
@@ -44,6 +47,10 @@ from autoscaler.sim.demo import Endpoint, quiet_logger, run_demo
 from autoscaler.sim.demo_servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.sim.story import World
 from autoscaler.snapshots import SnapshotStore
+
+
+class GuardStore(AuditLog, GuardState, Protocol):
+    """The audit trail and the guards' memory, kept together in the runtime-state ConfigMap."""
 
 
 class Server(Protocol):
@@ -106,11 +113,25 @@ def build_service(
     logger: logging.Logger,
     bind_host: str = "[::]",
     is_leader: Callable[[], bool] | None = None,
+    guard_store: GuardStore | None = None,
 ) -> Service:
-    """`is_leader`: only the leader acts; every replica decides and publishes snapshots."""
+    """`is_leader`: only the leader acts; every replica decides and publishes snapshots.
+    `guard_store`: where the guards keep the audit trail, the breaker and contested marks
+    (the runtime-state ConfigMap); without it the loop runs unguarded (unit tests only)."""
     store = SnapshotStore()
     policy = build_policy(settings)
     keda = settings.keda
+    guards = None
+    if guard_store is not None:
+        guards = Guards(
+            rules=settings.guards.rules(max_per_hour=settings.policy.max_deactivations_per_hour),
+            policy=policy,
+            audit=guard_store,
+            state=guard_store,
+            metrics=metrics,
+            interval=settings.loop.interval,
+            logger=logger.getChild("guards"),
+        )
     reconciler = Reconciler(
         cluster=cluster,
         metrics=metrics,
@@ -120,6 +141,8 @@ def build_service(
         logger=logger.getChild("decisions"),
         profiles=keda.profile_rules(policy.rules) if keda.enabled else None,
         keda_addresses=keda.addresses(settings.cluster.service_namespace) if keda.enabled else (),
+        guards=guards,
+        is_leader=is_leader,
     )
     loop = LoopRunner(
         run_cycle=reconciler.run_once,
@@ -225,6 +248,20 @@ def build_cluster(settings: Settings, client: KubeClient) -> KueueCluster:
     return KueueCluster(client=client, settings=settings.cluster)
 
 
+def build_guard_store(
+    settings: Settings, *, client: KubeClient, clock: Clock, logger: logging.Logger
+) -> RuntimeGuardStore:
+    state = RuntimeStateStore(
+        client=client,
+        name=settings.cluster.runtime_state_config_map,
+        namespace=settings.cluster.service_namespace,
+        audit_limit=settings.api.audit_record_limit,
+        attempts=settings.api.write_attempts,
+        logger=logger.getChild("state"),
+    )
+    return RuntimeGuardStore(store=state, audit_limit=settings.api.audit_record_limit, clock=clock)
+
+
 def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:
     return LeaderElector(
         client=client,
@@ -250,6 +287,7 @@ def serve(settings: Settings) -> int:
         clock=clock,
         logger=logger,
         is_leader=elector.is_leader if elector else None,
+        guard_store=build_guard_store(settings, client=client, clock=clock, logger=logger),
     )
     # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
     # (and any action in it) is over, and the caches outlive both.
