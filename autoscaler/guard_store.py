@@ -10,19 +10,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Protocol
 
 from autoscaler.domain.guards import Deed, GuardMemory, LoopRecord
 from autoscaler.guard_codec import ref_of
 from autoscaler.ports import Clock
-from autoscaler.runtime_state import LOOP_ACTOR, AuditRecord, RuntimeState, RuntimeStateStore
+from autoscaler.runtime_state import LOOP_ACTOR, AuditRecord, RuntimeState
 
 _DEEDS = {deed.value: deed for deed in Deed}
+
+
+class StateBacking(Protocol):
+    """What the guards need of a runtime-state store: the ConfigMap one, or the demo's."""
+
+    def read(self) -> RuntimeState: ...
+
+    def change(self, edit: Callable[[RuntimeState], RuntimeState]) -> RuntimeState: ...
+
+    def record(self, *records: AuditRecord) -> None: ...
+
+    def announce(self, *, reason: str, message: str, now: datetime) -> None: ...
 
 
 class RuntimeGuardStore:
     """`AuditLog` and `GuardState` in one: both live in the runtime-state ConfigMap."""
 
-    def __init__(self, *, store: RuntimeStateStore, audit_limit: int, clock: Clock) -> None:
+    def __init__(self, *, store: StateBacking, audit_limit: int, clock: Clock) -> None:
         self._store = store
         self._limit = audit_limit
         self._clock = clock

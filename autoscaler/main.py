@@ -7,7 +7,6 @@ adapters, and the demo wires the simulated ones into the same `build_service`.
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import signal
 import threading
@@ -42,7 +41,8 @@ from autoscaler.ports import AuditLog, Clock, Cluster, GuardState, MetricSource
 from autoscaler.runtime_state import RuntimeStateStore
 from autoscaler.scheduler import LoopRunner
 from autoscaler.service import Reconciler
-from autoscaler.sim.api_backends import new_token, simulated_backends
+from autoscaler.sim.api_backends import SimulatedRuntimeState, new_token, simulated_backends
+from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.demo import Endpoint, quiet_logger, run_demo
 from autoscaler.sim.demo_servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.sim.story import World
@@ -321,14 +321,32 @@ def demo(args: argparse.Namespace) -> int:
     with the REST API and the KEDA scaler on loopback for the story and `--duration`."""
     token = new_token()
     keda_port = free_port(LOOPBACK)
-    build = functools.partial(build_service, bind_host=LOOPBACK)
+    states: dict[int, SimulatedRuntimeState] = {}  # per world: the story and its dry-run replay
+
+    def build(
+        settings: Settings, *, cluster: Cluster, metrics: MetricSource, clock: Clock,
+        logger: logging.Logger,
+    ) -> Service:  # fmt: skip
+        """The same guards as `serve`, over an in-memory runtime state the API shares."""
+        assert isinstance(cluster, SimulatedCluster)
+        limit = settings.api.audit_record_limit
+        state = states[id(cluster)] = SimulatedRuntimeState(cluster=cluster, audit_limit=limit)
+        return build_service(
+            settings, cluster=cluster, metrics=metrics, clock=clock, logger=logger,
+            bind_host=LOOPBACK,
+            guard_store=RuntimeGuardStore(store=state, audit_limit=limit, clock=clock),
+        )  # fmt: skip
 
     @contextmanager
     def servers(world: World) -> Iterator[list[Endpoint]]:
         service = world.service
         assert isinstance(service, Service)  # made by `build`
         backends = simulated_backends(
-            world.cluster, clock=world.clock, settings=world.settings, token=token
+            world.cluster,
+            clock=world.clock,
+            settings=world.settings,
+            token=token,
+            state=states.get(id(world.cluster)),
         )
         answers, check = service.keda_answers, token_checker(backends.auth)
         routers = [keda_router(answers=answers, authenticate=check)] if answers else []

@@ -14,6 +14,7 @@ import secrets
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import datetime
 
 from autoscaler.api.access import admin_target
 from autoscaler.api.assembly import Backends
@@ -75,6 +76,7 @@ class SimulatedRuntimeState:
         self._audit_limit = audit_limit
         self._state = RuntimeState()
         self._lock = threading.Lock()
+        self.announcements: list[tuple[datetime, str, str]] = []
 
     def read(self) -> RuntimeState:
         with self._lock:
@@ -91,12 +93,22 @@ class SimulatedRuntimeState:
         if records:
             self.change(lambda state: state.recorded(records, limit=self._audit_limit))
 
+    def announce(self, *, reason: str, message: str, now: datetime) -> None:
+        """The guards' fleet-wide Events (the breaker): kept for the demo's view."""
+        with self._lock:
+            self.announcements.append((now, reason, message))
+
     def _current(self) -> RuntimeState:
         return replace(self._state, pauses=self._cluster.read_pauses())
 
 
 def simulated_backends(
-    cluster: SimulatedCluster, *, clock: Clock, settings: Settings, token: str
+    cluster: SimulatedCluster,
+    *,
+    clock: Clock,
+    settings: Settings,
+    token: str,
+    state: SimulatedRuntimeState | None = None,
 ) -> Backends:
     """Everything `build_api_on` needs besides the snapshot store, for one demo world."""
     admin = admin_target(
@@ -108,7 +120,9 @@ def simulated_backends(
     return Backends(
         cluster=cluster,
         writer=SimulatedWrites(cluster=cluster, clock=clock),
-        state=SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit),
+        state=state or SimulatedRuntimeState(
+            cluster=cluster, audit_limit=settings.api.audit_record_limit
+        ),
         auth=(tokens, tokens),
         admin=admin,
     )
