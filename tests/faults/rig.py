@@ -38,7 +38,13 @@ from autoscaler.config import Settings
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import Action, Pauses, Snapshot
 from autoscaler.domain.policy import Policy, decide_fleet
-from autoscaler.main import build_cluster, build_metric_source, build_policy, build_service
+from autoscaler.main import (
+    build_cluster,
+    build_guard_store,
+    build_metric_source,
+    build_policy,
+    build_service,
+)
 from tests.support.builders import make_raycluster
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer, RecordedRequest
@@ -313,13 +319,15 @@ class FaultRig:
         )
         cluster = build_cluster(settings, client)
         metrics = build_metric_source(settings)
+        clock, logger = SystemClock(), logging.getLogger(f"faults.{namespace}")
         service = build_service(
             settings,
             cluster=cluster,
             metrics=metrics,
-            clock=SystemClock(),
-            logger=logging.getLogger(f"faults.{namespace}"),
-        )
+            clock=clock,
+            logger=logger,
+            guard_store=build_guard_store(settings, client=client, clock=clock, logger=logger),
+        )  # as `serve` builds it, guards included
         paused = f"{namespace}-p"
         seed_queues(
             server, cluster_queue=f"cq-{namespace}", namespaces=[namespace, paused], gpus=64
