@@ -28,10 +28,11 @@ from tests.deploy.tooling import (
     values_args,
 )
 
+# Off by default. The PodDisruptionBudget is not among them: it comes with the default two
+# replicas (test_chart_leader_election.py), and ci/single-replica-values.yaml turns it off.
 OPTIONAL_KINDS = {
     "ServiceMonitor",
     "NetworkPolicy",
-    "PodDisruptionBudget",
     "ScaledObject",
     "TriggerAuthentication",
 }
@@ -57,12 +58,14 @@ def test_rendered_settings_load_in_the_service(values_file: Path | None, tmp_pat
 def test_chart_defaults_match_the_service_defaults(tmp_path: Path) -> None:
     rendered = settings_from(render(), tmp_path).model_dump(by_alias=True)
     defaults = Settings().model_dump(by_alias=True)
-    # What the install decides, and the one default the chart changes on purpose.
+    # What the install decides, and the defaults the chart changes on purpose: json logs for
+    # collectors, and leader election for its two replicas (a lone process elects no one).
     for section, key in [
         ("cluster", "serviceNamespace"),
         ("cluster", "runtimeStateConfigMap"),
         ("keda", "selfAddresses"),
         ("logging", "format"),
+        ("leaderElection", "enabled"),
     ]:
         rendered[section].pop(key)
         defaults[section].pop(key)
@@ -225,7 +228,7 @@ def test_optional_resources_are_off_by_default() -> None:
 @pytest.mark.real
 def test_all_optional_values_turn_every_optional_resource_on() -> None:
     manifests = render(*values_args(CHART / "ci" / "all-optional-on-values.yaml"))
-    assert {m["kind"] for m in manifests} >= OPTIONAL_KINDS
+    assert {m["kind"] for m in manifests} >= OPTIONAL_KINDS | {"PodDisruptionBudget"}
     dashboard = one(manifests, "ConfigMap", f"{RELEASE}-dashboard")
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert dashboard["metadata"]["namespace"] == "monitoring"

@@ -1,5 +1,6 @@
-"""The chart's replicas and leader election: only a leader acts when several pods run, each pod
-is named in the Lease, and combinations that would act twice or block drains are refused."""
+"""The chart's replicas and leader election: two pods and a leader by default, one pod without a
+leader when asked, each pod named in the Lease, and combinations that would act twice or block
+drains refused."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.deploy.tooling import (
     NAMESPACE,
     RELEASE,
     VALUE_SETS,
+    find,
     one,
     render,
     render_release,
@@ -22,6 +24,7 @@ from tests.deploy.tooling import (
 )
 
 HIGH_AVAILABILITY = CHART / "ci" / "high-availability-values.yaml"
+SINGLE_REPLICA = CHART / "ci" / "single-replica-values.yaml"
 
 
 @pytest.mark.real
@@ -32,20 +35,33 @@ def test_each_pod_is_named_in_the_lease_by_the_downward_api(values_file: Path | 
 
 
 @pytest.mark.real
-def test_a_single_replica_rolled_by_recreate_needs_no_leader(tmp_path: Path) -> None:
-    manifests = render()
+def test_a_single_replica_rolled_by_recreate_needs_no_leader_nor_budget(tmp_path: Path) -> None:
+    manifests = render(*values_args(SINGLE_REPLICA))
     deployment = one(manifests, "Deployment")["spec"]
     assert deployment["replicas"] == 1
-    assert deployment["strategy"] == {"type": "Recreate"}
+    assert deployment["strategy"] == {"type": "Recreate"}  # the defaults' rollingUpdate dropped
+    assert find(manifests, "PodDisruptionBudget") == []
     assert settings_from(manifests, tmp_path).leader_election.enabled is False
 
 
 @pytest.mark.real
-def test_two_replicas_elect_a_leader_roll_one_by_one_and_survive_a_drain(tmp_path: Path) -> None:
-    manifests = render(*values_args(HIGH_AVAILABILITY))
+@pytest.mark.parametrize(
+    "values_file",
+    [
+        pytest.param(None, id="defaults"),
+        pytest.param(HIGH_AVAILABILITY, id="high-availability-values"),
+    ],
+)
+def test_two_replicas_elect_a_leader_roll_one_by_one_and_survive_a_drain(
+    values_file: Path | None, tmp_path: Path
+) -> None:
+    manifests = render(*values_args(values_file))
     deployment = one(manifests, "Deployment")["spec"]
     assert deployment["replicas"] == 2
-    assert deployment["strategy"]["type"] == "RollingUpdate"
+    assert deployment["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
     budget = one(manifests, "PodDisruptionBudget")["spec"]
     assert budget["minAvailable"] == 1 and "maxUnavailable" not in budget
     assert budget["selector"]["matchLabels"] == deployment["selector"]["matchLabels"]
@@ -87,19 +103,19 @@ def test_set_election_timings_reach_the_service(tmp_path: Path) -> None:
     ("args", "complaint"),
     [
         pytest.param(
-            ("--set", "replicaCount=2"),
+            ("--set", "leaderElection.enabled=false"),
             "replicaCount 2 needs leaderElection.enabled=true",
-            id="two-replicas-without-a-leader",
+            id="default-replicas-without-a-leader",
         ),
         pytest.param(
-            ("--set", "updateStrategy.type=RollingUpdate"),
+            (*values_args(SINGLE_REPLICA), "--set", "updateStrategy.type=RollingUpdate"),
             "RollingUpdate runs the old and the new pod side by side",
             id="rolling-update-without-a-leader",
         ),
         pytest.param(
-            ("--set", "podDisruptionBudget.enabled=true"),
+            ("--set", "replicaCount=1"),
             "minAvailable 1 with replicaCount 1 would block every node drain",
-            id="budget-no-drain-can-satisfy",
+            id="default-budget-with-one-replica",
         ),
     ],
 )
@@ -114,6 +130,7 @@ def test_combinations_that_act_twice_or_block_drains_fail(
 @pytest.mark.real
 def test_a_single_replica_budget_may_allow_one_pod_down() -> None:
     args = (
+        *values_args(SINGLE_REPLICA),
         "--set",
         "podDisruptionBudget.enabled=true",
         "--set",
