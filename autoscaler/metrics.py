@@ -3,6 +3,9 @@
 The metrics live in a `CollectorRegistry` passed in (never the global one), so tests and
 several apps in one process do not collide. The names are a contract with the Helm chart's
 Grafana dashboard: `METRIC_NAMES` is what its test checks.
+
+Every replica publishes snapshots, so the fleet-wide gauges (workloads, exemptions, guards) are
+the same on each: a dashboard takes their `max`, not their `sum`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ from datetime import datetime
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from autoscaler.domain.annotations import active_exemption
-from autoscaler.domain.models import Action, Snapshot, State, WorkloadRef, WorkloadStatus
+from autoscaler.domain.models import (
+    Action,
+    GuardReport,
+    Snapshot,
+    State,
+    WorkloadRef,
+    WorkloadStatus,
+)
 from autoscaler.ports import Clock
 
 PREFIX = "idle_gpu_autoscaler_"
@@ -30,9 +40,19 @@ METRIC_NAMES: tuple[str, ...] = tuple(
         "errors_total",
         "gpu_hours_reclaimed_total",
         "last_successful_cycle_timestamp_seconds",
+        "breaker_open",
+        "deactivations_deferred",
+        "deactivations_last_hour",
+        "deactivations_hourly_limit",
+        "contested_workloads",
     )
 )
 LOOP_REASON = "idle"  # deactivations by the loop; "admin" for "deactivate now"
+# Why a deactivation waits. The guards defer for one reason at a time: unreadable guard state
+# holds everything, an open breaker holds everything else, and only then does the hourly cap.
+PER_CYCLE_CAP, PER_HOUR_CAP = "per_cycle_cap", "per_hour_cap"
+BREAKER, GUARD_STATE_UNREADABLE = "breaker", "guard_state_unreadable"
+DEFERRAL_REASONS = (PER_CYCLE_CAP, PER_HOUR_CAP, BREAKER, GUARD_STATE_UNREADABLE)
 CYCLE_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
 
@@ -102,6 +122,7 @@ class ServiceMetrics:
             "Unix time of the last cycle that reached both the cluster and Prometheus.",
             registry=registry,
         )
+        self._guards = _GuardGauges(registry)
 
     def observe(self, snapshot: Snapshot) -> None:
         self.cycles.inc()
@@ -113,6 +134,7 @@ class ServiceMetrics:
         if not snapshot.cluster_ok:
             return  # the rows are last cycle's, marked unknown: nothing new to count
         self._count_states(snapshot)
+        self._guards.observe(snapshot)
         self._count_loop_deactivations(snapshot)
         self._count_reclaimed(snapshot)
         self._count_reactivations(snapshot)
@@ -181,6 +203,60 @@ class ServiceMetrics:
             if back:
                 self.reactivations.inc(back)
         self._deactivated = inactive
+
+
+class _GuardGauges:
+    """What the guards held back in the latest cycle, and their state."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.breaker_open = Gauge(
+            PREFIX + "breaker_open",
+            "1 while the mass-idle circuit breaker holds every deactivation, else 0.",
+            registry=registry,
+        )
+        self.deferred = Gauge(
+            PREFIX + "deactivations_deferred",
+            "Idle workloads whose deactivation waits, in the latest cycle, by reason.",
+            ["reason"],
+            registry=registry,
+        )
+        self.last_hour = Gauge(
+            PREFIX + "deactivations_last_hour",
+            "Deactivations the loop began in the hour before the latest cycle (audit records).",
+            registry=registry,
+        )
+        self.hourly_limit = Gauge(
+            PREFIX + "deactivations_hourly_limit",
+            "policy.maxDeactivationsPerHour: beyond it deactivations wait.",
+            registry=registry,
+        )
+        self.contested = Gauge(
+            PREFIX + "contested_workloads",
+            "Workloads left alone until an admin clears their contested mark.",
+            registry=registry,
+        )
+
+    def observe(self, snapshot: Snapshot) -> None:
+        waiting = sum(1 for row in snapshot.workloads if row.decision.action is Action.DEFERRED)
+        report = snapshot.guards
+        by_guards = report.deferred if report is not None else 0
+        counts = dict.fromkeys(DEFERRAL_REASONS, 0)
+        # The per-cycle cap defers first, in the policy; the guards count only what they add.
+        counts[PER_CYCLE_CAP] = max(waiting - by_guards, 0)
+        if report is not None:
+            counts[_guard_reason(report)] = by_guards
+            self.breaker_open.set(1 if report.breaker.open else 0)
+            self.last_hour.set(report.deactivations_last_hour)
+            self.hourly_limit.set(report.hourly_limit)
+            self.contested.set(len(report.contested))
+        for reason, count in counts.items():
+            self.deferred.labels(reason=reason).set(count)
+
+
+def _guard_reason(report: GuardReport) -> str:
+    if report.problems:
+        return GUARD_STATE_UNREADABLE
+    return BREAKER if report.breaker.open else PER_HOUR_CAP
 
 
 def _exempt(row: WorkloadStatus, now: datetime) -> bool:

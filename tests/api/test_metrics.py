@@ -8,10 +8,12 @@ from datetime import timedelta
 import pytest
 from prometheus_client import CollectorRegistry
 
+from autoscaler.domain.breaker import CLOSED, BreakerState
 from autoscaler.domain.models import (
     Action,
     ActionRecord,
     Decision,
+    GuardReport,
     Snapshot,
     State,
     WorkloadInfo,
@@ -22,8 +24,32 @@ from tests.support.domain_builders import NOW, a_workload
 from tests.support.fakes import FakeClock
 
 
-def row(workload: WorkloadInfo, state: State, *, gpus: int = 0) -> WorkloadStatus:
-    return WorkloadStatus(workload, Decision(workload.ref, state, Action.NONE, "test", gpus=gpus))
+def row(
+    workload: WorkloadInfo, state: State, *, gpus: int = 0, action: Action = Action.NONE
+) -> WorkloadStatus:
+    return WorkloadStatus(workload, Decision(workload.ref, state, action, "test", gpus=gpus))
+
+
+def waiting(count: int) -> tuple[WorkloadStatus, ...]:
+    """`count` idle workloads whose deactivation was deferred this cycle."""
+    return tuple(
+        row(a_workload("team-b", f"rc-{n}").build(), State.IDLE, action=Action.DEFERRED)
+        for n in range(count)
+    )
+
+
+def guard_report(**changes: object) -> GuardReport:
+    base = GuardReport(
+        breaker=CLOSED,
+        breaker_close_after=3,
+        hourly_limit=20,
+        deactivations_last_hour=0,
+        deferred=0,
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+OPEN = BreakerState(open=True, since=NOW, reason="5 of 10 busy workloads turned idle at once")
 
 
 def snapshot(*rows: WorkloadStatus, at: timedelta = timedelta(0), **changes: object) -> Snapshot:
@@ -110,3 +136,69 @@ def test_exemptions_in_force_are_counted(rig: Rig) -> None:
         snapshot(row(exempt.build(), State.EXEMPT), row(expired.build(), State.IDLE))
     )
     assert rig.value("idle_gpu_autoscaler_exemptions_active") == 1
+
+
+REASONS = ("per_cycle_cap", "per_hour_cap", "breaker", "guard_state_unreadable")
+
+
+def deferred_by_reason(rig: Rig) -> dict[str, float | None]:
+    return {
+        reason: rig.value("idle_gpu_autoscaler_deactivations_deferred", reason=reason)
+        for reason in REASONS
+    }
+
+
+@pytest.mark.parametrize(
+    ("waiting_rows", "report", "expected"),
+    [
+        pytest.param(
+            3, None, {"per_cycle_cap": 3}, id="without-guards-only-the-per-cycle-cap-defers"
+        ),
+        pytest.param(
+            5,
+            guard_report(deferred=2),
+            {"per_cycle_cap": 3, "per_hour_cap": 2},
+            id="hourly-cap-defers-what-the-cycle-cap-let-through",
+        ),
+        pytest.param(
+            7,
+            guard_report(breaker=OPEN, deferred=5),
+            {"per_cycle_cap": 2, "breaker": 5},
+            id="open-breaker-defers-everything-the-cycle-cap-let-through",
+        ),
+        pytest.param(
+            5,
+            guard_report(breaker=OPEN, deferred=5, problems=("guard state unreadable",)),
+            {"guard_state_unreadable": 5},
+            id="unreadable-guard-state-is-its-own-reason-even-with-an-open-breaker",
+        ),
+    ],
+)
+def test_deferred_deactivations_are_counted_by_the_reason_they_wait(
+    rig: Rig, waiting_rows: int, report: GuardReport | None, expected: dict[str, int]
+) -> None:
+    rig.metrics.observe(snapshot(*waiting(waiting_rows), guards=report))
+    assert deferred_by_reason(rig) == {reason: expected.get(reason, 0) for reason in REASONS}
+
+
+def test_the_breaker_gauge_follows_the_breaker_open_and_closed(rig: Rig) -> None:
+    rig.metrics.observe(snapshot(guards=guard_report(breaker=OPEN)))
+    assert rig.value("idle_gpu_autoscaler_breaker_open") == 1
+    rig.metrics.observe(snapshot(guards=guard_report()))
+    assert rig.value("idle_gpu_autoscaler_breaker_open") == 0
+
+
+def test_the_hourly_count_its_limit_and_contested_workloads_are_reported(rig: Rig) -> None:
+    contested = (IDLE.ref, a_workload("team-b", "gitops").build().ref)
+    report = guard_report(hourly_limit=8, deactivations_last_hour=6, contested=contested)
+    rig.metrics.observe(snapshot(guards=report))
+    assert rig.value("idle_gpu_autoscaler_deactivations_last_hour") == 6
+    assert rig.value("idle_gpu_autoscaler_deactivations_hourly_limit") == 8
+    assert rig.value("idle_gpu_autoscaler_contested_workloads") == 2
+
+
+def test_a_cycle_that_missed_the_cluster_keeps_the_last_guard_figures(rig: Rig) -> None:
+    rig.metrics.observe(snapshot(*waiting(2), guards=guard_report(breaker=OPEN, deferred=2)))
+    rig.metrics.observe(snapshot(cluster_ok=False))
+    assert rig.value("idle_gpu_autoscaler_breaker_open") == 1
+    assert deferred_by_reason(rig)["breaker"] == 2

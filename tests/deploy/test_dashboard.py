@@ -1,5 +1,5 @@
 """The Grafana dashboard queries only metrics the service exports (autoscaler.metrics's
-METRIC_NAMES), in valid PromQL."""
+METRIC_NAMES), in valid PromQL, and never adds up what every replica reports alike."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ from tests.deploy.tooling import CHART, require_tool, run
 DASHBOARD = CHART / "dashboards" / "idle-gpu-autoscaler.json"
 EXPORTED_METRICS = frozenset(METRIC_NAMES)
 HISTOGRAM_SERIES = re.compile(r"_(bucket|sum|count)$")
+# Gauges of the whole fleet: every replica (two by default) reports the same value.
+FLEET_GAUGES = re.compile(
+    r"idle_gpu_autoscaler_(workloads|exemptions_active|breaker_open|deactivations_deferred"
+    r"|deactivations_last_hour|deactivations_hourly_limit|contested_workloads)\b"
+)
 # Grafana's range variables, replaced by a plain duration for promtool.
 GRAFANA_RANGES = re.compile(r"\$__(rate_interval|range|interval)")
 
@@ -48,13 +53,30 @@ def test_every_queried_metric_is_exported_by_the_service() -> None:
 def test_the_dashboard_shows_what_an_admin_asks_first() -> None:
     joined = "\n".join(expressions())
     for shown in (
-        "sum by (state) (idle_gpu_autoscaler_workloads)",
+        "max by (state) (idle_gpu_autoscaler_workloads)",
         "idle_gpu_autoscaler_gpu_hours_reclaimed_total",
         "sum by (namespace) (increase(idle_gpu_autoscaler_deactivations_total",
         "idle_gpu_autoscaler_last_successful_cycle_timestamp_seconds",
         "idle_gpu_autoscaler_cycle_duration_seconds_bucket",
     ):
         assert shown in joined
+
+
+def test_the_dashboard_shows_what_the_guards_hold_back() -> None:
+    joined = "\n".join(expressions())
+    for shown in (
+        "max(idle_gpu_autoscaler_breaker_open)",
+        "max by (reason) (idle_gpu_autoscaler_deactivations_deferred)",
+        "max(idle_gpu_autoscaler_deactivations_last_hour)",
+        "max(idle_gpu_autoscaler_deactivations_hourly_limit)",
+        "max(idle_gpu_autoscaler_contested_workloads)",
+    ):
+        assert shown in joined
+
+
+def test_fleet_gauges_are_never_summed_over_replicas() -> None:
+    summed = [expr for expr in expressions() if FLEET_GAUGES.search(expr) and "sum" in expr]
+    assert summed == []
 
 
 @pytest.mark.real
