@@ -120,9 +120,8 @@ def simulated_backends(
     return Backends(
         cluster=cluster,
         writer=SimulatedWrites(cluster=cluster, clock=clock),
-        state=state or SimulatedRuntimeState(
-            cluster=cluster, audit_limit=settings.api.audit_record_limit
-        ),
+        state=state
+        or SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit),
         auth=(tokens, tokens),
         admin=admin,
     )
