@@ -31,7 +31,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadStatus,
 )
-from autoscaler.domain.policy import Policy, decide_fleet
+from autoscaler.domain.policy import Policy, apply_cap, decide
 from autoscaler.errors import ClusterError
 from autoscaler.guarding import Guards
 from autoscaler.keda.managed import keda_managed_targets, mark_keda_managed
@@ -90,8 +90,13 @@ class Reconciler:
         inputs = CycleInputs(
             workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage, now=now
         )
-        decisions = decide_fleet(workloads, usage, policy=self._policy, pauses=pauses, now=now)
-        decisions, report = self._screen(inputs, decisions)
+        decided = tuple(
+            decide(w, usage, policy=self._policy, pauses=pauses, now=now) for w in workloads
+        )
+        # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
+        # the guards hold back (contested ones would take them cycle after cycle).
+        screened, report = self._screen(inputs, decided)
+        decisions = apply_cap(list(screened), limit=self._policy.max_deactivations_per_cycle)
         for info, decision in zip(workloads, decisions, strict=True):
             log_decision(self._log, info, decision)
         actions = self._actor.act(inputs, decisions)
