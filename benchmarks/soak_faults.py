@@ -1,0 +1,204 @@
+"""Faults at the service's ports, drawn at random each call: what a soak throws at it.
+
+`FaultyMetrics` wraps a `MetricSource`: Prometheus down, a partial answer (warnings), some
+pods' series missing, NaN or stale, the fresh-check query failing. `FaultyCluster` wraps the
+simulated `Cluster`: lists and reads failing (500, timeouts), conflicts on the audit and the
+patch, and a patch that times out after the API server applied it. `FaultyGuardStore` wraps
+the guards' audit trail and memory (the runtime-state ConfigMap): reads failing, writes
+conflicting past their retries. `Dice` decides and counts.
+Anything not faulted is passed through, so the wrappers keep up with the ports.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from autoscaler.domain.fresh import LatestUsage
+from autoscaler.domain.models import FleetUsage, GpuUsage, Pauses, WorkloadInfo, WorkloadRef
+from autoscaler.errors import ClusterUnavailable, Conflict
+from autoscaler.ports import DeactivationAudit
+
+# Chance per call (per cycle for the usage read) of each fault.
+RATES: Mapping[str, float] = {
+    "prometheus down": 0.04,
+    "partial answer (warnings)": 0.03,
+    "some series missing": 0.05,
+    "some series NaN": 0.03,
+    "some series stale": 0.03,
+    "fresh-check query failed": 0.04,
+    "list failed (500)": 0.03,
+    "read timed out": 0.02,
+    "audit conflict (409)": 0.04,
+    "patch conflict (409)": 0.04,
+    "patch timed out after applying": 0.03,
+    "event failed (500)": 0.03,
+    "runtime state unreadable (500)": 0.02,
+    "runtime state write conflict (409)": 0.03,
+}
+AFFECTED_SHARE = 0.05  # of the pods, when a fault hits some series
+
+
+@dataclass
+class Dice:
+    rng: random.Random
+    rates: Mapping[str, float] = field(default_factory=lambda: dict(RATES))
+    injected: Counter[str] = field(default_factory=Counter)
+
+    def roll(self, fault: str) -> bool:
+        hit = self.rng.random() < self.rates[fault]
+        if hit:
+            self.injected[fault] += 1
+        return hit
+
+    def some(self, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        return {key for key in keys if self.rng.random() < AFFECTED_SHARE}
+
+
+class FaultyMetrics:
+    """`seconds`: time spent in the wrapped source, i.e. the simulated Prometheus answering."""
+
+    def __init__(self, inner: Any, *, dice: Dice) -> None:
+        self._inner = inner
+        self._dice = dice
+        self.seconds = 0.0
+
+    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        if self._dice.roll("prometheus down"):
+            return FleetUsage(window, threshold, now, failure="injected: connection refused")
+        began = time.perf_counter()
+        usage: FleetUsage = self._inner.read_usage(window=window, threshold=threshold, now=now)
+        self.seconds += time.perf_counter() - began
+        if self._dice.roll("partial answer (warnings)"):
+            usage = replace(usage, doubtful_namespaces=frozenset({"*"}))
+        pods = sorted(usage.gpus)
+        gpus = dict(usage.gpus)
+        if self._dice.roll("some series missing"):
+            for key in self._dice.some(pods):
+                gpus.pop(key, None)
+        for fault, spoil in (("some series NaN", _nan), ("some series stale", _stale)):
+            if self._dice.roll(fault):
+                for key in self._dice.some(pods) & gpus.keys():
+                    gpus[key] = tuple(spoil(gpu) for gpu in gpus[key])
+        return replace(usage, gpus=gpus)
+
+    @property
+    def inner(self) -> Any:
+        return self._inner
+
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        if self._dice.roll("fresh-check query failed"):
+            return LatestUsage(now, failure="injected: the fresh-check query timed out")
+        began = time.perf_counter()
+        latest: LatestUsage = self._inner.read_latest(pods, now=now)
+        self.seconds += time.perf_counter() - began
+        return latest
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _nan(gpu: GpuUsage) -> GpuUsage:
+    return replace(gpu, peak=float("nan"))
+
+
+def _stale(gpu: GpuUsage) -> GpuUsage:
+    moved = gpu.last_sample_at - timedelta(minutes=10) if gpu.last_sample_at else None
+    return replace(gpu, last_sample_at=moved)
+
+
+class FaultyCluster:
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        dice: Dice,
+        now: Callable[[], datetime],
+        on_deactivated: Callable[[WorkloadRef, datetime], None],
+    ) -> None:
+        self._inner = inner
+        self._dice = dice
+        self._now = now
+        self._on_deactivated = on_deactivated
+
+    def list_workloads(self) -> Sequence[WorkloadInfo]:
+        self._maybe("list failed (500)", ClusterUnavailable, "list workloads: 500")
+        workloads: Sequence[WorkloadInfo] = self._inner.list_workloads()
+        return workloads
+
+    def list_gpu_pods(self) -> Sequence[Any]:
+        self._maybe("list failed (500)", ClusterUnavailable, "list pods: 500")
+        pods: Sequence[Any] = self._inner.list_gpu_pods()
+        return pods
+
+    def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
+        self._maybe("read timed out", ClusterUnavailable, f"get {ref}: timed out")
+        found: WorkloadInfo | None = self._inner.get_workload(ref)
+        return found
+
+    def read_pauses(self) -> Pauses:
+        self._maybe("read timed out", ClusterUnavailable, "get runtime state: timed out")
+        pauses: Pauses = self._inner.read_pauses()
+        return pauses
+
+    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        self._maybe("audit conflict (409)", Conflict, f"patch {workload.ref}: 409")
+        self._inner.record_deactivation(workload, audit)
+
+    def deactivate(self, workload: WorkloadInfo) -> None:
+        self._maybe("patch conflict (409)", Conflict, f"patch {workload.ref}: 409")
+        self._inner.deactivate(workload)
+        self._on_deactivated(workload.ref, self._now())
+        self._maybe("patch timed out after applying", ClusterUnavailable, "patch: timed out")
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        self._maybe("event failed (500)", ClusterUnavailable, "create event: 500")
+        self._inner.announce(workload, reason=reason, message=message)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _maybe(self, fault: str, error: type[Exception], message: str) -> None:
+        if self._dice.roll(fault):
+            raise error(f"injected: {message}")
+
+
+class FaultyGuardStore:
+    """`AuditLog` and `GuardState` whose ConfigMap reads fail and writes keep conflicting."""
+
+    def __init__(self, inner: Any, *, dice: Dice) -> None:
+        self._inner = inner
+        self._dice = dice
+
+    def record(self, *records: Any) -> None:
+        self._write()
+        self._inner.record(*records)
+
+    def recent(self, since: datetime) -> Sequence[Any]:
+        self._read()
+        found: Sequence[Any] = self._inner.recent(since)
+        return found
+
+    def load(self) -> Any:
+        self._read()
+        return self._inner.load()
+
+    def change(self, edit: Callable[[Any], Any], *, records: Sequence[Any] = ()) -> Any:
+        self._write()
+        return self._inner.change(edit, records=records)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _read(self) -> None:
+        if self._dice.roll("runtime state unreadable (500)"):
+            raise ClusterUnavailable("injected: get runtime state: 500")
+
+    def _write(self) -> None:
+        if self._dice.roll("runtime state write conflict (409)"):
+            raise Conflict("injected: update runtime state: 409 after every retry")
