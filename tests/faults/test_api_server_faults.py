@@ -5,6 +5,9 @@ its watch caches, as `serve` does by default.
 
 from __future__ import annotations
 
+import itertools
+import time
+from collections import defaultdict
 from collections.abc import Callable
 
 import pytest
@@ -38,6 +41,26 @@ def test_conflicts_on_every_write_deactivate_nothing_and_it_acts_once_writes_go_
     rig.assert_safe()
 
 
+class Refusals:
+    """For `fail_next(when=...)`: the service's requests, each cluster-wide list or watch of
+    a resource (a cache's) noted with the time it was refused."""
+
+    def __init__(self, rig: FaultRig) -> None:
+        self._rig = rig
+        self.at: dict[str, list[float]] = defaultdict(list)
+
+    def __call__(self, request: RecordedRequest) -> bool:
+        if not self._rig.from_service(request):
+            return False
+        if request.method == "GET" and _collection(request.path):
+            self.at[request.path].append(time.monotonic())
+        return True
+
+    def shortest_wait(self) -> float:
+        gaps = [b - a for times in self.at.values() for a, b in itertools.pairwise(times)]
+        return min(gaps, default=float("inf"))
+
+
 @pytest.mark.parametrize(
     "status, retry_after",
     [pytest.param(429, 1, id="429-retry-after"), pytest.param(500, None, id="500")],
@@ -45,16 +68,28 @@ def test_conflicts_on_every_write_deactivate_nothing_and_it_acts_once_writes_go_
 def test_an_api_server_refusing_every_request_deactivates_nothing_and_it_acts_once_it_serves(
     rig: FaultRig, kube_server: KubeServer, status: int, retry_after: int | None
 ) -> None:
+    rig.cycle()  # the caches are filled and watching when the API server starts refusing
+    assert rig.snapshots[-1].cluster_ok
+    refusals = Refusals(rig)
     kube_server.faults.fail_next(
-        status=status, retry_after=retry_after, times=EVERY_REQUEST, when=rig.from_service
+        status=status, retry_after=retry_after, times=EVERY_REQUEST, when=refusals
     )
     rig.hold()
     assert all(not rig.deactivated(name) for name in rig.roles)
     assert any(not s.cluster_ok for s in rig.snapshots), "no cycle saw the outage"
+    if retry_after is not None:  # the caches wait at least as long as they are told to
+        assert refusals.at, "no cache asked again"
+        assert refusals.shortest_wait() >= retry_after * 0.95, dict(refusals.at)
 
     kube_server.faults.clear()
     rig.recovers()
     rig.assert_safe()
+
+
+def _collection(path: str) -> bool:
+    """`/api/v1/PLURAL` or `/apis/GROUP/VERSION/PLURAL`: every namespace's objects."""
+    parts = path.strip("/").split("/")
+    return len(parts) == (3 if parts[0] == "api" else 4)
 
 
 def changes_while_watches_fail(rig: FaultRig) -> None:
