@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.faults.rig import FaultRig, Role
+from tests.faults.rig import DEACTIVATE, FaultRig, Role
 from tests.support.kube_server import KubeServer, RecordedRequest
 
 pytestmark = pytest.mark.slow
@@ -20,21 +20,34 @@ pytestmark = pytest.mark.slow
 EVERY_REQUEST = 1_000_000  # `times` for a fault that lasts until cleared
 
 
-def writes(rig: FaultRig) -> Callable[[RecordedRequest], bool]:
-    """For `fail_next(when=...)`: the service's writes."""
+def writes(rig: FaultRig, *, only_the_patch: bool) -> Callable[[RecordedRequest], bool]:
+    """For `fail_next(when=...)`: the service's writes, or only its deactivation patches."""
 
     def matches(request: RecordedRequest) -> bool:
+        if only_the_patch:
+            return rig.from_service(request) and request.body == DEACTIVATE
         return rig.from_service(request) and request.method in ("PATCH", "PUT", "POST")
 
     return matches
 
 
-def test_conflicts_on_every_write_deactivate_nothing_and_it_acts_once_writes_go_through(
-    rig: FaultRig, kube_server: KubeServer
+@pytest.mark.parametrize(
+    "only_the_patch",
+    [
+        pytest.param(False, id="every-write"),  # the audit record first: nothing goes further
+        pytest.param(True, id="the-deactivation-patch"),  # audited, annotated, then refused
+    ],
+)
+def test_conflicts_deactivate_nothing_and_it_acts_once_writes_go_through(
+    rig: FaultRig, kube_server: KubeServer, only_the_patch: bool
 ) -> None:
-    kube_server.faults.fail_next(status=409, times=EVERY_REQUEST, when=writes(rig))
+    conflicts = writes(rig, only_the_patch=only_the_patch)
+    before = len(kube_server.requests.all())
+    kube_server.faults.fail_next(status=409, times=EVERY_REQUEST, when=conflicts)
     rig.hold()
     assert all(not rig.deactivated(name) for name in rig.roles)
+    tried = [r for r in kube_server.requests.all()[before:] if conflicts(r)]
+    assert tried, "the service never tried to write, so no conflict was met"
 
     kube_server.faults.clear()
     rig.recovers()
