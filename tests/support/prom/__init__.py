@@ -1,6 +1,7 @@
 """Test rig around a real Prometheus: dcgm-exporter histories, backfill, live exporter, auth proxy.
 
-Typical session fixture (the lead's conftest builds it; see tests/test_prom_rig.py for a full one):
+The session fixture `prometheus_session` in tests/conftest.py builds one server for the whole run;
+its parts, in short:
 
     binaries = require_binaries()                       # skip / fail(REQUIRE_REAL=1) if missing
     with FakeDcgmExporter() as exporter:
