@@ -12,9 +12,9 @@ import yaml
 from autoscaler.backtest.command import add_backtest_arguments
 from autoscaler.client.commands import COMMANDS, add_commands
 from autoscaler.client.commands import run as run_client
-from autoscaler.config import Settings, load_settings
-from autoscaler.errors import ConfigError
-from autoscaler.sim.demo import add_demo_arguments
+from autoscaler.core.errors import ConfigError
+from autoscaler.demo.run import add_demo_arguments
+from autoscaler.settings.tree import Settings, load_settings
 
 EXIT_BAD_CONFIG = 2
 
@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)
     if args.command == "demo":  # the embedded default needs no settings file either
-        from autoscaler.main import demo  # noqa: PLC0415 - see _LAZY
+        from autoscaler.compose.demo import demo  # noqa: PLC0415 - see _LAZY
 
         return demo(args)
     try:
@@ -34,14 +34,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     if args.command == "check-config":
         return _check_config(settings)
-    from autoscaler.main import backtest, serve  # noqa: PLC0415 - see _LAZY
+    from autoscaler.compose.backtest import backtest  # noqa: PLC0415 - see _LAZY
+    from autoscaler.compose.serve import serve  # noqa: PLC0415 - see _LAZY
 
     return backtest(settings, args) if args.command == "backtest" else serve(settings)
 
 
 # The composition root is imported only by the commands that run the service, so the client
 # and `check-config` answer without loading the cluster, gRPC and web stacks.
-_LAZY = "autoscaler.main"
+_LAZY = "autoscaler.compose"
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -26,15 +26,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from autoscaler.adapters.prometheus_range import PrometheusRange
+from autoscaler.adapters.prometheus.range import PrometheusRange
 from autoscaler.backtest.command import (
     CHART_WINDOWS,
     BacktestOptions,
     backtest,
     default_alternatives,
 )
-from autoscaler.config import PrometheusSettings, Settings, parse_duration
-from autoscaler.main import build_policy
+from autoscaler.settings.rules import build_policy
+from autoscaler.settings.tree import PrometheusSettings, Settings, parse_duration
 from tests.support.prom import (
     GPU_UTIL,
     ExporterPod,

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import requests
 
-from autoscaler.adapters.prometheus import PrometheusMetricSource
-from autoscaler.adapters.promql import QueryTemplates, QueryWindow, Stat, build_queries
-from autoscaler.config import PolicySettings, PrometheusSettings
+from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, Stat, build_queries
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
+from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.support.prom import (
     ALL_METRICS,
     GpuSeries,

@@ -35,13 +35,13 @@ from typing import Any
 import grpc
 
 from autoscaler.domain.models import Action, Decision, PodRecord, Snapshot, State, WorkloadStatus
+from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.server import KedaGrpcServer
-from autoscaler.keda.settings import KedaTlsSettings
 from autoscaler.keda.targets import Judging
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.settings.keda import KedaTlsSettings
 from tests.support.domain_builders import NOW, a_policy, a_workload, usage
 
 CHANNELS = 8  # callers share a few connections, as KEDA's operator does

@@ -4,7 +4,7 @@ injected at random into every port it uses.
     python -m benchmarks.bench_soak                     # 1,000 workloads, 240 simulated minutes
     python -m benchmarks.bench_soak --minutes 30 --workloads 200 --seed 7    # a quick look
 
-The service is `autoscaler.main.build_service` with the real policy and the guards (their
+The service is `autoscaler.compose.service.build_service` with the real policy and the guards (their
 state in memory, as the demo keeps it), on the demo's simulated cluster, exporter and clock
 (no real sleeping), each wrapped in fault injection (benchmarks/soak_faults.py). The fleet
 and its ground truth are in benchmarks/soak_fleet.py and benchmarks/soak_truth.py. A GitOps
@@ -31,16 +31,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from autoscaler.config import Settings
+from autoscaler.adapters.state.guards import RuntimeGuardStore
+from autoscaler.compose.service import Service, build_service
 from autoscaler.domain.models import Snapshot, WorkloadRef
-from autoscaler.guard_store import RuntimeGuardStore
-from autoscaler.main import Service, build_service
-from autoscaler.sim.api_backends import SimulatedRuntimeState
+from autoscaler.settings.tree import Settings
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, Phase
 from autoscaler.sim.metrics import ExporterTiming, SimulatedExporter
 from autoscaler.sim.pods import GpuPool
+from autoscaler.sim.state import SimulatedRuntimeState
 from benchmarks.soak_faults import Dice, FaultyCluster, FaultyGuardStore, FaultyMetrics
 from benchmarks.soak_fleet import PROTECTED_CLASS, START, Fleet, Member, build_fleet
 from benchmarks.soak_truth import Rules, due_at, wrongful

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.core.errors import ClusterUnavailable, Conflict
+from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.models import FleetUsage, GpuUsage, Pauses, WorkloadInfo, WorkloadRef
-from autoscaler.errors import ClusterUnavailable, Conflict
-from autoscaler.ports import DeactivationAudit
 
 # Chance per call (per cycle for the usage read) of each fault.
 RATES: Mapping[str, float] = {

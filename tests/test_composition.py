@@ -8,11 +8,11 @@ import socket
 import grpc
 import pytest
 
-from autoscaler.config import Settings
+from autoscaler.compose.service import build_service
 from autoscaler.domain.models import Action, State, WorkloadRef
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
-from autoscaler.main import build_service
+from autoscaler.settings.tree import Settings
 from tests.support.domain_builders import NOW, a_workload, minutes_ago, usage
 from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.config import format_duration, load_settings, parse_duration
-from autoscaler.errors import ConfigError
+from autoscaler.core.errors import ConfigError
+from autoscaler.settings.tree import format_duration, load_settings, parse_duration
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "config" / "example.yaml"

@@ -10,11 +10,12 @@
 
 from __future__ import annotations
 
-from autoscaler.api.auth import Authorizer, Identity, Target
+from autoscaler.adapters.kueue.writer import KUEUE_GROUP, owner_resource
 from autoscaler.api.problems import ApiProblem
-from autoscaler.api.settings import AdminVerbSettings
-from autoscaler.api.writer import KUEUE_GROUP, owner_resource
+from autoscaler.core.ports import Authorizer
+from autoscaler.domain.access import Identity, Target
 from autoscaler.domain.models import WorkloadInfo
+from autoscaler.settings.api import AdminVerbSettings
 
 PATCH = "patch"
 

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from fastapi import APIRouter, FastAPI
 
 from autoscaler.api import problems
-from autoscaler.api.auth import Authenticator
 from autoscaler.api.context import ApiContext
 from autoscaler.api.middleware import AuthenticationMiddleware
 from autoscaler.api.routes import (
@@ -19,6 +18,7 @@ from autoscaler.api.routes import (
     pauses,
     workloads,
 )
+from autoscaler.core.ports import Authenticator
 
 DESCRIPTION = """\
 See which GPU workloads are idle and why, exempt one for a while, pause the service or one

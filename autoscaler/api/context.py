@@ -12,16 +12,15 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CollectorRegistry
 
 from autoscaler.api.access import Access
-from autoscaler.api.auth import Identity
 from autoscaler.api.middleware import IDENTITY
-from autoscaler.api.ports import StateStore, WorkloadWrites
 from autoscaler.api.problems import ApiProblem
-from autoscaler.api.settings import ApiSettings
-from autoscaler.errors import ClusterError
-from autoscaler.metrics import ServiceMetrics
-from autoscaler.ports import Clock, Cluster
-from autoscaler.runtime_state import AuditRecord
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import Clock, Cluster, StateStore, WorkloadWrites
+from autoscaler.domain.access import Identity
+from autoscaler.domain.records import AuditRecord
+from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.settings.api import ApiSettings
 
 
 @dataclass(frozen=True)

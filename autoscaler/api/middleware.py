@@ -15,9 +15,9 @@ import anyio.to_thread
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from autoscaler.api.auth import Authenticator
 from autoscaler.api.problems import problem_response
-from autoscaler.errors import ClusterError
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import Authenticator
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 ALWAYS_OPEN = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from autoscaler.api.exemptions import Exemption, exemption_of
 from autoscaler.api.schemas.views import (
     AuditView,
     BreakerView,
@@ -18,8 +17,9 @@ from autoscaler.api.schemas.views import (
 )
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.breaker import BreakerState
+from autoscaler.domain.exemptions import Exemption, exemption_of
 from autoscaler.domain.models import GuardReport, Snapshot, WorkloadStatus
-from autoscaler.runtime_state import EVERYTHING, AuditRecord, RuntimeState
+from autoscaler.domain.records import EVERYTHING, AuditRecord, RuntimeState
 
 
 def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:

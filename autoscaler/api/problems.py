@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from autoscaler.errors import ClusterError, ClusterUnavailable, Conflict, NotFound
+from autoscaler.core.errors import ClusterError, ClusterUnavailable, Conflict, NotFound
 
 TITLES = {
     400: "Bad Request",

@@ -19,8 +19,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from autoscaler.api.auth import Identity, Target, Verdict
-from autoscaler.errors import ConfigError
+from autoscaler.core.errors import ConfigError
+from autoscaler.domain.access import Identity, Target, Verdict
 
 EVERY_NAMESPACE = "*"
 

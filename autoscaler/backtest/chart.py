@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from autoscaler.backtest.report import Report, VariantReport
-from autoscaler.config import format_duration
+from autoscaler.settings.tree import format_duration
 
 WIDTH, HEIGHT = 720, 360
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 60

@@ -23,12 +23,12 @@ from autoscaler.backtest.replay import Replay, Variant
 from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
 from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
-from autoscaler.clock import SystemClock
-from autoscaler.config import Settings, parse_duration
+from autoscaler.core.clock import SystemClock
+from autoscaler.core.errors import MetricsUnavailable
+from autoscaler.core.ports import Clock
 from autoscaler.domain.annotations import parse_time
 from autoscaler.domain.policy import Policy
-from autoscaler.errors import MetricsUnavailable
-from autoscaler.ports import Clock
+from autoscaler.settings.tree import Settings, parse_duration
 
 EXIT_METRICS = 1
 EXIT_USAGE = 2

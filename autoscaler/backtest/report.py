@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.backtest.replay import Deactivation, Variant
-from autoscaler.config import format_duration
+from autoscaler.settings.tree import format_duration
 
 TOTAL = "TOTAL"
 

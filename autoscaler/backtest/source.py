@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from autoscaler.adapters.prometheus_range import RangeReply
-from autoscaler.adapters.promql import duration, selector
+from autoscaler.adapters.prometheus.promql import duration, selector
+from autoscaler.adapters.prometheus.range import RangeReply
 from autoscaler.backtest.timeline import Chunk, Scaled, chunk_from
-from autoscaler.config import SignalSettings
+from autoscaler.settings.tree import SignalSettings
 
 
 class RangeQueries(Protocol):

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from itertools import chain, compress, pairwise, repeat
 from operator import ge, gt, itemgetter, truediv
 
-from autoscaler.adapters.prometheus_range import RangeSeries
-from autoscaler.adapters.promql import LABEL_SOURCES, gpu_key
+from autoscaler.adapters.prometheus.promql import LABEL_SOURCES, gpu_key
+from autoscaler.adapters.prometheus.range import RangeSeries
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.domain.models import GpuKey
 

@@ -1,7 +1,7 @@
 """What the live service would have read about one workload at one step, from slot series.
 
-The per-GPU figures follow the live queries (`autoscaler.adapters.promql`) on a Prometheus 2.x
-server, from the slot maxima `max_over_time(metric[slot])`:
+The per-GPU figures follow the live queries (`autoscaler.adapters.prometheus.promql`) on a
+Prometheus 2.x server, from the slot maxima `max_over_time(metric[slot])`:
 - peak: the highest slot in (t - window, t], whose ranges together span [t - window, t];
 - coverage: the slots holding a real value among the window + 1 steps of [t - window, t];
 - last busy: the latest slot above the threshold within the lookback;

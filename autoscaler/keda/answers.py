@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping
 from datetime import timedelta
 
+from autoscaler.core.ports import Clock
 from autoscaler.domain.models import PodInfo, Snapshot, WorkloadRef
 from autoscaler.keda.metadata import parse_metadata
 from autoscaler.keda.targets import (
@@ -22,7 +23,6 @@ from autoscaler.keda.targets import (
     judge_pods,
     judge_workload,
 )
-from autoscaler.ports import Clock
 
 _MEMO_LIMIT = 10_000  # distinct targets remembered per snapshot; beyond it, judged per call
 _WARNED_LIMIT = 10_000

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Header, HTTPException, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from autoscaler.errors import ClusterError
+from autoscaler.core.errors import ClusterError
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.metadata import MetadataError
 from autoscaler.keda.targets import Activity

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from autoscaler.core.errors import AutoscalerError
 from autoscaler.domain.models import DEFAULT_PROFILE
-from autoscaler.errors import AutoscalerError
 from autoscaler.keda.selectors import parse_selector
 from autoscaler.keda.targets import Target
 

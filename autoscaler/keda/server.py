@@ -19,13 +19,13 @@ from pathlib import Path
 
 import grpc
 
+from autoscaler.core.errors import ConfigError
 from autoscaler.domain.models import Snapshot
-from autoscaler.errors import ConfigError
+from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.servicer import ExternalScalerServicer, SnapshotSignal
-from autoscaler.keda.settings import KedaTlsSettings
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.settings.keda import KedaTlsSettings
 
 _START_TIMEOUT = 10.0
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.core.errors import Conflict, NotFound
+from autoscaler.core.ports import Clock, DeactivationAudit
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import (
     GpuKey,
@@ -27,8 +29,6 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.errors import Conflict, NotFound
-from autoscaler.ports import Clock, DeactivationAudit
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
 from autoscaler.sim.metrics import GpuHolding

@@ -2,7 +2,7 @@
 
 Every GPU a pod holds is "scraped" every `scrape` seconds while the pod runs, its value taken
 from the RayCluster's `Profile`. A read computes what the four fleet-wide queries of
-`autoscaler.adapters.promql` return on a Prometheus 2.x server, from the same samples:
+`autoscaler.adapters.prometheus.promql` return on a Prometheus 2.x server, from the same samples:
 - peak: the highest sample in [now - window, now] (NaN only when every sample is NaN);
 - coverage: the steps of a `[window:slot]` subquery (multiples of the slot, from now - window
   to now, both ends included) whose `[slot]` range holds a real sample, over window / slot;

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from kubernetes.client import Configuration
 
-from autoscaler.adapters.kube_client import (
+from autoscaler.adapters.kubernetes.client import (
     ALLOWED_CALLS,
     CONFIGMAPS,
     PODS,
@@ -23,8 +23,7 @@ from autoscaler.adapters.kube_client import (
     api_client_from_settings,
     kueue_workloads,
 )
-from autoscaler.config import ClusterSettings
-from autoscaler.errors import (
+from autoscaler.core.errors import (
     ClusterError,
     ClusterUnavailable,
     ConfigError,
@@ -32,6 +31,7 @@ from autoscaler.errors import (
     Forbidden,
     NotFound,
 )
+from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.kube_server import KubeServer
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kube_objects import (
+from autoscaler.adapters.kubernetes.objects import (
     PodSelector,
     controller_owner,
     event_for,
@@ -17,8 +17,8 @@ from autoscaler.adapters.kube_objects import (
     pauses_to_data,
     pod_gpus,
 )
-from autoscaler.config import ClusterSettings
 from autoscaler.domain.models import OwnerRef, Pauses
+from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import (
     KUEUE_V1BETA1,
     make_pod,

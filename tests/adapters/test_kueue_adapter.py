@@ -9,13 +9,13 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from autoscaler.adapters.kube_client import KubeClient, api_client_for
-from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.config import ClusterSettings, OwnerKindSettings
+from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.core.errors import ClusterUnavailable, ConfigError, Conflict, NotFound
+from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadInfo, WorkloadRef
-from autoscaler.errors import ClusterUnavailable, ConfigError, Conflict, NotFound
-from autoscaler.ports import DeactivationAudit
+from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.support.builders import (
     KUEUE_V1BETA1,
     make_pod,

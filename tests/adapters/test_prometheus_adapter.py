@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.prometheus import PrometheusMetricSource
-from autoscaler.adapters.prometheus_http import BearerTokenFile, ExchangeError
-from autoscaler.adapters.promql import QueryTemplates
-from autoscaler.config import PolicySettings, PrometheusSettings
+from autoscaler.adapters.prometheus.http import BearerTokenFile, ExchangeError
+from autoscaler.adapters.prometheus.promql import QueryTemplates
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
+from autoscaler.core.errors import ConfigError
 from autoscaler.domain.models import FleetUsage, GpuUsage
-from autoscaler.errors import ConfigError
+from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files, wait_until
 from tests.support.prom_histories import Area

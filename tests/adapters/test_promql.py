@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.adapters.promql import (
+from autoscaler.adapters.prometheus.promql import (
     QueryTemplates,
     QueryWindow,
     Row,
@@ -23,8 +23,8 @@ from autoscaler.adapters.promql import (
     selector,
     usage_by_pod,
 )
-from autoscaler.config import PrometheusSettings, SignalSettings
 from autoscaler.domain.models import GpuKey, GpuUsage
+from autoscaler.settings.tree import PrometheusSettings, SignalSettings
 
 HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)

@@ -21,14 +21,14 @@ from fastapi import APIRouter
 from kubernetes.client import ApiClient
 from prometheus_client import CollectorRegistry
 
-from autoscaler.adapters.kube_client import KubeClient
-from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.api.assembly import Api, build_api
-from autoscaler.api.settings import ApiSettings
-from autoscaler.config import ClusterSettings
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.compose.api import Api, build_api
 from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot
-from autoscaler.service import Reconciler
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.engine.reconciler import Reconciler
+from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.domain_builders import a_policy
 from tests.support.fakes import FakeClock

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from autoscaler.api.exemptions import REACTIVATED_BY, REACTIVATED_REASON, rfc3339
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.exemptions import REACTIVATED_BY, REACTIVATED_REASON, rfc3339
 from tests.api.rig import ApiRig
 from tests.support.builders import make_workload_for
 

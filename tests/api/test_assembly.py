@@ -12,13 +12,13 @@ import httpx
 from fastapi import APIRouter, HTTPException
 from kubernetes.client import ApiClient
 
-from autoscaler.adapters.kube_client import KubeClient
-from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.api.assembly import build_api, build_auth, token_checker
-from autoscaler.api.settings import ApiSettings
-from autoscaler.clock import SystemClock
-from autoscaler.config import ClusterSettings, Settings
-from autoscaler.main import build_service
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.compose.api import build_api, build_auth, token_checker
+from autoscaler.compose.service import build_service
+from autoscaler.core.clock import SystemClock
+from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.tree import ClusterSettings, Settings
 from tests.api.rig import TOKENS, ApiRig, Usage, grant_default_rights
 from tests.support.kube_server import KubeServer
 

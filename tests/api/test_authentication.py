@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autoscaler.api.settings import ApiSettings, AuthSettings
+from autoscaler.settings.api import ApiSettings, AuthSettings
 from tests.api.rig import ApiRig
 
 CHANGES = [

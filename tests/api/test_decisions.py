@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from autoscaler.api.settings import ApiSettings
+from autoscaler.settings.api import ApiSettings
 from tests.api.rig import ApiRig
 
 

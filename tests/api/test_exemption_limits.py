@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.api.exemptions import EXEMPT_UNTIL_REQUESTED, INDEFINITE, cut_to_limit, rfc3339
-from autoscaler.api.settings import ApiSettings
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, INDEFINITE, cut_to_limit, rfc3339
+from autoscaler.settings.api import ApiSettings
 from tests.api.rig import ApiRig
 from tests.support.domain_builders import NOW
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from autoscaler.api.exemptions import EXEMPT_UNTIL_REQUESTED, rfc3339
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, rfc3339
 from tests.api.rig import ApiRig
 
 EXEMPTION = "/api/v1/workloads/team-a/alice-rc/exemption"

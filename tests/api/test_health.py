@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoscaler.metrics import METRIC_NAMES
+from autoscaler.engine.telemetry import METRIC_NAMES
 from tests.api.rig import ApiRig
 
 

@@ -19,7 +19,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadStatus,
 )
-from autoscaler.metrics import ServiceMetrics
+from autoscaler.engine.telemetry import ServiceMetrics
 from tests.support.domain_builders import NOW, a_workload
 from tests.support.fakes import FakeClock
 

@@ -10,11 +10,12 @@ from datetime import timedelta
 import pytest
 from kubernetes.client import ApiClient
 
-from autoscaler.adapters import kube_objects
-from autoscaler.adapters.kube_client import KubeClient
+from autoscaler.adapters.kubernetes import objects as kube_objects
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.state.store import RuntimeStateStore
+from autoscaler.core.errors import ClusterUnavailable, Conflict
 from autoscaler.domain.models import Pauses
-from autoscaler.errors import ClusterUnavailable, Conflict
-from autoscaler.runtime_state import EVERYTHING, AuditRecord, PauseNote, RuntimeStateStore
+from autoscaler.domain.records import EVERYTHING, AuditRecord, PauseNote
 from tests.support.domain_builders import NOW
 from tests.support.kube_server import KubeServer
 

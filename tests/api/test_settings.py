@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from autoscaler.api.settings import AdminVerbSettings, ApiSettings, AuthSettings
+from autoscaler.settings.api import AdminVerbSettings, ApiSettings, AuthSettings
 
 
 def test_the_defaults_are_open_reads_token_review_and_a_week_of_exemption() -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from autoscaler.adapters.prometheus_range import RangeReply, RangeSeries
+from autoscaler.adapters.prometheus.range import RangeReply, RangeSeries
 
 EXPORTER = {"namespace": "nvidia-gpu-operator", "pod": "nvidia-dcgm-exporter-abcde"}
 SlotValue = Callable[[int], float | None]  # unix seconds of a slot's end -> ratio, NaN, or None

@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.prometheus_range import PrometheusRange
+from autoscaler.adapters.prometheus.range import PrometheusRange
 from autoscaler.backtest.command import add_backtest_arguments, run_backtest
-from autoscaler.config import PrometheusSettings, Settings
-from autoscaler.main import build_policy
+from autoscaler.settings.rules import build_policy
+from autoscaler.settings.tree import PrometheusSettings, Settings
 from tests.conftest import PrometheusSession
 from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files
 from tests.support.prom_histories import Area

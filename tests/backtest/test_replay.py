@@ -10,8 +10,8 @@ import pytest
 from autoscaler.backtest.command import BacktestOptions, backtest
 from autoscaler.backtest.replay import Deactivation, Variant
 from autoscaler.backtest.report import Report
-from autoscaler.config import Settings
-from autoscaler.main import build_policy
+from autoscaler.settings.rules import build_policy
+from autoscaler.settings.tree import Settings
 
 from .fakes import FakeRange, SlotValue
 

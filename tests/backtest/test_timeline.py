@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from autoscaler.adapters.prometheus_range import RangeSeries
+from autoscaler.adapters.prometheus.range import RangeSeries
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.timeline import (
     GpuTrack,

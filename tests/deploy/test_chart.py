@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from autoscaler.config import Settings
+from autoscaler.settings.tree import Settings
 from tests.deploy.tooling import (
     CHART,
     NAMESPACE,

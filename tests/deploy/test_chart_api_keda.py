@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from autoscaler.keda.managed import keda_managed_targets
+from autoscaler.engine.keda_managed import keda_managed_targets
 from tests.deploy.tooling import (
     CHART,
     NAMESPACE,

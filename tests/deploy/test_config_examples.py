@@ -11,11 +11,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from autoscaler.config import Settings, load_settings
+from autoscaler.engine.keda_managed import keda_managed_targets
 from autoscaler.keda.http import PREFIX as KEDA_HTTP_PREFIX
 from autoscaler.keda.http import VALUE_LOCATION
-from autoscaler.keda.managed import keda_managed_targets
 from autoscaler.keda.metadata import parse_metadata
+from autoscaler.settings.tree import Settings, load_settings
 from tests.deploy.tooling import CHART, RELEASE, REPO, Manifest
 from tests.deploy.validation import describe, problems
 

@@ -1,6 +1,6 @@
 """The chart grants exactly the Kubernetes calls the client module may make, and nothing more.
 
-autoscaler/adapters/kube_client.py refuses any call whose (group, resource, verb) is not in
+autoscaler/adapters/kubernetes/client.py refuses any call whose (group, resource, verb) is not in
 ALLOWED_CALLS; the chart's Roles and ClusterRoles must grant that set exactly, so a new call
 cannot ship without its RBAC, and no permission outlives the code that used it.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.adapters.kube_client import ALLOWED_CALLS
+from autoscaler.adapters.kubernetes.client import ALLOWED_CALLS
 from tests.deploy.tooling import CI_VALUES, NAMESPACE, RELEASE, Manifest, find, render, values_args
 
 VALUE_SETS = [pytest.param(None, id="defaults")] + [

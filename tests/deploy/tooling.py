@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from autoscaler.config import Settings, load_settings
+from autoscaler.settings.tree import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "idle-gpu-autoscaler"

@@ -20,15 +20,15 @@ from typing import Any
 import kubernetes.client
 import pytest
 
-from autoscaler.adapters.kube_client import KubeClient
-from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.adapters.prometheus import PrometheusMetricSource
-from autoscaler.clock import SystemClock
-from autoscaler.config import Settings
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
+from autoscaler.core.clock import SystemClock
 from autoscaler.domain.models import Action, Snapshot, State, WorkloadRef
-from autoscaler.main import build_policy
-from autoscaler.service import Reconciler
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.engine.reconciler import Reconciler
+from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.settings.rules import build_policy
+from autoscaler.settings.tree import Settings
 from tests.conftest import LiveMetrics
 from tests.support.builders import (
     make_cluster_queue,

@@ -29,22 +29,18 @@ from datetime import timedelta
 from enum import Enum
 from typing import Any
 
-from autoscaler.adapters.kube_client import KubeClient, api_client_for
-from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.adapters.kueue_cached import CachedKueueCluster
-from autoscaler.adapters.prometheus import PrometheusMetricSource
-from autoscaler.clock import SystemClock
-from autoscaler.config import Settings
+from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
+from autoscaler.adapters.kueue.cached import CachedKueueCluster
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
+from autoscaler.compose.serve import build_cluster, build_guard_store, build_metric_source
+from autoscaler.compose.service import build_service
+from autoscaler.core.clock import SystemClock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import Action, Pauses, Snapshot
 from autoscaler.domain.policy import Policy, decide_fleet
-from autoscaler.main import (
-    build_cluster,
-    build_guard_store,
-    build_metric_source,
-    build_policy,
-    build_service,
-)
+from autoscaler.settings.rules import build_policy
+from autoscaler.settings.tree import Settings
 from tests.support.builders import make_raycluster
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer, RecordedRequest

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.guards import Contest, GuardMemory
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.errors import ClusterUnavailable
 from tests.guards.fleet import Gpu, GuardedFleet, ref
 from tests.support.domain_builders import NOW
 

@@ -17,9 +17,9 @@ from datetime import datetime, timedelta
 from autoscaler.domain.breaker import BreakerRules
 from autoscaler.domain.guards import ContestedRules, GuardRules
 from autoscaler.domain.models import Snapshot, WorkloadRef
-from autoscaler.guarding import Guards
-from autoscaler.service import Reconciler
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.engine.guarding import Guards
+from autoscaler.engine.reconciler import Reconciler
+from autoscaler.engine.snapshots import SnapshotStore
 from tests.support.domain_builders import NOW, UsageBuilder, a_policy, a_workload, usage
 from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeGuardState, FakeMetrics
 

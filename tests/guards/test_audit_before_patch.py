@@ -14,16 +14,16 @@ import pytest
 from kubernetes.client import ApiClient
 from prometheus_client import CollectorRegistry
 
-from autoscaler.adapters.kube_client import KubeClient
-from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.api.loop_audit import LoopAuditor
-from autoscaler.config import ClusterSettings
-from autoscaler.guard_store import RuntimeGuardStore
-from autoscaler.guarding import Guards
-from autoscaler.metrics import ServiceMetrics
-from autoscaler.runtime_state import RuntimeStateStore
-from autoscaler.service import Reconciler
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.state.guards import RuntimeGuardStore
+from autoscaler.adapters.state.store import RuntimeStateStore
+from autoscaler.engine.guarding import Guards
+from autoscaler.engine.loop_audit import LoopAuditor
+from autoscaler.engine.reconciler import Reconciler
+from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.settings.tree import ClusterSettings
 from tests.guards.fleet import RULES
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.domain_builders import a_policy, usage

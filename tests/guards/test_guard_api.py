@@ -10,10 +10,10 @@ from datetime import timedelta
 
 import pytest
 
+from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.domain.breaker import BreakerState
 from autoscaler.domain.guards import Contest, Deed
 from autoscaler.domain.models import GuardReport, WorkloadRef
-from autoscaler.guard_store import RuntimeGuardStore
 from tests.api.rig import SERVICE_NAMESPACE, STATE_CONFIG_MAP, ApiRig
 
 OPEN = BreakerState(open=True, reason="4 of 10 workloads busy last cycle turned idle")

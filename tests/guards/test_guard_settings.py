@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.config import Settings, load_settings
-from autoscaler.errors import ConfigError
-from autoscaler.guard_settings import BreakerSettings, ContestedSettings, GuardSettings
+from autoscaler.core.errors import ConfigError
+from autoscaler.settings.guards import BreakerSettings, ContestedSettings, GuardSettings
+from autoscaler.settings.tree import Settings, load_settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "example.yaml"
 

@@ -13,12 +13,13 @@ from datetime import timedelta
 import pytest
 from kubernetes.client import ApiClient
 
-from autoscaler.adapters.kube_client import KubeClient
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.state.guards import RuntimeGuardStore
+from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.domain.breaker import CLOSED, BreakerState
 from autoscaler.domain.guards import STARTED, Contest, Deed, GuardMemory, LoopRecord
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.guard_store import RuntimeGuardStore
-from autoscaler.runtime_state import AuditRecord, RuntimeStateStore
+from autoscaler.domain.records import AuditRecord
 from tests.support.domain_builders import NOW
 from tests.support.fakes import FakeClock
 from tests.support.kube_server import KubeServer

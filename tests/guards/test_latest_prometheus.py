@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.adapters.prometheus import PrometheusMetricSource
-from autoscaler.config import PolicySettings, PrometheusSettings
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.fresh import LatestUsage
+from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom_histories import Area
 

@@ -9,13 +9,13 @@ from datetime import timedelta
 import pytest
 from prometheus_client import CollectorRegistry
 
-from autoscaler.api.loop_audit import LoopAuditor
+from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.fresh import LatestSample
 from autoscaler.domain.guards import STARTED, Deed, GuardMemory, LoopRecord
 from autoscaler.domain.models import Action, GpuKey, State
-from autoscaler.errors import ClusterUnavailable
-from autoscaler.metrics import ServiceMetrics
-from autoscaler.runtime_state import AuditRecord
+from autoscaler.domain.records import AuditRecord
+from autoscaler.engine.loop_audit import LoopAuditor
+from autoscaler.engine.telemetry import ServiceMetrics
 from tests.guards.fleet import Gpu, GuardedFleet, ref
 
 IDLE = ref("idle-0")

@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.adapters.kube_client import ALLOWED_CALLS, KubeClient, api_client_for
-from autoscaler.adapters.kueue_cached import OWNER_WATCH_CALLS
-from autoscaler.ha_settings import WatchCacheSettings
+from autoscaler.adapters.kubernetes.client import ALLOWED_CALLS, KubeClient, api_client_for
+from autoscaler.adapters.kueue.cached import OWNER_WATCH_CALLS
+from autoscaler.settings.ha import WatchCacheSettings
 from tests.support.kube_server import KubeServer
 
 FAST_CACHE = WatchCacheSettings(

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from autoscaler.ha_settings import LeaderElectionSettings, WatchCacheSettings
+from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 
 
 def test_leader_election_is_off_by_default_with_controller_runtimes_timings() -> None:

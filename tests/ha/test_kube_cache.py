@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kube_cache import WatchCache, retry_after, retry_delay
-from autoscaler.adapters.kube_client import PODS, ApiResource, KubeClient, Obj, api_client_for
-from autoscaler.errors import ClusterUnavailable, NotFound
+from autoscaler.adapters.kubernetes.cache import WatchCache, retry_after, retry_delay
+from autoscaler.adapters.kubernetes.client import PODS, ApiResource, KubeClient, Obj, api_client_for
+from autoscaler.core.errors import ClusterUnavailable, NotFound
 from tests.ha.conftest import FAST_CACHE, eventually
 from tests.support.builders import make_pod
 from tests.support.kube_server import KubeServer, RecordedRequest

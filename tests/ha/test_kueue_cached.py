@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kube_client import KubeClient
-from autoscaler.adapters.kueue import KueueCluster
-from autoscaler.adapters.kueue_cached import CachedKueueCluster
-from autoscaler.config import ClusterSettings, OwnerKindSettings
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.cached import CachedKueueCluster
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.core.errors import ClusterUnavailable
+from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import PodRecord, WorkloadInfo, WorkloadRef
-from autoscaler.errors import ClusterUnavailable
-from autoscaler.ha_settings import WatchCacheSettings
-from autoscaler.ports import DeactivationAudit
+from autoscaler.settings.ha import WatchCacheSettings
+from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.ha.conftest import FAST_CACHE, eventually
 from tests.support.builders import make_pod, make_raycluster, make_workload, make_workload_for
 from tests.support.fakes import FakeClock

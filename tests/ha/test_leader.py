@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kube_client import KubeClient
-from autoscaler.clock import SystemClock
-from autoscaler.ha_settings import LeaderElectionSettings
-from autoscaler.leader import LeaderElector, default_identity
-from autoscaler.ports import Clock
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
+from autoscaler.core.clock import SystemClock
+from autoscaler.core.ports import Clock
+from autoscaler.settings.ha import LeaderElectionSettings
 from tests.ha.conftest import eventually
 from tests.support.fakes import FakeClock
 from tests.support.kube_server import KubeServer, RecordedRequest

@@ -11,12 +11,12 @@ from datetime import datetime, timedelta
 import grpc
 
 from autoscaler.domain.models import Snapshot
+from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.server import KedaGrpcServer
-from autoscaler.keda.settings import KedaTlsSettings
-from autoscaler.snapshots import SnapshotStore
+from autoscaler.settings.keda import KedaTlsSettings
 from tests.keda.snapshots import JUDGING
 from tests.support.domain_builders import NOW
 

@@ -9,11 +9,11 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import Snapshot
-from autoscaler.errors import ClusterUnavailable
+from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.keda.http import VALUE_LOCATION, keda_router
 from autoscaler.keda.targets import Activity, Target
-from autoscaler.snapshots import SnapshotStore
 from tests.keda.rig import DEADLINE, FakeClock, keda_ref, make_answers, running_scaler, stub_for
 from tests.keda.snapshots import a_snapshot, gpu_pod
 from tests.keda.test_targets import CASES

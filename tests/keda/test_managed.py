@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from autoscaler.keda.managed import ManagedTarget, keda_managed_targets
-from autoscaler.keda.settings import default_self_addresses
+from autoscaler.engine.keda_managed import ManagedTarget, keda_managed_targets
+from autoscaler.settings.keda import default_self_addresses
 
 OURS = default_self_addresses("gpu-ops", port=9090)
 

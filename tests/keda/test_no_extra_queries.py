@@ -6,8 +6,8 @@ import logging
 from datetime import timedelta
 
 from autoscaler.domain.idleness import UsageRules
+from autoscaler.engine.reconciler import Reconciler
 from autoscaler.keda import externalscaler_pb2 as pb
-from autoscaler.service import Reconciler
 from tests.keda.rig import DEADLINE, running_scaler, stub_for
 from tests.support.domain_builders import NOW, a_policy, a_workload, usage
 from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics

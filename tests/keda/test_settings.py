@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from autoscaler.domain.idleness import UsageRules
-from autoscaler.keda.settings import KedaSettings
+from autoscaler.settings.keda import KedaSettings
 
 
 def test_the_defaults_serve_nothing_until_enabled_on_port_9090_in_plaintext() -> None:

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.models import Pauses, PodRecord, Snapshot
+from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.selectors import parse_selector
 from autoscaler.keda.targets import Activity, Judgement, Target
-from autoscaler.snapshots import SnapshotStore
 from tests.keda.rig import FakeClock, make_answers
 from tests.keda.snapshots import a_snapshot, gpu_pod
 from tests.support.domain_builders import (

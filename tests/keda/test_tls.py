@@ -8,9 +8,9 @@ import grpc
 import pytest
 from pydantic import ValidationError
 
+from autoscaler.core.errors import ConfigError
 from autoscaler.domain.models import Snapshot
-from autoscaler.errors import ConfigError
-from autoscaler.keda.settings import KedaTlsSettings
+from autoscaler.settings.keda import KedaTlsSettings
 from tests.keda.certs import Authority, make_authority, write
 from tests.keda.rig import DEADLINE, keda_ref, running_scaler, stub_for
 from tests.keda.snapshots import a_snapshot

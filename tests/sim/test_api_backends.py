@@ -8,24 +8,19 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from autoscaler.api.assembly import build_api_on
-from autoscaler.api.auth import Identity, Target
+from autoscaler.compose.api import build_api_on
+from autoscaler.compose.demo import DEMO_USER, demo_tokens, simulated_backends
+from autoscaler.compose.service import build_service
+from autoscaler.core.errors import Conflict
+from autoscaler.demo.scenarios import SCENARIOS
+from autoscaler.demo.story import World, play
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.access import Identity, Target
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.errors import Conflict
-from autoscaler.main import build_service
-from autoscaler.runtime_state import AuditRecord, PauseNote
-from autoscaler.sim.api_backends import (
-    DEMO_USER,
-    SimulatedRuntimeState,
-    SimulatedWrites,
-    demo_tokens,
-    simulated_backends,
-)
+from autoscaler.domain.records import AuditRecord, PauseNote
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
-from autoscaler.sim.scenarios import SCENARIOS
-from autoscaler.sim.story import World, play
+from autoscaler.sim.state import SimulatedRuntimeState, SimulatedWrites
 from tests.sim.test_sim_cluster import raycluster, two_gpu_cluster
 
 TOKEN = "a-demo-token-of-some-length"

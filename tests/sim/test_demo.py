@@ -12,10 +12,8 @@ from typing import Any
 
 import pytest
 
-from autoscaler.config import Settings
-from autoscaler.main import build_service
-from autoscaler.sim.clock import DEFAULT_SPEED
-from autoscaler.sim.demo import (
+from autoscaler.compose.service import build_service
+from autoscaler.demo.run import (
     DemoOptions,
     DemoRun,
     add_demo_arguments,
@@ -23,9 +21,11 @@ from autoscaler.sim.demo import (
     play_demo,
     run_demo,
 )
+from autoscaler.demo.scenarios import SCENARIOS
+from autoscaler.demo.story import Outcome, World, keep_serving
+from autoscaler.settings.tree import Settings
+from autoscaler.sim.clock import DEFAULT_SPEED
 from autoscaler.sim.kueue_model import EventKind
-from autoscaler.sim.scenarios import SCENARIOS
-from autoscaler.sim.story import Outcome, World, keep_serving
 
 
 def at(scenario: str, minute: float) -> datetime:

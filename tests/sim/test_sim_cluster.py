@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from autoscaler.core.errors import NotFound
+from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.errors import NotFound
-from autoscaler.ports import DeactivationAudit
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, KueueState, LocalQueue, Phase

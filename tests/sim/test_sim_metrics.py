@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.adapters.prometheus import PrometheusMetricSource
-from autoscaler.config import PolicySettings, PrometheusSettings
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage
+from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from autoscaler.sim.metrics import GpuHolding, SimulatedExporter
 from autoscaler.sim.pods import gpu_uuid
 from autoscaler.sim.profiles import Profile

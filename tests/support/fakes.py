@@ -7,11 +7,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.guards import GuardMemory, LoopRecord
 from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
-from autoscaler.errors import ClusterError
-from autoscaler.ports import DeactivationAudit
 
 Journal = list[tuple[str, WorkloadRef | None]]
 

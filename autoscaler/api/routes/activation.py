@@ -12,17 +12,17 @@ from datetime import datetime
 
 from fastapi import APIRouter
 
-from autoscaler.api.auth import Identity
 from autoscaler.api.context import ApiContext, Caller, Context
-from autoscaler.api.exemptions import reactivating
 from autoscaler.api.lookup import fresh_workload
 from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest, WorkloadName
 from autoscaler.api.schemas.views import ChangeResult
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import DeactivationAudit
+from autoscaler.domain.access import Identity
+from autoscaler.domain.exemptions import reactivating
 from autoscaler.domain.models import DEFAULT_PROFILE, WorkloadInfo, WorkloadStatus
-from autoscaler.errors import ClusterError
-from autoscaler.ports import DeactivationAudit
-from autoscaler.runtime_state import AuditRecord
+from autoscaler.domain.records import AuditRecord
 
 router = APIRouter(prefix="/api/v1", tags=["activation"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)

@@ -12,19 +12,19 @@ from datetime import datetime, timedelta
 from fastapi import APIRouter
 
 from autoscaler.api.context import Caller, Context
-from autoscaler.api.exemptions import (
+from autoscaler.api.lookup import fresh_workload
+from autoscaler.api.problems import ApiProblem, error_responses, invalid
+from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
+from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
+from autoscaler.domain.exemptions import (
     EXEMPTION_KEYS,
     exempting,
     is_indefinite,
     rfc3339,
     unexempting,
 )
-from autoscaler.api.lookup import fresh_workload
-from autoscaler.api.problems import ApiProblem, error_responses, invalid
-from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
-from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
-from autoscaler.config import format_duration
-from autoscaler.runtime_state import AuditRecord
+from autoscaler.domain.records import AuditRecord
+from autoscaler.settings.tree import format_duration
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)

@@ -17,7 +17,7 @@ from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest, Worklo
 from autoscaler.api.schemas.views import BreakerView, ChangeResult
 from autoscaler.domain.guards import Deed
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.runtime_state import AuditRecord, RuntimeState
+from autoscaler.domain.records import AuditRecord, RuntimeState
 
 router = APIRouter(prefix="/api/v1", tags=["guards"])
 CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)

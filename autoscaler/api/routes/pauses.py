@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from autoscaler.api.auth import Identity
 from autoscaler.api.context import ApiContext, Caller, Context
 from autoscaler.api.presenters import pauses_view
 from autoscaler.api.problems import error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest
 from autoscaler.api.schemas.views import PausesView
-from autoscaler.runtime_state import EVERYTHING, AuditRecord, PauseNote
+from autoscaler.domain.access import Identity
+from autoscaler.domain.records import EVERYTHING, AuditRecord, PauseNote
 
 router = APIRouter(prefix="/api/v1", tags=["pauses"])
 CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)

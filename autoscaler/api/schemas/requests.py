@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from autoscaler.config import parse_duration
+from autoscaler.settings.tree import parse_duration
 
 # DNS-1123 label (namespaces) and subdomain (object names), as the API server checks them.
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"

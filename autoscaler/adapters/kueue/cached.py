@@ -1,0 +1,232 @@
+"""KueueCluster whose cycle reads come from watch caches: a steady cycle makes no list call.
+
+Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, every pod (kept
+only when it holds GPUs or carries an owner kind's pod label, and stored parsed), and KEDA
+ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
+the policy leaves their Workloads alone whatever the owner says.
+
+Everything else is KueueCluster's own: `get_workload`, the fresh read before acting, still
+GETs the Workload and its owner and lists that owner's pods; an action still writes the
+audit annotations, the deactivation patch and the Events. A cache that is not filled yet or
+is failing makes the cycle's reads raise ClusterUnavailable, as a failed list would.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.cache import WatchCache
+from autoscaler.adapters.kubernetes.client import PODS, SCALED_OBJECTS, ApiResource, KubeClient, Obj
+from autoscaler.adapters.kueue.cluster import OWNER_RESOURCES, KueueCluster, PodsByNamespace
+from autoscaler.core.errors import ClusterUnavailable
+from autoscaler.core.ports import Clock
+from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
+from autoscaler.settings.ha import WatchCacheSettings
+from autoscaler.settings.tree import ClusterSettings
+
+# The calls the owner caches need beyond today's ALLOWED_CALLS (and the chart's RBAC).
+OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
+    (resource.group, resource.plural, "watch") for resource in OWNER_RESOURCES.values()
+)
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
+_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
+
+NamespacedPod = tuple[str, PodInfo]
+T = TypeVar("T")
+
+
+@dataclass
+class _Caches:
+    workloads: WatchCache[Obj]
+    owners: dict[str, WatchCache[Obj]]
+    pods: WatchCache[NamespacedPod]
+    scaled_objects: WatchCache[Obj] | None = None
+    started: list[WatchCache[Any]] = field(default_factory=list)
+
+    def cycle_caches(self) -> list[WatchCache[Any]]:
+        return [self.workloads, *self.owners.values(), self.pods]
+
+
+class CachedKueueCluster(KueueCluster):
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        settings: ClusterSettings,
+        cache: WatchCacheSettings,
+        clock: Clock | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        super().__init__(client=client, settings=settings, clock=clock, logger=logger)
+        self._cache_settings = cache
+        self._caches: _Caches | None = None
+        self._stopped = False
+        self._lock = threading.Lock()
+        across = (selector.across_owners() for selector in self._selectors.values())
+        self._owner_pod_selectors = [objects.PodSelector.parse(s) for s in across if s]
+
+    def start(self) -> None:
+        """Start the cycle's caches now (Kueue discovery included); raises ClusterError."""
+        self._cycle_caches()
+
+    def wait_synced(self, timeout: timedelta) -> bool:
+        """True once every started cache holds its first list (`timeout` for each)."""
+        caches = self._cycle_caches()
+        return all(cache.wait_synced(timeout.total_seconds()) for cache in caches.started)
+
+    def stop(self, timeout: timedelta | None = None) -> bool:
+        """Stop every cache at once, then join them; True when all threads ended."""
+        with self._lock:
+            self._stopped = True  # stale from now on: never read again
+            started = list(self._caches.started) if self._caches else []
+        for cache in started:  # tell them all first: each may wait out a quiet watch
+            cache.stop(timeout=0)
+        seconds = timeout.total_seconds() if timeout is not None else None
+        return all([cache.stop(timeout=seconds) for cache in started])
+
+    @property
+    def list_calls(self) -> int:
+        """List calls the caches made so far (each first list and each relist)."""
+        with self._lock:
+            started = list(self._caches.started) if self._caches else []
+        return sum(cache.list_calls for cache in started)
+
+    def list_workloads(self) -> list[WorkloadInfo]:
+        caches = self._cycle_caches()
+        self._require_fresh(caches.cycle_caches())
+        raw = caches.workloads.items()
+        parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
+        owners = {kind: cache.snapshot() for kind, cache in caches.owners.items()}
+        by_namespace = _by_namespace(caches.pods.items())
+        pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
+        joined = (
+            self._join(obj, info, owners, dict.fromkeys(pod_kinds, by_namespace))
+            for obj, info in parsed
+        )
+        return [info for info in joined if info is not None]
+
+    def list_gpu_pods(self) -> list[PodRecord]:
+        pods = self._cycle_caches().pods
+        self._require_fresh([pods])
+        return [
+            PodRecord(namespace, pod)
+            for namespace, pod in pods.items()
+            if pod.gpus > 0 and pod.phase == "Running"
+        ]
+
+    def list_scaled_objects(self) -> list[Obj]:
+        """KEDA ScaledObjects; none while KEDA's CRD is not installed."""
+        scaled = self._scaled_objects_cache()
+        self._require_fresh([scaled])
+        return list(scaled.items())
+
+    def _cycle_caches(self) -> _Caches:
+        with self._lock:
+            if self._stopped:
+                raise ClusterUnavailable("the watch caches are stopped")
+            if self._caches is None:
+                workloads = self.workload_resource()  # discovery: may raise, retried next cycle
+                caches = _Caches(
+                    workloads=self._cache(workloads, _without_managed_fields),
+                    owners={
+                        kind: self._cache(OWNER_RESOURCES[kind], _owner_metadata)
+                        for kind in self._enabled_owner_kinds()
+                    },
+                    pods=self._cache(PODS, self._kept_pod),
+                )
+                self._start(caches, caches.cycle_caches())
+                self._caches = caches
+            return self._caches
+
+    def _scaled_objects_cache(self) -> WatchCache[Obj]:
+        caches = self._cycle_caches()
+        with self._lock:
+            if caches.scaled_objects is None:
+                caches.scaled_objects = self._cache(
+                    SCALED_OBJECTS, _without_managed_fields, missing_is_empty=True
+                )
+                self._start(caches, [caches.scaled_objects])
+            return caches.scaled_objects
+
+    def _start(self, caches: _Caches, new: list[WatchCache[Any]]) -> None:
+        for cache in new:
+            cache.start()
+            caches.started.append(cache)
+
+    def _cache(
+        self,
+        resource: ApiResource,
+        convert: Callable[[Obj], T | None],
+        *,
+        missing_is_empty: bool = False,
+    ) -> WatchCache[T]:
+        return WatchCache(
+            client=self._client,
+            resource=resource,
+            settings=self._cache_settings,
+            convert=convert,
+            logger=self._log.getChild("cache"),
+            missing_is_empty=missing_is_empty,
+        )
+
+    def _require_fresh(self, caches: list[WatchCache[Any]]) -> None:
+        """Wait (up to syncTimeout) for a first list; raise unless each cache is following."""
+        wait = self._cache_settings.sync_timeout.total_seconds()
+        for cache in caches:
+            synced = cache.wait_synced(wait)
+            if (problem := cache.failing) is not None:
+                raise ClusterUnavailable(problem)
+            if not synced:
+                raise ClusterUnavailable(f"the {cache.name} cache is not filled yet")
+
+    def _enabled_owner_kinds(self) -> list[str]:
+        kinds = self._settings.owner_kinds
+        return sorted(k for k in OWNER_RESOURCES if k in kinds and kinds[k].enabled)
+
+    def _kept_pod(self, obj: Obj) -> NamespacedPod | None:
+        """The parsed pod when it holds GPUs or may belong to an owner; None otherwise."""
+        try:
+            namespace = str(obj["metadata"]["namespace"])
+            pod = objects.parse_pod(obj, self._settings.gpu_resources)
+        except _MALFORMED as exc:
+            self._log.warning("skipping malformed pod %s: %s", _key_text(obj), exc)
+            return None
+        labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
+        return (namespace, pod) if pod.gpus > 0 or labelled else None
+
+
+def _by_namespace(pods: tuple[NamespacedPod, ...]) -> PodsByNamespace:
+    grouped: PodsByNamespace = defaultdict(list)
+    for namespace, pod in pods:
+        grouped[namespace].append(pod)
+    return grouped
+
+
+def _without_managed_fields(obj: Obj) -> Obj:
+    """The object minus metadata.managedFields, often its largest and never read here."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+
+
+def _owner_metadata(obj: Obj) -> Obj:
+    """What the join reads of an owner: its identity, labels and annotations."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    kept = {key: meta[key] for key in _OWNER_META if key in meta}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}
+
+
+def _key_text(obj: Obj) -> str:
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return "<no metadata>"
+    return f"{meta.get('namespace', '')}/{meta.get('name', '?')}"

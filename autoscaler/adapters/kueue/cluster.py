@@ -1,0 +1,307 @@
+"""The `Cluster` port over Kueue: Workloads joined with their owners and the owners' pods.
+
+A cycle costs a constant number of calls whatever the number of Workloads: one Workload
+list, one owner list per owner kind present, and one pod list per owner kind with admitted
+Workloads (selected by the kind's label key, grouped in memory).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.client import (
+    CONFIGMAPS,
+    EVENTS,
+    JOBS,
+    PODS,
+    RAYCLUSTERS,
+    RAYJOBS,
+    SCALED_OBJECTS,
+    ApiResource,
+    KubeClient,
+    Obj,
+    kueue_workloads,
+)
+from autoscaler.core.clock import SystemClock
+from autoscaler.core.errors import ClusterError, ClusterUnavailable, ConfigError, NotFound
+from autoscaler.core.ports import Clock, DeactivationAudit
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.models import (
+    OwnerRef,
+    Pauses,
+    PodInfo,
+    PodRecord,
+    WorkloadInfo,
+    WorkloadRef,
+)
+from autoscaler.settings.tree import ClusterSettings
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # newest first; older Kueue releases serve only v1beta1
+OWNER_RESOURCES: Mapping[str, ApiResource] = {
+    "RayCluster": RAYCLUSTERS,
+    "RayJob": RAYJOBS,
+    "Job": JOBS,
+}
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
+
+PodsByNamespace = dict[str, list[PodInfo]]
+
+
+class KueueCluster:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        settings: ClusterSettings,
+        clock: Clock | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self._client = client
+        self._settings = settings
+        self._clock = clock or SystemClock()
+        self._log = logger or logging.getLogger(__name__)
+        self._selectors = _pod_selectors(settings)
+        self._workloads: ApiResource | None = None
+
+    def workload_resource(self) -> ApiResource:
+        """Workloads at the newest Kueue API version the cluster serves (asked once)."""
+        if self._workloads is None:
+            served = self._client.group_versions(KUEUE_GROUP)
+            version = next((v for v in KUEUE_VERSIONS if v in served), None)
+            if version is None:
+                raise ClusterUnavailable(
+                    f"Kueue is not installed: {KUEUE_GROUP} serves {served or 'nothing'}, "
+                    f"expected one of {', '.join(KUEUE_VERSIONS)}"
+                )
+            self._workloads = kueue_workloads(version)
+        return self._workloads
+
+    def list_workloads(self) -> list[WorkloadInfo]:
+        raw = self._client.list_objects(self.workload_resource()).items
+        parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
+        owner_kinds = {i.owner.kind for _, i in parsed if i.owner and self._readable(i.owner)}
+        owners = {kind: self._list_owners(kind) for kind in sorted(owner_kinds)}
+        pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
+        pods = {kind: self._list_pods(kind) for kind in sorted(pod_kinds)}
+        joined = (self._join(obj, info, owners, pods) for obj, info in parsed)
+        return [info for info in joined if info is not None]
+
+    def list_gpu_pods(self) -> list[PodRecord]:
+        """Running GPU pods in every namespace, in one list call."""
+        running = self._client.list_objects(PODS, field_selector="status.phase=Running")
+        pods = self._parse_pods(running.items)
+        return [PodRecord(namespace, pod) for namespace, pod in pods if pod.gpus > 0]
+
+    def list_scaled_objects(self) -> list[Obj]:
+        """KEDA ScaledObjects in every namespace; none when KEDA's CRD is not installed."""
+        try:
+            return list(self._client.list_objects(SCALED_OBJECTS).items)
+        except NotFound:
+            return []
+
+    def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
+        try:
+            obj = self._client.get(self.workload_resource(), ref.name, namespace=ref.namespace)
+        except NotFound:
+            return None
+        info = self._parse(obj)
+        if info is None:
+            raise ClusterError(f"workload {ref} is malformed; see the log")
+        owner = self._get_owner(info)
+        pods = self._get_pods(info) if info.admitted else []
+        return objects.parse_workload(obj, owner=owner, pods=pods)
+
+    def read_pauses(self) -> Pauses:
+        try:
+            config_map = self._get_state()
+        except NotFound:
+            return Pauses()
+        try:
+            return objects.pauses_from_data(config_map.get("data") or {})
+        except _MALFORMED as exc:  # fail safe: a garbled kill switch still stops actions
+            self._log.error(
+                "runtime state %s unreadable, pausing everything: %s",
+                self._settings.runtime_state_config_map,
+                exc,
+            )
+            return Pauses(everything=True)
+
+    def write_pauses(self, pauses: Pauses) -> None:
+        """Read-modify-write of the runtime-state ConfigMap; Conflict when raced."""
+        name, namespace = self._settings.runtime_state_config_map, self._settings.service_namespace
+        try:
+            config_map = self._get_state()
+        except NotFound:
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": namespace},
+                "data": objects.pauses_to_data(pauses),
+            }
+            self._client.create(CONFIGMAPS, body, namespace=namespace)
+            return
+        config_map["data"] = {**(config_map.get("data") or {}), **objects.pauses_to_data(pauses)}
+        self._client.update(CONFIGMAPS, name, config_map, namespace=namespace)
+
+    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        patch = {"metadata": {"annotations": _audit_annotations(audit)}}
+        ref = workload.ref
+        self._client.merge_patch(self.workload_resource(), ref.name, patch, namespace=ref.namespace)
+        owner = workload.owner
+        if owner is not None and (resource := self._owner_resource(owner)) is not None:
+            self._client.merge_patch(resource, owner.name, patch, namespace=ref.namespace)
+
+    def deactivate(self, workload: WorkloadInfo) -> None:
+        ref, body = workload.ref, {"spec": {"active": False}}
+        self._client.merge_patch(self.workload_resource(), ref.name, body, namespace=ref.namespace)
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        now = self._clock.now()
+        api_version = self.workload_resource().api_version
+        targets = [OwnerRef(api_version, "Workload", workload.ref.name, workload.uid)]
+        targets += [workload.owner] if workload.owner is not None else []
+        for target in targets:
+            event = objects.event_for(
+                target, namespace=workload.ref.namespace, reason=reason, message=message, now=now
+            )
+            self._client.create(EVENTS, event, namespace=workload.ref.namespace)
+
+    def _parse(self, obj: Obj) -> WorkloadInfo | None:
+        try:
+            return objects.parse_workload(obj)
+        except _MALFORMED as exc:
+            self._log.warning("skipping malformed workload %s: %s", _name_of(obj), exc)
+            return None
+
+    def _owner_resource(self, owner: OwnerRef) -> ApiResource | None:
+        """Where an owner kind lives, when we know it and its group matches."""
+        resource = OWNER_RESOURCES.get(owner.kind)
+        group = owner.api_version.rpartition("/")[0]
+        return resource if resource is not None and resource.group == group else None
+
+    def _readable(self, owner: OwnerRef) -> bool:
+        return self._owner_resource(owner) is not None
+
+    def _has_pods(self, info: WorkloadInfo) -> bool:
+        return info.admitted and info.owner is not None and info.owner.kind in self._selectors
+
+    def _list_owners(self, kind: str) -> dict[tuple[str, str], Obj]:
+        found = self._client.list_objects(OWNER_RESOURCES[kind]).items
+        return {key: obj for obj in found if (key := _key_of(obj)) is not None}
+
+    def _list_pods(self, kind: str) -> PodsByNamespace:
+        selector = self._selectors[kind].across_owners()
+        found = self._client.list_objects(PODS, label_selector=selector).items
+        by_namespace: PodsByNamespace = defaultdict(list)
+        for namespace, pod in self._parse_pods(found):
+            by_namespace[namespace].append(pod)
+        return by_namespace
+
+    def _parse_pods(self, found: Iterable[Obj]) -> list[tuple[str, PodInfo]]:
+        parsed = []
+        for obj in found:
+            try:
+                namespace = str(obj["metadata"]["namespace"])
+                parsed.append((namespace, objects.parse_pod(obj, self._settings.gpu_resources)))
+            except _MALFORMED as exc:
+                self._log.warning("skipping malformed pod %s: %s", _name_of(obj), exc)
+        return parsed
+
+    def _join(
+        self,
+        obj: Obj,
+        info: WorkloadInfo,
+        owners: Mapping[str, Mapping[tuple[str, str], Obj]],
+        pods: Mapping[str, PodsByNamespace],
+    ) -> WorkloadInfo | None:
+        owner = info.owner
+        if owner is None:
+            return info
+        namespace = info.ref.namespace
+        owner_obj = _same_owner(owners.get(owner.kind, {}).get((namespace, owner.name)), owner)
+        candidates = pods.get(owner.kind, {}).get(namespace, [])
+        selector = self._selectors.get(owner.kind)
+        mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
+        try:
+            return objects.parse_workload(obj, owner=owner_obj, pods=mine)
+        except _MALFORMED as exc:
+            self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
+            return None
+
+    def _get_owner(self, info: WorkloadInfo) -> Obj | None:
+        resource = self._owner_resource(info.owner) if info.owner else None
+        if info.owner is None or resource is None:
+            return None
+        try:
+            found = self._client.get(resource, info.owner.name, namespace=info.ref.namespace)
+        except NotFound:
+            return None
+        return _same_owner(found, info.owner)
+
+    def _get_pods(self, info: WorkloadInfo) -> list[PodInfo]:
+        if info.owner is None or info.owner.kind not in self._selectors:
+            return []
+        selector = self._selectors[info.owner.kind].for_owner(info.owner.name)
+        found = self._client.list_objects(
+            PODS, namespace=info.ref.namespace, label_selector=selector
+        ).items
+        return [pod for _, pod in self._parse_pods(found)]
+
+    def _get_state(self) -> Obj:
+        return self._client.get(
+            CONFIGMAPS,
+            self._settings.runtime_state_config_map,
+            namespace=self._settings.service_namespace,
+        )
+
+
+def _pod_selectors(settings: ClusterSettings) -> dict[str, objects.PodSelector]:
+    selectors, problems = {}, []
+    for kind, owner_kind in settings.owner_kinds.items():
+        try:
+            selectors[kind] = objects.PodSelector.parse(owner_kind.pod_selector)
+        except ValueError as exc:
+            problems.append(f"cluster.ownerKinds.{kind}.podSelector: {exc}")
+    if problems:
+        raise ConfigError(problems)
+    return selectors
+
+
+def _audit_annotations(audit: DeactivationAudit) -> dict[str, str]:
+    return {
+        keys.DEACTIVATED_AT: _rfc3339(audit.at),
+        keys.DEACTIVATED_REASON: audit.reason,
+        keys.DEACTIVATED_PEAK: objects.ratio_text(audit.peak),
+        keys.DEACTIVATED_THRESHOLD: objects.ratio_text(audit.threshold),
+        keys.DEACTIVATED_POLICY: audit.policy,
+    }
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:
+    """The owner object, unless it is a namesake that replaced the real (deleted) owner."""
+    if found is None:
+        return None
+    uid = str((found.get("metadata") or {}).get("uid", ""))
+    return found if not owner.uid or not uid or uid == owner.uid else None
+
+
+def _key_of(obj: Obj) -> tuple[str, str] | None:
+    meta = obj.get("metadata") or {}
+    namespace, name = meta.get("namespace"), meta.get("name")
+    return (str(namespace), str(name)) if namespace and name else None
+
+
+def _name_of(obj: Obj) -> str:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return "<no metadata>"
+    return f"{meta.get('namespace', '')}/{meta.get('name', '?')}"

@@ -1,0 +1,1 @@
+"""Prometheus or Thanos Querier: the fleet-wide PromQL reads of dcgm-exporter series."""

@@ -1,0 +1,150 @@
+"""The HTTP session every Prometheus/Thanos request goes through: TLS, token, tenancy, replies.
+
+prometheus-api-client only checks the status code and then drops the rest of the envelope,
+so a response hook on our session looks at every reply first: Prometheus `warnings`
+(partial data) are kept for the caller, and anything that is not a successful Prometheus
+reply (error envelope, plain-text 401/403 from an auth proxy, HTML login page) becomes
+`ExchangeError` with a readable reason before the library sees it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import requests
+from requests.auth import AuthBase
+from urllib3.util.retry import Retry
+
+from autoscaler import __version__
+from autoscaler.settings.tree import PrometheusSettings
+
+RETRY_ON_STATUS = (502, 503, 504)  # a proxy or querier restarting; 429 waits are not ours to take
+RETRY_BACKOFF_S = 0.2
+_EXCERPT = 200
+
+
+class ExchangeError(Exception):
+    """A request that could not be sent, or a reply without usable data; the message says why."""
+
+
+class BearerTokenFile(AuthBase):
+    """Sends the token in `path`, read again whenever the file changes (tokens rotate)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._token = ""
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self.token()}"
+        return request
+
+    def token(self) -> str:
+        """The file's token; a stat per request, a read only when the file changed."""
+        with self._lock:
+            stat = self._path.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            if stamp != self._stamp:
+                self._token = self._path.read_text(encoding="utf-8").strip()
+                self._stamp = stamp
+            if not self._token:
+                raise ExchangeError(f"bearer token file {self._path} is empty")
+            return self._token
+
+
+class ReplyInspector:
+    """A response hook: raises `ExchangeError` for bad replies, keeps warnings per thread."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def forget(self) -> None:
+        """Start collecting warnings afresh (call before a read)."""
+        self._local.warnings = []
+
+    def warnings(self) -> tuple[str, ...]:
+        """Warnings of this thread's replies since `forget()`."""
+        return tuple(getattr(self._local, "warnings", ()))
+
+    def __call__(self, response: requests.Response, *args: object, **kwargs: object) -> None:
+        if response.is_redirect:
+            return  # requests follows it; the final reply is inspected on its own
+        body = _json_or_none(response)
+        if not isinstance(body, dict):
+            raise ExchangeError(_describe_non_json(response))
+        if body.get("status") != "success" or response.status_code != 200:
+            raise ExchangeError(_describe_error(response, body))
+        data = body.get("data")
+        if not isinstance(data, dict) or not isinstance(data.get("result"), list):
+            raise ExchangeError("Prometheus replied success without a result")
+        found = body.get("warnings") or []
+        if found:
+            self._local.warnings = [*self.warnings(), *map(str, found)]
+
+
+def build_session(settings: PrometheusSettings, *, inspector: ReplyInspector) -> requests.Session:
+    """A session that verifies TLS (the CA bundle, else the system's), authenticates and
+    always carries the Thanos tenancy namespace when one is configured."""
+    session = requests.Session()
+    session.verify = _verification(settings)
+    if settings.bearer_token_file is not None:
+        session.auth = BearerTokenFile(settings.bearer_token_file)
+    if settings.tenancy_namespace:
+        session.params = {"namespace": settings.tenancy_namespace}
+    session.headers.update(
+        {"Accept": "application/json", "User-Agent": f"idle-gpu-autoscaler/{__version__}"}
+    )
+    session.hooks["response"].append(inspector)
+    return session
+
+
+def build_retry(retries: int) -> Retry:
+    """`retries` quick retries of connection errors, read timeouts and 502/503/504, GET only;
+    the last reply is returned (not raised) so the inspector can say what it was."""
+    return Retry(
+        total=retries,
+        connect=retries,
+        read=retries,
+        status=retries,
+        other=0,
+        allowed_methods=frozenset({"GET"}),
+        status_forcelist=RETRY_ON_STATUS,
+        backoff_factor=RETRY_BACKOFF_S,
+        backoff_max=1.0,
+        respect_retry_after_header=False,
+        raise_on_status=False,
+    )
+
+
+def _verification(settings: PrometheusSettings) -> bool | str:
+    if settings.insecure_skip_verify:
+        return False
+    if settings.ca_file is not None:
+        return str(settings.ca_file)
+    return True
+
+
+def _json_or_none(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:  # requests' JSONDecodeError is a ValueError
+        return None
+
+
+def _describe_non_json(response: requests.Response) -> str:
+    kind = response.headers.get("Content-Type", "no content type")
+    return f"HTTP {response.status_code} {response.reason} ({kind}): {_excerpt(response.text)}"
+
+
+def _describe_error(response: requests.Response, body: dict[str, Any]) -> str:
+    error_type = body.get("errorType") or "error"
+    error = body.get("error") or _excerpt(response.text)
+    return f"HTTP {response.status_code} {response.reason}: {error_type}: {error}"
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _EXCERPT else flat[:_EXCERPT] + "…"

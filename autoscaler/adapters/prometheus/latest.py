@@ -1,0 +1,86 @@
+"""The PromQL of the fresh check: the newest sample of every GPU of a few pods, in one query.
+
+The candidates' pods go into regex matchers (one alternation of names), in both label styles
+(`exported_pod` behind a ServiceMonitor, `pod` with honorLabels), mapped into our own labels
+as in `promql`. Each signal's newest sample (an instant selector: within the server's
+lookback delta) is merged per GPU with `max`, once as the value and once as its timestamp,
+told apart by a `stat` label, so value and time arrive in one answer:
+
+    label_replace(max by (keys) (<value of each signal>), "stat", "value", "", "")
+    or label_replace(max by (keys) (timestamp(<each signal>)), "stat", "time", "", "")
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+from autoscaler.adapters.prometheus.promql import KEY_LABELS, Row, gpu_key, relabelled, selector
+from autoscaler.domain.fresh import LatestSample
+from autoscaler.domain.models import GpuKey
+from autoscaler.settings.tree import SignalSettings
+
+STAT = "stat"
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")  # what Kubernetes allows in a namespace or pod name
+
+
+def latest_query(signals: Sequence[SignalSettings], pods: Iterable[tuple[str, str]]) -> str:
+    """One query over these (namespace, pod)s; ValueError for a name that is not a name."""
+    wanted = sorted(set(pods))
+    namespaces = _alternation(namespace for namespace, _ in wanted)
+    names = _alternation(pod for _, pod in wanted)
+    renamed = (f'exported_namespace=~"{namespaces}"', f'exported_pod=~"{names}"')
+    kept = ('exported_pod=""', f'namespace=~"{namespaces}"', f'pod=~"{names}"')
+    values, times = [], []
+    for signal in signals:
+        new, old = selector(signal, *renamed), selector(signal, *kept)
+        scale = repr(float(signal.scale))
+        values.append(_tagged(f"({new} / {scale}) or ({old} / {scale})", signal))
+        times.append(_tagged(f"timestamp({new}) or timestamp({old})", signal))
+    keys = ", ".join(KEY_LABELS)
+    return (
+        f'label_replace(max by ({keys}) ({" or ".join(values)}), "{STAT}", "value", "", "")'
+        f' or label_replace(max by ({keys}) ({" or ".join(times)}), "{STAT}", "time", "", "")'
+    )
+
+
+def latest_samples(
+    rows: Sequence[Row], *, wanted: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[LatestSample, ...]]:
+    """The answer per (namespace, pod), only for the pods asked about."""
+    asked = set(wanted)
+    values: dict[GpuKey, float] = {}
+    times: dict[GpuKey, float] = {}
+    for labels, value in rows:
+        key = gpu_key(labels)
+        if key is None or (key.namespace, key.pod) not in asked:
+            continue  # a namesake pod in another namespace matched the regex
+        (times if labels.get(STAT) == "time" else values)[key] = value
+    grouped: dict[tuple[str, str], list[LatestSample]] = {}
+    for key in sorted(values.keys() | times.keys()):
+        sample = LatestSample(key, _finite(values.get(key)), _time(times.get(key)))
+        grouped.setdefault((key.namespace, key.pod), []).append(sample)
+    return {pod: tuple(samples) for pod, samples in grouped.items()}
+
+
+def _tagged(expr: str, signal: SignalSettings) -> str:
+    return f'label_replace({relabelled(expr)}, "signal", "{signal.metric}", "", "")'
+
+
+def _alternation(names: Iterable[str]) -> str:
+    unique = sorted(set(names))
+    for name in unique:
+        if not _NAME.match(name):
+            raise ValueError(f"not a Kubernetes name: {name!r}")
+    return "|".join(name.replace(".", "[.]") for name in unique)
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _time(value: float | None) -> datetime | None:
+    seconds = _finite(value)
+    return None if seconds is None else datetime.fromtimestamp(seconds, tz=UTC)

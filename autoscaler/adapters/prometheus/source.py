@@ -1,0 +1,193 @@
+"""The metric source backed by Prometheus or Thanos Querier: the one module that imports
+`prometheus_api_client`.
+
+A read sends the four fleet-wide queries of `promql` (their number never depends on the
+fleet), evaluated at `now`, over one GET each; the fresh check before acting sends the one
+query of `promql_latest`. It never raises: a failed request (after one
+quick retry), an error envelope, a refused token or an unreadable reply makes the whole
+read a `FleetUsage(failure=...)`; warnings (partial data) make every namespace doubtful,
+because a warning does not say which series it left out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import requests
+import urllib3
+from prometheus_api_client import PrometheusConnect
+from prometheus_api_client.exceptions import PrometheusApiClientException
+
+from autoscaler.adapters.prometheus.http import (
+    ExchangeError,
+    ReplyInspector,
+    build_retry,
+    build_session,
+)
+from autoscaler.adapters.prometheus.latest import latest_query, latest_samples
+from autoscaler.adapters.prometheus.promql import (
+    QueryTemplates,
+    QueryWindow,
+    Row,
+    Stat,
+    build_queries,
+    duration,
+    parse_vector,
+    usage_by_pod,
+)
+from autoscaler.core.errors import ConfigError, MetricsUnavailable
+from autoscaler.domain.fresh import LatestUsage
+from autoscaler.domain.models import FleetUsage
+from autoscaler.settings.tree import PolicySettings, PrometheusSettings
+
+EVERY_NAMESPACE = frozenset({"*"})
+
+_TIMED_OUT = "Prometheus did not answer in time"
+_UNREADABLE = "cannot build the queries or read their answers"
+# First match wins: subclasses before their bases.
+_REASONS: tuple[tuple[type[Exception] | tuple[type[Exception], ...], str], ...] = (
+    (ExchangeError, ""),  # already says what happened
+    (requests.Timeout, _TIMED_OUT),
+    (requests.exceptions.SSLError, "TLS failed (check caFile)"),
+    (requests.ConnectionError, "cannot connect to Prometheus"),
+    ((requests.RequestException, PrometheusApiClientException), "Prometheus request failed"),
+    (OSError, "cannot read the bearer token"),
+    ((LookupError, TypeError), "Prometheus replied with something other than an instant vector"),
+)
+
+# What can go wrong in one exchange; `_translated` turns each into MetricsUnavailable.
+_EXCHANGE_ERRORS = (
+    requests.RequestException,  # connection refused, TLS, timeout, retries exhausted
+    PrometheusApiClientException,  # a status the inspector let through (should not happen)
+    ExchangeError,  # error envelope, 401/403, not JSON, empty token
+    OSError,  # the token file cannot be read
+    LookupError,  # a result that is not an instant vector
+    TypeError,
+    ValueError,  # ... or a span that cannot be written as a PromQL duration
+)
+
+
+@dataclass(frozen=True)
+class QueryRules:
+    """The policy spans the queries need: coverage resolution and how far back to look
+    for the last busy sample."""
+
+    slot: timedelta
+    lookback: timedelta
+
+    @classmethod
+    def from_policy(cls, policy: PolicySettings) -> QueryRules:
+        return cls(slot=policy.slot, lookback=policy.idle_since_lookback)
+
+
+class PrometheusMetricSource:
+    """`MetricSource` over the Prometheus HTTP API; `queries_issued` counts every query sent."""
+
+    def __init__(
+        self,
+        *,
+        prometheus: PrometheusSettings,
+        policy: PolicySettings,
+        templates: QueryTemplates | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self._settings = prometheus
+        self._rules = QueryRules.from_policy(policy)
+        self._templates = _checked(templates or QueryTemplates(), prometheus, self._rules)
+        self._log = logger or logging.getLogger(__name__)
+        self._inspector = ReplyInspector()
+        self._client = PrometheusConnect(
+            url=prometheus.url.rstrip("/"),
+            session=build_session(prometheus, inspector=self._inspector),
+            retry=build_retry(prometheus.retries),
+            timeout=prometheus.timeout.total_seconds(),
+            method="GET",
+        )
+        self.queries_issued = 0
+
+    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        span = QueryWindow(window, self._rules.slot, self._rules.lookback, threshold)
+        self._inspector.forget()
+        try:
+            rows = self._read(span, now=now)
+        except _EXCHANGE_ERRORS as exc:
+            failure = _translated(exc)
+            return FleetUsage(window, threshold, evaluated_at=now, failure=str(failure))
+        warnings = self._inspector.warnings()
+        if warnings:
+            self._log.warning("Prometheus returned partial data: %s", "; ".join(warnings))
+        return FleetUsage(
+            window,
+            threshold,
+            evaluated_at=now,
+            gpus=usage_by_pod(rows, window=window, slot=self._rules.slot),
+            doubtful_namespaces=EVERY_NAMESPACE if warnings else frozenset(),
+        )
+
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        if not pods:
+            return LatestUsage(evaluated_at=now)
+        self._inspector.forget()
+        try:
+            rows = self._query(latest_query(self._settings.signals, pods), now=now)
+        except _EXCHANGE_ERRORS as exc:
+            return LatestUsage(evaluated_at=now, failure=str(_translated(exc)))
+        warnings = self._inspector.warnings()
+        if warnings:  # a warning does not say which series it left out: trust none
+            return LatestUsage(now, failure=f"partial data: {'; '.join(warnings)}")
+        return LatestUsage(now, samples=latest_samples(rows, wanted=pods))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _read(self, span: QueryWindow, *, now: datetime) -> dict[Stat, list[Row]]:
+        """Every query, in turn; the first failure ends the read, since the remaining
+        queries could not change the outcome, only delay it."""
+        queries = build_queries(self._settings.signals, span=span, templates=self._templates)
+        return {stat: self._query(promql, now=now) for stat, promql in queries.items()}
+
+    def _query(self, promql: str, *, now: datetime) -> list[Row]:
+        self.queries_issued += 1
+        params = {"time": f"{now.timestamp():.3f}", "timeout": duration(self._settings.timeout)}
+        result: Sequence[Mapping[str, Any]] = self._client.custom_query(promql, params=params)
+        return parse_vector(result)
+
+
+def _checked(
+    templates: QueryTemplates, settings: PrometheusSettings, rules: QueryRules
+) -> QueryTemplates:
+    """Templates that build (known placeholders only), or ConfigError at startup."""
+    span = QueryWindow(rules.slot, rules.slot, rules.lookback, threshold=0.0)
+    try:
+        build_queries(settings.signals, span=span, templates=templates)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError([f"prometheus query templates: {exc!r}"]) from exc
+    return templates
+
+
+def _translated(exc: Exception) -> MetricsUnavailable:
+    """The one place where outside errors become ours, with a reason an admin can act on."""
+    if _timed_out_after_retries(exc):
+        return MetricsUnavailable(f"{_TIMED_OUT}: {_innermost(exc)}")
+    prefix = next((text for kinds, text in _REASONS if isinstance(exc, kinds)), _UNREADABLE)
+    return MetricsUnavailable(f"{prefix}: {_innermost(exc)}" if prefix else str(exc))
+
+
+def _timed_out_after_retries(exc: Exception) -> bool:
+    """requests reports a read timeout that outlived the retries as a ConnectionError."""
+    return isinstance(_retry_reason(exc), urllib3.exceptions.ReadTimeoutError)
+
+
+def _innermost(exc: Exception) -> str:
+    """What urllib3 says went wrong, without the URL (and its whole query) around it."""
+    reason = _retry_reason(exc)
+    return str(reason if reason is not None else exc)
+
+
+def _retry_reason(exc: Exception) -> object:
+    cause = exc.args[0] if exc.args else None
+    return getattr(cause, "reason", None)

@@ -1,0 +1,3 @@
+"""The runtime-state ConfigMap: pauses, the audit trail and the guards' memory, shared by every
+replica.
+"""

@@ -1,0 +1,96 @@
+"""The guards' ports (`AuditLog`, `GuardState`) over the runtime-state ConfigMap.
+
+The loop's audit records join the same bounded `audit` list the API writes, so
+`GET /api/v1/decisions` shows them; the breaker and the contested marks have keys of their
+own. Every write is the store's read-modify-write, redone on 409.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from autoscaler.adapters.state.codec import ref_of
+from autoscaler.core.ports import Clock, StateBacking
+from autoscaler.domain.guards import Deed, GuardMemory, LoopRecord
+from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RuntimeState
+
+_DEEDS = {deed.value: deed for deed in Deed}
+
+
+class RuntimeGuardStore:
+    """`AuditLog` and `GuardState` in one: both live in the runtime-state ConfigMap."""
+
+    def __init__(self, *, store: StateBacking, audit_limit: int, clock: Clock) -> None:
+        self._store = store
+        self._limit = audit_limit
+        self._clock = clock
+
+    def record(self, *records: LoopRecord) -> None:
+        self._store.record(*(audit_record(r) for r in records))
+
+    def recent(self, since: datetime) -> Sequence[LoopRecord]:
+        found = (loop_record(r) for r in self._store.read().audit if r.at >= since)
+        return [r for r in found if r is not None]
+
+    def load(self) -> GuardMemory:
+        return memory_of(self._store.read())
+
+    def change(
+        self, edit: Callable[[GuardMemory], GuardMemory], *, records: Sequence[LoopRecord] = ()
+    ) -> GuardMemory:
+        audits = tuple(audit_record(r) for r in records)
+
+        def apply(state: RuntimeState) -> RuntimeState:
+            wanted = edit(memory_of(state))
+            changed = replace(state, breaker=wanted.breaker, contested=dict(wanted.contested))
+            return changed.recorded(audits, limit=self._limit) if audits else changed
+
+        return memory_of(self._store.change(apply))
+
+    def announce(self, *, reason: str, message: str) -> None:
+        self._store.announce(reason=reason, message=message, now=self._clock.now())
+
+
+def memory_of(state: RuntimeState) -> GuardMemory:
+    return GuardMemory(breaker=state.breaker, contested=state.contested)
+
+
+def audit_record(record: LoopRecord) -> AuditRecord:
+    return AuditRecord(
+        at=record.at,
+        actor=LOOP_ACTOR,
+        action=record.deed.value,
+        target=str(record.workload),
+        reason=record.reason,
+        outcome=record.outcome,
+        namespace=record.workload.namespace,
+        gpus=record.gpus,
+        peak=record.peak,
+        coverage=record.coverage,
+        threshold=record.threshold,
+    )
+
+
+def loop_record(record: AuditRecord) -> LoopRecord | None:
+    """The record as the guards count it; None for one they do not count. A deactivation
+    counts only when the loop made it (an admin's "deactivate now" is not capped)."""
+    deed = _DEEDS.get(record.action)
+    if deed is None or (deed is Deed.DEACTIVATE and record.actor != LOOP_ACTOR):
+        return None
+    try:
+        workload = ref_of(record.target)
+    except ValueError:
+        return None
+    return LoopRecord(
+        at=record.at,
+        deed=deed,
+        workload=workload,
+        reason=record.reason,
+        outcome=record.outcome,
+        gpus=record.gpus,
+        peak=record.peak,
+        coverage=record.coverage,
+        threshold=record.threshold,
+    )

@@ -1,0 +1,3 @@
+"""The composition root: the only place that builds adapters and servers (serve, demo,
+backtest, the API).
+"""

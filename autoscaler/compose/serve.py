@@ -1,0 +1,147 @@
+"""`serve`: the real adapters (Kubernetes, Prometheus, the runtime-state ConfigMap, leader
+election) wired into the service, run until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from datetime import timedelta
+from types import FrameType
+
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
+from autoscaler.adapters.kueue.cached import CachedKueueCluster
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.prometheus.promql import QueryTemplates
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
+from autoscaler.adapters.state.guards import RuntimeGuardStore
+from autoscaler.adapters.state.store import RuntimeStateStore
+from autoscaler.compose.api import build_api, build_auth, token_checker
+from autoscaler.compose.service import Service, StopOnly, build_service
+from autoscaler.core.clock import SystemClock
+from autoscaler.core.logs import configure_logging
+from autoscaler.core.ports import Clock, Server
+from autoscaler.keda.http import keda_router
+from autoscaler.settings.tree import QuerySettings, Settings
+
+
+def query_templates(queries: QuerySettings) -> QueryTemplates:
+    """The configured PromQL templates, the built-in ones where unset."""
+    chosen = {key: value for key, value in queries.model_dump().items() if value is not None}
+    return QueryTemplates(**chosen)
+
+
+def build_metric_source(settings: Settings) -> PrometheusMetricSource:
+    return PrometheusMetricSource(
+        prometheus=settings.prometheus,
+        policy=settings.policy,
+        templates=query_templates(settings.prometheus.queries),
+    )
+
+
+def add_rest_api(
+    service: Service,
+    settings: Settings,
+    *,
+    client: KubeClient,
+    cluster: KueueCluster,
+    clock: Clock,
+    logger: logging.Logger,
+) -> None:
+    """The REST API (and KEDA's metrics-api endpoint) on one HTTP port beside the loop."""
+    auth = build_auth(settings.api, cluster_settings=settings.cluster, client=client)
+    routers = []
+    if service.keda_answers is not None:
+        routers.append(keda_router(answers=service.keda_answers, authenticate=token_checker(auth)))
+    service.servers.append(
+        build_api(
+            settings.api,
+            cluster_settings=settings.cluster,
+            client=client,
+            cluster=cluster,
+            store=service.store,
+            clock=clock,
+            logger=logger.getChild("api"),
+            auth=auth,
+            routers=routers,
+        )
+    )
+
+
+def build_cluster(settings: Settings, client: KubeClient) -> KueueCluster:
+    """Watch caches by default, so a steady cycle makes no list calls."""
+    if settings.watch_cache.enabled:
+        return CachedKueueCluster(
+            client=client, settings=settings.cluster, cache=settings.watch_cache
+        )
+    return KueueCluster(client=client, settings=settings.cluster)
+
+
+def build_guard_store(
+    settings: Settings, *, client: KubeClient, clock: Clock, logger: logging.Logger
+) -> RuntimeGuardStore:
+    state = RuntimeStateStore(
+        client=client,
+        name=settings.cluster.runtime_state_config_map,
+        namespace=settings.cluster.service_namespace,
+        audit_limit=settings.api.audit_record_limit,
+        attempts=settings.api.write_attempts,
+        logger=logger.getChild("state"),
+    )
+    return RuntimeGuardStore(store=state, audit_limit=settings.api.audit_record_limit, clock=clock)
+
+
+def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:
+    return LeaderElector(
+        client=client,
+        settings=settings.leader_election,
+        namespace=settings.cluster.service_namespace,
+        identity=default_identity(),
+        clock=SystemClock(),
+        logger=logger.getChild("leader"),
+    )
+
+
+def serve(settings: Settings) -> int:
+    """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
+    logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
+    client = KubeClient.from_settings(settings.cluster)
+    cluster = build_cluster(settings, client)
+    clock = SystemClock()
+    elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
+    service = build_service(
+        settings,
+        cluster=cluster,
+        metrics=build_metric_source(settings),
+        clock=clock,
+        logger=logger,
+        is_leader=elector.is_leader if elector else None,
+        guard_store=build_guard_store(settings, client=client, clock=clock, logger=logger),
+    )
+    # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
+    # (and any action in it) is over, and the caches outlive both.
+    first: list[Server] = []
+    if isinstance(cluster, CachedKueueCluster):
+        first.append(StopOnly(lambda: cluster.stop(timedelta(seconds=5))))
+    if elector is not None:
+        first.append(StopOnly(lambda: elector.stop(timeout=5)))
+        elector.start()
+    service.servers[:0] = first
+    add_rest_api(service, settings, client=client, cluster=cluster, clock=clock, logger=logger)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        logger.info("received %s, stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    mode = "dry-run: deciding and reporting only" if settings.policy.dry_run else "acting"
+    logger.info("idle-gpu-autoscaler serving (%s)", mode)
+    service.start()
+    stop.wait()
+    service.stop()
+    logger.info("stopped cleanly")
+    return 0

@@ -1,0 +1,186 @@
+"""The interfaces the service depends on. Adapters (real or simulated) implement them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from autoscaler.domain.access import Identity, Target, Verdict
+from autoscaler.domain.fresh import LatestUsage
+from autoscaler.domain.guards import GuardMemory, LoopRecord
+from autoscaler.domain.models import (
+    FleetUsage,
+    Pauses,
+    PodRecord,
+    WorkloadInfo,
+    WorkloadRef,
+)
+from autoscaler.domain.records import Annotated, AuditRecord, Edit, RuntimeState
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+
+class MetricSource(Protocol):
+    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        """Every GPU's usage over `window` ending at `now`, with a constant number of queries.
+
+        Never raises for a failing source: returns a `FleetUsage` whose `failure` says why,
+        so every workload becomes unknown.
+        """
+        ...
+
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        """The newest sample (as of `now`) of every GPU of these (namespace, pod)s, in ONE
+        query, for the fresh check right before acting. Never raises: a failure is
+        `LatestUsage.failure`, and every candidate is then left alone."""
+        ...
+
+
+@dataclass(frozen=True)
+class DeactivationAudit:
+    """What the service writes on a Workload and its owner before deactivating it."""
+
+    at: datetime
+    reason: str
+    peak: float | None
+    threshold: float
+    policy: str  # a one-line summary of the policy in force
+
+
+class Cluster(Protocol):
+    def list_workloads(self) -> Sequence[WorkloadInfo]:
+        """Every Workload joined with its owner and the owner's pods. Raises ClusterError."""
+        ...
+
+    def list_gpu_pods(self) -> Sequence[PodRecord]:
+        """Every running pod that requests GPUs, Kueue-managed or not (KEDA selectors)."""
+        ...
+
+    def list_scaled_objects(self) -> Sequence[Mapping[str, Any]]:
+        """KEDA ScaledObjects as API dicts; empty when KEDA is not installed."""
+        ...
+
+    def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
+        """A fresh read of one Workload (no cache), or None when it is gone."""
+        ...
+
+    def read_pauses(self) -> Pauses:
+        """The kill switches in force, from the runtime-state ConfigMap."""
+        ...
+
+    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        """Write the audit annotations on the Workload and its owner."""
+        ...
+
+    def deactivate(self, workload: WorkloadInfo) -> None:
+        """Merge-patch `{"spec":{"active":false}}` on the Workload."""
+        ...
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        """A Kubernetes Event on the Workload and its owner."""
+        ...
+
+
+class AuditLog(Protocol):
+    """The durable audit trail the guards write before acting and count from."""
+
+    def record(self, *records: LoopRecord) -> None:
+        """Keep these records (newest first, bounded). Raises ClusterError."""
+        ...
+
+    def recent(self, since: datetime) -> Sequence[LoopRecord]:
+        """The records the guards count, taken at or after `since`. Raises ClusterError."""
+        ...
+
+
+class GuardState(Protocol):
+    """The breaker and the contested marks, shared by every replica and kept across restarts."""
+
+    def load(self) -> GuardMemory:
+        """The current memory. Raises ClusterError."""
+        ...
+
+    def change(
+        self, edit: Callable[[GuardMemory], GuardMemory], *, records: Sequence[LoopRecord] = ()
+    ) -> GuardMemory:
+        """Apply `edit` to the current memory and keep `records`, in one atomic write
+        (redone when another writer came first). Raises ClusterError."""
+        ...
+
+    def announce(self, *, reason: str, message: str) -> None:
+        """A Kubernetes Event on the object that holds this state. Raises ClusterError."""
+        ...
+
+
+class AuditSink(Protocol):
+    def record(self, *records: AuditRecord) -> None:
+        """Keep these records (newest first, bounded). Raises ClusterError."""
+        ...
+
+
+class WorkloadWrites(Protocol):
+    def annotate_owner(
+        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
+    ) -> Annotated:
+        """Merge these annotations (None removes) into the owner, else the Workload."""
+        ...
+
+    def annotate_workload(
+        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
+    ) -> Annotated: ...
+
+    def reactivate(self, workload: WorkloadInfo, annotations: Mapping[str, str | None]) -> None:
+        """`spec.active: true` with these annotations, only if unchanged since read (Conflict)."""
+        ...
+
+
+class StateStore(Protocol):
+    def read(self) -> RuntimeState: ...
+
+    def change(self, edit: Edit) -> RuntimeState:
+        """Apply `edit` to the shared state atomically (Conflict when it keeps racing)."""
+        ...
+
+    def record(self, *records: AuditRecord) -> None: ...
+
+
+class Authenticator(Protocol):
+    def authenticate(self, token: str) -> Identity | None:
+        """The token's user, or None when it is not a valid token. Raises ClusterError."""
+        ...
+
+
+class Authorizer(Protocol):
+    def authorize(self, identity: Identity, target: Target) -> Verdict:
+        """Whether `identity` holds `target`. Raises ClusterError when it cannot ask."""
+        ...
+
+
+class StateBacking(Protocol):
+    """What the guards need of a runtime-state store: the ConfigMap one, or the demo's."""
+
+    def read(self) -> RuntimeState: ...
+
+    def change(self, edit: Callable[[RuntimeState], RuntimeState]) -> RuntimeState: ...
+
+    def record(self, *records: AuditRecord) -> None: ...
+
+    def announce(self, *, reason: str, message: str, now: datetime) -> None: ...
+
+
+class GuardStore(AuditLog, GuardState, Protocol):
+    """The audit trail and the guards' memory, kept together in the runtime-state ConfigMap."""
+
+
+class Server(Protocol):
+    """Anything served beside the loop (gRPC, HTTP): started before it, stopped after it."""
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...

@@ -1,0 +1,192 @@
+"""`idle-gpu-autoscaler demo`: the real service on an in-process cluster, exporter and clock.
+
+The story plays once acting (the live view), then once more in dry-run at full speed, silently,
+so the summary can say what acting changed. The composition root passes `build_service` and,
+optionally, `configure` (adjusts the scenario's settings before the service is built: ports,
+tokens, KEDA; the policy stays the scenario's) and `extra_servers`: a context manager factory
+that starts the REST API and the KEDA gRPC endpoint on the live world's snapshot store and
+cluster, and yields the lines to print (`("REST", "http://127.0.0.1:PORT")`,
+`("gRPC", "127.0.0.1:PORT")`, `("token", "...")`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import TextIO
+
+from autoscaler.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS, Scenario
+from autoscaler.demo.story import BuildService, Configure, Outcome, World, keep_serving, play
+from autoscaler.demo.summary import Summary, render, summarize
+from autoscaler.demo.view import LiveTable, PlainLines, View
+from autoscaler.settings.tree import format_duration
+from autoscaler.sim.clock import DEFAULT_SPEED, parse_speed
+
+EXIT_INTERRUPTED = 130
+Endpoint = tuple[str, str]  # ("REST", "http://127.0.0.1:8080")
+ExtraServers = Callable[[World], AbstractContextManager[Sequence[Endpoint]]]
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    scenario: str = DEFAULT_SCENARIO
+    speed: float | None = DEFAULT_SPEED  # None: as fast as possible
+    duration: float = 0.0  # wall seconds to keep serving after the story
+    interactive: bool = True
+
+
+def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scenario",
+        choices=sorted(SCENARIOS),
+        default=DEFAULT_SCENARIO,
+        help=f"the story to play (default: {DEFAULT_SCENARIO})",
+    )
+    parser.add_argument(
+        "--speed",
+        type=_speed,
+        default=DEFAULT_SPEED,
+        metavar="N|max",
+        help=f"simulated seconds per wall second (default {DEFAULT_SPEED:g}: a simulated "
+        "minute per second); max jumps the clock without sleeping",
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep serving this many wall seconds after the story ends, to try the API",
+    )
+    parser.add_argument(
+        "--non-interactive",
+        action="store_true",
+        help="plain lines instead of a redrawn table (for CI logs)",
+    )
+
+
+def options_from(args: argparse.Namespace) -> DemoOptions:
+    return DemoOptions(
+        scenario=args.scenario,
+        speed=args.speed,
+        duration=max(0.0, args.duration),
+        interactive=not args.non_interactive,
+    )
+
+
+def run_demo(
+    args: argparse.Namespace,
+    *,
+    build_service: BuildService,
+    extra_servers: ExtraServers | None = None,
+    configure: Configure | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Play the scenario, print the summary, serve on for `--duration`; 0 when it ran,
+    130 when interrupted (Ctrl-C), after the extra servers have stopped."""
+    options = options_from(args)
+    try:
+        play_demo(
+            options,
+            build_service=build_service,
+            extra_servers=extra_servers,
+            configure=configure,
+            out=out,
+        )
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return 0
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    live: Outcome
+    replay: Outcome  # the same story in dry-run
+    summary: Summary
+
+
+def play_demo(
+    options: DemoOptions,
+    *,
+    build_service: BuildService,
+    extra_servers: ExtraServers | None = None,
+    configure: Configure | None = None,
+    out: TextIO | None = None,
+) -> DemoRun:
+    stream = out or sys.stdout
+    scenario = SCENARIOS[options.scenario]
+    logger = quiet_logger()
+    world = World.build(
+        scenario,
+        dry_run=False,
+        speed=options.speed,
+        build_service=build_service,
+        logger=logger,
+        configure=configure,
+    )
+    view = _view(stream, interactive=options.interactive)
+    servers = extra_servers(world) if extra_servers is not None else nullcontext(())
+    with servers as endpoints:
+        _introduce(stream, world, endpoints)
+        live = play(world, on_cycle=view.show)
+        replay_world = World.build(
+            scenario,
+            dry_run=True,
+            speed=None,
+            build_service=build_service,
+            logger=logger,
+            configure=configure,
+        )
+        replay = play(replay_world)
+        summary = summarize(live, replay)
+        stream.write("\n" + "\n".join(render(summary)) + "\n")
+        stream.flush()
+        if options.duration > 0:
+            stream.write(f"serving for {options.duration:g} more seconds (Ctrl-C stops)\n")
+            stream.flush()
+            keep_serving(world, wall_seconds=options.duration, on_cycle=view.show)
+    return DemoRun(live, replay, summary)
+
+
+def _introduce(stream: TextIO, world: World, endpoints: Sequence[tuple[str, str]]) -> None:
+    scenario: Scenario = world.scenario
+    policy = world.settings.policy
+    speed = world.clock.speed
+    lines = [
+        f"idle-gpu-autoscaler demo: {scenario.name} ({scenario.title})",
+        f"policy: every GPU at or below {policy.threshold_percent:g}% for "
+        f"{format_duration(policy.idle_window)}, grace {format_duration(policy.grace_period)}, "
+        f"coverage at least {policy.min_coverage:.0%}; acting (the summary replays it in dry-run)",
+        "speed: as fast as possible"
+        if speed is None
+        else f"speed: {speed:g} simulated seconds per second",
+        *(f"{label}: {address}" for label, address in endpoints),
+        "",
+    ]
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()
+
+
+def _view(stream: TextIO, *, interactive: bool) -> View:
+    if interactive and stream.isatty():
+        return LiveTable(stream)
+    return PlainLines(stream)
+
+
+def quiet_logger() -> logging.Logger:
+    """The service logs every decision; the view already shows them, so keep them off stdout."""
+    logger = logging.getLogger("idle-gpu-autoscaler.demo")
+    logger.propagate = False
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+    return logger
+
+
+def _speed(text: str) -> float | None:
+    try:
+        return parse_speed(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc

@@ -1,0 +1,182 @@
+"""The demo's stories, with the names of the blog posts they come from.
+
+- `two-clusters` (../shared/seeds/001): one 2-GPU ClusterQueue, two RayClusters of 2 GPUs;
+  the first trains, its job is stopped, and once it has been idle for the window it is
+  deactivated and the second is admitted.
+- `rd-and-production` (../shared/seeds/000): cq-production (12 GPUs, prod-priority 1000) and
+  cq-development (8 GPUs, dev-priority 100) in the all-gpus cohort; three R&D workspaces of
+  4 GPUs run since the afternoon (8 own + 4 borrowed); two go idle and are deactivated, so the
+  12-GPU production job of 8 PM is admitted at once, without preempting anyone.
+- `noisy`: bursty, slow-loading and telemetry-starved clusters that must not be stopped, next
+  to one truly idle notebook that must.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from autoscaler.settings.tree import LoopSettings, PolicySettings, Settings
+from autoscaler.sim.kueue_model import KueueState, LocalQueue
+from autoscaler.sim.pods import GPU, RayClusterSpec, WorkerGroup
+from autoscaler.sim.profiles import Profile
+from autoscaler.sim.quota import PODS, ClusterQueue
+
+CYCLE = timedelta(minutes=1)
+ROOMY = {"cpu": 96_000, "memory": 768 * 2**30}  # CPU and memory never hold anyone back here
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A RayCluster applied at `minute` (negative: before the demo starts) and its GPUs' story."""
+
+    minute: float
+    spec: RayClusterSpec
+    profile: Profile
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    start: datetime  # the simulated time of minute 0
+    kueue: KueueState
+    arrivals: tuple[Arrival, ...]
+    notes: tuple[tuple[float, str], ...]  # what happens at a minute, told in the live view
+    end_minute: float
+
+    @property
+    def gpus(self) -> int:
+        """GPUs on the nodes: the ClusterQueues' GPU quota."""
+        return sum(q.quotas[GPU].nominal for q in self.kueue.cluster_queues.values())
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.end_minute)
+
+    def profiles(self) -> dict[tuple[str, str], Profile]:
+        return {(a.spec.namespace, a.spec.name): a.profile for a in self.arrivals}
+
+    def settings(self, *, dry_run: bool) -> Settings:
+        """The product's defaults (60-minute window, 5%, 15-minute grace), acting or not."""
+        return Settings(policy=PolicySettings(dry_run=dry_run), loop=LoopSettings(interval=CYCLE))
+
+
+def two_clusters() -> Scenario:
+    quota = {"cpu": 9000, "memory": 36 * 2**30, PODS: 5, GPU: 2}
+    kueue = (
+        KueueState()
+        .with_cluster_queue(ClusterQueue.from_nominal("cluster-queue", quota))
+        .with_local_queue(LocalQueue("demo", "user-queue", "cluster-queue"))
+    )
+
+    def raycluster(name: str) -> RayClusterSpec:
+        worker = WorkerGroup("small-group", replicas=1, gpus=1)
+        return RayClusterSpec("demo", name, "user-queue", head_gpus=1, workers=(worker,))
+
+    return Scenario(
+        name="two-clusters",
+        title="Two RayClusters, one 2-GPU quota",
+        start=datetime(2026, 3, 2, 10, 0, tzinfo=UTC),
+        kueue=kueue,
+        arrivals=(
+            Arrival(0, raycluster("first-raycluster"), Profile.busy(85).idle_from(20)),
+            Arrival(1, raycluster("second-raycluster"), Profile.busy(80)),
+        ),
+        notes=(
+            (0, "first-raycluster runs the mnist training job (2 GPUs)"),
+            (1, "second-raycluster is applied: the quota is full, it waits"),
+            (20, "the training job is stopped (client.stop_job); first-raycluster keeps 2 GPUs"),
+        ),
+        end_minute=95,
+    )
+
+
+def rd_and_production() -> Scenario:
+    kueue = KueueState()
+    for cq, gpus, namespace, lq in (
+        ("cq-production", 12, "prod", "lq-prod-batch"),
+        ("cq-development", 8, "rd", "lq-rd-workspace"),
+    ):
+        queue = ClusterQueue.from_nominal(cq, {**ROOMY, GPU: gpus}, cohort="all-gpus")
+        kueue = kueue.with_cluster_queue(queue).with_local_queue(LocalQueue(namespace, lq, cq))
+    kueue = kueue.with_priority_class("prod-priority", 1000).with_priority_class(
+        "dev-priority", 100
+    )
+
+    def workspace(name: str) -> RayClusterSpec:
+        workers = (WorkerGroup("small-group", replicas=2, gpus=2),)
+        return RayClusterSpec(
+            "rd", name, "lq-rd-workspace", workers=workers, priority_class="dev-priority"
+        )
+
+    production = RayClusterSpec(
+        "prod",
+        "final-training-run",
+        "lq-prod-batch",
+        workers=(WorkerGroup("gpu-group", replicas=6, gpus=2),),
+        priority_class="prod-priority",
+        kind="RayJob",
+    )
+    return Scenario(
+        name="rd-and-production",
+        title="R&D workspaces and the nightly production job",
+        start=datetime(2026, 3, 2, 18, 0, tzinfo=UTC),
+        kueue=kueue,
+        arrivals=(
+            Arrival(-300, workspace("alice-workspace"), Profile.busy(80)),
+            Arrival(-299, workspace("bob-workspace"), Profile.busy(75).idle_from(10)),
+            Arrival(-298, workspace("carol-workspace"), Profile.busy(85).idle_from(20)),
+            Arrival(120, production, Profile.busy(95)),
+        ),
+        notes=(
+            (0, "since 13:00 three R&D workspaces hold 12 GPUs: 8 of cq-development, 4 borrowed"),
+            (10, "bob goes home; bob-workspace keeps its 4 GPUs"),
+            (20, "carol closes her notebook; carol-workspace keeps its 4 GPUs"),
+            (120, "CI submits final-training-run: 12 GPUs, prod-priority (1000)"),
+        ),
+        end_minute=135,
+    )
+
+
+def noisy() -> Scenario:
+    quota = ClusterQueue.from_nominal("cq-research", {**ROOMY, GPU: 8})
+    kueue = (
+        KueueState()
+        .with_cluster_queue(quota)
+        .with_local_queue(LocalQueue("research", "lq-research", "cq-research"))
+    )
+
+    def raycluster(name: str) -> RayClusterSpec:
+        worker = WorkerGroup("gpu-group", replicas=1, gpus=2)
+        return RayClusterSpec("research", name, "lq-research", workers=(worker,))
+
+    gappy = Profile.busy(75).gap(10, 80).nan(95, 100).described("trains; telemetry drops out")
+    return Scenario(
+        name="noisy",
+        title="Noisy GPUs that only look idle, and one that is",
+        start=datetime(2026, 3, 2, 9, 0, tzinfo=UTC),
+        kueue=kueue,
+        arrivals=(
+            Arrival(0, raycluster("bursty-eval"), Profile.bursty(every=25, busy_for=3)),
+            Arrival(0, raycluster("slow-loader"), Profile.loading(until=50).busy_from(50, 90)),
+            Arrival(0, raycluster("gappy-trainer"), gappy),
+            Arrival(0, raycluster("idle-notebook"), Profile.busy(60).idle_from(5)),
+        ),
+        notes=(
+            (0, "four 2-GPU RayClusters start in namespace research"),
+            (5, "idle-notebook's user leaves for the day"),
+            (10, "gappy-trainer's node exporter stops answering for 70 min; the job trains on"),
+            (50, "slow-loader has loaded its weights and starts training"),
+            (80, "gappy-trainer's exporter is back: no data never meant idle"),
+            (95, "dcgm-exporter reports NaN for gappy-trainer's GPUs for 5 minutes"),
+        ),
+        end_minute=120,
+    )
+
+
+SCENARIOS: Mapping[str, Scenario] = {
+    s.name: s for s in (two_clusters(), rd_and_production(), noisy())
+}
+DEFAULT_SCENARIO = "two-clusters"

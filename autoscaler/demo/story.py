@@ -1,0 +1,241 @@
+"""Playing a scenario: the real service, cycle by cycle, on the simulated cluster and clock.
+
+Each cycle: the RayClusters due arrive, Kueue admits what fits, the real `Reconciler` runs
+one pass (same policy engine, same snapshot store), and Kueue admits again, so quota freed
+by a deactivation goes to the next Workload in the same minute, as Kueue's controller does.
+The service is built by the composition root's `build_service`, passed in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from autoscaler.core.ports import Clock, Cluster, MetricSource
+from autoscaler.demo.scenarios import Scenario
+from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
+from autoscaler.engine.reconciler import Reconciler
+from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.settings.tree import Settings
+from autoscaler.sim.clock import DEFAULT_SPEED, SimulatedClock
+from autoscaler.sim.cluster import AuditEntry, SimulatedCluster
+from autoscaler.sim.kueue_model import Event, EventKind, Phase
+from autoscaler.sim.metrics import ExporterTiming, SimulatedExporter
+from autoscaler.sim.pods import GpuPool
+
+
+class ServiceParts(Protocol):
+    """What the demo uses of `autoscaler.compose.service.Service`."""
+
+    @property
+    def reconciler(self) -> Reconciler: ...
+
+    @property
+    def store(self) -> SnapshotStore: ...
+
+
+class BuildService(Protocol):
+    """`autoscaler.compose.service.build_service`."""
+
+    def __call__(
+        self,
+        settings: Settings,
+        *,
+        cluster: Cluster,
+        metrics: MetricSource,
+        clock: Clock,
+        logger: logging.Logger,
+    ) -> ServiceParts: ...
+
+
+Configure = Callable[[Settings], Settings]
+
+
+@dataclass(frozen=True)
+class World:
+    """One run of a scenario: the stand-ins and the real service built on them."""
+
+    scenario: Scenario
+    settings: Settings
+    clock: SimulatedClock
+    cluster: SimulatedCluster
+    exporter: SimulatedExporter
+    service: ServiceParts
+
+    @classmethod
+    def build(
+        cls,
+        scenario: Scenario,
+        *,
+        dry_run: bool,
+        speed: float | None,
+        build_service: BuildService,
+        logger: logging.Logger,
+        configure: Configure | None = None,
+    ) -> World:
+        settings = scenario.settings(dry_run=dry_run)
+        if configure is not None:  # the composition root's ports, tokens, KEDA; never the policy
+            settings = configure(settings)
+            policy = settings.policy.model_copy(update={"dry_run": dry_run})
+            settings = settings.model_copy(update={"policy": policy})
+        clock = SimulatedClock(start=scenario.start, speed=speed)
+        cluster = SimulatedCluster(
+            kueue=scenario.kueue, gpus=GpuPool.for_gpus(scenario.gpus), clock=clock
+        )
+        timing = ExporterTiming(
+            slot=int(settings.policy.slot.total_seconds()),
+            lookback=int(settings.policy.idle_since_lookback.total_seconds()),
+        )
+        exporter = SimulatedExporter(
+            holdings=cluster, profiles=scenario.profiles(), origin=scenario.start, timing=timing
+        )
+        service = build_service(
+            settings, cluster=cluster, metrics=exporter, clock=clock, logger=logger
+        )
+        return cls(scenario, settings, clock, cluster, exporter, service)
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """What one cycle saw and did, for the live view."""
+
+    now: datetime
+    minute: int
+    snapshot: Snapshot
+    notes: tuple[str, ...]  # the scenario's narration due this minute
+    events: tuple[Event, ...]  # Kueue's, this cycle
+
+
+@dataclass
+class Watch:
+    """How close a workload came to being stopped, over the whole story."""
+
+    longest_idle: timedelta = timedelta(0)
+    unknown_cycles: int = 0
+    last_unknown: str = ""
+
+    def saw(self, decision: Decision, now: datetime) -> None:
+        if decision.state is State.IDLE and decision.idle_since is not None:
+            self.longest_idle = max(self.longest_idle, now - decision.idle_since)
+        if decision.state is State.UNKNOWN:
+            self.unknown_cycles += 1
+            self.last_unknown = decision.reason
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended, for the summary."""
+
+    scenario: Scenario
+    dry_run: bool
+    ended_at: datetime
+    admitted_at: Mapping[str, datetime]  # RayCluster name -> first admission
+    audits: tuple[AuditEntry, ...]
+    reactivated_at: Mapping[WorkloadRef, datetime]
+    final: Snapshot
+    waiting: Mapping[str, str]  # RayCluster name -> why it is still pending
+    names: Mapping[WorkloadRef, str]  # Workload -> RayCluster name
+    watched: Mapping[str, Watch]  # RayCluster name -> how close it came
+    events: tuple[Event, ...]  # everything Kueue did, in order
+
+
+OnCycle = Callable[[World, Cycle], None]
+
+
+def play(world: World, *, on_cycle: OnCycle | None = None) -> Outcome:
+    """Run the story from its first arrival to its last minute."""
+    scenario = world.scenario
+    _before_the_start(world)
+    arrivals = sorted((a for a in scenario.arrivals if a.minute >= 0), key=lambda a: a.minute)
+    notes = sorted(scenario.notes)
+    watched: dict[str, Watch] = {}
+    while True:
+        now = world.clock.now()
+        minute = int((now - scenario.start) / timedelta(minutes=1))
+        while arrivals and arrivals[0].minute <= minute:
+            world.cluster.create(arrivals.pop(0).spec, now=now)
+        due = tuple(text for at, text in notes if minute - 1 < at <= minute)
+        cycle = _cycle(world, now=now, minute=minute, notes=due)
+        for row in cycle.snapshot.workloads:
+            name = world.cluster.spec(row.ref).name
+            watched.setdefault(name, Watch()).saw(row.decision, now)
+        if on_cycle is not None:
+            on_cycle(world, cycle)
+        if now >= scenario.end:
+            return outcome(world, watched)
+        world.clock.advance(world.settings.loop.interval)
+
+
+def keep_serving(
+    world: World,
+    *,
+    wall_seconds: float,
+    on_cycle: OnCycle | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Go on cycling after the story, for `wall_seconds`, so a person can try the API."""
+    deadline = monotonic() + wall_seconds
+    interval = world.settings.loop.interval
+    while monotonic() < deadline:
+        if world.clock.speed is None:  # max speed would spin: one simulated cycle a second
+            sleep(min(interval.total_seconds() / DEFAULT_SPEED, max(0.0, deadline - monotonic())))
+        world.clock.advance(interval)
+        now = world.clock.now()
+        minute = int((now - world.scenario.start) / timedelta(minutes=1))
+        cycle = _cycle(world, now=now, minute=minute, notes=())
+        if on_cycle is not None:
+            on_cycle(world, cycle)
+
+
+def outcome(world: World, watched: Mapping[str, Watch]) -> Outcome:
+    cluster = world.cluster
+    kueue = cluster.kueue()
+    names = {ref: cluster.spec(ref).name for ref in kueue.workloads}
+    admitted: dict[str, datetime] = {}
+    for event in cluster.events:
+        if event.kind is EventKind.ADMITTED:
+            admitted.setdefault(names[event.workload], event.at)
+    reactivated = {
+        ref: w.requeued_at for ref, w in kueue.workloads.items() if w.requeued_at is not None
+    }
+    waiting = {
+        names[w.ref]: cluster.waiting_reason(w.ref) or "pending"
+        for w in kueue.in_phase(Phase.PENDING)
+    }
+    final = world.service.store.latest()
+    if final is None:
+        raise RuntimeError("the story ended before its first cycle")
+    return Outcome(
+        scenario=world.scenario,
+        dry_run=world.settings.policy.dry_run,
+        ended_at=world.clock.now(),
+        admitted_at=admitted,
+        audits=tuple(cluster.audits),
+        reactivated_at=reactivated,
+        final=final,
+        waiting=waiting,
+        names=names,
+        watched=dict(watched),
+        events=tuple(cluster.events),
+    )
+
+
+def _before_the_start(world: World) -> None:
+    """RayClusters applied before minute 0 arrive and are admitted at their own times."""
+    for arrival in sorted(world.scenario.arrivals, key=lambda a: a.minute):
+        if arrival.minute < 0:
+            at = world.scenario.start + timedelta(minutes=arrival.minute)
+            world.cluster.create(arrival.spec, now=at)
+            world.cluster.step(now=at)
+
+
+def _cycle(world: World, *, now: datetime, minute: int, notes: tuple[str, ...]) -> Cycle:
+    before = world.cluster.step(now=now)
+    snapshot = world.service.reconciler.run_once()
+    after = world.cluster.step(now=now)  # quota a deactivation freed goes to the next one
+    return Cycle(now, minute, snapshot, notes, before + after)

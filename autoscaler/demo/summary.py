@@ -1,0 +1,165 @@
+"""The end of the demo: what acting changed, against the same story replayed in dry-run.
+
+- GPU-hours reclaimed: from the audit records the service wrote, GPUs held x the time from
+  the deactivation until the Workload was reactivated or the story ended;
+- admitted sooner: each RayCluster's first admission against the dry-run replay's (where
+  nothing is ever deactivated); one still waiting there counts until the story's end, "at least";
+- left alone: every admitted workload the service did not stop, with its last reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from autoscaler.demo.story import Outcome, Watch
+from autoscaler.domain.models import Action, State
+
+_HOUR = timedelta(hours=1)
+_NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)
+
+
+@dataclass(frozen=True)
+class Reclaimed:
+    raycluster: str
+    gpus: int
+    since: datetime
+    until: datetime
+    reactivated: bool
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.gpus * ((self.until - self.since) / _HOUR)
+
+
+@dataclass(frozen=True)
+class Sooner:
+    raycluster: str
+    admitted_at: datetime
+    dry_run_admitted_at: datetime | None  # None: still waiting when the replay ended
+    dry_run_waiting: str | None  # why it was still waiting
+    by: timedelta  # a lower bound when the replay never admitted it
+
+    @property
+    def at_least(self) -> bool:
+        return self.dry_run_admitted_at is None
+
+
+@dataclass(frozen=True)
+class LeftAlone:
+    raycluster: str
+    state: State
+    reason: str  # the last cycle's
+    longest_idle: timedelta  # the closest it came to the window
+    unknown_for: timedelta  # how long the data did not allow a judgement
+    unknown_reason: str
+
+
+@dataclass(frozen=True)
+class Summary:
+    scenario: str
+    started: datetime
+    ended: datetime
+    reclaimed: tuple[Reclaimed, ...]
+    sooner: tuple[Sooner, ...]
+    left_alone: tuple[LeftAlone, ...]
+    window: timedelta
+
+    @property
+    def gpu_hours(self) -> float:
+        return sum(r.gpu_hours for r in self.reclaimed)
+
+
+def summarize(live: Outcome, replay: Outcome) -> Summary:
+    return Summary(
+        scenario=live.scenario.name,
+        started=live.scenario.start,
+        ended=live.ended_at,
+        reclaimed=tuple(_reclaimed(live)),
+        sooner=tuple(_sooner(live, replay)),
+        left_alone=tuple(_left_alone(live)),
+        window=live.scenario.settings(dry_run=False).policy.idle_window,
+    )
+
+
+def render(summary: Summary) -> list[str]:
+    lines = [
+        f"Summary of {summary.scenario} ({summary.started:%H:%M} to {summary.ended:%H:%M}, "
+        "simulated)",
+        f"  GPU-hours reclaimed: {summary.gpu_hours:.2f}",
+    ]
+    for r in summary.reclaimed:
+        end = "its reactivation" if r.reactivated else "the end of the story"
+        lines.append(
+            f"    {r.raycluster}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
+            f"{r.until:%H:%M} = {r.gpu_hours:.2f} GPU-hours"
+        )
+    lines.append("  Admitted sooner than in the same story replayed in dry-run:")
+    lines += [f"    {_sooner_text(s)}" for s in summary.sooner] or ["    none"]
+    lines.append("  Left alone:")
+    lines += [f"    {_left_alone_text(a, summary.window)}" for a in summary.left_alone]
+    return lines if summary.left_alone else [*lines, "    none"]
+
+
+def _reclaimed(live: Outcome) -> list[Reclaimed]:
+    found = []
+    for entry in live.audits:
+        back = live.reactivated_at.get(entry.workload)
+        reactivated = back is not None and back > entry.audit.at
+        until = back if back is not None and reactivated else live.ended_at
+        found.append(Reclaimed(entry.raycluster, entry.gpus, entry.audit.at, until, reactivated))
+    return found
+
+
+def _sooner(live: Outcome, replay: Outcome) -> list[Sooner]:
+    found = []
+    for name, at in sorted(live.admitted_at.items(), key=lambda item: item[1]):
+        other = replay.admitted_at.get(name)
+        if other is not None and other <= at:
+            continue
+        by = (other or replay.ended_at) - at
+        found.append(Sooner(name, at, other, replay.waiting.get(name), by))
+    return found
+
+
+def _left_alone(live: Outcome) -> list[LeftAlone]:
+    found = []
+    cycle = live.scenario.settings(dry_run=live.dry_run).loop.interval
+    for row in live.final.workloads:
+        if row.decision.state in _NOT_LEFT_ALONE or row.decision.action is not Action.NONE:
+            continue
+        name = live.names[row.ref]
+        watch = live.watched.get(name, Watch())
+        found.append(
+            LeftAlone(
+                raycluster=name,
+                state=row.decision.state,
+                reason=row.decision.reason,
+                longest_idle=watch.longest_idle,
+                unknown_for=watch.unknown_cycles * cycle,
+                unknown_reason=watch.last_unknown,
+            )
+        )
+    return found
+
+
+def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
+    text = f"{alone.raycluster}, now {alone.state.value}: {alone.reason}"
+    if alone.longest_idle:
+        text += f"; longest idle stretch {_minutes(alone.longest_idle)} of {_minutes(window)}"
+    if alone.unknown_for:
+        text += f"; unknown for {_minutes(alone.unknown_for)} ({alone.unknown_reason})"
+    return text
+
+
+def _minutes(span: timedelta) -> str:
+    return f"{int(span / timedelta(minutes=1))} min"
+
+
+def _sooner_text(sooner: Sooner) -> str:
+    head = f"{sooner.raycluster}: admitted at {sooner.admitted_at:%H:%M}"
+    if sooner.dry_run_admitted_at is not None:
+        replay = f"{sooner.dry_run_admitted_at:%H:%M}"
+        return f"{head}, {_minutes(sooner.by)} sooner (dry-run: {replay})"
+    why = f" ({sooner.dry_run_waiting})" if sooner.dry_run_waiting else ""
+    return f"{head}, at least {_minutes(sooner.by)} sooner (dry-run: still waiting at the end{why})"

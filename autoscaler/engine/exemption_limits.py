@@ -1,0 +1,105 @@
+"""The maximum exemption length, applied to hand-set annotations after every cycle.
+
+Subscribed to the snapshot store: for each workload whose Workload or owner carries an
+`exempt-until` beyond now + maximum (or an `exempt: "true"` the admin forbade), the service
+rewrites it once to now + maximum, keeps the original in `exempt-until-requested`, logs a
+warning and adds an audit record. The cut value is within the limit, so the next cycle
+leaves it alone; the cycle that saw it still decided "exempt", as it will until the new end.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import AuditSink, Clock, WorkloadWrites
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, cut_to_limit
+from autoscaler.domain.models import Snapshot, WorkloadInfo
+from autoscaler.domain.records import Annotated, AuditRecord
+
+SERVICE_ACTOR = "idle-gpu-autoscaler"
+
+
+class ExemptionLimiter:
+    def __init__(
+        self,
+        *,
+        writer: WorkloadWrites,
+        audit: AuditSink,
+        clock: Clock,
+        maximum: timedelta,
+        allow_indefinite: bool,
+        logger: logging.Logger,
+    ) -> None:
+        self._writer = writer
+        self._audit = audit
+        self._clock = clock
+        self._maximum = maximum
+        self._allow_indefinite = allow_indefinite
+        self._log = logger
+
+    def __call__(self, snapshot: Snapshot) -> None:
+        if not snapshot.cluster_ok:
+            return  # the rows are last cycle's: do not write from stale annotations
+        now = self._clock.now()
+        records = [
+            record for row in snapshot.workloads for record in self._limit(row.info, now=now)
+        ]
+        if records:
+            try:
+                self._audit.record(*records)
+            except ClusterError as exc:
+                self._log.warning("audit records of cut exemptions not written: %s", exc)
+
+    def _limit(self, workload: WorkloadInfo, *, now: datetime) -> list[AuditRecord]:
+        done = []
+        sources = ((False, workload.annotations), (True, workload.owner_annotations))
+        for on_owner, found in sources:
+            patch = cut_to_limit(
+                found,
+                now=now,
+                maximum=self._maximum,
+                allow_indefinite=self._allow_indefinite,
+            )
+            if patch is None:
+                continue
+            try:
+                target = (
+                    self._writer.annotate_owner(workload, patch)
+                    if on_owner
+                    else self._writer.annotate_workload(workload, patch)
+                )
+            except ClusterError as exc:
+                self._log.warning("cannot cut the exemption of %s: %s", workload.ref, exc)
+                continue
+            done.append(self._report(workload, target, patch, now=now))
+        return done
+
+    def _report(
+        self,
+        workload: WorkloadInfo,
+        target: Annotated,
+        patch: dict[str, str | None],
+        *,
+        now: datetime,
+    ) -> AuditRecord:
+        requested = patch.get(EXEMPT_UNTIL_REQUESTED)
+        reason = (
+            f"exemption on {target} cut to the maximum of {self._maximum}: "
+            f"requested {requested}, now until {patch.get(keys.EXEMPT_UNTIL)}"
+        )
+        self._log.warning(
+            "%s",
+            reason,
+            extra={"namespace": workload.ref.namespace, "workload": workload.ref.name},
+        )
+        return AuditRecord(
+            at=now,
+            actor=SERVICE_ACTOR,
+            action="cut-exemption",
+            target=str(workload.ref),
+            reason=reason,
+            namespace=workload.ref.namespace,
+        )

@@ -1,0 +1,186 @@
+"""One reconcile pass: read the cluster → query Prometheus (a constant number of fleet-wide
+queries) → decide → guard → act (engine/acting.py) → publish an immutable snapshot.
+
+Failing outside systems never cause a deactivation: a cluster read failure publishes the
+previous rows as unknown and acts on nothing; a metrics failure makes every workload
+unknown inside the policy engine.
+
+With `guards` (engine/guarding.py) the decisions then pass the contested marks, the mass-idle
+circuit breaker and the hourly cap, and the snapshot reports what they held back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import Clock, Cluster, MetricSource
+from autoscaler.domain.idleness import UsageRules
+from autoscaler.domain.models import (
+    DEFAULT_PROFILE,
+    Action,
+    Decision,
+    FleetUsage,
+    GuardReport,
+    Pauses,
+    Snapshot,
+    State,
+    WorkloadInfo,
+    WorkloadStatus,
+)
+from autoscaler.domain.policy import Policy, apply_cap, decide
+from autoscaler.engine.acting import CycleInputs, Deactivator
+from autoscaler.engine.decision_log import log_decision
+from autoscaler.engine.guarding import Guards
+from autoscaler.engine.keda_managed import keda_managed_targets, mark_keda_managed
+
+
+class Reconciler:
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        metrics: MetricSource,
+        policy: Policy,
+        clock: Clock,
+        publish: Callable[[Snapshot], None],
+        logger: logging.Logger,
+        profiles: Mapping[str, UsageRules] | None = None,
+        keda_addresses: Sequence[str] = (),
+        guards: Guards | None = None,
+        is_leader: Callable[[], bool] | None = None,
+    ) -> None:
+        """`is_leader`: with several replicas, only the leader acts (and writes the guards'
+        state); every replica decides and publishes snapshots. None: this one always leads."""
+        self._cluster = cluster
+        self._metrics = metrics
+        self._policy = policy
+        self._clock = clock
+        self._publish = publish
+        self._log = logger
+        self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
+        self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
+        self._guards = guards
+        self._is_leader = is_leader or (lambda: True)
+        self._actor = Deactivator(
+            cluster=cluster,
+            policy=policy,
+            clock=clock,
+            logger=logger,
+            guards=guards,
+            may_act=self._is_leader,
+        )
+        self._cycle = 0
+        self._previous: Snapshot | None = None
+
+    def run_once(self) -> Snapshot:
+        self._cycle += 1
+        now = self._clock.now()
+        try:
+            workloads = self._keda_marked(self._cluster.list_workloads())
+            gpu_pods = self._cluster.list_gpu_pods()
+            pauses = self._cluster.read_pauses()
+        except ClusterError as exc:
+            return self._finish(self._cluster_outage(now, exc))
+        usage_by_profile = self._read_usage(now)
+        usage = usage_by_profile[DEFAULT_PROFILE]
+        inputs = CycleInputs(
+            workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage, now=now
+        )
+        decided = tuple(
+            decide(w, usage, policy=self._policy, pauses=pauses, now=now) for w in workloads
+        )
+        # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
+        # the guards hold back (contested ones would take them cycle after cycle).
+        screened, report = self._screen(inputs, decided)
+        decisions = apply_cap(list(screened), limit=self._policy.max_deactivations_per_cycle)
+        for info, decision in zip(workloads, decisions, strict=True):
+            log_decision(self._log, info, decision)
+        actions = self._actor.act(inputs, decisions)
+        rows = tuple(WorkloadStatus(info, d) for info, d in zip(workloads, decisions, strict=True))
+        return self._finish(
+            Snapshot(
+                cycle=self._cycle,
+                taken_at=now,
+                workloads=rows,
+                cluster_ok=True,
+                metrics_ok=usage.failure is None,
+                dry_run=self._policy.dry_run,
+                pauses=pauses,
+                errors=(usage.failure,) if usage.failure else (),
+                actions=actions,
+                usage=usage_by_profile,
+                gpu_pods=tuple(gpu_pods),
+                guards=report,
+            )
+        )
+
+    def _screen(
+        self, inputs: CycleInputs, decisions: tuple[Decision, ...]
+    ) -> tuple[tuple[Decision, ...], GuardReport | None]:
+        if self._guards is None:
+            return decisions, None
+        screened = self._guards.screen(
+            inputs.workloads, inputs.usage, decisions, now=inputs.now, leading=self._is_leader()
+        )
+        return screened.decisions, screened.report
+
+    def _keda_marked(self, workloads: Sequence[WorkloadInfo]) -> Sequence[WorkloadInfo]:
+        """Workloads a ScaledObject scales through our signal are KEDA's: never patched."""
+        if not self._keda_addresses:
+            return workloads
+        targets = keda_managed_targets(
+            self._cluster.list_scaled_objects(), self_addresses=self._keda_addresses
+        )
+        return mark_keda_managed(workloads, targets)
+
+    def _read_usage(self, now: datetime) -> dict[str, FleetUsage]:
+        """One fleet-wide read per profile: the count never depends on the fleet's size."""
+        profiles = {DEFAULT_PROFILE: self._policy.rules, **self._profiles}
+        return {
+            name: self._metrics.read_usage(window=r.window, threshold=r.threshold, now=now)
+            for name, r in profiles.items()
+        }
+
+    def _finish(self, snapshot: Snapshot) -> Snapshot:
+        self._previous = snapshot
+        self._publish(snapshot)
+        self._log.info(
+            "cycle %d: %d workloads, %d actions%s",
+            snapshot.cycle,
+            len(snapshot.workloads),
+            len(snapshot.actions),
+            "" if snapshot.cluster_ok and snapshot.metrics_ok else " (degraded)",
+            extra={
+                "cycle": snapshot.cycle,
+                "cluster_ok": snapshot.cluster_ok,
+                "metrics_ok": snapshot.metrics_ok,
+            },
+        )
+        return snapshot
+
+    def _cluster_outage(self, now: datetime, exc: ClusterError) -> Snapshot:
+        reason = f"cluster unreachable: {exc}"
+        self._log.warning("cycle skipped: %s", reason, extra={"error_source": "cluster"})
+        old_rows = self._previous.workloads if self._previous else ()
+        rows = tuple(WorkloadStatus(row.info, _unknown(row.decision, reason)) for row in old_rows)
+        return Snapshot(
+            cycle=self._cycle,
+            taken_at=now,
+            workloads=rows,
+            cluster_ok=False,
+            metrics_ok=self._previous.metrics_ok if self._previous else False,
+            dry_run=self._policy.dry_run,
+            pauses=self._previous.pauses if self._previous else Pauses(),
+            errors=(reason,),
+            guards=self._previous.guards if self._previous else None,
+        )
+
+
+def _unknown(decision: Decision, reason: str) -> Decision:
+    if decision.state in (State.DEACTIVATED, State.PENDING):
+        return decision
+    return replace(decision, state=State.UNKNOWN, action=Action.NONE, reason=reason)

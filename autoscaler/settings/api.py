@@ -1,0 +1,118 @@
+"""The REST API's settings: where it listens, who may read and change, how long exemptions last.
+
+Mounted as `api:` in the service's settings tree (camelCase keys in YAML, like the rest).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from autoscaler.settings.base import Duration
+from autoscaler.settings.base import Section as _Section
+
+
+class AuthSettings(_Section):
+    mode: Literal["tokenReview", "static"] = Field(
+        "tokenReview",
+        description="tokenReview: bearer tokens are checked with the Kubernetes TokenReview API "
+        "and changes with SubjectAccessReview, so Kubernetes RBAC decides. static: tokens and "
+        "their rights come from `staticTokensFile`, for clusters that do not let the service "
+        "create reviews. Off by default: a file of long-lived tokens is a weaker secret.",
+    )
+    static_tokens_file: Path | None = Field(
+        None,
+        description="YAML file (mount it from a Secret) listing `tokens: [{token, username, "
+        "groups, namespaces, admin}]`; `namespaces: ['*']` means every namespace. Required when "
+        "mode is static.",
+    )
+    audiences: list[str] = Field(
+        default_factory=list,
+        description="TokenReview audiences a token must be issued for; empty accepts the API "
+        "server's own audience, which is what `kubectl` tokens carry.",
+    )
+
+
+class AdminVerbSettings(_Section):
+    """The SubjectAccessReview that makes a caller an admin (global pause, deactivate now)."""
+
+    verb: str = Field("update", description="Verb the caller must hold.")
+    group: str = Field("", description="API group of the resource; empty is the core group.")
+    resource: str = Field("configmaps", description="Resource (plural) the verb applies to.")
+    name: str | None = Field(
+        None,
+        description="Object name; unset means the runtime-state ConfigMap, so whoever may "
+        "rewrite the kill switch by hand is an admin here too.",
+    )
+    namespace: str | None = Field(
+        None, description="Namespace of that object; unset means the service's namespace."
+    )
+
+
+class ApiSettings(_Section):
+    host: str = Field(
+        "0.0.0.0",
+        description="Address to listen on. All interfaces in a pod (the Service and the "
+        "kubelet's probes come from outside the loopback); 127.0.0.1 on a workstation.",
+    )
+    port: int = Field(
+        8080,
+        ge=0,
+        le=65535,
+        description="TCP port for the REST API, /healthz, /readyz and /metrics; the chart's "
+        "named port `http`. 0 picks a free port (tests).",
+    )
+    reads_open: bool = Field(
+        True,
+        description="Answer GET requests under /api without a token. On by default: inside the "
+        "cluster the list of workloads and their decisions is not a secret, and people look "
+        "before they act. Changes always need a token.",
+    )
+    auth: AuthSettings = Field(
+        default_factory=AuthSettings, description="How callers of changes are checked."
+    )
+    admin: AdminVerbSettings = Field(
+        default_factory=AdminVerbSettings,
+        description="The permission that makes a caller an admin of this service.",
+    )
+    max_exemption: Duration = Field(
+        timedelta(days=7),
+        description="Longest exemption (API or hand-set `exempt-until`). A week covers a "
+        "holiday demo without letting a forgotten exemption hold GPUs for months; longer "
+        "hand-set values are cut to now + this once, keeping the original.",
+    )
+    allow_indefinite_exemption: bool = Field(
+        True,
+        description='Honour `idle-gpu-autoscaler.io/exempt: "true"` without an end. When '
+        "false, such an annotation is turned into an exemption of `maxExemption`.",
+    )
+    audit_record_limit: int = Field(
+        200,
+        ge=1,
+        le=1000,
+        description="Audit records kept in the runtime-state ConfigMap, newest first. 200 "
+        "records stay far below the 1 MiB ConfigMap limit.",
+    )
+    write_attempts: int = Field(
+        5,
+        ge=1,
+        le=20,
+        description="Read-modify-write attempts on the runtime-state ConfigMap when another "
+        "replica wrote it first (409); five absorb any realistic race.",
+    )
+
+    @field_validator("max_exemption")
+    @classmethod
+    def _positive(cls, value: timedelta) -> timedelta:
+        if value <= timedelta(0):
+            raise ValueError("must be longer than zero")
+        return value
+
+    @model_validator(mode="after")
+    def _static_mode_has_tokens(self) -> ApiSettings:
+        if self.auth.mode == "static" and self.auth.static_tokens_file is None:
+            raise ValueError("auth.staticTokensFile is required when auth.mode is static")
+        return self

@@ -1,0 +1,119 @@
+"""The `keda:` section of the settings tree: the external scaler's port, TLS and profiles.
+
+`autoscaler.settings.tree.Settings` mounts `KedaSettings` as `keda:`; the section conventions
+(frozen, camelCase, unknown keys rejected, durations) come from `autoscaler.settings.base`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Self
+
+from pydantic import Field, model_validator
+
+from autoscaler.domain.idleness import UsageRules
+from autoscaler.domain.models import DEFAULT_PROFILE
+from autoscaler.settings.base import Duration, Section
+
+SERVICE_NAME = "idle-gpu-autoscaler"  # the chart's Service, whose DNS names are ours
+_PROFILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
+
+
+class KedaTlsSettings(Section):
+    cert_file: Path | None = Field(
+        None,
+        description="PEM server certificate. With `keyFile`, the gRPC port speaks TLS only; "
+        "KEDA then needs `enableTLS` or a TriggerAuthentication with `caCert`.",
+    )
+    key_file: Path | None = Field(None, description="PEM private key of `certFile`.")
+    client_ca_file: Path | None = Field(
+        None,
+        description="PEM CA bundle: when set, every client must present a certificate it "
+        "signed (mutual TLS; KEDA's `tlsClientCert`/`tlsClientKey`). Needs `certFile`.",
+    )
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("certFile and keyFile go together")
+        if self.client_ca_file is not None and self.cert_file is None:
+            raise ValueError("clientCaFile (mutual TLS) needs certFile and keyFile")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.cert_file is not None
+
+
+class KedaProfileSettings(Section):
+    idle_window: Duration = Field(
+        description="How long every GPU must stay at or below the threshold before the "
+        "target counts as idle for triggers choosing this profile."
+    )
+    threshold_percent: float = Field(
+        ge=0, lt=100, description="Utilization (percent) at or below which a GPU is idle."
+    )
+
+
+class KedaSettings(Section):
+    enabled: bool = Field(
+        False,
+        description="Serve the external scaler (gRPC) and the metrics-api endpoint. Off by "
+        "default: no port is opened unless someone asks for it.",
+    )
+    port: int = Field(9090, ge=1, le=65535, description="gRPC port of the external scaler.")
+    tls: KedaTlsSettings = Field(
+        default_factory=KedaTlsSettings,
+        description="Server certificate and optional client CA; plaintext when unset.",
+    )
+    profiles: dict[str, KedaProfileSettings] = Field(
+        default_factory=dict,
+        description="Extra (idleWindow, thresholdPercent) views a trigger may pick with "
+        "`profile: <name>`. Each costs the same constant number of fleet-wide queries per "
+        "cycle, whatever the number of ScaledObjects.",
+    )
+    self_addresses: list[str] = Field(
+        default_factory=list,
+        description="host[:port] names that reach this service. A ScaledObject whose "
+        "scalerAddress or metrics-api url host is one of them is KEDA-managed (never patched "
+        "by the loop). Empty: the chart Service's DNS names in cluster.serviceNamespace.",
+    )
+    heartbeat_interval: Duration = Field(
+        timedelta(seconds=30),
+        description="StreamIsActive repeats the current answer this often when nothing "
+        "changed, so a silently broken stream is noticed.",
+    )
+
+    @model_validator(mode="after")
+    def _profile_names(self) -> Self:
+        for name in self.profiles:
+            if name == DEFAULT_PROFILE:
+                raise ValueError(f"profile {name!r} is reserved for the policy's own settings")
+            if not _PROFILE_NAME.match(name):
+                raise ValueError(f"profile {name!r}: use 1-32 lowercase letters, digits or '-'")
+        if self.heartbeat_interval <= timedelta(0):
+            raise ValueError("heartbeatInterval must be positive")
+        return self
+
+    def addresses(self, namespace: str) -> tuple[str, ...]:
+        """`selfAddresses`, or by default the chart Service's names in `namespace`."""
+        if self.self_addresses:
+            return tuple(self.self_addresses)
+        return default_self_addresses(namespace, port=self.port)
+
+    def profile_rules(self, base: UsageRules) -> dict[str, UsageRules]:
+        """Each profile as UsageRules; slot, coverage and staleness come from the policy."""
+        return {
+            name: replace(
+                base, window=profile.idle_window, threshold=profile.threshold_percent / 100
+            )
+            for name, profile in self.profiles.items()
+        }
+
+
+def default_self_addresses(namespace: str, *, port: int) -> tuple[str, ...]:
+    host = f"{SERVICE_NAME}.{namespace}.svc"
+    return (f"{host}:{port}", f"{host}.cluster.local:{port}")

@@ -1,0 +1,300 @@
+"""One frozen settings tree, read from one YAML file (`serve --config PATH`).
+
+Every field says its unit and why its default. Keys are camelCase in YAML, like the Helm
+values they are rendered from. Secrets and URLs can be overridden from the environment
+(see `ENVIRONMENT_OVERRIDES`), so a chart can mount them without templating the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+
+from autoscaler.core.errors import ConfigError
+from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.base import Duration, Section, format_duration, parse_duration
+from autoscaler.settings.guards import GuardSettings
+from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
+from autoscaler.settings.keda import KedaSettings
+
+__all__ = ["Duration", "Settings", "format_duration", "load_settings", "parse_duration"]
+
+
+class SignalSettings(Section):
+    metric: str = Field(description="dcgm-exporter metric name.")
+    scale: float = Field(
+        gt=0, description="Divide by this to get a 0..1 ratio (100 for percent metrics)."
+    )
+    valid_on_mig: bool = Field(
+        description="False when the metric reads 0 on a MIG instance whatever the load."
+    )
+
+
+def _default_signals() -> list[SignalSettings]:
+    return [
+        SignalSettings(metric="DCGM_FI_PROF_GR_ENGINE_ACTIVE", scale=1, valid_on_mig=True),
+        SignalSettings(metric="DCGM_FI_DEV_GPU_UTIL", scale=100, valid_on_mig=False),
+    ]
+
+
+class QuerySettings(Section):
+    """PromQL templates per statistic; unset keeps the built-in ones (see adapters/promql.py
+    for the placeholders). Only for exporters that differ from dcgm-exporter's defaults."""
+
+    peak: str | None = Field(None, description="Highest ratio per GPU over the window.")
+    coverage: str | None = Field(None, description="Slots with a real sample per GPU.")
+    last_busy: str | None = Field(None, description="Newest sample above the threshold.")
+    newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
+
+
+class PrometheusSettings(Section):
+    url: str = Field(
+        "http://localhost:9090",
+        description="Prometheus or Thanos Querier base URL. OpenShift: "
+        "https://thanos-querier.openshift-monitoring.svc:9091 (env IGA_PROMETHEUS_URL).",
+    )
+    bearer_token_file: Path | None = Field(
+        None,
+        description="File holding the bearer token; re-read when it changes, because "
+        "projected service-account tokens rotate (env IGA_PROMETHEUS_TOKEN_FILE).",
+    )
+    ca_file: Path | None = Field(
+        None,
+        description="CA bundle to verify the server; system CAs when unset "
+        "(env IGA_PROMETHEUS_CA_FILE).",
+    )
+    insecure_skip_verify: bool = Field(
+        False, description="Skip TLS verification. Off: a token must not go to an unverified peer."
+    )
+    timeout: Duration = Field(
+        timedelta(seconds=10),
+        description="Per-request timeout. Well under the loop interval so a slow server "
+        "cannot stall a cycle.",
+    )
+    retries: int = Field(
+        1,
+        ge=0,
+        le=1,
+        description="Retries of a failed request. One absorbs a blip; more only delays the cycle.",
+    )
+    tenancy_namespace: str | None = Field(
+        None,
+        description="Thanos tenancy port 9092 only: dcgm-exporter's own namespace "
+        "(e.g. nvidia-gpu-operator), sent as the `namespace` parameter.",
+    )
+    queries: QuerySettings = Field(default_factory=QuerySettings)
+    signals: list[SignalSettings] = Field(
+        default_factory=_default_signals,
+        description="Utilization metrics; a GPU is idle only when every present one is idle.",
+    )
+
+
+class NamespaceSettings(Section):
+    include: list[str] = Field(
+        default_factory=list, description="Only these namespaces; empty means all."
+    )
+    exclude: list[str] = Field(
+        default_factory=list, description="Never these namespaces, whatever `include` says."
+    )
+
+
+class PolicySettings(Section):
+    threshold_percent: float = Field(
+        5,
+        ge=0,
+        lt=100,
+        description="A GPU at or below this utilization (percent) is idle. "
+        "5 tolerates monitoring noise while any real job is far above it.",
+    )
+    idle_window: Duration = Field(
+        timedelta(minutes=60),
+        description="How long every GPU must stay idle. An hour survives a coffee break "
+        "or a slow data load; shorter windows stop people mid-thought.",
+    )
+    grace_period: Duration = Field(
+        timedelta(minutes=15),
+        description="No action this long after admission or reactivation: pods start, "
+        "weights load.",
+    )
+    min_coverage: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="Share of the window's slots that must hold a real "
+        "sample; less is unknown, never idle.",
+    )
+    slot: Duration = Field(
+        timedelta(minutes=1),
+        description="Coverage and idle-since resolution. One minute fits the usual 15-30 s scrape.",
+    )
+    stale_after: Duration = Field(
+        timedelta(minutes=3),
+        le=timedelta(minutes=5),
+        description="A GPU whose newest sample is older is stale "
+        "(unknown). Three minutes outlasts a few missed scrapes; at most 5m, Prometheus' "
+        "lookback, beyond which the newest sample is invisible anyway.",
+    )
+    idle_since_lookback: Duration = Field(
+        timedelta(hours=6),
+        description="How far back to look for a GPU's last busy sample when reporting "
+        "`idle since`. It sets the cost of the heaviest query; at least the idle window.",
+    )
+    protected_priority_classes: list[str] = Field(
+        default_factory=list, description="Workloads of these priority classes are never touched."
+    )
+    namespaces: NamespaceSettings = Field(default_factory=NamespaceSettings)
+    max_deactivations_per_cycle: int = Field(
+        5, ge=0, description="A cap that bounds the harm of a wrong signal in one cycle."
+    )
+    max_deactivations_per_hour: int = Field(
+        20,
+        ge=0,
+        description="At most this many deactivations by the loop in any hour (count), counted "
+        "from the durable audit records so a restart does not reset it; the rest wait. Twenty "
+        "frees a busy cluster's idle GPUs within a morning while bounding a wrong signal "
+        "that outlasts the breaker. Keep api.auditRecordLimit well above it.",
+    )
+
+    @model_validator(mode="after")
+    def _spans_fit_the_window(self) -> PolicySettings:
+        if self.idle_since_lookback < self.idle_window:
+            raise ValueError("idleSinceLookback must be at least idleWindow")
+        if self.slot > self.idle_window:
+            raise ValueError("slot must not be longer than idleWindow")
+        return self
+
+    dry_run: bool = Field(
+        True,
+        description="Decide and report, patch nothing. On by default so an admin "
+        "sees the decisions first.",
+    )
+
+
+class OwnerKindSettings(Section):
+    enabled: bool = Field(description="Deactivate Workloads owned by this kind.")
+    pod_selector: str = Field(
+        description="Label selector of the owner's pods; `{name}` is the owner's name."
+    )
+
+
+def _default_owner_kinds() -> dict[str, OwnerKindSettings]:
+    return {
+        "RayCluster": OwnerKindSettings(enabled=True, pod_selector="ray.io/cluster={name}"),
+        # Deactivating a RayJob deletes its RayCluster: the job reruns from scratch.
+        "RayJob": OwnerKindSettings(
+            enabled=False, pod_selector="ray.io/originated-from-cr-name={name}"
+        ),
+        # A batch Job finishes by itself.
+        "Job": OwnerKindSettings(enabled=False, pod_selector="batch.kubernetes.io/job-name={name}"),
+    }
+
+
+class ClusterSettings(Section):
+    kubeconfig: Path | None = Field(
+        None, description="Kubeconfig path; in-cluster config when unset and running in a pod."
+    )
+    context: str | None = Field(None, description="Kubeconfig context; the current one when unset.")
+    owner_kinds: dict[str, OwnerKindSettings] = Field(
+        default_factory=_default_owner_kinds,
+        description="Owner kind → pod selector; only `enabled` kinds are acted on.",
+    )
+    gpu_resources: list[str] = Field(
+        default_factory=lambda: ["nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"],
+        description="Resource names (trailing * is a prefix) that make a pod a GPU pod.",
+    )
+    service_namespace: str = Field(
+        "idle-gpu-autoscaler", description="Namespace of the service (env POD_NAMESPACE)."
+    )
+    runtime_state_config_map: str = Field(
+        "idle-gpu-autoscaler-state",
+        description="ConfigMap with pauses and audit; the chart never renders it.",
+    )
+    request_timeout: Duration = Field(
+        timedelta(seconds=10), description="Kubernetes API request timeout."
+    )
+
+
+class LoopSettings(Section):
+    interval: Duration = Field(
+        timedelta(seconds=60),
+        description="Time between cycles. A minute matches the slot; faster buys nothing "
+        "against a 60-minute window.",
+    )
+
+
+class LoggingSettings(Section):
+    format: Literal["text", "json"] = Field("text", description="json for log collectors.")
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO")
+
+
+class Settings(Section):
+    """The whole configuration file."""
+
+    prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+    loop: LoopSettings = Field(default_factory=LoopSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    leader_election: LeaderElectionSettings = Field(default_factory=LeaderElectionSettings)
+    watch_cache: WatchCacheSettings = Field(default_factory=WatchCacheSettings)
+    keda: KedaSettings = Field(default_factory=KedaSettings)
+    guards: GuardSettings = Field(default_factory=GuardSettings)
+
+
+ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "IGA_PROMETHEUS_URL": ("prometheus", "url"),
+    "IGA_PROMETHEUS_TOKEN_FILE": ("prometheus", "bearerTokenFile"),
+    "IGA_PROMETHEUS_CA_FILE": ("prometheus", "caFile"),
+    "IGA_KUBECONFIG": ("cluster", "kubeconfig"),
+    "POD_NAMESPACE": ("cluster", "serviceNamespace"),
+}
+
+
+def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read, override from the environment, validate. Raises ConfigError naming each bad key."""
+    raw = _read_yaml(path) if path is not None else {}
+    for variable, keys in ENVIRONMENT_OVERRIDES.items():
+        value = (os.environ if environ is None else environ).get(variable)
+        if value:
+            _set_nested(raw, keys, value)
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError([_describe(error) for error in exc.errors()]) from exc
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{path}: not valid YAML: {exc}"]) from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError([f"{path}: the top level must be a mapping of sections"])
+    return loaded
+
+
+def _set_nested(raw: dict[str, Any], keys: tuple[str, ...], value: str) -> None:
+    node = raw
+    for key in keys[:-1]:
+        child = node.get(key)
+        node[key] = child if isinstance(child, dict) else {}
+        node = node[key]
+    node[keys[-1]] = value
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    location = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        return f"{location}: unknown key (check its spelling)"
+    return f"{location}: {error['msg']}"
