@@ -2,7 +2,7 @@
 API), over the session's test API server, electing one leader on one Lease. Elections and
 cycles are driven by hand on a simulated clock, no sleeping: whatever the loop writes is
 written once, by the leader, and the follower sends no write request at all (read from the
-server's request log)."""
+server's request log). A person's change through the follower's API is served all the same."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
 from autoscaler.adapters.kubernetes.leader import LeaderElector
+from autoscaler.compose.api import Api
 from autoscaler.compose.serve import build_replica
 from autoscaler.compose.service import Service
 from autoscaler.domain import annotations as keys
@@ -251,3 +253,36 @@ def test_an_exemption_beyond_the_maximum_is_cut_once_by_the_leader_alone(
     annotations = owner["metadata"]["annotations"]
     assert annotations[EXEMPT_UNTIL_REQUESTED] == requested
     assert annotations[keys.EXEMPT_UNTIL] == rfc3339(now + ROUND + timedelta(days=7))
+
+
+def test_a_persons_exemption_through_the_followers_api_is_served_and_audited(
+    kube: KubeServer, namespace: str, replicas: Replicas
+) -> None:
+    name = an_idle_raycluster(replicas, namespace, "alice-rc")
+    replicas.start("a")
+    b = replicas.start("b")
+    replicas.rounds(1)
+    kube.reviews.add_token("alice-ha-token", username="alice-ha", groups=("system:authenticated",))
+    kube.reviews.allow(user="alice-ha", verb="patch", group="ray.io", resource="rayclusters",
+                       namespace=namespace, reason="alice edits her namespace")  # fmt: skip
+    [api] = [server for server in b.service.servers if isinstance(server, Api)]
+    since = replicas.mark()
+
+    api.start()
+    try:
+        answer = httpx.put(
+            f"http://127.0.0.1:{api.server.port}/api/v1/workloads/{namespace}/{name}/exemption",
+            json={"duration": "4h", "reason": "presenting"},
+            headers={"Authorization": "Bearer alice-ha-token"},
+            timeout=10,
+        )
+    finally:
+        api.stop()
+
+    assert b in replicas.followers()
+    assert answer.status_code == 200, answer.text
+    changes = [r for r in replicas.writes_by(b, since=since) if "k8s.io" not in r.path]
+    assert [r.method for r in changes] == ["PATCH", "PUT"]  # not the token and access reviews
+    assert changes[0].path == f"/apis/ray.io/v1/namespaces/{namespace}/rayclusters/alice-rc"
+    [record] = replicas.audit("exempt")
+    assert record["actor"] == "alice-ha" and record["reason"].endswith(": presenting")
