@@ -7,8 +7,9 @@ policy before letting it act.
 
 Each record carries a `RecordKey` (the workload's UID and the start of its idle episode), and
 the runtime-state store leaves out one already in the trail inside its read-modify-write: a
-second replica or a restart never records the same decision twice. Nothing is remembered in
-this process.
+second replica or a restart never records the same decision twice. This process also remembers
+what it wrote, only to spare the request, and so that a record that aged out of the bounded
+trail is not written again while the workload stays idle.
 """
 
 from __future__ import annotations
@@ -47,18 +48,28 @@ class LoopAuditor:
         self._metrics = metrics
         self._log = logger
         self._leading = leading
+        self._written: set[tuple[str, RecordKey]] = set()  # keyed records this process wrote
 
     def __call__(self, snapshot: Snapshot) -> None:
         if not self._leading():
             return
-        records = self._actions(snapshot) + self._dry_run_candidates(snapshot)
-        if not records:
-            return
-        try:
-            self._audit.record(*records)
-        except ClusterError as exc:
-            self._log.warning("audit records of cycle %d not written: %s", snapshot.cycle, exc)
-            self._metrics.error("runtime-state")
+        found = self._actions(snapshot) + self._dry_run_candidates(snapshot)
+        records = [r for r in found if r.key is None or (r.action, r.key) not in self._written]
+        if records:
+            try:
+                self._audit.record(*records)
+            except ClusterError as exc:
+                self._log.warning("audit records of cycle %d not written: %s", snapshot.cycle, exc)
+                self._metrics.error("runtime-state")
+                return
+        self._remember(records, snapshot)
+
+    def _remember(self, written: list[AuditRecord], snapshot: Snapshot) -> None:
+        """Keep the keys of workloads still in the fleet: the set never outgrows it."""
+        self._written |= {(r.action, r.key) for r in written if r.key is not None}
+        if snapshot.cluster_ok:
+            present = {row.info.uid for row in snapshot.workloads}
+            self._written = {entry for entry in self._written if entry[1].subject in present}
 
     def _actions(self, snapshot: Snapshot) -> list[AuditRecord]:
         threshold = _threshold(snapshot)
