@@ -106,7 +106,8 @@ def build_api(
         config_map=cluster_settings.runtime_state_config_map,
         namespace=cluster_settings.service_namespace,
     )
-    assert loop.shared is not None, "the API changes the runtime state the loop reads"
+    if loop.shared is None:
+        raise ValueError("the API changes the runtime state the loop reads: build it with one")
     backends = Backends(
         cluster=cluster,
         writer=loop.shared.writer,
