@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.adapters.state.guards import RuntimeGuardStore
+from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.domain.models import Snapshot, WorkloadRef
 from autoscaler.settings.tree import Settings
@@ -40,7 +41,7 @@ from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, Phase
 from autoscaler.sim.metrics import ExporterTiming, SimulatedExporter
 from autoscaler.sim.pods import GpuPool
-from autoscaler.sim.state import SimulatedRuntimeState
+from autoscaler.sim.state import SimulatedRuntimeState, SimulatedWrites
 from benchmarks.soak_faults import Dice, FaultyCluster, FaultyGuardStore, FaultyMetrics
 from benchmarks.soak_fleet import PROTECTED_CLASS, START, Fleet, Member, build_fleet
 from benchmarks.soak_truth import Rules, due_at, wrongful
@@ -133,8 +134,12 @@ def build_world(fleet: Fleet, settings: Settings, *, seed: int) -> World:
         metrics=metrics,
         clock=clock,
         logger=_quiet_logger(),
-        guard_store=FaultyGuardStore(
-            RuntimeGuardStore(store=state, audit_limit=limit, clock=clock), dice=dice
+        shared=SharedState(
+            store=state,
+            writer=SimulatedWrites(cluster=cluster, clock=clock),
+            guards=FaultyGuardStore(
+                RuntimeGuardStore(store=state, audit_limit=limit, clock=clock), dice=dice
+            ),
         ),
     )
     return World(fleet, clock, cluster, service, dice, metrics, deactivated)

@@ -1,15 +1,19 @@
-"""The composition root wires the loop, the KEDA scaler and KEDA-managed detection together."""
+"""The composition root wires the loop, the KEDA scaler and KEDA-managed detection together,
+and a crashed cycle to the errors metric."""
 
 from __future__ import annotations
 
 import logging
 import socket
+import time
+from collections.abc import Sequence
 
 import grpc
 import pytest
 
 from autoscaler.compose.service import build_service
-from autoscaler.domain.models import Action, State, WorkloadRef
+from autoscaler.domain.models import Action, State, WorkloadInfo, WorkloadRef
+from autoscaler.engine.telemetry import LOOP_CRASH, PREFIX
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.settings.tree import Settings
@@ -105,3 +109,38 @@ def test_the_keda_scaler_answers_from_the_snapshot_the_loop_published(settings: 
         for server in service.servers:
             server.stop()
     assert answer.result is False  # idle for the whole window
+
+
+class CrashingCluster(FakeCluster):
+    """A bug, not an outage: an exception no adapter translates into a ClusterError."""
+
+    def list_workloads(self) -> Sequence[WorkloadInfo]:
+        raise RuntimeError("a bug in the cycle")
+
+
+def test_a_crashed_cycle_reaches_the_errors_metric_and_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings = Settings.model_validate({"loop": {"interval": "1h"}})  # the first run only
+    service = build_service(
+        settings,
+        cluster=CrashingCluster(workloads=[]),
+        metrics=FakeMetrics(usage().build()),
+        clock=FakeClock(NOW),
+        logger=logging.getLogger("tests.crash"),
+    )
+    errors = service.telemetry.registry.get_sample_value
+
+    with caplog.at_level(logging.ERROR, logger="tests.crash"):
+        service.start()
+        try:
+            deadline = time.monotonic() + 10
+            while service.loop.crashes == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        finally:
+            service.stop()
+
+    assert errors(f"{PREFIX}errors_total", {"source": LOOP_CRASH}) == 1
+    [crash] = [r for r in caplog.records if r.name == "tests.crash.loop"]
+    assert "reconcile cycle crashed" in crash.getMessage()
+    assert crash.exc_info is not None and "a bug in the cycle" in str(crash.exc_info[1])

@@ -1,36 +1,36 @@
-"""Builds the API's parts for the composition root: call `build_api` once in `serve`.
+"""Builds the API for the composition root: call `build_api` once in `serve`.
 
     auth = build_auth(settings.api, cluster_settings=settings.cluster, client=client)
     keda = keda_router(answers=answers, authenticate=token_checker(auth))  # when KEDA is on
     api = build_api(settings.api, cluster_settings=settings.cluster, client=client,
-                    cluster=cluster, store=service.store, clock=clock, logger=logger,
+                    cluster=cluster, service=service, clock=clock, logger=logger,
                     auth=auth, routers=[keda])
-    service.servers.append(api)   # start(): subscribers, then uvicorn; stop(): the reverse
+    service.servers.append(api)   # start(): uvicorn; stop(): the reverse
 
-The same parts serve every replica: changes go to Kubernetes, never to process memory.
-`build_api_on` takes those parts (`Backends`) ready-made, so the demo can serve the same
-app over its simulated cluster.
+Only the API: the loop's metrics, its listeners and the runtime-state store are the service's
+(compose/service.py), shared here. The same parts serve every replica, leader or not: a
+person's change goes to Kubernetes, never to process memory. `build_api_on` takes its parts
+(`Backends`) ready-made, so the demo can serve the same app over its simulated cluster.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Protocol
 
 from fastapi import APIRouter, FastAPI
-from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.adapters.kueue.writer import WorkloadWriter
-from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
 from autoscaler.api.context import ApiContext
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
+from autoscaler.compose.loop_parts import SharedState
 from autoscaler.core.ports import (
     Authenticator,
     Authorizer,
@@ -40,9 +40,7 @@ from autoscaler.core.ports import (
     WorkloadWrites,
 )
 from autoscaler.domain.access import Target
-from autoscaler.engine.exemption_limits import ExemptionLimiter
-from autoscaler.engine.loop_audit import LoopAuditor
-from autoscaler.engine.snapshots import Listener, SnapshotStore
+from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.tree import ClusterSettings
@@ -50,24 +48,30 @@ from autoscaler.settings.tree import ClusterSettings
 Auth = tuple[Authenticator, Authorizer]
 
 
+class LoopView(Protocol):
+    """What the API takes of the service beside it (`compose.service.Service`)."""
+
+    @property
+    def store(self) -> SnapshotStore: ...
+
+    @property
+    def telemetry(self) -> ServiceMetrics: ...
+
+    @property
+    def shared(self) -> SharedState | None: ...
+
+
 @dataclass
 class Api:
     app: FastAPI
     server: ApiServer
     context: ApiContext
-    listeners: tuple[Listener, ...]  # metrics, audit of the loop, exemption limit
-    store: SnapshotStore
-    _unsubscribe: list[Callable[[], None]] = field(default_factory=list)
 
     def start(self) -> None:
-        self._unsubscribe = [self.store.subscribe(listener) for listener in self.listeners]
         self.server.start()
 
     def stop(self) -> None:
         self.server.stop()
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
 
 
 @dataclass(frozen=True)
@@ -88,43 +92,36 @@ def build_api(
     cluster_settings: ClusterSettings,
     client: KubeClient,
     cluster: KueueCluster,
-    store: SnapshotStore,
+    loop: LoopView,
     clock: Clock,
     logger: logging.Logger,
-    registry: CollectorRegistry | None = None,
     auth: Auth | None = None,
     routers: Sequence[APIRouter] = (),
 ) -> Api:
-    """`auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
+    """`loop`: the service's snapshots, metrics and runtime state (`Service` fits);
+    `auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
     `routers`: more endpoints served on the same port, behind the same middleware."""
-    log = logger.getChild("api")
     admin = admin_target(
         settings.admin,
         config_map=cluster_settings.runtime_state_config_map,
         namespace=cluster_settings.service_namespace,
     )
-    state = RuntimeStateStore(
-        client=client,
-        name=cluster_settings.runtime_state_config_map,
-        namespace=cluster_settings.service_namespace,
-        audit_limit=settings.audit_record_limit,
-        attempts=settings.write_attempts,
-        logger=log,
-    )
+    if loop.shared is None:
+        raise ValueError("the API changes the runtime state the loop reads: build it with one")
     backends = Backends(
         cluster=cluster,
-        writer=WorkloadWriter(client=client, workloads=cluster.workload_resource),
-        state=state,
+        writer=loop.shared.writer,
+        state=loop.shared.store,
         auth=auth or build_auth(settings, cluster_settings=cluster_settings, client=client),
         admin=admin,
     )
     return build_api_on(
         settings,
         backends=backends,
-        store=store,
+        store=loop.store,
+        telemetry=loop.telemetry,
         clock=clock,
-        logger=log,
-        registry=registry,
+        logger=logger.getChild("api"),
         routers=routers,
     )
 
@@ -134,15 +131,14 @@ def build_api_on(
     *,
     backends: Backends,
     store: SnapshotStore,
+    telemetry: ServiceMetrics,
     clock: Clock,
     logger: logging.Logger,
-    registry: CollectorRegistry | None = None,
     routers: Sequence[APIRouter] = (),
 ) -> Api:
-    """The API over any `backends`; `logger` is used as given."""
-    registry = registry if registry is not None else CollectorRegistry()
+    """The API over any `backends`, serving the loop's `telemetry` on /metrics; `logger` is
+    used as given."""
     authenticator, authorizer = backends.auth
-    metrics = ServiceMetrics(registry, clock=clock)
     context = ApiContext(
         settings=settings,
         store=store,
@@ -150,28 +146,14 @@ def build_api_on(
         writer=backends.writer,
         state=backends.state,
         access=Access(authorizer, admin=backends.admin),
-        metrics=metrics,
-        registry=registry,
+        metrics=telemetry,
+        registry=telemetry.registry,
         clock=clock,
         logger=logger,
     )
-    limiter = ExemptionLimiter(
-        writer=backends.writer,
-        audit=backends.state,
-        clock=clock,
-        maximum=settings.max_exemption,
-        allow_indefinite=settings.allow_indefinite_exemption,
-        logger=logger,
-    )
-    auditor = LoopAuditor(audit=backends.state, metrics=metrics, logger=logger)
     app = create_app(context, authenticator=authenticator, routers=routers)
-    return Api(
-        app=app,
-        server=ApiServer(app, host=settings.host, port=settings.port),
-        context=context,
-        listeners=(metrics.observe, auditor, limiter),
-        store=store,
-    )
+    return Api(app=app, server=ApiServer(app, host=settings.host, port=settings.port),
+               context=context)  # fmt: skip
 
 
 def build_auth(

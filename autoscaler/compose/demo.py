@@ -10,10 +10,10 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.api.access import admin_target
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
-from autoscaler.compose.api import Backends, build_api_on, token_checker
+from autoscaler.compose.api import Api, Backends, build_api_on, token_checker
+from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.core.ports import Clock, Cluster, MetricSource
 from autoscaler.demo.run import Endpoint, quiet_logger, run_demo
@@ -31,43 +31,12 @@ def demo(args: argparse.Namespace) -> int:
     with the REST API and the KEDA scaler on loopback for the story and `--duration`."""
     token = new_token()
     keda_port = free_port(LOOPBACK)
-    states: dict[int, SimulatedRuntimeState] = {}  # per world: the story and its dry-run replay
-
-    def build(
-        settings: Settings, *, cluster: Cluster, metrics: MetricSource, clock: Clock,
-        logger: logging.Logger,
-    ) -> Service:  # fmt: skip
-        """The same guards as `serve`, over an in-memory runtime state the API shares."""
-        assert isinstance(cluster, SimulatedCluster)
-        limit = settings.api.audit_record_limit
-        state = states[id(cluster)] = SimulatedRuntimeState(cluster=cluster, audit_limit=limit)
-        return build_service(
-            settings, cluster=cluster, metrics=metrics, clock=clock, logger=logger,
-            bind_host=LOOPBACK,
-            guard_store=RuntimeGuardStore(store=state, audit_limit=limit, clock=clock),
-        )  # fmt: skip
 
     @contextmanager
     def servers(world: World) -> Iterator[list[Endpoint]]:
         service = world.service
-        assert isinstance(service, Service)  # made by `build`
-        backends = simulated_backends(
-            world.cluster,
-            clock=world.clock,
-            settings=world.settings,
-            token=token,
-            state=states.get(id(world.cluster)),
-        )
-        answers, check = service.keda_answers, token_checker(backends.auth)
-        routers = [keda_router(answers=answers, authenticate=check)] if answers else []
-        api = build_api_on(
-            world.settings.api,
-            backends=backends,
-            store=service.store,
-            clock=world.clock,
-            logger=quiet_logger().getChild("api"),
-            routers=routers,
-        )
+        assert isinstance(service, Service)  # made by `build_demo_service`
+        api = demo_api(service, world=world, token=token)
         with running([*service.servers, api]):
             yield [
                 ("REST", f"http://{LOOPBACK}:{api.server.port}"),
@@ -77,9 +46,46 @@ def demo(args: argparse.Namespace) -> int:
 
     return run_demo(
         args,
-        build_service=build,
+        build_service=build_demo_service,
         configure=lambda settings: serve_on_loopback(settings, keda_port=keda_port),
         extra_servers=servers,
+    )
+
+
+def build_demo_service(
+    settings: Settings, *, cluster: Cluster, metrics: MetricSource, clock: Clock,
+    logger: logging.Logger,
+) -> Service:  # fmt: skip
+    """The same parts as `serve` (guards, loop audit, exemption limit), over an in-memory
+    runtime state that the API shares."""
+    assert isinstance(cluster, SimulatedCluster)
+    state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
+    shared = SharedState(store=state, writer=SimulatedWrites(cluster=cluster, clock=clock))
+    return build_service(
+        settings, cluster=cluster, metrics=metrics, clock=clock, logger=logger,
+        bind_host=LOOPBACK, shared=shared,
+    )  # fmt: skip
+
+
+def demo_api(service: Service, *, world: World, token: str) -> Api:
+    """The REST API (with KEDA's metrics-api router) over one world's service."""
+    backends = simulated_backends(
+        world.cluster,
+        clock=world.clock,
+        settings=world.settings,
+        token=token,
+        shared=service.shared,
+    )
+    answers, check = service.keda_answers, token_checker(backends.auth)
+    routers = [keda_router(answers=answers, authenticate=check)] if answers else []
+    return build_api_on(
+        world.settings.api,
+        backends=backends,
+        store=service.store,
+        telemetry=service.telemetry,
+        clock=world.clock,
+        logger=quiet_logger().getChild("api"),
+        routers=routers,
     )
 
 
@@ -103,20 +109,23 @@ def simulated_backends(
     clock: Clock,
     settings: Settings,
     token: str,
-    state: SimulatedRuntimeState | None = None,
+    shared: SharedState | None = None,
 ) -> Backends:
-    """Everything `build_api_on` needs besides the snapshot store, for one demo world."""
+    """Everything `build_api_on` needs besides the snapshot store, for one demo world;
+    `shared`: the service's runtime state and writes (fresh ones without it)."""
     admin = admin_target(
         settings.api.admin,
         config_map=settings.cluster.runtime_state_config_map,
         namespace=settings.cluster.service_namespace,
     )
     tokens = demo_tokens(token, admin=admin)
+    if shared is None:
+        state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
+        shared = SharedState(store=state, writer=SimulatedWrites(cluster=cluster, clock=clock))
     return Backends(
         cluster=cluster,
-        writer=SimulatedWrites(cluster=cluster, clock=clock),
-        state=state
-        or SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit),
+        writer=shared.writer,
+        state=shared.store,
         auth=(tokens, tokens),
         admin=admin,
     )

@@ -1,5 +1,6 @@
 """`serve`: the real adapters (Kubernetes, Prometheus, the runtime-state ConfigMap, leader
-election) wired into the service, run until SIGTERM.
+election) wired into the service, run until SIGTERM. `build_replica` builds one replica as
+`serve` runs it, for tests that run two.
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.kueue.writer import WorkloadWriter
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.compose.api import build_api, build_auth, token_checker
+from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, StopOnly, build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.logs import configure_logging
-from autoscaler.core.ports import Clock, Server
+from autoscaler.core.ports import Clock, MetricSource, Server
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.tree import QuerySettings, Settings
 
@@ -61,9 +63,9 @@ def add_rest_api(
             cluster_settings=settings.cluster,
             client=client,
             cluster=cluster,
-            store=service.store,
+            loop=service,
             clock=clock,
-            logger=logger.getChild("api"),
+            logger=logger,
             auth=auth,
             routers=routers,
         )
@@ -79,9 +81,11 @@ def build_cluster(settings: Settings, client: KubeClient) -> KueueCluster:
     return KueueCluster(client=client, settings=settings.cluster)
 
 
-def build_guard_store(
-    settings: Settings, *, client: KubeClient, clock: Clock, logger: logging.Logger
-) -> RuntimeGuardStore:
+def build_shared_state(
+    settings: Settings, *, client: KubeClient, cluster: KueueCluster, logger: logging.Logger
+) -> SharedState:
+    """The one runtime-state store (the ConfigMap) and annotation writer of this process:
+    the guards, the loop's listeners and the API all use these."""
     state = RuntimeStateStore(
         client=client,
         name=settings.cluster.runtime_state_config_map,
@@ -90,7 +94,8 @@ def build_guard_store(
         attempts=settings.api.write_attempts,
         logger=logger.getChild("state"),
     )
-    return RuntimeGuardStore(store=state, audit_limit=settings.api.audit_record_limit, clock=clock)
+    writer = WorkloadWriter(client=client, workloads=cluster.workload_resource)
+    return SharedState(store=state, writer=writer)
 
 
 def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:
@@ -104,21 +109,25 @@ def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger
     )
 
 
-def serve(settings: Settings) -> int:
-    """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
-    logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
-    client = KubeClient.from_settings(settings.cluster)
+def build_replica(
+    settings: Settings,
+    *,
+    client: KubeClient,
+    clock: Clock,
+    logger: logging.Logger,
+    elector: LeaderElector | None,
+    metrics: MetricSource | None = None,
+) -> Service:
+    """Everything `serve` runs, built and not started; `metrics`: Prometheus unless given."""
     cluster = build_cluster(settings, client)
-    clock = SystemClock()
-    elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
     service = build_service(
         settings,
         cluster=cluster,
-        metrics=build_metric_source(settings),
+        metrics=metrics or build_metric_source(settings),
         clock=clock,
         logger=logger,
         is_leader=elector.is_leader if elector else None,
-        guard_store=build_guard_store(settings, client=client, clock=clock, logger=logger),
+        shared=build_shared_state(settings, client=client, cluster=cluster, logger=logger),
     )
     # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
     # (and any action in it) is over, and the caches outlive both.
@@ -127,9 +136,21 @@ def serve(settings: Settings) -> int:
         first.append(StopOnly(lambda: cluster.stop(timedelta(seconds=5))))
     if elector is not None:
         first.append(StopOnly(lambda: elector.stop(timeout=5)))
-        elector.start()
     service.servers[:0] = first
     add_rest_api(service, settings, client=client, cluster=cluster, clock=clock, logger=logger)
+    return service
+
+
+def serve(settings: Settings) -> int:
+    """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
+    logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
+    client = KubeClient.from_settings(settings.cluster)
+    elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
+    service = build_replica(
+        settings, client=client, clock=SystemClock(), logger=logger, elector=elector
+    )
+    if elector is not None:
+        elector.start()
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:

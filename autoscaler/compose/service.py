@@ -1,5 +1,6 @@
-"""One process's running parts: the loop, its snapshot store and the servers beside it, built
-the same way for serve and the demo.
+"""One process's running parts: the loop, its snapshot store, the metrics and listeners fed
+by its snapshots (compose/loop_parts.py) and the servers beside it, built the same way for
+serve and the demo. The API is added beside them (compose/api.py) and shares the metrics.
 """
 
 from __future__ import annotations
@@ -9,12 +10,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from autoscaler.core.ports import Clock, Cluster, GuardStore, MetricSource, Server
+from prometheus_client import CollectorRegistry
+
+from autoscaler.compose.loop_parts import (
+    IsLeader,
+    SharedState,
+    always_leading,
+    build_guards,
+    subscribe_listeners,
+)
+from autoscaler.core.ports import Clock, Cluster, MetricSource, Server
 from autoscaler.domain.policy import Policy
-from autoscaler.engine.guarding import Guards
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.scheduler import LoopRunner
 from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.server import KedaGrpcServer
 from autoscaler.keda.targets import Judging
@@ -29,6 +39,8 @@ class Service:
     reconciler: Reconciler
     store: SnapshotStore
     loop: LoopRunner
+    telemetry: ServiceMetrics  # fed by the loop's snapshots; the API serves it on /metrics
+    shared: SharedState | None = None  # where the loop writes; the API changes the same
     servers: list[Server] = field(default_factory=list)
     keda_answers: KedaAnswers | None = None
 
@@ -51,25 +63,19 @@ def build_service(
     clock: Clock,
     logger: logging.Logger,
     bind_host: str = "[::]",
-    is_leader: Callable[[], bool] | None = None,
-    guard_store: GuardStore | None = None,
+    is_leader: IsLeader | None = None,
+    shared: SharedState | None = None,
 ) -> Service:
-    """`is_leader`: only the leader acts; every replica decides and publishes snapshots.
-    `guard_store`: where the guards keep the audit trail, the breaker and contested marks
-    (the runtime-state ConfigMap); without it the loop runs unguarded (unit tests only)."""
-    store = SnapshotStore()
-    policy = build_policy(settings)
-    keda = settings.keda
+    """`is_leader`: only the leader writes (acts, guard state, loop audit, exemption cuts);
+    every replica decides, publishes snapshots and serves them. `shared`: the runtime state
+    and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
+    leading = is_leader or always_leading
+    store, policy = SnapshotStore(), build_policy(settings)
+    telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
     guards = None
-    if guard_store is not None:
-        guards = Guards(
-            rules=settings.guards.rules(max_per_hour=settings.policy.max_deactivations_per_hour),
-            policy=policy,
-            audit=guard_store,
-            state=guard_store,
-            metrics=metrics,
-            interval=settings.loop.interval,
-            logger=logger.getChild("guards"),
+    if shared is not None:
+        guards = build_guards(
+            settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
         )
     reconciler = Reconciler(
         cluster=cluster,
@@ -78,32 +84,49 @@ def build_service(
         clock=clock,
         publish=store.publish,
         logger=logger.getChild("decisions"),
-        profiles=keda.profile_rules(policy.rules) if keda.enabled else None,
-        keda_addresses=keda.addresses(settings.cluster.service_namespace) if keda.enabled else (),
+        profiles=settings.keda.profile_rules(policy.rules) if settings.keda.enabled else None,
+        keda_addresses=_keda_addresses(settings),
         guards=guards,
-        is_leader=is_leader,
+        is_leader=leading,
     )
+    subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
+                        clock=clock, logger=logger, is_leader=leading)  # fmt: skip
     loop = LoopRunner(
         run_cycle=reconciler.run_once,
         interval=settings.loop.interval,
         logger=logger.getChild("loop"),
+        on_crash=telemetry.crashed,  # the runner logs the crash; the metric counts it
     )
-    service = Service(reconciler=reconciler, store=store, loop=loop)
-    if keda.enabled:
-        service.keda_answers = build_keda_answers(
-            settings, policy=policy, store=store, clock=clock, logger=logger
-        )
-        service.servers.append(
-            KedaGrpcServer(
-                answers=service.keda_answers,
-                store=store,
-                tls=keda.tls,
-                heartbeat=keda.heartbeat_interval,
-                address=f"{bind_host}:{keda.port}",
-                logger=logger.getChild("keda"),
-            )
-        )
+    service = Service(reconciler, store, loop, telemetry=telemetry, shared=shared)
+    if settings.keda.enabled:
+        add_keda(service, settings, policy=policy, clock=clock, logger=logger, bind_host=bind_host)
     return service
+
+
+def _keda_addresses(settings: Settings) -> tuple[str, ...]:
+    keda = settings.keda
+    return tuple(keda.addresses(settings.cluster.service_namespace)) if keda.enabled else ()
+
+
+def add_keda(
+    service: Service, settings: Settings, *, policy: Policy, clock: Clock,
+    logger: logging.Logger, bind_host: str,
+) -> None:  # fmt: skip
+    """KEDA's answers from the service's snapshots, and the gRPC scaler serving them."""
+    keda = settings.keda
+    service.keda_answers = build_keda_answers(
+        settings, policy=policy, store=service.store, clock=clock, logger=logger
+    )
+    service.servers.append(
+        KedaGrpcServer(
+            answers=service.keda_answers,
+            store=service.store,
+            tls=keda.tls,
+            heartbeat=keda.heartbeat_interval,
+            address=f"{bind_host}:{keda.port}",
+            logger=logger.getChild("keda"),
+        )
+    )
 
 
 def build_keda_answers(

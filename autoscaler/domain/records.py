@@ -26,6 +26,38 @@ class PauseNote:
 
 
 @dataclass(frozen=True)
+class RecordKey:
+    """What makes one of the loop's records the same record again, so a restarted or second
+    replica that would write it finds it in the stored trail and leaves it out.
+
+    A decision: the workload's UID and the start of its idle episode (`Decision.idle_since`),
+    plus the outcome of an action. A cut exemption: the workload's UID and what was cut.
+    """
+
+    subject: str  # the workload's UID
+    episode: datetime | None = None  # when its idle episode began
+    detail: str = ""
+
+    def covers(self, earlier: RecordKey, *, recorded_at: datetime) -> bool:
+        """Whether a record keyed `earlier`, written at `recorded_at`, is this one again.
+
+        Within one episode "idle since" can move (the last busy sample crosses from slot to
+        coarse precision, or leaves the lookback and admission bounds it), so a record made
+        at or after the episode's start counts as made in it. Compared to the second: that
+        is what the ConfigMap keeps.
+        """
+        if (earlier.subject, earlier.detail) != (self.subject, self.detail):
+            return False
+        if self.episode is None:
+            return earlier.episode is None
+        return _to_second(recorded_at) >= _to_second(self.episode)
+
+
+def _to_second(moment: datetime) -> datetime:
+    return moment.replace(microsecond=0)
+
+
+@dataclass(frozen=True)
 class AuditRecord:
     """One change or action: the loop's deactivations and everything done through the API."""
 
@@ -40,6 +72,13 @@ class AuditRecord:
     peak: float | None = None  # observed peak utilization ratio, when the loop acted
     coverage: float | None = None
     threshold: float | None = None
+    key: RecordKey | None = None  # the loop's records: written once (a deactivation never)
+
+    def repeats(self, earlier: AuditRecord) -> bool:
+        """Whether `earlier` already records what this record says."""
+        if self.key is None or earlier.key is None or earlier.action != self.action:
+            return False
+        return self.key.covers(earlier.key, recorded_at=earlier.at)
 
 
 @dataclass(frozen=True)
@@ -69,7 +108,13 @@ class RuntimeState:
         return replace(self, pauses=pauses, notes=notes)
 
     def recorded(self, records: tuple[AuditRecord, ...], *, limit: int) -> RuntimeState:
-        newest_first = tuple(sorted(records, key=lambda r: r.at, reverse=True))
+        """Add the records, but not a keyed one already in the trail: checked here, inside
+        the read-modify-write, so replicas and restarts never record one decision twice."""
+        fresh: list[AuditRecord] = []
+        for record in records:
+            if not any(record.repeats(earlier) for earlier in (*fresh, *self.audit)):
+                fresh.append(record)
+        newest_first = tuple(sorted(fresh, key=lambda r: r.at, reverse=True))
         return replace(self, audit=(newest_first + self.audit)[:limit])
 
     def breaker_reset(self) -> RuntimeState:

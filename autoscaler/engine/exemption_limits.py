@@ -5,11 +5,16 @@ Subscribed to the snapshot store: for each workload whose Workload or owner carr
 rewrites it once to now + maximum, keeps the original in `exempt-until-requested`, logs a
 warning and adds an audit record. The cut value is within the limit, so the next cycle
 leaves it alone; the cycle that saw it still decided "exempt", as it will until the new end.
+
+Only the leader cuts. Its record is keyed by the workload's UID, the object and the end
+requested, so a cut redone from a snapshot read before the first one landed (a watch cache a
+moment behind) is not recorded twice.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from autoscaler.core.errors import ClusterError
@@ -17,9 +22,7 @@ from autoscaler.core.ports import AuditSink, Clock, WorkloadWrites
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, cut_to_limit
 from autoscaler.domain.models import Snapshot, WorkloadInfo
-from autoscaler.domain.records import Annotated, AuditRecord
-
-SERVICE_ACTOR = "idle-gpu-autoscaler"
+from autoscaler.domain.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
 
 
 class ExemptionLimiter:
@@ -32,17 +35,22 @@ class ExemptionLimiter:
         maximum: timedelta,
         allow_indefinite: bool,
         logger: logging.Logger,
+        leading: Callable[[], bool] = lambda: True,
     ) -> None:
+        """`leading`: only the leader rewrites annotations; a follower writes nothing."""
         self._writer = writer
         self._audit = audit
         self._clock = clock
         self._maximum = maximum
         self._allow_indefinite = allow_indefinite
         self._log = logger
+        self._leading = leading
 
     def __call__(self, snapshot: Snapshot) -> None:
         if not snapshot.cluster_ok:
             return  # the rows are last cycle's: do not write from stale annotations
+        if not self._leading():
+            return
         now = self._clock.now()
         records = [
             record for row in snapshot.workloads for record in self._limit(row.info, now=now)
@@ -97,9 +105,10 @@ class ExemptionLimiter:
         )
         return AuditRecord(
             at=now,
-            actor=SERVICE_ACTOR,
+            actor=LOOP_ACTOR,
             action="cut-exemption",
             target=str(workload.ref),
             reason=reason,
             namespace=workload.ref.namespace,
+            key=RecordKey(subject=workload.uid, detail=f"{target} requested {requested}"),
         )

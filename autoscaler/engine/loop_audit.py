@@ -1,42 +1,75 @@
-"""The loop's part of the audit trail, written from each published snapshot.
+"""The loop's part of the audit trail, written from each published snapshot by the leader.
 
 Records every action the cycle attempted (with the observed peak, coverage and threshold),
 unless the loop already wrote its record before the patch (`ActionRecord.audited`), and, in
-dry-run, each "would deactivate" decision when it first appears for a workload, so an admin
-can judge the policy before letting it act.
+dry-run, each "would deactivate" decision once per idle episode, so an admin can judge the
+policy before letting it act.
+
+Each record carries a `RecordKey` (the workload's UID and the start of its idle episode), and
+the runtime-state store leaves out one already in the trail inside its read-modify-write: a
+second replica or a restart never records the same decision twice. This process also remembers
+what it wrote, only to spare the request, and so that a record that aged out of the bounded
+trail is not written again while the workload stays idle.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditSink
-from autoscaler.domain.models import DEFAULT_PROFILE, Action, Decision, Snapshot, WorkloadRef
-from autoscaler.domain.records import AuditRecord
-from autoscaler.engine.exemption_limits import SERVICE_ACTOR
+from autoscaler.domain.models import (
+    DEFAULT_PROFILE,
+    Action,
+    Decision,
+    Snapshot,
+    WorkloadRef,
+    WorkloadStatus,
+)
+from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.engine.telemetry import ServiceMetrics
+
+DRY_RUN_OUTCOME = "dry-run: not patched"
 
 
 class LoopAuditor:
     def __init__(
-        self, *, audit: AuditSink, metrics: ServiceMetrics, logger: logging.Logger
+        self,
+        *,
+        audit: AuditSink,
+        metrics: ServiceMetrics,
+        logger: logging.Logger,
+        leading: Callable[[], bool] = lambda: True,
     ) -> None:
+        """`leading`: only the leader writes the loop's records; a follower writes nothing."""
         self._audit = audit
         self._metrics = metrics
         self._log = logger
-        self._would: set[WorkloadRef] = set()  # dry-run candidates already recorded
+        self._leading = leading
+        self._written: set[tuple[str, RecordKey]] = set()  # keyed records this process wrote
 
     def __call__(self, snapshot: Snapshot) -> None:
-        records = self._actions(snapshot) + self._new_dry_run_candidates(snapshot)
-        if not records:
+        if not self._leading():
             return
-        try:
-            self._audit.record(*records)
-        except ClusterError as exc:
-            self._log.warning("audit records of cycle %d not written: %s", snapshot.cycle, exc)
-            self._metrics.error("runtime-state")
+        found = self._actions(snapshot) + self._dry_run_candidates(snapshot)
+        records = [r for r in found if r.key is None or (r.action, r.key) not in self._written]
+        if records:
+            try:
+                self._audit.record(*records)
+            except ClusterError as exc:
+                self._log.warning("audit records of cycle %d not written: %s", snapshot.cycle, exc)
+                self._metrics.error("runtime-state")
+                return
+        self._remember(records, snapshot)
+
+    def _remember(self, written: list[AuditRecord], snapshot: Snapshot) -> None:
+        """Keep the keys of workloads still in the fleet: the set never outgrows it."""
+        self._written |= {(r.action, r.key) for r in written if r.key is not None}
+        if snapshot.cluster_ok:
+            present = {row.info.uid for row in snapshot.workloads}
+            self._written = {entry for entry in self._written if entry[1].subject in present}
 
     def _actions(self, snapshot: Snapshot) -> list[AuditRecord]:
         threshold = _threshold(snapshot)
@@ -44,43 +77,37 @@ class LoopAuditor:
         for action in snapshot.actions:
             if action.audited:
                 continue  # the loop wrote its durable record before the patch
-            row = snapshot.find(action.workload)
-            decision = row.decision if row is not None else None
+            outcome = str(action.outcome)
             records.append(
                 _record(
-                    decision,
+                    snapshot.find(action.workload),
                     action.workload,
                     action=action.action.value,
                     reason=action.reason,
-                    outcome=action.outcome,
+                    outcome=outcome,
                     threshold=threshold,
                     at=action.at,
+                    detail=outcome,  # a new outcome in the same episode is news
                 )
             )
         return records
 
-    def _new_dry_run_candidates(self, snapshot: Snapshot) -> list[AuditRecord]:
+    def _dry_run_candidates(self, snapshot: Snapshot) -> list[AuditRecord]:
         if not snapshot.cluster_ok:
             return []
         threshold = _threshold(snapshot)
-        wanted = {
-            row.ref: row.decision
-            for row in snapshot.workloads
-            if row.decision.action is Action.WOULD_DEACTIVATE
-        }
-        fresh = sorted(set(wanted) - self._would)
-        self._would = set(wanted)
         return [
             _record(
-                wanted[ref],
-                ref,
+                row,
+                row.ref,
                 action=Action.WOULD_DEACTIVATE.value,
-                reason=wanted[ref].reason,
-                outcome="dry-run: not patched",
+                reason=row.decision.reason,
+                outcome=DRY_RUN_OUTCOME,
                 threshold=threshold,
                 at=snapshot.taken_at,
             )
-            for ref in fresh
+            for row in sorted(snapshot.workloads, key=lambda row: row.ref)
+            if row.decision.action is Action.WOULD_DEACTIVATE
         ]
 
 
@@ -90,7 +117,7 @@ def _threshold(snapshot: Snapshot) -> float | None:
 
 
 def _record(
-    decision: Decision | None,
+    row: WorkloadStatus | None,
     ref: WorkloadRef,
     *,
     action: str,
@@ -98,10 +125,12 @@ def _record(
     outcome: str,
     threshold: float | None,
     at: datetime,
+    detail: str = "",
 ) -> AuditRecord:
+    decision: Decision | None = row.decision if row is not None else None
     return AuditRecord(
         at=at,
-        actor=SERVICE_ACTOR,
+        actor=LOOP_ACTOR,
         action=action,
         target=str(ref),
         reason=reason,
@@ -111,4 +140,12 @@ def _record(
         peak=decision.peak if decision is not None else None,
         coverage=decision.coverage if decision is not None else None,
         threshold=threshold,
+        key=_key(row, detail=detail),
     )
+
+
+def _key(row: WorkloadStatus | None, *, detail: str) -> RecordKey | None:
+    """None (recorded every time, as before keys) when there is no row to key it by."""
+    if row is None or not row.info.uid:
+        return None
+    return RecordKey(subject=row.info.uid, episode=row.decision.idle_since, detail=detail)

@@ -47,6 +47,7 @@ METRIC_NAMES: tuple[str, ...] = tuple(
         "contested_workloads",
     )
 )
+LOOP_CRASH = "loop"  # the errors' source of a cycle that raised
 LOOP_REASON = "idle"  # deactivations by the loop; "admin" for "deactivate now"
 # Why a deactivation waits. The guards defer for one reason at a time: unreadable guard state
 # holds everything, an open breaker holds everything else, and only then does the hourly cap.
@@ -72,17 +73,12 @@ class ServiceMetrics:
     """
 
     def __init__(self, registry: CollectorRegistry, *, clock: Clock) -> None:
+        self.registry = registry  # what /metrics serves
         self._clock = clock
         self._lock = threading.Lock()  # the loop observes; API threads report deactivations
         self._held: dict[WorkloadRef, _Held] = {}
         self._deactivated: set[WorkloadRef] | None = None  # None until the first snapshot
-        self.cycles = Counter(PREFIX + "cycles", "Reconcile cycles run.", registry=registry)
-        self.cycle_duration = Histogram(
-            PREFIX + "cycle_duration_seconds",
-            "Wall time of a reconcile cycle.",
-            buckets=CYCLE_BUCKETS,
-            registry=registry,
-        )
+        self.cycles, self.cycle_duration, self.last_success = _cycle_metrics(registry)
         self.workloads = Gauge(
             PREFIX + "workloads",
             "Workloads by state in the latest cycle.",
@@ -107,7 +103,7 @@ class ServiceMetrics:
         )
         self.errors = Counter(
             PREFIX + "errors",
-            "Failures by source (cluster, prometheus, action, ...).",
+            "Failures by source (cluster, prometheus, action, runtime-state, loop).",
             ["source"],
             registry=registry,
         )
@@ -115,11 +111,6 @@ class ServiceMetrics:
             PREFIX + "gpu_hours_reclaimed",
             "GPU-hours freed: GPUs held at deactivation times the time spent deactivated.",
             ["namespace"],
-            registry=registry,
-        )
-        self.last_success = Gauge(
-            PREFIX + "last_successful_cycle_timestamp_seconds",
-            "Unix time of the last cycle that reached both the cluster and Prometheus.",
             registry=registry,
         )
         self._guards = _GuardGauges(registry)
@@ -147,6 +138,10 @@ class ServiceMetrics:
 
     def error(self, source: str) -> None:
         self.errors.labels(source=source).inc()
+
+    def crashed(self, _exc: BaseException) -> None:
+        """`LoopRunner.on_crash`: a cycle that raised (the runner logs it) counts as an error."""
+        self.error(LOOP_CRASH)
 
     def _count_errors(self, snapshot: Snapshot) -> None:
         if not snapshot.cluster_ok:
@@ -203,6 +198,24 @@ class ServiceMetrics:
             if back:
                 self.reactivations.inc(back)
         self._deactivated = inactive
+
+
+def _cycle_metrics(registry: CollectorRegistry) -> tuple[Counter, Histogram, Gauge]:
+    """How many cycles ran, how long they took, and when one last reached everything."""
+    return (
+        Counter(PREFIX + "cycles", "Reconcile cycles run.", registry=registry),
+        Histogram(
+            PREFIX + "cycle_duration_seconds",
+            "Wall time of a reconcile cycle.",
+            buckets=CYCLE_BUCKETS,
+            registry=registry,
+        ),
+        Gauge(
+            PREFIX + "last_successful_cycle_timestamp_seconds",
+            "Unix time of the last cycle that reached both the cluster and Prometheus.",
+            registry=registry,
+        ),
+    )
 
 
 class _GuardGauges:

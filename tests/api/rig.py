@@ -1,5 +1,6 @@
 """A running service for API tests: the test Kubernetes API server, the real Kueue adapter,
-a Reconciler over fake metrics, and the API on uvicorn on a loopback port.
+a Reconciler over fake metrics with the composition root's listeners (metrics, loop audit,
+exemption limit), and the API on uvicorn on a loopback port.
 
     with ApiRig() as rig:
         name = rig.add_raycluster("team-a", "alice-rc", idle=True)
@@ -24,11 +25,14 @@ from prometheus_client import CollectorRegistry
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.compose.api import Api, build_api
+from autoscaler.compose.loop_parts import subscribe_listeners
+from autoscaler.compose.serve import build_shared_state
 from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
-from autoscaler.settings.tree import ClusterSettings
+from autoscaler.settings.tree import ClusterSettings, Settings
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.domain_builders import a_policy
 from tests.support.fakes import FakeClock
@@ -94,6 +98,21 @@ class ApiRig:
         cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)
         self.cluster = KueueCluster(client=self.client, settings=cluster_settings, clock=self.clock)
         self.store = SnapshotStore()
+        self.telemetry = ServiceMetrics(self.registry, clock=self.clock)
+        self.shared = build_shared_state(
+            Settings(cluster=cluster_settings, api=self.settings),
+            client=self.client,
+            cluster=self.cluster,
+            logger=self.logger,
+        )
+        subscribe_listeners(
+            self.store,
+            settings=self.settings,
+            telemetry=self.telemetry,
+            shared=self.shared,
+            clock=self.clock,
+            logger=self.logger,
+        )
         self.reconciler = Reconciler(
             cluster=self.cluster,
             metrics=self.usage,
@@ -107,10 +126,9 @@ class ApiRig:
             cluster_settings=cluster_settings,
             client=self.client,
             cluster=self.cluster,
-            store=self.store,
+            loop=self,
             clock=self.clock,
             logger=self.logger,
-            registry=self.registry,
             routers=self.routers,
         )
         self.api.start()

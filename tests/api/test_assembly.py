@@ -15,6 +15,7 @@ from kubernetes.client import ApiClient
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.compose.api import build_api, build_auth, token_checker
+from autoscaler.compose.serve import build_shared_state
 from autoscaler.compose.service import build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.settings.api import ApiSettings
@@ -42,14 +43,19 @@ def test_the_api_serves_beside_the_running_loop_and_stops_with_it() -> None:
         client = KubeClient(api_client, timeout=timedelta(seconds=5))
         cluster = KueueCluster(client=client, settings=settings.cluster)
         service = build_service(
-            settings, cluster=cluster, metrics=Usage(), clock=clock, logger=logger
+            settings,
+            cluster=cluster,
+            metrics=Usage(),
+            clock=clock,
+            logger=logger,
+            shared=build_shared_state(settings, client=client, cluster=cluster, logger=logger),
         )
         api = build_api(
             ApiSettings(host="127.0.0.1", port=0),
             cluster_settings=settings.cluster,
             client=client,
             cluster=cluster,
-            store=service.store,
+            loop=service,
             clock=clock,
             logger=logger,
         )

@@ -15,7 +15,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.core.errors import ClusterUnavailable, Conflict
 from autoscaler.domain.models import Pauses
-from autoscaler.domain.records import EVERYTHING, AuditRecord, PauseNote
+from autoscaler.domain.records import EVERYTHING, LOOP_ACTOR, AuditRecord, PauseNote, RecordKey
 from tests.support.domain_builders import NOW
 from tests.support.kube_server import KubeServer
 
@@ -175,3 +175,42 @@ def test_a_hand_garbled_config_map_is_read_safely(
     state = store.read()
     assert state.pauses == expected_pauses
     assert len(state.audit) == expected_audit
+
+
+def keyed(minute: int) -> AuditRecord:
+    return AuditRecord(
+        at=NOW + timedelta(minutes=minute),
+        actor=LOOP_ACTOR,
+        action="would-deactivate",
+        target="team-a/rc",
+        reason="idle",
+        key=RecordKey("4f1c-uid", episode=NOW - timedelta(hours=1)),
+    )
+
+
+def test_a_keyed_record_already_kept_is_neither_added_nor_written_again(
+    kube: KubeServer, store: RuntimeStateStore
+) -> None:
+    store.record(keyed(1))
+    kube.requests.clear()
+
+    store.record(keyed(2))  # another replica, or this one after a restart
+
+    [kept] = store.read().audit
+    assert kept == keyed(1)  # the key read back as written
+    assert kube.requests.writes() == []
+
+
+def test_records_written_before_keys_existed_still_read_and_are_never_taken_for_repeats(
+    kube: KubeServer, store: RuntimeStateStore
+) -> None:
+    old = {"at": "2026-03-01T11:00:00Z", "actor": LOOP_ACTOR, "action": "would-deactivate",
+           "target": "team-a/rc", "reason": "idle", "outcome": "dry-run: not patched"}  # fmt: skip
+    store.record(record(0))
+    config_map = kube.store.get("configmaps", name=NAME, namespace=NAMESPACE)
+    config_map["data"]["audit"] = json.dumps([old])
+    kube.store.put(config_map)
+
+    store.record(keyed(1))
+
+    assert [r.key for r in store.read().audit] == [keyed(1).key, None]

@@ -33,7 +33,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.compose.serve import build_cluster, build_guard_store, build_metric_source
+from autoscaler.compose.serve import build_cluster, build_metric_source, build_shared_state
 from autoscaler.compose.service import build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.domain import annotations as keys
@@ -322,7 +322,7 @@ class FaultRig:
             metrics=metrics,
             clock=clock,
             logger=logger,
-            guard_store=build_guard_store(settings, client=client, clock=clock, logger=logger),
+            shared=build_shared_state(settings, client=client, cluster=cluster, logger=logger),
         )  # as `serve` builds it, guards included
         paused = f"{namespace}-p"
         seed_queues(

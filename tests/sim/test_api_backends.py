@@ -9,8 +9,13 @@ import httpx
 import pytest
 
 from autoscaler.compose.api import build_api_on
-from autoscaler.compose.demo import DEMO_USER, demo_tokens, simulated_backends
-from autoscaler.compose.service import build_service
+from autoscaler.compose.demo import (
+    DEMO_USER,
+    build_demo_service,
+    demo_tokens,
+    simulated_backends,
+)
+from autoscaler.compose.service import Service
 from autoscaler.core.errors import Conflict
 from autoscaler.demo.scenarios import SCENARIOS
 from autoscaler.demo.story import World, play
@@ -103,7 +108,7 @@ def world() -> World:
         SCENARIOS["two-clusters"],
         dry_run=False,
         speed=None,
-        build_service=build_service,
+        build_service=build_demo_service,
         logger=logging.getLogger("test-demo-api"),
     )
 
@@ -111,13 +116,17 @@ def world() -> World:
 @pytest.fixture
 def api(world: World) -> Iterator[httpx.Client]:
     """The real app over the world's backends, on a loopback port."""
+    service = world.service
+    assert isinstance(service, Service)
     backends = simulated_backends(
-        world.cluster, clock=world.clock, settings=world.settings, token=TOKEN
-    )
+        world.cluster, clock=world.clock, settings=world.settings, token=TOKEN,
+        shared=service.shared,
+    )  # fmt: skip
     built = build_api_on(
         world.settings.api.model_copy(update={"host": "127.0.0.1", "port": 0}),
         backends=backends,
-        store=world.service.store,
+        store=service.store,
+        telemetry=service.telemetry,
         clock=world.clock,
         logger=logging.getLogger("test-demo-api"),
     )

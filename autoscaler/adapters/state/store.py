@@ -5,7 +5,8 @@ Its `data` keys:
 
     pauses         {"everything": bool, "namespaces": [str]}   read by the loop each cycle
     pause-details  {"*" | <namespace>: {"by", "reason", "at"}} who paused what, and why
-    audit          [record, ...] newest first, at most `audit_limit` records
+    audit          [record, ...] newest first, at most `audit_limit` records; the loop's
+                   carry a `key` and are never written twice (`RecordKey`)
     breaker        the mass-idle circuit breaker     } see codec.py; absent in a
     contested      workloads we stopped fighting for } ConfigMap written before the guards
 
@@ -31,7 +32,7 @@ from autoscaler.domain.annotations import parse_time
 from autoscaler.domain.breaker import BreakerState
 from autoscaler.domain.guards import Contest
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadRef
-from autoscaler.domain.records import AuditRecord, Edit, PauseNote, RuntimeState
+from autoscaler.domain.records import AuditRecord, Edit, PauseNote, RecordKey, RuntimeState
 
 DETAILS_KEY = "pause-details"
 AUDIT_KEY = "audit"
@@ -69,6 +70,8 @@ class RuntimeStateStore:
             config_map = self._get()
             current = RuntimeState() if config_map is None else self._decode(config_map)
             wanted = edit(current)
+            if config_map is not None and wanted == current:
+                return current  # nothing new (a loop record already kept): no write request
             try:
                 self._write(config_map, wanted)
             except Conflict:
@@ -200,7 +203,27 @@ def _note(raw: Mapping[str, Any]) -> PauseNote:
 def _record_json(record: AuditRecord) -> dict[str, Any]:
     fields = asdict(record)
     fields["at"] = _time_text(record.at)
+    fields["key"] = _key_json(record.key) if record.key is not None else None
     return {key: value for key, value in fields.items() if value is not None}
+
+
+def _key_json(key: RecordKey) -> dict[str, str]:
+    fields = {"subject": key.subject, "detail": key.detail}
+    if key.episode is not None:
+        fields["episode"] = _time_text(key.episode)
+    return {name: value for name, value in fields.items() if value}
+
+
+def _key(raw: Any) -> RecordKey | None:
+    """A record written before keys existed has none: it is never taken for a repeat."""
+    if raw is None:
+        return None
+    episode = raw.get("episode")
+    return RecordKey(
+        subject=str(raw["subject"]),
+        episode=None if episode is None else _time(episode),
+        detail=str(raw.get("detail", "")),
+    )
 
 
 def _record(raw: Mapping[str, Any]) -> AuditRecord:
@@ -216,6 +239,7 @@ def _record(raw: Mapping[str, Any]) -> AuditRecord:
         peak=_optional(float, raw.get("peak")),
         coverage=_optional(float, raw.get("coverage")),
         threshold=_optional(float, raw.get("threshold")),
+        key=_key(raw.get("key")),
     )
 
 

@@ -1,0 +1,104 @@
+"""The parts beside the reconcile loop, built once per process by the composition root: the
+guards, the service's metrics and the snapshot listeners (loop audit, exemption limit).
+
+Every replica builds them all. Only the leader writes: the guards are told `leading` each
+cycle, and the listeners ask `is_leader` before each write; a follower computes the same
+view and serves it (REST, KEDA, /metrics) without a single write request.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from autoscaler.adapters.state.guards import RuntimeGuardStore
+from autoscaler.core.ports import Clock, GuardStore, MetricSource, StateBacking, WorkloadWrites
+from autoscaler.domain.policy import Policy
+from autoscaler.engine.exemption_limits import ExemptionLimiter
+from autoscaler.engine.guarding import Guards
+from autoscaler.engine.loop_audit import LoopAuditor
+from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.tree import Settings
+
+IsLeader = Callable[[], bool]
+
+
+def always_leading() -> bool:
+    """A single replica (leader election off, the demo, unit tests) always leads."""
+    return True
+
+
+@dataclass(frozen=True)
+class SharedState:
+    """What every replica shares and the loop writes besides the deactivation patch: the
+    runtime state (the ConfigMap in `serve`, memory in the demo) and the annotation writes
+    of the exemption limit. The API reads and changes the same ones."""
+
+    store: StateBacking
+    writer: WorkloadWrites
+    guards: GuardStore | None = None  # the guards' view of `store` unless given (soak faults)
+
+    def guard_store(self, *, audit_limit: int, clock: Clock) -> GuardStore:
+        if self.guards is not None:
+            return self.guards
+        return RuntimeGuardStore(store=self.store, audit_limit=audit_limit, clock=clock)
+
+
+def build_guards(
+    settings: Settings,
+    *,
+    policy: Policy,
+    shared: SharedState,
+    metrics: MetricSource,
+    clock: Clock,
+    logger: logging.Logger,
+) -> Guards:
+    store = shared.guard_store(audit_limit=settings.api.audit_record_limit, clock=clock)
+    return Guards(
+        rules=settings.guards.rules(max_per_hour=settings.policy.max_deactivations_per_hour),
+        policy=policy,
+        audit=store,
+        state=store,
+        metrics=metrics,
+        interval=settings.loop.interval,
+        logger=logger.getChild("guards"),
+    )
+
+
+def subscribe_listeners(
+    store: SnapshotStore,
+    *,
+    settings: ApiSettings,
+    telemetry: ServiceMetrics,
+    shared: SharedState | None,
+    clock: Clock,
+    logger: logging.Logger,
+    is_leader: IsLeader = always_leading,
+) -> None:
+    """Metrics from every snapshot; with `shared`, the leader's loop audit and exemption cuts.
+    `settings`: the API's, which set the longest exemption."""
+    store.subscribe(telemetry.observe)
+    if shared is None:
+        return  # nowhere to write (unit tests of the loop alone)
+    store.subscribe(
+        LoopAuditor(
+            audit=shared.store,
+            metrics=telemetry,
+            logger=logger.getChild("audit"),
+            leading=is_leader,
+        )
+    )
+    store.subscribe(
+        ExemptionLimiter(
+            writer=shared.writer,
+            audit=shared.store,
+            clock=clock,
+            maximum=settings.max_exemption,
+            allow_indefinite=settings.allow_indefinite_exemption,
+            logger=logger.getChild("exemptions"),
+            leading=is_leader,
+        )
+    )
