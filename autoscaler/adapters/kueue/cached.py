@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import WatchCache
-from autoscaler.adapters.kubernetes.client import PODS, SCALED_OBJECTS, ApiResource, KubeClient, Obj
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import PODS, SCALED_OBJECTS, ApiResource, Obj
 from autoscaler.adapters.kueue.cluster import OWNER_RESOURCES, KueueCluster, PodsByNamespace
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.core.ports import Clock

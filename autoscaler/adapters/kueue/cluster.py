@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.client import (
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import (
     CONFIGMAPS,
     EVENTS,
     JOBS,
@@ -22,7 +23,6 @@ from autoscaler.adapters.kubernetes.client import (
     RAYJOBS,
     SCALED_OBJECTS,
     ApiResource,
-    KubeClient,
     Obj,
     kueue_workloads,
 )

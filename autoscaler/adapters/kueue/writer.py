@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from autoscaler.adapters.kubernetes.client import ApiResource, KubeClient
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import ApiResource
 from autoscaler.adapters.kueue.cluster import OWNER_RESOURCES
 from autoscaler.domain.models import OwnerRef, WorkloadInfo
 from autoscaler.domain.records import Annotated
