@@ -35,13 +35,20 @@ from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.compose.service import Service, build_service
 from autoscaler.domain.models import Snapshot, WorkloadRef
 from autoscaler.settings.tree import Settings
+from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, Phase
 from autoscaler.sim.metrics import ExporterTiming, SimulatedExporter
 from autoscaler.sim.pods import GpuPool
 from autoscaler.sim.state import SimulatedRuntimeState
-from benchmarks.soak_faults import Dice, FaultyCluster, FaultyGuardStore, FaultyMetrics
+from benchmarks.soak_faults import (
+    Dice,
+    FaultyActuator,
+    FaultyCluster,
+    FaultyGuardStore,
+    FaultyMetrics,
+)
 from benchmarks.soak_fleet import PROTECTED_CLASS, START, Fleet, Member, build_fleet
 from benchmarks.soak_truth import Rules, due_at, wrongful
 
@@ -124,8 +131,9 @@ def build_world(fleet: Fleet, settings: Settings, *, seed: int) -> World:
     metrics = FaultyMetrics(exporter, dice=dice)
     service = build_service(
         settings,
-        cluster=FaultyCluster(
-            cluster,
+        cluster=FaultyCluster(cluster, dice=dice),
+        actuator=FaultyActuator(
+            SimulatedActuator(cluster=cluster, clock=clock),
             dice=dice,
             now=clock.now,
             on_deactivated=lambda r, t: deactivated.append((r, t)),
@@ -160,7 +168,7 @@ def play(world: World, *, minutes: int) -> None:
         world.cycle_seconds.append(took)
         world.service_seconds.append(took - (world.metrics.seconds - answering))
         world.guards.saw(snapshot)
-        world.outcomes.update(a.outcome.split(":")[0] for a in snapshot.actions)
+        world.outcomes.update(a.outcome.kind.value for a in snapshot.actions)
         world.cluster.step(now=now)
         world.clock.advance(CYCLE)
 

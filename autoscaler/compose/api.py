@@ -3,8 +3,8 @@
     auth = build_auth(settings.api, cluster_settings=settings.cluster, client=client)
     keda = keda_router(answers=answers, authenticate=token_checker(auth))  # when KEDA is on
     api = build_api(settings.api, cluster_settings=settings.cluster, client=client,
-                    cluster=cluster, store=service.store, clock=clock, logger=logger,
-                    auth=auth, routers=[keda])
+                    cluster=cluster, actuator=actuator, store=service.store, clock=clock,
+                    logger=logger, auth=auth, routers=[keda])
     service.servers.append(api)   # start(): subscribers, then uvicorn; stop(): the reverse
 
 The same parts serve every replica: changes go to Kubernetes, never to process memory.
@@ -24,7 +24,6 @@ from prometheus_client import CollectorRegistry
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.adapters.kueue.writer import WorkloadWriter
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
@@ -35,9 +34,9 @@ from autoscaler.core.ports import (
     Authenticator,
     Authorizer,
     Clock,
-    Cluster,
+    ClusterReader,
     StateStore,
-    WorkloadWrites,
+    WorkloadActuator,
 )
 from autoscaler.domain.access import Target
 from autoscaler.engine.exemption_limits import ExemptionLimiter
@@ -75,8 +74,8 @@ class Backends:
     """What the API reads and changes besides the snapshot store: Kubernetes in `serve`
     (`build_api`), the simulated cluster in the demo."""
 
-    cluster: Cluster
-    writer: WorkloadWrites
+    cluster: ClusterReader
+    actuator: WorkloadActuator
     state: StateStore
     auth: Auth
     admin: Target  # the permission `require_admin` asks for
@@ -88,6 +87,7 @@ def build_api(
     cluster_settings: ClusterSettings,
     client: KubeClient,
     cluster: KueueCluster,
+    actuator: WorkloadActuator,
     store: SnapshotStore,
     clock: Clock,
     logger: logging.Logger,
@@ -113,7 +113,7 @@ def build_api(
     )
     backends = Backends(
         cluster=cluster,
-        writer=WorkloadWriter(client=client, workloads=cluster.workload_resource),
+        actuator=actuator,
         state=state,
         auth=auth or build_auth(settings, cluster_settings=cluster_settings, client=client),
         admin=admin,
@@ -147,7 +147,7 @@ def build_api_on(
         settings=settings,
         store=store,
         cluster=backends.cluster,
-        writer=backends.writer,
+        actuator=backends.actuator,
         state=backends.state,
         access=Access(authorizer, admin=backends.admin),
         metrics=metrics,
@@ -156,7 +156,7 @@ def build_api_on(
         logger=logger,
     )
     limiter = ExemptionLimiter(
-        writer=backends.writer,
+        writer=backends.actuator,
         audit=backends.state,
         clock=clock,
         maximum=settings.max_exemption,

@@ -15,15 +15,16 @@ from autoscaler.api.access import admin_target
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
 from autoscaler.compose.api import Backends, build_api_on, token_checker
 from autoscaler.compose.service import Service, build_service
-from autoscaler.core.ports import Clock, Cluster, MetricSource
+from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
 from autoscaler.demo.run import Endpoint, quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.demo.story import World
 from autoscaler.domain.access import Target
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.tree import Settings
+from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.cluster import SimulatedCluster
-from autoscaler.sim.state import SimulatedRuntimeState, SimulatedWrites
+from autoscaler.sim.state import SimulatedRuntimeState
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -34,15 +35,16 @@ def demo(args: argparse.Namespace) -> int:
     states: dict[int, SimulatedRuntimeState] = {}  # per world: the story and its dry-run replay
 
     def build(
-        settings: Settings, *, cluster: Cluster, metrics: MetricSource, clock: Clock,
-        logger: logging.Logger,
+        settings: Settings, *, cluster: ClusterReader, actuator: WorkloadActuator,
+        metrics: MetricSource, clock: Clock, logger: logging.Logger,
     ) -> Service:  # fmt: skip
         """The same guards as `serve`, over an in-memory runtime state the API shares."""
         assert isinstance(cluster, SimulatedCluster)
         limit = settings.api.audit_record_limit
         state = states[id(cluster)] = SimulatedRuntimeState(cluster=cluster, audit_limit=limit)
         return build_service(
-            settings, cluster=cluster, metrics=metrics, clock=clock, logger=logger,
+            settings, cluster=cluster, actuator=actuator, metrics=metrics, clock=clock,
+            logger=logger,
             bind_host=LOOPBACK,
             guard_store=RuntimeGuardStore(store=state, audit_limit=limit, clock=clock),
         )  # fmt: skip
@@ -114,7 +116,7 @@ def simulated_backends(
     tokens = demo_tokens(token, admin=admin)
     return Backends(
         cluster=cluster,
-        writer=SimulatedWrites(cluster=cluster, clock=clock),
+        actuator=SimulatedActuator(cluster=cluster, clock=clock),
         state=state
         or SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit),
         auth=(tokens, tokens),

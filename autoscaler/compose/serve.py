@@ -12,6 +12,7 @@ from types import FrameType
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.promql import QueryTemplates
@@ -47,6 +48,7 @@ def add_rest_api(
     *,
     client: KubeClient,
     cluster: KueueCluster,
+    actuator: KueueActuator,
     clock: Clock,
     logger: logging.Logger,
 ) -> None:
@@ -61,6 +63,7 @@ def add_rest_api(
             cluster_settings=settings.cluster,
             client=client,
             cluster=cluster,
+            actuator=actuator,
             store=service.store,
             clock=clock,
             logger=logger.getChild("api"),
@@ -110,10 +113,12 @@ def serve(settings: Settings) -> int:
     client = KubeClient.from_settings(settings.cluster)
     cluster = build_cluster(settings, client)
     clock = SystemClock()
+    actuator = KueueActuator(client=client, workloads=cluster.workload_resource, clock=clock)
     elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
     service = build_service(
         settings,
         cluster=cluster,
+        actuator=actuator,
         metrics=build_metric_source(settings),
         clock=clock,
         logger=logger,
@@ -129,7 +134,15 @@ def serve(settings: Settings) -> int:
         first.append(StopOnly(lambda: elector.stop(timeout=5)))
         elector.start()
     service.servers[:0] = first
-    add_rest_api(service, settings, client=client, cluster=cluster, clock=clock, logger=logger)
+    add_rest_api(
+        service,
+        settings,
+        client=client,
+        cluster=cluster,
+        actuator=actuator,
+        clock=clock,
+        logger=logger,
+    )
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:

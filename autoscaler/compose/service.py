@@ -9,7 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from autoscaler.core.ports import Clock, Cluster, GuardStore, MetricSource, Server
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    GuardStore,
+    MetricSource,
+    Server,
+    WorkloadActuator,
+)
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.reconciler import Reconciler
@@ -46,7 +53,8 @@ class Service:
 def build_service(
     settings: Settings,
     *,
-    cluster: Cluster,
+    cluster: ClusterReader,
+    actuator: WorkloadActuator,
     metrics: MetricSource,
     clock: Clock,
     logger: logging.Logger,
@@ -73,6 +81,7 @@ def build_service(
         )
     reconciler = Reconciler(
         cluster=cluster,
+        actuator=actuator,
         metrics=metrics,
         policy=policy,
         clock=clock,

@@ -52,7 +52,7 @@ class LoopAuditor:
                     action.workload,
                     action=action.action.value,
                     reason=action.reason,
-                    outcome=action.outcome,
+                    outcome=str(action.outcome),
                     threshold=threshold,
                     at=action.at,
                 )

@@ -22,6 +22,7 @@ from kubernetes.client import ApiClient
 from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.compose.api import Api, build_api
 from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot
@@ -92,10 +93,14 @@ class ApiRig:
         self._api_client = ApiClient(self.kube.configuration())
         self.client = KubeClient(self._api_client, timeout=timedelta(seconds=5))
         cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)
-        self.cluster = KueueCluster(client=self.client, settings=cluster_settings, clock=self.clock)
+        self.cluster = KueueCluster(client=self.client, settings=cluster_settings)
+        self.actuator = KueueActuator(
+            client=self.client, workloads=self.cluster.workload_resource, clock=self.clock
+        )
         self.store = SnapshotStore()
         self.reconciler = Reconciler(
             cluster=self.cluster,
+            actuator=self.actuator,
             metrics=self.usage,
             policy=a_policy(dry_run=self.dry_run),
             clock=self.clock,
@@ -107,6 +112,7 @@ class ApiRig:
             cluster_settings=cluster_settings,
             client=self.client,
             cluster=self.cluster,
+            actuator=self.actuator,
             store=self.store,
             clock=self.clock,
             logger=self.logger,

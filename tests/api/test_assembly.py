@@ -13,6 +13,7 @@ from fastapi import APIRouter, HTTPException
 from kubernetes.client import ApiClient
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.compose.api import build_api, build_auth, token_checker
 from autoscaler.compose.service import build_service
@@ -41,14 +42,21 @@ def test_the_api_serves_beside_the_running_loop_and_stops_with_it() -> None:
         grant_default_rights(kube)
         client = KubeClient(api_client, timeout=timedelta(seconds=5))
         cluster = KueueCluster(client=client, settings=settings.cluster)
+        actuator = KueueActuator(client=client, workloads=cluster.workload_resource, clock=clock)
         service = build_service(
-            settings, cluster=cluster, metrics=Usage(), clock=clock, logger=logger
+            settings,
+            cluster=cluster,
+            actuator=actuator,
+            metrics=Usage(),
+            clock=clock,
+            logger=logger,
         )
         api = build_api(
             ApiSettings(host="127.0.0.1", port=0),
             cluster_settings=settings.cluster,
             client=client,
             cluster=cluster,
+            actuator=actuator,
             store=service.store,
             clock=clock,
             logger=logger,

@@ -21,6 +21,7 @@ import kubernetes.client
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.core.clock import SystemClock
@@ -90,7 +91,7 @@ class Rig:
         return [
             r
             for r in self.server.requests.matching("PATCH", "/apis/kueue.x-k8s.io")
-            if r.body == {"spec": {"active": False}}
+            if r.deactivates
         ]
 
 
@@ -148,6 +149,9 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     metrics = PrometheusMetricSource(prometheus=settings.prometheus, policy=settings.policy)
     reconciler = Reconciler(
         cluster=cluster,
+        actuator=KueueActuator(
+            client=client, workloads=cluster.workload_resource, clock=SystemClock()
+        ),
         metrics=metrics,
         policy=build_policy(settings),
         clock=SystemClock(),
