@@ -143,6 +143,18 @@ def serve(settings: Settings) -> int:
         clock=clock,
         logger=logger,
     )
+    stop = stop_on_signals(logger)
+    mode = "dry-run: deciding and reporting only" if settings.policy.dry_run else "acting"
+    logger.info("idle-gpu-autoscaler serving (%s)", mode)
+    service.start()
+    stop.wait()
+    service.stop()
+    logger.info("stopped cleanly")
+    return 0
+
+
+def stop_on_signals(logger: logging.Logger) -> threading.Event:
+    """Set on SIGTERM or SIGINT."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -151,10 +163,4 @@ def serve(settings: Settings) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    mode = "dry-run: deciding and reporting only" if settings.policy.dry_run else "acting"
-    logger.info("idle-gpu-autoscaler serving (%s)", mode)
-    service.start()
-    stop.wait()
-    service.stop()
-    logger.info("stopped cleanly")
-    return 0
+    return stop
