@@ -26,4 +26,5 @@ export PATH="$PWD/.tools/bin:$PATH"
 .venv/bin/ruff format --check autoscaler tests benchmarks
 .venv/bin/ruff check autoscaler tests benchmarks
 .venv/bin/mypy
+.venv/bin/lint-imports --no-logo
 .venv/bin/python -m pytest "$@"

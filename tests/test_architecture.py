@@ -1,4 +1,10 @@
-"""Import rules that keep the layers honest, checked on the source (no imports executed)."""
+"""Architecture rules beside the import-linter contracts, checked on the source (no imports run).
+
+The layers are import-linter contracts in pyproject.toml (tests/test_import_contracts.py).
+Here: each outside client has one home module, the domain imports only an allow-list of the
+standard library (a forbidden contract can only deny), never reads the clock, and only the
+composition root builds adapters.
+"""
 
 from __future__ import annotations
 

@@ -48,6 +48,12 @@ class BacktestOptions:
 
 
 def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_range_arguments(parser)
+    _add_variant_arguments(parser)
+    _add_output_arguments(parser)
+
+
+def _add_range_arguments(parser: argparse.ArgumentParser) -> None:
     when = parser.add_argument_group("range")
     when.add_argument(
         "--since",
@@ -60,6 +66,9 @@ def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
     when.add_argument(
         "--step", type=_duration, help="time between decisions (default: the loop interval)"
     )
+
+
+def _add_variant_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_argument_group("variants")
     what.add_argument(
         "--alternative",
@@ -84,6 +93,9 @@ def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument(
         "--raycluster-label", help="series label naming the RayCluster (default: from pod names)"
     )
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--output", choices=("table", "json"), default="table")
     out.add_argument(
