@@ -44,8 +44,7 @@ def demo(args: argparse.Namespace) -> int:
         state = states[id(cluster)] = SimulatedRuntimeState(cluster=cluster, audit_limit=limit)
         return build_service(
             settings, cluster=cluster, actuator=actuator, metrics=metrics, clock=clock,
-            logger=logger,
-            bind_host=LOOPBACK,
+            logger=logger, bind_host=LOOPBACK,
             guard_store=RuntimeGuardStore(store=state, audit_limit=limit, clock=clock),
         )  # fmt: skip
 
