@@ -26,6 +26,7 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.core.clock import SystemClock
 from autoscaler.domain.models import Action, Snapshot, State, WorkloadRef
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.settings.rules import build_policy
@@ -204,7 +205,9 @@ def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitt
 
     rig.set_utilization(DEMO, "first-raycluster", 0)
     went_idle = time.monotonic()
-    wait_for(rig, lambda s: any(a.workload == first and a.outcome == "done" for a in s.actions))
+    wait_for(
+        rig, lambda s: any(a.workload == first and a.outcome == Outcome.done() for a in s.actions)
+    )
     # The last busy sample may have been scraped up to one interval before the switch to 0.
     earliest = WINDOW_S - SCRAPE_SECONDS
     assert time.monotonic() - went_idle >= earliest, "deactivated before the idle window passed"
