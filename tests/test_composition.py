@@ -67,6 +67,7 @@ def test_a_workload_scaled_through_our_keda_signal_is_reported_and_never_patched
     service = build_service(
         settings,
         cluster=cluster,
+        actuator=cluster,
         metrics=metrics,
         clock=FakeClock(NOW),
         logger=logging.getLogger("t"),
@@ -88,6 +89,7 @@ def test_the_keda_scaler_answers_from_the_snapshot_the_loop_published(settings: 
     service = build_service(
         settings,
         cluster=cluster,
+        actuator=cluster,
         metrics=FakeMetrics(fleet),
         clock=FakeClock(NOW),
         logger=logging.getLogger("t"),
