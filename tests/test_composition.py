@@ -124,9 +124,11 @@ def test_a_crashed_cycle_reaches_the_errors_metric_and_the_log(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings = Settings.model_validate({"loop": {"interval": "1h"}})  # the first run only
+    crashing = CrashingCluster(workloads=[])
     service = build_service(
         settings,
-        cluster=CrashingCluster(workloads=[]),
+        cluster=crashing,
+        actuator=crashing,
         metrics=FakeMetrics(usage().build()),
         clock=FakeClock(NOW),
         logger=logging.getLogger("tests.crash"),
