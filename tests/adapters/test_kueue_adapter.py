@@ -14,10 +14,12 @@ import pytest
 from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
 from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable, ConfigError, Conflict, NotFound
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadInfo, WorkloadRef
+from autoscaler.domain.owners import KNOWN_OWNERS
 from autoscaler.engine import actuation
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.support.builders import (
@@ -471,3 +473,14 @@ def test_running_gpu_pods_are_listed_whoever_owns_them(
         "/api/v1/pods",
         {"fieldSelector": "status.phase=Running"},
     )
+
+
+def test_every_owner_resource_is_where_the_domain_says_the_owner_lives() -> None:
+    """The REST API asks for `patch` where the domain says an owner lives; the adapter must
+    write to that same place."""
+    assert set(OWNER_RESOURCES) == set(KNOWN_OWNERS)
+    for kind, resource in OWNER_RESOURCES.items():
+        assert (resource.group, resource.plural) == (
+            KNOWN_OWNERS[kind].group,
+            KNOWN_OWNERS[kind].plural,
+        )

@@ -1,4 +1,5 @@
-"""Where Kueue's Workloads and their owners live in the API."""
+"""Where Kueue's Workloads and their owners live in the API: the domain's owner kinds
+(domain/owners.py) with the versions this adapter reads and writes."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from collections.abc import Mapping
 
 from autoscaler.adapters.kubernetes.resources import JOBS, RAYCLUSTERS, RAYJOBS, ApiResource
 from autoscaler.domain.models import OwnerRef
+from autoscaler.domain.owners import KUEUE_GROUP, known_owner
 
-KUEUE_GROUP = "kueue.x-k8s.io"
+__all__ = ["KUEUE_GROUP", "KUEUE_VERSIONS", "OWNER_RESOURCES", "owner_resource"]
+
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # newest first; older Kueue releases serve only v1beta1
 OWNER_RESOURCES: Mapping[str, ApiResource] = {
     "RayCluster": RAYCLUSTERS,
@@ -18,8 +21,6 @@ OWNER_RESOURCES: Mapping[str, ApiResource] = {
 
 def owner_resource(owner: OwnerRef | None) -> ApiResource | None:
     """Where an owner lives, when it is a kind we know and its API group matches."""
-    if owner is None:
+    if owner is None or known_owner(owner) is None:
         return None
-    resource = OWNER_RESOURCES.get(owner.kind)
-    group = owner.api_version.rpartition("/")[0]
-    return resource if resource is not None and resource.group == group else None
+    return OWNER_RESOURCES.get(owner.kind)
