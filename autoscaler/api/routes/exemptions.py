@@ -16,13 +16,8 @@ from autoscaler.api.lookup import fresh_workload
 from autoscaler.api.problems import ApiProblem, error_responses, invalid
 from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
-from autoscaler.domain.exemptions import (
-    EXEMPTION_KEYS,
-    exempting,
-    is_indefinite,
-    rfc3339,
-    unexempting,
-)
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.exemptions import EXEMPTION_KEYS, exempting, is_indefinite, unexempting
 from autoscaler.domain.records import AuditRecord
 from autoscaler.settings.tree import format_duration
 
@@ -74,7 +69,7 @@ def exempt(
             actor=caller.username,
             action="exempt",
             target=str(workload.ref),
-            reason=f"until {rfc3339(until)}: {request.reason}",
+            reason=f"until {time_text(until)}: {request.reason}",
             namespace=namespace,
         )
     )
