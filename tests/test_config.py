@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import pytest

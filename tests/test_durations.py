@@ -3,12 +3,26 @@ the settings, the API's request bodies and the command line share one parser."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
 from autoscaler.api.schemas.requests import ExemptionRequest
 from autoscaler.settings.tree import Settings, format_duration, parse_duration
+
+CHART_SCHEMA = Path(__file__).resolve().parents[1] / "charts/idle-gpu-autoscaler/values.schema.json"
+
+
+def chart_accepts(definition: str, value: Any) -> bool:
+    """Whether the chart's values schema lets `value` through as a `definition`."""
+    schema = json.loads(CHART_SCHEMA.read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(
+        {"$ref": f"#/definitions/{definition}", "definitions": schema["definitions"]}
+    ).is_valid(value)
 
 
 @pytest.mark.parametrize(
@@ -66,7 +80,9 @@ def test_a_duration_that_cannot_be_read_is_refused_saying_why(text: str, complai
         pytest.param(0.25, "0.25s", id="under-a-second"),
     ],
 )
-def test_a_duration_prints_in_one_exact_unit_or_as_a_compound(seconds: float, spelling: str) -> None:
+def test_a_duration_prints_in_one_exact_unit_or_as_a_compound(
+    seconds: float, spelling: str
+) -> None:
     assert format_duration(timedelta(seconds=seconds)) == spelling
 
 
@@ -101,3 +117,25 @@ def test_an_exemption_request_refuses_a_duration_that_is_not_a_length(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         ExemptionRequest.model_validate({"duration": text, "reason": "presenting"})
+
+
+@pytest.mark.parametrize(
+    ("definition", "value", "accepted"),
+    [
+        pytest.param("duration", "1h30m", True, id="compound"),
+        pytest.param("duration", "90", True, id="bare-seconds"),
+        pytest.param("duration", "0s", True, id="zero-is-a-duration"),
+        pytest.param("duration", "-1h", False, id="negative"),
+        pytest.param("duration", "soon", False, id="a-word"),
+        pytest.param("positiveDuration", "1m30s", True, id="positive-compound"),
+        pytest.param("positiveDuration", "0h0m", False, id="zero-compound-is-not-positive"),
+        pytest.param("wholeSeconds", "1m30s", True, id="whole-seconds-compound"),
+        pytest.param("wholeSeconds", "1.5s", False, id="a-fraction-is-not-whole"),
+    ],
+)
+def test_the_charts_values_schema_reads_durations_like_the_service(
+    definition: str, value: str, accepted: bool
+) -> None:
+    assert chart_accepts(definition, value) is accepted
+    if accepted:
+        parse_duration(value)

@@ -74,9 +74,7 @@ def _unsigned(text: str, *, original: object) -> timedelta:
         return timedelta(seconds=float(bare.group(1)))
     if _COMPOUND.fullmatch(text) is None:
         raise ValueError(f"{original!r} is not a duration such as {EXAMPLES}")
-    seconds = sum(
-        float(number) * UNIT_SECONDS[unit] for number, unit in _PART.findall(text)
-    )
+    seconds = sum(float(number) * UNIT_SECONDS[unit] for number, unit in _PART.findall(text))
     return timedelta(seconds=seconds)
 
 
