@@ -68,11 +68,14 @@ def join_option_values(argv: Sequence[str]) -> list[str]:
 def run(
     args: argparse.Namespace,
     *,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> int:
+    """Exit code as documented in EXIT_CODES; answers to `out`, errors to `err` (by default
+    the streams in force when called, so a caller's redirection holds)."""
+    out, err = out or sys.stdout, err or sys.stderr
     try:
         call = plan(args)
         sources = TokenSources(args.token, args.token_file, args.context)
