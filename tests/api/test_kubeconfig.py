@@ -123,4 +123,3 @@ def test_a_failing_exec_plugin_is_one_error_carrying_the_plugins_words(tmp_path:
 def test_no_kubeconfig_at_all_says_where_else_a_token_comes_from(tmp_path: Path) -> None:
     with pytest.raises(KubeconfigError, match="no kubeconfig found"):
         kubeconfig_token(environ={"KUBECONFIG": str(tmp_path / "missing")})
-
