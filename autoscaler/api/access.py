@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from autoscaler.adapters.kueue.writer import KUEUE_GROUP, owner_resource
+from autoscaler.adapters.kueue.resources import KUEUE_GROUP, owner_resource
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.ports import Authorizer
 from autoscaler.domain.access import Identity, Target

@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects as kube_objects
-from autoscaler.adapters.kubernetes.client import CONFIGMAPS, EVENTS, KubeClient, Obj
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import CONFIGMAPS, EVENTS, Obj
 from autoscaler.adapters.state.codec import UNREADABLE as GUARDS_UNREADABLE
 from autoscaler.adapters.state.codec import decode_breaker, decode_contested, encode_guards
 from autoscaler.core.errors import Conflict, NotFound

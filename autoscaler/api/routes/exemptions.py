@@ -67,7 +67,7 @@ def exempt(
             409, f"{workload.ref} is exempt indefinitely by annotation; remove that first"
         )
     annotations = exempting(until=until, by=caller.username, reason=request.reason, now=now)
-    annotated = context.writer.annotate_owner(workload, annotations)
+    annotated = context.actuator.annotate_owner(workload, annotations)
     context.audit(
         AuditRecord(
             at=now,
@@ -108,9 +108,9 @@ def unexempt(
         raise ApiProblem(409, f"{workload.ref} has no exemption")
     annotated = []
     if on_owner:
-        annotated.append(str(context.writer.annotate_owner(workload, unexempting())))
+        annotated.append(str(context.actuator.annotate_owner(workload, unexempting())))
     if on_workload:
-        annotated.append(str(context.writer.annotate_workload(workload, unexempting())))
+        annotated.append(str(context.actuator.annotate_workload(workload, unexempting())))
     now = context.clock.now()
     context.audit(
         AuditRecord(
