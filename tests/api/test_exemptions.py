@@ -66,7 +66,7 @@ def test_an_exemption_until_a_time_is_honoured_by_the_next_cycle(rig: ApiRig) ->
         pytest.param(
             {"duration": "-1h", "reason": "x"},
             "body.duration",
-            "not a duration",
+            "longer than zero",
             id="negative-duration",
         ),
         pytest.param(
@@ -161,6 +161,7 @@ def test_bad_exemption_requests_are_a_422_naming_the_field(
     problems = response.json()["fields"]
     assert [p["field"] for p in problems] == [field]
     assert message in problems[0]["message"]
+    assert not problems[0]["message"].startswith("Value error")  # pydantic's words, not ours
     assert annotations_of(rig.owner("team-a", "alice-rc")) == {}
 
 
