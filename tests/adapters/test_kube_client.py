@@ -20,6 +20,7 @@ from autoscaler.adapters.kubernetes.client import (
 from autoscaler.adapters.kubernetes.resources import (
     ALLOWED_CALLS,
     CONFIGMAPS,
+    JOBS,
     PODS,
     ApiResource,
     kueue_workloads,
@@ -180,6 +181,10 @@ def test_a_call_outside_the_allowed_list_is_refused_before_any_request(
 ) -> None:
     with pytest.raises(Forbidden, match="refused: patch pods"):
         client.merge_patch(PODS, "p", {"metadata": {"labels": {"x": "y"}}}, namespace=NAMESPACE)
+    with pytest.raises(Forbidden, match="refused: get pods"):
+        client.get(PODS, "p", namespace=NAMESPACE)
+    with pytest.raises(Forbidden, match="refused: patch configmaps"):
+        client.merge_patch(CONFIGMAPS, "c", {"data": {}}, namespace=NAMESPACE)
     with pytest.raises(Forbidden, match="refused: list leases"):
         client.list_objects(ApiResource("coordination.k8s.io", "v1", "leases"))
     assert server.requests.all() == []
@@ -194,10 +199,10 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         ("ray.io", "rayclusters"): {"get", "list", "watch", "patch"},
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
         ("batch", "jobs"): {"get", "list", "watch", "patch"},
-        ("", "pods"): {"get", "list", "watch"},
+        ("", "pods"): {"list", "watch"},
         ("", "events"): {"create"},
-        ("", "configmaps"): {"get", "create", "update", "patch"},
-        ("keda.sh", "scaledobjects"): {"get", "list", "watch"},
+        ("", "configmaps"): {"get", "create", "update"},
+        ("keda.sh", "scaledobjects"): {"list", "watch"},
         ("coordination.k8s.io", "leases"): {"get", "create", "update"},
         ("authentication.k8s.io", "tokenreviews"): {"create"},
         ("authorization.k8s.io", "subjectaccessreviews"): {"create"},
@@ -235,7 +240,7 @@ def test_a_server_that_never_answers_loses_the_answer_which_may_have_applied(
             if method == "get":
                 client.get(CONFIGMAPS, "any", namespace=NAMESPACE)
             else:
-                client.merge_patch(CONFIGMAPS, "any", {"data": {}}, namespace=NAMESPACE)
+                client.merge_patch(JOBS, "any", {"metadata": {}}, namespace=NAMESPACE)
         client.close()
 
 

@@ -1,35 +1,89 @@
 """The chart grants exactly the Kubernetes calls the client module may make, and nothing more.
 
 autoscaler/adapters/kubernetes/client.py refuses any call whose (group, resource, verb) is not in
-ALLOWED_CALLS; the chart's Roles and ClusterRoles must grant that set exactly, so a new call
+ALLOWED_CALLS; the chart's Roles and ClusterRoles must grant that set exactly (less what the
+install turns off: patches on owner kinds that are not enabled, the Lease without leader
+election), and limit the NAMED_CALLS to the object the rendered settings name, so a new call
 cannot ship without its RBAC, and no permission outlives the code that used it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS
-from tests.deploy.tooling import CI_VALUES, NAMESPACE, RELEASE, Manifest, find, render, values_args
+from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
+from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
+from autoscaler.settings.tree import Settings
+from tests.deploy.tooling import (
+    CI_VALUES,
+    NAMESPACE,
+    RELEASE,
+    Manifest,
+    find,
+    notes,
+    render,
+    settings_from,
+    values_args,
+)
 
 VALUE_SETS = [pytest.param(None, id="defaults")] + [
     pytest.param(path, id=path.stem) for path in CI_VALUES
 ]
 # Namespaced on purpose: the runtime-state ConfigMap and the Lease live in the release namespace.
 RELEASE_NAMESPACE_ONLY = {("", "configmaps"), ("coordination.k8s.io", "leases")}
+# The writes on workloads: cluster-wide, or in a Role per namespace named in `include`.
+WORKLOAD_WRITES = {
+    ("kueue.x-k8s.io", "workloads", "patch"),
+    ("ray.io", "rayclusters", "patch"),
+    ("", "events", "create"),
+}
+INCLUDE = ("--set", "config.policy.namespaces.include={team-a,team-b}")
+
+Call = tuple[str, str, str]
+Grant = tuple[str, str, str, tuple[str, ...]]
 
 
-def granted(roles: list[Manifest]) -> set[tuple[str, str, str]]:
+def granted(roles: list[Manifest]) -> set[Call]:
+    return {call[:3] for call in granted_by_name(roles)}
+
+
+def granted_by_name(roles: list[Manifest]) -> set[Grant]:
+    """Every (group, resource, verb, resourceNames) the roles grant."""
     return {
-        (group, resource, verb)
+        (group, resource, verb, tuple(sorted(rule.get("resourceNames") or ())))
         for role in roles
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
+
+
+def expected_grants(settings: Settings) -> set[Grant]:
+    """ALLOWED_CALLS as this install needs them, NAMED_CALLS limited to the settings' names."""
+    kinds = settings.cluster.owner_kinds
+    off = {
+        (resource.group, resource.plural, "patch")
+        for kind, resource in OWNER_RESOURCES.items()
+        if kind not in kinds or not kinds[kind].enabled
+    }
+    if not settings.leader_election.enabled:
+        off |= {call for call in ALLOWED_CALLS if call[1] == "leases"}
+    values = settings.model_dump(by_alias=True)
+    return {
+        (*call, (setting_at(values, NAMED_CALLS[call]),) if call in NAMED_CALLS else ())
+        for call in ALLOWED_CALLS - off
+    }
+
+
+def setting_at(values: dict[str, Any], dotted: str) -> str:
+    for key in dotted.split("."):
+        values = values[key]
+    assert isinstance(values, str)
+    return values
 
 
 def own_roles(manifests: list[Manifest]) -> list[Manifest]:
@@ -39,9 +93,35 @@ def own_roles(manifests: list[Manifest]) -> list[Manifest]:
 @pytest.mark.real
 @pytest.mark.parametrize("values_file", VALUE_SETS)
 def test_rendered_roles_grant_exactly_the_calls_the_client_allows(
-    values_file: Path | None,
+    values_file: Path | None, tmp_path: Path
 ) -> None:
-    assert granted(own_roles(render(*values_args(values_file)))) == set(ALLOWED_CALLS)
+    manifests = render(*values_args(values_file))
+    expected = expected_grants(settings_from(manifests, tmp_path))
+    assert granted_by_name(own_roles(manifests)) == expected
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(
+    ("args", "granted_calls"),
+    [
+        pytest.param((), set(), id="owner-kinds-off-by-default"),
+        pytest.param(
+            ("--set", "config.cluster.ownerKinds.RayJob.enabled=true"),
+            {("ray.io", "rayjobs", "patch")},
+            id="rayjob-on",
+        ),
+        pytest.param(
+            ("--set", "config.cluster.ownerKinds.Job.enabled=true"),
+            {("batch", "jobs", "patch")},
+            id="job-on",
+        ),
+    ],
+)
+def test_owner_kinds_are_patched_only_when_enabled(
+    args: tuple[str, ...], granted_calls: set[Call]
+) -> None:
+    optional = {("ray.io", "rayjobs", "patch"), ("batch", "jobs", "patch")}
+    assert granted(own_roles(render(*args))) & optional == granted_calls
 
 
 @pytest.mark.real
@@ -55,11 +135,66 @@ def test_state_and_lease_permissions_stay_in_the_release_namespace() -> None:
 
 
 @pytest.mark.real
-def test_config_map_reads_and_writes_are_limited_to_the_state_config_map() -> None:
+@pytest.mark.parametrize(
+    ("resource", "name"),
+    [
+        pytest.param("configmaps", f"{RELEASE}-state", id="state-config-map"),
+        pytest.param("leases", RELEASE, id="lease"),
+    ],
+)
+def test_only_create_is_granted_without_the_objects_name(resource: str, name: str) -> None:
     (role,) = find(render(), "Role")
-    for rule in role["rules"]:
-        if rule["resources"] == ["configmaps"] and rule["verbs"] != ["create"]:
-            assert rule["resourceNames"] == [f"{RELEASE}-state"]
+    rules = [rule for rule in role["rules"] if rule["resources"] == [resource]]
+    assert {tuple(rule["verbs"]): rule.get("resourceNames") for rule in rules} == {
+        ("create",): None,
+        ("get", "update"): [name],
+    }
+
+
+@pytest.mark.real
+def test_a_lease_name_from_values_is_the_one_granted() -> None:
+    (role,) = find(render("--set", "leaderElection.leaseName=my-lease"), "Role")
+    names = [rule.get("resourceNames") for rule in role["rules"] if rule["resources"] == ["leases"]]
+    assert names == [None, ["my-lease"]]
+
+
+@pytest.mark.real
+def test_without_leader_election_no_lease_is_granted() -> None:
+    args = ("--values", str(next(p for p in CI_VALUES if p.stem == "single-replica-values")))
+    assert not {r for _, r, _ in granted(own_roles(render(*args)))} & {"leases"}
+
+
+@pytest.mark.real
+def test_named_namespaces_get_a_role_each_and_the_cluster_role_keeps_only_reads() -> None:
+    manifests = render(*INCLUDE)
+    (cluster_role,) = find(manifests, "ClusterRole")
+    assert not granted([cluster_role]) & WORKLOAD_WRITES
+    roles = [r for r in find(manifests, "Role") if r["metadata"]["name"].endswith("-workloads")]
+    assert {r["metadata"]["namespace"]: granted([r]) for r in roles} == {
+        "team-a": WORKLOAD_WRITES,
+        "team-b": WORKLOAD_WRITES,
+    }
+    bindings = {
+        b["metadata"]["namespace"]: (b["roleRef"]["name"], b["subjects"][0]["namespace"])
+        for b in find(manifests, "RoleBinding")
+        if b["metadata"]["name"].endswith("-workloads")
+    }
+    workloads_role = f"{RELEASE}-workloads"
+    assert bindings == {ns: (workloads_role, NAMESPACE) for ns in ("team-a", "team-b")}
+
+
+@pytest.mark.real
+def test_named_namespaces_still_list_and_watch_pods_cluster_wide() -> None:
+    """The pod cache and the Workload list are one cluster-wide call each (the adapter filters
+    namespaces itself), so the reads cannot move into the per-namespace Roles."""
+    (cluster_role,) = find(render(*INCLUDE), "ClusterRole")
+    assert {("", "pods", "list"), ("", "pods", "watch")} <= granted([cluster_role])
+
+
+@pytest.mark.real
+def test_notes_say_where_the_service_may_write() -> None:
+    assert "ClusterRole lets it patch Workloads in every namespace" in notes()
+    assert "only in the namespaces team-a, team-b" in notes(*INCLUDE)
 
 
 @pytest.mark.real

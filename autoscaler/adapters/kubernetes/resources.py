@@ -19,15 +19,24 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
         *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
         *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
         *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
-        *(("", "pods", v) for v in ("get", "list", "watch")),
+        *(("", "pods", v) for v in ("list", "watch")),
         ("", "events", "create"),
-        *(("", "configmaps", v) for v in ("get", "create", "update", "patch")),
-        *(("keda.sh", "scaledobjects", v) for v in ("get", "list", "watch")),
+        *(("", "configmaps", v) for v in ("get", "create", "update")),
+        *(("keda.sh", "scaledobjects", v) for v in ("list", "watch")),
         *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),
         ("authentication.k8s.io", "tokenreviews", "create"),
         ("authorization.k8s.io", "subjectaccessreviews", "create"),
     }
 )
+# Calls only ever made on the one object the settings name, so RBAC limits them with
+# resourceNames: the runtime-state ConfigMap (cluster.runtimeStateConfigMap) and the Lease
+# (leaderElection.leaseName). A create cannot be limited by name and is not among them.
+NAMED_CALLS: dict[tuple[str, str, str], str] = {
+    ("", "configmaps", "get"): "cluster.runtimeStateConfigMap",
+    ("", "configmaps", "update"): "cluster.runtimeStateConfigMap",
+    ("coordination.k8s.io", "leases", "get"): "leaderElection.leaseName",
+    ("coordination.k8s.io", "leases", "update"): "leaderElection.leaseName",
+}
 
 
 @dataclass(frozen=True)

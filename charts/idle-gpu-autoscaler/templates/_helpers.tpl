@@ -56,6 +56,40 @@ app.kubernetes.io/part-of: idle-gpu-autoscaler
 {{- printf "%s-state" (include "iga.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{- define "iga.leaseName" -}}
+{{- default (include "iga.fullname" .) .Values.leaderElection.leaseName }}
+{{- end }}
+
+{{/*
+RBAC rules for the writes on workloads: the deactivation and annotation patches on Workloads,
+the annotation patches on the owners of the kinds enabled in config.cluster.ownerKinds, and
+their Events. In the ClusterRole, or in a Role per config.policy.namespaces.include entry.
+*/}}
+{{- define "iga.rbac.workloadWrites" -}}
+{{- $kinds := .Values.config.cluster.ownerKinds }}
+{{- $ray := list }}
+{{- range $kind, $plural := dict "RayCluster" "rayclusters" "RayJob" "rayjobs" }}
+{{- if and (hasKey $kinds $kind) (get $kinds $kind).enabled }}{{ $ray = append $ray $plural }}{{ end }}
+{{- end }}
+- apiGroups: ["kueue.x-k8s.io"]
+  resources: ["workloads"]
+  verbs: ["patch"]
+{{- if $ray }}
+# Owners of the enabled kinds only: exemption and audit annotations.
+- apiGroups: ["ray.io"]
+  resources: {{ $ray | sortAlpha | toJson }}
+  verbs: ["patch"]
+{{- end }}
+{{- if and (hasKey $kinds "Job") $kinds.Job.enabled }}
+- apiGroups: ["batch"]
+  resources: ["jobs"]
+  verbs: ["patch"]
+{{- end }}
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- end }}
+
 {{- define "iga.configDir" -}}/etc/idle-gpu-autoscaler{{- end }}
 
 {{/* Only an explicit boolean false turns dry-run off; anything else (unset, null) keeps it on. */}}
@@ -189,7 +223,7 @@ the gRPC port (external, external-push) and the HTTP port (the metrics-api URL h
 {{- define "iga.settings.leaderElection" -}}
 {{- $le := .Values.leaderElection }}
 {{- $out := dict "enabled" $le.enabled "leaseDuration" $le.leaseDuration "renewDeadline" $le.renewDeadline "retryPeriod" $le.retryPeriod }}
-{{- $_ := set $out "leaseName" (default (include "iga.fullname" .) $le.leaseName) }}
+{{- $_ := set $out "leaseName" (include "iga.leaseName" .) }}
 {{- toYaml $out }}
 {{- end }}
 
