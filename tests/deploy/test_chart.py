@@ -28,11 +28,11 @@ from tests.deploy.tooling import (
     values_args,
 )
 
-# Off by default. The PodDisruptionBudget is not among them: it comes with the default two
+# Off by default. The NetworkPolicy is on by default (test_chart_network_policy.py). The
+# PodDisruptionBudget is not among them: it comes with the default two
 # replicas (test_chart_leader_election.py), and ci/single-replica-values.yaml turns it off.
 OPTIONAL_KINDS = {
     "ServiceMonitor",
-    "NetworkPolicy",
     "ScaledObject",
     "TriggerAuthentication",
 }

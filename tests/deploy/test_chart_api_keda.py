@@ -300,24 +300,3 @@ def test_notes_show_the_scaler_addresses_only_when_it_is_served(
     assert (f"scalerAddress: {host}:9090" in text) is scaler_shown
     assert (f"url: http://{host}:8080/api/v1/keda/metrics" in text) is scaler_shown
     assert ("keda.enabled=true" in text) is not scaler_shown
-
-
-@pytest.mark.real
-@pytest.mark.parametrize(
-    ("args", "keda_reaches_http"),
-    [
-        pytest.param(("--set", "networkPolicy.enabled=true"), False, id="scaler-off"),
-        pytest.param(("--set", "networkPolicy.enabled=true", *KEDA_ON), True, id="scaler-on"),
-    ],
-)
-def test_keda_namespaces_reach_the_metrics_api_only_when_it_is_served(
-    args: tuple[str, ...], keda_reaches_http: bool
-) -> None:
-    policy = one(render(*args), "NetworkPolicy")["spec"]
-    (http_rule,) = [r for r in policy["ingress"] if r["ports"][0]["port"] == "http"]
-    namespaces = {
-        peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
-        for peer in http_rule["from"]
-        if "namespaceSelector" in peer
-    }
-    assert ("keda" in namespaces) is keda_reaches_http
