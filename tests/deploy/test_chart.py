@@ -59,13 +59,15 @@ def test_chart_defaults_match_the_service_defaults(tmp_path: Path) -> None:
     rendered = settings_from(render(), tmp_path).model_dump(by_alias=True)
     defaults = Settings().model_dump(by_alias=True)
     # What the install decides, and the defaults the chart changes on purpose: json logs for
-    # collectors, and leader election for its two replicas (a lone process elects no one).
+    # collectors, leader election for its two replicas (a lone process elects no one), and
+    # closed reads (the chart closes them whatever the service's own default).
     for section, key in [
         ("cluster", "serviceNamespace"),
         ("cluster", "runtimeStateConfigMap"),
         ("keda", "selfAddresses"),
         ("logging", "format"),
         ("leaderElection", "enabled"),
+        ("api", "readsOpen"),
     ]:
         rendered[section].pop(key)
         defaults[section].pop(key)
