@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
@@ -13,6 +14,8 @@ from tests.deploy.tooling import REPO, require_tool, run
 
 DOCKERFILE = REPO / "docker" / "Dockerfile"
 REQUIREMENTS = REPO / "docker" / "requirements.txt"
+BUILD_REQUIREMENTS = REPO / "docker" / "build-requirements.txt"
+HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 
 
@@ -33,12 +36,17 @@ def final_stage() -> list[tuple[str, str]]:
     return steps[last_from:]
 
 
-def pins() -> dict[str, str]:
+def requirement_lines(path: Path = REQUIREMENTS) -> list[str]:
+    """Logical lines of a requirements file: continuations joined, comments dropped."""
+    text = re.sub(r"\s*\\\n\s*", " ", path.read_text(encoding="utf-8"))
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def pins(path: Path = REQUIREMENTS) -> dict[str, str]:
     found: dict[str, str] = {}
-    for line in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, _, version = line.partition("==")
-            found[canonicalize_name(name)] = version.strip()
+    for line in requirement_lines(path):
+        name, _, rest = line.partition("==")
+        found[canonicalize_name(name)] = rest.split()[0]
     return found
 
 
@@ -54,7 +62,7 @@ def test_base_image_is_a_slim_python_pinned_to_a_patch_version() -> None:
     (arg,) = [
         args for op, args in instructions() if op == "ARG" and args.startswith("PYTHON_IMAGE")
     ]
-    assert re.fullmatch(r"PYTHON_IMAGE=python:3\.11\.\d+-slim-bookworm", arg)
+    assert re.fullmatch(r"PYTHON_IMAGE=python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", arg)
 
 
 def test_final_stage_runs_the_console_script_as_a_numeric_non_root_user() -> None:
@@ -99,3 +107,36 @@ def test_docker_context_holds_only_what_the_dockerfile_copies() -> None:
         if op == "COPY" and not args.startswith("--from"):
             sources.update(part.rstrip("/") for part in args.split()[:-1])
     assert sources <= allowed
+
+
+@pytest.mark.parametrize("path", [REQUIREMENTS, BUILD_REQUIREMENTS], ids=lambda p: p.name)
+def test_every_pinned_requirement_carries_a_sha256_hash(path: Path) -> None:
+    lines = requirement_lines(path)
+    assert lines
+    for line in lines:
+        assert re.fullmatch(r"[A-Za-z0-9._-]+==\S+( --hash=sha256:[0-9a-f]{64})+", line), line
+
+
+def test_every_pip_install_from_a_requirements_file_requires_hashes() -> None:
+    installs = [
+        part.strip()
+        for op, args in instructions()
+        if op == "RUN"
+        for part in args.split("&&")
+        if "pip install" in part
+    ]
+    from_files = [part for part in installs if " -r " in part]
+    assert len(from_files) == 2
+    for part in from_files:
+        assert "--require-hashes" in part and "--only-binary=:all:" in part
+    # The one install without hashes is the wheel just built from the copied sources.
+    assert [part for part in installs if " -r " not in part] == [
+        "pip install --no-cache-dir --no-deps /tmp/dist/*.whl"
+    ]
+
+
+def test_the_build_backend_is_pinned_within_the_build_system_range() -> None:
+    (requirement,) = (Requirement(r) for r in PYPROJECT["build-system"]["requires"])
+    pinned = pins(BUILD_REQUIREMENTS)
+    assert list(pinned) == [canonicalize_name(requirement.name)]
+    assert requirement.specifier.contains(pinned[canonicalize_name(requirement.name)])
