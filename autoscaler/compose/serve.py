@@ -99,7 +99,10 @@ def build_shared_state(
         attempts=settings.api.write_attempts,
         logger=logger.getChild("state"),
     )
-    actuator = KueueActuator(client=client, workloads=cluster.workload_resource, clock=clock)
+    enabled = [kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled]
+    actuator = KueueActuator(
+        client=client, workloads=cluster.workload_resource, clock=clock, owner_kinds=enabled
+    )
     return SharedState(store=state, actuator=actuator)
 
 

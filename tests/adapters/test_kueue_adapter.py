@@ -20,6 +20,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadInfo, WorkloadRef
 from autoscaler.domain.owners import KNOWN_OWNERS
+from autoscaler.domain.records import Annotated
 from autoscaler.engine import actuation
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.support.builders import (
@@ -484,3 +485,34 @@ def test_every_owner_resource_is_where_the_domain_says_the_owner_lives() -> None
             KNOWN_OWNERS[kind].group,
             KNOWN_OWNERS[kind].plural,
         )
+
+
+def test_an_owner_of_a_kind_not_enabled_is_never_patched_its_workload_is_annotated(
+    cluster: KueueCluster, server: KubeServer
+) -> None:
+    """The chart grants `patch` only on enabled owner kinds: an exemption on a RayJob's
+    Workload, with only RayClusters enabled, must land on the Workload."""
+    job_owner = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "job", "uid": "job-uid"},
+    }
+    server.store.put(
+        make_workload("team-d", "rayjob-exempted").owned_by(job_owner).pod_set("head").build()
+    )
+    (workload,) = (w for w in cluster.list_workloads() if w.ref.name == "rayjob-exempted")
+    client = KubeClient(api_client_for(server.configuration()), timeout=timedelta(seconds=5))
+    only_rayclusters = KueueActuator(
+        client=client,
+        workloads=cluster.workload_resource,
+        clock=FixedClock(),
+        owner_kinds={"RayCluster"},
+    )
+    server.requests.clear()
+
+    landed = only_rayclusters.annotate_owner(workload, {keys.EXEMPT: "true"})
+
+    assert landed == Annotated("Workload", "team-d", "rayjob-exempted")
+    assert [r.path for r in server.requests.writes()] == [
+        "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-d/workloads/rayjob-exempted"
+    ]

@@ -6,7 +6,7 @@ an annotation). The order of the writes is not decided here but in `engine.actua
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
@@ -22,11 +22,20 @@ Annotations = Mapping[str, str | None]
 
 class KueueActuator:
     def __init__(
-        self, *, client: KubeClient, workloads: Callable[[], ApiResource], clock: Clock
+        self,
+        *,
+        client: KubeClient,
+        workloads: Callable[[], ApiResource],
+        clock: Clock,
+        owner_kinds: Collection[str] | None = None,
     ) -> None:
+        """`owner_kinds`: the owner kinds enabled in the settings (None: every known kind).
+        The chart grants `patch` on those only, so an owner of another kind is never written:
+        its annotations go on the Workload."""
         self._client = client
         self._workloads = workloads  # the served Kueue version, discovered by the reader
         self._clock = clock
+        self._owner_kinds = None if owner_kinds is None else frozenset(owner_kinds)
 
     def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
         """`spec.active: false` and the audit annotations in one patch: the annotation is
@@ -43,9 +52,10 @@ class KueueActuator:
         self._patch_workload(workload, {"metadata": metadata, "spec": {"active": True}})
 
     def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
-        """Annotate the Workload's owner, or the Workload itself when the owner is unknown."""
+        """Annotate the Workload's owner, or the Workload itself when the owner is of a kind
+        we do not know or that is not enabled."""
         resource = owner_resource(workload.owner)
-        if workload.owner is None or resource is None:
+        if workload.owner is None or resource is None or not self._writable(workload.owner):
             return self.annotate_workload(workload, annotations)
         namespace = workload.ref.namespace
         body = {"metadata": {"annotations": dict(annotations)}}
@@ -68,6 +78,9 @@ class KueueActuator:
                 target, namespace=namespace, reason=reason, message=message, now=now
             )
             self._client.create(EVENTS, event, namespace=namespace)
+
+    def _writable(self, owner: OwnerRef) -> bool:
+        return self._owner_kinds is None or owner.kind in self._owner_kinds
 
     def _patch_workload(self, workload: WorkloadInfo, body: Obj) -> None:
         ref = workload.ref
