@@ -1,8 +1,9 @@
 """What a person watching the demo sees: per RayCluster its queue, GPUs, utilization and state,
 and the decisions as they happen.
 
-`LiveTable` redraws a table in a terminal each cycle; `PlainLines` (`--non-interactive`, or
-when the output is not a terminal) prints one line per happening, for CI logs.
+`autoscaler.demo.screen.LiveTable` redraws the table under a fixed header in a terminal;
+`PlainLines` (`--non-interactive`, or when the output is not a terminal) prints one line per
+happening, for CI logs.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from autoscaler.sim.admission import queue_usage
 from autoscaler.sim.kueue_model import Event, EventKind
 from autoscaler.sim.pods import GPU
 
-_CLEAR = "\x1b[2J\x1b[H"
-_RECENT = 10  # happenings kept under the table
 
 @dataclass(frozen=True)
 class Row:
@@ -40,7 +39,17 @@ class Row:
 
 
 class View(Protocol):
-    def show(self, world: World, cycle: Cycle) -> None: ...
+    def start(self, header: Sequence[str]) -> None:
+        """Show the lines that stay: the story, the policy, the endpoints."""
+        ...
+
+    def show(self, world: World, cycle: Cycle) -> None:
+        """One cycle's table and happenings."""
+        ...
+
+    def conclude(self, lines: Sequence[str]) -> None:
+        """The summary, and what happens next; kept in view while the demo serves on."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -107,8 +116,12 @@ class PlainLines:
         self._every = table_every
         self._states: dict[WorkloadRef, State] = {}
 
+    def start(self, header: Sequence[str]) -> None:
+        self._out.write("".join(line + "\n" for line in header))
+        self._out.flush()
+
     def show(self, world: World, cycle: Cycle) -> None:
-        stamp = _stamp(cycle)
+        stamp = stamp_of(cycle)
         lines = happenings(world, cycle, self._states)
         if cycle.minute % self._every == 0:
             lines += [quota_line(world), *table(rows(world, cycle))]
@@ -116,25 +129,8 @@ class PlainLines:
             self._out.write(f"{stamp} {line}\n")
         self._out.flush()
 
-
-class LiveTable:
-    """The table, redrawn in place every cycle, with the latest happenings under it."""
-
-    def __init__(self, out: TextIO) -> None:
-        self._out = out
-        self._states: dict[WorkloadRef, State] = {}
-        self._recent: list[str] = []
-
-    def show(self, world: World, cycle: Cycle) -> None:
-        stamp = _stamp(cycle)
-        self._recent += [f"{stamp} {line}" for line in happenings(world, cycle, self._states)]
-        self._recent = self._recent[-_RECENT:]
-        speed = world.clock.speed
-        pace = "max speed" if speed is None else f"{speed:g}x"
-        header = f"{world.scenario.title}: {stamp} ({pace})"
-        body = [quota_line(world), "", *table(rows(world, cycle))]
-        text = "\n".join([header, "", *body, "", *self._recent])
-        self._out.write(_CLEAR + text + "\n")
+    def conclude(self, lines: Sequence[str]) -> None:
+        self._out.write("\n" + "\n".join(lines) + "\n")
         self._out.flush()
 
 
@@ -206,5 +202,5 @@ def _event_text(world: World, event: Event) -> str:
     return f"Kueue: {name} {event.kind.value.lower()} ({event.message})"
 
 
-def _stamp(cycle: Cycle) -> str:
+def stamp_of(cycle: Cycle) -> str:
     return f"[{cycle.now:%H:%M} +{cycle.minute}m]"
