@@ -33,6 +33,7 @@ from autoscaler.settings.tree import Settings, parse_duration
 EXIT_METRICS = 1
 EXIT_USAGE = 2
 CHART_WINDOWS = ("15m", "30m", "1h", "2h", "4h", "8h")
+DEFAULT_SINCE = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -58,13 +59,18 @@ def _add_range_arguments(parser: argparse.ArgumentParser) -> None:
     when.add_argument(
         "--since",
         type=_duration,
-        default=timedelta(days=7),
-        help="replay this far back from --end (default 7d)",
+        help="replay this far back from --end (default 7d; with --demo, the whole history)",
     )
     when.add_argument("--start", type=_time, help="RFC 3339 start (instead of --since)")
     when.add_argument("--end", type=_time, help="RFC 3339 end (default: now)")
     when.add_argument(
         "--step", type=_duration, help="time between decisions (default: the loop interval)"
+    )
+    when.add_argument(
+        "--demo",
+        action="store_true",
+        help="replay a generated history of the demo's stories instead of Prometheus's "
+        "(nothing else needs to run)",
     )
 
 
@@ -112,11 +118,26 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Span:
+    start: datetime
+    end: datetime
+
+
 def options_from(
-    args: argparse.Namespace, *, settings: Settings, policy: Policy, now: datetime
+    args: argparse.Namespace,
+    *,
+    settings: Settings,
+    policy: Policy,
+    now: datetime,
+    recorded: Span | None = None,
 ) -> BacktestOptions:
-    end = args.end or now
-    start = args.start or end - args.since
+    """`recorded`: the span of a recorded history, the default range instead of the last 7d."""
+    end = args.end or (recorded.end if recorded else now)
+    if args.start or args.since:
+        start = args.start or end - args.since
+    else:
+        start = recorded.start if recorded else end - DEFAULT_SINCE
     if start >= end:
         raise ValueError("the range is empty: --start must be before --end")
     return BacktestOptions(
@@ -148,13 +169,14 @@ def run_backtest(
     source: RangeQueries,
     out: TextIO | None = None,
     clock: Clock | None = None,
+    recorded: Span | None = None,
 ) -> int:
-    """Replay, then print the table or JSON (and write the chart); 1 when Prometheus fails."""
+    """Replay, then print the table or JSON (and write the chart); 1 when Prometheus fails.
+    `recorded`: the span of a recorded history (`--demo`), replayed whole by default."""
     stream, errors = out or sys.stdout, sys.stderr if out is None else out
     try:
-        options = options_from(
-            args, settings=settings, policy=policy, now=(clock or SystemClock()).now()
-        )
+        now = (clock or SystemClock()).now()
+        options = options_from(args, settings=settings, policy=policy, now=now, recorded=recorded)
         report = backtest(source, options=options, settings=settings, policy=policy)
     except ValueError as exc:
         errors.write(f"error: {exc}\n")
