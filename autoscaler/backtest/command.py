@@ -19,6 +19,7 @@ from typing import TextIO
 
 from autoscaler.backtest.chart import write_chart
 from autoscaler.backtest.identity import Resolver
+from autoscaler.backtest.occupancy import OccupancyCounter
 from autoscaler.backtest.replay import Replay, Variant
 from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
@@ -201,27 +202,18 @@ def backtest(
         Variant(w, base.threshold) for w in sorted({*options.chart_windows, base.window})
     )
     variants = list(dict.fromkeys((base, *options.alternatives, *charted)))
-    slot = int(policy.rules.slot.total_seconds())
-    step = int(options.step.total_seconds())
-    if step % slot or step <= 0:
-        raise ValueError(f"--step must be a multiple of the policy's slot ({slot} s)")
-    replay = Replay(
-        policy=policy,
-        variants=variants,
-        settings=ReplaySettings(
-            start=options.start,
-            end=options.end,
-            slot=slot,
-            step=step,
-            horizon=options.horizon,
-            lookback=int(settings.policy.idle_since_lookback.total_seconds()),
-        ),
-        resolver=Resolver(label=options.raycluster_label),
-    )
+    replay = _replay(options, variants=variants, settings=settings, policy=policy)
+    slot = replay.settings.slot
     warnings: dict[str, None] = {}
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
+    occupancy = OccupancyCounter(
+        start=options.start, end=options.end, slot=slot, threshold=base.threshold
+    )
     for fetched in chunks(source, queries, _plan(options, variants, policy)):
         replay.feed(fetched.chunk)
+        occupancy.add(
+            fetched.chunk, follows=lambda key: (key.namespace, key.pod) not in replay.skipped
+        )
         warnings.update(dict.fromkeys(fetched.warnings))
     found = dict(replay.results())
     reports = {v: VariantReport(v, v == base, tuple(found[v])) for v in variants}
@@ -236,6 +228,29 @@ def backtest(
         warnings=tuple(warnings),
         variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
         chart=tuple(reports[v] for v in charted),
+        occupancy=occupancy.result(),
+    )
+
+
+def _replay(
+    options: BacktestOptions, *, variants: Sequence[Variant], settings: Settings, policy: Policy
+) -> Replay:
+    slot = int(policy.rules.slot.total_seconds())
+    step = int(options.step.total_seconds())
+    if step % slot or step <= 0:
+        raise ValueError(f"--step must be a multiple of the policy's slot ({slot} s)")
+    return Replay(
+        policy=policy,
+        variants=variants,
+        settings=ReplaySettings(
+            start=options.start,
+            end=options.end,
+            slot=slot,
+            step=step,
+            horizon=options.horizon,
+            lookback=int(settings.policy.idle_since_lookback.total_seconds()),
+        ),
+        resolver=Resolver(label=options.raycluster_label),
     )
 
 
