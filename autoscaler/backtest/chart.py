@@ -1,8 +1,10 @@
-"""A self-contained HTML page charting reclaimable GPU-hours against the idle window.
+"""A self-contained HTML page: what the policy would have done over time, and reclaimable
+GPU-hours against the idle window, with the regrets explained.
 
-One inline SVG, no scripts, no outside resources: it opens anywhere and can be attached to
-a ticket. Bars are GPU-hours at the policy's threshold for each window; the number above a
-bar counts its regrets; the policy's own window is drawn darker.
+Two inline SVGs, no scripts, no outside resources: it opens anywhere and can be attached to a
+ticket. The time axis (`over_time`) shows GPUs held, held idle and reclaimed by the policy;
+the bars (`bars`) compare idle windows at the policy's threshold. A list under them names a
+few regrets of each window, so a red number can be traced to the clusters behind it.
 """
 
 from __future__ import annotations
@@ -10,12 +12,18 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from autoscaler.backtest.bars import bars_svg
+from autoscaler.backtest.over_time import over_time_svg
+from autoscaler.backtest.replay import Deactivation
 from autoscaler.backtest.report import Report, VariantReport
 from autoscaler.settings.tree import format_duration
 
-WIDTH, HEIGHT = 720, 360
-LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 60
-POLICY_COLOUR, OTHER_COLOUR, REGRET_COLOUR = "#1f5f99", "#8fb8de", "#b03a2e"
+EXAMPLES = 3  # regrets named per window
+_STYLE = (
+    "body{font-family:sans-serif;margin:1.5em;color:#222}p,li{color:#444;max-width:70em}"
+    ".charts{display:flex;flex-wrap:wrap;gap:1.5em}figure{margin:0}"
+    "figcaption{font-weight:bold;margin-bottom:.5em}"
+)
 
 
 def write_chart(report: Report, path: Path) -> None:
@@ -23,84 +31,63 @@ def write_chart(report: Report, path: Path) -> None:
 
 
 def html_page(report: Report) -> str:
-    threshold = report.chart[0].variant.threshold if report.chart else 0.0
-    title = (
-        f"Reclaimable GPU-hours by idle window (threshold {threshold * 100:g}%), "
-        f"{report.start:%Y-%m-%d} to {report.end:%Y-%m-%d}"
-    )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{escape(title)}</title>\n"
-        "<style>body{font-family:sans-serif;margin:2em}p{color:#444}</style>\n"
-        "</head>\n<body>\n"
-        f"<h1>{escape(title)}</h1>\n"
-        f"{svg(report.chart)}\n"
-        f"<p>{report.gpus} GPUs in {report.workloads} RayClusters. A regret is a would-be "
-        f"deactivation after which the GPUs were busy again within "
-        f"{escape(format_duration(report.horizon))}; the red number above a bar counts them.</p>\n"
-        "</body>\n</html>\n"
+    title = f"What the policy would have done, {_range(report)}"
+    threshold = report.policy.variant.threshold * 100
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">\n<head>\n<meta charset="utf-8">',
+            f"<title>{escape(title)}</title>",
+            f"<style>{_STYLE}</style>",
+            "</head>\n<body>",
+            f"<h1>{escape(title)}</h1>",
+            f"<p>{report.gpus} GPUs in {report.workloads} RayClusters, a decision every "
+            f"{escape(format_duration(report.step))}.</p>",
+            '<div class="charts">',
+            "<figure><figcaption>GPUs over time</figcaption>",
+            over_time_svg(report),
+            "</figure>",
+            f"<figure><figcaption>Reclaimable GPU-hours by idle window (threshold "
+            f"{threshold:g}%)</figcaption>",
+            bars_svg(report.chart, horizon=report.horizon),
+            "</figure>",
+            "</div>",
+            *_regrets_explained(report),
+            "</body>\n</html>\n",
+        ]
     )
 
 
-def svg(points: tuple[VariantReport, ...]) -> str:
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    top = _nice_top(max((p.total.gpu_hours for p in points), default=0.0))
-    slot_w = plot_w / max(1, len(points))
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="GPU-hours by window">',
-        f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}" '
-        'stroke="#333"/>',
-        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#333"/>',
+def _regrets_explained(report: Report) -> list[str]:
+    horizon = escape(format_duration(report.horizon))
+    lines = [
+        f"<p>A <strong>regret</strong> is a would-be deactivation after which the cluster's "
+        f"GPUs were busy again within {horizon}: its user came back to a stopped cluster and "
+        "waited for it to be admitted again. Short windows reclaim more GPU-hours and regret "
+        "more; the red numbers above the bars count them.</p>"
     ]
-    for tick in range(5):
-        value = top * tick / 4
-        y = TOP + plot_h - plot_h * tick / 4
-        parts.append(
-            f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end" font-size="12">'
-            f"{value:g}</text>"
-        )
-    for number, point in enumerate(points):
-        parts += _bar(point, x=LEFT + slot_w * number, slot_w=slot_w, plot_h=plot_h, top=top)
-    parts.append(
-        f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 15}" text-anchor="middle" '
-        'font-size="13">idle window</text>'
-    )
-    parts.append(
-        f'<text x="16" y="{TOP + plot_h / 2}" font-size="13" text-anchor="middle" '
-        f'transform="rotate(-90 16 {TOP + plot_h / 2})">GPU-hours reclaimable</text>'
-    )
-    parts.append("</svg>")
-    return "\n".join(parts)
+    regretted = [v for v in report.chart if v.total.regrets]
+    if regretted:
+        lines.append("<ul>" + "".join(_window_regrets(v) for v in regretted) + "</ul>")
+    return lines
 
 
-def _bar(point: VariantReport, *, x: float, slot_w: float, plot_h: float, top: float) -> list[str]:
-    figures = point.total
-    height = plot_h * figures.gpu_hours / top if top else 0.0
-    bar_x, bar_w = x + slot_w * 0.15, slot_w * 0.7
-    y = TOP + plot_h - height
-    colour = POLICY_COLOUR if point.is_policy else OTHER_COLOUR
-    label = escape(format_duration(point.variant.window))
-    return [
-        f'<rect x="{bar_x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" height="{height:.1f}" '
-        f'fill="{colour}"><title>{label}: {figures.gpu_hours:.1f} GPU-hours, '
-        f"{figures.deactivations} deactivations, {figures.regrets} regrets</title></rect>",
-        f'<text x="{x + slot_w / 2:.1f}" y="{y - 18:.1f}" text-anchor="middle" '
-        f'font-size="12">{figures.gpu_hours:.1f}</text>',
-        f'<text x="{x + slot_w / 2:.1f}" y="{y - 4:.1f}" text-anchor="middle" font-size="11" '
-        f'fill="{REGRET_COLOUR}">{figures.regrets}</text>',
-        f'<text x="{x + slot_w / 2:.1f}" y="{TOP + plot_h + 18:.1f}" text-anchor="middle" '
-        f'font-size="12">{label}{" (policy)" if point.is_policy else ""}</text>',
-    ]
+def _window_regrets(report: VariantReport) -> str:
+    found = [d for d in report.deactivations if d.regret]
+    named = "; ".join(_regret(d) for d in found[:EXAMPLES])
+    more = f"; and {len(found) - EXAMPLES} more" if len(found) > EXAMPLES else ""
+    window = escape(format_duration(report.variant.window))
+    count = f"{len(found)} regret{'s' if len(found) > 1 else ''}"
+    return f"<li>{window}: {count}, {named}{more}</li>"
 
 
-def _nice_top(value: float) -> float:
-    """A round axis maximum at or above `value`."""
-    if value <= 0:
-        return 1.0
-    magnitude = 10 ** (len(str(int(value))) - 1)
-    for factor in (1, 2, 2.5, 5, 10):
-        if value <= factor * magnitude:
-            return float(factor * magnitude)
-    return float(10 * magnitude)
+def _regret(item: Deactivation) -> str:
+    back = int((item.until - item.at).total_seconds() // 60)
+    return f"{escape(str(item.workload))} stopped at {item.at:%H:%M}, busy again {back} min later"
+
+
+def _range(report: Report) -> str:
+    start, end = report.start, report.end
+    if start.date() == end.date():
+        return f"{start:%Y-%m-%d %H:%M} to {end:%H:%M} UTC"
+    return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"

@@ -19,6 +19,7 @@ from typing import TextIO
 
 from autoscaler.backtest.chart import write_chart
 from autoscaler.backtest.identity import Resolver
+from autoscaler.backtest.occupancy import OccupancyCounter
 from autoscaler.backtest.replay import Replay, Variant
 from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
@@ -33,6 +34,7 @@ from autoscaler.settings.tree import Settings, parse_duration
 EXIT_METRICS = 1
 EXIT_USAGE = 2
 CHART_WINDOWS = ("15m", "30m", "1h", "2h", "4h", "8h")
+DEFAULT_SINCE = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,18 @@ def _add_range_arguments(parser: argparse.ArgumentParser) -> None:
     when.add_argument(
         "--since",
         type=_duration,
-        default=timedelta(days=7),
-        help="replay this far back from --end (default 7d)",
+        help="replay this far back from --end (default 7d; with --demo, the whole history)",
     )
     when.add_argument("--start", type=_time, help="RFC 3339 start (instead of --since)")
     when.add_argument("--end", type=_time, help="RFC 3339 end (default: now)")
     when.add_argument(
         "--step", type=_duration, help="time between decisions (default: the loop interval)"
+    )
+    when.add_argument(
+        "--demo",
+        action="store_true",
+        help="replay a generated history of the demo's stories instead of Prometheus's "
+        "(nothing else needs to run)",
     )
 
 
@@ -112,11 +119,26 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Span:
+    start: datetime
+    end: datetime
+
+
 def options_from(
-    args: argparse.Namespace, *, settings: Settings, policy: Policy, now: datetime
+    args: argparse.Namespace,
+    *,
+    settings: Settings,
+    policy: Policy,
+    now: datetime,
+    recorded: Span | None = None,
 ) -> BacktestOptions:
-    end = args.end or now
-    start = args.start or end - args.since
+    """`recorded`: the span of a recorded history, the default range instead of the last 7d."""
+    end = args.end or (recorded.end if recorded else now)
+    if args.start or args.since:
+        start = args.start or end - args.since
+    else:
+        start = recorded.start if recorded else end - DEFAULT_SINCE
     if start >= end:
         raise ValueError("the range is empty: --start must be before --end")
     return BacktestOptions(
@@ -148,13 +170,14 @@ def run_backtest(
     source: RangeQueries,
     out: TextIO | None = None,
     clock: Clock | None = None,
+    recorded: Span | None = None,
 ) -> int:
-    """Replay, then print the table or JSON (and write the chart); 1 when Prometheus fails."""
+    """Replay, then print the table or JSON (and write the chart); 1 when Prometheus fails.
+    `recorded`: the span of a recorded history (`--demo`), replayed whole by default."""
     stream, errors = out or sys.stdout, sys.stderr if out is None else out
     try:
-        options = options_from(
-            args, settings=settings, policy=policy, now=(clock or SystemClock()).now()
-        )
+        now = (clock or SystemClock()).now()
+        options = options_from(args, settings=settings, policy=policy, now=now, recorded=recorded)
         report = backtest(source, options=options, settings=settings, policy=policy)
     except ValueError as exc:
         errors.write(f"error: {exc}\n")
@@ -179,27 +202,18 @@ def backtest(
         Variant(w, base.threshold) for w in sorted({*options.chart_windows, base.window})
     )
     variants = list(dict.fromkeys((base, *options.alternatives, *charted)))
-    slot = int(policy.rules.slot.total_seconds())
-    step = int(options.step.total_seconds())
-    if step % slot or step <= 0:
-        raise ValueError(f"--step must be a multiple of the policy's slot ({slot} s)")
-    replay = Replay(
-        policy=policy,
-        variants=variants,
-        settings=ReplaySettings(
-            start=options.start,
-            end=options.end,
-            slot=slot,
-            step=step,
-            horizon=options.horizon,
-            lookback=int(settings.policy.idle_since_lookback.total_seconds()),
-        ),
-        resolver=Resolver(label=options.raycluster_label),
-    )
+    replay = _replay(options, variants=variants, settings=settings, policy=policy)
+    slot = replay.settings.slot
     warnings: dict[str, None] = {}
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
+    occupancy = OccupancyCounter(
+        start=options.start, end=options.end, slot=slot, threshold=base.threshold
+    )
     for fetched in chunks(source, queries, _plan(options, variants, policy)):
         replay.feed(fetched.chunk)
+        occupancy.add(
+            fetched.chunk, follows=lambda key: (key.namespace, key.pod) not in replay.skipped
+        )
         warnings.update(dict.fromkeys(fetched.warnings))
     found = dict(replay.results())
     reports = {v: VariantReport(v, v == base, tuple(found[v])) for v in variants}
@@ -214,6 +228,29 @@ def backtest(
         warnings=tuple(warnings),
         variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
         chart=tuple(reports[v] for v in charted),
+        occupancy=occupancy.result(),
+    )
+
+
+def _replay(
+    options: BacktestOptions, *, variants: Sequence[Variant], settings: Settings, policy: Policy
+) -> Replay:
+    slot = int(policy.rules.slot.total_seconds())
+    step = int(options.step.total_seconds())
+    if step % slot or step <= 0:
+        raise ValueError(f"--step must be a multiple of the policy's slot ({slot} s)")
+    return Replay(
+        policy=policy,
+        variants=variants,
+        settings=ReplaySettings(
+            start=options.start,
+            end=options.end,
+            slot=slot,
+            step=step,
+            horizon=options.horizon,
+            lookback=int(settings.policy.idle_since_lookback.total_seconds()),
+        ),
+        resolver=Resolver(label=options.raycluster_label),
     )
 
 

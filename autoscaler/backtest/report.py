@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.backtest.occupancy import Occupancy
 from autoscaler.backtest.replay import Deactivation, Variant
 from autoscaler.settings.tree import format_duration
 
@@ -66,6 +67,11 @@ class Report:
     warnings: tuple[str, ...]
     variants: tuple[VariantReport, ...]  # the policy first, then the alternatives
     chart: tuple[VariantReport, ...]  # the policy's threshold at each chart window
+    occupancy: Occupancy  # GPUs held and held idle over time
+
+    @property
+    def policy(self) -> VariantReport:
+        return next(v for v in self.variants if v.is_policy)
 
     @property
     def namespaces(self) -> list[str]:

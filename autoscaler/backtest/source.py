@@ -17,15 +17,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from autoscaler.adapters.prometheus.promql import duration, selector
-from autoscaler.adapters.prometheus.range import RangeReply
+from autoscaler.backtest.matrix import RangeAnswer
 from autoscaler.backtest.timeline import Chunk, Scaled, chunk_from
 from autoscaler.settings.tree import SignalSettings
 
 
 class RangeQueries(Protocol):
+    """Range queries: `PrometheusRange` (a Prometheus or Thanos Querier) or, for `--demo`,
+    `autoscaler.sim.history.RecordedHistory`."""
+
     def query_range(
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
-    ) -> RangeReply: ...
+    ) -> RangeAnswer: ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def chunks(
     """The chunks in time order; the next one's queries run while the caller reads this one."""
     spans = list(plan.spans())
 
-    def replies(first: int, steps: int) -> list[tuple[RangeReply, float]]:
+    def replies(first: int, steps: int) -> list[tuple[RangeAnswer, float]]:
         return [
             (
                 source.query_range(
@@ -86,7 +89,7 @@ def chunks(
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="backtest-fetch") as pool:
 
-        def fetch(span: tuple[int, int]) -> Future[list[tuple[RangeReply, float]]]:
+        def fetch(span: tuple[int, int]) -> Future[list[tuple[RangeAnswer, float]]]:
             return pool.submit(replies, *span)
 
         pending = [fetch(spans[0])] if spans else []

@@ -16,8 +16,8 @@ from itertools import chain, compress, pairwise, repeat
 from operator import ge, gt, itemgetter, truediv
 
 from autoscaler.adapters.prometheus.promql import LABEL_SOURCES, gpu_key
-from autoscaler.adapters.prometheus.range import RangeSeries
 from autoscaler.backtest.identity import WorkloadKey
+from autoscaler.backtest.matrix import Series
 from autoscaler.domain.models import GpuKey
 
 NAN = math.nan
@@ -39,7 +39,7 @@ class Chunk:
 class Scaled:
     """One signal's series and the scale that makes its values 0..1 ratios."""
 
-    series: Iterable[RangeSeries]
+    series: Iterable[Series]
     scale: float = 1.0
 
 

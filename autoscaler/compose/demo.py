@@ -16,7 +16,8 @@ from autoscaler.compose.api import Api, Backends, build_api_on, token_checker
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
-from autoscaler.demo.run import Endpoint, quiet_logger, run_demo
+from autoscaler.demo.header import Endpoints
+from autoscaler.demo.run import quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.demo.story import World
 from autoscaler.domain.access import Target
@@ -29,21 +30,21 @@ from autoscaler.sim.state import SimulatedRuntimeState
 
 def demo(args: argparse.Namespace) -> int:
     """The embedded default: the real service on a simulated cluster, exporter and clock,
-    with the REST API and the KEDA scaler on loopback for the story and `--duration`."""
+    with the REST API and the KEDA scaler on loopback for the story and after it."""
     token = new_token()
     keda_port = free_port(LOOPBACK)
 
     @contextmanager
-    def servers(world: World) -> Iterator[list[Endpoint]]:
+    def servers(world: World) -> Iterator[Endpoints]:
         service = world.service
         assert isinstance(service, Service)  # made by `build_demo_service`
         api = demo_api(service, world=world, token=token)
         with running([*service.servers, api]):
-            yield [
-                ("REST", f"http://{LOOPBACK}:{api.server.port}"),
-                ("gRPC", f"{LOOPBACK}:{keda_port}"),
-                ("token", token),
-            ]
+            yield Endpoints(
+                rest_url=f"http://{LOOPBACK}:{api.server.port}",
+                grpc_address=f"{LOOPBACK}:{keda_port}",
+                token=token,
+            )
 
     return run_demo(
         args,

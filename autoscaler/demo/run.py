@@ -5,38 +5,48 @@ so the summary can say what acting changed. The composition root passes `build_s
 optionally, `configure` (adjusts the scenario's settings before the service is built: ports,
 tokens, KEDA; the policy stays the scenario's) and `extra_servers`: a context manager factory
 that starts the REST API and the KEDA gRPC endpoint on the live world's snapshot store and
-cluster, and yields the lines to print (`("REST", "http://127.0.0.1:PORT")`,
-`("gRPC", "127.0.0.1:PORT")`, `("token", "...")`).
+cluster, and yields their `Endpoints`, which the header keeps in view with commands to try them.
+After the story the demo serves on for `--duration` seconds, or until Ctrl-C with `--serve`.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TextIO
 
-from autoscaler.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS, Scenario
+from autoscaler.demo.header import Commands, Endpoints, header_lines
+from autoscaler.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS
+from autoscaler.demo.screen import LiveTable
 from autoscaler.demo.story import BuildService, Configure, Outcome, World, keep_serving, play
 from autoscaler.demo.summary import Summary, render, summarize
-from autoscaler.demo.view import LiveTable, PlainLines, View
-from autoscaler.settings.tree import format_duration
+from autoscaler.demo.view import PlainLines, View
 from autoscaler.sim.clock import DEFAULT_SPEED, parse_speed
 
 EXIT_INTERRUPTED = 130
-Endpoint = tuple[str, str]  # ("REST", "http://127.0.0.1:8080")
-ExtraServers = Callable[[World], AbstractContextManager[Sequence[Endpoint]]]
+ExtraServers = Callable[[World], AbstractContextManager[Endpoints | None]]
 
 
 @dataclass(frozen=True)
 class DemoOptions:
     scenario: str = DEFAULT_SCENARIO
     speed: float | None = DEFAULT_SPEED  # None: as fast as possible
-    duration: float = 0.0  # wall seconds to keep serving after the story
+    duration: float = 0.0  # wall seconds to keep serving after the story; math.inf: --serve
     interactive: bool = True
+
+    @property
+    def serves_on(self) -> str | None:
+        """The line that says the demo serves on after the story, if it does."""
+        if math.isinf(self.duration):
+            return "serving until Ctrl-C: the REST API and the KEDA scaler stay up"
+        if self.duration > 0:
+            return f"serving for {self.duration:g} more seconds (Ctrl-C stops)"
+        return None
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,12 +64,18 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"simulated seconds per wall second (default {DEFAULT_SPEED:g}: a simulated "
         "minute per second); max jumps the clock without sleeping",
     )
-    parser.add_argument(
+    after = parser.add_mutually_exclusive_group()
+    after.add_argument(
         "--duration",
         type=float,
         default=0.0,
         metavar="SECONDS",
         help="keep serving this many wall seconds after the story ends, to try the API",
+    )
+    after.add_argument(
+        "--serve",
+        action="store_true",
+        help="keep the REST API and the KEDA scaler up after the story until Ctrl-C",
     )
     parser.add_argument(
         "--non-interactive",
@@ -72,7 +88,7 @@ def options_from(args: argparse.Namespace) -> DemoOptions:
     return DemoOptions(
         scenario=args.scenario,
         speed=args.speed,
-        duration=max(0.0, args.duration),
+        duration=math.inf if args.serve else max(0.0, args.duration),
         interactive=not args.non_interactive,
     )
 
@@ -85,8 +101,9 @@ def run_demo(
     configure: Configure | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Play the scenario, print the summary, serve on for `--duration`; 0 when it ran,
-    130 when interrupted (Ctrl-C), after the extra servers have stopped."""
+    """Play the scenario, print the summary, serve on for `--duration` (or until Ctrl-C with
+    `--serve`); 0 when it ran, 130 when interrupted (Ctrl-C), after the extra servers have
+    stopped."""
     options = options_from(args)
     try:
         play_demo(
@@ -128,9 +145,9 @@ def play_demo(
         configure=configure,
     )
     view = _view(stream, interactive=options.interactive)
-    servers = extra_servers(world) if extra_servers is not None else nullcontext(())
+    servers = extra_servers(world) if extra_servers is not None else nullcontext(None)
     with servers as endpoints:
-        _introduce(stream, world, endpoints)
+        view.start(header_lines(world, endpoints, commands=Commands.here()))
         live = play(world, on_cycle=view.show)
         replay_world = World.build(
             scenario,
@@ -142,32 +159,11 @@ def play_demo(
         )
         replay = play(replay_world)
         summary = summarize(live, replay)
-        stream.write("\n" + "\n".join(render(summary)) + "\n")
-        stream.flush()
-        if options.duration > 0:
-            stream.write(f"serving for {options.duration:g} more seconds (Ctrl-C stops)\n")
-            stream.flush()
+        serves_on = options.serves_on
+        view.conclude([*render(summary), *(["", serves_on] if serves_on else [])])
+        if serves_on:
             keep_serving(world, wall_seconds=options.duration, on_cycle=view.show)
     return DemoRun(live, replay, summary)
-
-
-def _introduce(stream: TextIO, world: World, endpoints: Sequence[tuple[str, str]]) -> None:
-    scenario: Scenario = world.scenario
-    policy = world.settings.policy
-    speed = world.clock.speed
-    lines = [
-        f"idle-gpu-autoscaler demo: {scenario.name} ({scenario.title})",
-        f"policy: every GPU at or below {policy.threshold_percent:g}% for "
-        f"{format_duration(policy.idle_window)}, grace {format_duration(policy.grace_period)}, "
-        f"coverage at least {policy.min_coverage:.0%}; acting (the summary replays it in dry-run)",
-        "speed: as fast as possible"
-        if speed is None
-        else f"speed: {speed:g} simulated seconds per second",
-        *(f"{label}: {address}" for label, address in endpoints),
-        "",
-    ]
-    stream.write("\n".join(lines) + "\n")
-    stream.flush()
 
 
 def _view(stream: TextIO, *, interactive: bool) -> View:

@@ -115,7 +115,13 @@ class Cycle:
     minute: int
     snapshot: Snapshot
     notes: tuple[str, ...]  # the scenario's narration due this minute
-    events: tuple[Event, ...]  # Kueue's, this cycle
+    before_pass: tuple[Event, ...]  # Kueue's, before the service's pass
+    after_pass: tuple[Event, ...]  # Kueue's, after it: what a deactivation let in
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """Everything Kueue did this cycle, in order."""
+        return self.before_pass + self.after_pass
 
 
 @dataclass
@@ -246,4 +252,4 @@ def _cycle(world: World, *, now: datetime, minute: int, notes: tuple[str, ...]) 
     before = world.cluster.step(now=now)
     snapshot = world.service.reconciler.run_once()
     after = world.cluster.step(now=now)  # quota a deactivation freed goes to the next one
-    return Cycle(now, minute, snapshot, notes, before + after)
+    return Cycle(now, minute, snapshot, notes, before, after)

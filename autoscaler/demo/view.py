@@ -1,8 +1,9 @@
 """What a person watching the demo sees: per RayCluster its queue, GPUs, utilization and state,
 and the decisions as they happen.
 
-`LiveTable` redraws a table in a terminal each cycle; `PlainLines` (`--non-interactive`, or
-when the output is not a terminal) prints one line per happening, for CI logs.
+`autoscaler.demo.screen.LiveTable` redraws the table under a fixed header in a terminal;
+`PlainLines` (`--non-interactive`, or when the output is not a terminal) prints one line per
+happening, for CI logs.
 """
 
 from __future__ import annotations
@@ -26,21 +27,6 @@ from autoscaler.sim.admission import queue_usage
 from autoscaler.sim.kueue_model import Event, EventKind
 from autoscaler.sim.pods import GPU
 
-_CLEAR = "\x1b[2J\x1b[H"
-_RECENT = 10  # happenings kept under the table
-
-_STATE_WORDS = {
-    State.BUSY: "running",
-    State.GRACE: "running (grace)",
-    State.UNKNOWN: "unknown",
-    State.PENDING: "pending",
-    State.DEACTIVATED: "deactivated",
-    State.EXEMPT: "exempt",
-    State.PROTECTED: "protected",
-    State.PAUSED: "paused",
-    State.KEDA_MANAGED: "keda-managed",
-}
-
 
 @dataclass(frozen=True)
 class Row:
@@ -53,17 +39,51 @@ class Row:
 
 
 class View(Protocol):
-    def show(self, world: World, cycle: Cycle) -> None: ...
+    def start(self, header: Sequence[str]) -> None:
+        """Show the lines that stay: the story, the policy, the endpoints."""
+        ...
+
+    def show(self, world: World, cycle: Cycle) -> None:
+        """One cycle's table and happenings."""
+        ...
+
+    def conclude(self, lines: Sequence[str]) -> None:
+        """The summary, and what happens next; kept in view while the demo serves on."""
+        ...
+
+
+@dataclass(frozen=True)
+class Filling:
+    """What tells "the window is still filling" apart from busy: the GPUs are quiet now, but
+    too little of the window holds samples for the engine to count idle time yet."""
+
+    threshold: float  # ratio: at or below it the GPUs are quiet
+    min_coverage: float  # ratio of the window that must hold samples
+
+    @classmethod
+    def of(cls, world: World) -> Filling:
+        policy = world.settings.policy
+        return cls(threshold=policy.threshold_percent / 100, min_coverage=policy.min_coverage)
+
+    def text(self, decision: Decision, utilization: float | None) -> str | None:
+        coverage = decision.coverage
+        quiet = utilization is not None and utilization <= self.threshold
+        if decision.state is not State.BUSY or not quiet or coverage is None:
+            return None
+        if coverage >= self.min_coverage:
+            return None
+        return f"quiet, window filling ({coverage:.0%} of {self.min_coverage:.0%})"
 
 
 def state_text(decision: Decision, *, now: datetime) -> str:
-    """running / pending / idle for N min / deactivated / exempt / unknown (and the rarer ones)."""
+    """The API's words (busy, grace, pending, exempt, unknown, ...), with the idle time
+    and "deactivated" when this cycle acted."""
     if decision.action is Action.DEACTIVATE:
         return "deactivated"
     if decision.state is State.IDLE:
         since = decision.idle_since or now
         return f"idle for {int((now - since) / timedelta(minutes=1))} min"
-    return _STATE_WORDS.get(decision.state, decision.state.value)
+    return decision.state.value
 
 
 def rows(world: World, cycle: Cycle) -> list[Row]:
@@ -71,10 +91,12 @@ def rows(world: World, cycle: Cycle) -> list[Row]:
 
 
 def happenings(world: World, cycle: Cycle, previous: dict[WorkloadRef, State]) -> list[str]:
-    """Narration, Kueue's events, the service's actions and each change of state, once."""
+    """Narration, Kueue's events, the service's actions and each change of state, once, in
+    causal order: what Kueue admits after the pass follows the deactivation that freed it."""
     lines = list(cycle.notes)
-    lines += [_event_text(world, event) for event in cycle.events]
+    lines += [_event_text(world, event) for event in cycle.before_pass]
     lines += [_action_text(world, record) for record in cycle.snapshot.actions]
+    lines += [_event_text(world, event) for event in cycle.after_pass]
     acted = {record.workload for record in cycle.snapshot.actions}
     for status in cycle.snapshot.workloads:
         state, was = status.decision.state, previous.get(status.ref)
@@ -94,8 +116,12 @@ class PlainLines:
         self._every = table_every
         self._states: dict[WorkloadRef, State] = {}
 
+    def start(self, header: Sequence[str]) -> None:
+        self._out.write("".join(line + "\n" for line in header))
+        self._out.flush()
+
     def show(self, world: World, cycle: Cycle) -> None:
-        stamp = _stamp(cycle)
+        stamp = stamp_of(cycle)
         lines = happenings(world, cycle, self._states)
         if cycle.minute % self._every == 0:
             lines += [quota_line(world), *table(rows(world, cycle))]
@@ -103,25 +129,8 @@ class PlainLines:
             self._out.write(f"{stamp} {line}\n")
         self._out.flush()
 
-
-class LiveTable:
-    """The table, redrawn in place every cycle, with the latest happenings under it."""
-
-    def __init__(self, out: TextIO) -> None:
-        self._out = out
-        self._states: dict[WorkloadRef, State] = {}
-        self._recent: list[str] = []
-
-    def show(self, world: World, cycle: Cycle) -> None:
-        stamp = _stamp(cycle)
-        self._recent += [f"{stamp} {line}" for line in happenings(world, cycle, self._states)]
-        self._recent = self._recent[-_RECENT:]
-        speed = world.clock.speed
-        pace = "max speed" if speed is None else f"{speed:g}x"
-        header = f"{world.scenario.title}: {stamp} ({pace})"
-        body = [quota_line(world), "", *table(rows(world, cycle))]
-        text = "\n".join([header, "", *body, "", *self._recent])
-        self._out.write(_CLEAR + text + "\n")
+    def conclude(self, lines: Sequence[str]) -> None:
+        self._out.write("\n" + "\n".join(lines) + "\n")
         self._out.flush()
 
 
@@ -160,13 +169,16 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
     queue = status.info.queue + (
         f" -> {status.info.cluster_queue}" if status.info.cluster_queue else ""
     )
+    state = Filling.of(world).text(status.decision, util)
+    if admitted_since_the_pass:
+        state = "admitted"
     return Row(
         raycluster=name,
         namespace=spec.namespace,
         queue=queue,
         gpus=f"{held}/{spec.gpus}",
         utilization="-" if util is None else f"{util:.0%}",
-        state="admitted" if admitted_since_the_pass else state_text(status.decision, now=cycle.now),
+        state=state or state_text(status.decision, now=cycle.now),
     )
 
 
@@ -178,7 +190,7 @@ def _action_text(world: World, record: ActionRecord) -> str:
 
 
 def _word(state: State) -> str:
-    return "idle" if state is State.IDLE else _STATE_WORDS.get(state, state.value)
+    return state.value
 
 
 def _event_text(world: World, event: Event) -> str:
@@ -190,5 +202,5 @@ def _event_text(world: World, event: Event) -> str:
     return f"Kueue: {name} {event.kind.value.lower()} ({event.message})"
 
 
-def _stamp(cycle: Cycle) -> str:
+def stamp_of(cycle: Cycle) -> str:
     return f"[{cycle.now:%H:%M} +{cycle.minute}m]"

@@ -14,7 +14,7 @@ Ranges are closed at both ends as in Prometheus 2.x. Samples are memoized: the p
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -111,6 +111,16 @@ class SimulatedExporter:
             if (newest := self._newest(h, at)) is not None
         ]
         return sum(values) / len(values) if values else None
+
+    def slot_peaks(self, holding: GpuHolding, times: Iterable[int]) -> list[tuple[int, float]]:
+        """`max_over_time(metric[slot])` of one GPU at each of `times` whose slot holds a real
+        sample, as ratios: the points of a range query (recorded histories)."""
+        begun = holding.start.timestamp()
+        return [
+            (at, peak)
+            for at in times
+            if at >= begun and (peak := self._slot_peak(holding, at)) is not None
+        ]
 
     def _visible(self, at: int) -> Iterator[GpuHolding]:
         oldest = at - self._timing.lookback

@@ -86,16 +86,17 @@ class SimPod:
 class GpuPool:
     """The GPU nodes: each GPU is free or held by one pod."""
 
-    def __init__(self, nodes: int, *, per_node: int = GPUS_PER_NODE) -> None:
+    def __init__(self, nodes: int, *, per_node: int = GPUS_PER_NODE, prefix: str = "") -> None:
+        """`prefix` sets clusters apart that share one history (node names, hence UUIDs)."""
+        names = [f"{prefix}gpu-node-{n + 1}" for n in range(nodes)]
         self._free: dict[str, list[str]] = {
-            f"gpu-node-{n + 1}": [gpu_uuid(f"gpu-node-{n + 1}", i) for i in range(per_node)]
-            for n in range(nodes)
+            name: [gpu_uuid(name, i) for i in range(per_node)] for name in names
         }
         self._home = {uuid: node for node, uuids in self._free.items() for uuid in uuids}
 
     @classmethod
-    def for_gpus(cls, total: int) -> GpuPool:
-        return cls(max(1, -(-total // GPUS_PER_NODE)))
+    def for_gpus(cls, total: int, *, prefix: str = "") -> GpuPool:
+        return cls(max(1, -(-total // GPUS_PER_NODE)), prefix=prefix)
 
     def take(self, count: int) -> tuple[str, tuple[str, ...]]:
         """`count` GPUs from one node when one has enough (the scheduler's job), else spread."""

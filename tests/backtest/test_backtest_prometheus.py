@@ -18,7 +18,6 @@ import argparse
 import io
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ from autoscaler.adapters.prometheus.range import PrometheusRange
 from autoscaler.backtest.command import add_backtest_arguments, run_backtest
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PrometheusSettings, Settings
+from tests.backtest.pages import svgs
 from tests.conftest import PrometheusSession
 from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files
 from tests.support.prom_histories import Area
@@ -191,7 +191,7 @@ def test_the_chart_is_a_self_contained_html_page_with_one_bar_per_window(
     checker.feed(page)
     checker.close()
     assert checker.open == [] and "script" not in checker.seen and "link" not in checker.seen
-    svg = ET.fromstring(page[page.index("<svg") : page.index("</svg>") + len("</svg>")])
+    svg = svgs(page)["GPU-hours by window"]
     bars = [e for e in svg if e.tag.endswith("rect")]
     assert [b.findtext("{http://www.w3.org/2000/svg}title", "").split(":")[0] for b in bars] == [
         "30m",

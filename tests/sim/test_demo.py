@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import io
 import logging
-from collections.abc import Iterator, Sequence
+import math
+import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from autoscaler.compose.service import build_service
+from autoscaler.demo.header import Endpoints
 from autoscaler.demo.run import (
     DemoOptions,
     DemoRun,
@@ -132,7 +135,7 @@ def test_the_command_exits_zero_and_prints_plain_lines_with_the_table(
     assert "\x1b[" not in printed
 
 
-def test_a_terminal_gets_the_table_redrawn_in_place() -> None:
+def test_a_terminal_keeps_the_header_and_gets_the_table_redrawn_under_it() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -142,18 +145,23 @@ def test_a_terminal_gets_the_table_redrawn_in_place() -> None:
 
     play_demo(options, build_service=build_service, out=out)
 
-    frames = out.getvalue().split("\x1b[2J\x1b[H")
-    assert len(frames) > 90  # one per simulated minute
-    assert "first-raycluster   demo       user-queue -> cluster-queue  0/2" in frames[-1]
+    screen = out.getvalue()
+    redraws = re.findall(r"\x1b\[(\d+);1H\x1b\[J", screen)  # to a row, then clear to the end
+    header = screen[: screen.index("\x1b[5;1H")]
+    assert screen.count("\x1b[2J") == 1  # the whole screen is cleared once, for the header
+    assert header.startswith("\x1b[2J\x1b[Hidle-gpu-autoscaler demo: two-clusters")
+    assert len(header.splitlines()) == 4  # story, policy, speed and a blank line
+    assert len(redraws) > 90 and set(redraws) == {"5"}  # one per minute, under the header
+    assert "first-raycluster   demo       user-queue -> cluster-queue  0/2" in screen[-2000:]
 
 
 def test_the_extra_servers_are_announced_at_the_start_and_stopped_at_the_end() -> None:
     lifecycle: list[str] = []
 
     @contextmanager
-    def servers(world: World) -> Iterator[Sequence[tuple[str, str]]]:
+    def servers(world: World) -> Iterator[Endpoints]:
         lifecycle.append(f"started on {world.scenario.name}")
-        yield [("REST", "http://127.0.0.1:18080"), ("gRPC", "127.0.0.1:19090"), ("token", "t")]
+        yield Endpoints("http://127.0.0.1:18080", "127.0.0.1:19090", token="t")
         lifecycle.append("stopped")
 
     out = io.StringIO()
@@ -195,6 +203,7 @@ def test_after_the_story_the_service_keeps_cycling_for_the_requested_wall_time()
             DemoOptions(scenario="noisy", speed=None, duration=30, interactive=False),
             id="everything-set",
         ),
+        pytest.param(["--serve"], DemoOptions(duration=math.inf), id="serve-until-ctrl-c"),
     ],
 )
 def test_the_arguments_become_demo_options(argv: list[str], expected: DemoOptions) -> None:
@@ -202,6 +211,15 @@ def test_the_arguments_become_demo_options(argv: list[str], expected: DemoOption
     add_demo_arguments(parser)
 
     assert options_from(parser.parse_args(argv)) == expected
+
+
+def test_serve_and_duration_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    add_demo_arguments(parser)
+
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--serve", "--duration", "30"])
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 def test_a_bad_speed_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,9 +235,9 @@ def test_ctrl_c_ends_the_demo_with_130_after_stopping_the_extra_servers() -> Non
     stopped: list[bool] = []
 
     @contextmanager
-    def servers(world: World) -> Iterator[Sequence[tuple[str, str]]]:
+    def servers(world: World) -> Iterator[None]:
         try:
-            yield []
+            yield None
         finally:
             stopped.append(True)
 

@@ -7,12 +7,15 @@ second or two, so the calls happen in the `--duration` window, with the token it
 from __future__ import annotations
 
 import queue
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import grpc
@@ -22,6 +25,7 @@ import pytest
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 
+REPO = Path(__file__).resolve().parents[2]
 DURATION_S = 4  # the window for the calls, after the story and its summary
 DEADLINE_S = 30.0  # for every wait: a hung demo fails the test, it never hangs it
 SERVING = "serving for"
@@ -52,11 +56,13 @@ def _drain(stream: IO[str], lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
-@pytest.fixture
-def demo() -> Iterator[Demo]:
-    command = [sys.executable, "-m", "autoscaler", "demo", "--speed", "max"]
-    command += ["--non-interactive", "--duration", str(DURATION_S)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+@contextmanager
+def started(*after_the_story: str) -> Iterator[Demo]:
+    """The demo at max speed with plain lines, as a person would start it from the repo."""
+    command = [sys.executable, "-m", "autoscaler", "demo", "--speed", "max", "--non-interactive"]
+    process = subprocess.Popen(
+        [*command, *after_the_story], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
     assert process.stdout is not None
     lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_drain, args=(process.stdout, lines), daemon=True)
@@ -71,6 +77,22 @@ def demo() -> Iterator[Demo]:
             process.wait()
         reader.join(timeout=DEADLINE_S)
         process.stdout.close()
+
+
+@pytest.fixture
+def demo() -> Iterator[Demo]:
+    with started("--duration", str(DURATION_S)) as running:
+        yield running
+
+
+@pytest.fixture
+def serving_demo() -> Iterator[Demo]:
+    with started("--serve") as running:
+        try:
+            yield running
+        finally:
+            if running.process.poll() is None:
+                running.process.send_signal(signal.SIGINT)
 
 
 def by_owner(listing: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -121,3 +143,42 @@ def test_the_demo_serves_the_api_and_the_scaler_with_its_token_and_still_exits_z
     assert refused.status_code == 401
     assert (second_is_active, first_is_active) == (True, False)
     assert demo.process.wait(timeout=DEADLINE_S) == 0
+
+
+def test_demo_serve_keeps_serving_after_the_story_until_ctrl_c_then_exits_130(
+    serving_demo: Demo,
+) -> None:
+    rest, token = serving_demo.value("REST"), serving_demo.value("token")
+    serving_demo.read_until("serving until Ctrl-C")
+    time.sleep(2)  # longer than a story at max speed: still up because of --serve
+    auth = {"Authorization": f"Bearer {token}"}
+
+    with httpx.Client(base_url=rest, timeout=5) as http:
+        listing = http.get("/api/v1/workloads", headers=auth)
+    still_running = serving_demo.process.poll() is None
+    serving_demo.process.send_signal(signal.SIGINT)
+
+    assert listing.status_code == 200 and still_running
+    assert serving_demo.process.wait(timeout=DEADLINE_S) == 130
+
+
+def test_the_commands_the_header_offers_work_as_printed(serving_demo: Demo) -> None:
+    cli = serving_demo.value("try the API")
+    keda = serving_demo.value("try KEDA")
+    serving_demo.read_until("serving until Ctrl-C")
+
+    listing, answer = (
+        subprocess.run(
+            ["bash", "-c", line],
+            check=False,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+        )
+        for line in (cli, keda)
+    )
+
+    assert listing.returncode == 0, listing.stderr
+    assert "RayCluster/first-raycluster" in listing.stdout and "deactivated" in listing.stdout
+    assert (answer.returncode, answer.stdout) == (0, "False\n"), answer.stderr  # deactivated

@@ -1,0 +1,153 @@
+"""What a person watching the demo reads: the API's words, Kueue's events in causal order, a
+window still filling told apart from busy, and a header that a redraw never overwrites."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from autoscaler.compose.service import build_service
+from autoscaler.demo.header import Commands, Endpoints, header_lines
+from autoscaler.demo.run import DemoOptions, play_demo
+from autoscaler.demo.scenarios import SCENARIOS
+from autoscaler.demo.screen import LiveTable, rows_taken
+from autoscaler.demo.story import World
+from autoscaler.demo.view import Filling, state_text
+from autoscaler.domain.models import Action, Decision, State, WorkloadRef
+
+ENDPOINTS = Endpoints("http://127.0.0.1:18080", "127.0.0.1:19090", token="-tok3n")
+COMMANDS = Commands(cli="idle-gpu-autoscaler", python="python")
+
+
+@pytest.fixture(scope="module")
+def printed() -> str:
+    """two-clusters at max speed, plain lines."""
+    out = io.StringIO()
+    options = DemoOptions(scenario="two-clusters", speed=None, interactive=False)
+    play_demo(options, build_service=build_service, out=out)
+    return out.getvalue()
+
+
+def table_state(printed: str, stamp: str, raycluster: str) -> str:
+    row = re.search(rf"^\[{stamp}\] {raycluster} .*$", printed, re.MULTILINE)
+    assert row is not None, f"no {raycluster} row at {stamp}"
+    return row.group(0).split("  ")[-1].strip()
+
+
+def test_the_stopped_job_s_quiet_gpus_read_as_a_window_still_filling_not_busy(
+    printed: str,
+) -> None:
+    # The job stops at 10:20; the pods started at 10:00, so the 60-minute window reaches the
+    # 80% coverage the engine needs at 10:48, when idle time starts being counted.
+    assert table_state(printed, "10:20 \\+20m", "first-raycluster") == "busy"  # 85% a minute ago
+    assert table_state(printed, "10:30 \\+30m", "first-raycluster") == (
+        "quiet, window filling (50% of 80%)"
+    )
+    assert table_state(printed, "10:40 \\+40m", "first-raycluster") == (
+        "quiet, window filling (67% of 80%)"
+    )
+    assert table_state(printed, "10:50 \\+50m", "first-raycluster") == "idle for 30 min"
+
+
+def test_kueue_admits_the_second_cluster_after_the_deactivation_that_freed_its_quota(
+    printed: str,
+) -> None:
+    lines = printed.splitlines()
+    deactivated = next(i for i, line in enumerate(lines) if "deactivated first-raycluster:" in line)
+    admitted = next(i for i, line in enumerate(lines) if "Kueue admitted second-raycluster" in line)
+
+    assert deactivated < admitted
+
+
+def test_the_demo_uses_the_api_s_state_words(printed: str) -> None:
+    assert "first-raycluster: grace -> busy (peak utilization 85%" in printed
+    assert "second-raycluster: pending -> grace" in printed
+    assert "running" not in printed.replace("runs the mnist", "")
+
+
+@pytest.mark.parametrize(
+    ("state", "utilization", "coverage", "expected"),
+    [
+        pytest.param(
+            State.BUSY, 0.0, 0.5, "quiet, window filling (50% of 80%)", id="quiet-filling"
+        ),
+        pytest.param(State.BUSY, 0.85, 0.5, "busy", id="busy-while-filling-is-busy"),
+        pytest.param(State.BUSY, 0.0, 0.9, "busy", id="quiet-but-covered-is-the-engine-s-busy"),
+        pytest.param(State.BUSY, None, 0.5, "busy", id="no-utilization-read-is-not-quiet"),
+        pytest.param(State.UNKNOWN, 0.0, 0.5, "unknown", id="unknown-stays-unknown"),
+        pytest.param(State.GRACE, 0.0, 0.1, "grace", id="grace-stays-grace"),
+    ],
+)
+def test_a_window_still_filling_is_told_apart_only_for_quiet_gpus_the_engine_calls_busy(
+    state: State, utilization: float | None, coverage: float, expected: str
+) -> None:
+    decision = Decision(WorkloadRef("demo", "w"), state, Action.NONE, "r", coverage=coverage)
+    filling = Filling(threshold=0.05, min_coverage=0.8)
+    now = SCENARIOS["two-clusters"].start
+
+    shown = filling.text(decision, utilization) or state_text(decision, now=now)
+
+    assert shown == expected
+
+
+def world() -> World:
+    return World.build(
+        SCENARIOS["two-clusters"],
+        dry_run=False,
+        speed=None,
+        build_service=build_service,
+        logger=logging.getLogger("test-demo-view"),
+    )
+
+
+def test_the_header_names_the_endpoints_and_commands_to_try_them() -> None:
+    header = header_lines(world(), ENDPOINTS, commands=COMMANDS)
+    workload = SCENARIOS["two-clusters"].arrivals[0].spec.workload_name
+
+    assert "REST: http://127.0.0.1:18080" in header
+    assert "gRPC: 127.0.0.1:19090" in header and "token: -tok3n" in header
+    cli = next(line for line in header if line.startswith("try the API:"))
+    keda = next(line for line in header if line.startswith("try KEDA:"))
+    assert cli.endswith(
+        "idle-gpu-autoscaler status -n demo --server http://127.0.0.1:18080 --token=-tok3n"
+    )
+    assert 'grpc.insecure_channel("127.0.0.1:19090")' in keda and workload in keda
+    assert keda.startswith("try KEDA:     python -c '") and keda.count("'") == 2
+
+
+def test_the_commands_name_the_console_script_as_it_can_be_run_from_here(tmp_path: Path) -> None:
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "idle-gpu-autoscaler").touch()
+    python = str(bin_dir / "python")
+
+    inactive = Commands.here(executable=python, cwd=tmp_path, which=lambda _: None)
+    active = Commands.here(
+        executable=python, cwd=tmp_path, which=lambda _: str(bin_dir / "idle-gpu-autoscaler")
+    )
+    elsewhere = Commands.here(executable="/opt/py/bin/python3", cwd=tmp_path, which=lambda _: None)
+
+    assert inactive == Commands(".venv/bin/idle-gpu-autoscaler", ".venv/bin/python")
+    assert active.cli == "idle-gpu-autoscaler"
+    assert elsewhere == Commands("/opt/py/bin/python3 -m autoscaler", "/opt/py/bin/python3")
+
+
+def test_a_redraw_fits_under_the_header_and_never_reaches_the_last_row() -> None:
+    small = os.terminal_size((80, 30))
+    out = io.StringIO()
+    screen = LiveTable(out, size=lambda: small)
+    header = header_lines(world(), ENDPOINTS, commands=COMMANDS)
+    header_rows = sum(rows_taken(line, small.columns) for line in header)
+
+    screen.start(header)
+    screen.conclude([f"summary line {n}" for n in range(20)])
+
+    redraw = out.getvalue().rsplit(f"\x1b[{header_rows + 1};1H\x1b[J", 1)[1]
+    assert header_rows < small.lines
+    assert len(redraw.splitlines()) == small.lines - header_rows - 1
+    assert all(len(line) < small.columns for line in redraw.splitlines())
