@@ -6,12 +6,17 @@ A ClusterQueue has 2 GPUs; two RayClusters (a head and a worker, 1 GPU each) ask
 The first is admitted and trains, the second waits. The first goes idle; after the idle
 window (seconds here) its Workload gets `spec.active: false`, and Kueue admits the second.
 Beside it, in another namespace, the cases that must be left alone and one that must not.
+
+The session's test API server is shared: this module's namespaces and ClusterQueues carry a
+name of their own, the policy judges only its namespaces, its Kueue sees only their
+Workloads, and all of it is deleted afterwards.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -45,7 +50,9 @@ pytestmark = pytest.mark.slow
 
 WINDOW_S = 6
 SCRAPE_SECONDS = 1  # the live exporter's scrape interval (tests/support/prom)
-DEMO, OTHERS = "demo", "e2e-others"
+RUN = uuid.uuid4().hex[:6]
+DEMO, OTHERS = f"demo-{RUN}", f"e2e-others-{RUN}"
+QUEUE, BIG_QUEUE = f"cluster-queue-{RUN}", f"e2e-big-queue-{RUN}"
 SETTINGS = Settings.model_validate(
     {
         "policy": {
@@ -57,6 +64,7 @@ SETTINGS = Settings.model_validate(
             "staleAfter": "5s",
             "idleSinceLookback": "5m",
             "protectedPriorityClasses": ["prod-priority"],
+            "namespaces": {"include": [DEMO, OTHERS]},
             "dryRun": False,
         },
         "cluster": {"serviceNamespace": "idle-gpu-autoscaler"},
@@ -99,10 +107,17 @@ def seed_queues(server: KubeServer) -> None:
     store = server.store
     store.put(make_resource_flavor().build())
     store.put(make_workload_priority_class("prod-priority", value=1000).build())
-    store.put(make_cluster_queue("cluster-queue").quota(gpus=2, cpu=100).build())
-    store.put(make_cluster_queue("e2e-big-queue").quota(gpus=100, cpu=1000).build())
-    store.put(make_local_queue(DEMO, "user-queue").cluster_queue("cluster-queue").build())
-    store.put(make_local_queue(OTHERS, "user-queue").cluster_queue("e2e-big-queue").build())
+    store.put(make_cluster_queue(QUEUE).quota(gpus=2, cpu=100).build())
+    store.put(make_cluster_queue(BIG_QUEUE).quota(gpus=100, cpu=1000).build())
+    store.put(make_local_queue(DEMO, "user-queue").cluster_queue(QUEUE).build())
+    store.put(make_local_queue(OTHERS, "user-queue").cluster_queue(BIG_QUEUE).build())
+
+
+def delete_everything_seeded(server: KubeServer) -> None:
+    for namespace in (DEMO, OTHERS):
+        server.store.delete_namespace(namespace)
+    for queue in (QUEUE, BIG_QUEUE):
+        server.store.delete("clusterqueues.kueue.x-k8s.io", name=queue)
 
 
 def seed_rayclusters(server: KubeServer) -> None:
@@ -133,7 +148,7 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     seed_queues(kube_server)
     seed_rayclusters(kube_server)
     kueue_clock = BackdatedClock()
-    emulator = ClusterEmulator(kube_server, clock=kueue_clock.now)
+    emulator = ClusterEmulator(kube_server, clock=kueue_clock.now, namespaces=[DEMO, OTHERS])
     emulator.sync()
     kueue_clock.offset = timedelta(0)  # later admissions happen now, in their grace period
     api_client = kubernetes.client.ApiClient(kube_server.configuration())
@@ -166,6 +181,7 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     metrics.close()
     api_client.close()
     live_metrics.exporter.clear()
+    delete_everything_seeded(kube_server)
 
 
 def wait_for(rig: Rig, condition: Any, *, timeout_s: float = 40) -> Snapshot:
