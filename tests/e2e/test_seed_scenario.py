@@ -207,19 +207,35 @@ def state_of(snapshot: Snapshot, ref: WorkloadRef) -> State:
     return row.decision.state
 
 
-def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitted(
-    rig: Rig,
-) -> None:
-    first, second = rig.ref(DEMO, "first-raycluster"), rig.ref(DEMO, "second-raycluster")
-    busy = wait_for(rig, lambda s: state_of(s, first) is State.BUSY)
-    assert state_of(busy, second) is State.PENDING
+@dataclass(frozen=True)
+class Story:
+    """The seed's story as it was played: what the cycles saw while the first cluster
+    trained, and how long after it went idle its deactivation came."""
 
+    while_busy: Snapshot
+    idle_for_s: float
+
+
+@pytest.fixture(scope="module")
+def story(rig: Rig) -> Story:
+    """The first cluster trains, goes idle and is deactivated; each test checks one outcome,
+    in whatever order they run."""
+    first = rig.ref(DEMO, "first-raycluster")
+    while_busy = wait_for(rig, lambda s: state_of(s, first) is State.BUSY)
     rig.set_utilization(DEMO, "first-raycluster", 0)
     went_idle = time.monotonic()
     wait_for(rig, lambda s: any(a.workload == first and a.outcome == "done" for a in s.actions))
+    return Story(while_busy, time.monotonic() - went_idle)
+
+
+def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitted(
+    rig: Rig, story: Story
+) -> None:
+    second = rig.ref(DEMO, "second-raycluster")
+    assert state_of(story.while_busy, second) is State.PENDING
     # The last busy sample may have been scraped up to one interval before the switch to 0.
     earliest = WINDOW_S - SCRAPE_SECONDS
-    assert time.monotonic() - went_idle >= earliest, "deactivated before the idle window passed"
+    assert story.idle_for_s >= earliest, "deactivated before the idle window passed"
 
     assert rig.workload(DEMO, "first-raycluster")["spec"]["active"] is False
     admitted = rig.workload(DEMO, "second-raycluster")["status"]["conditions"]
@@ -232,7 +248,9 @@ def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitt
     assert first_rc["metadata"]["annotations"]["idle-gpu-autoscaler.io/deactivated-reason"]
 
 
-def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(rig: Rig) -> None:
+def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(
+    rig: Rig, story: Story
+) -> None:
     first = rig.ref(DEMO, "first-raycluster")
     patches = [p for p in rig.deactivation_patches() if p.path.endswith(f"/{first.name}")]
     assert len(patches) == 1
@@ -245,7 +263,7 @@ def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(rig: Rig
     assert suspends == [], "the service must never touch RayCluster spec.suspend"
 
 
-def test_an_event_says_why_and_how_to_get_the_cluster_back(rig: Rig) -> None:
+def test_an_event_says_why_and_how_to_get_the_cluster_back(rig: Rig, story: Story) -> None:
     first = rig.ref(DEMO, "first-raycluster")
     events = rig.server.store.list("events", namespace=DEMO)
     on_workload = [e for e in events if e["involvedObject"]["name"] == first.name]
@@ -256,7 +274,7 @@ def test_an_event_says_why_and_how_to_get_the_cluster_back(rig: Rig) -> None:
 
 
 def test_an_idle_cluster_with_a_cpu_only_head_is_deactivated_and_the_rest_left_alone(
-    rig: Rig,
+    rig: Rig, story: Story
 ) -> None:
     cpu_head = rig.ref(OTHERS, "cpu-head")
     snapshot = wait_for(rig, lambda s: state_of(s, cpu_head) is State.DEACTIVATED)
