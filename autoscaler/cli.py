@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from autoscaler.backtest.command import add_backtest_arguments
-from autoscaler.client.commands import COMMANDS, add_commands
+from autoscaler.client.commands import COMMANDS, add_commands, join_option_values
 from autoscaler.client.commands import run as run_client
 from autoscaler.core.errors import ConfigError
 from autoscaler.demo.run import add_demo_arguments
@@ -20,7 +20,7 @@ EXIT_BAD_CONFIG = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(join_option_values(sys.argv[1:] if argv is None else argv))
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)
     if args.command == "demo":  # the embedded default needs no settings file either

@@ -36,13 +36,20 @@ from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.domain.models import Snapshot, WorkloadRef
 from autoscaler.settings.tree import Settings
+from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, Phase
 from autoscaler.sim.metrics import ExporterTiming, SimulatedExporter
 from autoscaler.sim.pods import GpuPool
-from autoscaler.sim.state import SimulatedRuntimeState, SimulatedWrites
-from benchmarks.soak_faults import Dice, FaultyCluster, FaultyGuardStore, FaultyMetrics
+from autoscaler.sim.state import SimulatedRuntimeState
+from benchmarks.soak_faults import (
+    Dice,
+    FaultyActuator,
+    FaultyCluster,
+    FaultyGuardStore,
+    FaultyMetrics,
+)
 from benchmarks.soak_fleet import PROTECTED_CLASS, START, Fleet, Member, build_fleet
 from benchmarks.soak_truth import Rules, due_at, wrongful
 
@@ -123,20 +130,22 @@ def build_world(fleet: Fleet, settings: Settings, *, seed: int) -> World:
     limit = settings.api.audit_record_limit
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=limit)
     metrics = FaultyMetrics(exporter, dice=dice)
+    actuator = FaultyActuator(
+        SimulatedActuator(cluster=cluster, clock=clock),
+        dice=dice,
+        now=clock.now,
+        on_deactivated=lambda r, t: deactivated.append((r, t)),
+    )
     service = build_service(
         settings,
-        cluster=FaultyCluster(
-            cluster,
-            dice=dice,
-            now=clock.now,
-            on_deactivated=lambda r, t: deactivated.append((r, t)),
-        ),
+        cluster=FaultyCluster(cluster, dice=dice),
+        actuator=actuator,
         metrics=metrics,
         clock=clock,
         logger=_quiet_logger(),
         shared=SharedState(
             store=state,
-            writer=SimulatedWrites(cluster=cluster, clock=clock),
+            actuator=actuator,
             guards=FaultyGuardStore(
                 RuntimeGuardStore(store=state, audit_limit=limit, clock=clock), dice=dice
             ),
@@ -165,7 +174,7 @@ def play(world: World, *, minutes: int) -> None:
         world.cycle_seconds.append(took)
         world.service_seconds.append(took - (world.metrics.seconds - answering))
         world.guards.saw(snapshot)
-        world.outcomes.update(a.outcome.split(":")[0] for a in snapshot.actions)
+        world.outcomes.update(a.outcome.kind.value for a in snapshot.actions)
         world.cluster.step(now=now)
         world.clock.advance(CYCLE)
 

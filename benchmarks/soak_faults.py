@@ -2,8 +2,9 @@
 
 `FaultyMetrics` wraps a `MetricSource`: Prometheus down, a partial answer (warnings), some
 pods' series missing, NaN or stale, the fresh-check query failing. `FaultyCluster` wraps the
-simulated `Cluster`: lists and reads failing (500, timeouts), conflicts on the audit and the
-patch, and a patch that times out after the API server applied it. `FaultyGuardStore` wraps
+simulated `ClusterReader`: lists and reads failing (500, timeouts). `FaultyActuator` wraps the
+simulated `WorkloadActuator`: conflicts on the patch and the owner's annotations, a patch
+whose answer is lost after the API server applied it, Events failing. `FaultyGuardStore` wraps
 the guards' audit trail and memory (the runtime-state ConfigMap): reads failing, writes
 conflicting past their retries. `Dice` decides and counts.
 Anything not faulted is passed through, so the wrappers keep up with the ports.
@@ -19,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from autoscaler.core.errors import ClusterUnavailable, Conflict
-from autoscaler.core.ports import DeactivationAudit
+from autoscaler.core.errors import AnswerLost, ClusterUnavailable, Conflict
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.models import FleetUsage, GpuUsage, Pauses, WorkloadInfo, WorkloadRef
 
@@ -34,7 +35,7 @@ RATES: Mapping[str, float] = {
     "fresh-check query failed": 0.04,
     "list failed (500)": 0.03,
     "read timed out": 0.02,
-    "audit conflict (409)": 0.04,
+    "owner annotation conflict (409)": 0.04,
     "patch conflict (409)": 0.04,
     "patch timed out after applying": 0.03,
     "event failed (500)": 0.03,
@@ -113,18 +114,11 @@ def _stale(gpu: GpuUsage) -> GpuUsage:
 
 
 class FaultyCluster:
-    def __init__(
-        self,
-        inner: Any,
-        *,
-        dice: Dice,
-        now: Callable[[], datetime],
-        on_deactivated: Callable[[WorkloadRef, datetime], None],
-    ) -> None:
+    """A `ClusterReader` whose lists and reads fail."""
+
+    def __init__(self, inner: Any, *, dice: Dice) -> None:
         self._inner = inner
         self._dice = dice
-        self._now = now
-        self._on_deactivated = on_deactivated
 
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         self._maybe("list failed (500)", ClusterUnavailable, "list workloads: 500")
@@ -146,26 +140,51 @@ class FaultyCluster:
         pauses: Pauses = self._inner.read_pauses()
         return pauses
 
-    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
-        self._maybe("audit conflict (409)", Conflict, f"patch {workload.ref}: 409")
-        self._inner.record_deactivation(workload, audit)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
-    def deactivate(self, workload: WorkloadInfo) -> None:
-        self._maybe("patch conflict (409)", Conflict, f"patch {workload.ref}: 409")
-        self._inner.deactivate(workload)
+    def _maybe(self, fault: str, error: type[Exception], message: str) -> None:
+        _maybe(self._dice, fault, error, message)
+
+
+class FaultyActuator:
+    """A `WorkloadActuator` whose writes conflict, lose their answer or fail."""
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        dice: Dice,
+        now: Callable[[], datetime],
+        on_deactivated: Callable[[WorkloadRef, datetime], None],
+    ) -> None:
+        self._inner = inner
+        self._dice = dice
+        self._now = now
+        self._on_deactivated = on_deactivated
+
+    def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        _maybe(self._dice, "patch conflict (409)", Conflict, f"patch {workload.ref}: 409")
+        self._inner.deactivate(workload, audit)
         self._on_deactivated(workload.ref, self._now())
-        self._maybe("patch timed out after applying", ClusterUnavailable, "patch: timed out")
+        _maybe(self._dice, "patch timed out after applying", AnswerLost, "patch: timed out")
+
+    def annotate_owner(self, workload: WorkloadInfo, annotations: Mapping[str, str | None]) -> Any:
+        fault = "owner annotation conflict (409)"
+        _maybe(self._dice, fault, Conflict, f"patch owner of {workload.ref}: 409")
+        return self._inner.annotate_owner(workload, annotations)
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
-        self._maybe("event failed (500)", ClusterUnavailable, "create event: 500")
+        _maybe(self._dice, "event failed (500)", ClusterUnavailable, "create event: 500")
         self._inner.announce(workload, reason=reason, message=message)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def _maybe(self, fault: str, error: type[Exception], message: str) -> None:
-        if self._dice.roll(fault):
-            raise error(f"injected: {message}")
+
+def _maybe(dice: Dice, fault: str, error: type[Exception], message: str) -> None:
+    if dice.roll(fault):
+        raise error(f"injected: {message}")
 
 
 class FaultyGuardStore:

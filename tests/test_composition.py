@@ -67,6 +67,7 @@ def test_a_workload_scaled_through_our_keda_signal_is_reported_and_never_patched
     service = build_service(
         settings,
         cluster=cluster,
+        actuator=cluster,
         metrics=metrics,
         clock=FakeClock(NOW),
         logger=logging.getLogger("t"),
@@ -88,6 +89,7 @@ def test_the_keda_scaler_answers_from_the_snapshot_the_loop_published(settings: 
     service = build_service(
         settings,
         cluster=cluster,
+        actuator=cluster,
         metrics=FakeMetrics(fleet),
         clock=FakeClock(NOW),
         logger=logging.getLogger("t"),
@@ -122,9 +124,11 @@ def test_a_crashed_cycle_reaches_the_errors_metric_and_the_log(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings = Settings.model_validate({"loop": {"interval": "1h"}})  # the first run only
+    crashing = CrashingCluster(workloads=[])
     service = build_service(
         settings,
-        cluster=CrashingCluster(workloads=[]),
+        cluster=crashing,
+        actuator=crashing,
         metrics=FakeMetrics(usage().build()),
         clock=FakeClock(NOW),
         logger=logging.getLogger("tests.crash"),

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from autoscaler.core.errors import ConfigError
-from autoscaler.settings.tree import format_duration, load_settings, parse_duration
+from autoscaler.settings.tree import load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "config" / "example.yaml"
@@ -96,20 +95,3 @@ def test_defaults_are_safe() -> None:
     assert settings.prometheus.insecure_skip_verify is False
     assert settings.cluster.owner_kinds["RayCluster"].enabled is True
     assert settings.cluster.owner_kinds["RayJob"].enabled is False
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [
-        pytest.param("90", 90, id="bare-number-is-seconds"),
-        pytest.param("90s", 90, id="seconds"),
-        pytest.param("15m", 900, id="minutes"),
-        pytest.param("1.5h", 5400, id="fractional-hours"),
-        pytest.param("7d", 604800, id="days"),
-        pytest.param("250ms", 0.25, id="milliseconds"),
-    ],
-)
-def test_durations_parse_and_print_back(text: str, seconds: float) -> None:
-    span = parse_duration(text)
-    assert span == timedelta(seconds=seconds)
-    assert parse_duration(format_duration(span)) == span

@@ -90,6 +90,13 @@ def test_the_real_tree_keeps_every_contract() -> None:
             id="the-rest-api-importing-keda-breaks-surface-independence",
         ),
         pytest.param(
+            "autoscaler/api/__init__.py",
+            "import autoscaler.adapters.kueue.resources",
+            "engine-and-surfaces-use-ports",
+            "autoscaler.api -> autoscaler.adapters.kueue.resources",
+            id="the-rest-api-reaching-into-an-adapter-is-forbidden",
+        ),
+        pytest.param(
             "autoscaler/engine/__init__.py",
             "import autoscaler.sim",
             "engine-and-domain-never-import-sim",

@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.core.errors import ClusterUnavailable, Conflict, NotFound
+from autoscaler.core.errors import AnswerLost, ClusterUnavailable, Conflict, NotFound
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import DEFAULT_PROFILE, Action, Pauses, State, WorkloadRef
+from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from tests.support.domain_builders import NOW, a_policy, a_workload, minutes_ago, usage
@@ -48,6 +49,7 @@ def reconciler(
 ) -> Reconciler:
     return Reconciler(
         cluster=cluster,
+        actuator=cluster,
         metrics=metrics,
         policy=a_policy(dry_run=dry_run),
         clock=FakeClock(NOW),
@@ -61,12 +63,12 @@ def test_an_idle_workload_is_audited_then_deactivated_then_announced() -> None:
     cluster = fleet_cluster()
     snapshot = reconciler(cluster, fleet_metrics()).run_once()
     idle_calls = [name for name, ref in cluster.calls if ref == IDLE]
-    assert idle_calls == ["get_workload", "record_deactivation", "deactivate", "announce"]
+    assert idle_calls == ["get_workload", "deactivate", "annotate_owner", "announce"]
     assert cluster.deactivated() == [IDLE]
     row = snapshot.find(IDLE)
     assert row is not None
     assert row.decision.action is Action.DEACTIVATE
-    assert [(a.workload, a.outcome) for a in snapshot.actions] == [(IDLE, "done")]
+    assert [(a.workload, a.outcome) for a in snapshot.actions] == [(IDLE, Outcome.done())]
     audit = cluster.audits[0][1]
     assert audit.peak == pytest.approx(0.01)
     assert audit.threshold == pytest.approx(0.05)
@@ -103,7 +105,7 @@ def test_a_workload_exempted_since_the_cycle_began_is_left_alone() -> None:
     cluster.fresh[IDLE] = exempted.build()
     snapshot = reconciler(cluster, fleet_metrics()).run_once()
     assert cluster.deactivated() == []
-    assert [a.outcome for a in snapshot.actions] == ["skipped: now exempt"]
+    assert [a.outcome for a in snapshot.actions] == [Outcome.skipped("now exempt")]
 
 
 def test_a_workload_deleted_since_the_cycle_began_is_skipped() -> None:
@@ -111,7 +113,7 @@ def test_a_workload_deleted_since_the_cycle_began_is_skipped() -> None:
     cluster.fresh[IDLE] = None
     snapshot = reconciler(cluster, fleet_metrics()).run_once()
     assert cluster.deactivated() == []
-    assert snapshot.actions[0].outcome == "skipped: workload is gone"
+    assert snapshot.actions[0].outcome == Outcome.skipped("workload is gone")
 
 
 def test_a_pause_set_during_the_cycle_stops_the_action() -> None:
@@ -119,24 +121,27 @@ def test_a_pause_set_during_the_cycle_stops_the_action() -> None:
     cluster.pauses_after_first_read = Pauses(everything=True)
     snapshot = reconciler(cluster, fleet_metrics()).run_once()
     assert cluster.deactivated() == []
-    assert snapshot.actions[0].outcome == "skipped: now paused"
+    assert snapshot.actions[0].outcome == Outcome.skipped("now paused")
 
 
 @pytest.mark.parametrize(
-    "error",
+    ("error", "kind"),
     [
-        pytest.param(NotFound("gone"), id="404-skips"),
-        pytest.param(Conflict("changed"), id="409-skips"),
-        pytest.param(ClusterUnavailable("503"), id="5xx-fails"),
+        pytest.param(NotFound("gone"), OutcomeKind.SKIPPED, id="404-skips"),
+        pytest.param(Conflict("changed"), OutcomeKind.SKIPPED, id="409-skips"),
+        pytest.param(ClusterUnavailable("503"), OutcomeKind.FAILED, id="5xx-fails"),
+        pytest.param(AnswerLost("timed out"), OutcomeKind.UNKNOWN, id="lost-answer-is-unknown"),
     ],
 )
-def test_a_failed_patch_is_reported_and_the_cycle_goes_on(error: Exception) -> None:
+def test_a_failed_patch_is_reported_and_the_cycle_goes_on(
+    error: Exception, kind: OutcomeKind
+) -> None:
     cluster = fleet_cluster()
     cluster.fail_on_patch = error
     snapshot = reconciler(cluster, fleet_metrics()).run_once()
     outcome = snapshot.actions[0].outcome
-    assert outcome.startswith(("skipped", "failed"))
-    assert str(error) in outcome
+    assert outcome.kind is kind
+    assert str(error) in outcome.detail
     assert ("announce", IDLE) not in cluster.calls
 
 
@@ -179,6 +184,7 @@ def test_a_replica_that_does_not_lead_decides_and_publishes_but_patches_nothing(
     cluster = fleet_cluster()
     loop = Reconciler(
         cluster=cluster,
+        actuator=cluster,
         metrics=fleet_metrics(),
         policy=a_policy(),
         clock=FakeClock(NOW),
@@ -203,6 +209,7 @@ def test_a_leader_that_loses_its_lease_mid_cycle_stops_before_the_next_patch() -
     answers = iter([True, True, False, False])  # before acting, then before each patch
     loop = Reconciler(
         cluster=cluster,
+        actuator=cluster,
         metrics=FakeMetrics(fleet.build()),
         policy=a_policy(),
         clock=FakeClock(NOW),
@@ -212,7 +219,9 @@ def test_a_leader_that_loses_its_lease_mid_cycle_stops_before_the_next_patch() -
     )
     snapshot = loop.run_once()
     assert len(cluster.deactivated()) == 1
-    assert [a.outcome for a in snapshot.actions][1:] == ["skipped: no longer the leader"] * 2
+    assert [a.outcome for a in snapshot.actions][1:] == [
+        Outcome.skipped("no longer the leader")
+    ] * 2
 
 
 def test_without_guards_the_snapshot_reports_none() -> None:

@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
-from autoscaler.adapters.kueue.writer import KUEUE_GROUP, owner_resource
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.ports import Authorizer
 from autoscaler.domain.access import Identity, Target
 from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.owners import KUEUE_GROUP, WORKLOADS, known_owner
 from autoscaler.settings.api import AdminVerbSettings
 
 PATCH = "patch"
@@ -33,14 +33,14 @@ def admin_target(admin: AdminVerbSettings, *, config_map: str, namespace: str) -
 
 def workload_target(workload: WorkloadInfo) -> Target:
     namespace = workload.ref.namespace
-    resource = owner_resource(workload.owner)
-    if workload.owner is not None and resource is not None:
-        return Target(PATCH, resource.group, resource.plural, namespace, workload.owner.name)
-    return Target(PATCH, KUEUE_GROUP, "workloads", namespace, workload.ref.name)
+    kind = known_owner(workload.owner)
+    if workload.owner is not None and kind is not None:
+        return Target(PATCH, kind.group, kind.plural, namespace, workload.owner.name)
+    return Target(PATCH, KUEUE_GROUP, WORKLOADS, namespace, workload.ref.name)
 
 
 def namespace_target(namespace: str) -> Target:
-    return Target(PATCH, KUEUE_GROUP, "workloads", namespace)
+    return Target(PATCH, KUEUE_GROUP, WORKLOADS, namespace)
 
 
 class Access:

@@ -15,7 +15,7 @@ from autoscaler.api.access import Access
 from autoscaler.api.middleware import IDENTITY
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import Clock, Cluster, StateStore, WorkloadWrites
+from autoscaler.core.ports import Clock, ClusterReader, StateStore, WorkloadActuator
 from autoscaler.domain.access import Identity
 from autoscaler.domain.records import AuditRecord
 from autoscaler.engine.snapshots import SnapshotStore
@@ -27,8 +27,8 @@ from autoscaler.settings.api import ApiSettings
 class ApiContext:
     settings: ApiSettings
     store: SnapshotStore  # reads answer from the latest snapshot only
-    cluster: Cluster  # fresh reads before a change; "deactivate now" as the loop does it
-    writer: WorkloadWrites  # owner annotations, reactivation
+    cluster: ClusterReader  # fresh reads before a change
+    actuator: WorkloadActuator  # every write on a workload, in the loop's act sequence
     state: StateStore  # pauses and the audit list
     access: Access
     metrics: ServiceMetrics

@@ -34,6 +34,7 @@ TITLES = {
 
 
 BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's words for broken JSON
+PYDANTIC_VALUE_ERROR = "Value error, "  # what pydantic puts before a validator's own message
 
 
 class FieldProblem(BaseModel):
@@ -139,4 +140,5 @@ def _cluster_status(exc: ClusterError) -> int:
 
 def _field_problem(error: dict[str, Any]) -> FieldProblem:
     location = ".".join(str(part) for part in error.get("loc", ()))
-    return FieldProblem(field=location or "request", message=str(error.get("msg", "invalid")))
+    message = str(error.get("msg", "invalid")).removeprefix(PYDANTIC_VALUE_ERROR)
+    return FieldProblem(field=location or "request", message=message)

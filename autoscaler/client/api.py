@@ -11,7 +11,9 @@ from urllib.parse import quote
 
 import httpx
 
+from autoscaler.client.credentials import TokenSources, find_token
 from autoscaler.client.kubeconfig import kubeconfig_token
+from autoscaler.settings.durations import format_duration
 
 DEFAULT_URL = "http://localhost:8080"  # e.g. `kubectl port-forward svc/idle-gpu-autoscaler 8080`
 URL_VARIABLE = "IGA_URL"
@@ -55,6 +57,17 @@ class AutoscalerClient:
         """Authenticated with the token of the kubeconfig's (current) context."""
         return cls(base_url, token=kubeconfig_token(context=context, environ=environ), **kwargs)
 
+    @classmethod
+    def from_environment(
+        cls,
+        base_url: str | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> AutoscalerClient:
+        """Authenticated like the CLI: `IGA_TOKEN`, else the kubeconfig's current context."""
+        return cls(base_url, token=find_token(TokenSources(), environ=environ), **kwargs)
+
     def close(self) -> None:
         self._http.close()
 
@@ -91,7 +104,7 @@ class AutoscalerClient:
         """Exempt for a duration (`"4h"` or a timedelta) or until a timezone-aware time."""
         body: Json = {"reason": reason}
         if isinstance(duration, timedelta):
-            body["duration"] = f"{int(duration.total_seconds())}s"
+            body["duration"] = format_duration(duration)
         elif duration is not None:
             body["duration"] = duration
         if until is not None:
@@ -125,6 +138,18 @@ class AutoscalerClient:
         if namespace is not None:
             params["namespace"] = namespace
         return self._call("GET", "/api/v1/decisions", params=params)
+
+    def breaker(self) -> Json:
+        """The mass-idle circuit breaker as stored now."""
+        return self._call("GET", "/api/v1/breaker")
+
+    def reset_breaker(self, *, reason: str) -> Json:
+        """Admins only: close the breaker; deactivations resume next cycle, within the caps."""
+        return self._call("POST", "/api/v1/breaker/reset", json={"reason": reason})
+
+    def uncontest(self, namespace: str, name: str) -> Json:
+        """Admins only: clear a contested mark, so the loop may deactivate the workload again."""
+        return self._call("DELETE", _workload_path(namespace, name, "contested"))
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Json:
         try:

@@ -1,158 +1,243 @@
-"""The client subcommands: `status | exempt | unexempt | pause | resume | reactivate`.
+"""The client subcommands: one for every call of the Python client.
 
 `add_commands` adds them to the service's argument parser; `run` executes one parsed
-command; `main` runs them on their own (`python -m autoscaler.client`).
+command; `main` runs them on their own (`python -m autoscaler.client`). What each command
+asks of the API is in `actions.py`, how answers look in `render.py`.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from http import HTTPStatus
+from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
 
 from autoscaler.client import render
-from autoscaler.client.api import URL_VARIABLE, AutoscalerClient, ClientError, Json
-from autoscaler.client.kubeconfig import KubeconfigError, kubeconfig_paths, kubeconfig_token
-from autoscaler.domain.annotations import parse_time
+from autoscaler.client.actions import COMMANDS, UsageError, is_read, plan
+from autoscaler.client.api import DEFAULT_URL, URL_VARIABLE, AutoscalerClient, ClientError
+from autoscaler.client.credentials import TOKEN_VARIABLE, TokenSources, find_token
+from autoscaler.client.kubeconfig import KubeconfigError
 
-COMMANDS = ("status", "exempt", "unexempt", "pause", "resume", "reactivate")
-EXIT_REFUSED = 1  # the API said no (4xx/5xx)
-EXIT_USAGE = 2  # bad arguments or no usable token
-EXIT_UNREACHABLE = 3
+__all__ = ["COMMANDS", "EXIT_CODES", "add_commands", "join_option_values", "main", "run"]
+
+EXIT_DONE = 0
+EXIT_REFUSED = 1  # the API said no (4xx/5xx): its reason is printed
+EXIT_USAGE = 2  # bad arguments or no usable token (argparse uses 2 as well)
+EXIT_UNREACHABLE = 3  # no answer from the service
+EXIT_CODES = (
+    "exit codes: 0 done, 1 refused by the API (its reason is printed),\n"
+    "  2 bad usage or no usable token, 3 the service could not be reached"
+)
+TOKEN_ORDER = (
+    f"token, the first found: --token, --token-file, ${TOKEN_VARIABLE}, the kubeconfig\n"
+    "  context (a static token, a token file, or an exec plugin: EKS, GKE, AKS, OIDC)"
+)
+WORKLOAD = "the Workload's name or its owner's, e.g. the RayCluster's (needs -n)"
+REASON = "why, in a sentence (kept in the annotations and the audit trail)"
+# `--for -1h` must reach the duration parser (which refuses it, saying why): argparse takes
+# a value starting with "-" for an option unless it is attached, as in `--for=-1h`.
+RAW = argparse.RawDescriptionHelpFormatter  # keeps the epilog's lines as written
+_SIGNED_VALUE = re.compile(r"^-[0-9.]")
+_VALUE_OPTIONS = ("--for",)
 
 
 def add_commands(commands: Any) -> None:
     """Add the client subcommands to an `add_subparsers()` result."""
-    status = _command(commands, "status", "list workloads, or show one with its decision")
-    status.add_argument("name", nargs="?", help="Workload or owner name (needs -n)")
-    status.add_argument("--queue", help="only this LocalQueue")
-    status.add_argument("--state", help="only this state (idle, busy, exempt, ...)")
-    exempt = _command(commands, "exempt", "keep a workload from being deactivated for a while")
-    exempt.add_argument("name", help="Workload or owner name, e.g. the RayCluster's")
-    when = exempt.add_mutually_exclusive_group(required=True)
-    when.add_argument("--for", dest="duration", help="how long, e.g. 4h, 90m, 2d")
-    when.add_argument("--until", help="until this RFC 3339 time, e.g. 2030-01-01T18:00:00Z")
-    exempt.add_argument("--reason", required=True, help="why (kept in annotations)")
-    unexempt = _command(commands, "unexempt", "remove a workload's exemption")
-    unexempt.add_argument("name", help="Workload or owner name")
-    for verb, text in (("pause", "stop acting"), ("resume", "act again")):
-        scope = _command(commands, verb, f"{text} in one namespace (-n), or everywhere (admin)")
-        scope.add_argument("--all", action="store_true", help="the whole service (admins)")
-        scope.add_argument("--reason", required=verb == "pause", default=f"{verb}d by CLI")
-    again = _command(commands, "reactivate", "bring a deactivated workload back")
-    again.add_argument("name", help="Workload or owner name")
-    again.add_argument("--reason", required=True, help="why (kept in annotations)")
+    _add_reads(commands)
+    _add_workload_changes(commands)
+    _add_pauses(commands)
+    _add_admin(commands)
+
+
+def join_option_values(argv: Sequence[str]) -> list[str]:
+    """`--for -1h` → `--for=-1h`, so a negative duration is refused by the parser's message."""
+    joined: list[str] = []
+    for arg in argv:
+        if joined and joined[-1] in _VALUE_OPTIONS and _SIGNED_VALUE.match(arg):
+            joined[-1] = f"{joined[-1]}={arg}"
+        else:
+            joined.append(arg)
+    return joined
 
 
 def run(
     args: argparse.Namespace,
     *,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> int:
+    """Exit code as documented in EXIT_CODES; answers to `out`, errors to `err` (by default
+    the streams in force when called, so a caller's redirection holds)."""
+    out, err = out or sys.stdout, err or sys.stderr
     try:
-        token = args.token or _token(args, environ)
+        call = plan(args)
+        sources = TokenSources(args.token, args.token_file, args.context)
+        token = find_token(sources, environ=environ, optional=is_read(args))
         with AutoscalerClient(args.server, token=token, transport=transport) as client:
-            body, show = _ACTIONS[args.command](client, args)
-    except (KubeconfigError, _UsageError) as exc:
+            body, table_view = call(client)
+    except (KubeconfigError, UsageError) as exc:
         print(f"error: {exc}", file=err)
         return EXIT_USAGE
     except ClientError as exc:
-        print(f"error: {exc}", file=err)
-        for problem in exc.fields:
-            print(f"  {problem.get('field')}: {problem.get('message')}", file=err)
+        print(f"error: {_refusal(exc)}", file=err)
         return EXIT_REFUSED if exc.status else EXIT_UNREACHABLE
-    print(render.as_json(body) if args.output == "json" else show(body), file=out)
-    return 0
+    print(render.shown(body, table_view, args.output), file=out)
+    return EXIT_DONE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="idle-gpu-autoscaler", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="idle-gpu-autoscaler",
+        description=__doc__.split("\n")[0],
+        epilog=f"{TOKEN_ORDER}\n{EXIT_CODES}",
+        formatter_class=RAW,
+    )
     add_commands(parser.add_subparsers(dest="command", required=True))
-    return run(parser.parse_args(argv))
+    return run(parser.parse_args(join_option_values(sys.argv[1:] if argv is None else argv)))
 
 
-class _UsageError(Exception):
-    pass
+def _refusal(exc: ClientError) -> str:
+    """One line (or one per bad field), said once: the status, then the API's reason."""
+    if not exc.status:
+        return exc.detail
+    try:
+        phrase = HTTPStatus(exc.status).phrase
+    except ValueError:
+        phrase = "error"
+    if len(exc.fields) > 1:
+        lines = [f"  {f.get('field')}: {f.get('message')}" for f in exc.fields]
+        return "\n".join([f"{exc.status} {phrase}:", *lines])
+    return f"{exc.status} {phrase}: {exc.detail}"
 
 
 def _command(commands: Any, name: str, text: str) -> argparse.ArgumentParser:
-    command: argparse.ArgumentParser = commands.add_parser(name, help=text, description=text)
-    command.add_argument("-n", "--namespace", help="the workload's namespace")
-    command.add_argument(
-        "--server", help=f"the service's URL (env {URL_VARIABLE}; default http://localhost:8080)"
+    command: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=text,
+        description=text,
+        epilog=f"{TOKEN_ORDER}\n{EXIT_CODES}",
+        formatter_class=RAW,
     )
-    command.add_argument("--token", help="bearer token; default: the kubeconfig context's")
-    command.add_argument("--context", help="kubeconfig context; default: the current one")
-    command.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    _add_common_options(command)
     return command
 
 
-def _token(args: argparse.Namespace, environ: Mapping[str, str] | None) -> str | None:
-    """The kubeconfig token; reads go without one when there is no kubeconfig at all."""
-    if args.command == "status" and not any(p.exists() for p in kubeconfig_paths(environ)):
-        return None
-    return kubeconfig_token(context=args.context, environ=environ)
-
-
-def _namespace(args: argparse.Namespace) -> str:
-    if not args.namespace:
-        raise _UsageError(f"{args.command} needs -n/--namespace")
-    return str(args.namespace)
-
-
-Shown = tuple[Json, Callable[[Json], str]]
-
-
-def _status(client: AutoscalerClient, args: argparse.Namespace) -> Shown:
-    if args.name:
-        return client.workload(_namespace(args), args.name), render.workload
-    found = client.workloads(namespace=args.namespace, queue=args.queue, state=args.state)
-    return found, render.workloads
-
-
-def _exempt(client: AutoscalerClient, args: argparse.Namespace) -> Shown:
-    until = parse_time(args.until) if args.until else None
-    if args.until and until is None:
-        raise _UsageError("--until needs an RFC 3339 time with a timezone, e.g. 2030-01-01T18:00Z")
-    found = client.exempt(
-        _namespace(args), args.name, duration=args.duration, until=until, reason=args.reason
+def _add_common_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--server",
+        metavar="URL",
+        help=f"the service's URL (default: ${URL_VARIABLE}, else {DEFAULT_URL})",
     )
-    return found, render.exemption
+    command.add_argument("--token", help="bearer token (shows in shell history: prefer the next)")
+    command.add_argument(
+        "--token-file", type=Path, metavar="PATH", help="read the bearer token from this file"
+    )
+    command.add_argument("--context", help="kubeconfig context (default: the current one)")
+    command.add_argument(
+        "-o",
+        "--output",
+        choices=render.OUTPUTS,
+        default="table",
+        help="answer as a table (default), JSON or YAML",
+    )
 
 
-def _unexempt(client: AutoscalerClient, args: argparse.Namespace) -> Shown:
-    return client.unexempt(_namespace(args), args.name), render.exemption
+def _namespace_option(command: argparse.ArgumentParser, text: str) -> None:
+    command.add_argument("-n", "--namespace", help=text)
 
 
-def _scope(args: argparse.Namespace) -> str | None:
-    if args.all == bool(args.namespace):
-        raise _UsageError(f"{args.command} needs either -n NAMESPACE or --all")
-    return None if args.all else str(args.namespace)
+def _named_workload(commands: Any, name: str, text: str) -> argparse.ArgumentParser:
+    command = _command(commands, name, text)
+    command.add_argument("name", metavar="NAME", help=WORKLOAD)
+    _namespace_option(command, "the workload's namespace")
+    return command
 
 
-def _pause(client: AutoscalerClient, args: argparse.Namespace) -> Shown:
-    return client.pause(_scope(args), reason=args.reason), render.pauses
+def _add_reads(commands: Any) -> None:
+    status = _command(commands, "status", "list workloads, or show one with its decision")
+    status.add_argument("name", metavar="NAME", nargs="?", help=WORKLOAD)
+    _namespace_option(status, "only this namespace (required with NAME)")
+    status.add_argument("--queue", help="only this LocalQueue")
+    status.add_argument("--state", help="only this state (idle, busy, exempt, deactivated, ...)")
+    _command(commands, "pauses", "list the pauses in force, who set them and why")
+    for name, text in (
+        ("decisions", "the loop's decisions and actions with their numbers, newest first"),
+        ("audit", "the audit trail: who did what, and why, newest first"),
+    ):
+        records = _command(commands, name, text)
+        _namespace_option(records, "only records about this namespace")
+        records.add_argument(
+            "--limit", type=int, default=50, help="records per page, 1-200 (default 50)"
+        )
+        records.add_argument(
+            "--offset", type=int, default=0, help="records to skip, newest first (default 0)"
+        )
 
 
-def _resume(client: AutoscalerClient, args: argparse.Namespace) -> Shown:
-    return client.resume(_scope(args), reason=args.reason), render.pauses
+def _add_workload_changes(commands: Any) -> None:
+    exempt = _named_workload(
+        commands, "exempt", "keep a workload from being deactivated for a while"
+    )
+    when = exempt.add_mutually_exclusive_group(required=True)
+    when.add_argument(
+        "--for",
+        dest="duration",
+        metavar="DURATION",
+        help="how long: 4h, 90m, 1h30m, 2d (as Kubernetes writes durations)",
+    )
+    when.add_argument("--until", help="until this RFC 3339 time, e.g. 2030-01-01T18:00:00Z")
+    exempt.add_argument("--reason", required=True, help=REASON)
+    _named_workload(commands, "unexempt", "remove a workload's exemption")
+    again = _named_workload(commands, "reactivate", "bring a deactivated workload back")
+    again.add_argument("--reason", required=True, help=REASON)
 
 
-def _reactivate(client: AutoscalerClient, args: argparse.Namespace) -> Shown:
-    return client.reactivate(_namespace(args), args.name, reason=args.reason), render.change
+def _add_pauses(commands: Any) -> None:
+    for verb, text in (("pause", "stop acting"), ("resume", "act again")):
+        scope = _command(commands, verb, f"{text} in one namespace (-n), or everywhere (--all)")
+        _namespace_option(scope, f"{verb} this namespace only")
+        scope.add_argument("--all", action="store_true", help=f"{verb} the whole service (admin)")
+        scope.add_argument(
+            "--reason",
+            required=verb == "pause",
+            default=f"{verb}d by CLI",
+            help=REASON + ("" if verb == "pause" else f" (default: {verb}d by CLI)"),
+        )
 
 
-_ACTIONS: dict[str, Callable[[AutoscalerClient, argparse.Namespace], Shown]] = {
-    "status": _status,
-    "exempt": _exempt,
-    "unexempt": _unexempt,
-    "pause": _pause,
-    "resume": _resume,
-    "reactivate": _reactivate,
-}
+def _add_admin(commands: Any) -> None:
+    now = _named_workload(
+        commands, "deactivate", "deactivate a workload now, whatever its usage (admin)"
+    )
+    now.add_argument("--reason", required=True, help=REASON)
+    _named_workload(
+        commands,
+        "uncontest",
+        "clear a workload's contested mark, so the loop may deactivate it again (admin)",
+    )
+    text = "the mass-idle circuit breaker: show it, or close it now (admin)"
+    breaker = commands.add_parser(
+        "breaker", help=text, description=text, epilog=EXIT_CODES, formatter_class=RAW
+    )
+    actions = breaker.add_subparsers(dest="breaker_action", required=True, metavar="ACTION")
+    for action, action_text in (
+        ("status", "show whether the breaker holds every deactivation, since when and why"),
+        ("reset", "close the breaker now; deactivations resume next cycle (admin)"),
+    ):
+        leaf = actions.add_parser(
+            action,
+            help=action_text,
+            description=action_text,
+            epilog=f"{TOKEN_ORDER}\n{EXIT_CODES}",
+            formatter_class=RAW,
+        )
+        _add_common_options(leaf)
+        if action == "reset":
+            leaf.add_argument("--reason", required=True, help=REASON)

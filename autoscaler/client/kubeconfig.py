@@ -1,18 +1,24 @@
-"""The bearer token of a kubeconfig context, read from the YAML like kubectl merges it.
+"""The bearer token of a kubeconfig context, as the official `kubernetes` loader reads it.
 
-`KUBECONFIG` may list several files (`:`-separated); the first file that names a current
-context wins, and the first definition of each context and user wins. Static tokens and
-token files are supported; exec plugins and auth providers are not (pass `--token`).
+The one module of the client that imports `kubernetes`, and only its kubeconfig loader: so
+whatever kubectl's Python twin understands works here too, static tokens, token files,
+exec plugins (EKS, GKE, AKS, OIDC helpers such as kubelogin) and auth providers.
+`KUBECONFIG` may list several files (`:`-separated), merged as that loader merges them.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import yaml
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+BEARER = "Bearer "
 
 
 class KubeconfigError(Exception):
@@ -33,48 +39,59 @@ def kubeconfig_token(
     context: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> str:
-    """The token of `context` (the current one by default)."""
-    merged = _merge([_load(p) for p in (paths or kubeconfig_paths(environ)) if p.exists()])
-    name = context or merged["current-context"]
-    if not name:
-        raise KubeconfigError("no current kubeconfig context; pass --context or --token")
-    entry = merged["contexts"].get(name)
-    if entry is None:
-        raise KubeconfigError(f"kubeconfig has no context {name!r}")
-    user_name = str((entry.get("context") or {}).get("user") or "")
-    user = (merged["users"].get(user_name) or {}).get("user") or {}
-    return _token_of(user, context=name)
-
-
-def _load(path: Path) -> Mapping[str, Any]:
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise KubeconfigError(f"cannot read kubeconfig {path}: {exc}") from exc
-    return loaded if isinstance(loaded, Mapping) else {}
-
-
-def _merge(configs: list[Mapping[str, Any]]) -> dict[str, Any]:
-    merged: dict[str, Any] = {"current-context": "", "contexts": {}, "users": {}}
-    for config in configs:
-        merged["current-context"] = merged["current-context"] or config.get("current-context")
-        for section in ("contexts", "users"):
-            for item in config.get(section) or []:
-                if isinstance(item, Mapping) and item.get("name"):
-                    merged[section].setdefault(str(item["name"]), item)
-    return merged
-
-
-def _token_of(user: Mapping[str, Any], *, context: str) -> str:
-    if user.get("token"):
-        return str(user["token"])
-    if user.get("tokenFile"):
+    """The token of `context` (the current one by default), running its exec plugin if any."""
+    found = [path for path in (paths or kubeconfig_paths(environ)) if path.exists()]
+    if not found:
+        raise KubeconfigError("no kubeconfig found; pass --token-file, or set IGA_TOKEN")
+    configuration = k8s_client.Configuration()
+    with _loader_complaints() as complaints:
         try:
-            return Path(str(user["tokenFile"])).expanduser().read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise KubeconfigError(f"cannot read the token file of {context!r}: {exc}") from exc
-    how = "an exec plugin" if user.get("exec") else "no bearer token"
-    raise KubeconfigError(
-        f"kubeconfig context {context!r} uses {how}; pass --token "
-        "(for example `--token $(kubectl create token <service-account>)`)"
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=os.pathsep.join(str(path) for path in found),
+                context=context,
+                client_configuration=configuration,
+                persist_config=False,  # never rewrite a person's kubeconfig
+            )
+        except (k8s_config.ConfigException, OSError, yaml.YAMLError) as exc:
+            raise KubeconfigError(f"cannot use the kubeconfig: {_plain(exc)}") from exc
+    credential = str(configuration.api_key.get("BearerToken") or "")
+    if not credential.startswith(BEARER):
+        raise KubeconfigError(_no_bearer_token(context, complaints))
+    return credential.removeprefix(BEARER).strip()  # a token file's newline is not the token
+
+
+def _no_bearer_token(context: str | None, complaints: list[str]) -> str:
+    which = f"kubeconfig context {context!r}" if context else "the current kubeconfig context"
+    why = f" ({'; '.join(complaints)})" if complaints else ""
+    return (
+        f"{which} gave no bearer token{why}; pass --token-file or set IGA_TOKEN "
+        "(e.g. from `kubectl create token <service-account>`)"
     )
+
+
+def _plain(exc: BaseException) -> str:
+    """The loader's message without its 'Invalid kube-config file.' preamble."""
+    return str(exc).replace("Invalid kube-config file. ", "").strip() or type(exc).__name__
+
+
+class _Collected(logging.Handler):
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.messages = messages
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage().strip())
+
+
+@contextmanager
+def _loader_complaints() -> Iterator[list[str]]:
+    """What the loader logs instead of raising (a failed exec plugin is only logged), kept
+    for our one error message rather than printed on its own."""
+    messages: list[str] = []
+    handler = _Collected(messages)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        root.removeHandler(handler)

@@ -1,10 +1,12 @@
-"""Answers as readable tables (the default) or JSON (`-o json`)."""
+"""Answers as readable tables (the default), JSON (`-o json`) or YAML (`-o yaml`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import yaml
 
 Json = dict[str, Any]
 WORKLOAD_COLUMNS = (
@@ -17,6 +19,20 @@ WORKLOAD_COLUMNS = (
     "IDLE-LEFT",
     "REASON",
 )
+
+
+OUTPUTS = ("table", "json", "yaml")
+DECISION_COLUMNS = ("AT", "ACTION", "TARGET", "GPUS", "PEAK", "COVERAGE", "THRESHOLD", "OUTCOME")
+AUDIT_COLUMNS = ("AT", "ACTOR", "ACTION", "TARGET", "OUTCOME", "REASON")
+
+
+def shown(body: Json, table_view: Callable[[Json], str], output: str) -> str:
+    """The answer in the format asked for; `table_view` makes the table."""
+    if output == "json":
+        return as_json(body)
+    if output == "yaml":
+        return yaml.safe_dump(body, sort_keys=False, allow_unicode=True).rstrip("\n")
+    return table_view(body)
 
 
 def as_json(body: Json) -> str:
@@ -85,8 +101,88 @@ def pauses(body: Json) -> str:
     return table(("SCOPE", "BY", "SINCE", "REASON"), rows)
 
 
+def resumed(scope: str) -> Callable[[Json], str]:
+    """What a resume did, then what is still paused (other scopes), if anything."""
+
+    def view(body: Json) -> str:
+        still = body.get("paused") or []
+        if not still:
+            return f"resumed {scope}; nothing else is paused"
+        return f"resumed {scope}; still paused:\n{pauses(body)}"
+
+    return view
+
+
 def change(body: Json) -> str:
     return f"{body.get('action')} {body.get('namespace')}/{body.get('workload')}: done"
+
+
+def decisions(body: Json) -> str:
+    """The loop's decisions with their numbers; a person's changes show their action."""
+    rows = [
+        [
+            str(item.get("at", "")),
+            str(item.get("action", "")),
+            str(item.get("target", "")),
+            "-" if item.get("gpus") is None else str(item["gpus"]),
+            _percent(item.get("peak")),
+            _percent(item.get("coverage")),
+            _percent(item.get("threshold")),
+            _short(str(item.get("outcome", "")), 30),
+        ]
+        for item in body.get("items") or []
+    ]
+    return _page(body, DECISION_COLUMNS, rows)
+
+
+def audit(body: Json) -> str:
+    """Who did what and why, the loop's records among them."""
+    rows = [
+        [
+            str(item.get("at", "")),
+            str(item.get("actor", "")),
+            str(item.get("action", "")),
+            str(item.get("target", "")),
+            _short(str(item.get("outcome", "")), 30),
+            _short(str(item.get("reason", ""))),
+        ]
+        for item in body.get("items") or []
+    ]
+    return _page(body, AUDIT_COLUMNS, rows)
+
+
+def breaker(body: Json) -> str:
+    if not body.get("open"):
+        return "circuit breaker closed: deactivations go ahead (within the caps)"
+    pairs = [
+        ("Breaker", "open: every deactivation waits"),
+        ("Since", body.get("since") or "-"),
+        ("Reason", body.get("reason") or "-"),
+        ("Normal cycles", _normal_cycles(body)),
+    ]
+    return "\n".join(f"{key + ':':<15}{value}" for key, value in pairs)
+
+
+def breaker_reset(body: Json) -> str:
+    if body.get("open"):
+        return f"circuit breaker still open:\n{breaker(body)}"
+    return "circuit breaker reset: closed; deactivations resume next cycle (within the caps)"
+
+
+def _normal_cycles(body: Json) -> str:
+    close_after = body.get("closeAfter")
+    counted = str(body.get("normalCycles") or 0)
+    return f"{counted} of the {close_after} that close it" if close_after else counted
+
+
+def _page(body: Json, headers: Sequence[str], rows: list[list[str]]) -> str:
+    if not rows:
+        return "no records"
+    offset, total = int(body.get("offset") or 0), int(body.get("total") or len(rows))
+    footer = f"records {offset + 1}-{offset + len(rows)} of {total}"
+    following = body.get("nextOffset")
+    more = f"; next page: --offset {following}" if following is not None else ""
+    return f"{table(headers, rows)}\n{footer}{more}"
 
 
 def _workload_row(item: Json) -> list[str]:

@@ -35,9 +35,9 @@ from autoscaler.core.ports import (
     Authenticator,
     Authorizer,
     Clock,
-    Cluster,
+    ClusterReader,
     StateStore,
-    WorkloadWrites,
+    WorkloadActuator,
 )
 from autoscaler.domain.access import Target
 from autoscaler.engine.snapshots import SnapshotStore
@@ -79,8 +79,8 @@ class Backends:
     """What the API reads and changes besides the snapshot store: Kubernetes in `serve`
     (`build_api`), the simulated cluster in the demo."""
 
-    cluster: Cluster
-    writer: WorkloadWrites
+    cluster: ClusterReader
+    actuator: WorkloadActuator
     state: StateStore
     auth: Auth
     admin: Target  # the permission `require_admin` asks for
@@ -110,7 +110,7 @@ def build_api(
         raise ValueError("the API changes the runtime state the loop reads: build it with one")
     backends = Backends(
         cluster=cluster,
-        writer=loop.shared.writer,
+        actuator=loop.shared.actuator,
         state=loop.shared.store,
         auth=auth or build_auth(settings, cluster_settings=cluster_settings, client=client),
         admin=admin,
@@ -143,7 +143,7 @@ def build_api_on(
         settings=settings,
         store=store,
         cluster=backends.cluster,
-        writer=backends.writer,
+        actuator=backends.actuator,
         state=backends.state,
         access=Access(authorizer, admin=backends.admin),
         metrics=telemetry,

@@ -15,15 +15,16 @@ from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTok
 from autoscaler.compose.api import Api, Backends, build_api_on, token_checker
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
-from autoscaler.core.ports import Clock, Cluster, MetricSource
+from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
 from autoscaler.demo.run import Endpoint, quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.demo.story import World
 from autoscaler.domain.access import Target
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.tree import Settings
+from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.cluster import SimulatedCluster
-from autoscaler.sim.state import SimulatedRuntimeState, SimulatedWrites
+from autoscaler.sim.state import SimulatedRuntimeState
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -53,17 +54,17 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def build_demo_service(
-    settings: Settings, *, cluster: Cluster, metrics: MetricSource, clock: Clock,
-    logger: logging.Logger,
+    settings: Settings, *, cluster: ClusterReader, actuator: WorkloadActuator,
+    metrics: MetricSource, clock: Clock, logger: logging.Logger,
 ) -> Service:  # fmt: skip
     """The same parts as `serve` (guards, loop audit, exemption limit), over an in-memory
     runtime state that the API shares."""
     assert isinstance(cluster, SimulatedCluster)
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
-    shared = SharedState(store=state, writer=SimulatedWrites(cluster=cluster, clock=clock))
+    shared = SharedState(store=state, actuator=actuator)
     return build_service(
-        settings, cluster=cluster, metrics=metrics, clock=clock, logger=logger,
-        bind_host=LOOPBACK, shared=shared,
+        settings, cluster=cluster, actuator=actuator, metrics=metrics, clock=clock,
+        logger=logger, bind_host=LOOPBACK, shared=shared,
     )  # fmt: skip
 
 
@@ -121,10 +122,10 @@ def simulated_backends(
     tokens = demo_tokens(token, admin=admin)
     if shared is None:
         state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
-        shared = SharedState(store=state, writer=SimulatedWrites(cluster=cluster, clock=clock))
+        shared = SharedState(store=state, actuator=SimulatedActuator(cluster=cluster, clock=clock))
     return Backends(
         cluster=cluster,
-        writer=shared.writer,
+        actuator=shared.actuator,
         state=shared.store,
         auth=(tokens, tokens),
         admin=admin,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from autoscaler.adapters.state.guards import RuntimeGuardStore
-from autoscaler.core.ports import Clock, GuardStore, MetricSource, StateBacking, WorkloadWrites
+from autoscaler.core.ports import Clock, GuardStore, MetricSource, StateBacking, WorkloadActuator
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.exemption_limits import ExemptionLimiter
 from autoscaler.engine.guarding import Guards
@@ -33,12 +33,12 @@ def always_leading() -> bool:
 
 @dataclass(frozen=True)
 class SharedState:
-    """What every replica shares and the loop writes besides the deactivation patch: the
-    runtime state (the ConfigMap in `serve`, memory in the demo) and the annotation writes
-    of the exemption limit. The API reads and changes the same ones."""
+    """What every replica shares and the API changes too: the runtime state (the ConfigMap in
+    `serve`, memory in the demo) and the actuator (the loop's deactivations, the exemption
+    limit's cuts, the API's exemptions and reactivations)."""
 
     store: StateBacking
-    writer: WorkloadWrites
+    actuator: WorkloadActuator
     guards: GuardStore | None = None  # the guards' view of `store` unless given (soak faults)
 
     def guard_store(self, *, audit_limit: int, clock: Clock) -> GuardStore:
@@ -93,7 +93,7 @@ def subscribe_listeners(
     )
     store.subscribe(
         ExemptionLimiter(
-            writer=shared.writer,
+            writer=shared.actuator,
             audit=shared.store,
             clock=clock,
             maximum=settings.max_exemption,

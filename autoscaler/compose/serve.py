@@ -13,9 +13,9 @@ from types import FrameType
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.adapters.kueue.writer import WorkloadWriter
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
@@ -82,10 +82,15 @@ def build_cluster(settings: Settings, client: KubeClient) -> KueueCluster:
 
 
 def build_shared_state(
-    settings: Settings, *, client: KubeClient, cluster: KueueCluster, logger: logging.Logger
+    settings: Settings,
+    *,
+    client: KubeClient,
+    cluster: KueueCluster,
+    clock: Clock,
+    logger: logging.Logger,
 ) -> SharedState:
-    """The one runtime-state store (the ConfigMap) and annotation writer of this process:
-    the guards, the loop's listeners and the API all use these."""
+    """The one runtime-state store (the ConfigMap) and workload actuator of this process:
+    the loop, its listeners and the API all use these."""
     state = RuntimeStateStore(
         client=client,
         name=settings.cluster.runtime_state_config_map,
@@ -94,8 +99,8 @@ def build_shared_state(
         attempts=settings.api.write_attempts,
         logger=logger.getChild("state"),
     )
-    writer = WorkloadWriter(client=client, workloads=cluster.workload_resource)
-    return SharedState(store=state, writer=writer)
+    actuator = KueueActuator(client=client, workloads=cluster.workload_resource, clock=clock)
+    return SharedState(store=state, actuator=actuator)
 
 
 def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:
@@ -120,14 +125,18 @@ def build_replica(
 ) -> Service:
     """Everything `serve` runs, built and not started; `metrics`: Prometheus unless given."""
     cluster = build_cluster(settings, client)
+    shared = build_shared_state(
+        settings, client=client, cluster=cluster, clock=clock, logger=logger
+    )
     service = build_service(
         settings,
         cluster=cluster,
+        actuator=shared.actuator,
         metrics=metrics or build_metric_source(settings),
         clock=clock,
         logger=logger,
         is_leader=elector.is_leader if elector else None,
-        shared=build_shared_state(settings, client=client, cluster=cluster, logger=logger),
+        shared=shared,
     )
     # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
     # (and any action in it) is over, and the caches outlive both.
@@ -151,6 +160,18 @@ def serve(settings: Settings) -> int:
     )
     if elector is not None:
         elector.start()
+    stop = stop_on_signals(logger)
+    mode = "dry-run: deciding and reporting only" if settings.policy.dry_run else "acting"
+    logger.info("idle-gpu-autoscaler serving (%s)", mode)
+    service.start()
+    stop.wait()
+    service.stop()
+    logger.info("stopped cleanly")
+    return 0
+
+
+def stop_on_signals(logger: logging.Logger) -> threading.Event:
+    """Set on SIGTERM or SIGINT."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -159,10 +180,4 @@ def serve(settings: Settings) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    mode = "dry-run: deciding and reporting only" if settings.policy.dry_run else "acting"
-    logger.info("idle-gpu-autoscaler serving (%s)", mode)
-    service.start()
-    stop.wait()
-    service.stop()
-    logger.info("stopped cleanly")
-    return 0
+    return stop

@@ -19,7 +19,7 @@ from autoscaler.compose.loop_parts import (
     build_guards,
     subscribe_listeners,
 )
-from autoscaler.core.ports import Clock, Cluster, MetricSource, Server
+from autoscaler.core.ports import Clock, ClusterReader, MetricSource, Server, WorkloadActuator
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.scheduler import LoopRunner
@@ -58,7 +58,8 @@ class Service:
 def build_service(
     settings: Settings,
     *,
-    cluster: Cluster,
+    cluster: ClusterReader,
+    actuator: WorkloadActuator,
     metrics: MetricSource,
     clock: Clock,
     logger: logging.Logger,
@@ -79,6 +80,7 @@ def build_service(
         )
     reconciler = Reconciler(
         cluster=cluster,
+        actuator=actuator,
         metrics=metrics,
         policy=policy,
         clock=clock,

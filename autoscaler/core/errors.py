@@ -6,6 +6,7 @@ at one place each, so the service and the surfaces never see a client library's 
     ├── MetricsUnavailable          Prometheus/Thanos unreachable, timing out, refusing or erroring
     └── ClusterError                the Kubernetes API failed
         ├── ClusterUnavailable      connection failures, 5xx, 429 after retries
+        │   └── AnswerLost          the request was sent, its answer never came: maybe applied
         ├── NotFound                404: the object is gone (skip, re-evaluate next cycle)
         ├── Conflict                409: someone else changed it (skip, re-evaluate next cycle)
         ├── WatchExpired            410: a watch's resourceVersion is too old (list again)
@@ -37,6 +38,11 @@ class ClusterError(AutoscalerError):
 
 class ClusterUnavailable(ClusterError):
     pass
+
+
+class AnswerLost(ClusterUnavailable):
+    """The request reached the API server but no answer came back (read timeout, connection
+    dropped): a write may have been applied. Only the evidence on the object can tell."""
 
 
 class NotFound(ClusterError):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from autoscaler.domain.access import Identity, Target, Verdict
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.guards import GuardMemory, LoopRecord
 from autoscaler.domain.models import (
@@ -42,18 +42,9 @@ class MetricSource(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class DeactivationAudit:
-    """What the service writes on a Workload and its owner before deactivating it."""
+class ClusterReader(Protocol):
+    """What the loop reads of the cluster each cycle, and the fresh read before acting."""
 
-    at: datetime
-    reason: str
-    peak: float | None
-    threshold: float
-    policy: str  # a one-line summary of the policy in force
-
-
-class Cluster(Protocol):
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         """Every Workload joined with its owner and the owner's pods. Raises ClusterError."""
         ...
@@ -74,12 +65,33 @@ class Cluster(Protocol):
         """The kill switches in force, from the runtime-state ConfigMap."""
         ...
 
-    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
-        """Write the audit annotations on the Workload and its owner."""
+
+class WorkloadWrites(Protocol):
+    """Annotations on a Workload or its owner: all that exemption changes need."""
+
+    def annotate_owner(
+        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
+    ) -> Annotated:
+        """Merge these annotations (None removes) into the owner, else the Workload."""
         ...
 
-    def deactivate(self, workload: WorkloadInfo) -> None:
-        """Merge-patch `{"spec":{"active":false}}` on the Workload."""
+    def annotate_workload(
+        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
+    ) -> Annotated: ...
+
+
+class WorkloadActuator(WorkloadWrites, Protocol):
+    """Every write on a Workload and its owner. The order of the writes (the act sequence)
+    lives once, in `engine.actuation`; an actuator only makes each one."""
+
+    def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        """ONE merge patch on the Workload: `spec.active: false` with the audit annotations,
+        so the annotation proves the patch applied. Raises AnswerLost when the request was
+        sent and its answer lost (it may have applied), other ClusterErrors when refused."""
+        ...
+
+    def reactivate(self, workload: WorkloadInfo, annotations: Mapping[str, str | None]) -> None:
+        """`spec.active: true` with these annotations, only if unchanged since read (Conflict)."""
         ...
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
@@ -121,22 +133,6 @@ class GuardState(Protocol):
 class AuditSink(Protocol):
     def record(self, *records: AuditRecord) -> None:
         """Keep these records (newest first, bounded). Raises ClusterError."""
-        ...
-
-
-class WorkloadWrites(Protocol):
-    def annotate_owner(
-        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
-    ) -> Annotated:
-        """Merge these annotations (None removes) into the owner, else the Workload."""
-        ...
-
-    def annotate_workload(
-        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
-    ) -> Annotated: ...
-
-    def reactivate(self, workload: WorkloadInfo, annotations: Mapping[str, str | None]) -> None:
-        """`spec.active: true` with these annotations, only if unchanged since read (Conflict)."""
         ...
 
 

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from autoscaler.core.ports import Clock, Cluster, MetricSource
+from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
 from autoscaler.demo.scenarios import Scenario
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.settings.tree import Settings
+from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import DEFAULT_SPEED, SimulatedClock
 from autoscaler.sim.cluster import AuditEntry, SimulatedCluster
 from autoscaler.sim.kueue_model import Event, EventKind, Phase
@@ -45,7 +46,8 @@ class BuildService(Protocol):
         self,
         settings: Settings,
         *,
-        cluster: Cluster,
+        cluster: ClusterReader,
+        actuator: WorkloadActuator,
         metrics: MetricSource,
         clock: Clock,
         logger: logging.Logger,
@@ -93,8 +95,14 @@ class World:
         exporter = SimulatedExporter(
             holdings=cluster, profiles=scenario.profiles(), origin=scenario.start, timing=timing
         )
+        actuator = SimulatedActuator(cluster=cluster, clock=clock)
         service = build_service(
-            settings, cluster=cluster, metrics=exporter, clock=clock, logger=logger
+            settings,
+            cluster=cluster,
+            actuator=actuator,
+            metrics=exporter,
+            clock=clock,
+            logger=logger,
         )
         return cls(scenario, settings, clock, cluster, exporter, service)
 

@@ -21,6 +21,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
     WorkloadStatus,
 )
+from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.sim.admission import queue_usage
 from autoscaler.sim.kueue_model import Event, EventKind
 from autoscaler.sim.pods import GPU
@@ -171,7 +172,7 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
 
 def _action_text(world: World, record: ActionRecord) -> str:
     name = world.cluster.spec(record.workload).name
-    if record.outcome == "done":
+    if record.outcome.kind is OutcomeKind.DONE:
         return f"deactivated {name}: {record.reason}"
     return f"{record.action.value} {name}: {record.outcome} ({record.reason})"
 

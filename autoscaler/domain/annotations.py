@@ -1,10 +1,11 @@
-"""The annotation keys users and the service write, and reading exemptions from them."""
+"""The annotation keys users and the service write, reading exemptions from them, and the
+audit annotations a deactivation writes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 PREFIX = "idle-gpu-autoscaler.io/"
 EXEMPT = PREFIX + "exempt"
@@ -19,6 +20,26 @@ DEACTIVATED_THRESHOLD = PREFIX + "deactivated-threshold"
 DEACTIVATED_POLICY = PREFIX + "deactivated-policy"
 REACTIVATED_AT = PREFIX + "reactivated-at"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+@dataclass(frozen=True)
+class DeactivationAudit:
+    """What the service writes on a Workload (with `spec.active: false`) and its owner."""
+
+    at: datetime
+    reason: str
+    peak: float | None
+    threshold: float
+    policy: str  # a one-line summary of the policy in force
+
+    def annotations(self) -> dict[str, str]:
+        return {
+            DEACTIVATED_AT: time_text(self.at),
+            DEACTIVATED_REASON: self.reason,
+            DEACTIVATED_PEAK: ratio_text(self.peak),
+            DEACTIVATED_THRESHOLD: ratio_text(self.threshold),
+            DEACTIVATED_POLICY: self.policy,
+        }
 
 
 @dataclass(frozen=True)
@@ -52,3 +73,18 @@ def reactivated_at(*sources: Mapping[str, str]) -> datetime | None:
     times = [parse_time(a.get(REACTIVATED_AT, "")) for a in sources]
     known = [t for t in times if t is not None]
     return max(known) if known else None
+
+
+def deactivated_at(annotations: Mapping[str, str]) -> datetime | None:
+    """When our last deactivation's patch applied, as its own annotation says."""
+    return parse_time(annotations.get(DEACTIVATED_AT, ""))
+
+
+def time_text(moment: datetime) -> str:
+    """RFC 3339 to the second, UTC: how annotations write a time."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ratio_text(value: float | None) -> str:
+    """How audit annotations write a utilization ratio: `0.031`, or `unknown`."""
+    return "unknown" if value is None else f"{value:.4g}"

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
 
 EXEMPT_UNTIL_REQUESTED = keys.PREFIX + "exempt-until-requested"  # the value before a cut
@@ -28,11 +29,6 @@ EXEMPTION_KEYS = (
 )
 
 
-def rfc3339(moment: datetime) -> str:
-    """Seconds precision, UTC, `Z`: how Kubernetes and our annotations spell a time."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 @dataclass(frozen=True)
 class Exemption:
     """An exemption in force, as the annotations tell it."""
@@ -48,10 +44,10 @@ class Exemption:
 def exempting(*, until: datetime, by: str, reason: str, now: datetime) -> dict[str, str | None]:
     """The annotations of an exemption made through the API (a previous cut is forgotten)."""
     return {
-        keys.EXEMPT_UNTIL: rfc3339(until),
+        keys.EXEMPT_UNTIL: time_text(until),
         keys.EXEMPT_BY: by,
         keys.EXEMPT_REASON: reason,
-        keys.EXEMPT_SET_AT: rfc3339(now),
+        keys.EXEMPT_SET_AT: time_text(now),
         EXEMPT_UNTIL_REQUESTED: None,
     }
 
@@ -90,7 +86,7 @@ def cut_to_limit(
 ) -> dict[str, str | None] | None:
     """The patch that cuts an over-long hand-set exemption to now + maximum, keeping the
     original in EXEMPT_UNTIL_REQUESTED; None when the annotations are within the limit."""
-    limit = rfc3339(now + maximum)
+    limit = time_text(now + maximum)
     if is_indefinite(annotations) and not allow_indefinite:
         return {keys.EXEMPT: None, keys.EXEMPT_UNTIL: limit, EXEMPT_UNTIL_REQUESTED: INDEFINITE}
     original = annotations.get(keys.EXEMPT_UNTIL, "")
@@ -103,7 +99,7 @@ def cut_to_limit(
 def reactivating(*, by: str, reason: str, now: datetime) -> dict[str, str | None]:
     """Who brought a workload back and why; `reactivated-at` starts a fresh grace period."""
     return {
-        keys.REACTIVATED_AT: rfc3339(now),
+        keys.REACTIVATED_AT: time_text(now),
         REACTIVATED_BY: by,
         REACTIVATED_REASON: reason,
     }

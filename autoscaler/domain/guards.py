@@ -7,6 +7,9 @@ service and passed in. In order of precedence:
 - the circuit breaker: while open, every deactivation is deferred;
 - the hourly cap: at most `max_per_hour` deactivations in any hour, counted from the durable
   audit records (so a restart does not reset it), the longest idle first.
+
+A deactivation whose answer was lost (`unknown`) counts as begun for both, and a later cycle
+settles it from the Workload itself (`settle_lost_answers`).
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from autoscaler.domain.annotations import deactivated_at
 from autoscaler.domain.breaker import CLOSED, BreakerRules, BreakerState
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
+from autoscaler.domain.outcomes import Outcome, OutcomeKind
 
 HOUR = timedelta(hours=1)
 ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
@@ -26,14 +31,14 @@ ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
 class Deed(StrEnum):
     """The kinds of durable audit records the guards count."""
 
-    DEACTIVATE = "deactivate"  # the loop's, written before the patch (and after a failed one)
+    DEACTIVATE = "deactivate"  # the loop's, written before the patch (and after one not done)
     UNDONE = "undone"  # a deactivation of ours seen set back to active soon after
     CONTESTED = "contested"  # marked contested: left alone until an admin clears it
     UNCONTESTED = "uncontest"  # an admin cleared the mark
 
 
-STARTED = "started"  # the outcome of the record written before the patch
-BEGUN = (STARTED, "done")  # "done": written after the patch, before the guards existed
+NOT_DONE = (OutcomeKind.FAILED, OutcomeKind.SKIPPED)
+KUEUE_DEACTIVATED = ("Deactivated", "InactiveWorkload")  # Evicted reasons for spec.active: false
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,9 @@ class LoopRecord:
     deed: Deed
     workload: WorkloadRef
     reason: str = ""
-    outcome: str = STARTED
+    # None: the deed itself (a deactivation begun, an undo counted, a mark). A follow-up
+    # record at the same time carries how a begun deactivation ended when not plainly done.
+    outcome: Outcome | None = None
     gpus: int | None = None
     peak: float | None = None
     coverage: float | None = None
@@ -134,7 +141,6 @@ def newly_undone(
                 deed=Deed.UNDONE,
                 workload=workload.ref,
                 reason=f"set back to active within {_text(now - ours.at)} of our deactivation",
-                outcome="counted",
             )
         )
     return tuple(found)
@@ -164,26 +170,68 @@ def newly_contested(
                 f"our deactivation was undone {len(undos)} times within {_text(rules.span)}; "
                 "left alone until an admin clears the mark"
             )
-            marked.append(LoopRecord(now, Deed.CONTESTED, ref, reason=reason, outcome="marked"))
+            marked.append(LoopRecord(now, Deed.CONTESTED, ref, reason=reason))
     return tuple(marked)
 
 
+def settle_lost_answers(
+    workloads: Iterable[WorkloadInfo], records: Sequence[LoopRecord]
+) -> tuple[LoopRecord, ...]:
+    """A follow-up for each deactivation whose answer was lost, settled from the Workload
+    itself: our deactivated-at annotation (written in the same patch as `spec.active: false`)
+    equal to the action's time, or Kueue's Evicted condition for a deactivation, confirms
+    it; neither refutes it. `spec.active` alone proves nothing: it may be undone already.
+    A Workload not seen stays unsettled (still counted as begun)."""
+    seen = {w.ref: w for w in workloads}
+    settled = []
+    for lost in _unsettled(records):
+        workload = seen.get(lost.workload)
+        if workload is not None:
+            outcome = _evidence(workload, lost)
+            settled.append(replace(lost, outcome=outcome))
+    return tuple(settled)
+
+
+def _unsettled(records: Sequence[LoopRecord]) -> list[LoopRecord]:
+    lost = [r for r in records if _ended_as(r, (OutcomeKind.UNKNOWN,))]
+    return [
+        r
+        for r in lost
+        if not any(
+            _ended_as(o, (OutcomeKind.DONE, *NOT_DONE)) and o.at == r.at
+            for o in _about(records, r.workload)
+        )
+    ]
+
+
+def _evidence(workload: WorkloadInfo, lost: LoopRecord) -> Outcome:
+    ours = deactivated_at(workload.annotations)
+    if ours is not None and ours == lost.at.replace(microsecond=0):
+        return Outcome.done("confirmed: the Workload carries our deactivated-at annotation")
+    if workload.evicted_reason in KUEUE_DEACTIVATED:
+        return Outcome.done(f"confirmed: Kueue evicted it ({workload.evicted_reason})")
+    return Outcome.failed("refuted: the Workload shows no sign of the lost patch")
+
+
 def _last_deactivation(records: Sequence[LoopRecord], ref: WorkloadRef) -> LoopRecord | None:
-    """Our latest deactivation of `ref`, unless its patch failed (a follow-up record at the
-    same time says so)."""
+    """Our latest deactivation of `ref`, unless its patch was not done (a follow-up record
+    at the same time says so). One whose answer was lost counts until refuted."""
     about = _about(records, ref)
     begun = [r for r in about if _began(r)]
     if not begun:
         return None
     latest = max(begun, key=lambda r: r.at)
-    failed = any(
-        r.deed is Deed.DEACTIVATE and r.at == latest.at and r.outcome not in BEGUN for r in about
-    )
-    return None if failed else latest
+    not_done = any(_ended_as(r, NOT_DONE) and r.at == latest.at for r in about)
+    return None if not_done else latest
 
 
 def _began(record: LoopRecord) -> bool:
-    return record.deed is Deed.DEACTIVATE and record.outcome in BEGUN
+    return record.deed is Deed.DEACTIVATE and record.outcome is None
+
+
+def _ended_as(record: LoopRecord, kinds: Iterable[OutcomeKind]) -> bool:
+    outcome = record.outcome
+    return record.deed is Deed.DEACTIVATE and outcome is not None and outcome.kind in kinds
 
 
 def _about(records: Sequence[LoopRecord], ref: WorkloadRef) -> list[LoopRecord]:

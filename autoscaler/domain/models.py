@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from autoscaler.domain.breaker import BreakerState
+from autoscaler.domain.outcomes import Outcome
 
 
 class State(StrEnum):
@@ -228,7 +229,7 @@ class ActionRecord:
     action: Action
     reason: str
     at: datetime
-    outcome: str  # "done", "skipped: ...", "failed: ..."
+    outcome: Outcome
     audited: bool = False  # the loop already wrote its durable audit record
 
 

@@ -3,7 +3,8 @@
 Before each action the pauses and the Workload are read again and the Workload decided
 again, so a change made since the cycle began (kill switch, exemption, reactivation,
 deletion) wins. With guards, one query first re-reads every candidate's newest samples, and
-each action writes its durable audit record before the annotations and the patch.
+each action writes its durable audit record before its patch. The writes themselves are the
+act sequence of `engine.actuation`, shared with the REST API.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from autoscaler.core.errors import ClusterError, Conflict, NotFound
-from autoscaler.core.ports import Clock, Cluster, DeactivationAudit
+from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
+from autoscaler.core.ports import Clock, ClusterReader, WorkloadActuator
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import (
     Action,
     ActionRecord,
@@ -25,7 +27,9 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.policy import Policy, decide
+from autoscaler.engine import actuation
 from autoscaler.engine.decision_log import log_action
 from autoscaler.engine.guarding import Guards
 
@@ -43,7 +47,8 @@ class Deactivator:
     def __init__(
         self,
         *,
-        cluster: Cluster,
+        cluster: ClusterReader,
+        actuator: WorkloadActuator,
         policy: Policy,
         clock: Clock,
         logger: logging.Logger,
@@ -53,6 +58,7 @@ class Deactivator:
         """`may_act`: asked before the first action and again before each patch, so a leader
         that lost its lease mid-cycle stops at once."""
         self._cluster = cluster
+        self._actuator = actuator
         self._policy = policy
         self._clock = clock
         self._log = logger
@@ -67,11 +73,11 @@ class Deactivator:
         try:
             pauses = self._cluster.read_pauses()  # a kill switch set mid-cycle still wins
         except ClusterError as exc:
-            return tuple(self._record(d, inputs.now, f"skipped: {exc}") for d in chosen)
+            return tuple(self._record(d, inputs.now, Outcome.skipped(str(exc))) for d in chosen)
         fresh_inputs = replace(inputs, pauses=pauses)
         busy_again = self._fresh_check(inputs, chosen)
         return tuple(
-            self._record(d, inputs.now, f"skipped: {busy_again[d.workload]}")
+            self._record(d, inputs.now, Outcome.skipped(busy_again[d.workload]))
             if d.workload in busy_again
             else self._deactivate(fresh_inputs, d)
             for d in chosen
@@ -89,54 +95,46 @@ class Deactivator:
         try:
             fresh = self._cluster.get_workload(decision.workload)
             if fresh is None:
-                return self._record(decision, inputs.now, "skipped: workload is gone")
+                return self._record(decision, inputs.now, Outcome.skipped("workload is gone"))
             again = decide(
                 fresh, inputs.usage, policy=self._policy, pauses=inputs.pauses, now=inputs.now
             )
-        except (NotFound, Conflict) as exc:
-            return self._record(decision, inputs.now, f"skipped, retried next cycle: {exc}")
-        except ClusterError as exc:
-            return self._record(decision, inputs.now, f"failed: {exc}")
+        except ClusterError as exc:  # a read: a lost answer changed nothing
+            outcome = Outcome.failed(str(exc)) if isinstance(exc, AnswerLost) else outcome_of(exc)
+            return self._record(decision, inputs.now, outcome)
         if again.action is not Action.DEACTIVATE:
-            return self._record(decision, inputs.now, f"skipped: now {again.state}")
+            return self._record(decision, inputs.now, Outcome.skipped(f"now {again.state}"))
         return self._patch(fresh, again, now=inputs.now)
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
-        """The durable audit record, the annotations, the patch, then the Event."""
+        """The durable audit record, then the act sequence (one patch, owner, Event)."""
         if not self._may_act():
-            return self._record(decision, now, "skipped: no longer the leader")
+            return self._record(decision, now, Outcome.skipped("no longer the leader"))
         guards = self._guards
         if guards is not None:
             try:
                 guards.begin(decision, now=now)
             except ClusterError as exc:  # no durable record, no action
-                return self._record(decision, now, f"failed: audit record not written: {exc}")
-        failure = self._write(workload, decision, now=now)
-        if failure is not None:
-            if guards is not None:
-                guards.failed(decision, now=now, outcome=failure)
-            return self._record(decision, now, failure, audited=guards is not None)
-        self._announce(workload, decision)
-        return self._record(decision, now, "done", audited=guards is not None)
+                return self._record(
+                    decision, now, Outcome.failed(f"audit record not written: {exc}")
+                )
+        outcome = self._write(workload, decision, now=now)
+        if guards is not None and outcome.kind is not OutcomeKind.DONE:
+            guards.ended(decision, now=now, outcome=outcome)
+        return self._record(decision, now, outcome, audited=guards is not None)
 
-    def _write(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> str | None:
-        """The annotations, then the patch; the outcome when either fails."""
+    def _write(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:
         try:
-            self._cluster.record_deactivation(workload, self._audit(decision, now))
-            self._cluster.deactivate(workload)
-        except (NotFound, Conflict) as exc:
-            return f"skipped, retried next cycle: {exc}"
-        except ClusterError as exc:
-            return f"failed: {exc}"
-        return None
-
-    def _announce(self, workload: WorkloadInfo, decision: Decision) -> None:
-        try:
-            self._cluster.announce(
-                workload, reason="IdleGPUDeactivated", message=deactivation_message(decision)
+            actuation.deactivate(
+                self._actuator,
+                workload,
+                audit=self._audit(decision, now),
+                message=deactivation_message(decision),
+                logger=self._log,
             )
-        except ClusterError as exc:  # the action happened; a missing Event is only reported
-            self._log.warning("event not written for %s: %s", decision.workload, exc)
+        except ClusterError as exc:
+            return outcome_of(exc)
+        return Outcome.done()
 
     def _audit(self, decision: Decision, now: datetime) -> DeactivationAudit:
         rules = self._policy.rules
@@ -150,7 +148,7 @@ class Deactivator:
         )
 
     def _record(
-        self, decision: Decision, now: datetime, outcome: str, *, audited: bool = False
+        self, decision: Decision, now: datetime, outcome: Outcome, *, audited: bool = False
     ) -> ActionRecord:
         record = ActionRecord(
             workload=decision.workload,
@@ -162,6 +160,16 @@ class Deactivator:
         )
         log_action(self._log, record)
         return record
+
+
+def outcome_of(exc: ClusterError) -> Outcome:
+    """How a write that raised went: lost answers may have applied; a 404 or 409 is
+    decided again next cycle; anything else was refused."""
+    if isinstance(exc, AnswerLost):
+        return Outcome.unknown(f"answer lost, settled next cycle: {exc}")
+    if isinstance(exc, NotFound | Conflict):
+        return Outcome.skipped(f"retried next cycle: {exc}")
+    return Outcome.failed(str(exc))
 
 
 def deactivation_message(decision: Decision) -> str:

@@ -30,9 +30,9 @@ def log_action(logger: logging.Logger, record: ActionRecord) -> None:
         "namespace": record.workload.namespace,
         "workload": record.workload.name,
         "action": record.action.value,
-        "outcome": record.outcome,
+        "outcome": str(record.outcome),
     }
-    level = logging.WARNING if record.outcome.startswith("failed") else logging.INFO
+    level = logging.WARNING if record.outcome.went_wrong else logging.INFO
     logger.log(
         level, "%s %s: %s", record.action.value, record.workload, record.outcome, extra=fields
     )

@@ -4,7 +4,8 @@ Each cycle `screen` observes the fleet for the circuit breaker, counts undone de
 (marking a workload contested when it keeps happening), and applies contested marks, the
 breaker and the hourly cap to the decisions. Right before acting, `fresh_check` re-reads the
 candidates' newest samples in one query, and `begin` writes each action's durable audit
-record before its patch (`failed` adds the outcome when the patch then fails).
+record before its patch (`ended` adds the outcome when the patch was not plainly done). A
+deactivation whose answer was lost is settled on a later cycle from the Workload itself.
 
 Guard state that cannot be read makes the cycle act on nothing: a guard that cannot look
 must not be taken for one that found nothing.
@@ -23,7 +24,6 @@ from autoscaler.domain.breaker import BreakerState, Turnover, step
 from autoscaler.domain.fresh import pods_of, still_idle
 from autoscaler.domain.guards import (
     HOUR,
-    STARTED,
     Contest,
     Deed,
     GuardMemory,
@@ -33,6 +33,7 @@ from autoscaler.domain.guards import (
     leave_contested,
     newly_contested,
     newly_undone,
+    settle_lost_answers,
     started_in_last_hour,
 )
 from autoscaler.domain.models import (
@@ -43,6 +44,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.fleet_watch import FleetWatch
 
@@ -91,6 +93,7 @@ class Guards:
             records = list(self._audit.recent(now - max(self._rules.contested.span, HOUR)))
         except ClusterError as exc:
             return self._blind(decisions, f"guard state unreadable, nothing acted: {exc}")
+        records = self._settle(workloads, records, leading=leading)
         memory = self._step_breaker(memory, seen, now=now, leading=leading)
         memory, records = self._contest(workloads, records, memory, now=now, leading=leading)
         return self._apply(decisions, memory, records, now=now)
@@ -113,15 +116,31 @@ class Guards:
 
     def begin(self, decision: Decision, *, now: datetime) -> None:
         """The durable record of a deactivation, before its patch. Raises ClusterError."""
-        self._audit.record(self._deed(decision, now=now, outcome=STARTED))
+        self._audit.record(self._deed(decision, now=now, outcome=None))
 
-    def failed(self, decision: Decision, *, now: datetime, outcome: str) -> None:
-        """The patch after `begin` did not happen: say so (same time), so it is not taken
-        for a deactivation someone undid."""
+    def ended(self, decision: Decision, *, now: datetime, outcome: Outcome) -> None:
+        """The patch after `begin` was not plainly done: say how (same time), so a failed one
+        is not taken for a deactivation someone undid, and a lost answer gets settled."""
         try:
             self._audit.record(self._deed(decision, now=now, outcome=outcome))
         except ClusterError as exc:
-            self._log.warning("audit record of a failed action not written: %s", exc)
+            self._log.warning("audit record of an action's outcome not written: %s", exc)
+
+    def _settle(
+        self, workloads: Sequence[WorkloadInfo], records: list[LoopRecord], *, leading: bool
+    ) -> list[LoopRecord]:
+        """Settle deactivations whose answer was lost, from the Workloads as read now."""
+        settled = settle_lost_answers(workloads, records)
+        for record in settled:
+            self._log.warning(
+                "deactivate %s at %s, answer lost: %s", record.workload, record.at, record.outcome
+            )
+        if settled and leading:
+            try:
+                self._audit.record(*settled)
+            except ClusterError as exc:  # settled again next cycle
+                self._log.warning("settled outcome not recorded: %s", exc)
+        return [*settled, *records]
 
     def _step_breaker(
         self, memory: GuardMemory, seen: Turnover, *, now: datetime, leading: bool
@@ -235,7 +254,7 @@ class Guards:
             contested=tuple(sorted(memory.contested)),
         )
 
-    def _deed(self, decision: Decision, *, now: datetime, outcome: str) -> LoopRecord:
+    def _deed(self, decision: Decision, *, now: datetime, outcome: Outcome | None) -> LoopRecord:
         return LoopRecord(
             at=now,
             deed=Deed.DEACTIVATE,

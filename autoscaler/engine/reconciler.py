@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import Clock, Cluster, MetricSource
+from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
@@ -42,7 +42,8 @@ class Reconciler:
     def __init__(
         self,
         *,
-        cluster: Cluster,
+        cluster: ClusterReader,
+        actuator: WorkloadActuator,
         metrics: MetricSource,
         policy: Policy,
         clock: Clock,
@@ -67,6 +68,7 @@ class Reconciler:
         self._is_leader = is_leader or (lambda: True)
         self._actor = Deactivator(
             cluster=cluster,
+            actuator=actuator,
             policy=policy,
             clock=clock,
             logger=logger,

@@ -26,6 +26,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
     WorkloadStatus,
 )
+from autoscaler.domain.outcomes import OutcomeKind
 
 PREFIX = "idle_gpu_autoscaler_"
 METRIC_NAMES: tuple[str, ...] = tuple(
@@ -149,7 +150,7 @@ class ServiceMetrics:
         if snapshot.cluster_ok and not snapshot.metrics_ok:
             self.error("prometheus")
         for record in snapshot.actions:
-            if record.outcome.startswith("failed"):
+            if record.outcome.went_wrong:
                 self.error("action")
 
     def _count_states(self, snapshot: Snapshot) -> None:
@@ -163,7 +164,7 @@ class ServiceMetrics:
 
     def _count_loop_deactivations(self, snapshot: Snapshot) -> None:
         for record in snapshot.actions:
-            if record.action is Action.DEACTIVATE and record.outcome == "done":
+            if record.action is Action.DEACTIVATE and record.outcome.kind is OutcomeKind.DONE:
                 self.deactivations.labels(
                     namespace=record.workload.namespace, reason=LOOP_REASON
                 ).inc()

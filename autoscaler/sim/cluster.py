@@ -1,4 +1,5 @@
-"""The demo's Kubernetes: the `Cluster` port over the pure Kueue model.
+"""The demo's Kubernetes: the `ClusterReader` port over the pure Kueue model, and the writes
+the simulated actuator (`sim.actuator`) makes.
 
 A RayCluster gets a Workload (one pod set for the head, one per worker group). When Kueue
 admits it, KubeRay creates its pods, which hold GPUs from the nodes and run after a short
@@ -19,8 +20,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.core.errors import Conflict, NotFound
-from autoscaler.core.ports import Clock, DeactivationAudit
+from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import (
     GpuKey,
     OwnerRef,
@@ -140,6 +142,19 @@ class SimulatedCluster:
             self.annotate(ref, changes, now=now, owner=False)
             self.set_active(ref, active=True, now=now)
 
+    def deactivate(self, ref: WorkloadRef, audit: DeactivationAudit, *, gpus: int) -> None:
+        """The audit annotations and `spec.active: false` in one write, as one merge patch
+        does; kept for the demo's summary with the GPUs it freed."""
+        with self._changing() as objects:
+            self.annotate(ref, audit.annotations(), now=audit.at, owner=False)
+            self.set_active(ref, active=False, now=self._clock.now())
+            self.audits.append(AuditEntry(ref, objects.specs[ref].name, audit, gpus))
+
+    def announce(self, ref: WorkloadRef, *, reason: str, message: str) -> None:
+        """An Event on the Workload and its RayCluster."""
+        with self._lock:
+            self.announcements.append((ref, reason, message))
+
     def step(self, *, now: datetime) -> tuple[Event, ...]:
         """Kueue's admission step; KubeRay creates the pods of what it admitted."""
         with self._changing() as objects:
@@ -151,7 +166,7 @@ class SimulatedCluster:
             self.events.extend(events)
             return events
 
-    # The Cluster port.
+    # The ClusterReader port.
 
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         with self._lock:
@@ -181,19 +196,6 @@ class SimulatedCluster:
 
     def read_pauses(self) -> Pauses:
         return self.pauses
-
-    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
-        self.annotate(workload.ref, _audit_annotations(audit), now=audit.at)
-        with self._lock:
-            spec = self._objects.specs[workload.ref]
-            self.audits.append(AuditEntry(workload.ref, spec.name, audit, workload.gpus))
-
-    def deactivate(self, workload: WorkloadInfo) -> None:
-        self.set_active(workload.ref, active=False, now=self._clock.now())
-
-    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
-        with self._lock:
-            self.announcements.append((workload.ref, reason, message))
 
     # Reading for the exporter, the live view and the summary.
 
@@ -274,16 +276,6 @@ class SimulatedCluster:
             resource_version=str(objects.versions.get(ref, 0)),
             evicted_reason="Deactivated" if workload.phase is Phase.INACTIVE else None,
         )
-
-
-def _audit_annotations(audit: DeactivationAudit) -> dict[str, str | None]:
-    return {
-        keys.DEACTIVATED_AT: audit.at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        keys.DEACTIVATED_REASON: audit.reason,
-        keys.DEACTIVATED_PEAK: "" if audit.peak is None else f"{audit.peak:.4f}",
-        keys.DEACTIVATED_THRESHOLD: f"{audit.threshold:.4f}",
-        keys.DEACTIVATED_POLICY: audit.policy,
-    }
 
 
 def _gpu_key(namespace: str, pod: str, uuid: str) -> GpuKey:

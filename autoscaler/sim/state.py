@@ -2,8 +2,7 @@
 
 - Who calls: the real static-token mode with one generated token, an admin everywhere, so
   the demo's API checks tokens and rights exactly as a static-token deployment does.
-- Annotation and `spec.active` writes go to the `SimulatedCluster`, which bumps the
-  Workload's version as the API server bumps a resourceVersion (reactivation is guarded).
+- Annotation and `spec.active` writes go through `SimulatedActuator` (`sim.actuator`).
 - The runtime state (pauses, audit) lives in memory, and its pauses *are* the cluster's
   `read_pauses()`: a pause set through the API is what the loop honours next.
 """
@@ -15,37 +14,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from autoscaler.core.ports import Clock
-from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.records import Annotated, AuditRecord, Edit, RuntimeState
+from autoscaler.domain.records import AuditRecord, Edit, RuntimeState
 from autoscaler.sim.cluster import SimulatedCluster
 
 Annotations = Mapping[str, str | None]
-
-
-class SimulatedWrites:
-    """`WorkloadWrites` on the simulated cluster: owner annotations land on the RayCluster."""
-
-    def __init__(self, *, cluster: SimulatedCluster, clock: Clock) -> None:
-        self._cluster = cluster
-        self._clock = clock
-
-    def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
-        owner = workload.owner
-        if owner is None:
-            return self.annotate_workload(workload, annotations)
-        self._cluster.annotate(workload.ref, annotations, now=self._clock.now(), workload=False)
-        return Annotated(owner.kind, workload.ref.namespace, owner.name)
-
-    def annotate_workload(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
-        ref = workload.ref
-        self._cluster.annotate(ref, annotations, now=self._clock.now(), owner=False)
-        return Annotated("Workload", ref.namespace, ref.name)
-
-    def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
-        self._cluster.reactivate(
-            workload.ref, annotations, version=workload.resource_version, now=self._clock.now()
-        )
 
 
 class SimulatedRuntimeState:

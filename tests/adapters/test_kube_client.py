@@ -13,23 +13,26 @@ import yaml
 from kubernetes.client import Configuration
 
 from autoscaler.adapters.kubernetes.client import (
+    KubeClient,
+    api_client_for,
+    api_client_from_settings,
+)
+from autoscaler.adapters.kubernetes.resources import (
     ALLOWED_CALLS,
     CONFIGMAPS,
     PODS,
     ApiResource,
-    KubeClient,
-    WatchExpired,
-    api_client_for,
-    api_client_from_settings,
     kueue_workloads,
 )
 from autoscaler.core.errors import (
+    AnswerLost,
     ClusterError,
     ClusterUnavailable,
     ConfigError,
     Conflict,
     Forbidden,
     NotFound,
+    WatchExpired,
 )
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
@@ -211,21 +214,28 @@ def client_for(host: str, *, timeout: timedelta) -> KubeClient:
     return KubeClient(api_client_for(Configuration(host=host)), timeout=timeout)
 
 
-def test_an_unreachable_server_is_unavailable() -> None:
+def test_an_unreachable_server_is_unavailable_and_nothing_was_sent() -> None:
     client = client_for(f"http://127.0.0.1:{unserved_port()}", timeout=timedelta(seconds=2))
-    with pytest.raises(ClusterUnavailable, match="unreachable"):
+    with pytest.raises(ClusterUnavailable, match="unreachable") as raised:
         client.list_objects(PODS)
+    assert not isinstance(raised.value, AnswerLost)
     client.close()
 
 
-def test_a_server_that_never_answers_times_out_as_unavailable() -> None:
+@pytest.mark.parametrize("method", ["get", "patch"])
+def test_a_server_that_never_answers_loses_the_answer_which_may_have_applied(
+    method: str,
+) -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)  # connections queue up, nobody ever answers
         host = f"http://127.0.0.1:{silent.getsockname()[1]}"
         client = client_for(host, timeout=timedelta(seconds=0.3))
-        with pytest.raises(ClusterUnavailable, match="unreachable"):
-            client.get(CONFIGMAPS, "any", namespace=NAMESPACE)
+        with pytest.raises(AnswerLost, match="the answer was lost"):
+            if method == "get":
+                client.get(CONFIGMAPS, "any", namespace=NAMESPACE)
+            else:
+                client.merge_patch(CONFIGMAPS, "any", {"data": {}}, namespace=NAMESPACE)
         client.close()
 
 

@@ -1,7 +1,9 @@
-"""KueueCluster against the in-process test API server, over HTTP with the official client."""
+"""KueueCluster (the reader) and KueueActuator (the writes) against the in-process test API
+server, over HTTP with the official client."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,11 +12,15 @@ import kubernetes_validate
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable, ConfigError, Conflict, NotFound
-from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadInfo, WorkloadRef
+from autoscaler.domain.owners import KNOWN_OWNERS
+from autoscaler.engine import actuation
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.support.builders import (
     KUEUE_V1BETA1,
@@ -44,9 +50,20 @@ class FixedClock:
         return NOW
 
 
+AUDIT = DeactivationAudit(
+    at=NOW, reason="idle for 60m", peak=0.012, threshold=0.05, policy="threshold 5%, window 1:00:00"
+)
+
+
 def connect(server: KubeServer) -> KueueCluster:
     client = KubeClient(api_client_for(server.configuration()), timeout=timedelta(seconds=5))
-    return KueueCluster(client=client, settings=SETTINGS, clock=FixedClock())
+    return KueueCluster(client=client, settings=SETTINGS)
+
+
+@pytest.fixture
+def actuator(server: KubeServer, cluster: KueueCluster) -> KueueActuator:
+    client = KubeClient(api_client_for(server.configuration()), timeout=timedelta(seconds=5))
+    return KueueActuator(client=client, workloads=cluster.workload_resource, clock=FixedClock())
 
 
 @pytest.fixture(scope="module")
@@ -301,14 +318,14 @@ def test_a_vanished_workload_reads_as_none(cluster: KueueCluster) -> None:
     assert cluster.get_workload(WorkloadRef("team-a", "gone")) is None
 
 
-def test_deactivation_is_exactly_one_merge_patch_of_spec_active(
-    cluster: KueueCluster, server: KubeServer
+def test_deactivation_is_exactly_one_merge_patch_of_spec_active_with_the_audit_annotations(
+    cluster: KueueCluster, actuator: KueueActuator, server: KubeServer
 ) -> None:
     _, obj = gpu_raycluster(server, "team-a", "rc")
     (workload,) = cluster.list_workloads()
     server.requests.clear()
 
-    cluster.deactivate(workload)
+    actuator.deactivate(workload, AUDIT)
 
     (patch,) = server.requests.writes()
     assert (
@@ -317,7 +334,7 @@ def test_deactivation_is_exactly_one_merge_patch_of_spec_active(
     )
     assert (patch.content_type, patch.body) == (
         "application/merge-patch+json",
-        {"spec": {"active": False}},
+        {"metadata": {"annotations": AUDIT.annotations()}, "spec": {"active": False}},
     )
     stored = server.store.get(
         "workloads.kueue.x-k8s.io", name=workload.ref.name, namespace="team-a"
@@ -329,20 +346,15 @@ def test_deactivation_is_exactly_one_merge_patch_of_spec_active(
     )
 
 
-def test_the_audit_is_written_on_the_workload_and_its_raycluster(
-    cluster: KueueCluster, server: KubeServer
+def test_the_act_sequence_writes_the_audit_on_the_workload_and_its_raycluster(
+    cluster: KueueCluster, actuator: KueueActuator, server: KubeServer
 ) -> None:
     gpu_raycluster(server, "team-a", "rc")
     (workload,) = cluster.list_workloads()
-    audit = DeactivationAudit(
-        at=NOW,
-        reason="idle for 60m",
-        peak=0.012,
-        threshold=0.05,
-        policy="threshold 5%, window 1:00:00",
-    )
 
-    cluster.record_deactivation(workload, audit)
+    actuation.deactivate(
+        actuator, workload, audit=AUDIT, message="idle", logger=logging.getLogger("test")
+    )
 
     expected = {
         keys.DEACTIVATED_AT: "2026-03-01T14:00:00Z",
@@ -358,16 +370,21 @@ def test_the_audit_is_written_on_the_workload_and_its_raycluster(
     for obj in written:
         assert obj["metadata"]["annotations"] == expected
         assert_valid(obj)
-    assert {r.content_type for r in server.requests.writes()} == {"application/merge-patch+json"}
+    assert written[0]["spec"]["active"] is False
+    writes = [(r.method, r.content_type) for r in server.requests.writes()]
+    assert (
+        writes
+        == [("PATCH", "application/merge-patch+json")] * 2 + [("POST", "application/json")] * 2
+    )
 
 
 def test_events_on_the_workload_and_its_owner_say_how_to_get_it_back(
-    cluster: KueueCluster, server: KubeServer
+    cluster: KueueCluster, actuator: KueueActuator, server: KubeServer
 ) -> None:
     rc, obj = gpu_raycluster(server, "team-a", "rc")
     (workload,) = cluster.list_workloads()
 
-    cluster.announce(workload, reason="IdleGPUDeactivated", message="idle; kubectl patch ...")
+    actuator.announce(workload, reason="IdleGPUDeactivated", message="idle; kubectl patch ...")
 
     events = server.store.list("events", namespace="team-a")
     assert sorted((e["involvedObject"]["kind"], e["involvedObject"]["uid"]) for e in events) == [
@@ -384,21 +401,23 @@ def test_events_on_the_workload_and_its_owner_say_how_to_get_it_back(
 
 
 def test_patching_a_vanished_workload_is_not_found(
-    cluster: KueueCluster, server: KubeServer
+    cluster: KueueCluster, actuator: KueueActuator, server: KubeServer
 ) -> None:
     gpu_raycluster(server, "team-a", "rc")
     (workload,) = cluster.list_workloads()
     server.store.delete("workloads.kueue.x-k8s.io", name=workload.ref.name, namespace="team-a")
     with pytest.raises(NotFound):
-        cluster.deactivate(workload)
+        actuator.deactivate(workload, AUDIT)
 
 
-def test_a_conflicting_patch_is_a_conflict(cluster: KueueCluster, server: KubeServer) -> None:
+def test_a_conflicting_patch_is_a_conflict(
+    cluster: KueueCluster, actuator: KueueActuator, server: KubeServer
+) -> None:
     gpu_raycluster(server, "team-a", "rc")
     (workload,) = cluster.list_workloads()
     server.faults.fail_next("PATCH", "/apis/kueue.x-k8s.io", status=409)
     with pytest.raises(Conflict):
-        cluster.deactivate(workload)
+        actuator.deactivate(workload, AUDIT)
 
 
 def test_no_runtime_state_means_no_pauses(cluster: KueueCluster) -> None:
@@ -454,3 +473,14 @@ def test_running_gpu_pods_are_listed_whoever_owns_them(
         "/api/v1/pods",
         {"fieldSelector": "status.phase=Running"},
     )
+
+
+def test_every_owner_resource_is_where_the_domain_says_the_owner_lives() -> None:
+    """The REST API asks for `patch` where the domain says an owner lives; the adapter must
+    write to that same place."""
+    assert set(OWNER_RESOURCES) == set(KNOWN_OWNERS)
+    for kind, resource in OWNER_RESOURCES.items():
+        assert (resource.group, resource.plural) == (
+            KNOWN_OWNERS[kind].group,
+            KNOWN_OWNERS[kind].plural,
+        )

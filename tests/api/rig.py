@@ -96,15 +96,17 @@ class ApiRig:
         self._api_client = ApiClient(self.kube.configuration())
         self.client = KubeClient(self._api_client, timeout=timedelta(seconds=5))
         cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)
-        self.cluster = KueueCluster(client=self.client, settings=cluster_settings, clock=self.clock)
+        self.cluster = KueueCluster(client=self.client, settings=cluster_settings)
         self.store = SnapshotStore()
         self.telemetry = ServiceMetrics(self.registry, clock=self.clock)
         self.shared = build_shared_state(
             Settings(cluster=cluster_settings, api=self.settings),
             client=self.client,
             cluster=self.cluster,
+            clock=self.clock,
             logger=self.logger,
         )
+        self.actuator = self.shared.actuator
         subscribe_listeners(
             self.store,
             settings=self.settings,
@@ -115,6 +117,7 @@ class ApiRig:
         )
         self.reconciler = Reconciler(
             cluster=self.cluster,
+            actuator=self.actuator,
             metrics=self.usage,
             policy=a_policy(dry_run=self.dry_run),
             clock=self.clock,

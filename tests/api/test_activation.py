@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.exemptions import REACTIVATED_BY, REACTIVATED_REASON, rfc3339
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.exemptions import REACTIVATED_BY, REACTIVATED_REASON
 from tests.api.rig import ApiRig
 from tests.support.builders import make_workload_for
 
@@ -29,7 +30,7 @@ def test_reactivation_sets_active_records_who_and_why_and_starts_a_fresh_grace_p
         key: workload["metadata"]["annotations"][key]
         for key in (keys.REACTIVATED_AT, REACTIVATED_BY, REACTIVATED_REASON)
     } == {
-        keys.REACTIVATED_AT: rfc3339(rig.now),
+        keys.REACTIVATED_AT: time_text(rig.now),
         REACTIVATED_BY: "alice",
         REACTIVATED_REASON: "need it back",
     }
@@ -97,7 +98,7 @@ def test_an_admin_deactivates_now_with_the_loops_audit_annotations_and_event(
     reason = workload["metadata"]["annotations"][keys.DEACTIVATED_REASON]
     assert reason == "deactivated now by admin: quota emergency"
     owner = rig.owner("team-a", "alice-rc")
-    assert owner["metadata"]["annotations"][keys.DEACTIVATED_AT] == rfc3339(rig.now)
+    assert owner["metadata"]["annotations"][keys.DEACTIVATED_AT] == time_text(rig.now)
     events = rig.kube.store.list("events", namespace="team-a")
     assert any(e["reason"] == "IdleGPUDeactivated" for e in events)
     metrics = rig.http.get("/metrics").text

@@ -42,13 +42,17 @@ def test_the_api_serves_beside_the_running_loop_and_stops_with_it() -> None:
         grant_default_rights(kube)
         client = KubeClient(api_client, timeout=timedelta(seconds=5))
         cluster = KueueCluster(client=client, settings=settings.cluster)
+        shared = build_shared_state(
+            settings, client=client, cluster=cluster, clock=clock, logger=logger
+        )
         service = build_service(
             settings,
             cluster=cluster,
+            actuator=shared.actuator,
             metrics=Usage(),
             clock=clock,
             logger=logger,
-            shared=build_shared_state(settings, client=client, cluster=cluster, logger=logger),
+            shared=shared,
         )
         api = build_api(
             ApiSettings(host="127.0.0.1", port=0),

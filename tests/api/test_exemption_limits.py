@@ -7,29 +7,30 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, INDEFINITE, cut_to_limit, rfc3339
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, INDEFINITE, cut_to_limit
 from autoscaler.settings.api import ApiSettings
 from tests.api.rig import ApiRig
 from tests.support.domain_builders import NOW
 
 WEEK = timedelta(days=7)
-LIMIT = rfc3339(NOW + WEEK)
+LIMIT = time_text(NOW + WEEK)
 
 
 @pytest.mark.parametrize(
     ("annotations", "allow_indefinite", "patch"),
     [
         pytest.param(
-            {keys.EXEMPT_UNTIL: rfc3339(NOW + timedelta(days=30))},
+            {keys.EXEMPT_UNTIL: time_text(NOW + timedelta(days=30))},
             True,
-            {keys.EXEMPT_UNTIL: LIMIT, EXEMPT_UNTIL_REQUESTED: rfc3339(NOW + timedelta(days=30))},
+            {keys.EXEMPT_UNTIL: LIMIT, EXEMPT_UNTIL_REQUESTED: time_text(NOW + timedelta(days=30))},
             id="a-month-is-cut-to-a-week",
         ),
         pytest.param(
-            {keys.EXEMPT_UNTIL: rfc3339(NOW + WEEK)}, True, None, id="exactly-the-maximum-stays"
+            {keys.EXEMPT_UNTIL: time_text(NOW + WEEK)}, True, None, id="exactly-the-maximum-stays"
         ),
         pytest.param(
-            {keys.EXEMPT_UNTIL: rfc3339(NOW - timedelta(days=1))}, True, None, id="expired-stays"
+            {keys.EXEMPT_UNTIL: time_text(NOW - timedelta(days=1))}, True, None, id="expired-stays"
         ),
         pytest.param({keys.EXEMPT_UNTIL: "next tuesday"}, True, None, id="unreadable-stays"),
         pytest.param({keys.EXEMPT: "true"}, True, None, id="indefinite-allowed-stays"),
@@ -61,7 +62,7 @@ def test_a_forbidden_indefinite_exemption_on_a_workload_becomes_the_maximum() ->
         rig.cycle()
         annotations = rig.workload("team-a", name)["metadata"]["annotations"]
         assert annotations == {
-            keys.EXEMPT_UNTIL: rfc3339(rig.now + timedelta(days=1)),
+            keys.EXEMPT_UNTIL: time_text(rig.now + timedelta(days=1)),
             EXEMPT_UNTIL_REQUESTED: INDEFINITE,
         }
         rig.clock.advance(timedelta(days=1, seconds=1))

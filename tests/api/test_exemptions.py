@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, rfc3339
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED
 from tests.api.rig import ApiRig
 
 EXEMPTION = "/api/v1/workloads/team-a/alice-rc/exemption"
@@ -29,21 +30,21 @@ def test_an_exemption_for_a_duration_is_stored_on_the_owner_with_who_when_and_wh
         headers=rig.as_user("alice"),
     )
     assert response.status_code == 200
-    until = rfc3339(rig.now + timedelta(hours=4))
+    until = time_text(rig.now + timedelta(hours=4))
     assert response.json()["annotated"] == "RayCluster team-a/alice-rc"
     assert response.json()["exemption"]["until"] == until
     assert annotations_of(rig.owner("team-a", "alice-rc")) == {
         keys.EXEMPT_UNTIL: until,
         keys.EXEMPT_BY: "alice",
         keys.EXEMPT_REASON: "I am presenting",
-        keys.EXEMPT_SET_AT: rfc3339(rig.now),
+        keys.EXEMPT_SET_AT: time_text(rig.now),
     }
 
 
 def test_an_exemption_until_a_time_is_honoured_by_the_next_cycle(rig: ApiRig) -> None:
     name = rig.add_raycluster("team-a", "alice-rc")
     rig.cycle()
-    until = rfc3339(rig.now + timedelta(days=2))
+    until = time_text(rig.now + timedelta(days=2))
     response = rig.http.put(
         f"/api/v1/workloads/team-a/{name}/exemption",
         json={"until": until, "reason": "weekend run"},
@@ -65,7 +66,7 @@ def test_an_exemption_until_a_time_is_honoured_by_the_next_cycle(rig: ApiRig) ->
         pytest.param(
             {"duration": "-1h", "reason": "x"},
             "body.duration",
-            "not a duration",
+            "longer than zero",
             id="negative-duration",
         ),
         pytest.param(
@@ -160,6 +161,7 @@ def test_bad_exemption_requests_are_a_422_naming_the_field(
     problems = response.json()["fields"]
     assert [p["field"] for p in problems] == [field]
     assert message in problems[0]["message"]
+    assert not problems[0]["message"].startswith("Value error")  # pydantic's words, not ours
     assert annotations_of(rig.owner("team-a", "alice-rc")) == {}
 
 
@@ -188,7 +190,9 @@ def test_removing_an_exemption_clears_owner_and_workload_and_the_loop_acts_again
 ) -> None:
     name = rig.add_raycluster("team-a", "alice-rc", annotations={keys.EXEMPT: "true"})
     workload = rig.workload("team-a", name)
-    workload["metadata"]["annotations"] = {keys.EXEMPT_UNTIL: rfc3339(rig.now + timedelta(hours=1))}
+    workload["metadata"]["annotations"] = {
+        keys.EXEMPT_UNTIL: time_text(rig.now + timedelta(hours=1))
+    }
     rig.kube.store.put(workload)
     assert rig.cycle().workloads[0].decision.state == "exempt"
     response = rig.http.delete(EXEMPTION, headers=rig.as_user("alice"))
@@ -216,7 +220,7 @@ def test_removing_a_neighbours_exemption_is_a_403(rig: ApiRig) -> None:
 
 
 def test_a_kubectl_style_annotation_shows_up_in_the_api(rig: ApiRig) -> None:
-    until = rfc3339(rig.now + timedelta(hours=6))
+    until = time_text(rig.now + timedelta(hours=6))
     rig.add_raycluster("team-a", "alice-rc")
     rig.cycle()
     owner = rig.owner("team-a", "alice-rc")
@@ -249,10 +253,10 @@ def test_an_expired_exemption_stops_counting_by_itself(rig: ApiRig) -> None:
 def test_an_over_long_hand_set_exemption_is_cut_once_to_the_maximum_keeping_the_original(
     rig: ApiRig,
 ) -> None:
-    original = rfc3339(rig.now + timedelta(days=30))
+    original = time_text(rig.now + timedelta(days=30))
     rig.add_raycluster("team-a", "alice-rc", annotations={keys.EXEMPT_UNTIL: original})
     rig.cycle()
-    cut = rfc3339(rig.now + timedelta(days=7))
+    cut = time_text(rig.now + timedelta(days=7))
     assert annotations_of(rig.owner("team-a", "alice-rc")) == {
         keys.EXEMPT_UNTIL: cut,
         EXEMPT_UNTIL_REQUESTED: original,

@@ -19,6 +19,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadStatus,
 )
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.engine.telemetry import ServiceMetrics
 from tests.support.domain_builders import NOW, a_workload
 from tests.support.fakes import FakeClock
@@ -97,7 +98,7 @@ def test_workloads_are_counted_by_state_with_absent_states_at_zero(rig: Rig) -> 
 
 
 def test_a_done_deactivation_is_counted_and_its_gpus_accrue_reclaimed_hours(rig: Rig) -> None:
-    done = ActionRecord(IDLE.ref, Action.DEACTIVATE, "idle", NOW, "done")
+    done = ActionRecord(IDLE.ref, Action.DEACTIVATE, "idle", NOW, Outcome.done())
     rig.metrics.observe(snapshot(row(IDLE, State.IDLE, gpus=2), actions=(done,)))
     assert (
         rig.value("idle_gpu_autoscaler_deactivations_total", namespace="team-a", reason="idle") == 1
@@ -121,7 +122,7 @@ def test_a_workload_seen_active_again_is_a_reactivation_and_stops_accruing(rig: 
 
 
 def test_failures_are_counted_by_source(rig: Rig) -> None:
-    failed = ActionRecord(IDLE.ref, Action.DEACTIVATE, "idle", NOW, "failed: 500")
+    failed = ActionRecord(IDLE.ref, Action.DEACTIVATE, "idle", NOW, Outcome.failed("500"))
     rig.metrics.observe(snapshot(metrics_ok=False, actions=(failed,)))
     rig.metrics.observe(snapshot(cluster_ok=False))
     for source in ("prometheus", "action", "cluster"):

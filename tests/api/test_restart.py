@@ -10,8 +10,6 @@ import pytest
 from tests.api.rig import ApiRig, grant_default_rights
 from tests.support.kube_server import KubeServer
 
-DEACTIVATE = {"spec": {"active": False}}
-
 
 @pytest.fixture
 def kube() -> Iterator[KubeServer]:
@@ -22,7 +20,7 @@ def kube() -> Iterator[KubeServer]:
 
 
 def deactivated(kube: KubeServer) -> list[str]:
-    return sorted(r.path.rsplit("/", 1)[-1] for r in kube.requests.writes() if r.body == DEACTIVATE)
+    return sorted(r.path.rsplit("/", 1)[-1] for r in kube.requests.writes() if r.deactivates)
 
 
 def test_exemptions_and_pauses_made_through_the_api_survive_a_restart_and_bind_the_loop(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.adapters.kubernetes.client import ALLOWED_CALLS
+from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS
 from tests.deploy.tooling import CI_VALUES, NAMESPACE, RELEASE, Manifest, find, render, values_args
 
 VALUE_SETS = [pytest.param(None, id="defaults")] + [

@@ -26,10 +26,12 @@ import kubernetes.client
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.core.clock import SystemClock
 from autoscaler.domain.models import Action, Snapshot, State, WorkloadRef
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.settings.rules import build_policy
@@ -99,7 +101,7 @@ class Rig:
         return [
             r
             for r in self.server.requests.matching("PATCH", "/apis/kueue.x-k8s.io")
-            if r.body == {"spec": {"active": False}}
+            if r.deactivates
         ]
 
 
@@ -164,6 +166,9 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     metrics = PrometheusMetricSource(prometheus=settings.prometheus, policy=settings.policy)
     reconciler = Reconciler(
         cluster=cluster,
+        actuator=KueueActuator(
+            client=client, workloads=cluster.workload_resource, clock=SystemClock()
+        ),
         metrics=metrics,
         policy=build_policy(settings),
         clock=SystemClock(),
@@ -224,7 +229,9 @@ def story(rig: Rig) -> Story:
     while_busy = wait_for(rig, lambda s: state_of(s, first) is State.BUSY)
     rig.set_utilization(DEMO, "first-raycluster", 0)
     went_idle = time.monotonic()
-    wait_for(rig, lambda s: any(a.workload == first and a.outcome == "done" for a in s.actions))
+    wait_for(
+        rig, lambda s: any(a.workload == first and a.outcome == Outcome.done() for a in s.actions)
+    )
     return Story(while_busy, time.monotonic() - went_idle)
 
 

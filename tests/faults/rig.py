@@ -62,7 +62,6 @@ SCRAPE_LAG_S = 1.5
 DUE_WITHIN_S = 15.0  # the control must see the idle ones due by then (a healthy run: ~4 s)
 OVERLAP_S = 2 * CYCLE_S  # the fault outlasts their falling due by this much
 RECOVERY_S = WINDOW_S + CYCLE_S + SCRAPE_LAG_S  # "within one window plus one cycle"
-DEACTIVATE = {"spec": {"active": False}}
 
 
 class Role(Enum):
@@ -261,7 +260,7 @@ class FaultRig:
         found = []
         for request in self.server.requests.matching("PATCH", "/apis/kueue.x-k8s.io/"):
             namespace, _, name = _namespaced(request.path)
-            if namespace in (self.namespace, self.paused_namespace) and request.body == DEACTIVATE:
+            if namespace in (self.namespace, self.paused_namespace) and request.deactivates:
                 found.append((names.get(name, name), request))
         return found
 
@@ -316,13 +315,17 @@ class FaultRig:
         cluster = build_cluster(settings, client)
         metrics = build_metric_source(settings)
         clock, logger = SystemClock(), logging.getLogger(f"faults.{namespace}")
+        shared = build_shared_state(
+            settings, client=client, cluster=cluster, clock=clock, logger=logger
+        )
         service = build_service(
             settings,
             cluster=cluster,
+            actuator=shared.actuator,
             metrics=metrics,
             clock=clock,
             logger=logger,
-            shared=build_shared_state(settings, client=client, cluster=cluster, logger=logger),
+            shared=shared,
         )  # as `serve` builds it, guards included
         paused = f"{namespace}-p"
         seed_queues(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.faults.rig import DEACTIVATE, FaultRig, Role
+from tests.faults.rig import FaultRig, Role
 from tests.support.kube_server import KubeServer, RecordedRequest
 
 pytestmark = pytest.mark.slow
@@ -25,7 +25,7 @@ def writes(rig: FaultRig, *, only_the_patch: bool) -> Callable[[RecordedRequest]
 
     def matches(request: RecordedRequest) -> bool:
         if only_the_patch:
-            return rig.from_service(request) and request.body == DEACTIVATE
+            return rig.from_service(request) and request.deactivates
         return rig.from_service(request) and request.method in ("PATCH", "PUT", "POST")
 
     return matches
@@ -35,7 +35,7 @@ def writes(rig: FaultRig, *, only_the_patch: bool) -> Callable[[RecordedRequest]
     "only_the_patch",
     [
         pytest.param(False, id="every-write"),  # the audit record first: nothing goes further
-        pytest.param(True, id="the-deactivation-patch"),  # audited, annotated, then refused
+        pytest.param(True, id="the-deactivation-patch"),  # audited, then the patch refused
     ],
 )
 def test_conflicts_deactivate_nothing_and_it_acts_once_writes_go_through(

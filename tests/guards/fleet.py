@@ -83,6 +83,7 @@ class GuardedFleet:
         )
         self.reconciler = Reconciler(
             cluster=self.cluster,
+            actuator=self.cluster,
             metrics=self.metrics,
             policy=a_policy(cap=self.cap, dry_run=self.dry_run),
             clock=self.clock,

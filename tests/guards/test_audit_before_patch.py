@@ -1,6 +1,7 @@
 """On the test Kubernetes API server, with the real Kueue adapter and the runtime-state
-ConfigMap: the loop's audit record lands in the ConfigMap before the annotations and the
-deactivation patch, and the API's auditor does not write it a second time."""
+ConfigMap: the loop's audit record lands in the ConfigMap before the deactivation patch (which
+carries the audit annotations), the API's auditor does not write it a second time, and a
+patch whose answer was lost is settled on the next cycle from the Workload itself."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ from kubernetes.client import ApiClient
 from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.adapters.state.store import RuntimeStateStore
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.loop_audit import LoopAuditor
 from autoscaler.engine.reconciler import Reconciler
@@ -43,6 +48,7 @@ class Rig:
     reconciler: Reconciler
     state: RuntimeStateStore
     workload: str
+    clock: FakeClock
 
     def requests(self) -> list[RecordedRequest]:
         mine = (f"/namespaces/{self.namespace}/", f"/namespaces/{self.service_namespace}/")
@@ -80,7 +86,8 @@ def rig(kube_server: KubeServer) -> Iterator[Rig]:
         settings = ClusterSettings(
             service_namespace=service_namespace, runtime_state_config_map=STATE
         )
-        cluster = KueueCluster(client=client, settings=settings, clock=clock)
+        cluster = KueueCluster(client=client, settings=settings)
+        actuator = KueueActuator(client=client, workloads=cluster.workload_resource, clock=clock)
         state = RuntimeStateStore(
             client=client,
             name=STATE,
@@ -107,6 +114,7 @@ def rig(kube_server: KubeServer) -> Iterator[Rig]:
         snapshots.subscribe(auditor)
         reconciler = Reconciler(
             cluster=cluster,
+            actuator=actuator,
             metrics=metrics,
             policy=policy,
             clock=clock,
@@ -114,13 +122,18 @@ def rig(kube_server: KubeServer) -> Iterator[Rig]:
             logger=log,
             guards=guards,
         )
-        yield Rig(kube_server, namespace, service_namespace, reconciler, state, name)
+        yield Rig(kube_server, namespace, service_namespace, reconciler, state, name, clock)
     for owned in (namespace, service_namespace):  # its admitted Workload holds GPU quota
         kube_server.store.delete_namespace(owned)
 
 
 def is_deactivation(request: RecordedRequest) -> bool:
-    return request.method == "PATCH" and request.body == {"spec": {"active": False}}
+    """One patch: `spec.active: false` with our audit annotations, so the annotation proves
+    the patch applied."""
+    if request.method != "PATCH" or not isinstance(request.body, dict):
+        return False
+    annotations = (request.body.get("metadata") or {}).get("annotations") or {}
+    return request.body.get("spec") == {"active": False} and keys.DEACTIVATED_AT in annotations
 
 
 def is_audit_write(request: RecordedRequest) -> bool:
@@ -129,18 +142,22 @@ def is_audit_write(request: RecordedRequest) -> bool:
     return '"action": "deactivate"' in request.body.get("data", {}).get("audit", "")
 
 
-def test_the_config_map_record_is_written_before_the_annotations_and_the_patch(rig: Rig) -> None:
+def test_the_config_map_record_is_written_before_the_patch_then_the_owner_is_annotated(
+    rig: Rig,
+) -> None:
     snapshot = rig.reconciler.run_once()
-    assert [a.outcome for a in snapshot.actions] == ["done"]
+    assert [a.outcome for a in snapshot.actions] == [Outcome.done()]
     writes = rig.requests()
     audit = next(i for i, r in enumerate(writes) if is_audit_write(r))
-    annotations = next(
+    patch = next(i for i, r in enumerate(writes) if is_deactivation(r))
+    owner = next(
         i
         for i, r in enumerate(writes)
-        if r.method == "PATCH" and "annotations" in (r.body or {}).get("metadata", {})
+        if r.method == "PATCH" and "/rayclusters/" in r.path and is_annotation_patch(r)
     )
-    patch = next(i for i, r in enumerate(writes) if is_deactivation(r))
-    assert audit < annotations < patch
+    assert audit < patch < owner
+    body = next(r.body for r in writes if is_deactivation(r))
+    assert body["metadata"]["annotations"][keys.DEACTIVATED_AT] == time_text(rig.clock.now())
 
 
 def test_the_loops_record_is_in_the_config_map_once_with_its_reason(rig: Rig) -> None:
@@ -151,3 +168,47 @@ def test_the_loops_record_is_in_the_config_map_once_with_its_reason(rig: Rig) ->
     ]
     assert "idle for the whole window" in records[0].reason
     assert (records[0].peak, records[0].threshold, records[0].gpus) == (0.01, 0.05, 1)
+
+
+def is_annotation_patch(request: RecordedRequest) -> bool:
+    return isinstance(request.body, dict) and "annotations" in (request.body.get("metadata") or {})
+
+
+def loop_outcomes(rig: Rig) -> list[tuple[str, str]]:
+    """(action, outcome) of the loop's records about the workload, oldest first."""
+    target = f"{rig.namespace}/{rig.workload}"
+    records = [r for r in rig.state.read().audit if r.target == target]
+    return [(r.action, r.outcome) for r in reversed(records)]  # the trail is newest first
+
+
+def test_a_patch_applied_whose_answer_was_lost_is_settled_from_the_workload_next_cycle(
+    rig: Rig,
+) -> None:
+    rig.kube.faults.lose_answer_after_applying("PATCH", when=is_deactivation)
+    first = rig.reconciler.run_once()
+
+    [action] = first.actions
+    assert action.outcome.kind is OutcomeKind.UNKNOWN
+    applied = rig.kube.store.get(
+        "workloads.kueue.x-k8s.io", name=rig.workload, namespace=rig.namespace
+    )
+    assert applied["spec"]["active"] is False, "the server applied it; only the answer was lost"
+    assert [outcome.split(":")[0] for _, outcome in loop_outcomes(rig)] == ["started", "unknown"]
+
+    # A GitOps tool sets it back before the next cycle: spec.active alone would say "never".
+    rig.kube.store.patch(
+        "workloads.kueue.x-k8s.io",
+        name=rig.workload,
+        namespace=rig.namespace,
+        patch={"spec": {"active": True}},
+    )
+    rig.clock.advance(timedelta(minutes=1))
+    rig.reconciler.run_once()
+
+    outcomes = loop_outcomes(rig)
+    assert outcomes[:3] == [
+        ("deactivate", "started"),
+        ("deactivate", outcomes[1][1]),
+        ("deactivate", "done: confirmed: the Workload carries our deactivated-at annotation"),
+    ]
+    assert ("undone", "counted") in outcomes, "the undo of a confirmed deactivation is counted"

@@ -6,8 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import time_text
 from autoscaler.domain.guards import (
-    STARTED,
     Contest,
     ContestedRules,
     Deed,
@@ -16,21 +17,28 @@ from autoscaler.domain.guards import (
     leave_contested,
     newly_contested,
     newly_undone,
+    settle_lost_answers,
     started_in_last_hour,
 )
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
-from tests.support.domain_builders import NOW, a_workload, minutes_ago
+from autoscaler.domain.outcomes import Outcome
+from tests.support.domain_builders import NOW, WorkloadBuilder, a_workload, minutes_ago
 
 RC = WorkloadRef("team-a", "rc")
+LOST = Outcome.unknown("answer lost")
+CONFIRMED = Outcome.done("confirmed")
+REFUTED = Outcome.failed("refuted")
 RULES = ContestedRules(undone_within=timedelta(minutes=10), times=3, span=timedelta(hours=24))
 
 
-def deactivated(minutes: float, *, outcome: str = STARTED, ref: WorkloadRef = RC) -> LoopRecord:
+def deactivated(
+    minutes: float, *, outcome: Outcome | None = None, ref: WorkloadRef = RC
+) -> LoopRecord:
     return LoopRecord(minutes_ago(minutes), Deed.DEACTIVATE, ref, outcome=outcome)
 
 
 def undone(minutes: float, ref: WorkloadRef = RC) -> LoopRecord:
-    return LoopRecord(minutes_ago(minutes), Deed.UNDONE, ref, outcome="counted")
+    return LoopRecord(minutes_ago(minutes), Deed.UNDONE, ref)
 
 
 def idle(name: str, *, idle_minutes: float, action: Action = Action.DEACTIVATE) -> Decision:
@@ -50,11 +58,13 @@ def idle(name: str, *, idle_minutes: float, action: Action = Action.DEACTIVATE) 
         pytest.param([deactivated(5), deactivated(59)], 2, id="two-within-the-hour"),
         pytest.param([deactivated(60), deactivated(61)], 0, id="an-hour-ago-is-outside"),
         pytest.param(
-            [deactivated(5), deactivated(5, outcome="failed: 503")],
+            [deactivated(5), deactivated(5, outcome=Outcome.failed("503"))],
             1,
             id="a-failed-patch-still-counts-once",
         ),
-        pytest.param([deactivated(5, outcome="done")], 1, id="a-pre-guard-record-counts"),
+        pytest.param(
+            [deactivated(5), deactivated(5, outcome=LOST)], 1, id="a-lost-answer-counts-once"
+        ),
         pytest.param([undone(5)], 0, id="other-deeds-do-not-count"),
     ],
 )
@@ -112,10 +122,28 @@ def test_a_contested_workload_is_left_alone_whatever_was_decided() -> None:
             id="the-undo-seen-in-the-cycle-that-deactivated-again-was-the-one-before",
         ),
         pytest.param(
-            [deactivated(3, outcome="failed: 503"), deactivated(3)],
+            [deactivated(3, outcome=Outcome.failed("503")), deactivated(3)],
             True,
             False,
             id="a-failed-patch-was-never-done",
+        ),
+        pytest.param(
+            [deactivated(3, outcome=LOST), deactivated(3)],
+            True,
+            True,
+            id="a-lost-answer-counts-until-refuted",
+        ),
+        pytest.param(
+            [deactivated(3, outcome=REFUTED), deactivated(3, outcome=LOST), deactivated(3)],
+            True,
+            False,
+            id="a-lost-answer-refuted-was-never-done",
+        ),
+        pytest.param(
+            [deactivated(3, outcome=CONFIRMED), deactivated(3, outcome=LOST), deactivated(3)],
+            True,
+            True,
+            id="a-lost-answer-confirmed-was-done",
         ),
         pytest.param([undone(50), deactivated(3)], True, True, id="an-earlier-undo-is-another"),
         pytest.param([], True, False, id="never-deactivated"),
@@ -159,3 +187,56 @@ def test_a_workload_already_marked_is_not_marked_again() -> None:
     records = [undone(10), undone(100), undone(200)]
     marks = {RC: Contest(since=NOW, reason="x")}
     assert newly_contested(records, marks, rules=RULES, now=NOW) == ()
+
+
+LOST_AT = minutes_ago(3)  # whole seconds, as the annotation writes it
+
+
+@pytest.mark.parametrize(
+    ("workload", "records", "settled"),
+    [
+        pytest.param(
+            a_workload("team-a", "rc").annotated(keys.DEACTIVATED_AT, time_text(LOST_AT)),
+            [deactivated(3, outcome=LOST), deactivated(3)],
+            "done",
+            id="our-annotation-from-the-same-patch-confirms-it",
+        ),
+        pytest.param(
+            a_workload("team-a", "rc").inactive().evicted("Deactivated"),
+            [deactivated(3, outcome=LOST), deactivated(3)],
+            "done",
+            id="kueue-evicted-it-as-deactivated",
+        ),
+        pytest.param(
+            a_workload("team-a", "rc").annotated(keys.DEACTIVATED_AT, time_text(minutes_ago(60))),
+            [deactivated(3, outcome=LOST), deactivated(3)],
+            "failed",
+            id="an-older-deactivation-of-ours-refutes-it",
+        ),
+        pytest.param(
+            a_workload("team-a", "rc").inactive(),
+            [deactivated(3, outcome=LOST), deactivated(3)],
+            "failed",
+            id="inactive-without-our-annotation-or-kueues-condition-refutes-it",
+        ),
+        pytest.param(
+            a_workload("team-a", "rc"),
+            [deactivated(3, outcome=CONFIRMED), deactivated(3, outcome=LOST), deactivated(3)],
+            None,
+            id="already-settled",
+        ),
+        pytest.param(
+            a_workload("team-a", "other"),
+            [deactivated(3, outcome=LOST), deactivated(3)],
+            None,
+            id="not-seen-stays-unsettled",
+        ),
+    ],
+)
+def test_a_lost_answer_is_settled_from_the_workload_never_from_spec_active_alone(
+    workload: WorkloadBuilder, records: list[LoopRecord], settled: str | None
+) -> None:
+    found = settle_lost_answers([workload.build()], records)
+    assert [(r.deed, r.at, r.outcome.kind.value if r.outcome else None) for r in found] == (
+        [(Deed.DEACTIVATE, LOST_AT, settled)] if settled else []
+    )

@@ -14,11 +14,12 @@ import pytest
 from kubernetes.client import ApiClient
 
 from autoscaler.adapters.kubernetes.client import KubeClient
-from autoscaler.adapters.state.guards import RuntimeGuardStore
+from autoscaler.adapters.state.guards import RuntimeGuardStore, outcome_of
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.domain.breaker import CLOSED, BreakerState
-from autoscaler.domain.guards import STARTED, Contest, Deed, GuardMemory, LoopRecord
+from autoscaler.domain.guards import Contest, Deed, GuardMemory, LoopRecord
 from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.records import AuditRecord
 from tests.support.domain_builders import NOW
 from tests.support.fakes import FakeClock
@@ -78,7 +79,6 @@ def started(minutes: int) -> LoopRecord:
         Deed.DEACTIVATE,
         RC,
         reason="idle for the whole window",
-        outcome=STARTED,
         gpus=2,
         peak=0.01,
         coverage=1.0,
@@ -158,7 +158,7 @@ def test_a_change_and_its_records_are_one_write(rig: Rig) -> None:
     rig.guards.change(lambda memory: memory)  # create the ConfigMap first
     before = rig.writes()
     marks = {RC: Contest(since=NOW, reason="x")}
-    undone = replace(started(1), deed=Deed.UNDONE, outcome="counted")
+    undone = replace(started(1), deed=Deed.UNDONE)
     rig.guards.change(lambda memory: replace(memory, contested=marks), records=[undone])
     assert rig.writes() == before + 1
     assert rig.guards.load().contested == marks
@@ -181,3 +181,45 @@ def test_a_reset_closes_the_breaker_and_keeps_the_rest(rig: Rig) -> None:
     assert rig.guards.load() == GuardMemory(breaker=CLOSED, contested=marks)
     rig.state.change(lambda state: state.uncontested(RC))
     assert rig.guards.load() == GuardMemory()
+
+
+@pytest.mark.parametrize(
+    ("outcome", "words"),
+    [
+        pytest.param(None, "started", id="begun"),
+        pytest.param(Outcome.failed("503"), "failed: 503", id="failed"),
+        pytest.param(
+            Outcome.skipped("retried next cycle: 409"),
+            "skipped: retried next cycle: 409",
+            id="skipped",
+        ),
+        pytest.param(Outcome.unknown("answer lost"), "unknown: answer lost", id="lost-answer"),
+        pytest.param(
+            Outcome.done("confirmed: annotated"), "done: confirmed: annotated", id="confirmed"
+        ),
+    ],
+)
+def test_a_deactivations_outcome_is_kept_in_words_and_read_back_typed(
+    rig: Rig, outcome: Outcome | None, words: str
+) -> None:
+    record = replace(started(5), outcome=outcome)
+    rig.guards.record(record)
+    [written] = rig.state.read().audit
+    assert written.outcome == words
+    assert rig.guards.recent(NOW - timedelta(hours=1)) == [record]
+
+
+@pytest.mark.parametrize(
+    ("words", "outcome"),
+    [
+        pytest.param("done", None, id="written-after-the-patch-before-the-guards-existed"),
+        pytest.param(
+            "skipped, retried next cycle: 409 conflict",
+            Outcome.skipped("retried next cycle: 409 conflict"),
+            id="skipped-before-typed-outcomes",
+        ),
+        pytest.param("gave up", Outcome.failed("gave up"), id="any-other-word-was-not-done"),
+    ],
+)
+def test_older_records_still_read(words: str, outcome: Outcome | None) -> None:
+    assert outcome_of(Deed.DEACTIVATE, words) == outcome

@@ -11,8 +11,9 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.fresh import LatestSample
-from autoscaler.domain.guards import STARTED, Deed, GuardMemory, LoopRecord
+from autoscaler.domain.guards import Deed, GuardMemory, LoopRecord
 from autoscaler.domain.models import Action, GpuKey, State
+from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.records import AuditRecord
 from autoscaler.engine.loop_audit import LoopAuditor
 from autoscaler.engine.telemetry import ServiceMetrics
@@ -21,20 +22,20 @@ from tests.guards.fleet import Gpu, GuardedFleet, ref
 IDLE = ref("idle-0")
 
 
-def test_the_durable_audit_record_is_written_before_the_annotations_and_the_patch() -> None:
+def test_the_durable_audit_record_is_written_before_the_patch_and_the_owners_annotations() -> None:
     fleet = GuardedFleet.of(idle=1)
     snapshot = fleet.cycle()
     calls = [name for name, target in fleet.cluster.calls if target == IDLE]
-    assert calls == ["get_workload", "audit", "record_deactivation", "deactivate", "announce"]
+    assert calls == ["get_workload", "audit", "deactivate", "annotate_owner", "announce"]
     [record] = fleet.audit.records
     assert (record.deed, record.outcome, record.peak, record.threshold) == (
         Deed.DEACTIVATE,
-        STARTED,
+        None,  # the deed itself: begun
         pytest.approx(0.01),
         0.05,
     )
     [action] = snapshot.actions
-    assert (action.outcome, action.audited) == ("done", True)
+    assert (action.outcome, action.audited) == (Outcome.done(), True)
 
 
 def test_without_a_durable_record_nothing_is_patched() -> None:
@@ -42,16 +43,18 @@ def test_without_a_durable_record_nothing_is_patched() -> None:
     fleet.audit.fail_writes = ClusterUnavailable("configmap write refused")
     snapshot = fleet.cycle()
     assert fleet.deactivated() == []
-    assert snapshot.actions[0].outcome.startswith("failed: audit record not written")
+    outcome = snapshot.actions[0].outcome
+    assert outcome.kind is OutcomeKind.FAILED
+    assert outcome.detail.startswith("audit record not written")
 
 
 def test_a_failed_patch_is_recorded_as_failed_and_never_counted_as_undone() -> None:
     fleet = GuardedFleet.of(idle=1)
     fleet.cluster.fail_on_patch = ClusterUnavailable("503")
     first = fleet.cycle()
-    assert first.actions[0].outcome == "failed: 503"
+    assert first.actions[0].outcome == Outcome.failed("503")
     assert fleet.audit.deeds() == [
-        ("deactivate", IDLE, STARTED),
+        ("deactivate", IDLE, "started"),
         ("deactivate", IDLE, "failed: 503"),
     ]
     fleet.cluster.fail_on_patch = None
@@ -185,8 +188,9 @@ def test_the_fresh_check_leaves_alone_a_candidate_busy_again_in_one_query() -> N
     ]
     assert fleet.deactivated() == [ref("idle-0")]
     outcomes = {a.workload.name: a.outcome for a in snapshot.actions}
-    assert outcomes["idle-1"].startswith("skipped: fresh check: busy again")
-    assert "fewer GPU series" in outcomes["idle-2"]
+    assert outcomes["idle-1"].kind is OutcomeKind.SKIPPED
+    assert outcomes["idle-1"].detail.startswith("fresh check: busy again")
+    assert "fewer GPU series" in outcomes["idle-2"].detail
 
 
 def test_a_failed_fresh_check_leaves_every_candidate_alone() -> None:
@@ -195,7 +199,7 @@ def test_a_failed_fresh_check_leaves_every_candidate_alone() -> None:
     snapshot = fleet.cycle()
     assert fleet.deactivated() == []
     assert {a.outcome for a in snapshot.actions} == {
-        "skipped: fresh check failed: Prometheus did not answer in time"
+        Outcome.skipped("fresh check failed: Prometheus did not answer in time")
     }
 
 

@@ -10,7 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.adapters.kubernetes.client import ALLOWED_CALLS, KubeClient, api_client_for
+from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
+from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS
 from autoscaler.adapters.kueue.cached import OWNER_WATCH_CALLS
 from autoscaler.settings.ha import WatchCacheSettings
 from tests.support.kube_server import KubeServer

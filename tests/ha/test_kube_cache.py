@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.kubernetes.cache import WatchCache, retry_after, retry_delay
-from autoscaler.adapters.kubernetes.client import PODS, ApiResource, KubeClient, Obj, api_client_for
+from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
+from autoscaler.adapters.kubernetes.resources import PODS, ApiResource, Obj
 from autoscaler.core.errors import ClusterUnavailable, NotFound
 from tests.ha.conftest import FAST_CACHE, eventually
 from tests.support.builders import make_pod

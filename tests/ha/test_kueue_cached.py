@@ -4,6 +4,7 @@ The caches watch every namespace of the shared server; assertions keep to the te
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -14,12 +15,14 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.core.errors import ClusterUnavailable
-from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import PodRecord, WorkloadInfo, WorkloadRef
+from autoscaler.engine import actuation
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.ha.conftest import FAST_CACHE, eventually
@@ -93,9 +96,7 @@ def reads(kube: KubeServer) -> list[RecordedRequest]:
 
 
 def make_cached(client: KubeClient, cache: WatchCacheSettings = FAST_CACHE) -> CachedKueueCluster:
-    return CachedKueueCluster(
-        client=client, settings=SETTINGS, cache=cache, clock=FakeClock(T0 + timedelta(hours=2))
-    )
+    return CachedKueueCluster(client=client, settings=SETTINGS, cache=cache)
 
 
 def stop(kube: KubeServer, cluster: CachedKueueCluster) -> None:
@@ -221,7 +222,7 @@ def test_the_fresh_read_before_acting_goes_to_the_api(
 
 
 def test_an_action_makes_a_fixed_set_of_writes(
-    kube: KubeServer, namespace: str, cached: CachedKueueCluster
+    kube: KubeServer, namespace: str, client: KubeClient, cached: CachedKueueCluster
 ) -> None:
     gpu_raycluster(kube, namespace, "rc")
     started(cached)
@@ -229,14 +230,14 @@ def test_an_action_makes_a_fixed_set_of_writes(
     audit = DeactivationAudit(at=T0, reason="idle", peak=0.01, threshold=0.05, policy="p")
     kube.requests.clear()
 
-    cached.record_deactivation(workload, audit)
-    cached.deactivate(workload)
-    cached.announce(workload, reason="IdleGPUDeactivated", message="idle")
+    actuator = KueueActuator(client=client, workloads=cached.workload_resource, clock=FakeClock(T0))
+    actuation.deactivate(
+        actuator, workload, audit=audit, message="idle", logger=logging.getLogger("test")
+    )
 
     assert [(r.method, r.path.rsplit("/", 2)[-2]) for r in kube.requests.writes()] == [
         ("PATCH", "workloads"),
         ("PATCH", "rayclusters"),
-        ("PATCH", "workloads"),
         ("POST", namespace),
         ("POST", namespace),
     ]

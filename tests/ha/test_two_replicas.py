@@ -22,7 +22,8 @@ from autoscaler.compose.api import Api
 from autoscaler.compose.serve import build_replica
 from autoscaler.compose.service import Service
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, rfc3339
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED
 from autoscaler.settings.tree import Settings
 from tests.api.rig import Usage
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
@@ -181,7 +182,7 @@ def an_idle_raycluster(
 
 
 def _created(obj: dict[str, Any], at: datetime) -> dict[str, Any]:
-    obj["metadata"]["creationTimestamp"] = rfc3339(at)
+    obj["metadata"]["creationTimestamp"] = time_text(at)
     return obj
 
 
@@ -237,7 +238,7 @@ def test_an_exemption_beyond_the_maximum_is_cut_once_by_the_leader_alone(
     kube: KubeServer, namespace: str, replicas: Replicas
 ) -> None:
     now = replicas.clock.now()
-    requested = rfc3339(now + timedelta(days=30))
+    requested = time_text(now + timedelta(days=30))
     an_idle_raycluster(replicas, namespace, "long-rc", annotations={keys.EXEMPT_UNTIL: requested})
     a, b = replicas.start("a"), replicas.start("b")
 
@@ -252,7 +253,7 @@ def test_an_exemption_beyond_the_maximum_is_cut_once_by_the_leader_alone(
     owner = kube.store.get("rayclusters.ray.io", name="long-rc", namespace=namespace)
     annotations = owner["metadata"]["annotations"]
     assert annotations[EXEMPT_UNTIL_REQUESTED] == requested
-    assert annotations[keys.EXEMPT_UNTIL] == rfc3339(now + ROUND + timedelta(days=7))
+    assert annotations[keys.EXEMPT_UNTIL] == time_text(now + ROUND + timedelta(days=7))
 
 
 def test_a_persons_exemption_through_the_followers_api_is_served_and_audited(

@@ -24,6 +24,7 @@ def test_a_thousand_keda_calls_add_no_query_to_prometheus_or_the_api_server() ->
     with running_scaler(profiles=("fast",)) as scaler, stub_for(scaler.target) as stub:
         reconciler = Reconciler(
             cluster=cluster,
+            actuator=cluster,
             metrics=metrics,
             policy=policy,
             clock=FakeClock(NOW),

@@ -23,9 +23,10 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.access import Identity, Target
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.records import AuditRecord, PauseNote
+from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
-from autoscaler.sim.state import SimulatedRuntimeState, SimulatedWrites
+from autoscaler.sim.state import SimulatedRuntimeState
 from tests.sim.test_sim_cluster import raycluster, two_gpu_cluster
 
 TOKEN = "a-demo-token-of-some-length"
@@ -59,7 +60,7 @@ def test_the_demo_token_is_an_admin_everywhere_and_no_other_token_is_anyone() ->
 def test_an_owner_annotation_lands_on_the_raycluster_and_a_workload_one_on_the_workload() -> None:
     cluster, clock = two_gpu_cluster()
     workload = admitted(cluster, clock)
-    writes = SimulatedWrites(cluster=cluster, clock=clock)
+    writes = SimulatedActuator(cluster=cluster, clock=clock)
 
     on_owner = writes.annotate_owner(workload, NOTE)
     on_workload = writes.annotate_workload(workload, {keys.EXEMPT_BY: "alice"})
@@ -78,7 +79,7 @@ def test_reactivation_requeues_an_unchanged_workload_and_refuses_a_changed_one()
     ref = admitted(cluster, clock).ref
     cluster.set_active(ref, active=False, now=clock.now())
     deactivated = fresh(cluster, ref)
-    writes = SimulatedWrites(cluster=cluster, clock=clock)
+    writes = SimulatedActuator(cluster=cluster, clock=clock)
     cluster.annotate(ref, {"someone": "else"}, now=clock.now())  # a write in between
 
     with pytest.raises(Conflict):

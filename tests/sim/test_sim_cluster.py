@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from autoscaler.core.errors import NotFound
-from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
+from autoscaler.engine import actuation
+from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, KueueState, LocalQueue, Phase
@@ -85,6 +88,9 @@ def test_an_admitted_raycluster_has_kuberay_pods_holding_distinct_gpus_that_run_
     assert info(cluster, ref).admitted_at == minutes(0)
 
 
+AUDIT = DeactivationAudit(at=minutes(80), reason="idle", peak=0.0, threshold=0.05, policy="p")
+
+
 def test_deactivation_evicts_deletes_the_pods_and_the_next_step_admits_the_waiting_one() -> None:
     cluster, clock = two_gpu_cluster()
     first = cluster.create(raycluster("first-raycluster"), now=minutes(0))
@@ -93,7 +99,7 @@ def test_deactivation_evicts_deletes_the_pods_and_the_next_step_admits_the_waiti
     assert "needs 2, 0 available" in (cluster.waiting_reason(second) or "")
     clock.advance(timedelta(minutes=80))
 
-    cluster.deactivate(info(cluster, first))
+    SimulatedActuator(cluster=cluster, clock=clock).deactivate(info(cluster, first), AUDIT)
     events = cluster.step(now=clock.now())
 
     assert [(e.kind, e.workload) for e in events] == [(EventKind.ADMITTED, second)]
@@ -125,14 +131,17 @@ def test_reactivation_requeues_behind_whoever_holds_the_quota_now() -> None:
 
 
 def test_the_audit_is_written_on_the_workload_and_its_raycluster_and_kept_for_the_summary() -> None:
-    cluster, _ = two_gpu_cluster()
+    cluster, clock = two_gpu_cluster()
     ref = cluster.create(raycluster("first-raycluster"), now=minutes(0))
     cluster.step(now=minutes(0))
     audit = DeactivationAudit(
         at=minutes(80), reason="idle", peak=0.0, threshold=0.05, policy="threshold 5%"
     )
 
-    cluster.record_deactivation(info(cluster, ref), audit)
+    actuator = SimulatedActuator(cluster=cluster, clock=clock)
+    actuation.deactivate(
+        actuator, info(cluster, ref), audit=audit, message="idle", logger=logging.getLogger()
+    )
 
     written = info(cluster, ref)
     for written_on in (written.annotations, written.owner_annotations):

@@ -93,6 +93,7 @@ class WorkloadBuilder:
     annotations: dict[str, str] = field(default_factory=dict)
     owner_annotations: dict[str, str] = field(default_factory=dict)
     keda_managed: bool = False
+    evicted_reason: str | None = None
 
     def gpu_pod(
         self, name: str, *, gpus: int = 1, created: datetime | None = None, phase: str = "Running"
@@ -123,6 +124,11 @@ class WorkloadBuilder:
 
     def inactive(self) -> Self:
         self.active = False
+        return self
+
+    def evicted(self, reason: str) -> Self:
+        """Kueue's Evicted condition, e.g. `Deactivated` once `spec.active` is false."""
+        self.evicted_reason = reason
         return self
 
     def owned_by(self, kind: str) -> Self:
@@ -171,6 +177,7 @@ class WorkloadBuilder:
             annotations=dict(self.annotations),
             owner_annotations=dict(self.owner_annotations),
             keda_managed=self.keda_managed,
+            evicted_reason=self.evicted_reason,
         )
 
     def _owner(self) -> OwnerRef | None:

@@ -7,13 +7,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import DeactivationAudit
+from autoscaler.adapters.state.guards import audit_record
+from autoscaler.core.errors import AnswerLost, ClusterError
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.guards import GuardMemory, LoopRecord
 from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
+from autoscaler.domain.records import Annotated
 
 Journal = list[tuple[str, WorkloadRef | None]]
+Annotations = Mapping[str, str | None]
 
 
 @dataclass
@@ -86,8 +89,9 @@ class FakeAuditLog:
         return [r for r in self.records if r.at >= since]
 
     def deeds(self) -> list[tuple[str, WorkloadRef, str]]:
-        """(deed, workload, outcome) of every record, oldest first."""
-        return [(r.deed.value, r.workload, r.outcome) for r in reversed(self.records)]
+        """(deed, workload, outcome) of every record, oldest first; the outcome in the words
+        the audit trail keeps."""
+        return [(r.deed.value, r.workload, audit_record(r).outcome) for r in reversed(self.records)]
 
 
 @dataclass
@@ -122,14 +126,17 @@ class FakeGuardState:
 
 @dataclass
 class FakeCluster:
-    """An in-memory cluster. `fresh` overrides what `get_workload` returns (a change
-    made between the cycle's read and the action); `fail` makes every call raise."""
+    """An in-memory cluster, both ports: `ClusterReader` and `WorkloadActuator`. `fresh`
+    overrides what `get_workload` returns (a change made between the cycle's read and the
+    action); `fail` makes every call raise; `fail_on_patch` makes the deactivation patch
+    raise without applying, `lose_answer` applies it and then raises AnswerLost."""
 
     workloads: list[WorkloadInfo]
     pauses: Pauses = field(default_factory=Pauses)
     fresh: dict[WorkloadRef, WorkloadInfo | None] = field(default_factory=dict)
     fail: ClusterError | None = None
     fail_on_patch: Exception | None = None
+    lose_answer: bool = False
     pauses_after_first_read: Pauses | None = None
     scaled_objects: list[dict[str, Any]] = field(default_factory=list)
     calls: list[tuple[str, WorkloadRef | None]] = field(default_factory=list)
@@ -160,23 +167,50 @@ class FakeCluster:
             self.pauses = self.pauses_after_first_read
         return current
 
-    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
-        self._called("record_deactivation", workload.ref)
-        self.audits.append((workload.ref, audit))
-
-    def deactivate(self, workload: WorkloadInfo) -> None:
+    def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
         self._called("deactivate", workload.ref)
+        self.audits.append((workload.ref, audit))
         if self.fail_on_patch is not None:
             raise self.fail_on_patch
-        self.workloads = [
-            replace(w, active=False) if w.ref == workload.ref else w for w in self.workloads
-        ]
+        self._change(workload.ref, active=False, annotations=audit.annotations())
+        if self.lose_answer:
+            raise AnswerLost(f"patch workload {workload.ref}: sent, but the answer was lost")
+
+    def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
+        self._called("reactivate", workload.ref)
+        self._change(workload.ref, active=True, annotations=annotations)
+
+    def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
+        self._called("annotate_owner", workload.ref)
+        owner = workload.owner
+        if owner is None:
+            return self.annotate_workload(workload, annotations)
+        return Annotated(owner.kind, workload.ref.namespace, owner.name)
+
+    def annotate_workload(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
+        self._called("annotate_workload", workload.ref)
+        self._change(workload.ref, annotations=annotations)
+        return Annotated("Workload", workload.ref.namespace, workload.ref.name)
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         self._called("announce", workload.ref)
 
     def deactivated(self) -> list[WorkloadRef]:
         return [ref for name, ref in self.calls if name == "deactivate" and ref is not None]
+
+    def _change(
+        self,
+        ref: WorkloadRef,
+        *,
+        active: bool | None = None,
+        annotations: Annotations | None = None,
+    ) -> None:
+        def changed(w: WorkloadInfo) -> WorkloadInfo:
+            merged = {**w.annotations, **(annotations or {})}
+            kept = {k: v for k, v in merged.items() if v is not None}
+            return replace(w, active=w.active if active is None else active, annotations=kept)
+
+        self.workloads = [changed(w) if w.ref == ref else w for w in self.workloads]
 
     def _called(self, name: str, ref: WorkloadRef | None) -> None:
         if self.fail is not None:

@@ -23,7 +23,9 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
 
-from autoscaler.adapters.kubernetes.client import ApiResource, KubeClient, Obj, WatchEvent
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import ApiResource, Obj
+from autoscaler.adapters.kubernetes.watching import WatchEvent
 from autoscaler.core.errors import ClusterError, NotFound, WatchExpired
 from autoscaler.settings.ha import WatchCacheSettings
 

@@ -1,9 +1,9 @@
 """The one module that imports `kubernetes`: requests, patches, watches, and error mapping.
 
-Everything above it sees plain dicts and our own errors. Every call names its
-(apiGroup, resource, verb), and the client refuses any call not in `ALLOWED_CALLS` before
-sending it, so the chart's RBAC and the code cannot drift apart silently. API discovery
-(`GET /apis/<group>`) is a non-resource URL every authenticated user may read.
+Everything above it sees plain dicts and our own errors (mapped in `errors`). Every call
+names its (apiGroup, resource, verb), and the client refuses any call not in
+`resources.ALLOWED_CALLS` before sending it. API discovery (`GET /apis/<group>`) is a
+non-resource URL every authenticated user may read.
 """
 
 from __future__ import annotations
@@ -12,95 +12,29 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import quote
 
 import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from autoscaler.core.errors import (
-    ClusterError,
-    ClusterUnavailable,
-    ConfigError,
-    Conflict,
-    Forbidden,
-    NotFound,
-    WatchExpired,
+from autoscaler.adapters.kubernetes.errors import (
+    api_exception_error,
+    transport_error,
 )
+from autoscaler.adapters.kubernetes.resources import (
+    ACCESS_REVIEWS,
+    ALLOWED_CALLS,
+    MERGE_PATCH,
+    TOKEN_REVIEWS,
+    ApiResource,
+    Obj,
+    ObjectList,
+)
+from autoscaler.adapters.kubernetes.watching import WatchEvent, lines, watch_event
+from autoscaler.core.errors import ClusterError, ConfigError, Forbidden, NotFound
 from autoscaler.settings.tree import ClusterSettings
-
-Obj = dict[str, Any]
-MERGE_PATCH = "application/merge-patch+json"
-
-ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
-        *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
-        *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
-        *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
-        *(("", "pods", v) for v in ("get", "list", "watch")),
-        ("", "events", "create"),
-        *(("", "configmaps", v) for v in ("get", "create", "update", "patch")),
-        *(("keda.sh", "scaledobjects", v) for v in ("get", "list", "watch")),
-        *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),
-        ("authentication.k8s.io", "tokenreviews", "create"),
-        ("authorization.k8s.io", "subjectaccessreviews", "create"),
-    }
-)
-
-
-@dataclass(frozen=True)
-class ApiResource:
-    group: str  # "" for the core group
-    version: str
-    plural: str
-    namespaced: bool = True
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    def path(self, *, namespace: str | None = None, name: str | None = None) -> str:
-        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace is not None:
-            root += f"/namespaces/{quote(namespace, safe='')}"
-        root += f"/{self.plural}"
-        return root + (f"/{quote(name, safe='')}" if name is not None else "")
-
-    def __str__(self) -> str:
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-
-PODS = ApiResource("", "v1", "pods")
-EVENTS = ApiResource("", "v1", "events")
-CONFIGMAPS = ApiResource("", "v1", "configmaps")
-LEASES = ApiResource("coordination.k8s.io", "v1", "leases")
-JOBS = ApiResource("batch", "v1", "jobs")
-RAYCLUSTERS = ApiResource("ray.io", "v1", "rayclusters")
-RAYJOBS = ApiResource("ray.io", "v1", "rayjobs")
-SCALED_OBJECTS = ApiResource("keda.sh", "v1alpha1", "scaledobjects")
-TOKEN_REVIEWS = ApiResource("authentication.k8s.io", "v1", "tokenreviews", namespaced=False)
-ACCESS_REVIEWS = ApiResource("authorization.k8s.io", "v1", "subjectaccessreviews", namespaced=False)
-
-
-def kueue_workloads(version: str) -> ApiResource:
-    return ApiResource("kueue.x-k8s.io", version, "workloads")
-
-
-@dataclass(frozen=True)
-class ObjectList:
-    items: tuple[Obj, ...]
-    resource_version: str  # where a watch continues from
-
-
-@dataclass(frozen=True)
-class WatchEvent:
-    type: str  # ADDED, MODIFIED, DELETED
-    object: Obj
-
 
 # Retry only a failed connect, quickly: the loop retries anything else next cycle, and an
 # honoured Retry-After would stall a cycle far past its request timeout.
@@ -279,8 +213,8 @@ class KubeClient:
         response = self._open("GET", path, query=query, what=what, timeout=timeout)
         try:
             with _mapped_errors(what):
-                for line in _lines(response.response.stream(amt=None, decode_content=True)):
-                    yield _watch_event(json.loads(line), what)
+                for line in lines(response.response.stream(amt=None, decode_content=True)):
+                    yield watch_event(json.loads(line), what)
         finally:
             response.response.release_conn()
 
@@ -345,72 +279,17 @@ class KubeClient:
         return response
 
 
-def _lines(chunks: Iterator[bytes]) -> Iterator[str]:
-    """Whole non-empty lines of a streamed body; a watch sends one JSON event per line."""
-    pending = b""
-    for chunk in chunks:
-        pending += chunk
-        *complete, pending = pending.split(b"\n")
-        yield from (line.decode() for line in complete if line.strip())
-    if pending.strip():
-        yield pending.decode()
-
-
-def _watch_event(event: Obj, what: str) -> tuple[str, Obj]:
-    kind, obj = str(event.get("type", "")), event.get("object")
-    if not isinstance(obj, dict):
-        raise ClusterError(f"{what}: malformed watch event")
-    if kind == "ERROR":
-        code = int(obj.get("code") or 500)
-        raise _error_for(code, what=what, message=str(obj.get("message", "")), retry_after=None)
-    return kind, obj
-
-
 @contextmanager
 def _mapped_errors(what: str) -> Iterator[None]:
     """The one place where client-library and transport errors become our ClusterErrors."""
     try:
         yield
     except k8s.ApiException as exc:
-        status = int(exc.status or 0)
-        raise _error_for(
-            status, what=what, message=_status_message(exc), retry_after=_retry_after(exc)
-        ) from exc
+        raise api_exception_error(exc, what=what) from exc
     except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise ClusterUnavailable(f"{what}: Kubernetes API unreachable: {exc}") from exc
+        raise transport_error(exc, what=what) from exc
     except ValueError as exc:  # an unparsable response body
         raise ClusterError(f"{what}: unreadable answer: {exc}") from exc
-
-
-def _error_for(status: int, *, what: str, message: str, retry_after: str | None) -> ClusterError:
-    text = f"{what}: {status} {message}".strip()
-    if status == 404:
-        return NotFound(text)
-    if status == 409:
-        return Conflict(text)
-    if status in (401, 403):
-        return Forbidden(text)
-    if status == 410:
-        return WatchExpired(text)
-    if status in (0, 429) or status >= 500:
-        hint = f" (retry after {retry_after}s)" if retry_after else ""
-        return ClusterUnavailable(text + hint)
-    return ClusterError(text)
-
-
-def _status_message(exc: Any) -> str:
-    """The Status object's message when the body is one, else the HTTP reason."""
-    try:
-        body = json.loads(exc.body or "")
-    except (TypeError, ValueError):
-        return str(exc.reason or "")
-    return str(body.get("message") or exc.reason or "") if isinstance(body, dict) else ""
-
-
-def _retry_after(exc: Any) -> str | None:
-    headers = exc.headers or {}
-    value = headers.get("Retry-After")
-    return str(value) if value else None
 
 
 def _where(namespace: str | None, name: str) -> str:

@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from autoscaler.adapters.kubernetes.client import LEASES, KubeClient, Obj
+from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import micro_time
+from autoscaler.adapters.kubernetes.resources import LEASES, Obj
 from autoscaler.core.errors import ClusterError, Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.settings.ha import LeaderElectionSettings

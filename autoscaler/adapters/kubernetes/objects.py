@@ -234,11 +234,6 @@ def pauses_to_data(pauses: Pauses) -> dict[str, str]:
     return {PAUSES_KEY: json.dumps(body, sort_keys=True)}
 
 
-def ratio_text(value: float | None) -> str:
-    """How audit annotations write a utilization ratio: `0.031`, or `unknown`."""
-    return "unknown" if value is None else f"{value:.4g}"
-
-
 def micro_time(now: datetime) -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 

@@ -23,10 +23,11 @@ from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import WatchCache
-from autoscaler.adapters.kubernetes.client import PODS, SCALED_OBJECTS, ApiResource, KubeClient, Obj
-from autoscaler.adapters.kueue.cluster import OWNER_RESOURCES, KueueCluster, PodsByNamespace
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import PODS, SCALED_OBJECTS, ApiResource, Obj
+from autoscaler.adapters.kueue.cluster import KueueCluster, PodsByNamespace
+from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
-from autoscaler.core.ports import Clock
 from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
@@ -61,10 +62,9 @@ class CachedKueueCluster(KueueCluster):
         client: KubeClient,
         settings: ClusterSettings,
         cache: WatchCacheSettings,
-        clock: Clock | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
-        super().__init__(client=client, settings=settings, clock=clock, logger=logger)
+        super().__init__(client=client, settings=settings, logger=logger)
         self._cache_settings = cache
         self._caches: _Caches | None = None
         self._stopped = False

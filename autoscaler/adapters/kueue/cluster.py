@@ -1,4 +1,4 @@
-"""The `Cluster` port over Kueue: Workloads joined with their owners and the owners' pods.
+"""The `ClusterReader` port over Kueue: Workloads joined with their owners and the owners' pods.
 
 A cycle costs a constant number of calls whatever the number of Workloads: one Workload
 list, one owner list per owner kind present, and one pod list per owner kind with admitted
@@ -10,26 +10,24 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 
 from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.client import (
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import (
     CONFIGMAPS,
-    EVENTS,
-    JOBS,
     PODS,
-    RAYCLUSTERS,
-    RAYJOBS,
     SCALED_OBJECTS,
     ApiResource,
-    KubeClient,
     Obj,
     kueue_workloads,
 )
-from autoscaler.core.clock import SystemClock
+from autoscaler.adapters.kueue.resources import (
+    KUEUE_GROUP,
+    KUEUE_VERSIONS,
+    OWNER_RESOURCES,
+    owner_resource,
+)
 from autoscaler.core.errors import ClusterError, ClusterUnavailable, ConfigError, NotFound
-from autoscaler.core.ports import Clock, DeactivationAudit
-from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import (
     OwnerRef,
     Pauses,
@@ -40,13 +38,6 @@ from autoscaler.domain.models import (
 )
 from autoscaler.settings.tree import ClusterSettings
 
-KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # newest first; older Kueue releases serve only v1beta1
-OWNER_RESOURCES: Mapping[str, ApiResource] = {
-    "RayCluster": RAYCLUSTERS,
-    "RayJob": RAYJOBS,
-    "Job": JOBS,
-}
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 
 PodsByNamespace = dict[str, list[PodInfo]]
@@ -58,12 +49,10 @@ class KueueCluster:
         *,
         client: KubeClient,
         settings: ClusterSettings,
-        clock: Clock | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         self._client = client
         self._settings = settings
-        self._clock = clock or SystemClock()
         self._log = logger or logging.getLogger(__name__)
         self._selectors = _pod_selectors(settings)
         self._workloads: ApiResource | None = None
@@ -148,29 +137,6 @@ class KueueCluster:
         config_map["data"] = {**(config_map.get("data") or {}), **objects.pauses_to_data(pauses)}
         self._client.update(CONFIGMAPS, name, config_map, namespace=namespace)
 
-    def record_deactivation(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
-        patch = {"metadata": {"annotations": _audit_annotations(audit)}}
-        ref = workload.ref
-        self._client.merge_patch(self.workload_resource(), ref.name, patch, namespace=ref.namespace)
-        owner = workload.owner
-        if owner is not None and (resource := self._owner_resource(owner)) is not None:
-            self._client.merge_patch(resource, owner.name, patch, namespace=ref.namespace)
-
-    def deactivate(self, workload: WorkloadInfo) -> None:
-        ref, body = workload.ref, {"spec": {"active": False}}
-        self._client.merge_patch(self.workload_resource(), ref.name, body, namespace=ref.namespace)
-
-    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
-        now = self._clock.now()
-        api_version = self.workload_resource().api_version
-        targets = [OwnerRef(api_version, "Workload", workload.ref.name, workload.uid)]
-        targets += [workload.owner] if workload.owner is not None else []
-        for target in targets:
-            event = objects.event_for(
-                target, namespace=workload.ref.namespace, reason=reason, message=message, now=now
-            )
-            self._client.create(EVENTS, event, namespace=workload.ref.namespace)
-
     def _parse(self, obj: Obj) -> WorkloadInfo | None:
         try:
             return objects.parse_workload(obj)
@@ -178,14 +144,8 @@ class KueueCluster:
             self._log.warning("skipping malformed workload %s: %s", _name_of(obj), exc)
             return None
 
-    def _owner_resource(self, owner: OwnerRef) -> ApiResource | None:
-        """Where an owner kind lives, when we know it and its group matches."""
-        resource = OWNER_RESOURCES.get(owner.kind)
-        group = owner.api_version.rpartition("/")[0]
-        return resource if resource is not None and resource.group == group else None
-
     def _readable(self, owner: OwnerRef) -> bool:
-        return self._owner_resource(owner) is not None
+        return owner_resource(owner) is not None
 
     def _has_pods(self, info: WorkloadInfo) -> bool:
         return info.admitted and info.owner is not None and info.owner.kind in self._selectors
@@ -234,7 +194,7 @@ class KueueCluster:
             return None
 
     def _get_owner(self, info: WorkloadInfo) -> Obj | None:
-        resource = self._owner_resource(info.owner) if info.owner else None
+        resource = owner_resource(info.owner)
         if info.owner is None or resource is None:
             return None
         try:
@@ -270,20 +230,6 @@ def _pod_selectors(settings: ClusterSettings) -> dict[str, objects.PodSelector]:
     if problems:
         raise ConfigError(problems)
     return selectors
-
-
-def _audit_annotations(audit: DeactivationAudit) -> dict[str, str]:
-    return {
-        keys.DEACTIVATED_AT: _rfc3339(audit.at),
-        keys.DEACTIVATED_REASON: audit.reason,
-        keys.DEACTIVATED_PEAK: objects.ratio_text(audit.peak),
-        keys.DEACTIVATED_THRESHOLD: objects.ratio_text(audit.threshold),
-        keys.DEACTIVATED_POLICY: audit.policy,
-    }
-
-
-def _rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from autoscaler.domain.annotations import parse_time
+from autoscaler.domain.annotations import parse_time, time_text
 from autoscaler.domain.breaker import CLOSED, BreakerState
 from autoscaler.domain.guards import Contest
 from autoscaler.domain.models import WorkloadRef
@@ -76,10 +76,6 @@ def ref_of(target: str) -> WorkloadRef:
     if not slash or not namespace or not name:
         raise ValueError(f"not namespace/name: {target!r}")
     return WorkloadRef(namespace, name)
-
-
-def time_text(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def time_of(value: Any) -> datetime:

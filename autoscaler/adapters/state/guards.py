@@ -2,7 +2,9 @@
 
 The loop's audit records join the same bounded `audit` list the API writes, so
 `GET /api/v1/decisions` shows them; the breaker and the contested marks have keys of their
-own. Every write is the store's read-modify-write, redone on 409.
+own. Every write is the store's read-modify-write, redone on 409. Outcomes are kept as the
+words people read (`started`, `failed: …`, `unknown: …`) and read back as `Outcome`s, older
+records included.
 """
 
 from __future__ import annotations
@@ -14,9 +16,20 @@ from datetime import datetime
 from autoscaler.adapters.state.codec import ref_of
 from autoscaler.core.ports import Clock, StateBacking
 from autoscaler.domain.guards import Deed, GuardMemory, LoopRecord
+from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RuntimeState
 
 _DEEDS = {deed.value: deed for deed in Deed}
+_KINDS = {kind.value: kind for kind in OutcomeKind}
+# The word of a record that is the deed itself (no outcome of its own).
+DEED_WORDS = {
+    Deed.DEACTIVATE: "started",
+    Deed.UNDONE: "counted",
+    Deed.CONTESTED: "marked",
+    Deed.UNCONTESTED: "done",
+}
+# What records written before typed outcomes said for a deactivation that was begun.
+_BEGUN_WORDS = ("started", "done")
 
 
 class RuntimeGuardStore:
@@ -64,7 +77,7 @@ def audit_record(record: LoopRecord) -> AuditRecord:
         action=record.deed.value,
         target=str(record.workload),
         reason=record.reason,
-        outcome=record.outcome,
+        outcome=DEED_WORDS[record.deed] if record.outcome is None else str(record.outcome),
         namespace=record.workload.namespace,
         gpus=record.gpus,
         peak=record.peak,
@@ -88,9 +101,24 @@ def loop_record(record: AuditRecord) -> LoopRecord | None:
         deed=deed,
         workload=workload,
         reason=record.reason,
-        outcome=record.outcome,
+        outcome=outcome_of(deed, record.outcome),
         gpus=record.gpus,
         peak=record.peak,
         coverage=record.coverage,
         threshold=record.threshold,
     )
+
+
+def outcome_of(deed: Deed, text: str) -> Outcome | None:
+    """The typed outcome of a stored record. Only a deactivation's follow-up has one; older
+    records wrote "skipped, retried next cycle: …", and any unknown word counts as failed
+    (as it did before outcomes were typed)."""
+    if deed is not Deed.DEACTIVATE or text in _BEGUN_WORDS:
+        return None
+    word, _, detail = text.partition(":")
+    word, _, older = word.partition(",")  # "skipped, retried next cycle"
+    kind = _KINDS.get(word.strip())
+    if kind is None:
+        return Outcome.failed(text)
+    detail = f"{older.strip()}: {detail.strip()}" if older else detail.strip()
+    return Outcome(kind, detail)

@@ -20,15 +20,21 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects as kube_objects
-from autoscaler.adapters.kubernetes.client import CONFIGMAPS, EVENTS, KubeClient, Obj
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import CONFIGMAPS, EVENTS, Obj
 from autoscaler.adapters.state.codec import UNREADABLE as GUARDS_UNREADABLE
-from autoscaler.adapters.state.codec import decode_breaker, decode_contested, encode_guards
+from autoscaler.adapters.state.codec import (
+    decode_breaker,
+    decode_contested,
+    encode_guards,
+    time_of,
+)
 from autoscaler.core.errors import Conflict, NotFound
-from autoscaler.domain.annotations import parse_time
+from autoscaler.domain.annotations import time_text
 from autoscaler.domain.breaker import BreakerState
 from autoscaler.domain.guards import Contest
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadRef
@@ -181,28 +187,17 @@ def _audit(data: Mapping[str, str], log: logging.Logger) -> tuple[AuditRecord, .
     return tuple(records)
 
 
-def _time_text(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _time(value: Any) -> datetime:
-    parsed = parse_time(str(value))
-    if parsed is None:
-        raise ValueError(f"not an RFC 3339 time: {value!r}")
-    return parsed
-
-
 def _note_json(note: PauseNote) -> dict[str, str]:
-    return {"by": note.by, "reason": note.reason, "at": _time_text(note.at)}
+    return {"by": note.by, "reason": note.reason, "at": time_text(note.at)}
 
 
 def _note(raw: Mapping[str, Any]) -> PauseNote:
-    return PauseNote(by=str(raw["by"]), reason=str(raw["reason"]), at=_time(raw["at"]))
+    return PauseNote(by=str(raw["by"]), reason=str(raw["reason"]), at=time_of(raw["at"]))
 
 
 def _record_json(record: AuditRecord) -> dict[str, Any]:
     fields = asdict(record)
-    fields["at"] = _time_text(record.at)
+    fields["at"] = time_text(record.at)
     fields["key"] = _key_json(record.key) if record.key is not None else None
     return {key: value for key, value in fields.items() if value is not None}
 
@@ -210,7 +205,7 @@ def _record_json(record: AuditRecord) -> dict[str, Any]:
 def _key_json(key: RecordKey) -> dict[str, str]:
     fields = {"subject": key.subject, "detail": key.detail}
     if key.episode is not None:
-        fields["episode"] = _time_text(key.episode)
+        fields["episode"] = time_text(key.episode)
     return {name: value for name, value in fields.items() if value}
 
 
@@ -221,14 +216,14 @@ def _key(raw: Any) -> RecordKey | None:
     episode = raw.get("episode")
     return RecordKey(
         subject=str(raw["subject"]),
-        episode=None if episode is None else _time(episode),
+        episode=None if episode is None else time_of(episode),
         detail=str(raw.get("detail", "")),
     )
 
 
 def _record(raw: Mapping[str, Any]) -> AuditRecord:
     return AuditRecord(
-        at=_time(raw["at"]),
+        at=time_of(raw["at"]),
         actor=str(raw["actor"]),
         action=str(raw["action"]),
         target=str(raw["target"]),

@@ -2,7 +2,8 @@
 
 Reactivation sets `spec.active: true` and records who, when and why in annotations; the
 `reactivated-at` time starts a fresh grace period, so the loop does not deactivate it again
-at once. "Deactivate now" writes the same audit annotations and Event as the loop does.
+at once. Both go through the loop's act sequence (`engine.actuation`): "deactivate now"
+writes the same patch, owner annotations and Event as the loop does.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from autoscaler.api.lookup import fresh_workload
 from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest, WorkloadName
 from autoscaler.api.schemas.views import ChangeResult
-from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import DeactivationAudit
 from autoscaler.domain.access import Identity
+from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.exemptions import reactivating
 from autoscaler.domain.models import DEFAULT_PROFILE, WorkloadInfo, WorkloadStatus
 from autoscaler.domain.records import AuditRecord
+from autoscaler.engine import actuation
 
 router = APIRouter(prefix="/api/v1", tags=["activation"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)
@@ -49,9 +50,13 @@ def reactivate(
         raise ApiProblem(409, f"{workload.ref} is already active")
     now = context.clock.now()
     annotations = reactivating(by=caller.username, reason=request.reason, now=now)
-    context.writer.reactivate(workload, annotations)  # Conflict (409) if changed meanwhile
-    message = f"Reactivated by {caller.username}: {request.reason}"
-    _announce(context, workload, "IdleGPUReactivated", message)
+    actuation.reactivate(  # Conflict (409) if changed meanwhile
+        context.actuator,
+        workload,
+        annotations=annotations,
+        message=f"Reactivated by {caller.username}: {request.reason}",
+        logger=context.logger,
+    )
     return _done(context, caller, workload, action="reactivate", reason=request.reason, now=now)
 
 
@@ -74,9 +79,13 @@ def deactivate(
         raise ApiProblem(409, f"{workload.ref} is already deactivated")
     now = context.clock.now()
     reason = f"deactivated now by {caller.username}: {request.reason}"
-    context.cluster.record_deactivation(workload, _audit(context, row, reason=reason, now=now))
-    context.cluster.deactivate(workload)
-    _announce(context, workload, "IdleGPUDeactivated", reason)
+    actuation.deactivate(
+        context.actuator,
+        workload,
+        audit=_audit(context, row, reason=reason, now=now),
+        message=reason,
+        logger=context.logger,
+    )
     gpus = row.decision.gpus if row is not None else workload.gpus
     context.metrics.deactivated(workload.ref, gpus=gpus, reason=ADMIN_REASON, at=now)
     return _done(context, caller, workload, action="deactivate", reason=request.reason, now=now)
@@ -94,13 +103,6 @@ def _audit(
         threshold=usage.threshold if usage is not None else math.nan,
         policy="deactivated by an admin through the API",
     )
-
-
-def _announce(context: ApiContext, workload: WorkloadInfo, reason: str, message: str) -> None:
-    try:
-        context.cluster.announce(workload, reason=reason, message=message)
-    except ClusterError as exc:  # the change happened; a missing Event is only reported
-        context.logger.warning("event not written for %s: %s", workload.ref, exc)
 
 
 def _done(

@@ -16,13 +16,8 @@ from autoscaler.api.lookup import fresh_workload
 from autoscaler.api.problems import ApiProblem, error_responses, invalid
 from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
-from autoscaler.domain.exemptions import (
-    EXEMPTION_KEYS,
-    exempting,
-    is_indefinite,
-    rfc3339,
-    unexempting,
-)
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.exemptions import EXEMPTION_KEYS, exempting, is_indefinite, unexempting
 from autoscaler.domain.records import AuditRecord
 from autoscaler.settings.tree import format_duration
 
@@ -67,14 +62,14 @@ def exempt(
             409, f"{workload.ref} is exempt indefinitely by annotation; remove that first"
         )
     annotations = exempting(until=until, by=caller.username, reason=request.reason, now=now)
-    annotated = context.writer.annotate_owner(workload, annotations)
+    annotated = context.actuator.annotate_owner(workload, annotations)
     context.audit(
         AuditRecord(
             at=now,
             actor=caller.username,
             action="exempt",
             target=str(workload.ref),
-            reason=f"until {rfc3339(until)}: {request.reason}",
+            reason=f"until {time_text(until)}: {request.reason}",
             namespace=namespace,
         )
     )
@@ -108,9 +103,9 @@ def unexempt(
         raise ApiProblem(409, f"{workload.ref} has no exemption")
     annotated = []
     if on_owner:
-        annotated.append(str(context.writer.annotate_owner(workload, unexempting())))
+        annotated.append(str(context.actuator.annotate_owner(workload, unexempting())))
     if on_workload:
-        annotated.append(str(context.writer.annotate_workload(workload, unexempting())))
+        annotated.append(str(context.actuator.annotate_workload(workload, unexempting())))
     now = context.clock.now()
     context.audit(
         AuditRecord(

@@ -29,7 +29,9 @@ from autoscaler.settings.tree import parse_duration
 # DNS-1123 label (namespaces) and subdomain (object names), as the API server checks them.
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-DURATION_PATTERN = r"^[0-9]{1,9}(\.[0-9]{1,6})?(ms|s|m|h|d)?$"
+# `90m`, `4h`, `1h30m` (Go's compounds, as Kubernetes users write them) or bare seconds.
+DURATION_PART = r"[0-9]{1,9}(\.[0-9]{1,6})?(ms|s|m|h|d)"
+DURATION_PATTERN = rf"^(({DURATION_PART}){{1,5}}|[0-9]{{1,9}}(\.[0-9]{{1,6}})?)$"
 RFC3339_PATTERN = (
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}"
     r"(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})"
@@ -74,12 +76,14 @@ Reason = Annotated[
 
 
 def positive_duration(value: object) -> timedelta:
-    """`90s`, `15m`, `4h`, `2d`: the schema's spelling, longer than zero, representable."""
+    """`90s`, `4h`, `1h30m`, `2d`: the schema's spelling, longer than zero, representable."""
+    if isinstance(value, str) and value.startswith("-"):
+        raise ValueError("must be longer than zero")
     if not isinstance(value, str) or re.fullmatch(DURATION_PATTERN, value) is None:
-        raise ValueError("is not a duration such as 90m, 4h or 2d")
+        raise ValueError("is not a duration such as 90m, 4h, 1h30m or 2d")
     try:
         span = parse_duration(value)
-    except OverflowError:
+    except ValueError:
         raise ValueError("is too long to be a duration") from None
     if span <= timedelta(0):
         raise ValueError("must be longer than zero")
@@ -93,7 +97,8 @@ Duration = Annotated[
         {
             "type": "string",
             "pattern": DURATION_PATTERN,
-            "description": "A length such as `90m`, `4h` or `2d` (a bare number is seconds).",
+            "description": "A length such as `90m`, `4h`, `1h30m` or `2d` "
+            "(a bare number is seconds).",
             "examples": ["4h"],
         }
     ),

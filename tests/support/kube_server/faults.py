@@ -26,6 +26,12 @@ class RecordedRequest:
         return token if scheme.lower() == "bearer" else None
 
     @property
+    def deactivates(self) -> bool:
+        """A PATCH setting `spec.active: false` (with whatever annotations come along)."""
+        spec = self.body.get("spec") if isinstance(self.body, dict) else None
+        return self.method == "PATCH" and spec == {"active": False}
+
+    @property
     def is_watch(self) -> bool:
         return self.query.get("watch") in ("true", "1")
 
@@ -83,6 +89,7 @@ class Faults:
     def __init__(self) -> None:
         self._failures: list[_Failure] = []
         self._expire_watches = 0
+        self._lost_answers: list[_Failure] = []
         self._lock = threading.Lock()
 
     def fail_next(
@@ -104,6 +111,31 @@ class Faults:
                 _Failure(method, path_prefix, status, times, retry_after, text, when)
             )
 
+    def lose_answer_after_applying(
+        self,
+        method: str | None = None,
+        path_prefix: str = "",
+        *,
+        times: int = 1,
+        when: Callable[[RecordedRequest], bool] | None = None,
+    ) -> None:
+        """Apply the next `times` matching requests, then close the connection without an
+        answer: the client cannot tell whether its write happened (a read timeout after the
+        server acted, a connection dropped by a proxy)."""
+        with self._lock:
+            self._lost_answers.append(_Failure(method, path_prefix, 0, times, None, "", when))
+
+    def answer_lost(self, request: RecordedRequest) -> bool:
+        """Whether this (applied) request's answer must never be sent."""
+        with self._lock:
+            lost = next((f for f in self._lost_answers if f.matches(request)), None)
+            if lost is None:
+                return False
+            lost.remaining -= 1
+            if lost.remaining <= 0:
+                self._lost_answers.remove(lost)
+            return True
+
     def expire_next_watch(self, times: int = 1) -> None:
         """The next `times` watch requests end at once with a 410 ERROR event."""
         with self._lock:
@@ -112,6 +144,7 @@ class Faults:
     def clear(self) -> None:
         with self._lock:
             self._failures.clear()
+            self._lost_answers.clear()
             self._expire_watches = 0
 
     def check(self, request: RecordedRequest) -> None:

@@ -132,6 +132,9 @@ class _Handler(BaseHTTPRequestHandler):
             body=request.body,
             content_type=request.content_type,
         )
+        if backend.faults.answer_lost(request):
+            self._hang_up()
+            return
         self._send_json(code, body)
 
     def _stream(self, backend: Backend, watch: WatchRequest) -> None:
@@ -151,6 +154,12 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # headers are sent: record the bug and cut the stream
             backend.errors.append(exc)
             self.close_connection = True
+
+    def _hang_up(self) -> None:
+        """Applied, but the client never hears back: the connection ends with no answer."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
 
     def _send_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

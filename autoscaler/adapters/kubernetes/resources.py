@@ -1,0 +1,76 @@
+"""The Kubernetes resources the service calls, and the calls it may make on them.
+
+`ALLOWED_CALLS` is what the chart's RBAC grants (a test compares them); the client refuses
+any other call before sending it, so the two cannot drift apart silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+Obj = dict[str, Any]
+MERGE_PATCH = "application/merge-patch+json"
+
+ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
+    {
+        *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
+        *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
+        *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
+        *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
+        *(("", "pods", v) for v in ("get", "list", "watch")),
+        ("", "events", "create"),
+        *(("", "configmaps", v) for v in ("get", "create", "update", "patch")),
+        *(("keda.sh", "scaledobjects", v) for v in ("get", "list", "watch")),
+        *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),
+        ("authentication.k8s.io", "tokenreviews", "create"),
+        ("authorization.k8s.io", "subjectaccessreviews", "create"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class ApiResource:
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, *, namespace: str | None = None, name: str | None = None) -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace is not None:
+            root += f"/namespaces/{quote(namespace, safe='')}"
+        root += f"/{self.plural}"
+        return root + (f"/{quote(name, safe='')}" if name is not None else "")
+
+    def __str__(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+PODS = ApiResource("", "v1", "pods")
+EVENTS = ApiResource("", "v1", "events")
+CONFIGMAPS = ApiResource("", "v1", "configmaps")
+LEASES = ApiResource("coordination.k8s.io", "v1", "leases")
+JOBS = ApiResource("batch", "v1", "jobs")
+RAYCLUSTERS = ApiResource("ray.io", "v1", "rayclusters")
+RAYJOBS = ApiResource("ray.io", "v1", "rayjobs")
+SCALED_OBJECTS = ApiResource("keda.sh", "v1alpha1", "scaledobjects")
+TOKEN_REVIEWS = ApiResource("authentication.k8s.io", "v1", "tokenreviews", namespaced=False)
+ACCESS_REVIEWS = ApiResource("authorization.k8s.io", "v1", "subjectaccessreviews", namespaced=False)
+
+
+@dataclass(frozen=True)
+class ObjectList:
+    """A list call's items and the resourceVersion a watch continues from."""
+
+    items: tuple[Obj, ...]
+    resource_version: str
+
+
+def kueue_workloads(version: str) -> ApiResource:
+    return ApiResource("kueue.x-k8s.io", version, "workloads")

@@ -1,0 +1,74 @@
+"""The `WorkloadActuator` over Kueue: every write on a Workload and its owner.
+
+Each write is one JSON merge patch through the one Kubernetes client (a `null` value removes
+an annotation). The order of the writes is not decided here but in `engine.actuation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import EVENTS, ApiResource, Obj
+from autoscaler.adapters.kueue.resources import owner_resource
+from autoscaler.core.ports import Clock
+from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.models import OwnerRef, WorkloadInfo
+from autoscaler.domain.records import Annotated
+
+Annotations = Mapping[str, str | None]
+
+
+class KueueActuator:
+    def __init__(
+        self, *, client: KubeClient, workloads: Callable[[], ApiResource], clock: Clock
+    ) -> None:
+        self._client = client
+        self._workloads = workloads  # the served Kueue version, discovered by the reader
+        self._clock = clock
+
+    def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        """`spec.active: false` and the audit annotations in one patch: the annotation is
+        proof the patch applied. Raises AnswerLost when its answer is lost."""
+        body = {"metadata": {"annotations": audit.annotations()}, "spec": {"active": False}}
+        self._patch_workload(workload, body)
+
+    def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
+        """`spec.active: true` and the reactivation record in one patch, applied only if the
+        Workload is unchanged since it was read (else Conflict)."""
+        metadata: Obj = {"annotations": dict(annotations)}
+        if workload.resource_version:
+            metadata["resourceVersion"] = workload.resource_version
+        self._patch_workload(workload, {"metadata": metadata, "spec": {"active": True}})
+
+    def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
+        """Annotate the Workload's owner, or the Workload itself when the owner is unknown."""
+        resource = owner_resource(workload.owner)
+        if workload.owner is None or resource is None:
+            return self.annotate_workload(workload, annotations)
+        namespace = workload.ref.namespace
+        body = {"metadata": {"annotations": dict(annotations)}}
+        self._client.merge_patch(resource, workload.owner.name, body, namespace=namespace)
+        return Annotated(workload.owner.kind, namespace, workload.owner.name)
+
+    def annotate_workload(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
+        self._patch_workload(workload, {"metadata": {"annotations": dict(annotations)}})
+        ref = workload.ref
+        return Annotated("Workload", ref.namespace, ref.name)
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        """An Event on the Workload, and one on its owner."""
+        now, namespace = self._clock.now(), workload.ref.namespace
+        api_version = self._workloads().api_version
+        targets = [OwnerRef(api_version, "Workload", workload.ref.name, workload.uid)]
+        targets += [workload.owner] if workload.owner is not None else []
+        for target in targets:
+            event = objects.event_for(
+                target, namespace=namespace, reason=reason, message=message, now=now
+            )
+            self._client.create(EVENTS, event, namespace=namespace)
+
+    def _patch_workload(self, workload: WorkloadInfo, body: Obj) -> None:
+        ref = workload.ref
+        self._client.merge_patch(self._workloads(), ref.name, body, namespace=ref.namespace)

@@ -1,0 +1,26 @@
+"""Where Kueue's Workloads and their owners live in the API: the domain's owner kinds
+(domain/owners.py) with the versions this adapter reads and writes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from autoscaler.adapters.kubernetes.resources import JOBS, RAYCLUSTERS, RAYJOBS, ApiResource
+from autoscaler.domain.models import OwnerRef
+from autoscaler.domain.owners import KUEUE_GROUP, known_owner
+
+__all__ = ["KUEUE_GROUP", "KUEUE_VERSIONS", "OWNER_RESOURCES", "owner_resource"]
+
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # newest first; older Kueue releases serve only v1beta1
+OWNER_RESOURCES: Mapping[str, ApiResource] = {
+    "RayCluster": RAYCLUSTERS,
+    "RayJob": RAYJOBS,
+    "Job": JOBS,
+}
+
+
+def owner_resource(owner: OwnerRef | None) -> ApiResource | None:
+    """Where an owner lives, when it is a kind we know and its API group matches."""
+    if owner is None or known_owner(owner) is None:
+        return None
+    return OWNER_RESOURCES.get(owner.kind)

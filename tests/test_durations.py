@@ -1,0 +1,141 @@
+"""Durations are written as Kubernetes and KEDA users write them, everywhere one is read:
+the settings, the API's request bodies and the command line share one parser."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from autoscaler.api.schemas.requests import ExemptionRequest
+from autoscaler.settings.tree import Settings, format_duration, parse_duration
+
+CHART_SCHEMA = Path(__file__).resolve().parents[1] / "charts/idle-gpu-autoscaler/values.schema.json"
+
+
+def chart_accepts(definition: str, value: Any) -> bool:
+    """Whether the chart's values schema lets `value` through as a `definition`."""
+    schema = json.loads(CHART_SCHEMA.read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(
+        {"$ref": f"#/definitions/{definition}", "definitions": schema["definitions"]}
+    ).is_valid(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        pytest.param("90", 90, id="bare-number-is-seconds"),
+        pytest.param("90s", 90, id="seconds"),
+        pytest.param("15m", 900, id="minutes"),
+        pytest.param("2h", 7200, id="hours"),
+        pytest.param("7d", 604800, id="days"),
+        pytest.param("1.5h", 5400, id="fractional-hours"),
+        pytest.param("250ms", 0.25, id="milliseconds"),
+        pytest.param("1h30m", 5400, id="hours-and-minutes"),
+        pytest.param("1d2h3m4s", 93784, id="every-unit-from-days-to-seconds"),
+        pytest.param("2h45m30.5s", 9930.5, id="fractional-last-part"),
+        pytest.param("1m30s500ms", 90.5, id="go-milliseconds-after-seconds"),
+        pytest.param("300us", 0.0003, id="go-microseconds"),
+        pytest.param("1h 30m", 5400, id="spaces-between-parts"),
+        pytest.param("+1h", 3600, id="an-explicit-plus-sign"),
+        pytest.param("0s", 0, id="zero"),
+    ],
+)
+def test_a_duration_parses_and_prints_back_to_the_same_length(text: str, seconds: float) -> None:
+    span = parse_duration(text)
+    assert span == timedelta(seconds=seconds)
+    assert parse_duration(format_duration(span)) == span
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        pytest.param("-1h", "'-1h' is negative", id="negative"),
+        pytest.param("-1h30m", "'-1h30m' is negative", id="negative-compound"),
+        pytest.param("soon", "is not a duration such as 90s, 15m, 1h30m or 2d", id="a-word"),
+        pytest.param("1h30", "is not a duration", id="a-compound-ending-without-a-unit"),
+        pytest.param("1w", "is not a duration", id="weeks-are-not-a-unit"),
+        pytest.param("h", "is not a duration", id="a-unit-without-a-number"),
+        pytest.param("", "is not a duration", id="empty"),
+        pytest.param("999999999999d", "is too long to be a duration", id="beyond-timedelta"),
+    ],
+)
+def test_a_duration_that_cannot_be_read_is_refused_saying_why(text: str, complaint: str) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "spelling"),
+    [
+        pytest.param(45, "45s", id="seconds"),
+        pytest.param(3600, "1h", id="one-exact-unit"),
+        pytest.param(5400, "90m", id="exact-in-minutes-stays-one-unit"),
+        pytest.param(90, "1m30s", id="go-compound-when-no-unit-is-exact"),
+        pytest.param(93784, "1d2h3m4s", id="every-part"),
+        pytest.param(0.25, "0.25s", id="under-a-second"),
+    ],
+)
+def test_a_duration_prints_in_one_exact_unit_or_as_a_compound(
+    seconds: float, spelling: str
+) -> None:
+    assert format_duration(timedelta(seconds=seconds)) == spelling
+
+
+def test_a_compound_duration_is_a_valid_setting() -> None:
+    settings = Settings.model_validate({"policy": {"idleWindow": "1h30m"}})
+    assert settings.policy.idle_window == timedelta(minutes=90)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        pytest.param("1h30m", 5400, id="compound"),
+        pytest.param("4h", 14400, id="one-unit"),
+        pytest.param("90", 90, id="bare-seconds"),
+    ],
+)
+def test_a_compound_duration_is_a_valid_exemption_request(text: str, seconds: int) -> None:
+    request = ExemptionRequest.model_validate({"duration": text, "reason": "presenting"})
+    assert request.duration == timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("-1h", "must be longer than zero", id="negative"),
+        pytest.param("0s", "must be longer than zero", id="zero"),
+        pytest.param("1h30", "is not a duration such as 90m, 4h, 1h30m or 2d", id="no-unit"),
+    ],
+)
+def test_an_exemption_request_refuses_a_duration_that_is_not_a_length(
+    text: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        ExemptionRequest.model_validate({"duration": text, "reason": "presenting"})
+
+
+@pytest.mark.parametrize(
+    ("definition", "value", "accepted"),
+    [
+        pytest.param("duration", "1h30m", True, id="compound"),
+        pytest.param("duration", "90", True, id="bare-seconds"),
+        pytest.param("duration", "0s", True, id="zero-is-a-duration"),
+        pytest.param("duration", "-1h", False, id="negative"),
+        pytest.param("duration", "soon", False, id="a-word"),
+        pytest.param("positiveDuration", "1m30s", True, id="positive-compound"),
+        pytest.param("positiveDuration", "0h0m", False, id="zero-compound-is-not-positive"),
+        pytest.param("wholeSeconds", "1m30s", True, id="whole-seconds-compound"),
+        pytest.param("wholeSeconds", "1.5s", False, id="a-fraction-is-not-whole"),
+    ],
+)
+def test_the_charts_values_schema_reads_durations_like_the_service(
+    definition: str, value: str, accepted: bool
+) -> None:
+    assert chart_accepts(definition, value) is accepted
+    if accepted:
+        parse_duration(value)
