@@ -40,7 +40,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def surroundings(repo: Path) -> Path:
-    """The original and what lies beside it (../shared, say), unless that is the whole disk."""
+    """The original repository and whatever lies beside it, unless its parent is the disk root."""
     return repo if repo.parent == Path(repo.anchor) else repo.parent
 
 
@@ -110,7 +110,9 @@ def test_the_clone_passes_its_crd_validations_and_an_end_to_end_test(
     assert {str(clone.resolve() / path) for path in files} <= set(ran)
 
 
-def test_a_test_reading_beside_the_clone_fails_the_run(clone: Path, tmp_path: Path) -> None:
+def test_a_test_reading_the_original_repository_fails_the_clone_run(
+    clone: Path, tmp_path: Path
+) -> None:
     planted = clone / "tests" / "test_planted_read.py"
     planted.write_text(
         "from pathlib import Path\n\n\n"
