@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The one gate, locally and in CI: set-up (idempotent), then format check, ruff, mypy,
 # the import rules and pytest. Extra arguments go to pytest.
+#
+# pytest runs the tests in a random order (pytest-randomly), its seed printed first and again
+# after a failure; Hypothesis draws from the same seed. Replay an order with
+# TEST_SEED=N scripts/test.sh (or pass --randomly-seed=N, or -p no:randomly for file order).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,4 +39,15 @@ export PATH="$PWD/.tools/bin:$PATH"
 .venv/bin/ruff check autoscaler tests benchmarks
 .venv/bin/mypy
 .venv/bin/lint-imports --no-logo
-.venv/bin/python -m pytest "$@"
+order=()
+if [[ " $* " != *" --randomly-seed"* && " $* " != *"no:randomly"* ]]; then
+  seed="${TEST_SEED:-$(( (RANDOM << 15) | RANDOM ))}"
+  order=(-p randomly "--randomly-seed=${seed}" "--hypothesis-seed=${seed}")
+  echo "test order: random, seed ${seed} (replay: TEST_SEED=${seed} scripts/test.sh)"
+fi
+status=0
+.venv/bin/python -m pytest "${order[@]}" "$@" || status=$?
+if [[ ${status} -ne 0 && -n "${seed:-}" ]]; then
+  echo "test order: random, seed ${seed} (replay: TEST_SEED=${seed} scripts/test.sh)"
+fi
+exit "${status}"

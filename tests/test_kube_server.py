@@ -79,6 +79,25 @@ def test_pods_can_be_created_read_listed_replaced_and_deleted(api: client.ApiCli
     assert _status(missing.value)["reason"] == "NotFound"
 
 
+def test_deleting_a_namespace_deletes_its_objects_and_leaves_the_rest(
+    server: KubeServer,
+) -> None:
+    store = server.store
+    for namespace in ("mine", "theirs"):
+        store.put(make_pod(namespace, "p").build())
+        store.put(make_raycluster(namespace, "rc").build())
+    store.put(make_cluster_queue("cq").build())
+    deleted: list[str] = []
+    store.on_change(lambda change: deleted.append(change.type))
+
+    assert store.delete_namespace("mine") == 2
+
+    assert deleted == ["DELETED", "DELETED"]
+    assert [p["metadata"]["namespace"] for p in store.list("pods")] == ["theirs"]
+    assert [r["metadata"]["namespace"] for r in store.list("rayclusters.ray.io")] == ["theirs"]
+    assert [q["metadata"]["name"] for q in store.list("clusterqueues.kueue.x-k8s.io")] == ["cq"]
+
+
 def test_creating_an_existing_name_is_a_409_already_exists(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     core.create_namespaced_pod("ns", _pod("p1"))

@@ -1,5 +1,5 @@
 """One place that says whether a manifest is valid: kubernetes-validate's strict schemas for
-built-in kinds (bundled, offline), the upstream CRDs in ../shared/crds for custom resources.
+built-in kinds (bundled, offline), the upstream CRDs vendored in tests/crds for custom resources.
 
 kubernetes_validate.validate() rebuilds its schema registry on every call (over a second per
 manifest); we read the same bundled files once per (version, kind) and keep the validator, so
@@ -21,7 +21,7 @@ from tests.support.crd_validation import load_crd_schemas
 
 # The chart's kubeVersion floor and the newest schemas kubernetes-validate ships.
 KUBERNETES_VERSIONS = ("1.29.0", kubernetes_validate.latest_version())
-# No upstream CRD for it in ../shared/crds; its fields are few and fixed by the template.
+# No upstream CRD for it in tests/crds; its fields are few and fixed by the template.
 UNVALIDATED_KINDS = frozenset({("monitoring.coreos.com/v1", "ServiceMonitor")})
 
 
@@ -36,7 +36,7 @@ def problems(manifest: Manifest) -> list[str]:
     schemas = load_crd_schemas()
     if schemas.has(api_version, kind):
         return [f"{field}: {message}" for field, message in schemas.errors(manifest)]
-    return [f"no schema for {kind} {api_version}: neither built in nor in ../shared/crds"]
+    return [f"no schema for {kind} {api_version}: neither built in nor in tests/crds"]
 
 
 def _is_builtin(api_version: str, kind: str) -> bool:

@@ -6,12 +6,17 @@ A ClusterQueue has 2 GPUs; two RayClusters (a head and a worker, 1 GPU each) ask
 The first is admitted and trains, the second waits. The first goes idle; after the idle
 window (seconds here) its Workload gets `spec.active: false`, and Kueue admits the second.
 Beside it, in another namespace, the cases that must be left alone and one that must not.
+
+The session's test API server is shared: this module's namespaces and ClusterQueues carry a
+name of their own, the policy judges only its namespaces, its Kueue sees only their
+Workloads, and all of it is deleted afterwards.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -47,7 +52,9 @@ pytestmark = pytest.mark.slow
 
 WINDOW_S = 6
 SCRAPE_SECONDS = 1  # the live exporter's scrape interval (tests/support/prom)
-DEMO, OTHERS = "demo", "e2e-others"
+RUN = uuid.uuid4().hex[:6]
+DEMO, OTHERS = f"demo-{RUN}", f"e2e-others-{RUN}"
+QUEUE, BIG_QUEUE = f"cluster-queue-{RUN}", f"e2e-big-queue-{RUN}"
 SETTINGS = Settings.model_validate(
     {
         "policy": {
@@ -59,6 +66,7 @@ SETTINGS = Settings.model_validate(
             "staleAfter": "5s",
             "idleSinceLookback": "5m",
             "protectedPriorityClasses": ["prod-priority"],
+            "namespaces": {"include": [DEMO, OTHERS]},
             "dryRun": False,
         },
         "cluster": {"serviceNamespace": "idle-gpu-autoscaler"},
@@ -101,10 +109,17 @@ def seed_queues(server: KubeServer) -> None:
     store = server.store
     store.put(make_resource_flavor().build())
     store.put(make_workload_priority_class("prod-priority", value=1000).build())
-    store.put(make_cluster_queue("cluster-queue").quota(gpus=2, cpu=100).build())
-    store.put(make_cluster_queue("e2e-big-queue").quota(gpus=100, cpu=1000).build())
-    store.put(make_local_queue(DEMO, "user-queue").cluster_queue("cluster-queue").build())
-    store.put(make_local_queue(OTHERS, "user-queue").cluster_queue("e2e-big-queue").build())
+    store.put(make_cluster_queue(QUEUE).quota(gpus=2, cpu=100).build())
+    store.put(make_cluster_queue(BIG_QUEUE).quota(gpus=100, cpu=1000).build())
+    store.put(make_local_queue(DEMO, "user-queue").cluster_queue(QUEUE).build())
+    store.put(make_local_queue(OTHERS, "user-queue").cluster_queue(BIG_QUEUE).build())
+
+
+def delete_everything_seeded(server: KubeServer) -> None:
+    for namespace in (DEMO, OTHERS):
+        server.store.delete_namespace(namespace)
+    for queue in (QUEUE, BIG_QUEUE):
+        server.store.delete("clusterqueues.kueue.x-k8s.io", name=queue)
 
 
 def seed_rayclusters(server: KubeServer) -> None:
@@ -135,7 +150,7 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     seed_queues(kube_server)
     seed_rayclusters(kube_server)
     kueue_clock = BackdatedClock()
-    emulator = ClusterEmulator(kube_server, clock=kueue_clock.now)
+    emulator = ClusterEmulator(kube_server, clock=kueue_clock.now, namespaces=[DEMO, OTHERS])
     emulator.sync()
     kueue_clock.offset = timedelta(0)  # later admissions happen now, in their grace period
     api_client = kubernetes.client.ApiClient(kube_server.configuration())
@@ -171,6 +186,7 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     metrics.close()
     api_client.close()
     live_metrics.exporter.clear()
+    delete_everything_seeded(kube_server)
 
 
 def wait_for(rig: Rig, condition: Any, *, timeout_s: float = 40) -> Snapshot:
@@ -196,21 +212,37 @@ def state_of(snapshot: Snapshot, ref: WorkloadRef) -> State:
     return row.decision.state
 
 
-def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitted(
-    rig: Rig,
-) -> None:
-    first, second = rig.ref(DEMO, "first-raycluster"), rig.ref(DEMO, "second-raycluster")
-    busy = wait_for(rig, lambda s: state_of(s, first) is State.BUSY)
-    assert state_of(busy, second) is State.PENDING
+@dataclass(frozen=True)
+class Story:
+    """The seed's story as it was played: what the cycles saw while the first cluster
+    trained, and how long after it went idle its deactivation came."""
 
+    while_busy: Snapshot
+    idle_for_s: float
+
+
+@pytest.fixture(scope="module")
+def story(rig: Rig) -> Story:
+    """The first cluster trains, goes idle and is deactivated; each test checks one outcome,
+    in whatever order they run."""
+    first = rig.ref(DEMO, "first-raycluster")
+    while_busy = wait_for(rig, lambda s: state_of(s, first) is State.BUSY)
     rig.set_utilization(DEMO, "first-raycluster", 0)
     went_idle = time.monotonic()
     wait_for(
         rig, lambda s: any(a.workload == first and a.outcome == Outcome.done() for a in s.actions)
     )
+    return Story(while_busy, time.monotonic() - went_idle)
+
+
+def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitted(
+    rig: Rig, story: Story
+) -> None:
+    second = rig.ref(DEMO, "second-raycluster")
+    assert state_of(story.while_busy, second) is State.PENDING
     # The last busy sample may have been scraped up to one interval before the switch to 0.
     earliest = WINDOW_S - SCRAPE_SECONDS
-    assert time.monotonic() - went_idle >= earliest, "deactivated before the idle window passed"
+    assert story.idle_for_s >= earliest, "deactivated before the idle window passed"
 
     assert rig.workload(DEMO, "first-raycluster")["spec"]["active"] is False
     admitted = rig.workload(DEMO, "second-raycluster")["status"]["conditions"]
@@ -223,7 +255,9 @@ def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitt
     assert first_rc["metadata"]["annotations"]["idle-gpu-autoscaler.io/deactivated-reason"]
 
 
-def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(rig: Rig) -> None:
+def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(
+    rig: Rig, story: Story
+) -> None:
     first = rig.ref(DEMO, "first-raycluster")
     patches = [p for p in rig.deactivation_patches() if p.path.endswith(f"/{first.name}")]
     assert len(patches) == 1
@@ -236,7 +270,7 @@ def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(rig: Rig
     assert suspends == [], "the service must never touch RayCluster spec.suspend"
 
 
-def test_an_event_says_why_and_how_to_get_the_cluster_back(rig: Rig) -> None:
+def test_an_event_says_why_and_how_to_get_the_cluster_back(rig: Rig, story: Story) -> None:
     first = rig.ref(DEMO, "first-raycluster")
     events = rig.server.store.list("events", namespace=DEMO)
     on_workload = [e for e in events if e["involvedObject"]["name"] == first.name]
@@ -247,7 +281,7 @@ def test_an_event_says_why_and_how_to_get_the_cluster_back(rig: Rig) -> None:
 
 
 def test_an_idle_cluster_with_a_cpu_only_head_is_deactivated_and_the_rest_left_alone(
-    rig: Rig,
+    rig: Rig, story: Story
 ) -> None:
     cpu_head = rig.ref(OTHERS, "cpu-head")
     snapshot = wait_for(rig, lambda s: state_of(s, cpu_head) is State.DEACTIVATED)

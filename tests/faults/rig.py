@@ -358,6 +358,9 @@ class FaultRig:
             control.metrics.close()
             client.close()
             control_client.close()
+            for owned in (namespace, paused, settings.cluster.service_namespace):  # leave no trace
+                server.store.delete_namespace(owned)
+            server.store.delete("clusterqueues.kueue.x-k8s.io", name=f"cq-{namespace}")
 
 
 def _namespaced(path: str) -> tuple[str, str, str]:

@@ -123,6 +123,8 @@ def rig(kube_server: KubeServer) -> Iterator[Rig]:
             guards=guards,
         )
         yield Rig(kube_server, namespace, service_namespace, reconciler, state, name, clock)
+    for owned in (namespace, service_namespace):  # its admitted Workload holds GPU quota
+        kube_server.store.delete_namespace(owned)
 
 
 def is_deactivation(request: RecordedRequest) -> bool:

@@ -1,5 +1,5 @@
 """The HA tests share the session's test API server; each test keeps to its own namespace
-(and Lease), and leaves no injected fault behind."""
+(and Lease), and leaves no object and no injected fault behind."""
 
 from __future__ import annotations
 
@@ -42,8 +42,14 @@ def kube(kube_server: KubeServer) -> Iterator[KubeServer]:
 
 
 @pytest.fixture
-def namespace() -> str:
-    return f"ha-{uuid.uuid4().hex[:8]}"
+def namespace(kube_server: KubeServer) -> Iterator[str]:
+    """The test's own namespace (and `NAME-svc` for its service), emptied after it: its
+    Workloads, admitted into the builders' default ClusterQueue, would otherwise hold that
+    queue's quota for every later test."""
+    name = f"ha-{uuid.uuid4().hex[:8]}"
+    yield name
+    for owned in (name, f"{name}-svc"):
+        kube_server.store.delete_namespace(owned)
 
 
 @pytest.fixture

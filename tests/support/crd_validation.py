@@ -1,4 +1,4 @@
-"""Validate objects against the upstream CRD YAML files in ../shared/crds (unmodified copies).
+"""Validate objects against the upstream CRD YAML files vendored in tests/crds (unmodified).
 
 The served version's `openAPIV3Schema` is turned into a JSON Schema for the `jsonschema` package:
 `nullable` becomes a "null" type, `x-kubernetes-int-or-string` an anyOf, and every other
@@ -21,7 +21,7 @@ import yaml
 
 Object = dict[str, Any]
 
-DEFAULT_CRD_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "crds"
+DEFAULT_CRD_DIR = Path(__file__).resolve().parents[1] / "crds"  # tests/crds, see its README
 
 
 class CrdValidationError(AssertionError):

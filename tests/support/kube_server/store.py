@@ -159,6 +159,15 @@ class Store:
             change = self._commit("DELETED", kind, copy.deepcopy(old), old)
         return self._publish(change)
 
+    def delete_namespace(self, namespace: str) -> int:
+        """Delete every object in `namespace`, as deleting the Namespace would (a test cleaning
+        up after itself on the shared server); how many there were."""
+        with self._cond:
+            found = [(key, name) for key, ns, name in self._objects if ns == namespace]
+        for key, name in found:  # each published after the lock is released, as any write
+            self.delete(key, name=name, namespace=namespace)
+        return len(found)
+
     # -- test back door ------------------------------------------------------------------------
 
     def put(self, obj: Object) -> Object:
