@@ -1,9 +1,9 @@
 """The demo's stories, with the names of the blog posts they come from.
 
-- `two-clusters` (../shared/seeds/001): one 2-GPU ClusterQueue, two RayClusters of 2 GPUs;
-  the first trains, its job is stopped, and once it has been idle for the window it is
-  deactivated and the second is admitted.
-- `rd-and-production` (../shared/seeds/000): cq-production (12 GPUs, prod-priority 1000) and
+- `two-clusters` (seed 001): one 2-GPU ClusterQueue, two RayClusters of 2 GPUs; the first
+  trains, its job is stopped, and once it has been idle for the window it is deactivated and
+  the second is admitted.
+- `rd-and-production` (seed 000): cq-production (12 GPUs, prod-priority 1000) and
   cq-development (8 GPUs, dev-priority 100) in the all-gpus cohort; three R&D workspaces of
   4 GPUs run since the afternoon (8 own + 4 borrowed); two go idle and are deactivated, so the
   12-GPU production job of 8 PM is admitted at once, without preempting anyone.
