@@ -8,6 +8,7 @@ from fastapi import APIRouter, FastAPI
 
 from autoscaler.api import problems
 from autoscaler.api.context import ApiContext
+from autoscaler.api.limits import BodyLimitMiddleware
 from autoscaler.api.middleware import AuthenticationMiddleware
 from autoscaler.api.routes import (
     activation,
@@ -65,4 +66,6 @@ def create_app(
         reads_open=context.settings.reads_open,
         logger=context.logger,
     )
+    # Added last, so outermost: an oversized body is refused before authentication is asked.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=context.settings.max_request_bytes)
     return app

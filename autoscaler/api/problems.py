@@ -26,6 +26,7 @@ TITLES = {
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
+    413: "Content Too Large",
     422: "Unprocessable Content",
     500: "Internal Server Error",
     502: "Bad Gateway",

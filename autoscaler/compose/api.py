@@ -152,8 +152,10 @@ def build_api_on(
         logger=logger,
     )
     app = create_app(context, authenticator=authenticator, routers=routers)
-    return Api(app=app, server=ApiServer(app, host=settings.host, port=settings.port),
-               context=context)  # fmt: skip
+    server = ApiServer(
+        app, host=settings.host, port=settings.port, max_header_bytes=settings.max_header_bytes
+    )
+    return Api(app=app, server=server, context=context)
 
 
 def build_auth(

@@ -71,6 +71,23 @@ class ApiSettings(_Section):
         "cluster the list of workloads and their decisions is not a secret, and people look "
         "before they act. Changes always need a token.",
     )
+    max_request_bytes: int = Field(
+        64 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Largest request body, in bytes, checked before the body is read: a "
+        "larger one is answered 413 at once (declared Content-Length) or as soon as the "
+        "streamed body passes it. Every body the API takes is a few hundred bytes; 64 KiB "
+        "leaves room and keeps one caller from filling the pod's memory.",
+    )
+    max_header_bytes: int = Field(
+        32 * 1024,
+        ge=4096,
+        le=1024 * 1024,
+        description="Largest request line plus headers, in bytes (uvicorn's h11 limit); a "
+        "larger request is refused before routing. 32 KiB holds the longest token we accept "
+        "(16 KiB) and the usual headers.",
+    )
     auth: AuthSettings = Field(
         default_factory=AuthSettings, description="How callers of changes are checked."
     )

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query
 from autoscaler.api.context import Context
 from autoscaler.api.presenters import audit_view
 from autoscaler.api.problems import error_responses
-from autoscaler.api.schemas.requests import LABEL_PATTERN
 from autoscaler.api.schemas.views import AuditPage
+from autoscaler.domain.text import LABEL_PATTERN
 
 router = APIRouter(prefix="/api/v1", tags=["decisions"])
 

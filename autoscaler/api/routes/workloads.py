@@ -10,14 +10,10 @@ from autoscaler.api.context import Context
 from autoscaler.api.lookup import require_row
 from autoscaler.api.presenters import snapshot_view, workload_view
 from autoscaler.api.problems import error_responses
-from autoscaler.api.schemas.requests import (
-    LABEL_PATTERN,
-    SUBDOMAIN_PATTERN,
-    NamespaceName,
-    WorkloadName,
-)
+from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import WorkloadList, WorkloadView
 from autoscaler.domain.models import State
+from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
 
