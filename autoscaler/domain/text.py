@@ -15,16 +15,7 @@ import re
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
-BIDI_CONTROLS = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def is_label(text: str) -> bool:
-    return len(text) <= 63 and re.fullmatch(LABEL_PATTERN, text) is not None
-
-
-def is_subdomain(text: str) -> bool:
-    return len(text) <= 253 and re.fullmatch(SUBDOMAIN_PATTERN, text) is not None
 
 
 def unsafe_characters(text: str) -> list[str]:
