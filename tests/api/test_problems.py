@@ -23,7 +23,7 @@ ERRORS = [
         {"reason": "x"},
         409,
         id="409",
-    ),  # fmt: skip
+    ),
     pytest.param(
         "PUT",
         "/api/v1/workloads/team-a/alice-rc/exemption",
@@ -31,7 +31,7 @@ ERRORS = [
         {"reason": "x" * 70000},
         413,
         id="413",
-    ),  # fmt: skip
+    ),
     pytest.param(
         "PUT",
         "/api/v1/workloads/team-a/alice-rc/exemption",
@@ -39,7 +39,7 @@ ERRORS = [
         {"reason": ""},
         422,
         id="422",
-    ),  # fmt: skip
+    ),
 ]
 
 
