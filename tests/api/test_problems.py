@@ -53,7 +53,7 @@ def shared() -> Iterator[ApiRig]:
 
 
 @pytest.mark.parametrize(("method", "path", "headers", "body", "status"), ERRORS)
-def test_every_error_is_a_problem_details_document(
+def test_every_error_is_a_problem_details_document(  # noqa: PLR0917 (the table's columns)
     shared: ApiRig,
     method: str,
     path: str,
