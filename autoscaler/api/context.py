@@ -68,5 +68,15 @@ def _caller(
     return identity
 
 
+def _reader(
+    request: Request,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
+) -> Identity | None:
+    """The user the middleware authenticated, if any (reads may be open)."""
+    identity = getattr(request.state, IDENTITY, None)
+    return identity if isinstance(identity, Identity) else None
+
+
 Context = Annotated[ApiContext, Depends(_context)]
 Caller = Annotated[Identity, Depends(_caller)]
+Reader = Annotated[Identity | None, Depends(_reader)]

@@ -145,7 +145,7 @@ def build_api_on(
         cluster=backends.cluster,
         actuator=backends.actuator,
         state=backends.state,
-        access=Access(authorizer, admin=backends.admin),
+        access=Access(authorizer, admin=backends.admin, reads_open=settings.reads_open),
         metrics=telemetry,
         registry=telemetry.registry,
         clock=clock,

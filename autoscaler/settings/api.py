@@ -66,10 +66,12 @@ class ApiSettings(_Section):
         "named port `http`. 0 picks a free port (tests).",
     )
     reads_open: bool = Field(
-        True,
-        description="Answer GET requests under /api without a token. On by default: inside the "
-        "cluster the list of workloads and their decisions is not a secret, and people look "
-        "before they act. Changes always need a token.",
+        False,
+        description="Answer GET requests under /api without a token or access review. Off by "
+        "default: workloads, reasons and the audit trail's actors belong to their tenants, so "
+        "a read needs `list` on Kueue Workloads in the namespace read (every namespace for an "
+        "unnarrowed listing; the admin permission for the whole audit trail). Turn on only "
+        "where every pod may see every tenant's workloads. Changes always need a token.",
     )
     max_request_bytes: int = Field(
         64 * 1024,

@@ -131,7 +131,7 @@ def test_an_access_review_that_fails_is_a_503_and_changes_nothing(shared: ApiRig
         "/api/v1/namespaces/team-a/pause", json={"reason": "x"}, headers=shared.as_user("alice")
     )
     assert response.status_code == 503
-    assert shared.http.get("/api/v1/pauses").json()["paused"] == []
+    assert shared.reader.get("/api/v1/pauses").json()["paused"] == []
 
 
 STATIC_TOKENS = """
