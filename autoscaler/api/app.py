@@ -40,6 +40,8 @@ def create_app(
     """`routers`: more endpoints under the same authentication and error boundary (e.g. the
     KEDA metrics-api router)."""
     app = FastAPI(
+        docs_url="/docs" if context.settings.serve_docs else None,  # Swagger UI from a CDN
+        redoc_url=None,  # ReDoc too would load from a CDN
         generate_unique_id_function=lambda route: route.name,  # operationId: `exempt`, ...
         title="idle-gpu-autoscaler",
         version="v1",

@@ -90,6 +90,13 @@ class ApiSettings(_Section):
         "larger request is refused before routing. 32 KiB holds the longest token we accept "
         "(16 KiB) and the usual headers.",
     )
+    serve_docs: bool = Field(
+        False,
+        description="Serve Swagger UI at /docs. Off by default: the page loads its script "
+        "and styles from a public CDN (jsdelivr), which an offline cluster cannot reach and "
+        "which a careful one does not want its users' browsers to fetch. The schema itself "
+        "is always at /openapi.json, from the package.",
+    )
     auth: AuthSettings = Field(
         default_factory=AuthSettings, description="How callers of changes are checked."
     )
