@@ -119,3 +119,13 @@ def test_every_accepted_connection_has_tcp_nodelay_set(shared: ApiRig) -> None:
     sockets = shared.api.server.accepted_sockets()
     assert sockets
     assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in sockets)
+
+
+def test_headers_over_the_limit_are_refused_while_they_still_arrive(shared: ApiRig) -> None:
+    with connect(shared) as sock:  # the header block never ends: answered once past the limit
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: test\r\nX-Padding: "
+            + b"x" * (shared.settings.max_header_bytes + 1)
+        )
+        status, _headers, _body = read_answer(sock)
+    assert status == 400  # uvicorn answers every h11 protocol error with 400
