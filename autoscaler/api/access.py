@@ -6,6 +6,9 @@
 - Pausing or resuming one namespace: `patch` on workloads.kueue.x-k8s.io in that namespace.
 - Pausing the whole service and "deactivate now": the admin permission of the settings,
   by default `update` on the runtime-state ConfigMap.
+- Reading (unless `api.readsOpen`): `list` on workloads.kueue.x-k8s.io in the namespace
+  read, or in every namespace for a listing that is not narrowed to one. Asked before any
+  lookup, so a caller who may not read gets 403 whether the workload exists or not.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from autoscaler.domain.owners import KUEUE_GROUP, WORKLOADS, known_owner
 from autoscaler.settings.api import AdminVerbSettings
 
 PATCH = "patch"
+LIST = "list"
 
 
 def admin_target(admin: AdminVerbSettings, *, config_map: str, namespace: str) -> Target:
@@ -43,10 +47,16 @@ def namespace_target(namespace: str) -> Target:
     return Target(PATCH, KUEUE_GROUP, WORKLOADS, namespace)
 
 
+def read_target(namespace: str | None) -> Target:
+    """`list` on Kueue Workloads in `namespace`; None: in every namespace (cluster-wide)."""
+    return Target(LIST, KUEUE_GROUP, WORKLOADS, namespace)
+
+
 class Access:
-    def __init__(self, authorizer: Authorizer, *, admin: Target) -> None:
+    def __init__(self, authorizer: Authorizer, *, admin: Target, reads_open: bool) -> None:
         self._authorizer = authorizer
         self._admin = admin
+        self._reads_open = reads_open
 
     def require(self, who: Identity, target: Target) -> None:
         """Raise a 403 carrying the review's reason unless `who` holds `target`."""
@@ -56,6 +66,24 @@ class Access:
 
     def require_admin(self, who: Identity) -> None:
         self.require(who, self._admin)
+
+    def require_read(self, who: Identity | None, namespace: str | None) -> None:
+        """Reads of one namespace (None: of every namespace), unless reads are open."""
+        if self._reads_open:
+            return
+        if who is None:
+            raise ApiProblem(401, "a bearer token is required to read")
+        self.require(who, read_target(namespace))
+
+    def require_audit_read(self, who: Identity | None, namespace: str | None) -> None:
+        """The audit trail of one namespace needs its read right; the whole trail (actors
+        and reasons of every namespace and of the service) the admin permission."""
+        if namespace is not None or self._reads_open:
+            self.require_read(who, namespace)
+            return
+        if who is None:
+            raise ApiProblem(401, "a bearer token is required to read")
+        self.require_admin(who)
 
     def require_workload_change(self, who: Identity, workload: WorkloadInfo) -> None:
         self.require(who, workload_target(workload))

@@ -8,6 +8,7 @@ from fastapi import APIRouter, FastAPI
 
 from autoscaler.api import problems
 from autoscaler.api.context import ApiContext
+from autoscaler.api.limits import BodyLimitMiddleware
 from autoscaler.api.middleware import AuthenticationMiddleware
 from autoscaler.api.routes import (
     activation,
@@ -39,6 +40,8 @@ def create_app(
     """`routers`: more endpoints under the same authentication and error boundary (e.g. the
     KEDA metrics-api router)."""
     app = FastAPI(
+        docs_url="/docs" if context.settings.serve_docs else None,  # Swagger UI from a CDN
+        redoc_url=None,  # ReDoc too would load from a CDN
         generate_unique_id_function=lambda route: route.name,  # operationId: `exempt`, ...
         title="idle-gpu-autoscaler",
         version="v1",
@@ -65,4 +68,6 @@ def create_app(
         reads_open=context.settings.reads_open,
         logger=context.logger,
     )
+    # Added last, so outermost: an oversized body is refused before authentication is asked.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=context.settings.max_request_bytes)
     return app

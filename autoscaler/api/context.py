@@ -68,5 +68,13 @@ def _caller(
     return identity
 
 
+def _reader(request: Request) -> Identity | None:
+    """The user the middleware authenticated, if any. Not declared as a security requirement
+    in the schema: with `readsOpen` a read needs no token, so the header is not required."""
+    identity = getattr(request.state, IDENTITY, None)
+    return identity if isinstance(identity, Identity) else None
+
+
 Context = Annotated[ApiContext, Depends(_context)]
 Caller = Annotated[Identity, Depends(_caller)]
+Reader = Annotated[Identity | None, Depends(_reader)]

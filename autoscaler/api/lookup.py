@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
+from autoscaler.domain.access import Identity
 from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadRef, WorkloadStatus
 
 
@@ -37,12 +38,14 @@ def require_row(snapshot: Snapshot | None, namespace: str, name: str) -> Workloa
 
 
 def fresh_workload(
-    context: ApiContext, namespace: str, name: str
+    context: ApiContext, who: Identity, namespace: str, name: str
 ) -> tuple[WorkloadInfo, WorkloadStatus | None]:
-    """The Workload as the cluster holds it now, and its row in the latest snapshot."""
+    """The Workload as the cluster holds it now, and its row in the latest snapshot. A
+    caller who may not read the namespace gets 403 rather than 404: no existence oracle."""
     row = find_row(context.store.latest(), namespace, name)
     ref = row.ref if row is not None else WorkloadRef(namespace, name)
     fresh = context.cluster.get_workload(ref)
     if fresh is None:
+        context.access.require_read(who, namespace)
         raise ApiProblem(404, f"no workload {namespace}/{name}")
     return fresh, row

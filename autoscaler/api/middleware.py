@@ -20,7 +20,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import Authenticator
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-ALWAYS_OPEN = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"})
+ALWAYS_OPEN = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"})
 MAX_TOKEN_LENGTH = 16384  # far above any real JWT; bounds what we forward to the API server
 IDENTITY = "identity"  # key in the request's state
 

@@ -1,8 +1,10 @@
 """The one boundary where failures become HTTP answers.
 
 Routes raise `ApiProblem` (or let our ClusterErrors through); request validation errors come
-from FastAPI. Every error body is a `Problem`; the 422 names each bad field. A client error
-never becomes a 5xx: 503 means Kubernetes could not be reached, 500 a bug (and is logged).
+from FastAPI. Every error body is a `Problem`, RFC 9457 problem details served as
+`application/problem+json` with `type`, `title`, `status` and `detail`; the 422 names each bad
+field. A client error never becomes a 5xx: 503 means Kubernetes could not be reached, 500 a
+bug (and is logged).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ TITLES = {
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
+    413: "Content Too Large",
     422: "Unprocessable Content",
     500: "Internal Server Error",
     502: "Bad Gateway",
@@ -33,6 +36,10 @@ TITLES = {
 }
 
 
+PROBLEM_JSON = "application/problem+json"
+# RFC 9457: "about:blank" says the problem is what the status code says, nothing more; the
+# `detail` then tells this occurrence.
+BLANK = "about:blank"
 BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's words for broken JSON
 PYDANTIC_VALUE_ERROR = "Value error, "  # what pydantic puts before a validator's own message
 
@@ -43,8 +50,9 @@ class FieldProblem(BaseModel):
 
 
 class Problem(BaseModel):
-    """Every error answer."""
+    """Every error answer: RFC 9457 problem details (`application/problem+json`)."""
 
+    type: str = Field(BLANK, description="A URI naming the problem type; `about:blank` here.")
     status: int = Field(examples=[404])
     title: str = Field(examples=["Not Found"])
     detail: str = Field(examples=["no workload team-a/my-cluster"])
@@ -78,13 +86,19 @@ def problem_response(
     body = Problem(
         status=status, title=TITLES.get(status, "Error"), detail=detail, fields=list(fields)
     )
-    return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
+    return JSONResponse(
+        body.model_dump(mode="json"), status_code=status, headers=headers, media_type=PROBLEM_JSON
+    )
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` entries for a route's error answers."""
     return {
-        status: {"model": Problem, "description": TITLES.get(status, "Error")}
+        status: {
+            "model": Problem,  # keeps Problem among the components
+            "description": TITLES.get(status, "Error"),
+            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
         for status in statuses
     }
 

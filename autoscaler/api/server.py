@@ -1,7 +1,10 @@
 """uvicorn on its own thread, beside the loop, with a clean stop.
 
 The socket is bound before the thread starts, so a port taken by someone else fails at once
-in the caller, and port 0 (tests) yields the real port.
+in the caller, and port 0 (tests) yields the real port. It is a TCP socket by protocol number
+with TCP_NODELAY set: asyncio sets TCP_NODELAY on accepted connections only when their
+protocol says TCP, and without it every keep-alive request after the first waits ~40 ms for
+Nagle's algorithm and delayed ACKs. uvicorn speaks h11, whose header limit we set.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import uvicorn
 
@@ -17,12 +20,28 @@ STOP_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 10.0
 
 
+DEFAULT_MAX_HEADER_BYTES = 32 * 1024
+
+
+class SocketOptions(Protocol):
+    def getsockopt(self, level: int, option: int, /) -> int: ...
+
+
 class ApiServer:
-    def __init__(self, app: Any, *, host: str, port: int) -> None:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        host: str,
+        port: int,
+        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    ) -> None:
         config = uvicorn.Config(
             app,
             host=host,
             port=port,
+            http="h11",
+            h11_max_incomplete_event_size=max_header_bytes,
             log_config=None,  # the composition root configures logging once
             access_log=False,
             lifespan="off",
@@ -38,6 +57,11 @@ class ApiServer:
     def port(self) -> int:
         bound: int = self._socket.getsockname()[1]
         return bound
+
+    def accepted_sockets(self) -> list[SocketOptions]:
+        """The sockets of the connections open now (for tests to read their options)."""
+        connections = list(self._server.server_state.connections)
+        return [c.transport.get_extra_info("socket") for c in connections if c.transport]
 
     def start(self) -> None:
         """Serve in a background thread; returns once the server accepts connections."""
@@ -65,8 +89,9 @@ class ApiServer:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by accepted ones
     try:
         sock.bind((host, port))
     except OSError:

@@ -83,10 +83,10 @@ def run(
         with AutoscalerClient(args.server, token=token, transport=transport) as client:
             body, table_view = call(client)
     except (KubeconfigError, UsageError) as exc:
-        print(f"error: {exc}", file=err)
+        print(f"error: {render.terminal_safe(str(exc))}", file=err)
         return EXIT_USAGE
     except ClientError as exc:
-        print(f"error: {_refusal(exc)}", file=err)
+        print(f"error: {render.terminal_safe(_refusal(exc))}", file=err)
         return EXIT_REFUSED if exc.status else EXIT_UNREACHABLE
     print(render.shown(body, table_view, args.output), file=out)
     return EXIT_DONE

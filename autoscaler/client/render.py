@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from autoscaler.domain.text import escape
+
 Json = dict[str, Any]
 WORKLOAD_COLUMNS = (
     "NAMESPACE",
@@ -27,12 +29,18 @@ AUDIT_COLUMNS = ("AT", "ACTOR", "ACTION", "TARGET", "OUTCOME", "REASON")
 
 
 def shown(body: Json, table_view: Callable[[Json], str], output: str) -> str:
-    """The answer in the format asked for; `table_view` makes the table."""
+    """The answer in the format asked for; `table_view` makes the table. Whatever the format,
+    no control or bidi character reaches the terminal (JSON escapes them itself)."""
     if output == "json":
         return as_json(body)
     if output == "yaml":
-        return yaml.safe_dump(body, sort_keys=False, allow_unicode=True).rstrip("\n")
-    return table_view(body)
+        return terminal_safe(yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
+    return terminal_safe(table_view(body))
+
+
+def terminal_safe(text: str) -> str:
+    """Each line escaped (`escape`): a reason set with kubectl may carry ESC, CR or U+202E."""
+    return "\n".join(escape(line) for line in text.rstrip("\n").split("\n"))
 
 
 def as_json(body: Json) -> str:
@@ -40,6 +48,7 @@ def as_json(body: Json) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    rows = [[escape(str(cell)) for cell in row] for row in rows]  # widths of what is shown
     widths = [
         max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)
     ]
@@ -79,7 +88,7 @@ def workload(body: Json) -> str:
         pairs.append(
             ("Exempted by", f"{exemption.get('by') or '?'}: {exemption.get('reason') or ''}")
         )
-    return "\n".join(f"{key + ':':<18}{value}" for key, value in pairs)
+    return "\n".join(f"{key + ':':<18}{escape(str(value))}" for key, value in pairs)
 
 
 def exemption(body: Json) -> str:
@@ -216,4 +225,5 @@ def _minutes(seconds: Any) -> str:
 
 
 def _short(text: str, limit: int = 60) -> str:
+    text = escape(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

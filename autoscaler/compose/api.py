@@ -145,15 +145,17 @@ def build_api_on(
         cluster=backends.cluster,
         actuator=backends.actuator,
         state=backends.state,
-        access=Access(authorizer, admin=backends.admin),
+        access=Access(authorizer, admin=backends.admin, reads_open=settings.reads_open),
         metrics=telemetry,
         registry=telemetry.registry,
         clock=clock,
         logger=logger,
     )
     app = create_app(context, authenticator=authenticator, routers=routers)
-    return Api(app=app, server=ApiServer(app, host=settings.host, port=settings.port),
-               context=context)  # fmt: skip
+    server = ApiServer(
+        app, host=settings.host, port=settings.port, max_header_bytes=settings.max_header_bytes
+    )
+    return Api(app=app, server=server, context=context)
 
 
 def build_auth(

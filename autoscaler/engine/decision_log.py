@@ -1,14 +1,22 @@
-"""Every decision is logged once per cycle with its reason and numbers, as structured fields."""
+"""Every decision is logged once per cycle with its reason and numbers, as structured fields.
+
+An exempt workload's line also says who exempted it and why, as its annotations say: text a
+person wrote, maybe with kubectl, which the log formatters escape (`core/logs.py`).
+"""
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
-from autoscaler.domain.models import ActionRecord, Decision, WorkloadInfo
+from autoscaler.domain.exemptions import exemption_of
+from autoscaler.domain.models import ActionRecord, Decision, State, WorkloadInfo
 
 
-def log_decision(logger: logging.Logger, workload: WorkloadInfo, decision: Decision) -> None:
-    fields = {
+def log_decision(
+    logger: logging.Logger, workload: WorkloadInfo, decision: Decision, *, now: datetime
+) -> None:
+    fields: dict[str, object] = {
         "namespace": decision.workload.namespace,
         "workload": decision.workload.name,
         "owner": f"{workload.owner.kind}/{workload.owner.name}" if workload.owner else None,
@@ -20,9 +28,18 @@ def log_decision(logger: logging.Logger, workload: WorkloadInfo, decision: Decis
         "idle_since": decision.idle_since.isoformat() if decision.idle_since else None,
         "time_left_s": decision.time_left.total_seconds() if decision.time_left else None,
     }
+    said = _exempted_by(workload, fields, now=now) if decision.state is State.EXEMPT else ""
     logger.info(
-        "%s %s: %s", decision.action.value, decision.workload, decision.reason, extra=fields
+        "%s %s: %s%s", decision.action.value, decision.workload, decision.reason, said, extra=fields
     )
+
+
+def _exempted_by(workload: WorkloadInfo, fields: dict[str, object], *, now: datetime) -> str:
+    exemption = exemption_of(workload, now=now)
+    if exemption is None or (exemption.by is None and exemption.reason is None):
+        return ""
+    fields.update(exempt_by=exemption.by, exempt_reason=exemption.reason)
+    return f" (by {exemption.by or '?'}: {exemption.reason or ''})"
 
 
 def log_action(logger: logging.Logger, record: ActionRecord) -> None:

@@ -100,7 +100,7 @@ class Reconciler:
         screened, report = self._screen(inputs, decided)
         decisions = apply_cap(list(screened), limit=self._policy.max_deactivations_per_cycle)
         for info, decision in zip(workloads, decisions, strict=True):
-            log_decision(self._log, info, decision)
+            log_decision(self._log, info, decision, now=now)
         actions = self._actor.act(inputs, decisions)
         rows = tuple(WorkloadStatus(info, d) for info, d in zip(workloads, decisions, strict=True))
         return self._finish(

@@ -16,11 +16,13 @@ from pydantic_core import ErrorDetails
 
 from autoscaler.core.errors import AutoscalerError
 from autoscaler.domain.models import DEFAULT_PROFILE
+from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN, clip
 from autoscaler.keda.selectors import parse_selector
 from autoscaler.keda.targets import Target
 
 KEDA_KEYS = frozenset({"scalerAddress", "enableTLS", "unsafeSsl"})
 KEDA_TLS_KEYS = frozenset({"caCert", "tlsClientCert", "tlsClientKey", "tlsCertFile"})
+SHOWN_KEYS = 5  # an error names at most this many unknown keys: its size stays bounded
 
 
 class MetadataError(AutoscalerError):
@@ -35,19 +37,28 @@ class ScalerMetadata(BaseModel):
     namespace: str = Field(
         min_length=1,
         max_length=63,
+        pattern=LABEL_PATTERN,
         description="Namespace of the target; the ScaledObject's own when omitted (gRPC).",
     )
     workload: str | None = Field(
-        None, min_length=1, max_length=253, description="A Kueue Workload's name."
+        None,
+        min_length=1,
+        max_length=253,
+        pattern=SUBDOMAIN_PATTERN,
+        description="A Kueue Workload's name.",
     )
     pod_selector: str | None = Field(
         None,
         alias="podSelector",
         min_length=1,
+        max_length=1024,
         description="Label selector over the namespace's running GPU pods (a Deployment).",
     )
     profile: str = Field(
-        DEFAULT_PROFILE, min_length=1, description="A configured (window, threshold) profile."
+        DEFAULT_PROFILE,
+        min_length=1,
+        max_length=63,
+        description="A configured (window, threshold) profile.",
     )
 
     @model_validator(mode="after")
@@ -69,13 +80,13 @@ def parse_metadata(
     default_namespace: str | None,
     profiles: Collection[str],
 ) -> ParsedMetadata:
-    """Raises MetadataError naming every unknown key or invalid value."""
+    """Raises MetadataError naming the unknown keys (the first few) or invalid values."""
     ours = {k: v.strip() for k, v in raw.items() if k not in KEDA_KEYS | KEDA_TLS_KEYS}
     ours = {k: v for k, v in ours.items() if v}  # an empty value means "not given"
     unknown = sorted(set(ours) - _OUR_KEYS)
     if unknown:
         raise MetadataError(
-            f"unknown scalerMetadata keys: {', '.join(unknown)} "
+            f"unknown scalerMetadata keys: {_some(unknown)} "
             f"(expected {', '.join(sorted(_OUR_KEYS))})"
         )
     if default_namespace and "namespace" not in ours:
@@ -98,6 +109,12 @@ def _target(metadata: ScalerMetadata) -> Target:
     except ValueError as exc:
         raise MetadataError(f"podSelector: {exc}") from exc
     return Target(metadata.namespace, selector=selector, profile=metadata.profile)
+
+
+def _some(keys: list[str]) -> str:
+    shown = ", ".join(clip(key) for key in keys[:SHOWN_KEYS])
+    more = len(keys) - SHOWN_KEYS
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _describe(error: ErrorDetails) -> str:

@@ -28,6 +28,9 @@ from autoscaler.keda.servicer import ExternalScalerServicer, SnapshotSignal
 from autoscaler.settings.keda import KedaTlsSettings
 
 _START_TIMEOUT = 10.0
+# KEDA sends a ScaledObject reference and its trigger metadata: a few KiB. gRPC would take
+# 4 MiB by default; anything larger than this is refused (RESOURCE_EXHAUSTED) unread.
+MAX_MESSAGE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,12 @@ class KedaGrpcServer:
         self._stopping = asyncio.Event()
         signal = SnapshotSignal()
         # No port sharing: a second process on the same port must fail to start, not split calls.
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(
+            options=[
+                ("grpc.so_reuseport", 0),
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ]
+        )
         servicer = ExternalScalerServicer(
             answers=self._answers,
             signal=signal,

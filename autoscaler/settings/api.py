@@ -66,10 +66,36 @@ class ApiSettings(_Section):
         "named port `http`. 0 picks a free port (tests).",
     )
     reads_open: bool = Field(
-        True,
-        description="Answer GET requests under /api without a token. On by default: inside the "
-        "cluster the list of workloads and their decisions is not a secret, and people look "
-        "before they act. Changes always need a token.",
+        False,
+        description="Answer GET requests under /api without a token or access review. Off by "
+        "default: workloads, reasons and the audit trail's actors belong to their tenants, so "
+        "a read needs `list` on Kueue Workloads in the namespace read (every namespace for an "
+        "unnarrowed listing; the admin permission for the whole audit trail). Turn on only "
+        "where every pod may see every tenant's workloads. Changes always need a token.",
+    )
+    max_request_bytes: int = Field(
+        64 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Largest request body, in bytes, checked before the body is read: a "
+        "larger one is answered 413 at once (declared Content-Length) or as soon as the "
+        "streamed body passes it. Every body the API takes is a few hundred bytes; 64 KiB "
+        "leaves room and keeps one caller from filling the pod's memory.",
+    )
+    max_header_bytes: int = Field(
+        32 * 1024,
+        ge=4096,
+        le=1024 * 1024,
+        description="Largest request line plus headers, in bytes (uvicorn's h11 limit); a "
+        "larger request is refused before routing. 32 KiB holds the longest token we accept "
+        "(16 KiB) and the usual headers.",
+    )
+    serve_docs: bool = Field(
+        False,
+        description="Serve Swagger UI at /docs. Off by default: the page loads its script "
+        "and styles from a public CDN (jsdelivr), which an offline cluster cannot reach and "
+        "which a careful one does not want its users' browsers to fetch. The schema itself "
+        "is always at /openapi.json, from the package.",
     )
     auth: AuthSettings = Field(
         default_factory=AuthSettings, description="How callers of changes are checked."

@@ -5,7 +5,7 @@ exemption limit), and the API on uvicorn on a loopback port.
     with ApiRig() as rig:
         name = rig.add_raycluster("team-a", "alice-rc", idle=True)
         rig.cycle()
-        rig.http.get("/api/v1/workloads").json()
+        rig.reader.get("/api/v1/workloads").json()   # reads as the admin, who may read all
 """
 
 from __future__ import annotations
@@ -136,7 +136,10 @@ class ApiRig:
         )
         self.api.start()
         self.url = f"http://127.0.0.1:{self.api.server.port}"
-        self.http = httpx.Client(base_url=self.url, timeout=10)
+        self.http = httpx.Client(base_url=self.url, timeout=10)  # no token unless given
+        self.reader = httpx.Client(  # reads are authorized by default: as the admin
+            base_url=self.url, timeout=10, headers=self.as_user("admin")
+        )
         return self
 
     def __exit__(
@@ -146,6 +149,7 @@ class ApiRig:
         traceback: TracebackType | None,
     ) -> None:
         self.http.close()
+        self.reader.close()
         self.api.stop()
         self._api_client.close()
         if self._own_kube:
@@ -198,7 +202,8 @@ class ApiRig:
 
 
 def grant_default_rights(kube: KubeServer) -> None:
-    """alice owns team-a, bob owns team-b, admin may rewrite the runtime-state ConfigMap."""
+    """alice owns team-a, bob owns team-b (each may list and patch there), admin may rewrite
+    the runtime-state ConfigMap and read every namespace."""
     for user, token in TOKENS.items():
         kube.reviews.add_token(token, username=user, groups=("system:authenticated",))
     for user, namespace in (("alice", "team-a"), ("bob", "team-b")):
@@ -218,6 +223,14 @@ def grant_default_rights(kube: KubeServer) -> None:
             namespace=namespace,
             reason=f"{user} edits {namespace}",
         )
+        kube.reviews.allow(
+            user=user,
+            verb="list",
+            group="kueue.x-k8s.io",
+            resource="workloads",
+            namespace=namespace,
+            reason=f"{user} reads {namespace}",
+        )
     kube.reviews.allow(
         user="admin",
         verb="update",
@@ -228,3 +241,4 @@ def grant_default_rights(kube: KubeServer) -> None:
         reason="admin",
     )
     kube.reviews.allow(user="admin", verb="patch", reason="admin may patch anything")
+    kube.reviews.allow(user="admin", verb="list", reason="admin may read everything")

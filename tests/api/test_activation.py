@@ -101,7 +101,7 @@ def test_an_admin_deactivates_now_with_the_loops_audit_annotations_and_event(
     assert owner["metadata"]["annotations"][keys.DEACTIVATED_AT] == time_text(rig.now)
     events = rig.kube.store.list("events", namespace="team-a")
     assert any(e["reason"] == "IdleGPUDeactivated" for e in events)
-    metrics = rig.http.get("/metrics").text
+    metrics = rig.reader.get("/metrics").text
     assert 'idle_gpu_autoscaler_deactivations_total{namespace="team-a",reason="admin"} 1.0' in (
         metrics
     )

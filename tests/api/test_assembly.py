@@ -91,8 +91,8 @@ def test_another_router_is_served_behind_the_same_door_with_its_own_statuses() -
         return {"changed": "yes"}
 
     with ApiRig(routers=[router]) as rig:
-        assert rig.http.get("/api/v1/extra/thing").status_code == 400
-        assert rig.http.get("/api/v1/extra/thing?valid=true").json() == {"ok": "yes"}
+        assert rig.reader.get("/api/v1/extra/thing").status_code == 400
+        assert rig.reader.get("/api/v1/extra/thing?valid=true").json() == {"ok": "yes"}
         assert rig.http.post("/api/v1/extra/thing").status_code == 401
         check = token_checker(
             build_auth(rig.settings, cluster_settings=ClusterSettings(), client=rig.client)

@@ -116,22 +116,24 @@ def test_the_access_review_asks_about_the_callers_user_and_the_workloads_owner(
     }
 
 
-def test_a_token_that_cannot_be_reviewed_is_a_503_not_a_guess(shared: ApiRig) -> None:
-    shared.kube.faults.fail_next("POST", "/apis/authentication.k8s.io", status=500)
-    response = shared.http.post(
-        "/api/v1/namespaces/team-a/pause", json={"reason": "x"}, headers=shared.as_user("alice")
+def test_a_token_that_cannot_be_reviewed_is_a_503_not_a_guess(rig: ApiRig) -> None:
+    """A fresh service: no answer cached yet for this token or question."""
+    rig.kube.faults.fail_next("POST", "/apis/authentication.k8s.io", status=500)
+    response = rig.http.post(
+        "/api/v1/namespaces/team-a/pause", json={"reason": "x"}, headers=rig.as_user("alice")
     )
     assert response.status_code == 503
     assert response.headers["Retry-After"] == "5"
 
 
-def test_an_access_review_that_fails_is_a_503_and_changes_nothing(shared: ApiRig) -> None:
-    shared.kube.faults.fail_next("POST", REVIEWS, status=503)
-    response = shared.http.post(
-        "/api/v1/namespaces/team-a/pause", json={"reason": "x"}, headers=shared.as_user("alice")
+def test_an_access_review_that_fails_is_a_503_and_changes_nothing(rig: ApiRig) -> None:
+    """A fresh service: no answer cached yet for this token or question."""
+    rig.kube.faults.fail_next("POST", REVIEWS, status=503)
+    response = rig.http.post(
+        "/api/v1/namespaces/team-a/pause", json={"reason": "x"}, headers=rig.as_user("alice")
     )
     assert response.status_code == 503
-    assert shared.http.get("/api/v1/pauses").json()["paused"] == []
+    assert rig.reader.get("/api/v1/pauses").json()["paused"] == []
 
 
 STATIC_TOKENS = """
@@ -178,3 +180,13 @@ def test_static_tokens_grant_exactly_the_listed_namespaces_and_admin(tmp_path: P
             for r in rig.kube.requests.all()
             if "authentication" in r.path or "authorization" in r.path
         ] == []
+
+
+def test_a_token_used_for_several_requests_is_reviewed_once(rig: ApiRig) -> None:
+    rig.cycle()
+    rig.kube.requests.clear()
+    for _ in range(3):
+        response = rig.http.get("/api/v1/workloads?namespace=team-a", headers=rig.as_user("alice"))
+        assert response.status_code == 200
+    assert len(rig.kube.requests.matching("POST", "/apis/authentication.k8s.io")) == 1
+    assert len(rig.kube.requests.matching("POST", REVIEWS)) == 1

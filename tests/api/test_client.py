@@ -17,6 +17,7 @@ import yaml
 from autoscaler.client import AutoscalerClient, ClientError
 from autoscaler.client.commands import add_commands, join_option_values, run
 from autoscaler.domain import annotations as keys
+from autoscaler.settings.api import ApiSettings
 from tests.api.rig import TOKENS, ApiRig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,7 +95,7 @@ def test_the_client_reports_an_unreachable_service_as_status_zero() -> None:
 def test_status_prints_a_table_and_json(rig: ApiRig, tmp_path: Path) -> None:
     rig.add_raycluster("team-a", "alice-rc")
     rig.cycle()
-    code, out, _ = cli(rig, "status", tmp_path=tmp_path)
+    code, out, _ = cli(rig, "status", "-n", "team-a", tmp_path=tmp_path)  # alice reads team-a
     assert code == 0
     header, line = out.splitlines()
     assert header.split()[:5] == ["NAMESPACE", "OWNER", "WORKLOAD", "GPUS", "STATE"]
@@ -103,11 +104,19 @@ def test_status_prints_a_table_and_json(rig: ApiRig, tmp_path: Path) -> None:
     assert json.loads(out)["state"] == "idle"
 
 
-def test_status_works_without_a_kubeconfig_while_reads_are_open(
+def test_status_without_a_kubeconfig_is_refused_while_reads_are_closed(
     rig: ApiRig, tmp_path: Path
 ) -> None:
     rig.cycle()
-    code, out, _ = cli(rig, "status", user=None, tmp_path=tmp_path)
+    code, _out, err = cli(rig, "status", user=None, tmp_path=tmp_path)
+    assert code == 1
+    assert "401" in err
+
+
+def test_status_works_without_a_kubeconfig_while_reads_are_open(tmp_path: Path) -> None:
+    with ApiRig(settings=ApiSettings(host="127.0.0.1", port=0, reads_open=True)) as rig:
+        rig.cycle()
+        code, out, _ = cli(rig, "status", user=None, tmp_path=tmp_path)
     assert (code, out.strip()) == (0, "no workloads")
 
 

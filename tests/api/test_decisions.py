@@ -12,7 +12,7 @@ def test_the_loops_deactivation_is_recorded_with_peak_coverage_threshold_and_act
     with ApiRig(dry_run=False) as rig:
         name = rig.add_raycluster("team-a", "alice-rc", peak=0.02, gpus=2)
         rig.cycle()
-        [record] = rig.http.get("/api/v1/decisions").json()["items"]
+        [record] = rig.reader.get("/api/v1/decisions").json()["items"]
     assert record == {
         "at": record["at"],
         "actor": "idle-gpu-autoscaler",
@@ -35,7 +35,7 @@ def test_in_dry_run_a_would_deactivate_decision_is_recorded_once_when_it_appears
     rig.add_raycluster("team-a", "alice-rc")
     for _ in range(3):
         rig.cycle()
-    items = rig.http.get("/api/v1/decisions").json()["items"]
+    items = rig.reader.get("/api/v1/decisions").json()["items"]
     assert [(r["action"], r["outcome"]) for r in items] == [
         ("would-deactivate", "dry-run: not patched")
     ]
@@ -48,10 +48,10 @@ def test_records_come_newest_first_in_pages(rig: ApiRig) -> None:
             "/api/v1/namespaces/team-a/pause", json={"reason": f"r{number}"}, headers=alice
         )
         rig.clock.advance(timedelta(seconds=1))
-    first = rig.http.get("/api/v1/decisions", params={"limit": 2}).json()
+    first = rig.reader.get("/api/v1/decisions", params={"limit": 2}).json()
     assert [r["reason"] for r in first["items"]] == ["r4", "r3"]
     assert (first["total"], first["nextOffset"]) == (5, 2)
-    last = rig.http.get("/api/v1/decisions", params={"limit": 2, "offset": 4}).json()
+    last = rig.reader.get("/api/v1/decisions", params={"limit": 2, "offset": 4}).json()
     assert [r["reason"] for r in last["items"]] == ["r0"]
     assert last["nextOffset"] is None
 
@@ -63,7 +63,7 @@ def test_records_can_be_filtered_by_namespace(rig: ApiRig) -> None:
     rig.http.post(
         "/api/v1/namespaces/team-b/pause", json={"reason": "b"}, headers=rig.as_user("bob")
     )
-    items = rig.http.get("/api/v1/decisions", params={"namespace": "team-b"}).json()["items"]
+    items = rig.reader.get("/api/v1/decisions", params={"namespace": "team-b"}).json()["items"]
     assert [(r["actor"], r["target"]) for r in items] == [("bob", "namespace team-b")]
 
 
@@ -74,5 +74,5 @@ def test_the_trail_keeps_only_the_newest_records_up_to_the_limit() -> None:
             rig.http.post(
                 "/api/v1/pause", json={"reason": f"r{number}"}, headers=rig.as_user("admin")
             )
-        items = rig.http.get("/api/v1/decisions").json()["items"]
+        items = rig.reader.get("/api/v1/decisions").json()["items"]
     assert [r["reason"] for r in items] == ["r4", "r3", "r2"]

@@ -53,7 +53,7 @@ def test_an_exemption_until_a_time_is_honoured_by_the_next_cycle(rig: ApiRig) ->
     assert response.status_code == 200
     [row] = rig.cycle().workloads
     assert row.decision.state == "exempt"
-    shown = rig.http.get("/api/v1/workloads/team-a/alice-rc").json()
+    shown = rig.reader.get("/api/v1/workloads/team-a/alice-rc").json()
     assert shown["state"] == "exempt"
     assert shown["exemption"]["until"] == until
     assert shown["exemption"]["by"] == "alice"
@@ -227,7 +227,7 @@ def test_a_kubectl_style_annotation_shows_up_in_the_api(rig: ApiRig) -> None:
     owner["metadata"]["annotations"] = {keys.EXEMPT_UNTIL: until}  # kubectl annotate
     rig.kube.store.put(owner)
     rig.cycle()
-    shown = rig.http.get("/api/v1/workloads/team-a/alice-rc").json()
+    shown = rig.reader.get("/api/v1/workloads/team-a/alice-rc").json()
     assert shown["state"] == "exempt"
     assert shown["exemption"] == {
         "until": until,
@@ -247,7 +247,7 @@ def test_an_expired_exemption_stops_counting_by_itself(rig: ApiRig) -> None:
     assert rig.cycle().workloads[0].decision.state == "exempt"
     rig.clock.advance(timedelta(hours=1, seconds=1))
     assert rig.cycle().workloads[0].decision.state == "idle"
-    assert rig.http.get("/api/v1/workloads/team-a/alice-rc").json()["exemption"] is None
+    assert rig.reader.get("/api/v1/workloads/team-a/alice-rc").json()["exemption"] is None
 
 
 def test_an_over_long_hand_set_exemption_is_cut_once_to_the_maximum_keeping_the_original(
@@ -267,7 +267,7 @@ def test_an_over_long_hand_set_exemption_is_cut_once_to_the_maximum_keeping_the_
     assert [r for r in rig.kube.requests.writes() if "rayclusters" in r.path] == []
     [record] = [
         r
-        for r in rig.http.get("/api/v1/decisions").json()["items"]
+        for r in rig.reader.get("/api/v1/decisions").json()["items"]
         if r["action"] == "cut-exemption"
     ]
     assert original in record["reason"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autoscaler.engine.telemetry import METRIC_NAMES
+from autoscaler.settings.api import ApiSettings
 from tests.api.rig import ApiRig
 
 
@@ -56,3 +57,18 @@ def test_metrics_expose_every_documented_name_in_the_prometheus_text_format(rig:
     assert set(METRIC_NAMES) <= exposed
     assert 'idle_gpu_autoscaler_workloads{state="idle"} 1.0' in response.text
     assert "idle_gpu_autoscaler_cycles_total 1.0" in response.text
+
+
+def test_swagger_ui_is_off_by_default_and_the_schema_is_served_from_the_package(
+    rig: ApiRig,
+) -> None:
+    assert rig.http.get("/docs").status_code == 404
+    assert rig.reader.get("/redoc").status_code == 404  # not an open path: a token to see
+    assert rig.http.get("/openapi.json").json()["info"]["title"] == "idle-gpu-autoscaler"
+
+
+def test_swagger_ui_is_served_when_asked_for() -> None:
+    with ApiRig(settings=ApiSettings(host="127.0.0.1", port=0, serve_docs=True)) as rig:
+        response = rig.http.get("/docs")
+    assert response.status_code == 200
+    assert "swagger-ui" in response.text

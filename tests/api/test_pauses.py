@@ -74,7 +74,7 @@ def test_resuming_lifts_the_pause_and_both_are_in_the_audit_trail(rig: ApiRig) -
     )
     assert response.json() == {"servicePaused": False, "paused": []}
     assert rig.cycle().workloads[0].decision.state == "idle"
-    trail = rig.http.get("/api/v1/decisions").json()["items"]
+    trail = rig.reader.get("/api/v1/decisions").json()["items"]
     assert [(r["action"], r["actor"], r["reason"]) for r in trail[-2:]] == [
         ("resume", "alice", "two"),
         ("pause", "alice", "one"),
@@ -85,7 +85,7 @@ def test_pausing_twice_or_resuming_what_runs_is_not_an_error(rig: ApiRig) -> Non
     admin = rig.as_user("admin")
     for path in ("/api/v1/pause", "/api/v1/pause", "/api/v1/resume", "/api/v1/resume"):
         assert rig.http.post(path, json={"reason": "x"}, headers=admin).status_code == 200
-    assert rig.http.get("/api/v1/pauses").json()["servicePaused"] is False
+    assert rig.reader.get("/api/v1/pauses").json()["servicePaused"] is False
 
 
 def test_a_write_that_loses_a_race_is_read_and_redone_and_nothing_is_lost(rig: ApiRig) -> None:

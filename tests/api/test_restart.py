@@ -48,9 +48,9 @@ def test_exemptions_and_pauses_made_through_the_api_survive_a_restart_and_bind_t
         states = {row.ref.namespace: row.decision.state for row in restarted.cycle().workloads}
         assert states == {"team-a": "exempt", "team-b": "paused", "team-c": "idle"}
         assert deactivated(kube) == [control]  # the loop acts, but not on those two
-        shown = restarted.http.get("/api/v1/workloads/team-a/alice-rc").json()
+        shown = restarted.reader.get("/api/v1/workloads/team-a/alice-rc").json()
         assert (shown["exemption"]["by"], shown["exemption"]["reason"]) == ("alice", "presenting")
-        pauses = restarted.http.get("/api/v1/pauses").json()
+        pauses = restarted.reader.get("/api/v1/pauses").json()
         assert pauses["paused"][0]["scope"] == "team-b"
         assert pauses["paused"][0]["by"] == "bob"
 

@@ -11,9 +11,10 @@ from pydantic import BaseModel, ValidationError
 from autoscaler.settings.api import AdminVerbSettings, ApiSettings, AuthSettings
 
 
-def test_the_defaults_are_open_reads_token_review_and_a_week_of_exemption() -> None:
+def test_the_defaults_are_closed_reads_token_review_a_body_cap_and_a_week_of_exemption() -> None:
     settings = ApiSettings()
-    assert (settings.host, settings.port, settings.reads_open) == ("0.0.0.0", 8080, True)
+    assert (settings.host, settings.port, settings.reads_open) == ("0.0.0.0", 8080, False)
+    assert settings.max_request_bytes == 64 * 1024
     assert settings.auth.mode == "tokenReview"
     assert settings.max_exemption == timedelta(days=7)
     assert settings.allow_indefinite_exemption is True

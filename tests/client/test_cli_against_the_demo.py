@@ -89,9 +89,9 @@ def exec_plugin_kubeconfig(tmp_path: Path, token: str) -> Path:
 def test_status_lists_the_demos_two_rayclusters_as_a_table_json_and_yaml(
     demo: ServingDemo, tmp_path: Path
 ) -> None:
-    table = cli(demo, "status", "-n", "demo", environ=no_kubeconfig(tmp_path))
-    listed = cli(demo, "status", "-o", "json", environ=no_kubeconfig(tmp_path))
-    shown = cli(demo, "status", SECOND, "-n", "demo", "-o", "yaml", environ=no_kubeconfig(tmp_path))
+    table = as_admin(demo, "status", "-n", "demo", tmp_path=tmp_path)
+    listed = as_admin(demo, "status", "-o", "json", tmp_path=tmp_path)
+    shown = as_admin(demo, "status", SECOND, "-n", "demo", "-o", "yaml", tmp_path=tmp_path)
     assert table[0] == listed[0] == shown[0] == 0
     assert FIRST in table[1] and SECOND in table[1]
     owners = {item["owner"]["name"] for item in json.loads(listed[1])["items"]}
@@ -111,14 +111,16 @@ def test_breaker_reset_goes_through_an_exec_plugin_kubeconfig(
     assert (record["action"], record["actor"]) == ("reset-breaker", "demo-admin")
 
 
-def test_breaker_status_shows_the_breaker_without_a_token(
+def test_breaker_status_shows_the_breaker_with_the_demos_token_and_not_without(
     demo: ServingDemo, tmp_path: Path
 ) -> None:
-    code, out, _ = cli(demo, "breaker", "status", "-o", "json", environ=no_kubeconfig(tmp_path))
+    code, out, _ = as_admin(demo, "breaker", "status", "-o", "json", tmp_path=tmp_path)
     assert code == 0
     assert json.loads(out)["open"] is False
-    code, out, _ = cli(demo, "breaker", "status", environ=no_kubeconfig(tmp_path))
+    code, out, _ = as_admin(demo, "breaker", "status", tmp_path=tmp_path)
     assert out.startswith("circuit breaker closed")
+    code, _out, err = cli(demo, "breaker", "status", environ=no_kubeconfig(tmp_path))
+    assert (code, "401" in err) == (1, True)  # reads are authorized by default
 
 
 def test_exempt_for_a_compound_duration_with_the_token_from_a_file_shows_in_the_audit(
@@ -155,9 +157,7 @@ def test_a_wrong_token_file_is_refused_by_the_api_saying_why(
 def test_decisions_show_the_loops_deactivation_with_its_numbers(
     demo: ServingDemo, tmp_path: Path
 ) -> None:
-    code, out, _ = cli(
-        demo, "decisions", "-n", "demo", "--limit", "200", environ=no_kubeconfig(tmp_path)
-    )
+    code, out, _ = as_admin(demo, "decisions", "-n", "demo", "--limit", "200", tmp_path=tmp_path)
     header, *rows = out.splitlines()
     assert code == 0
     assert header.split() == [

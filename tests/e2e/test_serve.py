@@ -23,6 +23,11 @@ def test_serve_runs_cycles_until_sigterm_and_stops_cleanly(
     tmp_path: Path, kube_server: KubeServer, live_metrics: LiveMetrics
 ) -> None:
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", kube_server)
+    # Reads are authorized by default: the kubeconfig's user may list Workloads everywhere.
+    kube_server.reviews.add_token("serve-test-token", username="operator")
+    kube_server.reviews.allow(
+        user="operator", verb="list", group="kueue.x-k8s.io", resource="workloads"
+    )
     api_port = free_port()
     config = tmp_path / "config.yaml"
     config.write_text(

@@ -10,6 +10,7 @@ import pytest
 
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
+from autoscaler.keda.server import MAX_MESSAGE_BYTES
 from tests.keda.rig import DEADLINE, Scaler, keda_ref
 from tests.keda.snapshots import a_snapshot, gpu_pod
 from tests.support.domain_builders import NOW, THRESHOLD, a_workload, minutes_ago, usage
@@ -214,3 +215,11 @@ def test_tls_keys_in_metadata_are_accepted_and_warned_about_once(
     warnings = [r for r in caplog.records if "caCert" in r.getMessage()]
     assert len(warnings) == 1
     assert "TriggerAuthentication" in warnings[0].getMessage()
+
+
+def test_a_message_over_the_receive_limit_is_refused_unread(scaler: Scaler, stub: Stub) -> None:
+    publish_rc(scaler, peak=0.8)
+    ref = keda_ref({"workload": "rc", "padding": "x" * (MAX_MESSAGE_BYTES + 1)})
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.IsActive(ref, timeout=DEADLINE)
+    assert caught.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED

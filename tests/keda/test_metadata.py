@@ -57,6 +57,13 @@ def test_tls_keys_in_metadata_are_accepted_and_reported_as_ignored() -> None:
             {"workload": "rc", "profile": "slow"}, "unknown profile 'slow'", id="unknown-profile"
         ),
         pytest.param({"workload": "x" * 300}, "workload:", id="name-too-long"),
+        pytest.param({"workload": "RC_1"}, "workload: String should match", id="name-not-dns"),
+        pytest.param(
+            {"workload": "rc", "namespace": "Team A"},
+            "namespace: String should match",
+            id="namespace-not-a-label",
+        ),
+        pytest.param({"workload": "rc\x1b[2J"}, "workload:", id="name-with-escape"),
     ],
 )
 def test_bad_metadata_is_refused_with_a_message_naming_the_problem(
@@ -75,3 +82,21 @@ def test_empty_values_count_as_not_given() -> None:
     assert parse({"workload": "rc", "podSelector": " ", "profile": ""}) == Target(
         "ml", workload="rc"
     )
+
+
+def test_an_unknown_key_error_names_a_few_keys_and_counts_the_rest() -> None:
+    raw = {"workload": "rc", **{f"key{i:04d}": "x" for i in range(2000)}}
+    with pytest.raises(MetadataError) as caught:
+        parse(raw)
+    message = str(caught.value)
+    assert "key0000, key0001, key0002, key0003, key0004 and 1995 more" in message
+    assert len(message) < 300
+
+
+def test_an_unknown_key_is_named_escaped_and_clipped() -> None:
+    with pytest.raises(MetadataError) as caught:
+        parse({"workload": "rc", "\x1b]0;pwned\x07" + "k" * 500: "x"})
+    message = str(caught.value)
+    assert "\x1b" not in message
+    assert "\\x1b]0;pwned\\x07" in message
+    assert len(message) < 200

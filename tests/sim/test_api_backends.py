@@ -152,7 +152,7 @@ def test_a_pause_set_through_the_demos_api_keeps_the_loop_from_acting(
     assert refused.status_code == 401
     assert outcome.audits == ()  # the first RayCluster went idle, and stayed
     assert {row.decision.state.value for row in outcome.final.workloads} >= {"paused"}
-    assert api.get("/api/v1/decisions").json()["items"][0]["action"] == "pause"
+    assert api.get("/api/v1/decisions", headers=auth).json()["items"][0]["action"] == "pause"
 
 
 def _note() -> PauseNote:

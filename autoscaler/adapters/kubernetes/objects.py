@@ -16,6 +16,7 @@ from typing import Any
 
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
+from autoscaler.domain.text import escape
 
 Obj = Mapping[str, Any]
 PAUSES_KEY = "pauses"  # runtime-state ConfigMap: {"everything": bool, "namespaces": [str]}
@@ -257,7 +258,7 @@ def event_for(
         "metadata": {"name": f"{target.name}.{nanos:x}", "namespace": namespace},
         "involvedObject": involved,
         "reason": reason,
-        "message": message[:1024],  # the API server's limit for an Event message
+        "message": escape(message)[:1024],  # printed by kubectl; the API server's limit
         "type": "Normal",
         "source": {"component": COMPONENT},
         "reportingComponent": COMPONENT,

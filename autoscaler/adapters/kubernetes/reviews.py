@@ -1,25 +1,95 @@
 """Who is calling (TokenReview) and what they may do (SubjectAccessReview), through the one
 Kubernetes client. A review that cannot be made raises our ClusterError, which the API answers
 with 503 (never a guess either way).
+
+Answers are cached for a short while (`ReviewCaches`): a client that sends the same token on
+every request, or a flood of garbage tokens, costs the API server one review per token per
+TTL, not one per request. Refusals are kept shorter than grants, so a right just granted is
+seen within seconds; a failed review (ClusterError) is never cached. Tokens are cached under
+their SHA-256, never as themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from cachetools import TTLCache
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.domain.access import Identity, Target, Verdict
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """How long answers are kept, in seconds, and how many of each."""
+
+    ttl_s: float = 10.0  # a grant: long enough to absorb a burst, short enough for revocation
+    negative_ttl_s: float = 2.0  # a refusal: a right just granted works again within seconds
+    max_entries: int = 4096  # per cache; least recently used first out when full
+
+
+class ReviewCaches:
+    """Two TTL caches (grants, refusals) behind one lock: the API reviews from many threads."""
+
+    def __init__(self, policy: CachePolicy, *, timer: Callable[[], float]) -> None:
+        self._granted: TTLCache[Hashable, Any] = TTLCache(
+            policy.max_entries, policy.ttl_s, timer=timer
+        )
+        self._refused: TTLCache[Hashable, Any] = TTLCache(
+            policy.max_entries, policy.negative_ttl_s, timer=timer
+        )
+        self._lock = threading.Lock()
+
+    def answer(self, key: Hashable, review: Callable[[], T], *, granted: Callable[[T], bool]) -> T:
+        """The cached answer for `key`, else `review()` (outside the lock), then kept."""
+        with self._lock:
+            for cache in (self._granted, self._refused):
+                if key in cache:
+                    found: T = cache[key]
+                    return found
+        fresh = review()
+        with self._lock:
+            (self._granted if granted(fresh) else self._refused)[key] = fresh
+        return fresh
 
 
 class KubernetesReviews:
     """Authenticator and Authorizer backed by TokenReview and SubjectAccessReview."""
 
-    def __init__(self, client: KubeClient, *, audiences: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        audiences: tuple[str, ...] = (),
+        cache: CachePolicy | None = None,
+        timer: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._client = client
         self._audiences = audiences
+        self._tokens = ReviewCaches(cache or CachePolicy(), timer=timer)
+        self._access = ReviewCaches(cache or CachePolicy(), timer=timer)
 
     def authenticate(self, token: str) -> Identity | None:
+        key = hashlib.sha256(token.encode()).hexdigest()
+        return self._tokens.answer(
+            key, lambda: self._review_token(token), granted=lambda found: found is not None
+        )
+
+    def authorize(self, identity: Identity, target: Target) -> Verdict:
+        extra = tuple(sorted(identity.extra.items()))
+        key = (identity.username, identity.uid, identity.groups, extra, target)
+        return self._access.answer(
+            key, lambda: self._review_access(identity, target), granted=lambda v: v.allowed
+        )
+
+    def _review_token(self, token: str) -> Identity | None:
         status = self._client.review_token(token, audiences=self._audiences).get("status") or {}
         if status.get("authenticated") is not True:
             return None
@@ -36,7 +106,7 @@ class KubernetesReviews:
             extra=_extra(user.get("extra")),
         )
 
-    def authorize(self, identity: Identity, target: Target) -> Verdict:
+    def _review_access(self, identity: Identity, target: Target) -> Verdict:
         spec: dict[str, Any] = {
             "user": identity.username,
             "groups": list(identity.groups),

@@ -44,7 +44,7 @@ def reactivate(
 ) -> ChangeResult:
     """Needs `patch` on the workload's owner (or the Workload). It may wait in the queue
     until Kueue admits it again."""
-    workload, _row = fresh_workload(context, namespace, name)
+    workload, _row = fresh_workload(context, caller, namespace, name)
     context.access.require_workload_change(caller, workload)
     if workload.active:
         raise ApiProblem(409, f"{workload.ref} is already active")
@@ -73,7 +73,7 @@ def deactivate(
     request: ReasonRequest,
 ) -> ChangeResult:
     """Whatever its usage, exemption or pause; also in dry-run, since a person asked."""
-    workload, row = fresh_workload(context, namespace, name)
+    workload, row = fresh_workload(context, caller, namespace, name)
     context.access.require_admin(caller)
     if not workload.active:
         raise ApiProblem(409, f"{workload.ref} is already deactivated")

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from autoscaler.api.context import Context
+from autoscaler.api.context import Context, Reader
 from autoscaler.api.presenters import audit_view
 from autoscaler.api.problems import error_responses
-from autoscaler.api.schemas.requests import LABEL_PATTERN
 from autoscaler.api.schemas.views import AuditPage
+from autoscaler.domain.text import LABEL_PATTERN
 
 router = APIRouter(prefix="/api/v1", tags=["decisions"])
 
@@ -18,10 +18,11 @@ router = APIRouter(prefix="/api/v1", tags=["decisions"])
 @router.get(
     "/decisions",
     summary="Recent decisions and actions, newest first, paged",
-    responses=error_responses(401, 422, 503),
+    responses=error_responses(401, 403, 422, 503),
 )
 def list_decisions(
     context: Context,
+    reader: Reader,
     limit: Annotated[int, Query(ge=1, le=200, description="Records per page.")] = 50,
     offset: Annotated[int, Query(ge=0, le=100_000, description="Records to skip.")] = 0,
     namespace: Annotated[
@@ -30,7 +31,10 @@ def list_decisions(
 ) -> AuditPage:
     """Kept in the runtime-state ConfigMap (shared by every replica, bounded in length):
     deactivations with the observed peak and the threshold, dry-run "would deactivate"
-    decisions as they first appear, and who exempted, paused or reactivated what, and why."""
+    decisions as they first appear, and who exempted, paused or reactivated what, and why.
+    Unless reads are open: one namespace's records need `list` on its Kueue Workloads, the
+    whole trail the admin permission."""
+    context.access.require_audit_read(reader, namespace)
     records = context.state.read().audit
     if namespace is not None:
         records = tuple(record for record in records if record.namespace == namespace)

@@ -55,7 +55,7 @@ def exempt(
     """Needs `patch` on the workload's owner (or the Workload). Replaces any earlier end."""
     now = context.clock.now()
     until = exemption_end(request, now=now, maximum=context.settings.max_exemption)
-    workload, _row = fresh_workload(context, namespace, name)
+    workload, _row = fresh_workload(context, caller, namespace, name)
     context.access.require_workload_change(caller, workload)
     if is_indefinite(workload.annotations) or is_indefinite(workload.owner_annotations):
         raise ApiProblem(
@@ -95,7 +95,7 @@ def unexempt(
     context: Context, caller: Caller, namespace: NamespaceName, name: WorkloadName
 ) -> ExemptionResult:
     """Removes the exemption annotations from the owner and the Workload alike."""
-    workload, _row = fresh_workload(context, namespace, name)
+    workload, _row = fresh_workload(context, caller, namespace, name)
     context.access.require_workload_change(caller, workload)
     on_workload = any(key in workload.annotations for key in EXEMPTION_KEYS)
     on_owner = any(key in workload.owner_annotations for key in EXEMPTION_KEYS)

@@ -6,18 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from autoscaler.api.context import Context
+from autoscaler.api.context import Context, Reader
 from autoscaler.api.lookup import require_row
 from autoscaler.api.presenters import snapshot_view, workload_view
 from autoscaler.api.problems import error_responses
-from autoscaler.api.schemas.requests import (
-    LABEL_PATTERN,
-    SUBDOMAIN_PATTERN,
-    NamespaceName,
-    WorkloadName,
-)
+from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import WorkloadList, WorkloadView
 from autoscaler.domain.models import State
+from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
 
@@ -25,10 +21,11 @@ router = APIRouter(prefix="/api/v1", tags=["workloads"])
 @router.get(
     "/workloads",
     summary="List workloads with their state and decision",
-    responses=error_responses(401, 422, 503),
+    responses=error_responses(401, 403, 422, 503),
 )
 def list_workloads(
     context: Context,
+    reader: Reader,
     namespace: Annotated[
         str | None, Query(max_length=63, pattern=LABEL_PATTERN, examples=["team-a"])
     ] = None,
@@ -37,7 +34,10 @@ def list_workloads(
     ] = None,
     state: Annotated[State | None, Query(examples=["idle"])] = None,
 ) -> WorkloadList:
-    """Every workload of the latest cycle, optionally only one namespace, queue or state."""
+    """Every workload of the latest cycle, optionally only one namespace, queue or state.
+    Unless reads are open: `list` on Kueue Workloads in that namespace, or in every
+    namespace when none is given."""
+    context.access.require_read(reader, namespace)
     snapshot = context.store.latest()
     if snapshot is None:
         return WorkloadList(snapshot=None, items=[])
@@ -57,9 +57,13 @@ def list_workloads(
 @router.get(
     "/workloads/{namespace}/{name}",
     summary="Inspect one workload, by Workload name or owner name",
-    responses=error_responses(401, 404, 409, 422, 503),
+    responses=error_responses(401, 403, 404, 409, 422, 503),
 )
-def get_workload(context: Context, namespace: NamespaceName, name: WorkloadName) -> WorkloadView:
-    """`name` is the Workload's name or its owner's, such as the RayCluster's name."""
+def get_workload(
+    context: Context, reader: Reader, namespace: NamespaceName, name: WorkloadName
+) -> WorkloadView:
+    """`name` is the Workload's name or its owner's, such as the RayCluster's name. Unless
+    reads are open: `list` on Kueue Workloads in the namespace, asked before the lookup."""
+    context.access.require_read(reader, namespace)
     row = require_row(context.store.latest(), namespace, name)
     return workload_view(row, now=context.clock.now())

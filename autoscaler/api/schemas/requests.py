@@ -24,11 +24,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN, unsafe_characters
 from autoscaler.settings.tree import parse_duration
 
-# DNS-1123 label (namespaces) and subdomain (object names), as the API server checks them.
-LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # `90m`, `4h`, `1h30m` (Go's compounds, as Kubernetes users write them) or bare seconds.
 DURATION_PART = r"[0-9]{1,9}(\.[0-9]{1,6})?(ms|s|m|h|d)"
 DURATION_PATTERN = rf"^(({DURATION_PART}){{1,5}}|[0-9]{{1,9}}(\.[0-9]{{1,6}})?)$"
@@ -67,11 +65,24 @@ def _not_blank(text: str) -> str:
     return text.strip()
 
 
+def _printable(text: str) -> str:
+    """No control or bidi override character: the text ends up on other people's terminals."""
+    unsafe = unsafe_characters(text)
+    if unsafe:
+        raise ValueError(f"must not contain control or bidi characters ({', '.join(unsafe)})")
+    return text
+
+
 Reason = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_REASON),
+    AfterValidator(_printable),
     AfterValidator(_not_blank),
-    Field(description="Why; kept in annotations and the audit log.", examples=["demo at 3pm"]),
+    Field(
+        description="Why; kept in annotations and the audit log. Printable text: control "
+        "characters (C0, DEL, C1) and bidi overrides or isolates are refused.",
+        examples=["demo at 3pm"],
+    ),
 ]
 
 

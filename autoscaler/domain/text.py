@@ -1,0 +1,39 @@
+"""Text that came from people: what a name may be, and what may reach a terminal.
+
+Free text (a reason, a name shown to an admin) can come through the API, where the boundary
+refuses control and bidirectional-override characters, or through an annotation set with
+kubectl, which nobody checks. So every renderer (the CLI, log lines, Events) passes what it
+prints through `escape`: an ESC, a CR or a U+202E is shown as `\\x1b`, `\\r`, `\\u202e`, never
+obeyed by the terminal that shows it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# DNS-1123 label (namespaces) and subdomain (object names), as the API server checks them.
+LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def unsafe_characters(text: str) -> list[str]:
+    """The control (C0, DEL, C1) and bidi override/isolate characters in `text`, escaped."""
+    return sorted({escape(match) for match in _UNSAFE.findall(text)})
+
+
+def escape(text: str) -> str:
+    """`text` with every unsafe character spelled out, safe to print on a terminal."""
+    return _UNSAFE.sub(_spelled, text)
+
+
+def clip(text: str, limit: int = 64) -> str:
+    """Escaped and at most `limit` characters (with an ellipsis), for error texts."""
+    safe = escape(text)
+    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
+
+
+def _spelled(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
