@@ -49,6 +49,11 @@ class ClusterReader(Protocol):
         """Every Workload joined with its owner and the owner's pods. Raises ClusterError."""
         ...
 
+    def namespace_exists(self, name: str) -> bool:
+        """Whether the namespace exists (pausing one that does not is a typo, not a pause).
+        Raises ClusterError when it cannot tell."""
+        ...
+
     def list_gpu_pods(self) -> Sequence[PodRecord]:
         """Every running pod that requests GPUs, Kueue-managed or not (KEDA selectors)."""
         ...

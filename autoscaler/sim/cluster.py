@@ -74,6 +74,14 @@ class SimulatedCluster:
         self.audits: list[AuditEntry] = []
         self.announcements: list[tuple[WorkloadRef, str, str]] = []
 
+    def namespace_exists(self, name: str) -> bool:
+        """The simulated cluster's namespaces are those its LocalQueues and Workloads live in."""
+        with self._lock:
+            kueue = self._objects.kueue
+            return any(ns == name for ns, _ in kueue.local_queues) or any(
+                ref.namespace == name for ref in kueue.workloads
+            )
+
     # What users and controllers do.
 
     def create(self, spec: RayClusterSpec, *, now: datetime) -> WorkloadRef:

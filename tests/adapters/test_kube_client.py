@@ -196,6 +196,7 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         by_resource.setdefault((group, resource), set()).add(verb)
     assert by_resource == {
         ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "patch"},
+        ("", "namespaces"): {"get"},  # pausing a namespace: it must exist
         ("ray.io", "rayclusters"): {"get", "list", "watch", "patch"},
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
         ("batch", "jobs"): {"get", "list", "watch", "patch"},

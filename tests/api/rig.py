@@ -69,6 +69,9 @@ class Usage:
         return FleetUsage(window=window, threshold=threshold, evaluated_at=now, gpus=gpus)
 
 
+TEAM_NAMESPACES = ("team-a", "team-b")  # where the API tests put their workloads
+
+
 class ApiRig:
     def __init__(
         self,
@@ -93,6 +96,10 @@ class ApiRig:
         if self._own_kube:
             self.kube.start()
             grant_default_rights(self.kube)
+        for namespace in TEAM_NAMESPACES:  # pausing a namespace needs it to exist
+            self.kube.store.put(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+            )
         self._api_client = ApiClient(self.kube.configuration())
         self.client = KubeClient(self._api_client, timeout=timedelta(seconds=5))
         cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)

@@ -117,3 +117,26 @@ def test_pause_reasons_are_validated_like_every_other_body(rig: ApiRig) -> None:
     )
     assert response.status_code == 422
     assert response.json()["fields"][0]["field"] == "body.reason"
+
+
+def test_pausing_a_namespace_that_does_not_exist_is_a_404_and_pauses_nothing(
+    rig: ApiRig,
+) -> None:
+    typo = rig.http.post(
+        "/api/v1/namespaces/team-aa/pause", json={"reason": "typo"}, headers=rig.as_user("admin")
+    )
+
+    assert typo.status_code == 404
+    assert typo.headers["content-type"] == "application/problem+json"
+    assert typo.json()["detail"] == "namespace team-aa does not exist"
+    assert rig.http.get("/api/v1/pauses", headers=rig.as_user("admin")).json()["paused"] == []
+
+
+def test_a_caller_without_rights_learns_a_403_not_whether_the_namespace_exists(
+    rig: ApiRig,
+) -> None:
+    answer = rig.http.post(
+        "/api/v1/namespaces/team-aa/pause", json={"reason": "probe"}, headers=rig.as_user("alice")
+    )
+
+    assert answer.status_code == 403

@@ -139,6 +139,7 @@ class FakeCluster:
     lose_answer: bool = False
     pauses_after_first_read: Pauses | None = None
     scaled_objects: list[dict[str, Any]] = field(default_factory=list)
+    namespaces: frozenset[str] | None = None  # None: every namespace exists
     calls: list[tuple[str, WorkloadRef | None]] = field(default_factory=list)
     audits: list[tuple[WorkloadRef, DeactivationAudit]] = field(default_factory=list)
 
@@ -159,6 +160,10 @@ class FakeCluster:
         if ref in self.fresh:
             return self.fresh[ref]
         return next((w for w in self.workloads if w.ref == ref), None)
+
+    def namespace_exists(self, name: str) -> bool:
+        self._called("namespace_exists", None)
+        return self.namespaces is None or name in self.namespaces
 
     def read_pauses(self) -> Pauses:
         self._called("read_pauses", None)

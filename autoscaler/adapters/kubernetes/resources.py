@@ -20,6 +20,7 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
         *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
         *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
         *(("", "pods", v) for v in ("list", "watch")),
+        ("", "namespaces", "get"),
         ("", "events", "create"),
         *(("", "configmaps", v) for v in ("get", "create", "update")),
         *(("keda.sh", "scaledobjects", v) for v in ("list", "watch")),
@@ -62,6 +63,7 @@ class ApiResource:
 
 
 PODS = ApiResource("", "v1", "pods")
+NAMESPACES = ApiResource("", "v1", "namespaces", namespaced=False)
 EVENTS = ApiResource("", "v1", "events")
 CONFIGMAPS = ApiResource("", "v1", "configmaps")
 LEASES = ApiResource("coordination.k8s.io", "v1", "leases")

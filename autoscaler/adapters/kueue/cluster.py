@@ -15,6 +15,7 @@ from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import (
     CONFIGMAPS,
+    NAMESPACES,
     PODS,
     SCALED_OBJECTS,
     ApiResource,
@@ -104,6 +105,13 @@ class KueueCluster:
         owner = self._get_owner(info)
         pods = self._get_pods(info) if info.admitted else []
         return objects.parse_workload(obj, owner=owner, pods=pods)
+
+    def namespace_exists(self, name: str) -> bool:
+        try:
+            self._client.get(NAMESPACES, name)
+        except NotFound:
+            return False
+        return True
 
     def read_pauses(self) -> Pauses:
         try:

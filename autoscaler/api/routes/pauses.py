@@ -11,7 +11,7 @@ from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context
 from autoscaler.api.presenters import pauses_view
-from autoscaler.api.problems import error_responses
+from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest
 from autoscaler.api.schemas.views import PausesView
 from autoscaler.domain.access import Identity
@@ -19,6 +19,7 @@ from autoscaler.domain.records import EVERYTHING, AuditRecord, PauseNote
 
 router = APIRouter(prefix="/api/v1", tags=["pauses"])
 CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)
+PAUSE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)
 
 
 @router.get("/pauses", summary="The pauses in force", responses=error_responses(401, 503))
@@ -38,14 +39,14 @@ def resume_service(context: Context, caller: Caller, request: ReasonRequest) -> 
     return _change(context, caller, scope=EVERYTHING, pause=False, reason=request.reason)
 
 
-@router.post(
-    "/namespaces/{namespace}/pause", summary="Pause one namespace", responses=CHANGE_ERRORS
-)
+@router.post("/namespaces/{namespace}/pause", summary="Pause one namespace", responses=PAUSE_ERRORS)
 def pause_namespace(
     context: Context, caller: Caller, namespace: NamespaceName, request: ReasonRequest
 ) -> PausesView:
-    """Needs `patch` on workloads.kueue.x-k8s.io in that namespace."""
+    """Needs `patch` on workloads.kueue.x-k8s.io in that namespace, which must exist."""
     context.access.require_namespace_change(caller, namespace)
+    if not context.cluster.namespace_exists(namespace):  # a typo must not look paused
+        raise ApiProblem(404, f"namespace {namespace} does not exist")
     return _change(context, caller, scope=namespace, pause=True, reason=request.reason)
 
 
