@@ -6,7 +6,6 @@ valid token is a 401 whatever it carries.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -28,15 +27,6 @@ CHANGES = [
     ("POST", "/api/v1/namespaces/team-a/resume"),
 ]
 REVIEWS = "/apis/authorization.k8s.io"
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[ApiRig]:
-    with ApiRig() as rig:
-        rig.add_raycluster("team-a", "alice-rc")
-        rig.cycle()
-        yield rig
-    assert rig.kube.errors == []
 
 
 @pytest.mark.parametrize(("method", "path"), CHANGES, ids=[f"{m} {p}" for m, p in CHANGES])

@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Iterator
 
-import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from autoscaler.api.limits import BodyLimitMiddleware
@@ -17,15 +15,6 @@ from tests.api.rig import TOKENS, ApiRig
 EXEMPTION = "/api/v1/workloads/team-a/alice-rc/exemption"
 CAP = 64 * 1024
 TWENTY_MB = 20 * 1024 * 1024
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[ApiRig]:
-    with ApiRig() as rig:
-        rig.add_raycluster("team-a", "alice-rc")
-        rig.cycle()
-        yield rig
-    assert rig.kube.errors == []
 
 
 def request_head(rig: ApiRig, framing: str) -> bytes:

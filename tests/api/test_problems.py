@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.api.rig import ApiRig
@@ -41,15 +39,6 @@ ERRORS = [
         id="422",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[ApiRig]:
-    with ApiRig() as rig:
-        rig.add_raycluster("team-a", "alice-rc")
-        rig.cycle()
-        yield rig
-    assert rig.kube.errors == []
 
 
 @pytest.mark.parametrize(("method", "path", "headers", "body", "status"), ERRORS)
