@@ -52,7 +52,11 @@ def run_pytest_in(
     environment.pop("PYTHONPATH", None)
     environment |= {
         "READS_GUARD_FORBIDDEN": str(surroundings(REPO)),
-        "READS_GUARD_ALLOWED": os.pathsep.join([sys.prefix, str(REPO / ".tools")]),
+        # The run's own temporary files (its basetemp, the report) may lie beside the
+        # original: a clone checked out under /tmp has the system's temporary folder there.
+        "READS_GUARD_ALLOWED": os.pathsep.join(
+            [sys.prefix, str(REPO / ".tools"), str(basetemp), str(report.parent)]
+        ),
         "READS_GUARD_REPORT": str(report),
     }
     command = [sys.executable, "-m", "pytest", "-p", "tests.support.reads_guard"]
