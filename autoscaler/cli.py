@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)
     if args.command == "demo":  # the embedded default needs no settings file either
-        from autoscaler.compose.demo import demo  # noqa: PLC0415 - see _LAZY
+        from autoscaler.compose.demo import demo  # noqa: PLC0415 - lazy, see below
 
         return demo(args)
     try:
@@ -34,15 +34,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     if args.command == "check-config":
         return _check_config(settings)
-    from autoscaler.compose.backtest import backtest  # noqa: PLC0415 - see _LAZY
-    from autoscaler.compose.serve import serve  # noqa: PLC0415 - see _LAZY
+    from autoscaler.compose.backtest import backtest  # noqa: PLC0415 - lazy, see below
+    from autoscaler.compose.serve import serve  # noqa: PLC0415 - lazy, see below
 
     return backtest(settings, args) if args.command == "backtest" else serve(settings)
 
 
-# The composition root is imported only by the commands that run the service, so the client
-# and `check-config` answer without loading the cluster, gRPC and web stacks.
-_LAZY = "autoscaler.compose"
+# The composition root (`autoscaler.compose`) is imported only by the commands that run the
+# service ("lazy" above), so the client and `check-config` answer without loading the
+# cluster, gRPC and web stacks.
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -20,9 +20,6 @@ STOP_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 10.0
 
 
-DEFAULT_MAX_HEADER_BYTES = 32 * 1024
-
-
 class SocketOptions(Protocol):
     def getsockopt(self, level: int, option: int, /) -> int: ...
 
@@ -34,7 +31,7 @@ class ApiServer:
         *,
         host: str,
         port: int,
-        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+        max_header_bytes: int,
     ) -> None:
         config = uvicorn.Config(
             app,

@@ -44,6 +44,7 @@ REASON = "why, in a sentence (kept in the annotations and the audit trail)"
 RAW = argparse.RawDescriptionHelpFormatter  # keeps the epilog's lines as written
 _SIGNED_VALUE = re.compile(r"^-[0-9.]")
 _VALUE_OPTIONS = ("--for",)
+EPILOG = f"{TOKEN_ORDER}\n{EXIT_CODES}"  # ends every command's --help
 
 
 def add_commands(commands: Any) -> None:
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="idle-gpu-autoscaler",
         description=__doc__.split("\n")[0],
-        epilog=f"{TOKEN_ORDER}\n{EXIT_CODES}",
+        epilog=EPILOG,
         formatter_class=RAW,
     )
     add_commands(parser.add_subparsers(dest="command", required=True))
@@ -122,7 +123,7 @@ def _command(commands: Any, name: str, text: str) -> argparse.ArgumentParser:
         name,
         help=text,
         description=text,
-        epilog=f"{TOKEN_ORDER}\n{EXIT_CODES}",
+        epilog=EPILOG,
         formatter_class=RAW,
     )
     _add_common_options(command)
@@ -231,13 +232,6 @@ def _add_admin(commands: Any) -> None:
         ("status", "show whether the breaker holds every deactivation, since when and why"),
         ("reset", "close the breaker now; deactivations resume next cycle (admin)"),
     ):
-        leaf = actions.add_parser(
-            action,
-            help=action_text,
-            description=action_text,
-            epilog=f"{TOKEN_ORDER}\n{EXIT_CODES}",
-            formatter_class=RAW,
-        )
-        _add_common_options(leaf)
+        leaf = _command(actions, action, action_text)
         if action == "reset":
             leaf.add_argument("--reason", required=True, help=REASON)

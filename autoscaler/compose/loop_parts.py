@@ -9,7 +9,6 @@ view and serves it (REST, KEDA, /metrics) without a single write request.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from autoscaler.adapters.state.guards import RuntimeGuardStore
@@ -17,18 +16,12 @@ from autoscaler.core.ports import Clock, GuardStore, MetricSource, StateBacking,
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.exemption_limits import ExemptionLimiter
 from autoscaler.engine.guarding import Guards
+from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.loop_audit import LoopAuditor
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.tree import Settings
-
-IsLeader = Callable[[], bool]
-
-
-def always_leading() -> bool:
-    """A single replica (leader election off, the demo, unit tests) always leads."""
-    return True
 
 
 @dataclass(frozen=True)

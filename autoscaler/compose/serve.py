@@ -26,6 +26,7 @@ from autoscaler.core.clock import SystemClock
 from autoscaler.core.logs import configure_logging
 from autoscaler.core.ports import Clock, MetricSource, Server
 from autoscaler.keda.http import keda_router
+from autoscaler.settings.rules import enabled_owner_kinds
 from autoscaler.settings.tree import QuerySettings, Settings
 
 
@@ -99,9 +100,11 @@ def build_shared_state(
         attempts=settings.api.write_attempts,
         logger=logger.getChild("state"),
     )
-    enabled = [kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled]
     actuator = KueueActuator(
-        client=client, workloads=cluster.workload_resource, clock=clock, owner_kinds=enabled
+        client=client,
+        workloads=cluster.workload_resource,
+        clock=clock,
+        owner_kinds=enabled_owner_kinds(settings),
     )
     return SharedState(store=state, actuator=actuator)
 

@@ -12,15 +12,10 @@ from datetime import timedelta
 
 from prometheus_client import CollectorRegistry
 
-from autoscaler.compose.loop_parts import (
-    IsLeader,
-    SharedState,
-    always_leading,
-    build_guards,
-    subscribe_listeners,
-)
+from autoscaler.compose.loop_parts import SharedState, build_guards, subscribe_listeners
 from autoscaler.core.ports import Clock, ClusterReader, MetricSource, Server, WorkloadActuator
 from autoscaler.domain.policy import Policy
+from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.scheduler import LoopRunner
 from autoscaler.engine.snapshots import SnapshotStore

@@ -89,6 +89,10 @@ class WorkloadActuator(WorkloadWrites, Protocol):
     """Every write on a Workload and its owner. The order of the writes (the act sequence)
     lives once, in `engine.actuation`; an actuator only makes each one."""
 
+    def writes_owner(self, workload: WorkloadInfo) -> bool:
+        """Whether `annotate_owner` lands on the owner itself (else on the Workload)."""
+        ...
+
     def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
         """ONE merge patch on the Workload: `spec.active: false` with the audit annotations,
         so the annotation proves the patch applied. Raises AnswerLost when the request was

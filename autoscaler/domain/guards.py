@@ -193,14 +193,12 @@ def settle_lost_answers(
 
 
 def _unsettled(records: Sequence[LoopRecord]) -> list[LoopRecord]:
-    lost = [r for r in records if _ended_as(r, (OutcomeKind.UNKNOWN,))]
+    """Lost answers with no later record of how they ended (same workload, same time)."""
+    ended = {(r.workload, r.at) for r in records if _ended_as(r, (OutcomeKind.DONE, *NOT_DONE))}
     return [
         r
-        for r in lost
-        if not any(
-            _ended_as(o, (OutcomeKind.DONE, *NOT_DONE)) and o.at == r.at
-            for o in _about(records, r.workload)
-        )
+        for r in records
+        if _ended_as(r, (OutcomeKind.UNKNOWN,)) and (r.workload, r.at) not in ended
     ]
 
 

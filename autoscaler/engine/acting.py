@@ -10,7 +10,7 @@ act sequence of `engine.actuation`, shared with the REST API.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -32,6 +32,7 @@ from autoscaler.domain.policy import Policy, decide
 from autoscaler.engine import actuation
 from autoscaler.engine.decision_log import log_action
 from autoscaler.engine.guarding import Guards
+from autoscaler.engine.leadership import IsLeader, always_leading
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Deactivator:
         clock: Clock,
         logger: logging.Logger,
         guards: Guards | None = None,
-        may_act: Callable[[], bool] = lambda: True,
+        may_act: IsLeader = always_leading,
     ) -> None:
         """`may_act`: asked before the first action and again before each patch, so a leader
         that lost its lease mid-cycle stops at once."""
@@ -99,9 +100,8 @@ class Deactivator:
             again = decide(
                 fresh, inputs.usage, policy=self._policy, pauses=inputs.pauses, now=inputs.now
             )
-        except ClusterError as exc:  # a read: a lost answer changed nothing
-            outcome = Outcome.failed(str(exc)) if isinstance(exc, AnswerLost) else outcome_of(exc)
-            return self._record(decision, inputs.now, outcome)
+        except ClusterError as exc:
+            return self._record(decision, inputs.now, outcome_of(exc, wrote=False))
         if again.action is not Action.DEACTIVATE:
             return self._record(decision, inputs.now, Outcome.skipped(f"now {again.state}"))
         return self._patch(fresh, again, now=inputs.now)
@@ -162,10 +162,11 @@ class Deactivator:
         return record
 
 
-def outcome_of(exc: ClusterError) -> Outcome:
-    """How a write that raised went: lost answers may have applied; a 404 or 409 is
-    decided again next cycle; anything else was refused."""
-    if isinstance(exc, AnswerLost):
+def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:
+    """How a call that raised went: a write whose answer was lost may have applied (a read's
+    lost answer changed nothing); a 404 or 409 is decided again next cycle; anything else
+    was refused."""
+    if isinstance(exc, AnswerLost) and wrote:
         return Outcome.unknown(f"answer lost, settled next cycle: {exc}")
     if isinstance(exc, NotFound | Conflict):
         return Outcome.skipped(f"retried next cycle: {exc}")

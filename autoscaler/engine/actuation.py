@@ -31,7 +31,7 @@ def deactivate(
 ) -> None:
     """Raises what the Workload's patch raised (AnswerLost: it may have applied)."""
     actuator.deactivate(workload, audit)
-    if workload.owner is not None:
+    if actuator.writes_owner(workload):  # else the Workload's patch already carried them
         try:
             actuator.annotate_owner(workload, audit.annotations())
         except ClusterError as exc:  # the Workload's own annotations already tell the story

@@ -14,7 +14,6 @@ moment behind) is not recorded twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from autoscaler.core.errors import ClusterError
@@ -23,6 +22,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, cut_to_limit
 from autoscaler.domain.models import Snapshot, WorkloadInfo
 from autoscaler.domain.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
+from autoscaler.engine.leadership import IsLeader, always_leading
 
 
 class ExemptionLimiter:
@@ -35,7 +35,7 @@ class ExemptionLimiter:
         maximum: timedelta,
         allow_indefinite: bool,
         logger: logging.Logger,
-        leading: Callable[[], bool] = lambda: True,
+        leading: IsLeader = always_leading,
     ) -> None:
         """`leading`: only the leader rewrites annotations; a follower writes nothing."""
         self._writer = writer

@@ -15,7 +15,6 @@ trail is not written again while the workload stays idle.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
@@ -29,6 +28,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RecordKey
+from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.telemetry import ServiceMetrics
 
 DRY_RUN_OUTCOME = "dry-run: not patched"
@@ -41,7 +41,7 @@ class LoopAuditor:
         audit: AuditSink,
         metrics: ServiceMetrics,
         logger: logging.Logger,
-        leading: Callable[[], bool] = lambda: True,
+        leading: IsLeader = always_leading,
     ) -> None:
         """`leading`: only the leader writes the loop's records; a follower writes nothing."""
         self._audit = audit

@@ -36,6 +36,7 @@ from autoscaler.engine.acting import CycleInputs, Deactivator
 from autoscaler.engine.decision_log import log_decision
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.keda_managed import keda_managed_targets, mark_keda_managed
+from autoscaler.engine.leadership import always_leading
 
 
 class Reconciler:
@@ -65,7 +66,7 @@ class Reconciler:
         self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
         self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
         self._guards = guards
-        self._is_leader = is_leader or (lambda: True)
+        self._is_leader = is_leader or always_leading
         self._actor = Deactivator(
             cluster=cluster,
             actuator=actuator,

@@ -1,7 +1,7 @@
 """The pieces every settings section shares: the section base and the duration type.
 
-A module of its own so that sections defined beside their feature (`keda/settings.py`,
-`api/settings.py`) and the tree that mounts them (`config.py`) import it without a cycle.
+A module of its own so that the sections (`settings/api.py`, `keda.py`, `guards.py`, `ha.py`)
+and the tree that mounts them (`settings/tree.py`) import it without a cycle.
 """
 
 from __future__ import annotations

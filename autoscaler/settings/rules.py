@@ -18,12 +18,15 @@ def build_policy(settings: Settings) -> Policy:
             stale_after=policy.stale_after,
         ),
         grace_period=policy.grace_period,
-        actionable_kinds=frozenset(
-            kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled
-        ),
+        actionable_kinds=enabled_owner_kinds(settings),
         protected_priority_classes=frozenset(policy.protected_priority_classes),
         include_namespaces=frozenset(policy.namespaces.include),
         exclude_namespaces=frozenset(policy.namespaces.exclude),
         max_deactivations_per_cycle=policy.max_deactivations_per_cycle,
         dry_run=policy.dry_run,
     )
+
+
+def enabled_owner_kinds(settings: Settings) -> frozenset[str]:
+    """The owner kinds the service may act on and write: the policy and the actuator agree."""
+    return frozenset(kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled)

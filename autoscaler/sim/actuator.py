@@ -31,6 +31,9 @@ class SimulatedActuator:
             workload.ref, annotations, version=workload.resource_version, now=self._clock.now()
         )
 
+    def writes_owner(self, workload: WorkloadInfo) -> bool:
+        return workload.owner is not None
+
     def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
         owner = workload.owner
         if owner is None:

@@ -1,23 +1,18 @@
-"""The REST API's backends for the demo: the same app, over the simulated cluster.
+"""The runtime state of the simulated cluster: pauses and the audit trail, in memory.
 
-- Who calls: the real static-token mode with one generated token, an admin everywhere, so
-  the demo's API checks tokens and rights exactly as a static-token deployment does.
-- Annotation and `spec.active` writes go through `SimulatedActuator` (`sim.actuator`).
-- The runtime state (pauses, audit) lives in memory, and its pauses *are* the cluster's
-  `read_pauses()`: a pause set through the API is what the loop honours next.
+Its pauses *are* the cluster's `read_pauses()`: a pause set through the demo's API is what
+the loop honours next. (The demo's tokens are made in compose/demo.py; its writes on
+workloads go through `sim.actuator.SimulatedActuator`.)
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.domain.records import AuditRecord, Edit, RuntimeState
 from autoscaler.sim.cluster import SimulatedCluster
-
-Annotations = Mapping[str, str | None]
 
 
 class SimulatedRuntimeState:

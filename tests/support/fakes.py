@@ -185,6 +185,9 @@ class FakeCluster:
         self._called("reactivate", workload.ref)
         self._change(workload.ref, active=True, annotations=annotations)
 
+    def writes_owner(self, workload: WorkloadInfo) -> bool:
+        return workload.owner is not None
+
     def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
         self._called("annotate_owner", workload.ref)
         owner = workload.owner

@@ -73,8 +73,9 @@ class KubernetesReviews:
     ) -> None:
         self._client = client
         self._audiences = audiences
-        self._tokens = ReviewCaches(cache or CachePolicy(), timer=timer)
-        self._access = ReviewCaches(cache or CachePolicy(), timer=timer)
+        policy = cache or CachePolicy()
+        self._tokens = ReviewCaches(policy, timer=timer)
+        self._access = ReviewCaches(policy, timer=timer)
 
     def authenticate(self, token: str) -> Identity | None:
         key = hashlib.sha256(token.encode()).hexdigest()

@@ -55,7 +55,7 @@ class KueueActuator:
         """Annotate the Workload's owner, or the Workload itself when the owner is of a kind
         we do not know or that is not enabled."""
         resource = owner_resource(workload.owner)
-        if workload.owner is None or resource is None or not self._writable(workload.owner):
+        if workload.owner is None or resource is None or not self.writes_owner(workload):
             return self.annotate_workload(workload, annotations)
         namespace = workload.ref.namespace
         body = {"metadata": {"annotations": dict(annotations)}}
@@ -79,7 +79,10 @@ class KueueActuator:
             )
             self._client.create(EVENTS, event, namespace=namespace)
 
-    def _writable(self, owner: OwnerRef) -> bool:
+    def writes_owner(self, workload: WorkloadInfo) -> bool:
+        owner = workload.owner
+        if owner is None or owner_resource(owner) is None:
+            return False
         return self._owner_kinds is None or owner.kind in self._owner_kinds
 
     def _patch_workload(self, workload: WorkloadInfo, body: Obj) -> None:
