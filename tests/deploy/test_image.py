@@ -58,11 +58,11 @@ def test_hadolint_finds_nothing() -> None:
     assert done.stdout.strip() == ""
 
 
-def test_base_image_is_a_slim_python_pinned_to_a_patch_version() -> None:
+def test_base_image_is_a_slim_python_pinned_to_a_patch_version_and_a_digest() -> None:
     (arg,) = [
         args for op, args in instructions() if op == "ARG" and args.startswith("PYTHON_IMAGE")
     ]
-    assert re.fullmatch(r"PYTHON_IMAGE=python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", arg)
+    assert re.fullmatch(r"PYTHON_IMAGE=python:3\.11\.\d+-slim-bookworm@sha256:[0-9a-f]{64}", arg)
 
 
 def test_final_stage_runs_the_console_script_as_a_numeric_non_root_user() -> None:
