@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -14,9 +14,11 @@ from autoscaler.domain.models import (
     FleetUsage,
     Pauses,
     PodRecord,
+    UsageView,
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.queues import QueueFacts
 from autoscaler.domain.records import Annotated, AuditRecord, Edit, RuntimeState
 
 
@@ -35,10 +37,26 @@ class MetricSource(Protocol):
         """
         ...
 
+    def read_views(
+        self, views: Collection[UsageView], *, now: datetime
+    ) -> Mapping[UsageView, FleetUsage]:
+        """The fleet's usage at each view, from ONE fleet read: the number of queries grows
+        with the signals, never with the number of views (rules). Never raises."""
+        ...
+
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         """The newest sample (as of `now`) of every GPU of these (namespace, pod)s, in ONE
         query, for the fresh check right before acting. Never raises: a failure is
         `LatestUsage.failure`, and every candidate is then left alone."""
+        ...
+
+
+class PendingWork(Protocol):
+    """Who waits for quota, and the quotas they wait for (Kueue's queues)."""
+
+    def read_queues(self) -> QueueFacts:
+        """ClusterQueues with their quotas and usage, and the pending Workloads. Never
+        raises: a failed read is `QueueFacts.failure`."""
         ...
 
 

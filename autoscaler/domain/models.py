@@ -94,6 +94,13 @@ class WorkloadInfo:
     resource_version: str = ""
     keda_managed: bool = False
     evicted_reason: str | None = None
+    # For rules and contention (issue 14). None: the namespace's labels could not be read,
+    # so a rule selecting on them cannot be evaluated (never a fall-through).
+    namespace_labels: Mapping[str, str] | None = None
+    cohort: str | None = None  # the ClusterQueue's cohort, when it has one
+    # What the admission charges its ClusterQueue: (flavor, resource) -> quantity in Kueue's
+    # canonical units (status.admission.podSetAssignments[].flavors / resourceUsage).
+    admitted_usage: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def gpu_pods(self) -> tuple[PodInfo, ...]:
@@ -125,6 +132,15 @@ class GpuUsage:
     last_busy_at: datetime | None  # last sample above the threshold within the lookback
     hostname: str | None = None
     model: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class UsageView:
+    """A (window, threshold) the fleet's usage is judged at; every rule has one, and one
+    fleet read serves them all."""
+
+    window: timedelta
+    threshold: float
 
 
 @dataclass(frozen=True)
@@ -174,6 +190,8 @@ class Decision:
     coverage: float | None = None
     idle_since: datetime | None = None
     time_left: timedelta | None = None  # until the idle window completes; None if not idling
+    rule: str = "default"  # the rule that matched (first match wins)
+    beneficiary: WorkloadRef | None = None  # the waiter a contention-driven stop is for
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from autoscaler.domain.models import (
     Pauses,
     Snapshot,
     State,
+    UsageView,
     WorkloadInfo,
     WorkloadStatus,
 )
@@ -141,12 +142,12 @@ class Reconciler:
         return mark_keda_managed(workloads, targets)
 
     def _read_usage(self, now: datetime) -> dict[str, FleetUsage]:
-        """One fleet-wide read per profile: the count never depends on the fleet's size."""
+        """One fleet-wide read for every profile: the count of queries never depends on the
+        fleet's size, nor on how many profiles judge it."""
         profiles = {DEFAULT_PROFILE: self._policy.rules, **self._profiles}
-        return {
-            name: self._metrics.read_usage(window=r.window, threshold=r.threshold, now=now)
-            for name, r in profiles.items()
-        }
+        views = {name: UsageView(r.window, r.threshold) for name, r in profiles.items()}
+        read = self._metrics.read_views(set(views.values()), now=now)
+        return {name: read[view] for name, view in views.items()}
 
     def _finish(self, snapshot: Snapshot) -> Snapshot:
         self._previous = snapshot

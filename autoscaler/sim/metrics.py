@@ -14,13 +14,13 @@ Ranges are closed at both ends as in Prometheus 2.x. Samples are memoized: the p
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from autoscaler.domain.fresh import LatestSample, LatestUsage
-from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage
+from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, UsageView
 from autoscaler.sim.profiles import Profile
 
 GPU_MODEL = "NVIDIA A100-SXM4-80GB"
@@ -72,6 +72,11 @@ class SimulatedExporter:
         self._samples: dict[tuple[GpuKey, int], float | None] = {}
         self._slots: dict[tuple[GpuKey, int], float | None] = {}
         self.reads = 0
+
+    def read_views(
+        self, views: Collection[UsageView], *, now: datetime
+    ) -> dict[UsageView, FleetUsage]:
+        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
         self.reads += 1

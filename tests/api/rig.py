@@ -11,7 +11,7 @@ exemption limit), and the API on uvicorn on a loopback port.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -27,7 +27,7 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_shared_state
-from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot
+from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot, UsageView
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
@@ -49,6 +49,11 @@ class Usage:
 
     peaks: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
     failing: bool = False
+
+    def read_views(
+        self, views: Collection[UsageView], *, now: datetime
+    ) -> dict[UsageView, FleetUsage]:
+        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
         if self.failing:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,7 +12,14 @@ from autoscaler.core.errors import AnswerLost, ClusterError
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.guards import GuardMemory, LoopRecord
-from autoscaler.domain.models import FleetUsage, Pauses, PodRecord, WorkloadInfo, WorkloadRef
+from autoscaler.domain.models import (
+    FleetUsage,
+    Pauses,
+    PodRecord,
+    UsageView,
+    WorkloadInfo,
+    WorkloadRef,
+)
 from autoscaler.domain.records import Annotated
 
 Journal = list[tuple[str, WorkloadRef | None]]
@@ -43,6 +50,11 @@ class FakeMetrics:
     latest_failure: str | None = None
     reads: list[tuple[timedelta, float, datetime]] = field(default_factory=list)
     latest_reads: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+
+    def read_views(
+        self, views: Collection[UsageView], *, now: datetime
+    ) -> dict[UsageView, FleetUsage]:
+        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
         past = any(now < earlier for _, _, earlier in self.reads)

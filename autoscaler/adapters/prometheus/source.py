@@ -12,7 +12,7 @@ because a warning does not say which series it left out.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -41,7 +41,7 @@ from autoscaler.adapters.prometheus.promql import (
 )
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
 from autoscaler.domain.fresh import LatestUsage
-from autoscaler.domain.models import FleetUsage
+from autoscaler.domain.models import FleetUsage, UsageView
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 
 EVERY_NAMESPACE = frozenset({"*"})
@@ -108,6 +108,11 @@ class PrometheusMetricSource:
             method="GET",
         )
         self.queries_issued = 0
+
+    def read_views(
+        self, views: Collection[UsageView], *, now: datetime
+    ) -> dict[UsageView, FleetUsage]:
+        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
         span = QueryWindow(window, self._rules.slot, self._rules.lookback, threshold)
