@@ -98,6 +98,7 @@ class WorkloadInfo:
     # so a rule selecting on them cannot be evaluated (never a fall-through).
     namespace_labels: Mapping[str, str] | None = None
     cohort: str | None = None  # the ClusterQueue's cohort, when it has one
+    priority: int = 0  # the Workload's spec.priority (from its WorkloadPriorityClass)
     # What the admission charges its ClusterQueue: (flavor, resource) -> quantity in Kueue's
     # canonical units (status.admission.podSetAssignments[].flavors / resourceUsage).
     admitted_usage: Mapping[tuple[str, str], int] = field(default_factory=dict)
