@@ -19,6 +19,7 @@ from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.admission import admit_pending
 from autoscaler.sim.kueue_model import KueueState, Phase
 from autoscaler.sim.kueue_objects import (
+    cluster_queue_status,
     cluster_queue_from_object,
     local_queue_from_object,
     priority_class_from_object,
@@ -57,7 +58,20 @@ class ClusterEmulator:
             owner = _raycluster_owner(obj)
             if owner is not None:
                 self._reconcile_raycluster(ref.namespace, owner, admitted=admitted, now=now)
+        self._write_queue_statuses(state)
         return state
+
+    def _write_queue_statuses(self, state: KueueState) -> None:
+        """Each ClusterQueue this emulator's namespaces queue to gets Kueue's usage counters
+        (status.flavorsUsage), as Kueue writes them; other tests' queues are left alone."""
+        mine = {
+            queue.cluster_queue
+            for (namespace, _), queue in state.local_queues.items()
+            if self._namespaces is None or namespace in self._namespaces
+        }
+        for obj in self._store.list("clusterqueues.kueue.x-k8s.io"):
+            if obj["metadata"]["name"] in mine:
+                self._write_status(obj, cluster_queue_status(state, obj["metadata"]["name"]))
 
     def _read_state(self, now: datetime) -> KueueState:
         state = KueueState()
