@@ -63,7 +63,8 @@ SAMPLE = [
             {"cpu": 10 * CPU},
             NOTHING_FREED,
             NO,
-            "needs 10000 cpu in flavor default-flavor, 9000 available: nominal 9000, used 0, no cohort",
+            "needs 10000 cpu in flavor default-flavor, 9000 available: "
+            "nominal 9000, used 0, no cohort",
         ),
         id="ten-cpus-do-not-fit-a-nominal-quota-of-nine",
     ),
@@ -159,7 +160,8 @@ GROUPS = [
             {GPU: 11},
             NOTHING_FREED,
             NO,
-            "needs 11 nvidia.com/gpu in flavor vendor1, 2 available: nominal 10, used 8, no cohort; "
+            "needs 11 nvidia.com/gpu in flavor vendor1, 2 available: "
+            "nominal 10, used 8, no cohort; "
             "needs 11 nvidia.com/gpu in flavor vendor2, 10 available",
         ),
         id="gpus-beyond-every-flavor-do-not-fit-and-each-flavor-says-why",
@@ -216,7 +218,8 @@ BORROWING = [
             {"cpu": 22 * CPU},
             NOTHING_FREED,
             NO,
-            "needs 22000 cpu in flavor default-flavor, 21000 available: nominal 9000, used 0, cohort lends 12000",
+            "needs 22000 cpu in flavor default-flavor, 21000 available: "
+            "nominal 9000, used 0, cohort lends 12000",
         ),
         id="22-cpus-are-more-than-the-cohort-holds",
     ),
