@@ -26,6 +26,9 @@ fewest GPUs. No data about waiters (`facts.failure`) frees nothing and makes eve
 
 Not modelled: Kueue admits, within a cohort, the waiters that fit under their nominal quota
 before those that must borrow; here the priority order alone decides who is served first.
+A StrictFIFO queue's head that cannot fit blocks the waiters behind it, which this plan does
+not know (QueueQuota has no queueing strategy): the adapter should mark such queues
+`unmodelled`.
 """
 
 from __future__ import annotations
@@ -128,7 +131,8 @@ def plan_reclaim(candidates: Iterable[Candidate], facts: QueueFacts) -> ReclaimP
         report, chosen, admitted = _serve(waiter, queues, idle)
         reports.append(report)
         reclaims.extend(Reclaim(candidate, waiter.ref) for candidate in chosen)
-        idle = [c for c in idle if c not in chosen]
+        taken = {c.ref for c in chosen}
+        idle = [c for c in idle if c.ref not in taken]
         if admitted is not None:
             queues = _settle(queues, freed=_frees(chosen), waiter=waiter, admitted=admitted)
     by_ref = {ref: report for report in reports for ref in report.freed}
@@ -148,7 +152,7 @@ def _serve(
     usable = [c for c in idle if _may_serve(c, waiter, queues)]
     everything = fit(waiter, queues, _frees(usable))
     if not everything.fits:
-        why = f"{everything.reason} (with {len(usable)} idle workloads of its cohort freed)"
+        why = f"{everything.reason}, even with the {len(usable)} idle workloads it may use freed"
         return _report(waiter, WaiterOutcome.CANNOT_FIT, why), (), None
     chosen = _fewest(waiter, queues, usable)
     after = fit(waiter, queues, _frees(chosen))
