@@ -21,11 +21,11 @@ from enum import StrEnum
 
 from autoscaler.domain.annotations import deactivated_at
 from autoscaler.domain.breaker import CLOSED, BreakerRules, BreakerState
+from autoscaler.domain.caps import ACTING
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
 
 HOUR = timedelta(hours=1)
-ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
 
 
 class Deed(StrEnum):
@@ -91,18 +91,6 @@ class GuardMemory:
 def started_in_last_hour(records: Iterable[LoopRecord], *, now: datetime) -> int:
     """Deactivations the loop began in (now - 1h, now]: each counted once, even if it failed."""
     return sum(1 for r in records if _began(r) and now - HOUR < r.at <= now)
-
-
-def defer(decisions: Sequence[Decision], *, keep: int, why: str) -> tuple[Decision, ...]:
-    """Keep the `keep` longest-idle acting decisions; the rest are deferred with `why`."""
-    acting = sorted((d for d in decisions if d.action in ACTING), key=_longest_idle_first)
-    deferred = {id(d) for d in acting[max(keep, 0) :]}
-    return tuple(
-        replace(d, action=Action.DEFERRED, reason=f"{d.reason}; deferred: {why}")
-        if id(d) in deferred
-        else d
-        for d in decisions
-    )
 
 
 def leave_contested(
@@ -234,11 +222,6 @@ def _ended_as(record: LoopRecord, kinds: Iterable[OutcomeKind]) -> bool:
 
 def _about(records: Sequence[LoopRecord], ref: WorkloadRef) -> list[LoopRecord]:
     return [r for r in records if r.workload == ref]
-
-
-def _longest_idle_first(decision: Decision) -> tuple[bool, float, WorkloadRef]:
-    since = decision.idle_since
-    return (since is None, since.timestamp() if since else 0.0, decision.workload)
 
 
 def _text(span: timedelta) -> str:

@@ -235,6 +235,7 @@ class Snapshot:
     usage: Mapping[str, FleetUsage] = field(default_factory=dict)
     gpu_pods: tuple[PodRecord, ...] = ()
     guards: GuardReport | None = None  # None when the service runs without guards
+    waiters: WaitersSeen | None = None  # None: no when-contended stop was due this cycle
 
     def find(self, ref: WorkloadRef) -> WorkloadStatus | None:
         return next((row for row in self.workloads if row.ref == ref), None)
@@ -250,6 +251,17 @@ class ActionRecord:
     at: datetime
     outcome: Outcome
     audited: bool = False  # the loop already wrote its durable audit record
+
+
+@dataclass(frozen=True)
+class WaitersSeen:
+    """What one cycle learned about the Workloads waiting for quota, read only when a
+    `when-contended` rule had a stop due (engine/reclaiming.py)."""
+
+    source: str  # "visibility" (Kueue's pendingworkloads API) or "workloads"
+    failure: str | None = None  # nothing known about waiters: when-contended stops nothing
+    notes: tuple[str, ...] = ()
+    outcomes: Mapping[str, int] = field(default_factory=dict)  # e.g. {"fit unknown": 2}
 
 
 @dataclass(frozen=True)

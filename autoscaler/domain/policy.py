@@ -8,11 +8,12 @@ leads to an action, and the per-cycle cap then orders the candidates longest-idl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.domain.annotations import Exemption, active_exemption, reactivated_at
+from autoscaler.domain.caps import defer
 from autoscaler.domain.idleness import Assessment, UsageRules, assess
 from autoscaler.domain.models import (
     Action,
@@ -21,7 +22,6 @@ from autoscaler.domain.models import (
     Pauses,
     State,
     WorkloadInfo,
-    WorkloadRef,
 )
 
 
@@ -68,26 +68,9 @@ def decide(
     return _after_usage(workload, verdict, policy=policy, pauses=pauses)
 
 
-def apply_cap(decisions: list[Decision], *, limit: int) -> tuple[Decision, ...]:
-    """Keep the `limit` longest-idle deactivations; defer the rest to a later cycle."""
-    acting = [d for d in decisions if d.action in (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)]
-    acting.sort(key=_longest_idle_first)
-    deferred = {id(d) for d in acting[max(limit, 0) :]}  # a negative slice would act on most
-    return tuple(
-        replace(
-            d,
-            action=Action.DEFERRED,
-            reason=f"{d.reason}; deferred: cap of {limit} deactivations per cycle reached",
-        )
-        if id(d) in deferred
-        else d
-        for d in decisions
-    )
-
-
-def _longest_idle_first(decision: Decision) -> tuple[bool, float, WorkloadRef]:
-    since = decision.idle_since
-    return (since is None, since.timestamp() if since else 0.0, decision.workload)
+def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, ...]:
+    """The per-cycle cap: the longest idle first; the rest wait for a later cycle."""
+    return defer(decisions, keep=limit, why=f"cap of {limit} deactivations per cycle reached")
 
 
 def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> Decision | None:

@@ -76,7 +76,7 @@ class Deactivator:
         except ClusterError as exc:
             return tuple(self._record(d, inputs.now, Outcome.skipped(str(exc))) for d in chosen)
         fresh_inputs = replace(inputs, pauses=pauses)
-        busy_again = self._fresh_check(inputs, chosen)
+        busy_again = _with_broken_sets(self._fresh_check(inputs, chosen), chosen)
         return tuple(
             self._record(d, inputs.now, Outcome.skipped(busy_again[d.workload]))
             if d.workload in busy_again
@@ -104,6 +104,8 @@ class Deactivator:
             return self._record(decision, inputs.now, outcome_of(exc, wrote=False))
         if again.action is not Action.DEACTIVATE:
             return self._record(decision, inputs.now, Outcome.skipped(f"now {again.state}"))
+        # The cycle's reclaim plan chose whom this stop serves; deciding again keeps that.
+        again = replace(again, beneficiary=decision.beneficiary, reason=decision.reason)
         return self._patch(fresh, again, now=inputs.now)
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
@@ -160,6 +162,24 @@ class Deactivator:
         )
         log_action(self._log, record)
         return record
+
+
+def _with_broken_sets(
+    left_alone: dict[WorkloadRef, str], chosen: Sequence[Decision]
+) -> dict[WorkloadRef, str]:
+    """A member of a waiter's set left alone (busy again) leaves its whole set alone: the
+    others alone would free quota that lets nobody in."""
+    broken = {d.beneficiary: d.workload for d in chosen if d.workload in left_alone}
+    return {
+        **left_alone,
+        **{
+            d.workload: f"{broken[d.beneficiary]} of the set freed for {d.beneficiary} stays"
+            for d in chosen
+            if d.beneficiary is not None
+            and d.beneficiary in broken
+            and d.workload not in left_alone
+        },
+    }
 
 
 def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:

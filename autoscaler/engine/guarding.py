@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditLog, GuardState, MetricSource
 from autoscaler.domain.breaker import BreakerState, Turnover, step
+from autoscaler.domain.caps import defer
 from autoscaler.domain.fresh import pods_of, still_idle
 from autoscaler.domain.guards import (
     HOUR,
@@ -29,7 +30,6 @@ from autoscaler.domain.guards import (
     GuardMemory,
     GuardRules,
     LoopRecord,
-    defer,
     leave_contested,
     newly_contested,
     newly_undone,

@@ -17,7 +17,14 @@ from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    MetricSource,
+    PendingWork,
+    WorkloadActuator,
+)
+from autoscaler.domain.caps import release_broken_sets
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
@@ -38,6 +45,7 @@ from autoscaler.engine.decision_log import log_decision
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.keda_managed import keda_managed_targets, mark_keda_managed
 from autoscaler.engine.leadership import always_leading
+from autoscaler.engine.reclaiming import Reclaimer
 
 
 class Reconciler:
@@ -55,6 +63,7 @@ class Reconciler:
         keda_addresses: Sequence[str] = (),
         guards: Guards | None = None,
         is_leader: Callable[[], bool] | None = None,
+        pending: PendingWork | None = None,
     ) -> None:
         """`is_leader`: with several replicas, only the leader acts (and writes the guards'
         state); every replica decides and publishes snapshots. None: this one always leads."""
@@ -77,6 +86,7 @@ class Reconciler:
             guards=guards,
             may_act=self._is_leader,
         )
+        self._reclaimer = Reclaimer(pending=pending, logger=logger)
         self._cycle = 0
         self._previous: Snapshot | None = None
 
@@ -94,13 +104,16 @@ class Reconciler:
         inputs = CycleInputs(
             workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage, now=now
         )
-        decided = tuple(
-            decide(w, usage, policy=self._policy, pauses=pauses, now=now) for w in workloads
+        decided, waiters = self._reclaimer.screen(
+            workloads,
+            [decide(w, usage, policy=self._policy, pauses=pauses, now=now) for w in workloads],
+            contended=self._contended,
         )
         # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
         # the guards hold back (contested ones would take them cycle after cycle).
         screened, report = self._screen(inputs, decided)
-        decisions = apply_cap(list(screened), limit=self._policy.max_deactivations_per_cycle)
+        capped = apply_cap(screened, limit=self._policy.max_deactivations_per_cycle)
+        decisions = release_broken_sets(capped)
         for info, decision in zip(workloads, decisions, strict=True):
             log_decision(self._log, info, decision, now=now)
         actions = self._actor.act(inputs, decisions)
@@ -119,8 +132,13 @@ class Reconciler:
                 usage=usage_by_profile,
                 gpu_pods=tuple(gpu_pods),
                 guards=report,
+                waiters=waiters,
             )
         )
+
+    def _contended(self, decision: Decision) -> bool:
+        """Whether the decision's rule reclaims only when someone waits."""
+        return False  # wired to the rules when they land
 
     def _screen(
         self, inputs: CycleInputs, decisions: tuple[Decision, ...]

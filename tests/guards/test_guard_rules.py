@@ -8,12 +8,12 @@ import pytest
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
+from autoscaler.domain.caps import defer
 from autoscaler.domain.guards import (
     Contest,
     ContestedRules,
     Deed,
     LoopRecord,
-    defer,
     leave_contested,
     newly_contested,
     newly_undone,

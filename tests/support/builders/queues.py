@@ -32,6 +32,11 @@ class ClusterQueueBuilder(KueueBuilder):
         ]
         return self
 
+    def cohort(self, name: str) -> Self:
+        """Share unused quota with the other members of cohort `name` (v1beta2 spelling)."""
+        self._obj["spec"]["cohortName"] = name
+        return self
+
 
 class LocalQueueBuilder(KueueBuilder):
     def cluster_queue(self, name: str) -> Self:

@@ -1,0 +1,61 @@
+"""The caps on how many deactivations go ahead: per cycle, per hour, and none while the
+breaker is open. One rule for all of them: the longest idle first, and the set freed for one
+waiting Workload (`Decision.beneficiary`) all or nothing, since part of it lets nobody in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from autoscaler.domain.models import Action, Decision, WorkloadRef
+
+ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
+
+
+def defer(decisions: Sequence[Decision], *, keep: int, why: str) -> tuple[Decision, ...]:
+    """Keep at most `keep` acting decisions; the rest are deferred with `why`."""
+    room = max(keep, 0)  # a negative count would otherwise slice off most of the list
+    kept: set[int] = set()
+    for group in _groups_longest_idle_first(decisions):
+        if len(group) <= room:
+            kept.update(id(d) for d in group)
+            room -= len(group)
+    return tuple(
+        replace(d, action=Action.DEFERRED, reason=f"{d.reason}; deferred: {why}")
+        if d.action in ACTING and id(d) not in kept
+        else d
+        for d in decisions
+    )
+
+
+def release_broken_sets(decisions: Sequence[Decision]) -> tuple[Decision, ...]:
+    """A waiter's set of which some member no longer acts (held back, contested, busy again)
+    lets nobody in: its other members are left running too."""
+    broken = {
+        d.beneficiary for d in decisions if d.beneficiary is not None and d.action not in ACTING
+    }
+    return tuple(
+        replace(
+            d,
+            action=Action.NONE,
+            reason=f"{d.reason}; left running: the rest of the set freed for {d.beneficiary} "
+            "does not go ahead this cycle",
+        )
+        if d.action in ACTING and d.beneficiary in broken
+        else d
+        for d in decisions
+    )
+
+
+def _groups_longest_idle_first(decisions: Sequence[Decision]) -> list[list[Decision]]:
+    groups: dict[object, list[Decision]] = {}
+    for decision in sorted((d for d in decisions if d.action in ACTING), key=_longest_idle):
+        key = decision.beneficiary or id(decision)  # alone unless freed for a waiter
+        groups.setdefault(key, []).append(decision)
+    return list(groups.values())  # dicts keep insertion order: the longest idle member first
+
+
+def _longest_idle(decision: Decision) -> tuple[bool, float, WorkloadRef]:
+    since = decision.idle_since
+    return (since is None, since.timestamp() if since else 0.0, decision.workload)

@@ -1,0 +1,65 @@
+"""The caps: the longest idle first, and a waiter's set of deactivations all or nothing."""
+
+from __future__ import annotations
+
+from autoscaler.domain.caps import defer, release_broken_sets
+from autoscaler.domain.models import Action, Decision, State, WorkloadRef
+from tests.support.domain_builders import minutes_ago
+
+WAITER = WorkloadRef("team-a", "waiter")
+
+
+def idle(name: str, *, minutes: float, beneficiary: WorkloadRef | None = None) -> Decision:
+    return Decision(
+        workload=WorkloadRef("team-b", name),
+        state=State.IDLE,
+        action=Action.DEACTIVATE,
+        reason="idle",
+        idle_since=minutes_ago(minutes),
+        beneficiary=beneficiary,
+    )
+
+
+def acting(decisions: tuple[Decision, ...]) -> set[str]:
+    return {d.workload.name for d in decisions if d.action is Action.DEACTIVATE}
+
+
+def test_the_longest_idle_go_first_and_the_rest_are_deferred_with_the_reason() -> None:
+    capped = defer([idle("new", minutes=70), idle("old", minutes=300)], keep=1, why="cap of 1")
+    assert acting(capped) == {"old"}
+    (deferred,) = [d for d in capped if d.action is Action.DEFERRED]
+    assert deferred.reason == "idle; deferred: cap of 1"
+
+
+def test_a_waiters_set_that_does_not_fit_the_room_is_deferred_whole() -> None:
+    pair = [idle("a", minutes=300, beneficiary=WAITER), idle("b", minutes=80, beneficiary=WAITER)]
+    capped = defer([*pair, idle("alone", minutes=90)], keep=1, why="cap")
+    assert acting(capped) == {"alone"}, "half of the pair would let nobody in"
+
+
+def test_a_waiters_set_that_fits_goes_ahead_together() -> None:
+    pair = [idle("a", minutes=300, beneficiary=WAITER), idle("b", minutes=80, beneficiary=WAITER)]
+    capped = defer([*pair, idle("alone", minutes=90)], keep=2, why="cap")
+    assert acting(capped) == {"a", "b"}
+
+
+def test_a_negative_room_defers_everything() -> None:
+    assert acting(defer([idle("a", minutes=90)], keep=-3, why="cap")) == set()
+
+
+def test_when_one_member_of_a_set_is_held_back_the_others_are_left_running() -> None:
+    held = Decision(
+        workload=WorkloadRef("team-b", "held"),
+        state=State.IDLE,
+        action=Action.NONE,
+        reason="contested",
+        beneficiary=WAITER,
+    )
+    released = release_broken_sets([held, idle("a", minutes=90, beneficiary=WAITER)])
+    assert acting(released) == set()
+    assert "does not go ahead" in released[1].reason
+
+
+def test_sets_whose_members_all_act_and_lone_decisions_are_untouched() -> None:
+    decisions = (idle("a", minutes=90, beneficiary=WAITER), idle("alone", minutes=90))
+    assert release_broken_sets(decisions) == decisions
