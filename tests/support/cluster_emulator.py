@@ -19,8 +19,8 @@ from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.admission import admit_pending
 from autoscaler.sim.kueue_model import KueueState, Phase
 from autoscaler.sim.kueue_objects import (
-    cluster_queue_status,
     cluster_queue_from_object,
+    cluster_queue_status,
     local_queue_from_object,
     priority_class_from_object,
     workload_from_object,
