@@ -29,6 +29,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.policy import Policy, decide
+from autoscaler.domain.subjects import subject_of
 from autoscaler.engine import actuation
 from autoscaler.engine.decision_log import log_action
 from autoscaler.engine.guarding import Guards
@@ -104,7 +105,8 @@ class Deactivator:
             return self._record(decision, inputs.now, outcome_of(exc, wrote=False))
         if again.action is not Action.DEACTIVATE:
             return self._record(decision, inputs.now, Outcome.skipped(f"now {again.state}"))
-        return self._patch(fresh, again, now=inputs.now)
+        # the waiter was chosen on the cycle's facts; the re-decision keeps it
+        return self._patch(fresh, replace(again, beneficiary=decision.beneficiary), now=inputs.now)
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
         """The durable audit record, then the act sequence (one patch, owner, Event)."""
@@ -113,7 +115,7 @@ class Deactivator:
         guards = self._guards
         if guards is not None:
             try:
-                guards.begin(decision, now=now)
+                guards.begin(decision, now=now, subject=subject_of(workload, decision))
             except ClusterError as exc:  # no durable record, no action
                 return self._record(
                     decision, now, Outcome.failed(f"audit record not written: {exc}")
@@ -145,6 +147,7 @@ class Deactivator:
             threshold=rules.threshold,
             policy=f"threshold {rules.threshold:.0%}, window {rules.window}, "
             f"min coverage {rules.min_coverage:.0%}, grace {self._policy.grace_period}",
+            beneficiary=str(decision.beneficiary) if decision.beneficiary else None,
         )
 
     def _record(
@@ -176,8 +179,10 @@ def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:
 def deactivation_message(decision: Decision) -> str:
     name = decision.workload.name
     namespace = decision.workload.namespace
+    waiter = decision.beneficiary
+    for_whom = f"Its GPUs are for the waiting Workload {waiter}. " if waiter else ""
     return (
-        f"Deactivated by idle-gpu-autoscaler: {decision.reason}. "
+        f"Deactivated by idle-gpu-autoscaler: {decision.reason}. {for_whom}"
         f"To bring it back: kubectl patch workload {name} -n {namespace} --type merge "
         '-p \'{"spec":{"active":true}}\'. The cluster\'s in-memory Ray state is gone, '
         "and it may wait in the queue until quota is free."
