@@ -15,6 +15,7 @@ from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.core.ports import Clock, GuardStore, MetricSource, StateBacking, WorkloadActuator
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.exemption_limits import ExemptionLimiter
+from autoscaler.engine.follow_ups import FollowUps
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.loop_audit import LoopAuditor
@@ -83,6 +84,9 @@ def subscribe_listeners(
             logger=logger.getChild("audit"),
             leading=is_leader,
         )
+    )
+    store.subscribe(
+        FollowUps(state=shared.store, logger=logger.getChild("follow-ups"), leading=is_leader)
     )
     store.subscribe(
         ExemptionLimiter(

@@ -37,6 +37,7 @@ class Followed:
     at: datetime  # when it was decided
     beneficiary: WorkloadRef | None  # None: no waiter, or its admission is already noted
     reactivation: bool = True  # still to be seen
+    seen_inactive: bool = False  # a read showing it active before that may predate the patch
 
 
 class FollowUps:
@@ -60,8 +61,9 @@ class FollowUps:
             return
         if not snapshot.cluster_ok:
             return  # a workload missing from a failed read is not gone
-        followed = self._load(snapshot) + _acted(snapshot)
+        followed = self._load(snapshot)
         notes, still = _notes(snapshot, followed, since=snapshot.taken_at - self._horizon)
+        still += _acted(snapshot)  # its rows were read before the patch: judged next cycle
         if notes:
             try:
                 self._state.record(*notes)
@@ -116,6 +118,9 @@ def _notes(
     for one in followed:
         if one.at < since:
             continue
+        stopped = snapshot.find(one.target)
+        if stopped is not None and not stopped.info.active:
+            one = replace(one, seen_inactive=True)
         admitted, reactivated = _admitted(snapshot, one), _reactivated(snapshot, one)
         notes += [note for note in (admitted, reactivated) if isinstance(note, AuditRecord)]
         left = replace(
@@ -152,10 +157,13 @@ def _reactivated(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
     row = snapshot.find(one.target)
     if row is None:
         return _GONE
-    if not row.info.active:
-        return _WAITING
     annotated = reactivated_at(row.info.annotations, row.info.owner_annotations)
-    at = annotated if annotated is not None and annotated >= one.at else snapshot.taken_at
+    if annotated is not None and annotated >= one.at:
+        at = annotated  # the API's reactivation says when
+    elif row.info.active and one.seen_inactive:
+        at = snapshot.taken_at  # set back by hand: when this cycle saw it
+    else:
+        return _WAITING
     reason = f"active again {at - one.at} after our deactivation"
     return _note(one, SEEN_REACTIVATED, at=at, reason=reason, waiter=None)
 
