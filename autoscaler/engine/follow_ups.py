@@ -115,12 +115,12 @@ def _notes(
 ) -> tuple[list[AuditRecord], list[Followed]]:
     notes: list[AuditRecord] = []
     still: list[Followed] = []
-    for one in followed:
-        if one.at < since:
+    for followed_one in followed:
+        if followed_one.at < since:
             continue
-        stopped = snapshot.find(one.target)
-        if stopped is not None and not stopped.info.active:
-            one = replace(one, seen_inactive=True)
+        stopped = snapshot.find(followed_one.target)
+        inactive = stopped is not None and not stopped.info.active
+        one = replace(followed_one, seen_inactive=True) if inactive else followed_one
         admitted, reactivated = _admitted(snapshot, one), _reactivated(snapshot, one)
         notes += [note for note in (admitted, reactivated) if isinstance(note, AuditRecord)]
         left = replace(
