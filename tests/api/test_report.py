@@ -64,3 +64,22 @@ def test_bad_input_is_a_problem_naming_the_field(
     assert answer.status_code == 422
     assert answer.headers["content-type"] == "application/problem+json"
     assert field in str(answer.json())
+
+
+def test_metrics_carry_the_figures_per_namespace_and_queue_only() -> None:
+    with ApiRig(dry_run=False) as rig:
+        rig.add_raycluster("team-a", "alice-rc", gpus=2)
+        rig.cycle()
+        rig.clock.advance(timedelta(hours=2))
+        rig.cycle()
+        text = rig.http.get("/metrics").text
+    reclaimed = [
+        line
+        for line in text.splitlines()
+        if line.startswith("idle_gpu_autoscaler_savings_reclaimed_gpu_hours{")
+    ]
+    assert reclaimed == [
+        'idle_gpu_autoscaler_savings_reclaimed_gpu_hours{namespace="team-a",queue="user-queue"} 4.0'
+    ]
+    for name in ("held_idle_gpu_hours", "wait_shortened_seconds", "regretted", "contested"):
+        assert f"# TYPE idle_gpu_autoscaler_savings_{name} gauge" in text
