@@ -44,7 +44,7 @@ def test_an_owner_name_with_control_characters_is_printed_escaped(
             outcome="done",
             gpus=1,
             subject=hostile,
-        )  # fmt: skip
+        )
     )
     rig.clock.advance(timedelta(hours=1))
 
