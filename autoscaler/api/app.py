@@ -17,6 +17,7 @@ from autoscaler.api.routes import (
     guards,
     health,
     pauses,
+    report,
     workloads,
 )
 from autoscaler.core.ports import Authenticator
@@ -53,12 +54,13 @@ def create_app(
             {"name": "activation", "description": "Reactivate, or deactivate now."},
             {"name": "decisions", "description": "The audit trail."},
             {"name": "guards", "description": "The circuit breaker and contested marks."},
+            {"name": "report", "description": "What deactivations saved, and cost."},
             {"name": "health", "description": "Probes and metrics."},
         ],
     )
     app.state.context = context
     problems.install(app, logger=context.logger)
-    for module in (workloads, exemptions, pauses, activation, decisions, guards, health):
+    for module in (workloads, exemptions, pauses, activation, decisions, guards, report, health):
         app.include_router(module.router)
     for router in routers:
         app.include_router(router)

@@ -35,7 +35,7 @@ def is_read(args: argparse.Namespace) -> bool:
     """Reads may go without a token when there is none to find (the API may answer them)."""
     if args.command == "breaker":
         return bool(args.breaker_action == "status")
-    return args.command in {"status", "pauses", "decisions", "audit"}
+    return args.command in {"status", "pauses", "decisions", "audit", "report"}
 
 
 def _namespace(args: argparse.Namespace) -> str:
@@ -44,15 +44,15 @@ def _namespace(args: argparse.Namespace) -> str:
     return str(args.namespace)
 
 
-def _duration(text: str | None) -> timedelta | None:
+def _duration(text: str | None, *, option: str = "--for") -> timedelta | None:
     if text is None:
         return None
     try:
         span = parse_duration(text)
     except ValueError as exc:
-        raise UsageError(f"--for: {exc}") from None
+        raise UsageError(f"{option}: {exc}") from None
     if span <= timedelta(0):
-        raise UsageError(f"--for: {text!r} must be longer than zero")
+        raise UsageError(f"{option}: {text!r} must be longer than zero")
     return span
 
 
@@ -142,6 +142,12 @@ def _records(view: TableView) -> Plan:
     return records
 
 
+def _report(args: argparse.Namespace) -> Call:
+    since = str(args.since)
+    _duration(since, option="--since")
+    return lambda client: (client.report(since=since, namespace=args.namespace), render.report)
+
+
 def _breaker(args: argparse.Namespace) -> Call:
     if args.breaker_action == "reset":
         return lambda client: (client.reset_breaker(reason=args.reason), render.breaker_reset)
@@ -160,6 +166,7 @@ _PLANS: dict[str, Plan] = {
     "uncontest": _uncontest,
     "decisions": _records(render.decisions),
     "audit": _records(render.audit),
+    "report": _report,
     "breaker": _breaker,
 }
 COMMANDS = tuple(_PLANS)

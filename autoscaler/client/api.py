@@ -139,6 +139,13 @@ class AutoscalerClient:
             params["namespace"] = namespace
         return self._call("GET", "/api/v1/decisions", params=params)
 
+    def report(self, *, since: str, namespace: str | None = None) -> Json:
+        """The savings report over the period `since` (a duration: 24h, 7d)."""
+        params: dict[str, Any] = {"since": since}
+        if namespace is not None:
+            params["namespace"] = namespace
+        return self._call("GET", "/api/v1/report", params=params)
+
     def breaker(self) -> Json:
         """The mass-idle circuit breaker as stored now."""
         return self._call("GET", "/api/v1/breaker")

@@ -180,6 +180,13 @@ def _add_reads(commands: Any) -> None:
         records.add_argument(
             "--offset", type=int, default=0, help="records to skip, newest first (default 0)"
         )
+    report = _command(
+        commands, "report", "GPU-hours held idle and reclaimed, waits shortened, regrets"
+    )
+    _namespace_option(report, "only this namespace")
+    report.add_argument(
+        "--since", default="7d", metavar="DURATION", help="how far back: 24h, 7d (default 7d)"
+    )
 
 
 def _add_workload_changes(commands: Any) -> None:

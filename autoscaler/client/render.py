@@ -178,6 +178,32 @@ def breaker_reset(body: Json) -> str:
     return "circuit breaker reset: closed; deactivations resume next cycle (within the caps)"
 
 
+def report(body: Json) -> str:
+    """One line per owner, then the total; the REST answer has the per-queue roll-ups."""
+    headers = ["NAMESPACE", "QUEUE", "OWNER", "IDLE GPU-H", "RECLAIMED GPU-H", "WAIT SHORTENED",
+               "WAITERS", "STOPS", "REGRETTED", "CONTESTED"]  # fmt: skip
+    rows = [_savings_row(item, item["namespace"], item.get("queue"), item.get("owner"))
+            for item in body.get("byOwner", [])]  # fmt: skip
+    rows.append(_savings_row(body["total"], "TOTAL", "", ""))
+    period = f"since {body['since']} until {body['until']}"
+    return f"{period}\n{table(headers, rows)}"
+
+
+def _savings_row(figures: Json, namespace: str, queue: Any, owner: Any) -> list[str]:
+    return [
+        namespace,
+        queue or "-",
+        owner or "-",
+        f"{float(figures['heldIdleGpuHours']):.1f}",
+        f"{float(figures['reclaimedGpuHours']):.1f}",
+        _minutes(figures["waitShortenedSeconds"]),
+        str(figures["waitersAdmitted"]),
+        str(figures["deactivations"]),
+        str(figures["regretted"]),
+        str(figures["contested"]),
+    ]
+
+
 def _normal_cycles(body: Json) -> str:
     close_after = body.get("closeAfter")
     counted = str(body.get("normalCycles") or 0)

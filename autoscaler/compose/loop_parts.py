@@ -15,9 +15,11 @@ from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.core.ports import Clock, GuardStore, MetricSource, StateBacking, WorkloadActuator
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.exemption_limits import ExemptionLimiter
+from autoscaler.engine.follow_ups import FollowUps
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.loop_audit import LoopAuditor
+from autoscaler.engine.savings_metrics import SavingsGauges
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
@@ -83,6 +85,12 @@ def subscribe_listeners(
             logger=logger.getChild("audit"),
             leading=is_leader,
         )
+    )
+    store.subscribe(
+        SavingsGauges(telemetry.registry, state=shared.store, logger=logger.getChild("savings"))
+    )
+    store.subscribe(
+        FollowUps(state=shared.store, logger=logger.getChild("follow-ups"), leading=is_leader)
     )
     store.subscribe(
         ExemptionLimiter(

@@ -18,6 +18,7 @@ DEACTIVATED_REASON = PREFIX + "deactivated-reason"
 DEACTIVATED_PEAK = PREFIX + "deactivated-peak-utilization"
 DEACTIVATED_THRESHOLD = PREFIX + "deactivated-threshold"
 DEACTIVATED_POLICY = PREFIX + "deactivated-policy"
+DEACTIVATED_FOR = PREFIX + "deactivated-for"  # the waiting Workload it was for, if any
 REACTIVATED_AT = PREFIX + "reactivated-at"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
@@ -31,15 +32,19 @@ class DeactivationAudit:
     peak: float | None
     threshold: float
     policy: str  # a one-line summary of the policy in force
+    beneficiary: str | None = None  # "namespace/name" of the waiter a contended stop is for
 
     def annotations(self) -> dict[str, str]:
-        return {
+        written = {
             DEACTIVATED_AT: time_text(self.at),
             DEACTIVATED_REASON: self.reason,
             DEACTIVATED_PEAK: ratio_text(self.peak),
             DEACTIVATED_THRESHOLD: ratio_text(self.threshold),
             DEACTIVATED_POLICY: self.policy,
         }
+        if self.beneficiary is not None:
+            written[DEACTIVATED_FOR] = self.beneficiary
+        return written
 
 
 @dataclass(frozen=True)

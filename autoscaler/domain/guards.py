@@ -24,6 +24,7 @@ from autoscaler.domain.breaker import CLOSED, BreakerRules, BreakerState
 from autoscaler.domain.caps import ACTING
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.subjects import Subject
 
 HOUR = timedelta(hours=1)
 
@@ -56,6 +57,7 @@ class LoopRecord:
     peak: float | None = None
     coverage: float | None = None
     threshold: float | None = None
+    subject: Subject | None = None  # a deactivation's rule, queues, owner and waiter
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from datetime import datetime
 from autoscaler.domain.breaker import CLOSED, BreakerState
 from autoscaler.domain.guards import Contest
 from autoscaler.domain.models import Pauses, WorkloadRef
+from autoscaler.domain.subjects import Subject
 
 EVERYTHING = "*"  # the scope of a whole-service pause in `pause-details`
 
@@ -73,6 +74,7 @@ class AuditRecord:
     coverage: float | None = None
     threshold: float | None = None
     key: RecordKey | None = None  # the loop's records: written once (a deactivation never)
+    subject: Subject | None = None  # the workload as it stood: rule, queues, owner, waiter
 
     def repeats(self, earlier: AuditRecord) -> bool:
         """Whether `earlier` already records what this record says."""

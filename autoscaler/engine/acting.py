@@ -29,6 +29,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.policy import Policy, decide
+from autoscaler.domain.subjects import subject_of
 from autoscaler.engine import actuation
 from autoscaler.engine.decision_log import log_action
 from autoscaler.engine.guarding import Guards
@@ -115,7 +116,7 @@ class Deactivator:
         guards = self._guards
         if guards is not None:
             try:
-                guards.begin(decision, now=now)
+                guards.begin(decision, now=now, subject=subject_of(workload, decision))
             except ClusterError as exc:  # no durable record, no action
                 return self._record(
                     decision, now, Outcome.failed(f"audit record not written: {exc}")
@@ -147,6 +148,7 @@ class Deactivator:
             threshold=rules.threshold,
             policy=f"threshold {rules.threshold:.0%}, window {rules.window}, "
             f"min coverage {rules.min_coverage:.0%}, grace {self._policy.grace_period}",
+            beneficiary=str(decision.beneficiary) if decision.beneficiary else None,
         )
 
     def _record(
@@ -196,8 +198,10 @@ def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:
 def deactivation_message(decision: Decision) -> str:
     name = decision.workload.name
     namespace = decision.workload.namespace
+    waiter = decision.beneficiary
+    for_whom = f"Its GPUs are for the waiting Workload {waiter}. " if waiter else ""
     return (
-        f"Deactivated by idle-gpu-autoscaler: {decision.reason}. "
+        f"Deactivated by idle-gpu-autoscaler: {decision.reason}. {for_whom}"
         f"To bring it back: kubectl patch workload {name} -n {namespace} --type merge "
         '-p \'{"spec":{"active":true}}\'. The cluster\'s in-memory Ray state is gone, '
         "and it may wait in the queue until quota is free."

@@ -46,6 +46,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy import Policy
+from autoscaler.domain.subjects import Subject
 from autoscaler.engine.fleet_watch import FleetWatch
 
 
@@ -114,9 +115,10 @@ class Guards:
         }
         return {ref: why for ref, why in found.items() if why is not None}
 
-    def begin(self, decision: Decision, *, now: datetime) -> None:
-        """The durable record of a deactivation, before its patch. Raises ClusterError."""
-        self._audit.record(self._deed(decision, now=now, outcome=None))
+    def begin(self, decision: Decision, *, now: datetime, subject: Subject | None = None) -> None:
+        """The durable record of a deactivation, before its patch, with the workload as it
+        stood (`subject`: rule, queues, owner, waiter). Raises ClusterError."""
+        self._audit.record(replace(self._deed(decision, now=now, outcome=None), subject=subject))
 
     def ended(self, decision: Decision, *, now: datetime, outcome: Outcome) -> None:
         """The patch after `begin` was not plainly done: say how (same time), so a failed one

@@ -28,6 +28,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RecordKey
+from autoscaler.domain.subjects import subject_of
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.telemetry import ServiceMetrics
 
@@ -141,6 +142,7 @@ def _record(
         coverage=decision.coverage if decision is not None else None,
         threshold=threshold,
         key=_key(row, detail=detail),
+        subject=subject_of(row.info, decision) if row is not None else None,
     )
 
 

@@ -27,27 +27,31 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.outcomes import OutcomeKind
+from autoscaler.engine.savings_metrics import SAVINGS_METRIC_NAMES
 
 PREFIX = "idle_gpu_autoscaler_"
-METRIC_NAMES: tuple[str, ...] = tuple(
-    PREFIX + name
-    for name in (
-        "cycles_total",
-        "cycle_duration_seconds",
-        "workloads",
-        "deactivations_total",
-        "reactivations_total",
-        "exemptions_active",
-        "errors_total",
-        "gpu_hours_reclaimed_total",
-        "last_successful_cycle_timestamp_seconds",
-        "breaker_open",
-        "deactivations_deferred",
-        "deactivations_last_hour",
-        "deactivations_hourly_limit",
-        "contested_workloads",
+METRIC_NAMES: tuple[str, ...] = (
+    tuple(
+        PREFIX + name
+        for name in (
+            "cycles_total",
+            "cycle_duration_seconds",
+            "workloads",
+            "deactivations_total",
+            "reactivations_total",
+            "exemptions_active",
+            "errors_total",
+            "gpu_hours_reclaimed_total",
+            "last_successful_cycle_timestamp_seconds",
+            "breaker_open",
+            "deactivations_deferred",
+            "deactivations_last_hour",
+            "deactivations_hourly_limit",
+            "contested_workloads",
+        )
     )
-)
+    + SAVINGS_METRIC_NAMES
+)  # per namespace and queue, from engine.savings_metrics
 LOOP_CRASH = "loop"  # the errors' source of a cycle that raised
 LOOP_REASON = "idle"  # deactivations by the loop; "admin" for "deactivate now"
 # Why a deactivation waits. The guards defer for one reason at a time: unreadable guard state

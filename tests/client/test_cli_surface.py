@@ -29,6 +29,7 @@ SUBCOMMAND_OF_CALL = {
     "breaker": ("breaker", "status"),
     "reset_breaker": ("breaker", "reset"),
     "uncontest": ("uncontest",),
+    "report": ("report",),
 }
 NOT_CALLS = {"close", "from_kubeconfig", "from_environment"}
 

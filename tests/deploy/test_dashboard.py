@@ -20,7 +20,7 @@ HISTOGRAM_SERIES = re.compile(r"_(bucket|sum|count)$")
 # Gauges of the whole fleet: every replica (two by default) reports the same value.
 FLEET_GAUGES = re.compile(
     r"idle_gpu_autoscaler_(workloads|exemptions_active|breaker_open|deactivations_deferred"
-    r"|deactivations_last_hour|deactivations_hourly_limit|contested_workloads)\b"
+    r"|deactivations_last_hour|deactivations_hourly_limit|contested_workloads|savings_[a-z_]+)\b"
 )
 # Grafana's range variables, replaced by a plain duration for promtool.
 GRAFANA_RANGES = re.compile(r"\$__(rate_interval|range|interval)")
@@ -72,6 +72,13 @@ def test_the_dashboard_shows_what_the_guards_hold_back() -> None:
         "max(idle_gpu_autoscaler_contested_workloads)",
     ):
         assert shown in joined
+
+
+def test_the_dashboard_shows_the_savings_per_namespace_and_queue() -> None:
+    joined = "\n".join(expressions())
+    for name in ("reclaimed_gpu_hours", "held_idle_gpu_hours", "wait_shortened_seconds",
+                 "regretted", "contested"):  # fmt: skip
+        assert f"max by (namespace, queue) (idle_gpu_autoscaler_savings_{name})" in joined
 
 
 def test_fleet_gauges_are_never_summed_over_replicas() -> None:

@@ -6,6 +6,13 @@
 Both keys are optional: a ConfigMap written before the guards existed reads as a closed
 breaker and no marks. A breaker entry that cannot be read counts as OPEN, so a garbled
 hand edit cannot disarm it (an admin resets it through the API).
+
+An audit record's subject (the workload as it stood when acted on) is spelled flat, beside
+the record's own fields, each key optional so that records written before it read as
+"not known":
+
+    rule, beneficiary ("namespace/name"), queue, clusterQueue, owner ("Kind/name"),
+    idleSince (RFC 3339)
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from autoscaler.domain.annotations import parse_time, time_text
 from autoscaler.domain.breaker import CLOSED, BreakerState
 from autoscaler.domain.guards import Contest
 from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.subjects import Subject
 
 BREAKER_KEY = "breaker"
 CONTESTED_KEY = "contested"
@@ -69,6 +77,38 @@ def decode_contested(data: Mapping[str, str]) -> dict[WorkloadRef, Contest]:
         ref_of(str(key)): Contest(since=time_of(value["since"]), reason=str(value["reason"]))
         for key, value in raw.items()
     }
+
+
+_SUBJECT_TEXTS = {
+    "rule": "rule",
+    "beneficiary": "beneficiary",
+    "queue": "queue",
+    "clusterQueue": "cluster_queue",
+    "owner": "owner",
+}
+SUBJECT_KEYS = (*_SUBJECT_TEXTS, "idleSince")
+
+
+def encode_subject(subject: Subject | None) -> dict[str, str]:
+    """The subject's known fields (none for None)."""
+    if subject is None:
+        return {}
+    texts = {key: getattr(subject, name) for key, name in _SUBJECT_TEXTS.items()}
+    if subject.idle_since is not None:
+        texts["idleSince"] = time_text(subject.idle_since)
+    return {key: value for key, value in texts.items() if value is not None}
+
+
+def decode_subject(raw: Mapping[str, Any]) -> Subject | None:
+    """None for a record with none of the keys (written before subjects, or by a person)."""
+    if not any(raw.get(key) is not None for key in SUBJECT_KEYS):
+        return None
+    texts = {name: raw.get(key) for key, name in _SUBJECT_TEXTS.items()}
+    since = raw.get("idleSince")
+    return Subject(
+        **{name: None if value is None else str(value) for name, value in texts.items()},
+        idle_since=None if since is None else time_of(since),
+    )
 
 
 def ref_of(target: str) -> WorkloadRef:

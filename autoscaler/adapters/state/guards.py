@@ -83,6 +83,7 @@ def audit_record(record: LoopRecord) -> AuditRecord:
         peak=record.peak,
         coverage=record.coverage,
         threshold=record.threshold,
+        subject=record.subject,
     )
 
 
@@ -106,6 +107,7 @@ def loop_record(record: AuditRecord) -> LoopRecord | None:
         peak=record.peak,
         coverage=record.coverage,
         threshold=record.threshold,
+        subject=record.subject,
     )
 
 

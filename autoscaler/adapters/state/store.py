@@ -30,7 +30,9 @@ from autoscaler.adapters.state.codec import UNREADABLE as GUARDS_UNREADABLE
 from autoscaler.adapters.state.codec import (
     decode_breaker,
     decode_contested,
+    decode_subject,
     encode_guards,
+    encode_subject,
     time_of,
 )
 from autoscaler.core.errors import Conflict, NotFound
@@ -199,6 +201,8 @@ def _record_json(record: AuditRecord) -> dict[str, Any]:
     fields = asdict(record)
     fields["at"] = time_text(record.at)
     fields["key"] = _key_json(record.key) if record.key is not None else None
+    fields.pop("subject")
+    fields.update(encode_subject(record.subject))
     return {key: value for key, value in fields.items() if value is not None}
 
 
@@ -235,6 +239,7 @@ def _record(raw: Mapping[str, Any]) -> AuditRecord:
         coverage=_optional(float, raw.get("coverage")),
         threshold=_optional(float, raw.get("threshold")),
         key=_key(raw.get("key")),
+        subject=decode_subject(raw),
     )
 
 

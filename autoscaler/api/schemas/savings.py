@@ -1,0 +1,66 @@
+"""The savings report's answer: the figures of docs/SAVINGS.md, in total and per namespace,
+per queue and per owner."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from autoscaler.api.schemas.views import _View
+from autoscaler.domain.savings import Figures, Group
+
+
+class SavingsFigures(_View):
+    held_idle_gpu_hours: float = Field(
+        description="GPUs × hours idle before our deactivation, plus workloads idle now."
+    )
+    reclaimed_gpu_hours: float = Field(
+        description="GPUs × hours from our deactivation until reactivated, or until now."
+    )
+    wait_shortened_seconds: float = Field(
+        description="Per waiter admitted: its admission time minus the time the deactivation "
+        "made for it was decided."
+    )
+    waiters_admitted: int
+    deactivations: int
+    regretted: int = Field(description="Deactivations undone within an hour.")
+    contested: int = Field(description="Workloads marked contested.")
+
+    @classmethod
+    def of(cls, figures: Figures) -> SavingsFigures:
+        return cls(
+            held_idle_gpu_hours=round(figures.held_idle_gpu_hours, 3),
+            reclaimed_gpu_hours=round(figures.reclaimed_gpu_hours, 3),
+            wait_shortened_seconds=figures.wait_shortened.total_seconds(),
+            waiters_admitted=figures.waiters_admitted,
+            deactivations=figures.deactivations,
+            regretted=figures.regretted,
+            contested=figures.contested,
+        )
+
+
+class SavingsRow(SavingsFigures):
+    namespace: str = Field(examples=["team-a"])
+    queue: str | None = Field(None, description="The LocalQueue; `?` when not recorded.")
+    owner: str | None = Field(None, examples=["RayCluster/my-cluster"])
+
+    @classmethod
+    def row(cls, group: Group, figures: Figures) -> SavingsRow:
+        base = SavingsFigures.of(figures).model_dump()
+        return cls(
+            namespace=group.namespace,
+            queue=group.queue or None,
+            owner=group.owner or None,
+            **base,
+        )
+
+
+class SavingsReport(_View):
+    since: datetime
+    until: datetime
+    namespace: str | None = Field(None, description="The one namespace reported, if named.")
+    total: SavingsFigures
+    by_namespace: list[SavingsRow]
+    by_queue: list[SavingsRow]
+    by_owner: list[SavingsRow]

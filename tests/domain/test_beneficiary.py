@@ -1,0 +1,50 @@
+"""A contention-driven deactivation names the waiter it was for: in its durable record's
+subject, its annotations and its Event; one with no waiter says nothing of one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.models import Action, Decision, State, WorkloadRef
+from autoscaler.domain.subjects import Subject, subject_of
+from autoscaler.engine.acting import deactivation_message
+from tests.support.domain_builders import NOW, a_workload
+
+WAITER = WorkloadRef("team-b", "waiter")
+IDLE_SINCE = NOW - timedelta(hours=2)
+
+
+def decision(*, waiter: WorkloadRef | None) -> Decision:
+    return Decision(WorkloadRef("team-a", "rc"), State.IDLE, Action.DEACTIVATE, "idle",
+                    gpus=1, idle_since=IDLE_SINCE, rule="night", beneficiary=waiter)  # fmt: skip
+
+
+def audit(waiter: str | None) -> DeactivationAudit:
+    return DeactivationAudit(at=NOW, reason="idle", peak=0.0, threshold=0.05, policy="p",
+                             beneficiary=waiter)  # fmt: skip
+
+
+def test_the_subject_keeps_the_rule_waiter_queue_owner_and_idle_start() -> None:
+    info = a_workload("team-a", "rc").build()
+
+    subject = subject_of(info, decision(waiter=WAITER))
+
+    assert subject == Subject(rule="night", beneficiary="team-b/waiter", queue="user-queue",
+                              cluster_queue=None, owner="RayCluster/rc",
+                              idle_since=IDLE_SINCE)  # fmt: skip
+
+
+def test_nothing_known_is_no_subject() -> None:
+    assert subject_of(None, None) is None
+
+
+def test_the_annotation_names_the_waiter_only_when_there_is_one() -> None:
+    assert audit("team-b/waiter").annotations()[keys.DEACTIVATED_FOR] == "team-b/waiter"
+    assert keys.DEACTIVATED_FOR not in audit(None).annotations()
+
+
+def test_the_event_names_the_waiter_only_when_there_is_one() -> None:
+    assert "for the waiting Workload team-b/waiter" in deactivation_message(decision(waiter=WAITER))
+    assert "waiting Workload" not in deactivation_message(decision(waiter=None))
