@@ -30,6 +30,7 @@ DOMAIN_MAY_IMPORT = {
     "collections",
     "dataclasses",
     "datetime",
+    "decimal",
     "enum",
     "typing",
     "math",
@@ -87,6 +88,7 @@ def test_only_the_composition_root_builds_adapters() -> None:
         "PrometheusMetricSource(",
         "KueueCluster(",
         "CachedKueueCluster(",
+        "KueueQueues(",
         "LeaderElector(",
     }
     for path in source_files():

@@ -12,7 +12,14 @@ import logging
 from dataclasses import dataclass
 
 from autoscaler.adapters.state.guards import RuntimeGuardStore
-from autoscaler.core.ports import Clock, GuardStore, MetricSource, StateBacking, WorkloadActuator
+from autoscaler.core.ports import (
+    Clock,
+    GuardStore,
+    MetricSource,
+    PendingWork,
+    StateBacking,
+    WorkloadActuator,
+)
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.exemption_limits import ExemptionLimiter
 from autoscaler.engine.follow_ups import FollowUps
@@ -35,6 +42,8 @@ class SharedState:
     store: StateBacking
     actuator: WorkloadActuator
     guards: GuardStore | None = None  # the guards' view of `store` unless given (soak faults)
+    # Who waits for Kueue's quota (`when-contended`); None where nothing reads the queues.
+    pending: PendingWork | None = None
 
     def guard_store(self, *, audit_limit: int, clock: Clock) -> GuardStore:
         if self.guards is not None:

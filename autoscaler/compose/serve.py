@@ -16,6 +16,7 @@ from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identit
 from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.kueue.queues import KueueQueues
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
@@ -90,8 +91,9 @@ def build_shared_state(
     clock: Clock,
     logger: logging.Logger,
 ) -> SharedState:
-    """The one runtime-state store (the ConfigMap) and workload actuator of this process:
-    the loop, its listeners and the API all use these."""
+    """The one runtime-state store (the ConfigMap), workload actuator and reader of Kueue's
+    queues (PendingWork, over the cluster's caches) of this process: the loop, its listeners
+    and the API all use these."""
     state = RuntimeStateStore(
         client=client,
         name=settings.cluster.runtime_state_config_map,
@@ -106,7 +108,8 @@ def build_shared_state(
         clock=clock,
         owner_kinds=enabled_owner_kinds(settings),
     )
-    return SharedState(store=state, actuator=actuator)
+    pending = KueueQueues(client=client, objects=cluster, logger=logger.getChild("queues"))
+    return SharedState(store=state, actuator=actuator, pending=pending)
 
 
 def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:

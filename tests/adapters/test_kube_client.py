@@ -196,7 +196,14 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         by_resource.setdefault((group, resource), set()).add(verb)
     assert by_resource == {
         ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "patch"},
-        ("", "namespaces"): {"get"},  # pausing a namespace: it must exist
+        # pausing a namespace: it must exist; namespace labels for rules: listed, watched
+        ("", "namespaces"): {"get", "list", "watch"},
+        # Kueue's queues, for when-contended (PendingWork) and each Workload's cohort
+        ("kueue.x-k8s.io", "clusterqueues"): {"get", "list", "watch"},
+        ("kueue.x-k8s.io", "localqueues"): {"list", "watch"},
+        ("kueue.x-k8s.io", "resourceflavors"): {"list", "watch"},
+        ("kueue.x-k8s.io", "cohorts"): {"list", "watch"},
+        ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads"): {"get"},
         ("ray.io", "rayclusters"): {"get", "list", "watch", "patch"},
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
         ("batch", "jobs"): {"get", "list", "watch", "patch"},

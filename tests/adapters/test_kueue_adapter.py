@@ -229,8 +229,10 @@ def test_a_cycle_lists_once_per_kind_whatever_the_number_of_workloads(
         many
         == few
         == [
+            "/api/v1/namespaces?",
             "/api/v1/pods?ray.io/cluster",
             "/api/v1/pods?ray.io/originated-from-cr-name",
+            "/apis/kueue.x-k8s.io/v1beta2/clusterqueues?",
             "/apis/kueue.x-k8s.io/v1beta2/workloads?",
             "/apis/ray.io/v1/rayclusters?",
             "/apis/ray.io/v1/rayjobs?",
@@ -294,7 +296,8 @@ def test_an_unknown_owner_kind_is_reported_without_reading_it(
 
     assert workload.owner == OwnerRef("jobset.x-k8s.io/v1alpha2", "JobSet", "js", "js-uid")
     assert workload.pods == ()
-    assert len(server.requests.all()) == 2  # discovery and the workload list
+    # discovery, the workload list, and the ClusterQueues and namespaces they are read with
+    assert len(server.requests.all()) == 4
 
 
 def test_a_fresh_read_gets_one_workload_its_owner_and_its_pods(
@@ -312,6 +315,8 @@ def test_a_fresh_read_gets_one_workload_its_owner_and_its_pods(
         (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/{ref.name}", None),
         ("/apis/ray.io/v1/namespaces/team-a/rayclusters/rc", None),
         ("/api/v1/namespaces/team-a/pods", "ray.io/cluster=rc"),
+        ("/api/v1/namespaces/team-a", None),  # its labels
+        ("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue", None),  # its cohort
     ]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
+from autoscaler.domain.quantity import parse_quantity
 from autoscaler.domain.text import escape
 
 Obj = Mapping[str, Any]
@@ -181,10 +182,29 @@ def _priority_class(spec: Obj, owner_labels: Mapping[str, str]) -> str | None:
     return str(name) if name else owner_labels.get(PRIORITY_CLASS_LABEL)
 
 
+def admitted_usage(admission: Obj) -> dict[tuple[str, str], int]:
+    """What an admission charges its ClusterQueue by (flavor, resource): each pod set's
+    resourceUsage under the flavor assigned to that resource."""
+    usage: dict[tuple[str, str], int] = {}
+    for assignment in admission.get("podSetAssignments") or []:
+        flavors = assignment.get("flavors") or {}
+        for resource, value in (assignment.get("resourceUsage") or {}).items():
+            if (flavor := flavors.get(resource)) is not None:  # no flavor: no quota charged
+                key = (str(flavor), str(resource))
+                usage[key] = usage.get(key, 0) + parse_quantity(str(resource), value)
+    return usage
+
+
 def parse_workload(
-    workload: Obj, *, owner: Obj | None = None, pods: Iterable[PodInfo] = ()
+    workload: Obj,
+    *,
+    owner: Obj | None = None,
+    pods: Iterable[PodInfo] = (),
+    namespace_labels: Mapping[str, str] | None = None,
+    cohorts: Mapping[str, str | None] | None = None,
 ) -> WorkloadInfo:
-    """A Workload joined with its owner object (when read) and the owner's pods."""
+    """A Workload joined with its owner object (when read) and the owner's pods; with the
+    labels of its namespace (None: unreadable) and the cohorts of the ClusterQueues."""
     meta, spec = _meta(workload), workload.get("spec") or {}
     status = workload.get("status") or {}
     admission, conditions = status.get("admission") or {}, _conditions(status)
@@ -213,6 +233,10 @@ def parse_workload(
         cluster_queue=admission.get("clusterQueue") or None,
         resource_version=str(meta.get("resourceVersion", "")),
         evicted_reason=str(evicted.get("reason")) if evicted.get("status") == "True" else None,
+        namespace_labels=namespace_labels,
+        cohort=(cohorts or {}).get(str(admission.get("clusterQueue") or "")),
+        priority=int(spec.get("priority") or 0),
+        admitted_usage=admitted_usage(admission),
     )
 
 

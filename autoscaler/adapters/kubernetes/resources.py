@@ -12,6 +12,8 @@ from urllib.parse import quote
 
 Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
+# Read only to tell where Kueue's admission can be modelled (domain/queues.py, `unmodelled`).
+_QUEUE_READS = ("localqueues", "resourceflavors", "cohorts")
 
 ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
@@ -20,7 +22,10 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
         *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
         *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
         *(("", "pods", v) for v in ("list", "watch")),
-        ("", "namespaces", "get"),
+        *(("", "namespaces", v) for v in ("get", "list", "watch")),
+        *(("kueue.x-k8s.io", "clusterqueues", v) for v in ("get", "list", "watch")),
+        *(("kueue.x-k8s.io", plural, v) for plural in _QUEUE_READS for v in ("list", "watch")),
+        ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads", "get"),
         ("", "events", "create"),
         *(("", "configmaps", v) for v in ("get", "create", "update")),
         *(("keda.sh", "scaledobjects", v) for v in ("list", "watch")),
@@ -85,3 +90,28 @@ class ObjectList:
 
 def kueue_workloads(version: str) -> ApiResource:
     return ApiResource("kueue.x-k8s.io", version, "workloads")
+
+
+def kueue_resource(version: str, plural: str) -> ApiResource:
+    """A Kueue resource at `version`; listed across namespaces, scope does not matter."""
+    return ApiResource("kueue.x-k8s.io", version, plural)
+
+
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+
+
+@dataclass(frozen=True)
+class Subresource(ApiResource):
+    """A subresource such as "clusterqueues/pendingworkloads": RBAC names it so, and its path
+    puts the object's name between the two."""
+
+    def path(self, *, namespace: str | None = None, name: str | None = None) -> str:
+        plural, _, sub = self.plural.partition("/")
+        parent = ApiResource(self.group, self.version, plural, self.namespaced)
+        return f"{parent.path(namespace=namespace, name=name)}/{sub}"
+
+
+def pending_workloads(version: str) -> ApiResource:
+    """Kueue's visibility API: GET /apis/visibility.kueue.x-k8s.io/<version>/clusterqueues/
+    <name>/pendingworkloads (a PendingWorkloadsSummary, by position in the queue)."""
+    return Subresource(VISIBILITY_GROUP, version, "clusterqueues/pendingworkloads", False)

@@ -24,8 +24,16 @@ from typing import Any, TypeVar
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import WatchCache
 from autoscaler.adapters.kubernetes.client import KubeClient
-from autoscaler.adapters.kubernetes.resources import PODS, SCALED_OBJECTS, ApiResource, Obj
+from autoscaler.adapters.kubernetes.resources import (
+    NAMESPACES,
+    PODS,
+    SCALED_OBJECTS,
+    ApiResource,
+    Obj,
+    kueue_resource,
+)
 from autoscaler.adapters.kueue.cluster import KueueCluster, PodsByNamespace
+from autoscaler.adapters.kueue.context import WorkloadContext
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
@@ -40,6 +48,7 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 _OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
 NamespacedPod = tuple[str, PodInfo]
+Labels = dict[str, str]
 T = TypeVar("T")
 
 
@@ -48,11 +57,14 @@ class _Caches:
     workloads: WatchCache[Obj]
     owners: dict[str, WatchCache[Obj]]
     pods: WatchCache[NamespacedPod]
+    cluster_queues: WatchCache[Obj]
+    namespaces: WatchCache[Labels]  # never required: failing or not filled, labels are None
     scaled_objects: WatchCache[Obj] | None = None
+    queue_objects: dict[str, WatchCache[Obj]] = field(default_factory=dict)  # started on use
     started: list[WatchCache[Any]] = field(default_factory=list)
 
     def cycle_caches(self) -> list[WatchCache[Any]]:
-        return [self.workloads, *self.owners.values(), self.pods]
+        return [self.workloads, *self.owners.values(), self.pods, self.cluster_queues]
 
 
 class CachedKueueCluster(KueueCluster):
@@ -106,8 +118,9 @@ class CachedKueueCluster(KueueCluster):
         owners = {kind: cache.snapshot() for kind, cache in caches.owners.items()}
         by_namespace = _by_namespace(caches.pods.items())
         pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
+        context = self._context()
         joined = (
-            self._join(obj, info, owners, dict.fromkeys(pod_kinds, by_namespace))
+            self._join(obj, info, owners, dict.fromkeys(pod_kinds, by_namespace), context)
             for obj, info in parsed
         )
         return [info for info in joined if info is not None]
@@ -127,6 +140,40 @@ class CachedKueueCluster(KueueCluster):
         self._require_fresh([scaled])
         return list(scaled.items())
 
+    def kueue_objects(self, plural: str) -> tuple[Obj, ...]:
+        """From the caches: Workloads and ClusterQueues follow every cycle, the other queue
+        kinds (PendingWork's) start on first use; a kind not served is empty."""
+        caches = self._cycle_caches()
+        if plural in ("workloads", "clusterqueues"):
+            cache = caches.workloads if plural == "workloads" else caches.cluster_queues
+        else:
+            cache = self._queue_objects_cache(caches, plural)
+        self._require_fresh([cache])
+        return cache.items()
+
+    def namespace_labels(self) -> dict[str, Labels] | None:
+        """None while the namespaces cannot be read (forbidden, failing, not listed yet)."""
+        namespaces = self._cycle_caches().namespaces
+        synced = namespaces.wait_synced(self._cache_settings.sync_timeout.total_seconds())
+        if not synced or namespaces.failing is not None:
+            return None
+        return {name: labels for (_, name), labels in namespaces.snapshot().items()}
+
+    def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
+        """From the caches, like the cycle's: the fresh read adds no request for them."""
+        return self._context()
+
+    def _queue_objects_cache(self, caches: _Caches, plural: str) -> WatchCache[Obj]:
+        with self._lock:
+            if plural not in caches.queue_objects:
+                version = self.workload_resource().version
+                cache = self._cache(
+                    kueue_resource(version, plural), _without_managed_fields, missing_is_empty=True
+                )
+                caches.queue_objects[plural] = cache
+                self._start(caches, [cache])
+            return caches.queue_objects[plural]
+
     def _cycle_caches(self) -> _Caches:
         with self._lock:
             if self._stopped:
@@ -140,8 +187,14 @@ class CachedKueueCluster(KueueCluster):
                         for kind in self._enabled_owner_kinds()
                     },
                     pods=self._cache(PODS, self._kept_pod),
+                    cluster_queues=self._cache(
+                        kueue_resource(workloads.version, "clusterqueues"),
+                        _without_managed_fields,
+                        missing_is_empty=True,
+                    ),
+                    namespaces=self._cache(NAMESPACES, _labels),
                 )
-                self._start(caches, caches.cycle_caches())
+                self._start(caches, [*caches.cycle_caches(), caches.namespaces])
                 self._caches = caches
             return self._caches
 
@@ -200,6 +253,13 @@ class CachedKueueCluster(KueueCluster):
             return None
         labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
         return (namespace, pod) if pod.gpus > 0 or labelled else None
+
+
+def _labels(obj: Obj) -> Labels | None:
+    try:
+        return objects.labels_of(obj)
+    except _MALFORMED:
+        return None
 
 
 def _by_namespace(pods: tuple[NamespacedPod, ...]) -> PodsByNamespace:

@@ -22,6 +22,15 @@ from autoscaler.adapters.kubernetes.resources import (
     Obj,
     kueue_workloads,
 )
+from autoscaler.adapters.kueue.context import (
+    Labels,
+    WorkloadContext,
+    fresh_context,
+    list_kueue,
+    list_namespaces,
+    listed_context,
+)
+from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
     KUEUE_VERSIONS,
@@ -73,13 +82,22 @@ class KueueCluster:
 
     def list_workloads(self) -> list[WorkloadInfo]:
         raw = self._client.list_objects(self.workload_resource()).items
+        context = self._context()
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
         owner_kinds = {i.owner.kind for _, i in parsed if i.owner and self._readable(i.owner)}
         owners = {kind: self._list_owners(kind) for kind in sorted(owner_kinds)}
         pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
         pods = {kind: self._list_pods(kind) for kind in sorted(pod_kinds)}
-        joined = (self._join(obj, info, owners, pods) for obj, info in parsed)
+        joined = (self._join(obj, info, owners, pods, context) for obj, info in parsed)
         return [info for info in joined if info is not None]
+
+    def kueue_objects(self, plural: str) -> tuple[Obj, ...]:
+        """Every kueue.x-k8s.io object of `plural`; none when that kind is not served."""
+        return list_kueue(self._client, version=self.workload_resource().version, plural=plural)
+
+    def namespace_labels(self) -> Labels | None:
+        """Each namespace's labels; None when they cannot be read."""
+        return listed_context((), list_namespaces(self._client, self._log)).labels
 
     def list_gpu_pods(self) -> list[PodRecord]:
         """Running GPU pods in every namespace, in one list call."""
@@ -104,7 +122,20 @@ class KueueCluster:
             raise ClusterError(f"workload {ref} is malformed; see the log")
         owner = self._get_owner(info)
         pods = self._get_pods(info) if info.admitted else []
-        return objects.parse_workload(obj, owner=owner, pods=pods)
+        return self._fresh_context(info).parse(obj, owner=owner, pods=pods)
+
+    def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
+        return fresh_context(
+            self._client,
+            version=self.workload_resource().version,
+            namespace=info.ref.namespace,
+            cluster_queue=info.cluster_queue,
+        )
+
+    def _context(self) -> WorkloadContext:
+        """This cycle's cohort of every ClusterQueue and labels of every namespace."""
+        cohorts = cohorts_by_queue(self.kueue_objects("clusterqueues"))
+        return WorkloadContext(cohorts, self.namespace_labels())
 
     def namespace_exists(self, name: str) -> bool:
         try:
@@ -186,17 +217,17 @@ class KueueCluster:
         info: WorkloadInfo,
         owners: Mapping[str, Mapping[tuple[str, str], Obj]],
         pods: Mapping[str, PodsByNamespace],
+        context: WorkloadContext,
     ) -> WorkloadInfo | None:
-        owner = info.owner
+        owner, namespace = info.owner, info.ref.namespace
         if owner is None:
-            return info
-        namespace = info.ref.namespace
+            return context.parse(obj)
         owner_obj = _same_owner(owners.get(owner.kind, {}).get((namespace, owner.name)), owner)
         candidates = pods.get(owner.kind, {}).get(namespace, [])
         selector = self._selectors.get(owner.kind)
         mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
         try:
-            return objects.parse_workload(obj, owner=owner_obj, pods=mine)
+            return context.parse(obj, owner=owner_obj, pods=mine)
         except _MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None

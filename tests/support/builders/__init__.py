@@ -16,10 +16,13 @@ from .queues import (
     ClusterQueueBuilder,
     KueueBuilder,
     LocalQueueBuilder,
+    flavor_quota,
     make_cluster_queue,
+    make_cohort,
     make_local_queue,
     make_resource_flavor,
     make_workload_priority_class,
+    resource_group,
 )
 from .ray import PRIORITY_CLASS_LABEL, QUEUE_LABEL, RayClusterBuilder, make_raycluster
 from .workloads import (
@@ -51,7 +54,9 @@ __all__ = [
     "PodBuilder",
     "RayClusterBuilder",
     "WorkloadBuilder",
+    "flavor_quota",
     "make_cluster_queue",
+    "make_cohort",
     "make_local_queue",
     "make_pod",
     "make_raycluster",
@@ -59,6 +64,7 @@ __all__ = [
     "make_workload",
     "make_workload_for",
     "make_workload_priority_class",
+    "resource_group",
     "stable_uid",
     "timestamp",
     "workload_name_for",

@@ -32,10 +32,54 @@ class ClusterQueueBuilder(KueueBuilder):
         ]
         return self
 
-    def cohort(self, name: str) -> Self:
-        """Share unused quota with the other members of cohort `name` (v1beta2 spelling)."""
-        self._obj["spec"]["cohortName"] = name
+    def groups(self, *groups: Object) -> Self:
+        """spec.resourceGroups, replacing the default one (see `resource_group`)."""
+        self._obj["spec"]["resourceGroups"] = list(groups)
         return self
+
+    def cohort(self, name: str, *, api_version: str = KUEUE_V1BETA2) -> Self:
+        """The cohort, spelled cohortName in v1beta2 and cohort in v1beta1."""
+        self._obj["spec"]["cohortName" if api_version == KUEUE_V1BETA2 else "cohort"] = name
+        return self
+
+    def admission_checks(self, *names: str) -> Self:
+        strategy = [{"name": name} for name in names]
+        self._obj["spec"]["admissionChecksStrategy"] = {"admissionChecks": strategy}
+        return self
+
+    def fair_sharing(self, weight: str = "1") -> Self:
+        self._obj["spec"]["fairSharing"] = {"weight": weight}
+        return self
+
+    def reserved(self, flavor: str, totals: dict[str, str]) -> Self:
+        """status.flavorsReservation of one flavor: resource -> total reserved."""
+        resources = [
+            {"name": name, "total": total, "borrowed": "0"} for name, total in totals.items()
+        ]
+        reservation = self._obj.setdefault("status", {}).setdefault("flavorsReservation", [])
+        reservation.append({"name": flavor, "resources": resources})
+        return self
+
+
+def resource_group(covered: list[str], *flavors: Object) -> Object:
+    return {"coveredResources": covered, "flavors": list(flavors)}
+
+
+def flavor_quota(name: str, quotas: dict[str, dict[str, str]]) -> Object:
+    """One flavor's quotas: resource -> {"nominalQuota": .., "borrowingLimit": .., ...}."""
+    return {"name": name, "resources": [{"name": r, **q} for r, q in quotas.items()]}
+
+
+def make_cohort(name: str) -> KueueBuilder:
+    """A Cohort object (kueue.x-k8s.io/v1beta2; its CRD is not vendored, so unvalidated)."""
+    return KueueBuilder(
+        {
+            "apiVersion": KUEUE_V1BETA2,
+            "kind": "Cohort",
+            "metadata": metadata("Cohort", None, name),
+            "spec": {},
+        }
+    )
 
 
 class LocalQueueBuilder(KueueBuilder):

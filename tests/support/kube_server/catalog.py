@@ -75,6 +75,8 @@ DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
     _crd(KUEUE, KUEUE_VERSIONS, "LocalQueue"),
     _crd(KUEUE, KUEUE_VERSIONS, "ResourceFlavor", namespaced=False, status=False),
     _crd(KUEUE, KUEUE_VERSIONS, "WorkloadPriorityClass", namespaced=False, status=False),
+    # Cohort's CRD is not vendored (tests/crds): stored as written, never validated.
+    ResourceType(KUEUE, KUEUE_VERSIONS, "Cohort", "cohorts", namespaced=False),
     _crd("ray.io", ("v1",), "RayCluster"),
     _crd("ray.io", ("v1",), "RayJob"),
     ResourceType("batch", ("v1",), "Job", "jobs", namespaced=True, status_subresource=True),

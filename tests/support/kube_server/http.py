@@ -11,6 +11,7 @@ import json
 import socket
 import socketserver
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +38,8 @@ class Backend:
     accepted_tokens: frozenset[str] | None  # None: any bearer token, or none at all
     bookmark_interval_s: float | None
     errors: list[BaseException] = field(default_factory=list)  # unexpected exceptions (bugs)
+    # Exact GET paths a test answers itself (an aggregated API such as Kueue's visibility).
+    routes: dict[str, Callable[[RecordedRequest], tuple[int, Any]]] = field(default_factory=dict)
 
     def authenticate(self, request: RecordedRequest) -> None:
         if self.accepted_tokens is not None and request.token not in self.accepted_tokens:
@@ -116,6 +119,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, backend: Backend, request: RecordedRequest) -> None:
         parts = [part for part in request.path.split("/") if part]
+        answer = backend.routes.get(request.path.rstrip("/"))
+        if request.method == "GET" and answer is not None:
+            self._send_json(*answer(request))
+            return
         if request.method == "GET":
             document = discovery_document(backend.catalog, parts)
             if document is not None:

@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..crd_validation import DEFAULT_CRD_DIR, load_crd_schemas
 from .api import ResourceApi
 from .catalog import DEFAULT_RESOURCES, Catalog, ResourceType
-from .faults import Faults, RequestLog
+from .faults import Faults, RecordedRequest, RequestLog
 from .http import Backend, HttpServer
 from .objects import Change
 from .reviews import Reviews
@@ -90,6 +90,11 @@ class KubeServer:
     def on_change(self, listener: Callable[[Change], None]) -> Callable[[], None]:
         """Call `listener(change)` after every committed write; returns an unsubscribe."""
         return self.store.on_change(listener)
+
+    def answer_get(self, path: str, answer: Callable[[RecordedRequest], tuple[int, Any]]) -> None:
+        """Serve GET `path` with `answer(request) -> (status, JSON body)`: an API the store
+        does not model, such as Kueue's visibility API (its discovery document included)."""
+        self._backend.routes[path.rstrip("/")] = answer
 
     def drop_watches(self) -> None:
         """End every open watch stream cleanly, as an API server restart or load balancer would."""

@@ -1,0 +1,77 @@
+"""What a Workload is read with besides itself and its owner: the cohort of its ClusterQueue
+and the labels of its namespace, for rules that select on them (issue 14)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+
+from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import NAMESPACES, Obj, kueue_resource
+from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
+from autoscaler.core.errors import Forbidden, NotFound
+from autoscaler.domain.models import PodInfo, WorkloadInfo
+
+Labels = Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class WorkloadContext:
+    """The cohort of each ClusterQueue and the labels of each namespace (None: namespaces
+    unreadable, so every Workload's namespace_labels is None, never an empty mapping)."""
+
+    cohorts: Mapping[str, str | None]
+    labels: Labels | None
+
+    def parse(
+        self, obj: Obj, *, owner: Obj | None = None, pods: Iterable[PodInfo] = ()
+    ) -> WorkloadInfo:
+        namespace = str(obj["metadata"]["namespace"])
+        labels = None if self.labels is None else self.labels.get(namespace, {})
+        return objects.parse_workload(
+            obj, owner=owner, pods=pods, namespace_labels=labels, cohorts=self.cohorts
+        )
+
+
+def listed_context(
+    cluster_queues: Iterable[Obj], namespaces: Iterable[Obj] | None
+) -> WorkloadContext:
+    labels = None
+    if namespaces is not None:
+        labels = {str(ns["metadata"]["name"]): objects.labels_of(ns) for ns in namespaces}
+    return WorkloadContext(cohorts_by_queue(cluster_queues), labels)
+
+
+def list_kueue(client: KubeClient, *, version: str, plural: str) -> tuple[Obj, ...]:
+    """Every kueue.x-k8s.io object of `plural` at `version`; none when it is not served
+    (Cohorts, before Kueue serves them at that version)."""
+    try:
+        return client.list_objects(kueue_resource(version, plural)).items
+    except NotFound:
+        return ()
+
+
+def list_namespaces(client: KubeClient, logger: logging.Logger) -> tuple[Obj, ...] | None:
+    """Every namespace; None when they cannot be read (forbidden)."""
+    try:
+        return client.list_objects(NAMESPACES).items
+    except (Forbidden, NotFound) as exc:
+        logger.warning("namespace labels unreadable: %s", exc)
+        return None
+
+
+def fresh_context(
+    client: KubeClient, *, version: str, namespace: str, cluster_queue: str | None
+) -> WorkloadContext:
+    """One Workload's namespace labels and ClusterQueue cohort, read now (one get each)."""
+    found: Obj | None = None
+    with suppress(Forbidden, NotFound):
+        found = client.get(NAMESPACES, namespace)
+    queues: tuple[Obj, ...] = ()
+    if cluster_queue:
+        with suppress(NotFound):
+            queues = (client.get(kueue_resource(version, "clusterqueues"), cluster_queue),)
+    return listed_context(queues, None if found is None else [found])
