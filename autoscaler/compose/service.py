@@ -85,6 +85,7 @@ def build_service(
         keda_addresses=_keda_addresses(settings),
         guards=guards,
         is_leader=leading,
+        pending=shared.pending if shared is not None else None,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, is_leader=leading)  # fmt: skip

@@ -48,6 +48,7 @@ METRIC_NAMES: tuple[str, ...] = (
             "deactivations_last_hour",
             "deactivations_hourly_limit",
             "contested_workloads",
+            "waiters_judged_total",
         )
     )
     + SAVINGS_METRIC_NAMES
@@ -108,7 +109,7 @@ class ServiceMetrics:
         )
         self.errors = Counter(
             PREFIX + "errors",
-            "Failures by source (cluster, prometheus, action, runtime-state, loop).",
+            "Failures by source (cluster, prometheus, queues, action, runtime-state, loop).",
             ["source"],
             registry=registry,
         )
@@ -116,6 +117,13 @@ class ServiceMetrics:
             PREFIX + "gpu_hours_reclaimed",
             "GPU-hours freed: GPUs held at deactivation times the time spent deactivated.",
             ["namespace"],
+            registry=registry,
+        )
+        self.waiters = Counter(
+            PREFIX + "waiters_judged",
+            "Waiting Workloads judged for when-contended rules, per cycle, by outcome "
+            "(served, fits already, cannot fit, fit unknown).",
+            ["outcome"],
             registry=registry,
         )
         self._guards = _GuardGauges(registry)
@@ -134,6 +142,7 @@ class ServiceMetrics:
         self._count_loop_deactivations(snapshot)
         self._count_reclaimed(snapshot)
         self._count_reactivations(snapshot)
+        self._count_waiters(snapshot)
 
     def deactivated(self, ref: WorkloadRef, *, gpus: int, reason: str, at: datetime) -> None:
         """A deactivation outside the loop (the API's "deactivate now")."""
@@ -156,6 +165,14 @@ class ServiceMetrics:
         for record in snapshot.actions:
             if record.outcome.went_wrong:
                 self.error("action")
+
+    def _count_waiters(self, snapshot: Snapshot) -> None:
+        if snapshot.waiters is None:
+            return
+        if snapshot.waiters.failure is not None:
+            self.error("queues")
+        for outcome, count in snapshot.waiters.outcomes.items():
+            self.waiters.labels(outcome=outcome).inc(count)
 
     def _count_states(self, snapshot: Snapshot) -> None:
         counts = dict.fromkeys(State, 0)

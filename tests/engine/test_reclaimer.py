@@ -1,0 +1,138 @@
+"""The Reclaimer between the policy and the caps: `when-contended` stops go ahead only for a
+waiter they let in, and the queues are read only when such a stop is due."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+
+from prometheus_client import CollectorRegistry
+
+from autoscaler.domain.models import (
+    Action,
+    Decision,
+    Snapshot,
+    State,
+    WaitersSeen,
+    WorkloadInfo,
+    WorkloadRef,
+)
+from autoscaler.domain.queues import QueueFacts
+from autoscaler.engine.reclaiming import Reclaimer
+from autoscaler.engine.telemetry import ServiceMetrics
+from tests.support.domain_builders import NOW, a_workload, minutes_ago
+from tests.support.fakes import FakeClock
+from tests.support.quota_builders import GPU, a_flavor, a_queue, a_waiter, queues
+
+CQ = "team-a-cq"
+CONTENDED, ALWAYS = "shared", "default"
+
+
+@dataclass
+class FakeQueues:
+    facts: QueueFacts
+    reads: list[None] = field(default_factory=list)
+
+    def read_queues(self) -> QueueFacts:
+        self.reads.append(None)
+        return self.facts
+
+
+def holder(name: str, *, gpus: int) -> WorkloadInfo:
+    info = a_workload("team-a", name).gpu_pod(f"{name}-0", gpus=gpus).build()
+    usage = {("default", GPU): gpus}
+    return replace(info, cluster_queue=CQ, admitted_usage=usage)
+
+
+def due(info: WorkloadInfo, *, rule: str = CONTENDED) -> Decision:
+    return Decision(
+        workload=info.ref,
+        state=State.IDLE,
+        action=Action.DEACTIVATE,
+        reason="idle for 90m",
+        gpus=info.gpus,
+        idle_since=minutes_ago(90),
+        rule=rule,
+    )
+
+
+def full_queue(*waiting_gpus: int) -> QueueFacts:
+    queue = a_queue(CQ).group(a_flavor("default", {GPU: 4})).using("default", GPU, 4)
+    waiters = tuple(a_waiter(f"waiter-{i}", CQ, {GPU: n}) for i, n in enumerate(waiting_gpus))
+    return QueueFacts(queues=queues(queue), waiters=waiters)
+
+
+def screen(
+    pending: FakeQueues | None, infos: list[WorkloadInfo], decisions: list[Decision]
+) -> tuple[tuple[Decision, ...], WaitersSeen | None]:
+    reclaimer = Reclaimer(pending=pending, logger=logging.getLogger("test"))
+    return reclaimer.screen(infos, decisions, contended=lambda d: d.rule == CONTENDED)
+
+
+def test_without_a_when_contended_stop_due_the_queues_are_not_read() -> None:
+    pending = FakeQueues(full_queue(2))
+    info = holder("rc", gpus=4)
+    decisions, waiters = screen(pending, [info], [due(info, rule=ALWAYS)])
+    assert pending.reads == []
+    assert waiters is None
+    assert decisions[0].action is Action.DEACTIVATE
+
+
+def test_a_stop_that_lets_a_waiter_in_goes_ahead_and_names_it() -> None:
+    pending = FakeQueues(full_queue(2))
+    info = holder("rc", gpus=4)
+    (decision,), waiters = screen(pending, [info], [due(info)])
+    assert decision.action is Action.DEACTIVATE
+    assert decision.beneficiary == WorkloadRef("team-a", "waiter-0")
+    assert "frees quota for team-a/waiter-0" in decision.reason
+    assert waiters is not None and waiters.outcomes == {"served": 1}
+
+
+def test_with_nobody_waiting_the_idle_workload_is_left_running_with_the_reason() -> None:
+    info = holder("rc", gpus=4)
+    (decision,), _ = screen(FakeQueues(full_queue()), [info], [due(info)])
+    assert decision.action is Action.NONE
+    assert decision.state is State.IDLE
+    assert decision.reason.endswith("nobody waits that it would let in (reclaim: when-contended)")
+
+
+def test_a_waiter_too_big_for_the_queue_frees_nothing() -> None:
+    info = holder("rc", gpus=4)
+    (decision,), waiters = screen(FakeQueues(full_queue(8)), [info], [due(info)])
+    assert decision.action is Action.NONE
+    assert waiters is not None and waiters.outcomes == {"cannot fit": 1}
+
+
+def test_when_who_waits_is_unknown_contended_stops_wait_and_always_stops_go_ahead() -> None:
+    failing = FakeQueues(QueueFacts(failure="clusterqueues: 503"))
+    contended, always = holder("a", gpus=4), holder("b", gpus=4)
+    decisions, waiters = screen(
+        failing, [contended, always], [due(contended), due(always, rule=ALWAYS)]
+    )
+    assert [d.action for d in decisions] == [Action.NONE, Action.DEACTIVATE]
+    assert "who waits is unknown (clusterqueues: 503)" in decisions[0].reason
+    assert waiters is not None and waiters.failure == "clusterqueues: 503"
+
+
+def test_without_a_reader_of_pending_work_contended_stops_never_go_ahead() -> None:
+    info = holder("rc", gpus=4)
+    (decision,), _ = screen(None, [info], [due(info)])
+    assert decision.action is Action.NONE
+    assert "no reader of pending work" in decision.reason
+
+
+def test_the_metrics_count_waiter_outcomes_and_a_failed_read_as_an_error() -> None:
+    metrics = ServiceMetrics(CollectorRegistry(), clock=FakeClock(NOW))
+    info = holder("rc", gpus=4)
+    _, served = screen(FakeQueues(full_queue(2)), [info], [due(info)])
+    _, failed = screen(FakeQueues(QueueFacts(failure="down")), [info], [due(info)])
+    for waiters in (served, failed):
+        assert isinstance(waiters, WaitersSeen)
+        metrics.observe(
+            Snapshot(1, NOW, (), cluster_ok=True, metrics_ok=True, dry_run=False, waiters=waiters)
+        )
+    registry = metrics.registry
+    judged = "idle_gpu_autoscaler_waiters_judged_total"
+    assert registry.get_sample_value(judged, {"outcome": "served"}) == 1
+    errors = registry.get_sample_value("idle_gpu_autoscaler_errors_total", {"source": "queues"})
+    assert errors == 1
