@@ -11,7 +11,7 @@ leads to an action, and the per-cycle cap then orders the candidates longest-idl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from autoscaler.domain.annotations import Exemption, active_exemption, reactivated_at
@@ -54,7 +54,7 @@ class Policy:
     scoped: tuple[Rule, ...] = ()
     default_reclaim: Reclaim = Reclaim.ALWAYS
     default_action: RuleAction = RuleAction.DEACTIVATE
-    default_exemptions: ExemptionBounds = ExemptionBounds()
+    default_exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
 
     @property
     def default_rule(self) -> Rule:
