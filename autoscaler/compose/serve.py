@@ -70,6 +70,7 @@ def add_rest_api(
             logger=logger,
             auth=auth,
             routers=routers,
+            rules=service.reconciler.policy.rulebook,
         )
     )
 
