@@ -162,7 +162,10 @@ def test_a_bad_rule_fails_naming_its_key(tmp_path: Path, text: str, expected: st
 
 
 def test_older_keys_still_work_with_a_deprecation_warning(tmp_path: Path) -> None:
-    text = "api: {maxExemption: 3d}\nkeda: {profiles: {fast: {idleWindow: 10m, thresholdPercent: 5}}}\n"
+    text = (
+        "api: {maxExemption: 3d}\n"
+        "keda: {profiles: {fast: {idleWindow: 10m, thresholdPercent: 5}}}\n"
+    )
     settings = load_settings(write(tmp_path, text))
 
     assert build_policy(settings).default_rule.exemptions.max_duration == timedelta(days=3)
