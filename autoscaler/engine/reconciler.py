@@ -33,6 +33,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.policy import Policy, apply_cap, decide
+from autoscaler.domain.rules import Reclaim
 from autoscaler.engine.acting import CycleInputs, Deactivator
 from autoscaler.engine.decision_log import log_decision
 from autoscaler.engine.guarding import Guards
@@ -98,8 +99,12 @@ class Reconciler:
         inputs = CycleInputs(
             workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage_by_rule, now=now
         )
-        decided = tuple(
-            decide(w, usage_by_rule, policy=self._policy, pauses=pauses, now=now) for w in workloads
+        decided = hold_uncontended(
+            tuple(
+                decide(w, usage_by_rule, policy=self._policy, pauses=pauses, now=now)
+                for w in workloads
+            ),
+            policy=self._policy,
         )
         # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
         # the guards hold back (contested ones would take them cycle after cycle).
@@ -190,6 +195,21 @@ class Reconciler:
             errors=(reason,),
             guards=self._previous.guards if self._previous else None,
         )
+
+
+def hold_uncontended(decisions: tuple[Decision, ...], *, policy: Policy) -> tuple[Decision, ...]:
+    """Until the contention planner judges waiters, a `when-contended` rule's idle workloads
+    stay: no data about waiters is never "someone waits". The planner replaces this step."""
+
+    def held(decision: Decision) -> Decision:
+        rule = policy.rule_named(decision.rule)
+        wants = decision.action in (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
+        if not wants or rule is None or rule.reclaim is not Reclaim.WHEN_CONTENDED:
+            return decision
+        why = f"rule {rule.name} reclaims only when contended: no waiter known"
+        return replace(decision, action=Action.NONE, reason=f"{decision.reason}; {why}")
+
+    return tuple(held(d) for d in decisions)
 
 
 def _unknown(decision: Decision, reason: str) -> Decision:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain.models import Action, FleetUsage, Snapshot, UsageView
 from autoscaler.domain.policy import Policy
-from autoscaler.domain.rules import Rule, RuleAction, Selector
+from autoscaler.domain.rules import Reclaim, Rule, RuleAction, Selector
 from autoscaler.engine.reconciler import Reconciler
 from tests.support.domain_builders import HOUR, NOW, a_policy, a_workload, minutes_ago, usage
 from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
@@ -97,3 +97,14 @@ def test_each_workload_is_decided_under_its_rule_and_observe_never_acts() -> Non
     assert deactivated == ["team-a"]
     [(_, audit)] = cluster.audits
     assert audit.policy.startswith("rule default: threshold 5%, window 1:00:00")
+
+
+def test_a_when_contended_rule_stops_nothing_while_no_waiter_is_known() -> None:
+    contended = replace(POLICY.scoped[0], usage=BASE.rules, reclaim=Reclaim.WHEN_CONTENDED)
+    snapshot, cluster, _ = run_cycle(replace(POLICY, scoped=(contended,)))
+
+    [prod] = [row.decision for row in snapshot.workloads if row.ref.namespace == "prod"]
+    assert prod.action is Action.NONE
+    assert prod.reason.endswith("rule prod reclaims only when contended: no waiter known")
+    deactivated = [ref.namespace for call, ref in cluster.calls if call == "deactivate" and ref]
+    assert "prod" not in deactivated
