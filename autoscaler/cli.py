@@ -14,6 +14,9 @@ from autoscaler.client.commands import COMMANDS, add_commands, join_option_value
 from autoscaler.client.commands import run as run_client
 from autoscaler.core.errors import ConfigError
 from autoscaler.demo.run import add_demo_arguments
+from autoscaler.domain.rule_checks import shadowed
+from autoscaler.settings.rule_settings import deprecations
+from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
 
 EXIT_BAD_CONFIG = 2
@@ -72,6 +75,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check_config(settings: Settings) -> int:
+    """The effective settings on stdout; deprecated keys and rules that can never match (an
+    earlier rule selects all they select) as warnings on stderr: valid, but worth a look."""
+    for warning in (*deprecations(settings), *shadowed(build_policy(settings).rulebook)):
+        print(f"warning: {warning}", file=sys.stderr)
     effective = settings.model_dump(mode="json", by_alias=True)
     print("# effective configuration (defaults filled in, environment applied)")
     print(yaml.safe_dump(effective, sort_keys=False), end="")

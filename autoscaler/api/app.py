@@ -14,6 +14,7 @@ from autoscaler.api.routes import (
     activation,
     decisions,
     exemptions,
+    explain,
     guards,
     health,
     pauses,
@@ -60,7 +61,8 @@ def create_app(
     )
     app.state.context = context
     problems.install(app, logger=context.logger)
-    for module in (workloads, exemptions, pauses, activation, decisions, guards, report, health):
+    modules = (workloads, explain, exemptions, pauses, activation, decisions, guards, report)
+    for module in (*modules, health):
         app.include_router(module.router)
     for router in routers:
         app.include_router(router)

@@ -18,6 +18,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import Clock, ClusterReader, StateStore, WorkloadActuator
 from autoscaler.domain.access import Identity
 from autoscaler.domain.records import AuditRecord
+from autoscaler.domain.rules import Rule
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
@@ -35,6 +36,7 @@ class ApiContext:
     registry: CollectorRegistry
     clock: Clock
     logger: logging.Logger
+    rules: tuple[Rule, ...] = ()  # the loop's rulebook, default last, for `explain`
 
     def audit(self, *records: AuditRecord) -> None:
         """Keep audit records. A failure is logged and counted; the change itself stands."""

@@ -35,7 +35,7 @@ def is_read(args: argparse.Namespace) -> bool:
     """Reads may go without a token when there is none to find (the API may answer them)."""
     if args.command == "breaker":
         return bool(args.breaker_action == "status")
-    return args.command in {"status", "pauses", "decisions", "audit", "report"}
+    return args.command in {"status", "explain", "pauses", "decisions", "audit", "report"}
 
 
 def _namespace(args: argparse.Namespace) -> str:
@@ -79,6 +79,11 @@ def _status(args: argparse.Namespace) -> Call:
         client.workloads(namespace=args.namespace, queue=args.queue, state=args.state),
         render.workloads,
     )
+
+
+def _explain(args: argparse.Namespace) -> Call:
+    namespace = _namespace(args)
+    return lambda client: (client.explain(namespace, args.name), render.explanation)
 
 
 def _exempt(args: argparse.Namespace) -> Call:
@@ -156,6 +161,7 @@ def _breaker(args: argparse.Namespace) -> Call:
 
 _PLANS: dict[str, Plan] = {
     "status": _status,
+    "explain": _explain,
     "exempt": _exempt,
     "unexempt": _unexempt,
     "pauses": _pauses,

@@ -92,6 +92,10 @@ class AutoscalerClient:
     def workload(self, namespace: str, name: str) -> Json:
         return self._call("GET", _workload_path(namespace, name))
 
+    def explain(self, namespace: str, name: str) -> Json:
+        """Which rule the workload falls under, and why each earlier rule did not match."""
+        return self._call("GET", _workload_path(namespace, name) + "/explain")
+
     def exempt(
         self,
         namespace: str,

@@ -167,6 +167,9 @@ def _add_reads(commands: Any) -> None:
     _namespace_option(status, "only this namespace (required with NAME)")
     status.add_argument("--queue", help="only this LocalQueue")
     status.add_argument("--state", help="only this state (idle, busy, exempt, deactivated, ...)")
+    _named_workload(
+        commands, "explain", "which rule a workload falls under, and why earlier rules did not"
+    )
     _command(commands, "pauses", "list the pauses in force, who set them and why")
     for name, text in (
         ("decisions", "the loop's decisions and actions with their numbers, newest first"),

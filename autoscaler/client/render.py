@@ -91,6 +91,21 @@ def workload(body: Json) -> str:
     return "\n".join(f"{key + ':':<18}{escape(str(value))}" for key, value in pairs)
 
 
+def explanation(body: Json) -> str:
+    """The rule, each earlier rule's miss, then the decision; every value escaped."""
+    found = body.get("workload") or {}
+    rule = str(body.get("rule"))
+    verdict = "matched" if body.get("matched") else f"cannot be evaluated: {body.get('unknown')}"
+    lines = [f"{'Rule:':<18}{escape(rule)} ({escape(verdict)})"]
+    lines += [
+        f"{'  not ' + escape(str(miss.get('rule'))) + ':':<18}{escape(str(miss.get('why')))}"
+        for miss in body.get("misses") or []
+    ]
+    models = ", ".join(str(model) for model in body.get("gpuModels") or []) or "-"
+    lines.append(f"{'GPU models:':<18}{escape(models)}")
+    return "\n".join([*lines, workload(found)])
+
+
 def exemption(body: Json) -> str:
     found = body.get("exemption")
     target = f"{body.get('namespace')}/{body.get('workload')}"

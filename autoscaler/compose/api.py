@@ -40,6 +40,7 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.access import Target
+from autoscaler.domain.rules import Rule
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
@@ -97,8 +98,10 @@ def build_api(
     logger: logging.Logger,
     auth: Auth | None = None,
     routers: Sequence[APIRouter] = (),
+    rules: Sequence[Rule] = (),
 ) -> Api:
     """`loop`: the service's snapshots, metrics and runtime state (`Service` fits);
+    `rules`: the loop's rulebook (default last), which `explain` matches against;
     `auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
     `routers`: more endpoints served on the same port, behind the same middleware."""
     admin = admin_target(
@@ -123,6 +126,7 @@ def build_api(
         clock=clock,
         logger=logger.getChild("api"),
         routers=routers,
+        rules=rules,
     )
 
 
@@ -135,6 +139,7 @@ def build_api_on(
     clock: Clock,
     logger: logging.Logger,
     routers: Sequence[APIRouter] = (),
+    rules: Sequence[Rule] = (),
 ) -> Api:
     """The API over any `backends`, serving the loop's `telemetry` on /metrics; `logger` is
     used as given."""
@@ -150,6 +155,7 @@ def build_api_on(
         registry=telemetry.registry,
         clock=clock,
         logger=logger,
+        rules=tuple(rules),
     )
     app = create_app(context, authenticator=authenticator, routers=routers)
     server = ApiServer(

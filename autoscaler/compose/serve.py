@@ -27,6 +27,7 @@ from autoscaler.core.clock import SystemClock
 from autoscaler.core.logs import configure_logging
 from autoscaler.core.ports import Clock, MetricSource, Server
 from autoscaler.keda.http import keda_router
+from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import enabled_owner_kinds
 from autoscaler.settings.tree import QuerySettings, Settings
 
@@ -70,6 +71,7 @@ def add_rest_api(
             logger=logger,
             auth=auth,
             routers=routers,
+            rules=service.reconciler.policy.rulebook,
         )
     )
 
@@ -162,6 +164,8 @@ def build_replica(
 def serve(settings: Settings) -> int:
     """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
     logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
+    for warning in deprecations(settings):
+        logger.warning("%s", warning)
     client = KubeClient.from_settings(settings.cluster)
     elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
     service = build_replica(

@@ -133,8 +133,13 @@ def build_keda_answers(
 ) -> KedaAnswers:  # fmt: skip
     return KedaAnswers(
         latest=store.latest,
-        judging=Judging(policy.rules, policy.grace_period),
-        profiles=settings.keda.profiles.keys(),
+        judging=Judging(
+            policy.rules,
+            policy.grace_period,
+            rule_grace={rule.name: rule.grace_period for rule in policy.rulebook},
+        ),
+        # A trigger may name a rule (its view) or a legacy keda.profiles entry.
+        profiles={*settings.keda.profiles, *(rule.name for rule in policy.scoped)},
         clock=clock,
         # Older than three cycles: the loop is stuck, and KEDA must hold, not scale to zero.
         max_snapshot_age=max(3 * settings.loop.interval, timedelta(seconds=30)),

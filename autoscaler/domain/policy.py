@@ -1,15 +1,17 @@
 """The policy engine: from what the cluster and Prometheus say to one decision per workload.
 
-Checks run in a fixed order, and the first that applies names the state:
-inactive → pending → KEDA-managed → kind not enabled → namespace → priority class →
-exemption → grace → usage (busy / idle / unknown) → pause. Only "idle for the whole window"
+Each workload first falls under its rule (`domain/rules.py`, first match wins), whose
+window, threshold, grace and action judge it. Checks then run in a fixed order, and the first
+that applies names the state: inactive → pending → KEDA-managed → kind not enabled →
+namespace → priority class → exemption → rule unknown → grace → usage (busy / idle /
+unknown) → pause. Only "idle for the whole window" under a rule whose action is `deactivate`
 leads to an action, and the per-cycle cap then orders the candidates longest-idle first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from autoscaler.domain.annotations import Exemption, active_exemption, reactivated_at
@@ -23,6 +25,18 @@ from autoscaler.domain.models import (
     State,
     WorkloadInfo,
 )
+from autoscaler.domain.rules import (
+    DEFAULT_RULE,
+    ExemptionBounds,
+    Reclaim,
+    Rule,
+    RuleAction,
+    RuleMatch,
+    match_rule,
+)
+
+# The fleet's usage: one read for a single view, or one per rule name (the reconciler's).
+Usage = FleetUsage | Mapping[str, FleetUsage]
 
 
 @dataclass(frozen=True)
@@ -35,11 +49,39 @@ class Policy:
     exclude_namespaces: frozenset[str] = frozenset()
     max_deactivations_per_cycle: int = 5
     dry_run: bool = True
+    # The rules before the default one, first match wins; `rules` and `grace_period` above
+    # and the three `default_*` below are the default rule that closes the list.
+    scoped: tuple[Rule, ...] = ()
+    default_reclaim: Reclaim = Reclaim.ALWAYS
+    default_action: RuleAction = RuleAction.DEACTIVATE
+    default_exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
+
+    @property
+    def default_rule(self) -> Rule:
+        return Rule(
+            name=DEFAULT_RULE,
+            usage=self.rules,
+            grace_period=self.grace_period,
+            reclaim=self.default_reclaim,
+            action=self.default_action,
+            exemptions=self.default_exemptions,
+        )
+
+    @property
+    def rulebook(self) -> tuple[Rule, ...]:
+        """Every rule in matching order, the default last."""
+        return (*self.scoped, self.default_rule)
+
+    def rule_named(self, name: str) -> Rule | None:
+        return next((rule for rule in self.rulebook if rule.name == name), None)
+
+    def match(self, workload: WorkloadInfo, usage: Usage) -> RuleMatch:
+        return match_rule(workload, self.rulebook, gpu_models=gpu_models_of(workload, usage))
 
 
 def decide_fleet(
     workloads: Iterable[WorkloadInfo],
-    usage: FleetUsage,
+    usage: Usage,
     *,
     policy: Policy,
     pauses: Pauses,
@@ -52,7 +94,22 @@ def decide_fleet(
 
 def decide(
     workload: WorkloadInfo,
-    usage: FleetUsage,
+    usage: Usage,
+    *,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
+) -> Decision:
+    """Judge the workload under the rule it falls under; the decision names that rule."""
+    match = policy.match(workload, usage)
+    decided = _decide_under(workload, match, usage, policy=policy, pauses=pauses, now=now)
+    return replace(decided, rule=match.rule.name)
+
+
+def _decide_under(
+    workload: WorkloadInfo,
+    match: RuleMatch,
+    usage: Usage,
     *,
     policy: Policy,
     pauses: Pauses,
@@ -61,11 +118,45 @@ def decide(
     early = _before_usage(workload, policy=policy, now=now)
     if early is not None:
         return early
-    ends = grace_end(workload, grace_period=policy.grace_period)
+    rule = match.rule
+    if match.unknown is not None:
+        why = f"rule {rule.name} cannot be evaluated: {match.unknown}; no action"
+        return _decision(workload, State.UNKNOWN, why)
+    ends = grace_end(workload, grace_period=rule.grace_period)
     if ends is not None and now < ends:
         return _decision(workload, State.GRACE, f"in grace period until {ends.isoformat()}")
-    verdict = assess(workload, usage, rules=policy.rules, not_before=not_before(workload), now=now)
-    return _after_usage(workload, verdict, policy=policy, pauses=pauses)
+    fleet = usage_for(usage, rule, now=now)
+    verdict = assess(workload, fleet, rules=rule.usage, not_before=not_before(workload), now=now)
+    return _after_usage(workload, verdict, rule=rule, dry_run=policy.dry_run, pauses=pauses)
+
+
+def usage_for(usage: Usage, rule: Rule, *, now: datetime) -> FleetUsage:
+    """The fleet's usage at the rule's (window, threshold); none read is a failure."""
+    if isinstance(usage, FleetUsage):
+        return usage
+    found = usage.get(rule.name)
+    if found is not None:
+        return found
+    return FleetUsage(
+        window=rule.usage.window,
+        threshold=rule.usage.threshold,
+        evaluated_at=now,
+        failure=f"no usage was read for rule {rule.name}",
+    )
+
+
+def gpu_models_of(workload: WorkloadInfo, usage: Usage) -> frozenset[str]:
+    """dcgm-exporter's modelName of the workload's GPUs, as this cycle's read says. Every view
+    comes from the same fleet read, so any of them tells."""
+    fleets = [usage] if isinstance(usage, FleetUsage) else list(usage.values())[:1]
+    namespace = workload.ref.namespace
+    return frozenset(
+        gpu.model
+        for fleet in fleets
+        for pod in workload.gpu_pods
+        for gpu in fleet.for_pod(namespace, pod.name)
+        if gpu.model
+    )
 
 
 def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, ...]:
@@ -131,25 +222,27 @@ def not_before(workload: WorkloadInfo) -> datetime:
 
 
 def _after_usage(
-    workload: WorkloadInfo, verdict: Assessment, *, policy: Policy, pauses: Pauses
+    workload: WorkloadInfo, verdict: Assessment, *, rule: Rule, dry_run: bool, pauses: Pauses
 ) -> Decision:
     wants_action = (
         verdict.state is State.IDLE
-        and verdict.idle_for >= policy.rules.window
+        and verdict.idle_for >= rule.usage.window
         and verdict.peak is not None
-        and verdict.peak <= policy.rules.threshold
+        and verdict.peak <= rule.usage.threshold
     )
     action = Action.NONE
-    if wants_action:
-        action = Action.WOULD_DEACTIVATE if policy.dry_run else Action.DEACTIVATE
     state, reason = verdict.state, verdict.reason
+    if wants_action and rule.action is RuleAction.OBSERVE:
+        reason = f"{reason}; observed only (rule {rule.name}'s action is observe): no action"
+    elif wants_action:
+        action = Action.WOULD_DEACTIVATE if dry_run else Action.DEACTIVATE
     if pauses.covers(workload.ref.namespace):
         scope = "service" if pauses.everything else f"namespace {workload.ref.namespace}"
         state, action = State.PAUSED, Action.NONE
         reason = f"paused ({scope}); would be {verdict.state.value}: {verdict.reason}"
     time_left = None
     if verdict.state is State.IDLE:
-        time_left = max(policy.rules.window - verdict.idle_for, timedelta(0))
+        time_left = max(rule.usage.window - verdict.idle_for, timedelta(0))
     return Decision(
         workload=workload.ref,
         state=state,

@@ -2,8 +2,9 @@
 ones turned idle or unknown.
 
 The usage verdict is taken before any policy gate (exemption, grace, pause, cap): the breaker
-judges the data, not what the policy would do with it. A namespace the metric source cast
-doubt on (partial data) is not observed this cycle; its busy workloads stay in the baseline.
+judges the data, not what the policy would do with it, each workload at its own rule's window
+and threshold. A namespace the metric source cast doubt on (partial data), or a workload whose
+rule cannot be evaluated, is not observed this cycle; its busy workloads stay in the baseline.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import datetime
 from autoscaler.domain.breaker import Turnover
 from autoscaler.domain.idleness import assess
 from autoscaler.domain.models import FleetUsage, State, WorkloadInfo, WorkloadRef
-from autoscaler.domain.policy import Policy, not_before
+from autoscaler.domain.policy import Policy, Usage, not_before, usage_for
 
 TURNED = (State.IDLE, State.UNKNOWN)
 
@@ -35,25 +36,27 @@ class Judged:
 
 
 def judge(
-    workloads: Iterable[WorkloadInfo], usage: FleetUsage, *, policy: Policy, now: datetime
+    workloads: Iterable[WorkloadInfo], usage: Usage, *, policy: Policy, now: datetime
 ) -> Judged:
     states, doubtful = {}, set()
     for workload in workloads:
         if not (workload.active and workload.admitted and workload.gpu_pods):
             continue
-        if usage.doubt_about(workload.ref.namespace) is not None:
+        match = policy.match(workload, usage)
+        fleet = usage_for(usage, match.rule, now=now)
+        if not match.known or fleet.doubt_about(workload.ref.namespace) is not None:
             doubtful.add(workload.ref)
             continue
-        verdict = assess(
-            workload, usage, rules=policy.rules, not_before=not_before(workload), now=now
-        )
+        rules = match.rule.usage
+        verdict = assess(workload, fleet, rules=rules, not_before=not_before(workload), now=now)
         states[workload.ref] = verdict.state
     return Judged(states, frozenset(doubtful))
 
 
-def observable(usage: FleetUsage) -> bool:
+def observable(usage: Usage) -> bool:
     """False when the whole read failed or every namespace is in doubt: nothing to judge."""
-    return usage.failure is None and "*" not in usage.doubtful_namespaces
+    fleets = [usage] if isinstance(usage, FleetUsage) else list(usage.values())
+    return all(f.failure is None and "*" not in f.doubtful_namespaces for f in fleets)
 
 
 def turnover(before: frozenset[WorkloadRef], judged: Judged, *, observed: bool) -> Turnover:

@@ -21,14 +21,13 @@ from autoscaler.domain.models import (
     Action,
     ActionRecord,
     Decision,
-    FleetUsage,
     Pauses,
     PodRecord,
     WorkloadInfo,
     WorkloadRef,
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.domain.policy import Policy, decide
+from autoscaler.domain.policy import Policy, Usage, decide
 from autoscaler.domain.subjects import subject_of
 from autoscaler.engine import actuation
 from autoscaler.engine.decision_log import log_action
@@ -41,7 +40,7 @@ class CycleInputs:
     workloads: Sequence[WorkloadInfo]
     gpu_pods: Sequence[PodRecord]
     pauses: Pauses
-    usage: FleetUsage
+    usage: Usage  # per rule name: each workload is decided again under its own rule
     now: datetime
 
 
@@ -91,7 +90,8 @@ class Deactivator:
             return {}
         wanted = {d.workload for d in chosen}
         candidates = [w for w in inputs.workloads if w.ref in wanted]
-        return self._guards.fresh_check(candidates, now=self._clock.now())
+        rule_of = {d.workload: d.rule for d in chosen}
+        return self._guards.fresh_check(candidates, now=self._clock.now(), rule_of=rule_of)
 
     def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
         try:
@@ -140,14 +140,15 @@ class Deactivator:
         return Outcome.done()
 
     def _audit(self, decision: Decision, now: datetime) -> DeactivationAudit:
-        rules = self._policy.rules
+        rule = self._policy.rule_named(decision.rule) or self._policy.default_rule
+        rules = rule.usage
         return DeactivationAudit(
             at=now,
             reason=decision.reason,
             peak=decision.peak,
             threshold=rules.threshold,
-            policy=f"threshold {rules.threshold:.0%}, window {rules.window}, "
-            f"min coverage {rules.min_coverage:.0%}, grace {self._policy.grace_period}",
+            policy=f"rule {rule.name}: threshold {rules.threshold:.0%}, window {rules.window}, "
+            f"min coverage {rules.min_coverage:.0%}, grace {rule.grace_period}",
             beneficiary=str(decision.beneficiary) if decision.beneficiary else None,
         )
 

@@ -20,6 +20,7 @@ def log_decision(
         "namespace": decision.workload.namespace,
         "workload": decision.workload.name,
         "owner": f"{workload.owner.kind}/{workload.owner.name}" if workload.owner else None,
+        "rule": decision.rule,
         "state": decision.state.value,
         "action": decision.action.value,
         "gpus": decision.gpus,
@@ -30,7 +31,13 @@ def log_decision(
     }
     said = _exempted_by(workload, fields, now=now) if decision.state is State.EXEMPT else ""
     logger.info(
-        "%s %s: %s%s", decision.action.value, decision.workload, decision.reason, said, extra=fields
+        "%s %s: %s%s (rule %s)",
+        decision.action.value,
+        decision.workload,
+        decision.reason,
+        said,
+        decision.rule,
+        extra=fields,
     )
 
 

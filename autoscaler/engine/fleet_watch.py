@@ -2,8 +2,8 @@
 
 Kept in memory from one cycle to the next. After a start there is no last cycle in memory,
 so it is read from Prometheus history instead (one extra fleet-wide read, at now minus the
-loop interval, on the first cycle only): a restart in the middle of a mass idle must not
-disarm the breaker.
+loop interval, on the first cycle only, every rule's view in one read): a restart in the
+middle of a mass idle must not disarm the breaker. Each workload is judged under its own rule.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 from autoscaler.core.ports import MetricSource
 from autoscaler.domain.breaker import Turnover
-from autoscaler.domain.models import FleetUsage, WorkloadInfo, WorkloadRef
-from autoscaler.domain.policy import Policy
+from autoscaler.domain.models import FleetUsage, UsageView, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy import Policy, Usage
 from autoscaler.domain.turnover import judge, observable, turnover
 
 
@@ -35,7 +35,7 @@ class FleetWatch:
         self._busy: frozenset[WorkloadRef] | None = None  # busy last cycle; None after a start
 
     def observe(
-        self, workloads: Sequence[WorkloadInfo], usage: FleetUsage, *, now: datetime
+        self, workloads: Sequence[WorkloadInfo], usage: Usage, *, now: datetime
     ) -> Turnover:
         """This cycle's turnover against last cycle's busy workloads, which it then replaces."""
         judged = judge(workloads, usage, policy=self._policy, now=now)
@@ -46,8 +46,13 @@ class FleetWatch:
     def _from_history(
         self, workloads: Sequence[WorkloadInfo], *, now: datetime
     ) -> frozenset[WorkloadRef]:
-        rules, then = self._policy.rules, now - self._interval
-        past = self._metrics.read_usage(window=rules.window, threshold=rules.threshold, now=then)
-        if past.failure is not None:
-            self._log.warning("breaker baseline not read from history: %s", past.failure)
+        then = now - self._interval
+        views = {
+            r.name: UsageView(r.usage.window, r.usage.threshold) for r in self._policy.rulebook
+        }
+        read = self._metrics.read_views(set(views.values()), now=then)
+        past: dict[str, FleetUsage] = {name: read[view] for name, view in views.items()}
+        failure = next((p.failure for p in past.values() if p.failure is not None), None)
+        if failure is not None:
+            self._log.warning("breaker baseline not read from history: %s", failure)
         return judge(workloads, past, policy=self._policy, now=then).busy(frozenset())

@@ -14,7 +14,7 @@ must not be taken for one that found nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -39,13 +39,13 @@ from autoscaler.domain.guards import (
 from autoscaler.domain.models import (
     Action,
     Decision,
-    FleetUsage,
     GuardReport,
     WorkloadInfo,
     WorkloadRef,
 )
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.policy import Policy
+from autoscaler.domain.policy import Policy, Usage
+from autoscaler.domain.rules import Rule
 from autoscaler.domain.subjects import Subject
 from autoscaler.engine.fleet_watch import FleetWatch
 
@@ -80,7 +80,7 @@ class Guards:
     def screen(
         self,
         workloads: Sequence[WorkloadInfo],
-        usage: FleetUsage,
+        usage: Usage,
         decisions: Sequence[Decision],
         *,
         now: datetime,
@@ -100,20 +100,28 @@ class Guards:
         return self._apply(decisions, memory, records, now=now)
 
     def fresh_check(
-        self, candidates: Sequence[WorkloadInfo], *, now: datetime
+        self,
+        candidates: Sequence[WorkloadInfo],
+        *,
+        now: datetime,
+        rule_of: Mapping[WorkloadRef, str] | None = None,
     ) -> dict[WorkloadRef, str]:
-        """Why each candidate must be left alone after all (busy or unknown now); one query."""
+        """Why each candidate must be left alone after all (busy or unknown now); one query.
+        `rule_of` names each candidate's rule, whose threshold and staleness judge it."""
         if not candidates:
             return {}
         latest = self._metrics.read_latest(pods_of(candidates), now=now)
-        rules = self._policy.rules
-        found = {
-            w.ref: still_idle(
+        found = {}
+        for w in candidates:
+            rules = self._rule((rule_of or {}).get(w.ref)).usage
+            found[w.ref] = still_idle(
                 w, latest, threshold=rules.threshold, stale_after=rules.stale_after, now=now
             )
-            for w in candidates
-        }
         return {ref: why for ref, why in found.items() if why is not None}
+
+    def _rule(self, name: str | None) -> Rule:
+        found = self._policy.rule_named(name) if name is not None else None
+        return found or self._policy.default_rule
 
     def begin(self, decision: Decision, *, now: datetime, subject: Subject | None = None) -> None:
         """The durable record of a deactivation, before its patch, with the workload as it
@@ -266,7 +274,7 @@ class Guards:
             gpus=decision.gpus,
             peak=decision.peak,
             coverage=decision.coverage,
-            threshold=self._policy.rules.threshold,
+            threshold=self._rule(decision.rule).usage.threshold,
         )
 
 

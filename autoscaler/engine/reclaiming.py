@@ -92,13 +92,14 @@ def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
             beneficiary=beneficiary,
             reason=f"{decision.reason}; frees quota for {beneficiary}, which waits",
         )
-    return replace(decision, action=Action.NONE, reason=f"{decision.reason}; {_why_not(plan)}")
+    why = f"left running: rule {decision.rule} reclaims only when contended, and {_why_not(plan)}"
+    return replace(decision, action=Action.NONE, reason=f"{decision.reason}; {why}")
 
 
 def _why_not(plan: ReclaimPlan) -> str:
     if plan.failure is not None:
-        return f"left running: who waits is unknown ({plan.failure})"
+        return f"who waits is unknown ({plan.failure})"
     unknown = plan.count(WaiterOutcome.FIT_UNKNOWN)
     if unknown:
-        return f"left running: nobody waits that it would let in ({unknown} waiter(s) fit unknown)"
-    return "left running: nobody waits that it would let in (reclaim: when-contended)"
+        return f"nobody waits that it would let in ({unknown} waiter(s) with fit unknown)"
+    return "nobody waits that it would let in"

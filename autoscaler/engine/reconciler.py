@@ -40,6 +40,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.policy import Policy, apply_cap, decide
+from autoscaler.domain.rules import Reclaim
 from autoscaler.engine.acting import CycleInputs, Deactivator
 from autoscaler.engine.decision_log import log_decision
 from autoscaler.engine.guarding import Guards
@@ -90,6 +91,10 @@ class Reconciler:
         self._cycle = 0
         self._previous: Snapshot | None = None
 
+    @property
+    def policy(self) -> Policy:
+        return self._policy
+
     def run_once(self) -> Snapshot:
         self._cycle += 1
         now = self._clock.now()
@@ -99,14 +104,17 @@ class Reconciler:
             pauses = self._cluster.read_pauses()
         except ClusterError as exc:
             return self._finish(self._cluster_outage(now, exc))
-        usage_by_profile = self._read_usage(now)
-        usage = usage_by_profile[DEFAULT_PROFILE]
+        usage_by_rule = self._read_usage(now)
+        usage = usage_by_rule[DEFAULT_PROFILE]
         inputs = CycleInputs(
-            workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage, now=now
+            workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage_by_rule, now=now
         )
         decided, waiters = self._reclaimer.screen(
             workloads,
-            [decide(w, usage, policy=self._policy, pauses=pauses, now=now) for w in workloads],
+            [
+                decide(w, usage_by_rule, policy=self._policy, pauses=pauses, now=now)
+                for w in workloads
+            ],
             contended=self._contended,
         )
         # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
@@ -129,7 +137,7 @@ class Reconciler:
                 pauses=pauses,
                 errors=(usage.failure,) if usage.failure else (),
                 actions=actions,
-                usage=usage_by_profile,
+                usage=usage_by_rule,
                 gpu_pods=tuple(gpu_pods),
                 guards=report,
                 waiters=waiters,
@@ -138,7 +146,8 @@ class Reconciler:
 
     def _contended(self, decision: Decision) -> bool:
         """Whether the decision's rule reclaims only when someone waits."""
-        return False  # wired to the rules when they land
+        rule = self._policy.rule_named(decision.rule)
+        return rule is not None and rule.reclaim is Reclaim.WHEN_CONTENDED
 
     def _screen(
         self, inputs: CycleInputs, decisions: tuple[Decision, ...]
@@ -160,10 +169,14 @@ class Reconciler:
         return mark_keda_managed(workloads, targets)
 
     def _read_usage(self, now: datetime) -> dict[str, FleetUsage]:
-        """One fleet-wide read for every profile: the count of queries never depends on the
-        fleet's size, nor on how many profiles judge it."""
-        profiles = {DEFAULT_PROFILE: self._policy.rules, **self._profiles}
-        views = {name: UsageView(r.window, r.threshold) for name, r in profiles.items()}
+        """One fleet-wide read for every rule (and every legacy KEDA profile), keyed by name:
+        the count of queries never depends on the fleet's size, nor on how many rules or
+        profiles judge it."""
+        named = {rule.name: rule.usage for rule in self._policy.rulebook}
+        profiles = {name: r for name, r in self._profiles.items() if name not in named}
+        views = {
+            name: UsageView(r.window, r.threshold) for name, r in {**named, **profiles}.items()
+        }
         read = self._metrics.read_views(set(views.values()), now=now)
         return {name: read[view] for name, view in views.items()}
 

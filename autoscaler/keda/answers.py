@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import timedelta
 
 from autoscaler.core.ports import Clock
-from autoscaler.domain.models import PodInfo, Snapshot, WorkloadRef
+from autoscaler.domain.models import DEFAULT_PROFILE, PodInfo, Snapshot, WorkloadRef
 from autoscaler.keda.metadata import parse_metadata
 from autoscaler.keda.targets import (
     Activity,
@@ -55,16 +55,22 @@ class SnapshotView:
         snapshot = self.snapshot
         if not snapshot.cluster_ok:
             return _unknown(f"the cluster could not be read in cycle {snapshot.cycle}")
-        usage = snapshot.usage.get(target.profile)
-        if usage is None:
-            return _unknown(f"profile {target.profile} was not evaluated in cycle {snapshot.cycle}")
+        row = None
         if target.selector is None:
             row = self._rows.get(WorkloadRef(target.namespace, target.workload or ""))
-            return judge_workload(row, usage, snapshot=snapshot, judging=self._judging)
+        # A Workload asked about without a profile is judged under its own rule's view.
+        own_rule = row is not None and target.profile == DEFAULT_PROFILE
+        view = row.decision.rule if row is not None and own_rule else target.profile
+        usage = snapshot.usage.get(view)
+        if usage is None:
+            return _unknown(f"profile {view} was not evaluated in cycle {snapshot.cycle}")
+        judging = self._judging.under(view)
+        if target.selector is None:
+            return judge_workload(row, usage, snapshot=snapshot, judging=judging)
         matched = [
             p for p in self._pods.get(target.namespace, ()) if target.selector.matches(p.labels)
         ]
-        return judge_pods(target, matched, usage, snapshot=snapshot, judging=self._judging)
+        return judge_pods(target, matched, usage, snapshot=snapshot, judging=judging)
 
 
 class KedaAnswers:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -96,6 +96,12 @@ class Judging:
 
     rules: UsageRules  # slot, coverage and staleness; window and threshold come from usage
     grace_period: timedelta
+    rule_grace: Mapping[str, timedelta] = field(default_factory=dict)  # per rule name
+
+    def under(self, view: str) -> Judging:
+        """The numbers for a rule's (or a legacy profile's) view: its grace when it is a rule."""
+        grace = self.rule_grace.get(view, self.grace_period)
+        return self if grace == self.grace_period else replace(self, grace_period=grace)
 
 
 def judge_workload(

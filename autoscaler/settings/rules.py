@@ -2,15 +2,51 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.policy import Policy
+from autoscaler.domain.rules import (
+    DEFAULT_RULE,
+    ExemptionBounds,
+    ExemptionRight,
+    Reclaim,
+    Rule,
+    RuleAction,
+)
+from autoscaler.settings.rule_settings import RuleSettings, default_max_exemption, written_default
 from autoscaler.settings.tree import Settings
 
 
 def build_policy(settings: Settings) -> Policy:
     policy = settings.policy
+    default = default_rule(settings)
     return Policy(
-        rules=UsageRules(
+        rules=default.usage,
+        grace_period=default.grace_period,
+        actionable_kinds=enabled_owner_kinds(settings),
+        protected_priority_classes=frozenset(policy.protected_priority_classes),
+        include_namespaces=frozenset(policy.namespaces.include),
+        exclude_namespaces=frozenset(policy.namespaces.exclude),
+        max_deactivations_per_cycle=policy.max_deactivations_per_cycle,
+        dry_run=policy.dry_run,
+        scoped=tuple(
+            scoped_rule(rule, default=default)
+            for rule in settings.rules
+            if rule.name != DEFAULT_RULE
+        ),
+        default_reclaim=default.reclaim,
+        default_action=default.action,
+        default_exemptions=default.exemptions,
+    )
+
+
+def default_rule(settings: Settings) -> Rule:
+    """`policy:` (and `api.maxExemption`), with what a written `default` rule adds."""
+    policy = settings.policy
+    base = Rule(
+        name=DEFAULT_RULE,
+        usage=UsageRules(
             threshold=policy.threshold_percent / 100,
             window=policy.idle_window,
             slot=policy.slot,
@@ -18,12 +54,32 @@ def build_policy(settings: Settings) -> Policy:
             stale_after=policy.stale_after,
         ),
         grace_period=policy.grace_period,
-        actionable_kinds=enabled_owner_kinds(settings),
-        protected_priority_classes=frozenset(policy.protected_priority_classes),
-        include_namespaces=frozenset(policy.namespaces.include),
-        exclude_namespaces=frozenset(policy.namespaces.exclude),
-        max_deactivations_per_cycle=policy.max_deactivations_per_cycle,
-        dry_run=policy.dry_run,
+        exemptions=ExemptionBounds(max_duration=default_max_exemption(settings)),
+    )
+    written = written_default(settings.rules)
+    return base if written is None else scoped_rule(written, default=base)
+
+
+def scoped_rule(rule: RuleSettings, *, default: Rule) -> Rule:
+    """The rule as written, each unset knob inherited from the default rule."""
+    usage = default.usage
+    if rule.idle_window is not None:
+        usage = replace(usage, window=rule.idle_window)
+    if rule.threshold_percent is not None:
+        usage = replace(usage, threshold=rule.threshold_percent / 100)
+    bounds = default.exemptions
+    if rule.exemptions.max_duration is not None:
+        bounds = replace(bounds, max_duration=rule.exemptions.max_duration)
+    if rule.exemptions.allowed_to is not None:
+        bounds = replace(bounds, allowed_to=ExemptionRight(rule.exemptions.allowed_to))
+    return Rule(
+        name=rule.name,
+        selector=rule.match.selector() if rule.match is not None else default.selector,
+        usage=usage,
+        grace_period=rule.grace_period if rule.grace_period is not None else default.grace_period,
+        reclaim=Reclaim(rule.reclaim) if rule.reclaim is not None else default.reclaim,
+        action=RuleAction(rule.action) if rule.action is not None else default.action,
+        exemptions=bounds,
     )
 
 

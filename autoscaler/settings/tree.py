@@ -22,77 +22,20 @@ from autoscaler.settings.base import Duration, Section, format_duration, parse_d
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
+from autoscaler.settings.prometheus import PrometheusSettings, QuerySettings, SignalSettings
+from autoscaler.settings.rule_settings import RuleSettings, check_rules
 
-__all__ = ["Duration", "Settings", "format_duration", "load_settings", "parse_duration"]
-
-
-class SignalSettings(Section):
-    metric: str = Field(description="dcgm-exporter metric name.")
-    scale: float = Field(
-        gt=0, description="Divide by this to get a 0..1 ratio (100 for percent metrics)."
-    )
-    valid_on_mig: bool = Field(
-        description="False when the metric reads 0 on a MIG instance whatever the load."
-    )
-
-
-def _default_signals() -> list[SignalSettings]:
-    return [
-        SignalSettings(metric="DCGM_FI_PROF_GR_ENGINE_ACTIVE", scale=1, valid_on_mig=True),
-        SignalSettings(metric="DCGM_FI_DEV_GPU_UTIL", scale=100, valid_on_mig=False),
-    ]
-
-
-class QuerySettings(Section):
-    """PromQL templates per statistic; unset keeps the built-in ones (see adapters/promql.py
-    for the placeholders). Only for exporters that differ from dcgm-exporter's defaults."""
-
-    peak: str | None = Field(None, description="Highest ratio per GPU over the window.")
-    coverage: str | None = Field(None, description="Slots with a real sample per GPU.")
-    last_busy: str | None = Field(None, description="Newest sample above the threshold.")
-    newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
-
-
-class PrometheusSettings(Section):
-    url: str = Field(
-        "http://localhost:9090",
-        description="Prometheus or Thanos Querier base URL. OpenShift: "
-        "https://thanos-querier.openshift-monitoring.svc:9091 (env IGA_PROMETHEUS_URL).",
-    )
-    bearer_token_file: Path | None = Field(
-        None,
-        description="File holding the bearer token; re-read when it changes, because "
-        "projected service-account tokens rotate (env IGA_PROMETHEUS_TOKEN_FILE).",
-    )
-    ca_file: Path | None = Field(
-        None,
-        description="CA bundle to verify the server; system CAs when unset "
-        "(env IGA_PROMETHEUS_CA_FILE).",
-    )
-    insecure_skip_verify: bool = Field(
-        False, description="Skip TLS verification. Off: a token must not go to an unverified peer."
-    )
-    timeout: Duration = Field(
-        timedelta(seconds=10),
-        description="Per-request timeout. Well under the loop interval so a slow server "
-        "cannot stall a cycle.",
-    )
-    retries: int = Field(
-        1,
-        ge=0,
-        le=1,
-        description="Retries of a failed request. One absorbs a blip; more only delays the cycle.",
-    )
-    tenancy_namespace: str | None = Field(
-        None,
-        description="Thanos tenancy port 9092 only: dcgm-exporter's own namespace "
-        "(e.g. nvidia-gpu-operator), sent as the `namespace` parameter.",
-    )
-    queries: QuerySettings = Field(default_factory=QuerySettings)
-    signals: list[SignalSettings] = Field(
-        default_factory=_default_signals,
-        description="Utilization metrics; a GPU is idle only when every present one is idle.",
-    )
+__all__ = [
+    "Duration",
+    "PrometheusSettings",
+    "QuerySettings",
+    "RuleSettings",
+    "Settings",
+    "SignalSettings",
+    "format_duration",
+    "load_settings",
+    "parse_duration",
+]
 
 
 class NamespaceSettings(Section):
@@ -246,6 +189,11 @@ class Settings(Section):
     watch_cache: WatchCacheSettings = Field(default_factory=WatchCacheSettings)
     keda: KedaSettings = Field(default_factory=KedaSettings)
     guards: GuardSettings = Field(default_factory=GuardSettings)
+    rules: list[RuleSettings] = Field(
+        default_factory=list,
+        description="Scoped rules, first match wins; the default rule (`policy:`) closes the "
+        "list. See docs/RULES.md.",
+    )
 
 
 ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {
@@ -265,9 +213,13 @@ def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None
         if value:
             _set_nested(raw, keys, value)
     try:
-        return Settings.model_validate(raw)
+        settings = Settings.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError([_describe(error) for error in exc.errors()]) from exc
+    problems = check_rules(settings)  # across sections: the rules, policy, api, keda, cluster
+    if problems:
+        raise ConfigError(problems)
+    return settings
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_shared_state
 from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot, UsageView
+from autoscaler.domain.policy import Policy
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
@@ -85,8 +86,10 @@ class ApiRig:
         kube: KubeServer | None = None,
         dry_run: bool = True,
         routers: Sequence[APIRouter] = (),
+        policy: Policy | None = None,
     ) -> None:
         self.routers = routers
+        self.policy = policy
         self.now = datetime.now(UTC).replace(microsecond=0)
         self.clock = FakeClock(self.now)
         self._own_kube = kube is None
@@ -131,7 +134,7 @@ class ApiRig:
             cluster=self.cluster,
             actuator=self.actuator,
             metrics=self.usage,
-            policy=a_policy(dry_run=self.dry_run),
+            policy=self.policy or a_policy(dry_run=self.dry_run),
             clock=self.clock,
             publish=self.store.publish,
             logger=self.logger,
@@ -145,6 +148,7 @@ class ApiRig:
             clock=self.clock,
             logger=self.logger,
             routers=self.routers,
+            rules=self.reconciler.policy.rulebook,
         )
         self.api.start()
         self.url = f"http://127.0.0.1:{self.api.server.port}"

@@ -18,6 +18,7 @@ from autoscaler.client.credentials import TokenSources, find_token
 SUBCOMMAND_OF_CALL = {
     "workloads": ("status",),
     "workload": ("status",),
+    "explain": ("explain",),
     "exempt": ("exempt",),
     "unexempt": ("unexempt",),
     "pauses": ("pauses",),

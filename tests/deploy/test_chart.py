@@ -363,3 +363,11 @@ def _documented(lines: list[str], index: int) -> bool:
         return True
     is_first_child = _is_key(previous) and _indent(previous) < _indent(line)
     return is_first_child and _documented(lines, index - 1)
+
+
+@pytest.mark.real
+def test_rules_render_into_the_mounted_settings(tmp_path: Path) -> None:
+    values = CHART / "ci" / "rules-values.yaml"
+    settings = settings_from(render(*values_args(values)), tmp_path)
+    assert [rule.name for rule in settings.rules] == ["production", "dev", "default"]
+    assert settings.rules[0].reclaim == "when-contended"

@@ -93,7 +93,10 @@ def test_with_nobody_waiting_the_idle_workload_is_left_running_with_the_reason()
     (decision,), _ = screen(FakeQueues(full_queue()), [info], [due(info)])
     assert decision.action is Action.NONE
     assert decision.state is State.IDLE
-    assert decision.reason.endswith("nobody waits that it would let in (reclaim: when-contended)")
+    assert decision.reason.endswith(
+        "left running: rule shared reclaims only when contended, and nobody waits that it "
+        "would let in"
+    )
 
 
 def test_a_waiter_too_big_for_the_queue_frees_nothing() -> None:

@@ -11,14 +11,17 @@ from datetime import datetime, timedelta
 
 from fastapi import APIRouter
 
-from autoscaler.api.context import Caller, Context
+from autoscaler.api.context import ApiContext, Caller, Context
 from autoscaler.api.lookup import fresh_workload
 from autoscaler.api.problems import ApiProblem, error_responses, invalid
 from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.exemptions import EXEMPTION_KEYS, exempting, is_indefinite, unexempting
+from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.policy import gpu_models_of
 from autoscaler.domain.records import AuditRecord
+from autoscaler.domain.rules import ExemptionBounds, ExemptionRight, match_rule
 from autoscaler.settings.tree import format_duration
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])
@@ -52,11 +55,16 @@ def exempt(
     name: WorkloadName,
     request: ExemptionRequest,
 ) -> ExemptionResult:
-    """Needs `patch` on the workload's owner (or the Workload). Replaces any earlier end."""
+    """Needs `patch` on the workload's owner (or the Workload), and the admin permission
+    when the workload's rule lets only admins exempt. Replaces any earlier end; the longest
+    exemption is the rule's."""
     now = context.clock.now()
-    until = exemption_end(request, now=now, maximum=context.settings.max_exemption)
     workload, _row = fresh_workload(context, caller, namespace, name)
     context.access.require_workload_change(caller, workload)
+    bounds = exemption_bounds(context, workload)
+    if bounds.allowed_to is ExemptionRight.ADMINS:
+        context.access.require_admin(caller)
+    until = exemption_end(request, now=now, maximum=bounds.max_duration)
     if is_indefinite(workload.annotations) or is_indefinite(workload.owner_annotations):
         raise ApiProblem(
             409, f"{workload.ref} is exempt indefinitely by annotation; remove that first"
@@ -84,6 +92,16 @@ def exempt(
     return ExemptionResult(
         namespace=namespace, workload=workload.ref.name, annotated=str(annotated), exemption=view
     )
+
+
+def exemption_bounds(context: ApiContext, workload: WorkloadInfo) -> ExemptionBounds:
+    """The bounds of the rule the workload falls under (matched as it is now); without a
+    rulebook, `api.maxExemption` and anyone who may patch it."""
+    if not context.rules:
+        return ExemptionBounds(max_duration=context.settings.max_exemption)
+    snapshot = context.store.latest()
+    models = gpu_models_of(workload, snapshot.usage) if snapshot is not None else frozenset()
+    return match_rule(workload, context.rules, gpu_models=models).rule.exemptions
 
 
 @router.delete(

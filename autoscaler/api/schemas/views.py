@@ -197,3 +197,19 @@ class Readiness(_View):
     guards: GuardsView | None = Field(
         None, description="The guards' state (an open breaker does not fail readiness)."
     )
+
+
+class MissView(_View):
+    rule: str = Field(examples=["production"])
+    why: str = Field(examples=["namespace team-a is not one of [prod]"])
+
+
+class ExplainView(_View):
+    """The rule a workload falls under (first match wins) and the decision it led to."""
+
+    workload: WorkloadView
+    rule: str = Field(description="The matched rule, or the one that could not be evaluated.")
+    matched: bool = Field(description="False: `rule` could not be evaluated; no action.")
+    unknown: str | None = Field(None, description="Why `rule` could not be evaluated.")
+    gpu_models: list[str] = Field(default_factory=list, description="As read this cycle.")
+    misses: list[MissView] = Field(description="Each earlier rule, and why it did not match.")

@@ -1,0 +1,45 @@
+"""Why a workload is judged as it is: which rule it falls under, and why each earlier rule
+did not take it, answered from the latest snapshot (the same pure matching the loop ran)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from autoscaler.api.context import Context, Reader
+from autoscaler.api.lookup import require_row
+from autoscaler.api.presenters import workload_view
+from autoscaler.api.problems import error_responses
+from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
+from autoscaler.api.schemas.views import ExplainView, MissView
+from autoscaler.domain.policy import gpu_models_of
+from autoscaler.domain.rules import match_rule
+
+router = APIRouter(prefix="/api/v1", tags=["workloads"])
+
+
+@router.get(
+    "/workloads/{namespace}/{name}/explain",
+    summary="Which rule a workload falls under, and why each earlier rule did not match",
+    responses=error_responses(401, 403, 404, 409, 422, 503),
+)
+def explain_workload(
+    context: Context, reader: Reader, namespace: NamespaceName, name: WorkloadName
+) -> ExplainView:
+    """Authorized like reading the workload: unless reads are open, `list` on Kueue
+    Workloads in the namespace."""
+    context.access.require_read(reader, namespace)
+    snapshot = context.store.latest()
+    row = require_row(snapshot, namespace, name)
+    view = workload_view(row, now=context.clock.now())
+    if not context.rules or snapshot is None:  # no rulebook given: the decision says it all
+        return ExplainView(workload=view, rule=row.decision.rule, matched=True, misses=[])
+    models = gpu_models_of(row.info, snapshot.usage)
+    found = match_rule(row.info, context.rules, gpu_models=models)
+    return ExplainView(
+        workload=view,
+        rule=found.rule.name,
+        matched=found.known,
+        unknown=found.unknown,
+        gpu_models=sorted(models),
+        misses=[MissView(rule=miss.rule, why=miss.why) for miss in found.misses],
+    )

@@ -1,0 +1,229 @@
+"""The `rules:` section: an ordered list of scoped rules, first match wins.
+
+Each rule selects workloads (`match`) and sets how they are judged and what may be done.
+A knob a rule leaves unset inherits the default rule's, and the default rule (which closes the
+list whatever is written) is `policy:` itself, so a file without `rules:` behaves as before.
+A rule named `default` may be written last, without `match`, to set the default rule's
+reclaim, action and exemptions; a knob set both there and in `policy:` is an error naming both.
+
+`api.maxExemption` and `keda.profiles` are the older spellings of what rules now say: the
+default rule's `exemptions.maxDuration`, and a named (window, threshold) view a KEDA trigger
+picks with `profile:` (a trigger may now name a rule instead). They still work, with a
+deprecation warning (`deprecations`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from autoscaler.domain.rule_checks import impossible
+from autoscaler.domain.rules import DEFAULT_RULE, Selector
+from autoscaler.settings.base import Duration, Section
+
+if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
+    from autoscaler.settings.tree import Settings
+
+RULE_NAME = r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$"  # also a KEDA profile and a metric label
+
+
+class MatchSettings(Section):
+    """What a rule selects. Every key set must hold (AND); a key left out matches anything;
+    within a list, any entry matches (OR). An empty list matches nothing and is an error."""
+
+    namespaces: list[str] | None = Field(None, description="Namespace names.")
+    namespace_labels: dict[str, str] | None = Field(
+        None,
+        description="Labels the namespace must carry, key=value equality like `matchLabels`. "
+        "When the namespace's labels cannot be read, the workload's rule is unknown (no action) "
+        "rather than the next rule's.",
+    )
+    local_queues: list[str] | None = Field(None, description="Kueue LocalQueue names.")
+    cluster_queues: list[str] | None = Field(
+        None, description="Kueue ClusterQueue names (the one that admitted the workload)."
+    )
+    cohorts: list[str] | None = Field(None, description="Cohorts of the workload's ClusterQueue.")
+    priority_classes: list[str] | None = Field(
+        None, description="(Workload)PriorityClass names, as the Workload names them."
+    )
+    gpu_models: list[str] | None = Field(
+        None,
+        description="dcgm-exporter `modelName` values (e.g. `NVIDIA H100 80GB HBM3`); every GPU "
+        "of the workload must be one of them. No model known this cycle: the rule is unknown.",
+    )
+    owner_kinds: list[str] | None = Field(
+        None, description="Owner kinds (RayCluster, RayJob, Job); each must be enabled."
+    )
+    owner_labels: dict[str, str] | None = Field(
+        None, description="Labels the owner (e.g. the RayCluster) must carry, equality."
+    )
+
+    def selector(self) -> Selector:
+        def listed(values: list[str] | None) -> tuple[str, ...] | None:
+            return None if values is None else tuple(values)
+
+        return Selector(
+            namespaces=listed(self.namespaces),
+            namespace_labels=self.namespace_labels,
+            local_queues=listed(self.local_queues),
+            cluster_queues=listed(self.cluster_queues),
+            cohorts=listed(self.cohorts),
+            priority_classes=listed(self.priority_classes),
+            gpu_models=listed(self.gpu_models),
+            owner_kinds=listed(self.owner_kinds),
+            owner_labels=self.owner_labels,
+        )
+
+
+class RuleExemptionSettings(Section):
+    max_duration: Duration | None = Field(
+        None,
+        description="Longest exemption (API or hand-set `exempt-until`) for this rule's "
+        "workloads. Unset: the default rule's (api.maxExemption, a week).",
+    )
+    allowed_to: Literal["workload-editors", "admins"] | None = Field(
+        None,
+        description="Who may exempt through the API: `workload-editors` (anyone allowed to "
+        "patch the Workload, as before rules) or `admins` (only callers with the service's "
+        "admin permission, api.admin), for bounds users must not bypass. Unset: the default "
+        "rule's (workload-editors).",
+    )
+
+
+class RuleSettings(Section):
+    name: str = Field(
+        pattern=RULE_NAME,
+        description="1-32 lowercase letters, digits or '-'. Decisions, logs and `explain` name "
+        "it; a KEDA trigger may pick its view with `profile: <name>`.",
+    )
+    match: MatchSettings | None = Field(
+        None, description="What the rule selects; unset selects everything (only `default`)."
+    )
+    idle_window: Duration | None = Field(
+        None, description="How long every GPU must stay idle. Unset: policy.idleWindow."
+    )
+    threshold_percent: float | None = Field(
+        None,
+        ge=0,
+        lt=100,
+        description="Utilization (percent) at or below which a GPU is idle. Unset: "
+        "policy.thresholdPercent.",
+    )
+    grace_period: Duration | None = Field(
+        None, description="No action this long after admission. Unset: policy.gracePeriod."
+    )
+    reclaim: Literal["always", "when-contended"] | None = Field(
+        None,
+        description="`always`: stop an idle workload whatever waits (before rules, the only "
+        "mode). `when-contended`: only when a pending Workload it would let in waits. Unset: "
+        "the default rule's (always).",
+    )
+    action: Literal["observe", "deactivate"] | None = Field(
+        None,
+        description="`observe`: report the state, never act (try a rule out first). "
+        "`deactivate`: set spec.active=false. Unset: the default rule's (deactivate).",
+    )
+    exemptions: RuleExemptionSettings = Field(default_factory=RuleExemptionSettings)
+
+
+# The knobs a `default` rule and `policy:` (or `api:`) can both set: the rule's key → theirs.
+SHARED_KNOBS = {
+    "idle_window": ("policy", "idle_window", "idleWindow"),
+    "threshold_percent": ("policy", "threshold_percent", "thresholdPercent"),
+    "grace_period": ("policy", "grace_period", "gracePeriod"),
+}
+
+
+def check_rules(settings: Settings) -> list[str]:
+    """Every problem of the `rules:` list, each naming its key; empty when sound."""
+    rules = settings.rules
+    problems = _names(rules, profiles=settings.keda.profiles)
+    enabled = [kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled]
+    for index, rule in enumerate(rules):
+        if rule.match is not None:
+            problems += [
+                f"rules[{index}].{found.key}: {found.text}"
+                for found in impossible(rule.match.selector(), enabled_kinds=enabled)
+            ]
+        problems += _spans(index, rule, settings)
+    written = written_default(rules)
+    if written is not None:
+        problems += _conflicts(len(rules) - 1, written, settings)
+    return problems
+
+
+def written_default(rules: Sequence[RuleSettings]) -> RuleSettings | None:
+    return rules[-1] if rules and rules[-1].name == DEFAULT_RULE else None
+
+
+def _names(rules: Sequence[RuleSettings], *, profiles: Collection[str]) -> list[str]:
+    problems, seen = [], set()
+    for index, rule in enumerate(rules):
+        key = f"rules[{index}].name"
+        if rule.name in seen:
+            problems.append(f"{key}: {rule.name} is used by an earlier rule")
+        if rule.name in profiles:
+            problems.append(f"{key}: {rule.name} is also a keda.profiles name")
+        if rule.name == DEFAULT_RULE and index != len(rules) - 1:
+            problems.append(f"{key}: the default rule closes the list: write it last")
+        if rule.name == DEFAULT_RULE and rule.match is not None:
+            problems.append(f"rules[{index}].match: the default rule matches everything")
+        seen.add(rule.name)
+    return problems
+
+
+def _spans(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
+    window = rule.idle_window
+    if window is None:
+        return []
+    policy, key = settings.policy, f"rules[{index}].idleWindow"
+    if window < policy.slot:
+        return [f"{key}: must not be shorter than policy.slot ({policy.slot})"]
+    if window > policy.idle_since_lookback:
+        return [f"{key}: must not be longer than policy.idleSinceLookback"]
+    return []
+
+
+def _conflicts(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
+    problems = []
+    for knob, (section, field, key) in SHARED_KNOBS.items():
+        if getattr(rule, knob) is not None and field in getattr(settings, section).model_fields_set:
+            problems.append(
+                f"rules[{index}].{key} and {section}.{key} both set the default rule's {key}: "
+                "keep one"
+            )
+    if (
+        rule.exemptions.max_duration is not None
+        and "max_exemption" in settings.api.model_fields_set
+    ):
+        problems.append(
+            f"rules[{index}].exemptions.maxDuration and api.maxExemption both set the default "
+            "rule's longest exemption: keep one (api.maxExemption is deprecated)"
+        )
+    return problems
+
+
+def deprecations(settings: Settings) -> list[str]:
+    """Older keys that still work, and what to write instead."""
+    said = []
+    if "max_exemption" in settings.api.model_fields_set:
+        said.append(
+            "api.maxExemption is deprecated: write it as exemptions.maxDuration of a rule "
+            "named default (last in rules:)"
+        )
+    for name in settings.keda.profiles:
+        said.append(
+            f"keda.profiles.{name} is deprecated: triggers may name a rule in `profile:`, "
+            "which judges them with that rule's idleWindow and thresholdPercent"
+        )
+    return said
+
+
+def default_max_exemption(settings: Settings) -> timedelta:
+    written = written_default(settings.rules)
+    if written is not None and written.exemptions.max_duration is not None:
+        return written.exemptions.max_duration
+    return settings.api.max_exemption

@@ -1,0 +1,81 @@
+"""`explain` end to end: the real REST server over the test Kubernetes API, and the CLI
+against it, say which rule a workload falls under and why each earlier rule did not."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from autoscaler.cli import main as console_main
+from autoscaler.domain.rules import Rule, RuleAction, Selector
+from tests.api.rig import TOKENS, ApiRig
+from tests.support.domain_builders import a_policy
+
+BASE = a_policy(dry_run=True)
+POLICY = replace(
+    BASE,
+    scoped=(
+        Rule(
+            "production",
+            usage=replace(BASE.rules, window=timedelta(hours=4)),
+            grace_period=BASE.grace_period,
+            selector=Selector(namespaces=("prod",)),
+        ),
+        Rule(
+            "team-a-observed",
+            usage=BASE.rules,
+            grace_period=BASE.grace_period,
+            selector=Selector(namespaces=("team-a",)),
+            action=RuleAction.OBSERVE,
+        ),
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def rig() -> ApiRig:
+    with ApiRig(policy=POLICY) as running:
+        running.add_raycluster("team-a", "alice-rc", peak=0.01)
+        running.add_raycluster("team-b", "bob-rc", peak=0.01)
+        running.cycle()
+        yield running  # type: ignore[misc]
+
+
+def test_explain_names_the_rule_and_why_earlier_rules_did_not_match(rig: ApiRig) -> None:
+    answer = rig.reader.get("/api/v1/workloads/team-a/alice-rc/explain")
+
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert (body["rule"], body["matched"]) == ("team-a-observed", True)
+    assert body["misses"] == [
+        {"rule": "production", "why": "namespace team-a is not one of [prod]"}
+    ]
+    assert body["workload"]["action"] == "none"
+    assert "observed only (rule team-a-observed's action is observe)" in body["workload"]["reason"]
+
+
+def test_a_workload_no_rule_selects_falls_under_the_default(rig: ApiRig) -> None:
+    body = rig.reader.get("/api/v1/workloads/team-b/bob-rc/explain").json()
+
+    assert body["rule"] == "default"
+    assert [miss["rule"] for miss in body["misses"]] == ["production", "team-a-observed"]
+    assert body["workload"]["action"] == "would-deactivate"
+
+
+def test_explain_is_authorized_like_the_other_reads(rig: ApiRig) -> None:
+    assert rig.http.get("/api/v1/workloads/team-a/alice-rc/explain").status_code == 401
+    assert rig.reader.get("/api/v1/workloads/team-a/nosuch/explain").status_code == 404
+
+
+def test_the_cli_explains_a_workload(rig: ApiRig, capsys: pytest.CaptureFixture[str]) -> None:
+    code = console_main(
+        ["explain", "alice-rc", "-n", "team-a", "--server", rig.url, "--token", TOKENS["admin"]]
+    )
+    printed = capsys.readouterr()
+
+    assert code == 0, printed.err
+    assert "Rule:             team-a-observed (matched)" in printed.out
+    assert "  not production: namespace team-a is not one of [prod]" in printed.out
+    assert "Workload:         team-a/" in printed.out
