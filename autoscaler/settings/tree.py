@@ -44,12 +44,11 @@ def _default_signals() -> list[SignalSettings]:
 
 
 class QuerySettings(Section):
-    """PromQL templates per statistic; unset keeps the built-in ones (see adapters/promql.py
-    for the placeholders). Only for exporters that differ from dcgm-exporter's defaults."""
+    """PromQL templates per signal, one per query of a fleet read; unset keeps the built-in
+    ones (adapters/prometheus/promql.py lists the placeholders). Only for unusual exporters."""
 
-    peak: str | None = Field(None, description="Highest ratio per GPU over the window.")
-    coverage: str | None = Field(None, description="Slots with a real sample per GPU.")
-    last_busy: str | None = Field(None, description="Newest sample above the threshold.")
+    slots: str | None = Field(None, description="Per GPU and slot: the highest ratio.")
+    busy: str | None = Field(None, description="Per coarse step: the ratio above the threshold.")
     newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
 
 

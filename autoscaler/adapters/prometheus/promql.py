@@ -26,11 +26,13 @@ a plain instant query, maps in the server: `relabelled()` copies exported_* when
 else the plain label, into our own labels (and Hostname/hostname into gpu_host).
 
 Template placeholders: {selector} (metric and matchers; for the matrices, one label style's),
-{renamed} and {kept} (the selector with `exported_pod!=""` / `exported_pod=""`), {scale}
-(divide to get a 0..1 ratio), {threshold} (the lowest of the views, as a ratio), {keys}, and
-the PromQL durations {window} (the longest view window), {slot}, {lookback}, {coarse} and
-{recent} (window + coarse). A matrix template is the per-signal value at one step (the
-subquery around it is added here); NEWEST's returns one series per GPU with the key labels.
+{metric} and {matchers} (the same matchers, each followed by a comma, to add your own:
+`{metric}{{{matchers}cluster="a"}}`), {renamed} and {kept} (the selector with
+`exported_pod!=""` / `exported_pod=""`), {scale} (divide to get a 0..1 ratio), {threshold}
+(the lowest of the views, as a ratio), {keys}, and the PromQL durations {window} (the
+longest view window), {slot}, {lookback}, {coarse} and {recent} (window + coarse). A matrix
+template is the per-signal value at one step (the subquery around it is added here);
+NEWEST's returns one series per GPU with the key labels.
 """
 
 from __future__ import annotations
@@ -179,15 +181,20 @@ def _tagged(
     template: str, signals: Sequence[SignalSettings], span: QueryWindow, *matchers: str
 ) -> str:
     return " or ".join(
-        f"label_replace({_fill(template, signal, span, selector(signal, *matchers))}, "
+        f"label_replace({_fill(template, signal, span, matchers)}, "
         f'"signal", "{signal.metric}", "", "")'
         for signal in signals
     )
 
 
-def _fill(template: str, signal: SignalSettings, span: QueryWindow, chosen: str) -> str:
+def _fill(
+    template: str, signal: SignalSettings, span: QueryWindow, matchers: tuple[str, ...]
+) -> str:
+    every = _matchers(signal, *matchers)
     return template.format(
-        selector=chosen,
+        selector=selector(signal, *matchers),
+        metric=signal.metric,
+        matchers="".join(f"{matcher}," for matcher in every),
         renamed=selector(signal, 'exported_pod!=""'),
         kept=selector(signal, 'exported_pod=""'),
         scale=_number(signal.scale),
@@ -199,8 +206,12 @@ def _fill(template: str, signal: SignalSettings, span: QueryWindow, chosen: str)
 
 def selector(signal: SignalSettings, *matchers: str) -> str:
     """The metric and `matchers`; a signal that says nothing on MIG instances skips them."""
-    every = matchers if signal.valid_on_mig else (f'{MIG_LABEL}=""', *matchers)
+    every = _matchers(signal, *matchers)
     return f"{signal.metric}{{{','.join(every)}}}" if every else signal.metric
+
+
+def _matchers(signal: SignalSettings, *matchers: str) -> tuple[str, ...]:
+    return matchers if signal.valid_on_mig else (f'{MIG_LABEL}=""', *matchers)
 
 
 def duration(span: timedelta) -> str:
