@@ -27,6 +27,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import filterfalse
 
 from autoscaler.adapters.prometheus.promql import (
     HOST,
@@ -130,8 +131,8 @@ class _Frame:
             return None
         sample_at, host, model = newest or (None, None, None)
         after_start = bisect_right(steps.ends, self.window_start) - first
-        peaks = [value for value in window[after_start:] if not math.isnan(value)]
-        held = sum(1 for value in window if not math.isnan(value))
+        peaks = list(filterfalse(math.isnan, window[after_start:]))
+        held = len(peaks) + sum(1 for value in window[:after_start] if not math.isnan(value))
         return GpuUsage(
             key=key,
             peak=max(peaks) if peaks else None,
@@ -144,21 +145,24 @@ class _Frame:
 
 
 def _steps(series: Sequence[tuple[Mapping[str, str], Points]]) -> dict[GpuKey, Steps]:
-    """Points per GPU; series of one GPU (both label styles, say) merged per step with max,
-    a real value over a NaN."""
-    merged: dict[GpuKey, dict[int, float]] = {}
+    """Points per GPU; several series of one GPU (both label styles, or a template that
+    leaves a GPU split) merged per step with max, a real value over a NaN."""
+    found: dict[GpuKey, Steps] = {}
     for labels, points in series:
         key = workload_gpu_key(labels)
         if key is None:
             continue
-        into = merged.setdefault(key, {})
-        for at, value in points:
-            step = round(at * 1000)
-            into[step] = max(into.get(step, value), value, key=_nan_lowest)
-    return {
-        key: Steps(sorted(values), [values[at] for at in sorted(values)])
-        for key, values in merged.items()
-    }
+        steps = Steps([round(at * 1000) for at, _ in points], [value for _, value in points])
+        found[key] = _merged(found[key], steps) if key in found else steps
+    return found
+
+
+def _merged(one: Steps, other: Steps) -> Steps:
+    values = dict(zip(one.ends, one.values, strict=True))
+    for at, value in zip(other.ends, other.values, strict=True):
+        values[at] = max(values.get(at, value), value, key=_nan_lowest)
+    ends = sorted(values)
+    return Steps(ends, [values[at] for at in ends])
 
 
 def _newest(rows: Sequence[Row]) -> dict[GpuKey, Newest]:
