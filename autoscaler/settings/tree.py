@@ -22,8 +22,16 @@ from autoscaler.settings.base import Duration, Section, format_duration, parse_d
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
+from autoscaler.settings.queries import QuerySettings
 
-__all__ = ["Duration", "Settings", "format_duration", "load_settings", "parse_duration"]
+__all__ = [
+    "Duration",
+    "QuerySettings",
+    "Settings",
+    "format_duration",
+    "load_settings",
+    "parse_duration",
+]
 
 
 class SignalSettings(Section):
@@ -41,15 +49,6 @@ def _default_signals() -> list[SignalSettings]:
         SignalSettings(metric="DCGM_FI_PROF_GR_ENGINE_ACTIVE", scale=1, valid_on_mig=True),
         SignalSettings(metric="DCGM_FI_DEV_GPU_UTIL", scale=100, valid_on_mig=False),
     ]
-
-
-class QuerySettings(Section):
-    """PromQL templates per signal, one per query of a fleet read; unset keeps the built-in
-    ones (adapters/prometheus/promql.py lists the placeholders). Only for unusual exporters."""
-
-    slots: str | None = Field(None, description="Per GPU and slot: the highest ratio.")
-    busy: str | None = Field(None, description="Per coarse step: the ratio above the threshold.")
-    newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
 
 
 class PrometheusSettings(Section):
