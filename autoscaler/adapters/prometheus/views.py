@@ -42,7 +42,7 @@ from autoscaler.domain.models import GpuKey, GpuUsage, UsageView
 Newest = tuple[datetime | None, str | None, str | None]  # sample time, host, model
 
 
-@dataclass
+@dataclass(frozen=True)
 class Steps:
     """One GPU's points of a matrix: step ends (unix milliseconds, ascending) and values."""
 
