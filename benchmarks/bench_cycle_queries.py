@@ -10,7 +10,9 @@ Prometheus, then measures, side by side in one run:
   1. `PrometheusMetricSource.read_usage` (the queries it issued and its wall time),
   2. the same PromQL sent with plain `requests` (the bare server time plus transfer),
   3. the same measures asked one workload at a time: every query narrowed to the workload's
-     pod, so `workloads x queries` requests per read, as a per-workload design would do.
+     pod, so `workloads x queries` requests per read, as a per-workload design would do;
+  4. one read for four usage views (rules with other windows and thresholds) next to one for
+     a single view, and next to four reads of one view each (what looping over views costs).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import requests
 
 from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, Stat, build_queries
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
+from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.support.prom import (
     ALL_METRICS,
@@ -44,6 +47,12 @@ from tests.support.prom import (
 
 WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
+FOUR_VIEWS = (
+    UsageView(WINDOW, THRESHOLD),
+    UsageView(timedelta(minutes=15), 0.10),
+    UsageView(timedelta(hours=2), THRESHOLD),
+    UsageView(timedelta(minutes=30), 0.01),
+)
 _METRIC = re.compile(r'(?<!")(DCGM_FI_\w+)(\{([^}]*)\})?')
 
 
@@ -143,10 +152,38 @@ def measure(
         per_workload = _repeat(1, lambda: _send_all(session, url, narrowed, at))
     timings = [
         Timing("read_usage (fleet-wide, adapter)", source.queries_issued // args.repeat, reads),
+        *measure_views(settings, policy=policy, at=at, repeat=args.repeat),
         Timing("same PromQL, plain requests", len(built), bare, sum(sizes) // args.repeat),
         Timing("one query set per workload, plain requests", len(narrowed), per_workload),
     ]
     return timings, per_query
+
+
+def measure_views(
+    settings: PrometheusSettings, *, policy: PolicySettings, at: datetime, repeat: int
+) -> list[Timing]:
+    """One read for one view, one read for four, and four reads of one view each, alternated."""
+    cases: dict[str, Callable[[PrometheusMetricSource], object]] = {
+        "read_views, 1 view": lambda s: s.read_views(FOUR_VIEWS[:1], now=at),
+        f"read_views, {len(FOUR_VIEWS)} views (one shared read)": lambda s: s.read_views(
+            FOUR_VIEWS, now=at
+        ),
+        f"{len(FOUR_VIEWS)} reads of 1 view each (a loop over views)": lambda s: [
+            s.read_views([view], now=at) for view in FOUR_VIEWS
+        ],
+    }
+    sources = {label: PrometheusMetricSource(prometheus=settings, policy=policy) for label in cases}
+    seconds: dict[str, list[float]] = {label: [] for label in cases}
+    try:
+        for _ in range(repeat):
+            for label, case in cases.items():
+                seconds[label] += _repeat(1, lambda: case(sources[label]))  # noqa: B023
+    finally:
+        for made in sources.values():
+            made.close()
+    return [
+        Timing(label, sources[label].queries_issued // repeat, seconds[label]) for label in cases
+    ]
 
 
 def narrow(query: str, *, namespace: str, pod: str) -> str:

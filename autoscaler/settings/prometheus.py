@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import Field
 
 from autoscaler.settings.base import Duration, Section
+from autoscaler.settings.queries import QuerySettings
 
 
 class SignalSettings(Section):
@@ -30,16 +31,6 @@ def _default_signals() -> list[SignalSettings]:
         SignalSettings(metric="DCGM_FI_PROF_GR_ENGINE_ACTIVE", scale=1, valid_on_mig=True),
         SignalSettings(metric="DCGM_FI_DEV_GPU_UTIL", scale=100, valid_on_mig=False),
     ]
-
-
-class QuerySettings(Section):
-    """PromQL templates per statistic; unset keeps the built-in ones (see adapters/promql.py
-    for the placeholders). Only for exporters that differ from dcgm-exporter's defaults."""
-
-    peak: str | None = Field(None, description="Highest ratio per GPU over the window.")
-    coverage: str | None = Field(None, description="Slots with a real sample per GPU.")
-    last_busy: str | None = Field(None, description="Newest sample above the threshold.")
-    newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
 
 
 class PrometheusSettings(Section):

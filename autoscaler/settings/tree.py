@@ -22,7 +22,8 @@ from autoscaler.settings.base import Duration, Section, format_duration, parse_d
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
-from autoscaler.settings.prometheus import PrometheusSettings, QuerySettings, SignalSettings
+from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
+from autoscaler.settings.queries import QuerySettings
 from autoscaler.settings.rule_settings import RuleSettings, check_rules
 
 __all__ = [

@@ -1,8 +1,9 @@
 """The demo's dcgm-exporter and Prometheus in one: the `MetricSource` port over scripted profiles.
 
 Every GPU a pod holds is "scraped" every `scrape` seconds while the pod runs, its value taken
-from the RayCluster's `Profile`. A read computes what the four fleet-wide queries of
-`autoscaler.adapters.prometheus.promql` return on a Prometheus 2.x server, from the same samples:
+from the RayCluster's `Profile`. A read computes what a fleet read of
+`autoscaler.adapters.prometheus` gives on a Prometheus 2.x server at a `now` on a slot boundary
+(in between, the adapter's slots end at `now` rounded up to a slot), from the same samples:
 - peak: the highest sample in [now - window, now] (NaN only when every sample is NaN);
 - coverage: the steps of a `[window:slot]` subquery (multiples of the slot, from now - window
   to now, both ends included) whose `[slot]` range holds a real sample, over window / slot;

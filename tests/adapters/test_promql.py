@@ -1,29 +1,30 @@
-"""The fleet-wide PromQL and how its answers become GPU usage (pure; no server needed).
+"""The fleet-wide PromQL and how its answers are parsed (pure; no server needed).
 
-What the queries compute is checked against a real Prometheus in test_prometheus_adapter.py.
+How the answers become each view's usage is in test_fleet_views.py; what the queries compute
+is checked against a real Prometheus in test_prometheus_adapter.py.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from autoscaler.adapters.prometheus.promql import (
     QueryTemplates,
     QueryWindow,
-    Row,
     Stat,
     build_queries,
     duration,
     gpu_key,
+    parse_matrix,
     parse_vector,
     selector,
-    usage_by_pod,
+    workload_gpu_key,
 )
-from autoscaler.domain.models import GpuKey, GpuUsage
+from autoscaler.domain.models import GpuKey, UsageView
 from autoscaler.settings.tree import PrometheusSettings, SignalSettings
 
 HOUR = timedelta(hours=1)
@@ -31,31 +32,10 @@ MINUTE = timedelta(minutes=1)
 SPAN = QueryWindow(window=HOUR, slot=MINUTE, lookback=timedelta(hours=24), threshold=0.05)
 GR_ENGINE = SignalSettings(metric="DCGM_FI_PROF_GR_ENGINE_ACTIVE", scale=1, valid_on_mig=True)
 GPU_UTIL = SignalSettings(metric="DCGM_FI_DEV_GPU_UTIL", scale=100, valid_on_mig=False)
-AT = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 def queries(*signals: SignalSettings, templates: QueryTemplates | None = None) -> dict[Stat, str]:
     return build_queries(signals, span=SPAN, templates=templates or QueryTemplates())
-
-
-def row(namespace: str, pod: str, value: float, *, uuid: str = "GPU-1", **labels: str) -> Row:
-    return ({"workload_namespace": namespace, "workload_pod": pod, "UUID": uuid, **labels}, value)
-
-
-def read(
-    *,
-    peak: list[Row] | None = None,
-    coverage: list[Row] | None = None,
-    last_busy: list[Row] | None = None,
-    newest: list[Row] | None = None,
-) -> dict[tuple[str, str], tuple[GpuUsage, ...]]:
-    rows = {
-        Stat.PEAK: peak or [],
-        Stat.COVERAGE: coverage or [],
-        Stat.LAST_BUSY: last_busy or [],
-        Stat.NEWEST: newest or [],
-    }
-    return dict(usage_by_pod(rows, window=HOUR, slot=MINUTE))
 
 
 # -- building the queries ------------------------------------------------------------------
@@ -72,11 +52,19 @@ def test_every_query_covers_every_signal_tagged_so_that_or_keeps_them_all() -> N
         assert " or " in text
 
 
-def test_every_query_is_merged_per_gpu_whatever_exporter_series_it_came_from() -> None:
-    for stat, text in queries(GR_ENGINE).items():
-        by = ", ".join(stat.group_labels)
-        assert text.startswith(f"max by ({by}) (")
-        assert "instance" not in by
+def test_the_matrices_merge_each_label_style_by_its_raw_labels_and_never_by_instance() -> None:
+    for stat in (Stat.SLOTS, Stat.BUSY):
+        text = queries(GR_ENGINE)[stat]
+        assert text.startswith("(max by (exported_namespace, exported_pod, UUID, GPU_I_ID) (")
+        assert " or max by (namespace, pod, UUID, GPU_I_ID) (" in text
+        assert "instance" not in text
+
+
+def test_the_newest_samples_are_merged_per_gpu_with_host_and_model() -> None:
+    text = queries(GR_ENGINE)[Stat.NEWEST]
+    assert text.startswith(
+        "max by (workload_namespace, workload_pod, UUID, GPU_I_ID, gpu_host, modelName) ("
+    )
 
 
 def test_a_signal_that_reads_zero_on_mig_skips_mig_instances_in_the_query() -> None:
@@ -92,8 +80,8 @@ def test_queries_carry_no_namespace_matcher_so_thanos_tenancy_can_add_its_own() 
         assert re.search(r'namespace\s*(=|!=|=~|!~)\s*"', text) is None
 
 
-def test_the_workload_labels_are_taken_from_exported_labels_when_present() -> None:
-    text = queries(GR_ENGINE)[Stat.PEAK]
+def test_the_newest_samples_take_the_workload_labels_from_exported_labels_when_present() -> None:
+    text = queries(GR_ENGINE)[Stat.NEWEST]
     plain = text.index('"workload_namespace", "$1", "namespace", "(.+)"')
     exported = text.index('"workload_namespace", "$1", "exported_namespace", "(.+)"')
     assert plain < exported  # applied later, so it wins
@@ -102,18 +90,25 @@ def test_the_workload_labels_are_taken_from_exported_labels_when_present() -> No
 
 def test_spans_threshold_and_scale_are_written_into_the_queries() -> None:
     built = queries(GPU_UTIL)
-    assert "[3600s]" in built[Stat.PEAK] and "/ 100.0" in built[Stat.PEAK]
-    assert "[3600s:60s]" in built[Stat.COVERAGE]
-    assert "> 0.05)[4500s:60s]" in built[Stat.LAST_BUSY]  # the window and one coarse step
-    assert "[900s]) / 100.0 > 0.05)[86400s:900s]" in built[Stat.LAST_BUSY]  # coarse beyond
+    assert "[60s]) / 100.0" in built[Stat.SLOTS]
+    assert built[Stat.SLOTS].endswith(")[4500s:60s]")  # the window and one coarse step
+    assert "[900s]) / 100.0 > 0.05" in built[Stat.BUSY]
+    assert built[Stat.BUSY].endswith(")[86400s:900s]")  # coarse steps over the lookback
 
 
-def test_coverage_merges_series_by_the_raw_labels_of_each_label_style() -> None:
-    text = queries(GPU_UTIL)[Stat.COVERAGE]
+def test_one_read_is_built_for_the_longest_window_and_the_lowest_threshold_of_its_views() -> None:
+    views = [UsageView(HOUR, 0.05), UsageView(3 * HOUR, 0.2), UsageView(15 * MINUTE, 0.01)]
+    span = QueryWindow.for_views(views, slot=MINUTE, lookback=6 * HOUR)
+    assert (span.window, span.threshold) == (3 * HOUR, 0.01)
+    built = build_queries([GR_ENGINE], span=span, templates=QueryTemplates())
+    assert built[Stat.SLOTS].endswith(")[11700s:60s]")
+    assert "> 0.01, " in built[Stat.BUSY]
+
+
+def test_each_label_style_has_its_own_selectors_in_the_matrices() -> None:
+    text = queries(GPU_UTIL)[Stat.SLOTS]
     assert 'DCGM_FI_DEV_GPU_UTIL{GPU_I_ID="",exported_pod!=""}[60s]' in text
     assert 'DCGM_FI_DEV_GPU_UTIL{GPU_I_ID="",exported_pod=""}[60s]' in text
-    assert "max by (exported_namespace, exported_pod, UUID, GPU_I_ID)" in text
-    assert "max by (namespace, pod, UUID, GPU_I_ID)" in text
 
 
 def test_the_newest_sample_time_is_read_from_the_selector_itself() -> None:
@@ -124,9 +119,12 @@ def test_the_newest_sample_time_is_read_from_the_selector_itself() -> None:
 
 
 def test_a_template_can_be_replaced_and_keeps_its_placeholders() -> None:
-    templates = QueryTemplates(peak='max_over_time({selector}{{cluster="a"}}[{window}]) / {scale}')
-    text = queries(GR_ENGINE, templates=templates)[Stat.PEAK]
-    assert 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{cluster="a"}[3600s]) / 1.0' in text
+    templates = QueryTemplates(
+        slots='max_over_time({metric}{{{matchers}cluster="a"}}[{slot}]) / {scale}'
+    )
+    text = queries(GPU_UTIL, templates=templates)[Stat.SLOTS]
+    assert 'DCGM_FI_DEV_GPU_UTIL{GPU_I_ID="",exported_pod!="",cluster="a"}[60s]) / 100.0' in text
+    assert 'DCGM_FI_DEV_GPU_UTIL{GPU_I_ID="",exported_pod="",cluster="a"}[60s]) / 100.0' in text
 
 
 @pytest.mark.parametrize(
@@ -196,63 +194,49 @@ def test_anything_but_an_instant_vector_is_refused(result: list[object]) -> None
         parse_vector(result)  # type: ignore[arg-type]
 
 
-def test_a_nan_peak_is_no_peak() -> None:
-    [gpu] = read(peak=[row("ns", "p", math.nan)])[("ns", "p")]
-    assert gpu.peak is None
+def test_a_matrix_is_read_into_labels_and_points() -> None:
+    result = [{"metric": {"UUID": "GPU-1"}, "values": [[60, "0.5"], [120.5, "NaN"]]}]
+    [(labels, points)] = parse_matrix(result)
+    assert labels == {"UUID": "GPU-1"}
+    assert points[0] == (60.0, 0.5) and points[1][0] == 120.5 and math.isnan(points[1][1])
+
+
+def test_an_instant_vector_is_not_read_as_a_matrix() -> None:
+    with pytest.raises(KeyError):
+        parse_matrix([{"metric": {}, "value": [1.0, "0.5"]}])
 
 
 @pytest.mark.parametrize(
-    ("slots", "expected"),
+    ("labels", "expected"),
     [
-        pytest.param(61.0, 1.0, id="both-window-ends-counted-is-capped"),
-        pytest.param(42.0, 0.7, id="a-gap"),
-        pytest.param(None, 0.0, id="no-real-sample"),
+        pytest.param(
+            {"exported_namespace": "ns", "exported_pod": "p", "UUID": "GPU-1"},
+            GpuKey("ns", "p", "GPU-1"),
+            id="service-monitor-exported-labels",
+        ),
+        pytest.param(
+            {"namespace": "ns", "pod": "p", "UUID": "GPU-1", "GPU_I_ID": "2"},
+            GpuKey("ns", "p", "GPU-1", "2"),
+            id="honor-labels-plain-labels",
+        ),
+        pytest.param(
+            {
+                "namespace": "gpu-operator",
+                "pod": "dcgm-x",
+                "exported_namespace": "ns",
+                "exported_pod": "p",
+                "UUID": "GPU-1",
+            },
+            GpuKey("ns", "p", "GPU-1"),
+            id="exported-labels-win-over-the-exporters-own",
+        ),
+        pytest.param({"exported_pod": "p", "UUID": "GPU-1"}, None, id="no-namespace"),
     ],
 )
-def test_coverage_is_the_share_of_the_windows_slots(slots: float | None, expected: float) -> None:
-    coverage = [] if slots is None else [row("ns", "p", slots)]
-    [gpu] = read(peak=[row("ns", "p", 0.0)], coverage=coverage)[("ns", "p")]
-    assert gpu.coverage == pytest.approx(expected)
-
-
-def test_times_are_read_as_utc_and_the_newest_series_names_host_and_model() -> None:
-    at = AT.timestamp()
-    newest = [
-        row("ns", "p", at - 600, gpu_host="old-exporter-pod", modelName="A100"),
-        row("ns", "p", at, gpu_host="node-1", modelName="A100"),
-    ]
-    [gpu] = read(peak=[row("ns", "p", 0.0)], last_busy=[row("ns", "p", at - 60)], newest=newest)[
-        ("ns", "p")
-    ]
-    assert gpu.last_sample_at == AT
-    assert gpu.last_busy_at == AT - MINUTE
-    assert (gpu.hostname, gpu.model) == ("node-1", "A100")
-
-
-def test_a_gpu_known_to_one_query_only_is_reported_with_nothing_else_known() -> None:
-    [gpu] = read(last_busy=[row("ns", "p", AT.timestamp())])[("ns", "p")]
-    assert gpu.peak is None and gpu.coverage == 0.0
-    assert gpu.last_sample_at is None
-
-
-def test_non_finite_times_are_unknown_times() -> None:
-    [gpu] = read(newest=[row("ns", "p", math.nan)], last_busy=[row("ns", "p", math.inf)])[
-        ("ns", "p")
-    ]
-    assert gpu.last_sample_at is None and gpu.last_busy_at is None
-
-
-def test_gpus_are_grouped_by_pod_and_rows_without_a_gpu_are_dropped() -> None:
-    fleet = read(
-        peak=[
-            row("ns", "p", 0.1, uuid="GPU-2"),
-            row("ns", "p", 0.2, uuid="GPU-1"),
-            row("ns", "q", 0.3),
-            ({"UUID": "GPU-9"}, 0.9),
-        ]
-    )
-    assert set(fleet) == {("ns", "p"), ("ns", "q")}
-    assert [g.key.uuid for g in fleet[("ns", "p")]] == ["GPU-1", "GPU-2"]
+def test_a_matrix_series_names_its_gpu_by_its_raw_labels(
+    labels: dict[str, str], expected: GpuKey | None
+) -> None:
+    assert workload_gpu_key(labels) == expected
 
 
 def test_the_default_settings_build_queries_without_leftover_placeholders() -> None:

@@ -1,32 +1,49 @@
-"""The PromQL of one usage read: four fleet-wide queries, whatever the number of GPUs.
+"""The PromQL of one fleet read: three fleet-wide queries, whatever the number of GPUs and
+of usage views (rules with their own window and threshold; ISSUE 14).
+
+- SLOTS: per GPU and per slot, the highest ratio any signal reached in that slot, over the
+  longest window of the views plus one coarse step. It is a subquery sent as an instant
+  query, so its answer is a matrix: one point per slot end, NaN when the slot held only NaN,
+  no point when it held no sample. Each view's peak, coverage and exact last busy time are
+  read from it in Python (`views.py`), so views with other windows or thresholds cost nothing.
+- BUSY: per GPU and per coarse step, the highest ratio above the lowest threshold of the
+  views, over `policy.idleSinceLookback`: the last busy time further back than the slots
+  reach, rounded up to a coarse step (a matrix too, nearly empty on an idle fleet).
+- NEWEST: the time of each GPU's newest real sample (staleness), with its host and model.
 
 Each query is built from a per-signal template, one per entry of `prometheus.signals`; the
 signals are tagged with a `signal` label (so `or` keeps them all) and merged per GPU with
-`max by (workload_namespace, workload_pod, UUID, GPU_I_ID)`. Grouping by those labels alone
-also merges the series a GPU leaves behind when its exporter pod is replaced.
+`max`. Grouping by the GPU's labels alone also merges the series a GPU leaves behind when
+its exporter pod is replaced.
 
-Label mapping happens in the server: behind a ServiceMonitor Prometheus keeps the exporter
-pod's namespace/pod and renames the workload's to exported_namespace/exported_pod; with
-honorLabels the workload's win. `relabelled()` copies exported_* when present, else the
-plain label, into workload_namespace/workload_pod (and Hostname/hostname into gpu_host).
+Label styles: behind a ServiceMonitor Prometheus keeps the exporter pod's namespace/pod and
+renames the workload's to exported_namespace/exported_pod; with honorLabels the workload's
+win. The two matrices merge per slot by the raw labels of each style (`exported_pod!=""`
+grouped by exported_namespace/exported_pod, `exported_pod=""` by namespace/pod), because a
+`label_replace` inside a subquery runs once per series per step (several times slower); the
+answer is mapped to workload_namespace/workload_pod in Python (`workload_gpu_key`). NEWEST,
+a plain instant query, maps in the server: `relabelled()` copies exported_* when present,
+else the plain label, into our own labels (and Hostname/hostname into gpu_host).
 
-Template placeholders: {selector} (metric and matchers; {renamed} and {kept} add
-`exported_pod!=""` and `exported_pod=""`), {scale} (divide to get a 0..1 ratio),
-{threshold} (ratio), {keys}, and the PromQL durations {window}, {slot}, {lookback},
-{coarse} and {recent} (window + coarse). Each template returns one series per GPU (or per
-GPU and exporter series) carrying the key labels.
+Template placeholders: {selector} (metric and matchers; for the matrices, one label style's),
+{metric} and {matchers} (the same matchers, each followed by a comma, to add your own:
+`{metric}{{{matchers}cluster="a"}}`), {renamed} and {kept} (the selector with
+`exported_pod!=""` / `exported_pod=""`), {scale} (divide to get a 0..1 ratio), {threshold}
+(the lowest of the views, as a ratio), {keys}, and the PromQL durations {window} (the
+longest view window), {slot}, {lookback}, {coarse} and {recent} (window + coarse). A matrix
+template is the per-signal value at one step (the subquery around it is added here);
+NEWEST's returns one series per GPU with the key labels.
 """
 
 from __future__ import annotations
 
 import enum
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from autoscaler.domain.models import GpuKey, GpuUsage
+from autoscaler.domain.models import GpuKey, UsageView
 from autoscaler.settings.tree import SignalSettings
 
 # Our own label names: writing into `namespace`/`pod` could make two series of a replaced
@@ -56,56 +73,38 @@ def relabelled(expr: str, sources: tuple[tuple[str, tuple[str, ...]], ...] = LAB
 
 
 class Stat(enum.Enum):
-    """What a query measures per GPU, and the labels its result is grouped by."""
+    """What a query measures per GPU; the first two answer with a matrix."""
 
-    PEAK = "peak"  # highest ratio over the window (NaN only when every sample is NaN)
-    COVERAGE = "coverage"  # number of slots of the window holding a real sample
-    LAST_BUSY = "last_busy"  # end of the last slot above the threshold, in the lookback
+    SLOTS = "slots"  # per slot end over the views' reach: highest ratio in that slot
+    BUSY = "busy"  # per coarse step over the lookback: highest ratio above the lowest threshold
     NEWEST = "newest"  # time of the newest real sample (staleness)
 
-    @property
-    def group_labels(self) -> tuple[str, ...]:
-        return (*KEY_LABELS, *INFO_LABELS) if self is Stat.NEWEST else KEY_LABELS
 
+# max_over_time ignores NaN unless every sample is NaN, and `max` across signals keeps a
+# real value over a NaN one, so a NaN point means "only NaN in this slot" (not coverage).
+SLOTS = "max_over_time({selector}[{slot}]) / {scale}"
 
-# max_over_time ignores NaN unless every sample is NaN, so a NaN peak means "no real value".
-PEAK = relabelled("max_over_time({selector}[{window}])") + " / {scale}"
-
-# A slot counts when it holds a real sample (NaN fails `>= 0`) from any series of the GPU:
-# split series are merged per slot before counting, so an overlap is never counted twice.
-# The merge inside the subquery groups by the raw labels of each label style, because a
-# label_replace there would run once per series per slot (several times slower).
-COVERAGE = relabelled(
-    "count_over_time((max by (exported_namespace, exported_pod, UUID, GPU_I_ID)"
-    " (max_over_time({renamed}[{slot}])) >= 0)[{window}:{slot}])"
-    " or count_over_time((max by (namespace, pod, UUID, GPU_I_ID)"
-    " (max_over_time({kept}[{slot}])) >= 0)[{window}:{slot}])"
-)
-
-# timestamp() of a non-selector expression is the evaluation time: here the end of each
-# slot in which some sample was above the threshold (short bursts between steps included).
-# Slot precision over the window plus one coarse step (so rounding up never moves a busy
-# time into the window); coarse steps further back, only for reporting "idle since".
-LAST_BUSY = relabelled(
-    "max_over_time(timestamp(max_over_time({selector}[{slot}]) / {scale} > {threshold})"
-    "[{recent}:{slot}])"
-    " or max_over_time(timestamp(max_over_time({selector}[{coarse}]) / {scale} > {threshold})"
-    "[{lookback}:{coarse}])"
-)
+# Only steps above the lowest threshold come back: an idle fleet answers with almost nothing.
+BUSY = "max_over_time({selector}[{coarse}]) / {scale} > {threshold}"
 
 # timestamp() applied directly to a selector returns the sample's own time; `and ... >= 0`
 # skips a NaN newest sample. The instant selector sees back as far as the server's
 # lookback delta (5m by default), which must not be shorter than policy.staleAfter.
 NEWEST = relabelled("timestamp({selector}) and ({selector} >= 0)", LABEL_SOURCES + HOST_SOURCES)
 
+# The raw labels each label style is merged by, and the matcher that selects that style.
+RAW_STYLES = (
+    (("exported_namespace", "exported_pod", "UUID", MIG_LABEL), 'exported_pod!=""'),
+    (("namespace", "pod", "UUID", MIG_LABEL), 'exported_pod=""'),
+)
+
 
 @dataclass(frozen=True)
 class QueryTemplates:
     """Per-signal templates; the defaults are this module's constants."""
 
-    peak: str = PEAK
-    coverage: str = COVERAGE
-    last_busy: str = LAST_BUSY
+    slots: str = SLOTS
+    busy: str = BUSY
     newest: str = NEWEST
 
     def for_stat(self, stat: Stat) -> str:
@@ -115,21 +114,31 @@ class QueryTemplates:
 
 @dataclass(frozen=True)
 class QueryWindow:
-    """The spans one read looks at."""
+    """The spans one fleet read looks at: the longest window and the lowest threshold of the
+    views it serves, so the answer holds what every view needs."""
 
     window: timedelta
     slot: timedelta
     lookback: timedelta
     threshold: float
 
+    @classmethod
+    def for_views(
+        cls, views: Collection[UsageView], *, slot: timedelta, lookback: timedelta
+    ) -> QueryWindow:
+        window = max(view.window for view in views)
+        return cls(window, slot, lookback, min(view.threshold for view in views))
+
     @property
     def coarse(self) -> timedelta:
-        """The step of the last-busy search beyond the window: reading a day of samples
+        """The step of the last-busy search beyond the slots: reading a day of samples
         costs the same at any step, evaluating a day of one-minute steps does not."""
         return max(self.slot, COARSE_STEP)
 
     @property
     def recent(self) -> timedelta:
+        """How far back the slots reach: the window and one coarse step, so a busy time
+        rounded up to a coarse step never lands inside the window."""
         return self.window + self.coarse
 
 
@@ -140,22 +149,52 @@ def build_queries(
     signals: Sequence[SignalSettings], *, span: QueryWindow, templates: QueryTemplates
 ) -> dict[Stat, str]:
     """One query per `Stat`, each covering every signal."""
-    return {stat: _combined(stat, signals, span, templates.for_stat(stat)) for stat in Stat}
+    reach = {Stat.SLOTS: (span.recent, span.slot), Stat.BUSY: (span.lookback, span.coarse)}
+    return {
+        stat: _matrix(signals, span, templates.for_stat(stat), *reach[stat])
+        if stat in reach
+        else _vector(signals, span, templates.for_stat(stat))
+        for stat in Stat
+    }
 
 
-def _combined(
-    stat: Stat, signals: Sequence[SignalSettings], span: QueryWindow, template: str
+def _matrix(
+    signals: Sequence[SignalSettings],
+    span: QueryWindow,
+    template: str,
+    reach: timedelta,
+    step: timedelta,
 ) -> str:
-    tagged = [
-        f'label_replace({_fill(template, signal, span)}, "signal", "{signal.metric}", "", "")'
-        for signal in signals
+    """Signals merged per GPU at every step, each label style by its own raw labels."""
+    styles = [
+        f"max by ({', '.join(labels)}) ({_tagged(template, signals, span, matcher)})"
+        for labels, matcher in RAW_STYLES
     ]
-    return f"max by ({', '.join(stat.group_labels)}) ({' or '.join(tagged)})"
+    return f"({' or '.join(styles)})[{duration(reach)}:{duration(step)}]"
 
 
-def _fill(template: str, signal: SignalSettings, span: QueryWindow) -> str:
+def _vector(signals: Sequence[SignalSettings], span: QueryWindow, template: str) -> str:
+    return f"max by ({', '.join((*KEY_LABELS, *INFO_LABELS))}) ({_tagged(template, signals, span)})"
+
+
+def _tagged(
+    template: str, signals: Sequence[SignalSettings], span: QueryWindow, *matchers: str
+) -> str:
+    return " or ".join(
+        f"label_replace({_fill(template, signal, span, matchers)}, "
+        f'"signal", "{signal.metric}", "", "")'
+        for signal in signals
+    )
+
+
+def _fill(
+    template: str, signal: SignalSettings, span: QueryWindow, matchers: tuple[str, ...]
+) -> str:
+    every = _matchers(signal, *matchers)
     return template.format(
-        selector=selector(signal),
+        selector=selector(signal, *matchers),
+        metric=signal.metric,
+        matchers="".join(f"{matcher}," for matcher in every),
         renamed=selector(signal, 'exported_pod!=""'),
         kept=selector(signal, 'exported_pod=""'),
         scale=_number(signal.scale),
@@ -167,8 +206,12 @@ def _fill(template: str, signal: SignalSettings, span: QueryWindow) -> str:
 
 def selector(signal: SignalSettings, *matchers: str) -> str:
     """The metric and `matchers`; a signal that says nothing on MIG instances skips them."""
-    every = matchers if signal.valid_on_mig else (f'{MIG_LABEL}=""', *matchers)
+    every = _matchers(signal, *matchers)
     return f"{signal.metric}{{{','.join(every)}}}" if every else signal.metric
+
+
+def _matchers(signal: SignalSettings, *matchers: str) -> tuple[str, ...]:
+    return matchers if signal.valid_on_mig else (f'{MIG_LABEL}=""', *matchers)
 
 
 def duration(span: timedelta) -> str:
@@ -193,12 +236,19 @@ def gpu_key(labels: Mapping[str, str]) -> GpuKey | None:
     return GpuKey(namespace, pod, uuid, labels.get(MIG_LABEL) or None)
 
 
-def slots_in(window: timedelta, slot: timedelta) -> float:
-    """How many slots the window holds: the denominator of coverage."""
-    return window / slot
+def workload_gpu_key(labels: Mapping[str, str]) -> GpuKey | None:
+    """The GPU a matrix series speaks of, its raw labels mapped as `relabelled()` maps them
+    in the server: each later source label wins when present and non-empty."""
+    mapped = dict(labels)
+    for target, sources in LABEL_SOURCES:
+        for source in sources:
+            if labels.get(source):
+                mapped[target] = labels[source]
+    return gpu_key(mapped)
 
 
 Row = tuple[Mapping[str, str], float]
+Points = list[tuple[float, float]]  # (unix seconds, value), ascending
 
 
 def parse_vector(result: Sequence[Mapping[str, Any]]) -> list[Row]:
@@ -207,60 +257,10 @@ def parse_vector(result: Sequence[Mapping[str, Any]]) -> list[Row]:
     return [(dict(item["metric"]), float(item["value"][1])) for item in result]
 
 
-def usage_by_pod(
-    rows: Mapping[Stat, Sequence[Row]], *, window: timedelta, slot: timedelta
-) -> dict[tuple[str, str], tuple[GpuUsage, ...]]:
-    """Every GPU any query spoke of, grouped by (namespace, pod); a GPU missing from a
-    query gets that query's "nothing known" value (no peak, no coverage, no time)."""
-    peaks = _by_key(rows[Stat.PEAK])
-    slots_held = _by_key(rows[Stat.COVERAGE])
-    last_busy = _by_key(rows[Stat.LAST_BUSY])
-    newest = _newest(rows[Stat.NEWEST])
-    slots = slots_in(window, slot)
-    grouped: dict[tuple[str, str], list[GpuUsage]] = {}
-    for key in sorted(peaks.keys() | slots_held.keys() | last_busy.keys() | newest.keys()):
-        sample_at, host, model = newest.get(key, (None, None, None))
-        usage = GpuUsage(
-            key=key,
-            peak=_finite(peaks.get(key)),
-            coverage=min(1.0, (_finite(slots_held.get(key)) or 0.0) / slots),
-            last_sample_at=sample_at,
-            last_busy_at=_time(last_busy.get(key)),
-            hostname=host,
-            model=model,
-        )
-        grouped.setdefault((key.namespace, key.pod), []).append(usage)
-    return {pod: tuple(gpus) for pod, gpus in grouped.items()}
-
-
-def _by_key(rows: Sequence[Row]) -> dict[GpuKey, float]:
-    """Value per GPU; the highest when a template left a GPU split over several rows."""
-    values: dict[GpuKey, float] = {}
-    for labels, value in rows:
-        key = gpu_key(labels)
-        if key is not None:
-            values[key] = max(values.get(key, value), value, key=_nan_lowest)
-    return values
-
-
-def _newest(rows: Sequence[Row]) -> dict[GpuKey, tuple[datetime | None, str | None, str | None]]:
-    """Newest sample time per GPU, with the host and model of the series that had it."""
-    best: dict[GpuKey, tuple[float, str | None, str | None]] = {}
-    for labels, value in rows:
-        key = gpu_key(labels)
-        if key is not None and math.isfinite(value) and value >= best.get(key, (-1.0,))[0]:
-            best[key] = (value, labels.get(HOST) or None, labels.get("modelName") or None)
-    return {key: (_time(at), host, model) for key, (at, host, model) in best.items()}
-
-
-def _nan_lowest(value: float) -> float:
-    return -math.inf if math.isnan(value) else value
-
-
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
-def _time(value: float | None) -> datetime | None:
-    seconds = _finite(value)
-    return None if seconds is None else datetime.fromtimestamp(seconds, tz=UTC)
+def parse_matrix(result: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, str], Points]]:
+    """A matrix's `data.result` as (labels, points); KeyError/TypeError/ValueError when it is
+    not one."""
+    return [
+        (dict(item["metric"]), [(float(at), float(value)) for at, value in item["values"]])
+        for item in result
+    ]

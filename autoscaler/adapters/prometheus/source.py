@@ -1,12 +1,13 @@
 """The metric source backed by Prometheus or Thanos Querier: the one module that imports
 `prometheus_api_client`.
 
-A read sends the four fleet-wide queries of `promql` (their number never depends on the
-fleet), evaluated at `now`, over one GET each; the fresh check before acting sends the one
-query of `promql_latest`. It never raises: a failed request (after one
-quick retry), an error envelope, a refused token or an unreadable reply makes the whole
-read a `FleetUsage(failure=...)`; warnings (partial data) make every namespace doubtful,
-because a warning does not say which series it left out.
+A read sends the three fleet-wide queries of `promql`, over one GET each, for every usage
+view at once: their number depends neither on the fleet nor on the views, each view being
+judged in Python from the shared answers (`views`). The fresh check before acting sends the
+one query of `latest`. A read never raises: a failed request (after one quick retry), an
+error envelope, a refused token or an unreadable reply makes every view's usage a
+`FleetUsage(failure=...)`; warnings (partial data) make every namespace doubtful in every
+view, because a warning does not say which series it left out.
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ from autoscaler.adapters.prometheus.latest import latest_query, latest_samples
 from autoscaler.adapters.prometheus.promql import (
     QueryTemplates,
     QueryWindow,
-    Row,
     Stat,
     build_queries,
     duration,
+    parse_matrix,
     parse_vector,
-    usage_by_pod,
 )
+from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end, usage_of_view
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
 from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.models import FleetUsage, UsageView
@@ -48,6 +49,7 @@ EVERY_NAMESPACE = frozenset({"*"})
 
 _TIMED_OUT = "Prometheus did not answer in time"
 _UNREADABLE = "cannot build the queries or read their answers"
+_EMPTY_WINDOW = f"{_UNREADABLE}: a usage view's window must be positive"
 # First match wins: subclasses before their bases.
 _REASONS: tuple[tuple[type[Exception] | tuple[type[Exception], ...], str], ...] = (
     (ExchangeError, ""),  # already says what happened
@@ -56,7 +58,7 @@ _REASONS: tuple[tuple[type[Exception] | tuple[type[Exception], ...], str], ...] 
     (requests.ConnectionError, "cannot connect to Prometheus"),
     ((requests.RequestException, PrometheusApiClientException), "Prometheus request failed"),
     (OSError, "cannot read the bearer token"),
-    ((LookupError, TypeError), "Prometheus replied with something other than an instant vector"),
+    ((LookupError, TypeError), "Prometheus replied with something other than the expected result"),
 )
 
 # What can go wrong in one exchange; `_translated` turns each into MetricsUnavailable.
@@ -65,7 +67,7 @@ _EXCHANGE_ERRORS = (
     PrometheusApiClientException,  # a status the inspector let through (should not happen)
     ExchangeError,  # error envelope, 401/403, not JSON, empty token
     OSError,  # the token file cannot be read
-    LookupError,  # a result that is not an instant vector
+    LookupError,  # a result that is not the instant vector or matrix asked for
     TypeError,
     ValueError,  # ... or a span that cannot be written as a PromQL duration
 )
@@ -112,33 +114,41 @@ class PrometheusMetricSource:
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
     ) -> dict[UsageView, FleetUsage]:
-        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
-
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
-        span = QueryWindow(window, self._rules.slot, self._rules.lookback, threshold)
+        """One fleet read, the same three queries for any number of views."""
+        wanted = sorted(set(views))
+        unreadable = [view for view in wanted if view.window <= timedelta(0)]
+        readable = [view for view in wanted if view.window > timedelta(0)]
+        usage = {view: _failed(view, now, _EMPTY_WINDOW) for view in unreadable}
+        if not readable:
+            return usage
+        span = QueryWindow.for_views(readable, slot=self._rules.slot, lookback=self._rules.lookback)
         self._inspector.forget()
         try:
-            rows = self._read(span, now=now)
+            answers = self._read(span, now=now)
         except _EXCHANGE_ERRORS as exc:
-            failure = _translated(exc)
-            return FleetUsage(window, threshold, evaluated_at=now, failure=str(failure))
+            failure = str(_translated(exc))
+            return usage | {view: _failed(view, now, failure) for view in readable}
         warnings = self._inspector.warnings()
         if warnings:
             self._log.warning("Prometheus returned partial data: %s", "; ".join(warnings))
-        return FleetUsage(
-            window,
-            threshold,
-            evaluated_at=now,
-            gpus=usage_by_pod(rows, window=window, slot=self._rules.slot),
-            doubtful_namespaces=EVERY_NAMESPACE if warnings else frozenset(),
-        )
+        doubtful = EVERY_NAMESPACE if warnings else frozenset()
+        for view in readable:
+            gpus = usage_of_view(answers, view, span=span, now=now)
+            usage[view] = FleetUsage(
+                view.window, view.threshold, now, gpus=gpus, doubtful_namespaces=doubtful
+            )
+        return usage
+
+    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        view = UsageView(window, threshold)
+        return self.read_views([view], now=now)[view]
 
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         if not pods:
             return LatestUsage(evaluated_at=now)
         self._inspector.forget()
         try:
-            rows = self._query(latest_query(self._settings.signals, pods), now=now)
+            rows = parse_vector(self._query(latest_query(self._settings.signals, pods), at=now))
         except _EXCHANGE_ERRORS as exc:
             return LatestUsage(evaluated_at=now, failure=str(_translated(exc)))
         warnings = self._inspector.warnings()
@@ -149,17 +159,20 @@ class PrometheusMetricSource:
     def close(self) -> None:
         self._client.close()
 
-    def _read(self, span: QueryWindow, *, now: datetime) -> dict[Stat, list[Row]]:
+    def _read(self, span: QueryWindow, *, now: datetime) -> FleetAnswers:
         """Every query, in turn; the first failure ends the read, since the remaining
         queries could not change the outcome, only delay it."""
         queries = build_queries(self._settings.signals, span=span, templates=self._templates)
-        return {stat: self._query(promql, now=now) for stat, promql in queries.items()}
+        slots = parse_matrix(self._query(queries[Stat.SLOTS], at=slots_end(now, span.slot)))
+        busy = parse_matrix(self._query(queries[Stat.BUSY], at=now))
+        newest = parse_vector(self._query(queries[Stat.NEWEST], at=now))
+        return FleetAnswers.of(slots=slots, busy=busy, newest=newest)
 
-    def _query(self, promql: str, *, now: datetime) -> list[Row]:
+    def _query(self, promql: str, *, at: datetime) -> Sequence[Mapping[str, Any]]:
         self.queries_issued += 1
-        params = {"time": f"{now.timestamp():.3f}", "timeout": duration(self._settings.timeout)}
+        params = {"time": f"{at.timestamp():.3f}", "timeout": duration(self._settings.timeout)}
         result: Sequence[Mapping[str, Any]] = self._client.custom_query(promql, params=params)
-        return parse_vector(result)
+        return result
 
 
 def _checked(
@@ -172,6 +185,10 @@ def _checked(
     except (KeyError, IndexError, ValueError) as exc:
         raise ConfigError([f"prometheus query templates: {exc!r}"]) from exc
     return templates
+
+
+def _failed(view: UsageView, now: datetime, failure: str) -> FleetUsage:
+    return FleetUsage(view.window, view.threshold, evaluated_at=now, failure=failure)
 
 
 def _translated(exc: Exception) -> MetricsUnavailable:

@@ -1,0 +1,191 @@
+"""Every usage view of one fleet read, judged in Python from the read's three answers.
+
+The SLOTS matrix is evaluated at `now` rounded up to a whole slot (`slots_end`), so its last
+slot holds the newest samples; its points are the slot ends t (multiples of the slot), each
+with the highest ratio in [t - slot, t]. For a view (window W, threshold T), with E that end:
+
+- peak: the highest real point with E - W < t <= E, i.e. the samples of [E - W, E]. This is
+  the window slot-aligned: at a `now` on a slot boundary it is exactly [now - W, now]; in
+  between it starts up to one slot later, and the samples of that first partial slot still
+  reach `last_busy_at` (the end of their slot is inside the window).
+- coverage: the points with E - W <= t <= E holding a real value (NaN is never coverage; a
+  missing point is a hole), over W / slot, capped at 1: both window ends count, as the
+  `[window:slot]` subquery of a Prometheus 2.x server counted them.
+- last_busy_at: the latest t above T with E - W - coarse <= t <= E (slot precision, never
+  after `now`), else the latest coarse step above T in the BUSY matrix (rounded up to a
+  coarse step, so before the window).
+
+A view uses only its own span of the shared answer, so each view reads the same usage as a
+read of that view alone. A GPU belongs to a view when it has a point in the view's window,
+a last busy time, or a newest sample, as with one query per measure before.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from itertools import filterfalse
+
+from autoscaler.adapters.prometheus.promql import (
+    HOST,
+    Points,
+    QueryWindow,
+    Row,
+    gpu_key,
+    workload_gpu_key,
+)
+from autoscaler.domain.models import GpuKey, GpuUsage, UsageView
+
+Newest = tuple[datetime | None, str | None, str | None]  # sample time, host, model
+
+
+@dataclass(frozen=True)
+class Steps:
+    """One GPU's points of a matrix: step ends (unix milliseconds, ascending) and values."""
+
+    ends: list[int] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+
+    def last_above(self, threshold: float, *, since: int = 0) -> int | None:
+        """The latest end at or after `since` whose value is above `threshold`."""
+        for index in range(len(self.ends) - 1, bisect_left(self.ends, since) - 1, -1):
+            if self.values[index] > threshold:
+                return self.ends[index]
+        return None
+
+
+@dataclass(frozen=True)
+class FleetAnswers:
+    """The three answers of one fleet read, per GPU."""
+
+    slots: Mapping[GpuKey, Steps]
+    busy: Mapping[GpuKey, Steps]
+    newest: Mapping[GpuKey, Newest]
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        slots: Sequence[tuple[Mapping[str, str], Points]],
+        busy: Sequence[tuple[Mapping[str, str], Points]],
+        newest: Sequence[Row],
+    ) -> FleetAnswers:
+        return cls(_steps(slots), _steps(busy), _newest(newest))
+
+
+def slots_end(now: datetime, slot: timedelta) -> datetime:
+    """`now` rounded up to a whole slot: where the SLOTS matrix is evaluated."""
+    step = _ms(slot)
+    return datetime.fromtimestamp(-(-_ms_at(now) // step) * step / 1000, UTC)
+
+
+def usage_of_view(
+    answers: FleetAnswers, view: UsageView, *, span: QueryWindow, now: datetime
+) -> dict[tuple[str, str], tuple[GpuUsage, ...]]:
+    """The view's GPUs grouped by (namespace, pod), judged on its own window and threshold."""
+    frame = _Frame.of(view, span=span, now=now)
+    grouped: dict[tuple[str, str], list[GpuUsage]] = {}
+    for key in sorted(answers.slots.keys() | answers.busy.keys() | answers.newest.keys()):
+        usage = frame.judge(
+            key, answers.slots.get(key), answers.busy.get(key), answers.newest.get(key)
+        )
+        if usage is not None:
+            grouped.setdefault((key.namespace, key.pod), []).append(usage)
+    return {pod: tuple(gpus) for pod, gpus in grouped.items()}
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """One view's span of the shared answer, in unix milliseconds."""
+
+    window_start: int  # E - W: coverage counts it, the peak starts after it
+    recent_start: int  # E - W - coarse: last busy at slot precision from here
+    slots: float  # W / slot, the denominator of coverage
+    threshold: float
+    now: int
+
+    @classmethod
+    def of(cls, view: UsageView, *, span: QueryWindow, now: datetime) -> _Frame:
+        end = _ms_at(slots_end(now, span.slot))
+        return cls(
+            window_start=end - _ms(view.window),
+            recent_start=end - _ms(view.window) - _ms(span.coarse),
+            slots=view.window / span.slot,
+            threshold=view.threshold,
+            now=_ms_at(now),
+        )
+
+    def judge(
+        self, key: GpuKey, slots: Steps | None, busy: Steps | None, newest: Newest | None
+    ) -> GpuUsage | None:
+        steps = slots or Steps()
+        first = bisect_left(steps.ends, self.window_start)
+        window = steps.values[first:]
+        last_busy = steps.last_above(self.threshold, since=self.recent_start)
+        if last_busy is None and busy is not None:
+            last_busy = busy.last_above(self.threshold)
+        if not window and last_busy is None and newest is None:
+            return None
+        sample_at, host, model = newest or (None, None, None)
+        after_start = bisect_right(steps.ends, self.window_start) - first
+        peaks = list(filterfalse(math.isnan, window[after_start:]))
+        held = len(peaks) + sum(1 for value in window[:after_start] if not math.isnan(value))
+        return GpuUsage(
+            key=key,
+            peak=max(peaks) if peaks else None,
+            coverage=min(1.0, held / self.slots),
+            last_sample_at=sample_at,
+            last_busy_at=None if last_busy is None else _time(min(last_busy, self.now)),
+            hostname=host,
+            model=model,
+        )
+
+
+def _steps(series: Sequence[tuple[Mapping[str, str], Points]]) -> dict[GpuKey, Steps]:
+    """Points per GPU; several series of one GPU (both label styles, or a template that
+    leaves a GPU split) merged per step with max, a real value over a NaN."""
+    found: dict[GpuKey, Steps] = {}
+    for labels, points in series:
+        key = workload_gpu_key(labels)
+        if key is None:
+            continue
+        steps = Steps([round(at * 1000) for at, _ in points], [value for _, value in points])
+        found[key] = _merged(found[key], steps) if key in found else steps
+    return found
+
+
+def _merged(one: Steps, other: Steps) -> Steps:
+    values = dict(zip(one.ends, one.values, strict=True))
+    for at, value in zip(other.ends, other.values, strict=True):
+        values[at] = max(values.get(at, value), value, key=_nan_lowest)
+    ends = sorted(values)
+    return Steps(ends, [values[at] for at in ends])
+
+
+def _newest(rows: Sequence[Row]) -> dict[GpuKey, Newest]:
+    """Newest sample time per GPU, with the host and model of the series that had it."""
+    best: dict[GpuKey, tuple[float, str | None, str | None]] = {}
+    for labels, value in rows:
+        key = gpu_key(labels)
+        if key is not None and math.isfinite(value) and value >= best.get(key, (-1.0,))[0]:
+            best[key] = (value, labels.get(HOST) or None, labels.get("modelName") or None)
+    return {key: (_time(round(at * 1000)), host, model) for key, (at, host, model) in best.items()}
+
+
+def _nan_lowest(value: float) -> float:
+    return -math.inf if math.isnan(value) else value
+
+
+def _ms(span: timedelta) -> int:
+    return round(span.total_seconds() * 1000)
+
+
+def _ms_at(moment: datetime) -> int:
+    return round(moment.timestamp() * 1000)
+
+
+def _time(milliseconds: int) -> datetime:
+    return datetime.fromtimestamp(milliseconds / 1000, UTC)

@@ -1,0 +1,46 @@
+"""`prometheus.queries`: the PromQL templates of a fleet read, for exporters that differ from
+dcgm-exporter's defaults. One template per signal for each of the read's three queries
+(adapters/prometheus/promql.py lists the placeholders); unset keeps the built-in one.
+
+Before issue 14 a read had one query per measure (peak, coverage, lastBusy). Those keys are
+still accepted when null, as the example configuration wrote them; a template set there
+cannot be carried over (the queries changed shape) and is refused with the new keys' names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from autoscaler.settings.base import Section
+
+_REPLACED = ("peak", "coverage", "lastBusy", "last_busy")
+
+
+class QuerySettings(Section):
+    """PromQL templates per signal, one per query of a fleet read; unset keeps the built-in
+    ones (adapters/prometheus/promql.py lists the placeholders). Only for unusual exporters."""
+
+    slots: str | None = Field(
+        None, description="Per GPU and slot, the highest ratio in that slot (each view's peak, "
+        "coverage and exact last busy time are read from it)."
+    )  # fmt: skip
+    busy: str | None = Field(
+        None, description="Per GPU and coarse step over the idle-since lookback, the highest "
+        "ratio above the lowest threshold (the last busy time further back)."
+    )  # fmt: skip
+    newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replaced_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        set_ones = [key for key in _REPLACED if data.get(key) is not None]
+        if set_ones:
+            raise ValueError(
+                f"{', '.join(set_ones)}: replaced by slots, busy and newest (one read serves "
+                "every rule); rewrite the template from adapters/prometheus/promql.py"
+            )
+        return {key: value for key, value in data.items() if key not in _REPLACED}
