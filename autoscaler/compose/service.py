@@ -13,7 +13,14 @@ from datetime import timedelta
 from prometheus_client import CollectorRegistry
 
 from autoscaler.compose.loop_parts import SharedState, build_guards, subscribe_listeners
-from autoscaler.core.ports import Clock, ClusterReader, MetricSource, Server, WorkloadActuator
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    MetricSource,
+    PendingWork,
+    Server,
+    WorkloadActuator,
+)
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.reconciler import Reconciler
@@ -61,10 +68,13 @@ def build_service(
     bind_host: str = "[::]",
     is_leader: IsLeader | None = None,
     shared: SharedState | None = None,
+    pending: PendingWork | None = None,
 ) -> Service:
     """`is_leader`: only the leader writes (acts, guard state, loop audit, exemption cuts);
     every replica decides, publishes snapshots and serves them. `shared`: the runtime state
-    and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
+    and annotation writes; without it the loop runs unguarded and unaudited (unit tests).
+    `pending`: who waits in Kueue's queues, for `when-contended` rules (none: they stop
+    nothing)."""
     leading = is_leader or always_leading
     store, policy = SnapshotStore(), build_policy(settings)
     telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
@@ -85,6 +95,7 @@ def build_service(
         keda_addresses=_keda_addresses(settings),
         guards=guards,
         is_leader=leading,
+        pending=pending,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, is_leader=leading)  # fmt: skip
