@@ -68,13 +68,11 @@ def build_service(
     bind_host: str = "[::]",
     is_leader: IsLeader | None = None,
     shared: SharedState | None = None,
-    pending: PendingWork | None = None,
+    pending: PendingWork | None = None,  # who waits, for when-contended rules
 ) -> Service:
     """`is_leader`: only the leader writes (acts, guard state, loop audit, exemption cuts);
     every replica decides, publishes snapshots and serves them. `shared`: the runtime state
-    and annotation writes; without it the loop runs unguarded and unaudited (unit tests).
-    `pending`: who waits in Kueue's queues, for `when-contended` rules (none: they stop
-    nothing)."""
+    and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
     leading = is_leader or always_leading
     store, policy = SnapshotStore(), build_policy(settings)
     telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
