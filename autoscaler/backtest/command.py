@@ -11,19 +11,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
 from autoscaler.backtest.chart import write_chart
 from autoscaler.backtest.identity import Resolver
+from autoscaler.backtest.modes import compare
 from autoscaler.backtest.occupancy import OccupancyCounter
-from autoscaler.backtest.replay import Replay, Variant
+from autoscaler.backtest.queues import QueueHistory, add_queue_arguments, queue_map
+from autoscaler.backtest.queues import read_queue_history as read_queues
+from autoscaler.backtest.replay import Replay
 from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
 from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
+from autoscaler.backtest.variant import WHEN_CONTENDED, Variant
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
@@ -47,12 +51,14 @@ class BacktestOptions:
     horizon: timedelta
     raycluster_label: str | None = None
     chunk: timedelta = timedelta(hours=6)
+    queue_of: Mapping[str, str] = field(default_factory=dict)  # namespace -> ClusterQueue
 
 
 def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
     _add_range_arguments(parser)
     _add_variant_arguments(parser)
     _add_output_arguments(parser)
+    add_queue_arguments(parser)
 
 
 def _add_range_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,6 +129,7 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
 class Span:
     start: datetime
     end: datetime
+    queue_of: Mapping[str, str] = field(default_factory=dict)  # the recorded LocalQueues'
 
 
 def options_from(
@@ -151,6 +158,7 @@ def options_from(
         horizon=args.regret_horizon,
         raycluster_label=args.raycluster_label,
         chunk=args.chunk,
+        queue_of={**(recorded.queue_of if recorded else {}), **queue_map(args.queue_of)},
     )
 
 
@@ -201,15 +209,19 @@ def backtest(
     charted = tuple(
         Variant(w, base.threshold) for w in sorted({*options.chart_windows, base.window})
     )
-    variants = list(dict.fromkeys((base, *options.alternatives, *charted)))
-    replay = _replay(options, variants=variants, settings=settings, policy=policy)
+    plan = _plan(options, (base, *options.alternatives, *charted), policy)
+    queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
+    contended = Variant(base.window, base.threshold, WHEN_CONTENDED)
+    modes = (contended,) if queues is not None else ()
+    variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes)))
+    replay = _replay(options, variants=variants, settings=settings, policy=policy, queues=queues)
     slot = replay.settings.slot
     warnings: dict[str, None] = {}
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
     occupancy = OccupancyCounter(
         start=options.start, end=options.end, slot=slot, threshold=base.threshold
     )
-    for fetched in chunks(source, queries, _plan(options, variants, policy)):
+    for fetched in chunks(source, queries, plan):
         replay.feed(fetched.chunk)
         occupancy.add(
             fetched.chunk, follows=lambda key: (key.namespace, key.pod) not in replay.skipped
@@ -229,12 +241,14 @@ def backtest(
         variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
         chart=tuple(reports[v] for v in charted),
         occupancy=occupancy.result(),
+        modes=None if queues is None else compare(found[base], found[contended], queues),
     )
 
 
 def _replay(
-    options: BacktestOptions, *, variants: Sequence[Variant], settings: Settings, policy: Policy
-) -> Replay:
+    options: BacktestOptions, *, variants: Sequence[Variant], settings: Settings, policy: Policy,
+    queues: QueueHistory | None,
+) -> Replay:  # fmt: skip
     slot = int(policy.rules.slot.total_seconds())
     step = int(options.step.total_seconds())
     if step % slot or step <= 0:
@@ -251,6 +265,7 @@ def _replay(
             lookback=int(settings.policy.idle_since_lookback.total_seconds()),
         ),
         resolver=Resolver(label=options.raycluster_label),
+        queues=queues,
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from autoscaler.backtest.identity import Resolver, WorkloadKey
+from autoscaler.backtest.queues import QueueHistory
 from autoscaler.backtest.timeline import (
     Chunk,
     GpuTrack,
@@ -29,23 +30,12 @@ from autoscaler.backtest.timeline import (
     silence,
 )
 from autoscaler.backtest.usage import Judged, Reading, judge
+from autoscaler.backtest.variant import ALWAYS, Variant
 from autoscaler.domain.models import Action, FleetUsage, GpuKey, Pauses, State
 from autoscaler.domain.policy import Policy, decide_fleet
 
 _ACTS = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
 _ALWAYS = (State.PROTECTED, State.KEDA_MANAGED)  # outcomes usage can never change here
-
-
-@dataclass(frozen=True)
-class Variant:
-    window: timedelta
-    threshold: float  # ratio
-
-    @property
-    def label(self) -> str:
-        minutes = int(self.window.total_seconds() // 60)
-        span = f"{minutes // 60}h" if minutes % 60 == 0 else f"{minutes}m"
-        return f"{span} @ {self.threshold * 100:g}%"
 
 
 @dataclass(frozen=True)
@@ -94,8 +84,10 @@ class Replay:
         variants: Sequence[Variant],
         settings: Settings,
         resolver: Resolver,
+        queues: QueueHistory | None = None,
     ) -> None:
         self.settings = settings
+        self.queues = queues  # who waited, for when-contended variants
         self._resolver = resolver
         slot = settings.slot
         self._runs = [
@@ -218,12 +210,20 @@ class _Pass:
         )
         ends = dict(due)
         for key, decision in zip(judged, decisions, strict=True):
-            if decision.action in _ACTS:
+            if decision.action in _ACTS and self._contended(key, now):
                 self._deactivate(key, now=now, gpus=decision.gpus, index=index)
             elif decision.state in _ALWAYS:
                 self._run.left_alone.add(key)
             elif (following := index + self._every) < ends[key]:
                 heapq.heappush(self._queue, (following, key, ends[key]))
+
+    def _contended(self, key: WorkloadKey, now: int) -> bool:
+        """`always` acts whatever waits; `when-contended` only where someone waited in the
+        workload's ClusterQueue or cohort at this step (else it is judged again next step)."""
+        if self._run.variant.reclaim == ALWAYS:
+            return True
+        queues = self._replay.queues
+        return queues is not None and queues.contended(key.namespace, now)
 
     def _deactivate(self, key: WorkloadKey, *, now: int, gpus: int, index: int) -> None:
         self._run.off[key] = (now, gpus)

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.backtest.modes import ModeFigures, mode_lines
 from autoscaler.backtest.occupancy import Occupancy
-from autoscaler.backtest.replay import Deactivation, Variant
+from autoscaler.backtest.queues import NO_QUEUE_DATA
+from autoscaler.backtest.replay import Deactivation
+from autoscaler.backtest.variant import Variant
 from autoscaler.settings.tree import format_duration
 
 TOTAL = "TOTAL"
@@ -68,6 +71,7 @@ class Report:
     variants: tuple[VariantReport, ...]  # the policy first, then the alternatives
     chart: tuple[VariantReport, ...]  # the policy's threshold at each chart window
     occupancy: Occupancy  # GPUs held and held idle over time
+    modes: tuple[ModeFigures, ...] | None = None  # always vs when-contended; None: no queue data
 
     @property
     def policy(self) -> VariantReport:
@@ -92,7 +96,8 @@ def table(report: Report) -> list[str]:
     rows = [[ns, *(_cell(v.namespace(ns)) for v in report.variants)] for ns in report.namespaces]
     rows.append([TOTAL, *(_cell(v.total) for v in report.variants)])
     warnings = [f"warning: {w}" for w in report.warnings]
-    return head + _aligned([columns, *rows]) + (["", *warnings] if warnings else [])
+    modes = ["", *mode_lines(report.policy.variant, report.modes)]
+    return head + _aligned([columns, *rows]) + modes + (["", *warnings] if warnings else [])
 
 
 def as_json(report: Report) -> dict[str, Any]:
@@ -107,6 +112,7 @@ def as_json(report: Report) -> dict[str, Any]:
         "warnings": list(report.warnings),
         "variants": [_variant_json(v, details=True) for v in report.variants],
         "chart": [_variant_json(v, details=False) for v in report.chart],
+        "reclaimModes": [m.as_json() for m in report.modes] if report.modes else NO_QUEUE_DATA,
     }
 
 

@@ -19,7 +19,7 @@ def backtest(settings: Settings, args: argparse.Namespace) -> int:
     policy = build_policy(settings)
     if args.demo:
         history = demo_history(settings)
-        recorded = Span(history.start, history.end)
+        recorded = Span(history.start, history.end, queue_of=demo_queue_of())
         return run_backtest(
             args, settings=settings, policy=policy, source=history, recorded=recorded
         )
@@ -42,6 +42,15 @@ def demo_history(settings: Settings) -> RecordedHistory:
     )
     _: RangeQueries = history  # the backtest's port, checked by mypy
     return history
+
+
+def demo_queue_of() -> dict[str, str]:
+    """Each demo namespace's ClusterQueue, from the stories' LocalQueues (one each)."""
+    return {
+        namespace: lq.cluster_queue
+        for scenario in SCENARIOS.values()
+        for (namespace, _), lq in scenario.kueue.local_queues.items()
+    }
 
 
 def recorded_story(scenario: Scenario) -> RecordedStory:

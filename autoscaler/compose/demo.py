@@ -15,7 +15,13 @@ from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTok
 from autoscaler.compose.api import Api, Backends, build_api_on, token_checker
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
-from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    MetricSource,
+    PendingWork,
+    WorkloadActuator,
+)
 from autoscaler.demo.header import Endpoints
 from autoscaler.demo.run import quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
@@ -56,13 +62,13 @@ def demo(args: argparse.Namespace) -> int:
 
 def build_demo_service(
     settings: Settings, *, cluster: ClusterReader, actuator: WorkloadActuator,
-    metrics: MetricSource, clock: Clock, logger: logging.Logger,
+    metrics: MetricSource, clock: Clock, logger: logging.Logger, pending: PendingWork,
 ) -> Service:  # fmt: skip
     """The same parts as `serve` (guards, loop audit, exemption limit), over an in-memory
-    runtime state that the API shares."""
+    runtime state that the API shares; `pending`: the simulated Kueue's queues."""
     assert isinstance(cluster, SimulatedCluster)
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
-    shared = SharedState(store=state, actuator=actuator)
+    shared = SharedState(store=state, actuator=actuator, pending=pending)
     return build_service(
         settings, cluster=cluster, actuator=actuator, metrics=metrics, clock=clock,
         logger=logger, bind_host=LOOPBACK, shared=shared,

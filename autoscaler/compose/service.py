@@ -13,7 +13,14 @@ from datetime import timedelta
 from prometheus_client import CollectorRegistry
 
 from autoscaler.compose.loop_parts import SharedState, build_guards, subscribe_listeners
-from autoscaler.core.ports import Clock, ClusterReader, MetricSource, Server, WorkloadActuator
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    MetricSource,
+    PendingWork,
+    Server,
+    WorkloadActuator,
+)
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.reconciler import Reconciler
@@ -61,6 +68,7 @@ def build_service(
     bind_host: str = "[::]",
     is_leader: IsLeader | None = None,
     shared: SharedState | None = None,
+    pending: PendingWork | None = None,  # who waits; else the shared state's reader
 ) -> Service:
     """`is_leader`: only the leader writes (acts, guard state, loop audit, exemption cuts);
     every replica decides, publishes snapshots and serves them. `shared`: the runtime state
@@ -85,7 +93,7 @@ def build_service(
         keda_addresses=_keda_addresses(settings),
         guards=guards,
         is_leader=leading,
-        pending=shared.pending if shared is not None else None,
+        pending=pending or (shared.pending if shared is not None else None),
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, is_leader=leading)  # fmt: skip

@@ -9,13 +9,19 @@
   12-GPU production job of 8 PM is admitted at once, without preempting anyone.
 - `noisy`: bursty, slow-loading and telemetry-starved clusters that must not be stopped, next
   to one truly idle notebook that must.
+- `when-contended` (issue 14): cq-notebooks and cq-training (8 GPUs each) share the lab-gpus
+  cohort under a `reclaim: when-contended` rule. Three 4-GPU notebooks (one borrowing 4 of
+  cq-training's GPUs) and a 4-GPU eval server; three go idle and are left running while
+  nobody waits. A 4-GPU fine-tuning job then waits for cq-training: the borrowing notebook
+  idle the longest is deactivated for it, and only that one; the job is admitted at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from autoscaler.settings.tree import LoopSettings, PolicySettings, Settings
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
@@ -45,6 +51,7 @@ class Scenario:
     arrivals: tuple[Arrival, ...]
     notes: tuple[tuple[float, str], ...]  # what happens at a minute, told in the live view
     end_minute: float
+    rules: tuple[Mapping[str, Any], ...] = ()  # `rules:` entries, as a settings file has them
 
     @property
     def gpus(self) -> int:
@@ -59,8 +66,18 @@ class Scenario:
         return {(a.spec.namespace, a.spec.name): a.profile for a in self.arrivals}
 
     def settings(self, *, dry_run: bool) -> Settings:
-        """The product's defaults (60-minute window, 5%, 15-minute grace), acting or not."""
-        return Settings(policy=PolicySettings(dry_run=dry_run), loop=LoopSettings(interval=CYCLE))
+        """The product's defaults (60-minute window, 5%, 15-minute grace), acting or not,
+        with the scenario's rules."""
+        return scenario_settings(dry_run=dry_run, rules=self.rules)
+
+
+def scenario_settings(*, dry_run: bool, rules: Sequence[Mapping[str, Any]]) -> Settings:
+    """Every scenario's settings are built here, and only here: the product's defaults, one
+    cycle a minute, and the scenario's `rules:` entries validated as a settings file's are."""
+    base = Settings(policy=PolicySettings(dry_run=dry_run), loop=LoopSettings(interval=CYCLE))
+    if not rules:
+        return base
+    return Settings.model_validate({"policy": base.policy, "loop": base.loop, "rules": rules})
 
 
 def two_clusters() -> Scenario:
@@ -176,7 +193,53 @@ def noisy() -> Scenario:
     )
 
 
+def when_contended() -> Scenario:
+    kueue = KueueState().with_priority_class("dev-priority", 100)
+    for name in ("notebooks", "training"):
+        queue = ClusterQueue.from_nominal(f"cq-{name}", {**ROOMY, GPU: 8}, cohort="lab-gpus")
+        kueue = kueue.with_cluster_queue(queue)
+        kueue = kueue.with_local_queue(LocalQueue(f"lab-{name}", f"lq-{name}", queue.name))
+
+    workers = (WorkerGroup("gpu-group", replicas=2, gpus=2),)  # 4 GPUs each
+
+    def notebook(name: str) -> RayClusterSpec:
+        return RayClusterSpec(
+            "lab-notebooks", name, "lq-notebooks", workers=workers, priority_class="dev-priority"
+        )
+
+    def training(name: str, *, kind: str = "RayCluster") -> RayClusterSpec:
+        return RayClusterSpec("lab-training", name, "lq-training", workers=workers, kind=kind)
+
+    return Scenario(
+        name="when-contended",
+        title="Reclaim when someone waits: a cohort's idle clusters and one job",
+        start=datetime(2026, 3, 2, 12, 0, tzinfo=UTC),
+        kueue=kueue,
+        arrivals=(
+            Arrival(-120, training("eval-server"), Profile.busy(70).idle_from(0)),
+            Arrival(-119, notebook("alice-notebook"), Profile.busy(80)),
+            Arrival(-118, notebook("bob-notebook"), Profile.busy(75).idle_from(5)),
+            Arrival(-117, notebook("carol-notebook"), Profile.busy(85).idle_from(10)),
+            Arrival(90, training("nightly-finetune", kind="RayJob"), Profile.busy(95)),
+        ),
+        notes=(
+            (0, "cq-notebooks borrows 4 of cq-training's GPUs: its three notebooks hold 12"),
+            (5, "bob leaves; bob-notebook keeps its 4 GPUs"),
+            (10, "carol closes her laptop; carol-notebook keeps its 4 GPUs"),
+            (90, "nightly-finetune (RayJob, 4 GPUs) is submitted to cq-training"),
+        ),
+        end_minute=100,
+        rules=(
+            {
+                "name": "lab-when-contended",
+                "match": {"cohorts": ["lab-gpus"]},
+                "reclaim": "when-contended",
+            },
+        ),
+    )
+
+
 SCENARIOS: Mapping[str, Scenario] = {
-    s.name: s for s in (two_clusters(), rd_and_production(), noisy())
+    s.name: s for s in (two_clusters(), rd_and_production(), noisy(), when_contended())
 }
 DEFAULT_SCENARIO = "two-clusters"

@@ -57,6 +57,7 @@ class LiveTable:
         self._drawn_for: os.terminal_size | None = None
         self._header_rows = 0
         self._states: dict[WorkloadRef, State] = {}
+        self._held: set[WorkloadRef] = set()
         self._recent: list[str] = []
         self._table: list[str] = []
         self._concluded: list[str] = []
@@ -67,7 +68,9 @@ class LiveTable:
 
     def show(self, world: World, cycle: Cycle) -> None:
         stamp = stamp_of(cycle)
-        self._recent += [f"{stamp} {line}" for line in happenings(world, cycle, self._states)]
+        self._recent += [
+            f"{stamp} {line}" for line in happenings(world, cycle, self._states, self._held)
+        ]
         self._recent = self._recent[-RECENT:]
         speed = world.clock.speed
         pace = "max speed" if speed is None else f"{speed:g}x"

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from autoscaler.core.ports import Clock, ClusterReader, MetricSource, WorkloadActuator
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    MetricSource,
+    PendingWork,
+    WorkloadActuator,
+)
 from autoscaler.demo.scenarios import Scenario
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
 from autoscaler.engine.reconciler import Reconciler
@@ -27,6 +33,7 @@ from autoscaler.sim.cluster import AuditEntry, SimulatedCluster
 from autoscaler.sim.kueue_model import Event, EventKind, Phase
 from autoscaler.sim.metrics import ExporterTiming, SimulatedExporter
 from autoscaler.sim.pods import GpuPool
+from autoscaler.sim.queues import SimulatedQueues
 
 
 class ServiceParts(Protocol):
@@ -51,6 +58,7 @@ class BuildService(Protocol):
         metrics: MetricSource,
         clock: Clock,
         logger: logging.Logger,
+        pending: PendingWork,
     ) -> ServiceParts: ...
 
 
@@ -103,6 +111,7 @@ class World:
             metrics=exporter,
             clock=clock,
             logger=logger,
+            pending=SimulatedQueues(read=cluster.kueue),
         )
         return cls(scenario, settings, clock, cluster, exporter, service)
 

@@ -90,13 +90,20 @@ def rows(world: World, cycle: Cycle) -> list[Row]:
     return [_row(world, cycle, status) for status in cycle.snapshot.workloads]
 
 
-def happenings(world: World, cycle: Cycle, previous: dict[WorkloadRef, State]) -> list[str]:
+def happenings(
+    world: World,
+    cycle: Cycle,
+    previous: dict[WorkloadRef, State],
+    held: set[WorkloadRef] | None = None,
+) -> list[str]:
     """Narration, Kueue's events, the service's actions and each change of state, once, in
-    causal order: what Kueue admits after the pass follows the deactivation that freed it."""
+    causal order: what Kueue admits after the pass follows the deactivation that freed it.
+    `held`: the workloads already told as idle past the window but left running."""
     lines = list(cycle.notes)
     lines += [_event_text(world, event) for event in cycle.before_pass]
-    lines += [_action_text(world, record) for record in cycle.snapshot.actions]
+    lines += [_action_text(world, cycle, record) for record in cycle.snapshot.actions]
     lines += [_event_text(world, event) for event in cycle.after_pass]
+    lines += _held_lines(world, cycle, set() if held is None else held)
     acted = {record.workload for record in cycle.snapshot.actions}
     for status in cycle.snapshot.workloads:
         state, was = status.decision.state, previous.get(status.ref)
@@ -115,6 +122,7 @@ class PlainLines:
         self._out = out
         self._every = table_every
         self._states: dict[WorkloadRef, State] = {}
+        self._held: set[WorkloadRef] = set()
 
     def start(self, header: Sequence[str]) -> None:
         self._out.write("".join(line + "\n" for line in header))
@@ -122,7 +130,7 @@ class PlainLines:
 
     def show(self, world: World, cycle: Cycle) -> None:
         stamp = stamp_of(cycle)
-        lines = happenings(world, cycle, self._states)
+        lines = happenings(world, cycle, self._states, self._held)
         if cycle.minute % self._every == 0:
             lines += [quota_line(world), *table(rows(world, cycle))]
         for line in lines:
@@ -182,11 +190,35 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
     )
 
 
-def _action_text(world: World, record: ActionRecord) -> str:
+def _action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     name = world.cluster.spec(record.workload).name
+    waiter = next(
+        (r.decision.beneficiary for r in cycle.snapshot.workloads if r.ref == record.workload),
+        None,
+    )
+    reason = record.reason
+    if waiter is not None:  # the reason ends with the waiter's Workload: name its RayCluster
+        name += f" for {world.cluster.spec(waiter).name}, which waits"
+        reason = reason.rpartition("; ")[0] or reason
     if record.outcome.kind is OutcomeKind.DONE:
-        return f"deactivated {name}: {record.reason}"
-    return f"{record.action.value} {name}: {record.outcome} ({record.reason})"
+        return f"deactivated {name}: {reason}"
+    return f"{record.action.value} {name}: {record.outcome} ({reason})"
+
+
+def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]:
+    """Once per idle episode: a workload idle for its whole window that the service left
+    running (nobody waits that it would let in, or a guard held it), with the reason."""
+    lines = []
+    for status in cycle.snapshot.workloads:
+        decision = status.decision
+        past_window = decision.state is State.IDLE and decision.time_left == timedelta(0)
+        if not past_window or decision.action is not Action.NONE:
+            held.discard(status.ref)
+        elif status.ref not in held:
+            held.add(status.ref)
+            why = decision.reason.rpartition("; ")[2]
+            lines.append(f"{world.cluster.spec(status.ref).name}: idle past the window, {why}")
+    return lines
 
 
 def _word(state: State) -> str:

@@ -11,7 +11,6 @@ now fits. Reactivating requeues it. Pod names follow KubeRay: `<rc>-head-xxxxx` 
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -35,6 +34,7 @@ from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
 from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod, pods_for
+from autoscaler.sim.workload_info import admitted_usage, cohort_of, sim_uid, workload_uid
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 POD_START = timedelta(seconds=30)  # image already on the node: the pods run within a cycle
@@ -267,9 +267,9 @@ class SimulatedCluster:
             owner_labels[keys.PRIORITY_CLASS_LABEL] = spec.priority_class
         return WorkloadInfo(
             ref=ref,
-            uid=_uid("workload", ref),
+            uid=workload_uid(ref),
             queue=workload.queue_name,
-            owner=OwnerRef("ray.io/v1", spec.kind, spec.name, _uid(spec.kind, ref)),
+            owner=OwnerRef("ray.io/v1", spec.kind, spec.name, sim_uid(spec.kind, ref)),
             active=workload.active,
             admitted=admission is not None,
             admitted_at=admission.at if admission is not None else None,
@@ -283,13 +283,11 @@ class SimulatedCluster:
             cluster_queue=objects.kueue.cluster_queue_name(workload),
             resource_version=str(objects.versions.get(ref, 0)),
             evicted_reason="Deactivated" if workload.phase is Phase.INACTIVE else None,
+            cohort=cohort_of(objects.kueue, workload),
+            priority=workload.priority,
+            admitted_usage=admitted_usage(objects.kueue, workload),
         )
 
 
 def _gpu_key(namespace: str, pod: str, uuid: str) -> GpuKey:
     return GpuKey(namespace=namespace, pod=pod, uuid=uuid)
-
-
-def _uid(kind: str, ref: WorkloadRef) -> str:
-    digest = hashlib.sha256(f"{kind}/{ref}".encode()).hexdigest()
-    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"

@@ -27,6 +27,7 @@ from autoscaler.sim.kueue_model import KueueState
 from autoscaler.sim.metrics import GPU_MODEL, ExporterTiming, GpuHolding, SimulatedExporter
 from autoscaler.sim.pods import GpuPool, RayClusterSpec
 from autoscaler.sim.profiles import Profile
+from autoscaler.sim.queue_metrics import METRICS, QueueRecorder
 
 MINUTE = timedelta(minutes=1)
 EXPORTER_NAMESPACE = "gpu-operator"
@@ -73,6 +74,7 @@ class RecordedReply:
 class _Recording:
     exporter: SimulatedExporter
     holdings: tuple[GpuHolding, ...]
+    queues: QueueRecorder
 
 
 class RecordedHistory:
@@ -98,10 +100,18 @@ class RecordedHistory:
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
     ) -> RecordedReply:
         metric = self._metric(promql)
+        times = range(int(start.timestamp()), int(end.timestamp()) + 1, int(step.total_seconds()))
+        if metric in METRICS:  # Kueue's queue metrics, for the reclaim modes
+            return RecordedReply(
+                series=tuple(
+                    RecordedSeries(labels, values)
+                    for recording in self._recordings
+                    for labels, values in recording.queues.series(metric, times)
+                )
+            )
         scale = self._scales.get(metric)
         if scale is None:  # an exporter that does not export this field
             return RecordedReply(series=())
-        times = range(int(start.timestamp()), int(end.timestamp()) + 1, int(step.total_seconds()))
         found = []
         for recording in self._recordings:
             for holding in recording.holdings:
@@ -128,17 +138,19 @@ class RecordedHistory:
             clock=clock,
         )  # fmt: skip
         due = sorted(story.arrivals, key=lambda arrival: arrival.minute)
+        queues = QueueRecorder()
         while (now := clock.now()) <= self.end:
             while due and story.start + MINUTE * due[0].minute <= now:
                 cluster.create(due.pop(0).spec, now=now)
             cluster.step(now=now)
+            queues.sample(cluster.kueue(), now)
             clock.advance(MINUTE)
         profiles = {(a.spec.namespace, a.spec.name): a.profile for a in story.arrivals}
         timing = ExporterTiming(slot=self._slot)
         exporter = SimulatedExporter(
             holdings=cluster, profiles=profiles, origin=story.start, timing=timing
         )
-        return _Recording(exporter, tuple(cluster.gpu_holdings()))
+        return _Recording(exporter, tuple(cluster.gpu_holdings()), queues)
 
 
 def _labels(holding: GpuHolding) -> dict[str, str]:

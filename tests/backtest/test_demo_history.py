@@ -51,11 +51,16 @@ def test_the_policy_deactivates_what_the_live_demo_does_at_the_same_minutes(
         ("first-raycluster", "11:20"),
         ("bob-workspace-small-group", "19:10"),
         ("carol-workspace-small-group", "19:20"),
+        # when-contended's idle clusters, all of them: this policy reclaims `always`
+        ("eval-server-gpu-group", "13:00"),
+        ("bob-notebook-gpu-group", "13:05"),
+        ("carol-notebook-gpu-group", "13:10"),
     }
     assert (report["start"], report["end"]) == ("2026-03-02T09:00:00Z", "2026-03-02T20:15:00Z")
     # two-clusters' first RayCluster (the second never ran), rd's three workspaces (production
-    # never ran either: nothing was freed for it), noisy's four clusters
-    assert report["gpus"] == 2 + 3 * 4 + 4 * 2
+    # never ran either: nothing was freed for it), noisy's four clusters, when-contended's
+    # four (its fine-tuning job never ran)
+    assert report["gpus"] == 2 + 3 * 4 + 4 * 2 + 4 * 4
 
 
 def test_short_windows_stop_the_bursty_and_slow_loading_clusters_and_regret_it(
@@ -87,6 +92,9 @@ def test_a_range_given_on_the_command_line_narrows_the_recorded_day(
         "first-raycluster",
         "bob-workspace-small-group",
         "carol-workspace-small-group",
+        "eval-server-gpu-group",
+        "bob-notebook-gpu-group",
+        "carol-notebook-gpu-group",
     }
 
 

@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from autoscaler.backtest.command import BacktestOptions, backtest
-from autoscaler.backtest.replay import Deactivation, Variant
+from autoscaler.backtest.replay import Deactivation
 from autoscaler.backtest.report import Report
+from autoscaler.backtest.variant import Variant
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 
