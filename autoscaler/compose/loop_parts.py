@@ -80,10 +80,11 @@ def subscribe_listeners(
     shared: SharedState | None,
     clock: Clock,
     logger: logging.Logger,
+    policy: Policy,
     is_leader: IsLeader = always_leading,
 ) -> None:
     """Metrics from every snapshot; with `shared`, the leader's loop audit and exemption cuts.
-    `settings`: the API's, which set the longest exemption."""
+    `policy`: its rules set each workload's longest exemption."""
     store.subscribe(telemetry.observe)
     if shared is None:
         return  # nowhere to write (unit tests of the loop alone)
@@ -106,7 +107,9 @@ def subscribe_listeners(
             writer=shared.actuator,
             audit=shared.store,
             clock=clock,
-            maximum=settings.max_exemption,
+            maximum=lambda rule: (
+                (policy.rule_named(rule) or policy.default_rule).exemptions.max_duration
+            ),
             allow_indefinite=settings.allow_indefinite_exemption,
             logger=logger.getChild("exemptions"),
             leading=is_leader,

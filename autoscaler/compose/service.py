@@ -96,7 +96,7 @@ def build_service(
         pending=pending or (shared.pending if shared is not None else None),
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
-                        clock=clock, logger=logger, is_leader=leading)  # fmt: skip
+                        clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
     loop = LoopRunner(
         run_cycle=reconciler.run_once,
         interval=settings.loop.interval,

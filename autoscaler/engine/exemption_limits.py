@@ -1,7 +1,9 @@
-"""The maximum exemption length, applied to hand-set annotations after every cycle.
+"""The maximum exemption length of each workload's rule, applied to hand-set annotations after
+every cycle.
 
 Subscribed to the snapshot store: for each workload whose Workload or owner carries an
-`exempt-until` beyond now + maximum (or an `exempt: "true"` the admin forbade), the service
+`exempt-until` beyond now + its rule's maximum (`exemptions.maxDuration` of the rule its
+decision names; or an `exempt: "true"` the admin forbade), the service
 rewrites it once to now + maximum, keeps the original in `exempt-until-requested`, logs a
 warning and adds an audit record. The cut value is within the limit, so the next cycle
 leaves it alone; the cycle that saw it still decided "exempt", as it will until the new end.
@@ -14,13 +16,14 @@ moment behind) is not recorded twice.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditSink, Clock, WorkloadWrites
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, cut_to_limit
-from autoscaler.domain.models import Snapshot, WorkloadInfo
+from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadStatus
 from autoscaler.domain.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
 from autoscaler.engine.leadership import IsLeader, always_leading
 
@@ -32,12 +35,13 @@ class ExemptionLimiter:
         writer: WorkloadWrites,
         audit: AuditSink,
         clock: Clock,
-        maximum: timedelta,
+        maximum: Callable[[str], timedelta],
         allow_indefinite: bool,
         logger: logging.Logger,
         leading: IsLeader = always_leading,
     ) -> None:
-        """`leading`: only the leader rewrites annotations; a follower writes nothing."""
+        """`maximum`: the longest exemption of the rule with this name. `leading`: only the
+        leader rewrites annotations; a follower writes nothing."""
         self._writer = writer
         self._audit = audit
         self._clock = clock
@@ -52,23 +56,22 @@ class ExemptionLimiter:
         if not self._leading():
             return
         now = self._clock.now()
-        records = [
-            record for row in snapshot.workloads for record in self._limit(row.info, now=now)
-        ]
+        records = [record for row in snapshot.workloads for record in self._limit(row, now=now)]
         if records:
             try:
                 self._audit.record(*records)
             except ClusterError as exc:
                 self._log.warning("audit records of cut exemptions not written: %s", exc)
 
-    def _limit(self, workload: WorkloadInfo, *, now: datetime) -> list[AuditRecord]:
+    def _limit(self, row: WorkloadStatus, *, now: datetime) -> list[AuditRecord]:
+        workload, maximum = row.info, self._maximum(row.decision.rule)
         done = []
         sources = ((False, workload.annotations), (True, workload.owner_annotations))
         for on_owner, found in sources:
             patch = cut_to_limit(
                 found,
                 now=now,
-                maximum=self._maximum,
+                maximum=maximum,
                 allow_indefinite=self._allow_indefinite,
             )
             if patch is None:
@@ -82,7 +85,7 @@ class ExemptionLimiter:
             except ClusterError as exc:
                 self._log.warning("cannot cut the exemption of %s: %s", workload.ref, exc)
                 continue
-            done.append(self._report(workload, target, patch, now=now))
+            done.append(self._report(workload, target, patch, maximum=maximum, now=now))
         return done
 
     def _report(
@@ -91,11 +94,12 @@ class ExemptionLimiter:
         target: Annotated,
         patch: dict[str, str | None],
         *,
+        maximum: timedelta,
         now: datetime,
     ) -> AuditRecord:
         requested = patch.get(EXEMPT_UNTIL_REQUESTED)
         reason = (
-            f"exemption on {target} cut to the maximum of {self._maximum}: "
+            f"exemption on {target} cut to the maximum of {maximum}: "
             f"requested {requested}, now until {patch.get(keys.EXEMPT_UNTIL)}"
         )
         self._log.warning(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import timedelta
 
 from autoscaler.core.ports import Clock
-from autoscaler.domain.models import DEFAULT_PROFILE, PodInfo, Snapshot, WorkloadRef
+from autoscaler.domain.models import DEFAULT_PROFILE, PodInfo, Snapshot, State, WorkloadRef
 from autoscaler.keda.metadata import parse_metadata
 from autoscaler.keda.targets import (
     Activity,
@@ -61,6 +61,9 @@ class SnapshotView:
         # A Workload asked about without a profile is judged under its own rule's view.
         own_rule = row is not None and target.profile == DEFAULT_PROFILE
         view = row.decision.rule if row is not None and own_rule else target.profile
+        if row is not None and own_rule and row.decision.state is State.UNKNOWN:
+            # e.g. its rule cannot be evaluated: the loop's own "unknown" is KEDA's too
+            return _unknown(row.decision.reason)
         usage = snapshot.usage.get(view)
         if usage is None:
             return _unknown(f"profile {view} was not evaluated in cycle {snapshot.cycle}")

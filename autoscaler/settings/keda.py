@@ -72,8 +72,8 @@ class KedaSettings(Section):
     profiles: dict[str, KedaProfileSettings] = Field(
         default_factory=dict,
         description="Extra (idleWindow, thresholdPercent) views a trigger may pick with "
-        "`profile: <name>`. Each costs the same constant number of fleet-wide queries per "
-        "cycle, whatever the number of ScaledObjects.",
+        "`profile: <name>` (deprecated: a trigger may name a rule instead). The one "
+        "fleet-wide read of each cycle serves every profile: they cost no extra query.",
     )
     self_addresses: list[str] = Field(
         default_factory=list,

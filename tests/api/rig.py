@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
@@ -29,6 +29,7 @@ from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_shared_state
 from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot, UsageView
 from autoscaler.domain.policy import Policy
+from autoscaler.domain.rules import ExemptionBounds
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
@@ -122,6 +123,9 @@ class ApiRig:
             logger=self.logger,
         )
         self.actuator = self.shared.actuator
+        # The default rule's longest exemption is api.maxExemption, as build_policy makes it.
+        bounds = ExemptionBounds(max_duration=self.settings.max_exemption)
+        policy = self.policy or replace(a_policy(dry_run=self.dry_run), default_exemptions=bounds)
         subscribe_listeners(
             self.store,
             settings=self.settings,
@@ -129,12 +133,13 @@ class ApiRig:
             shared=self.shared,
             clock=self.clock,
             logger=self.logger,
+            policy=policy,
         )
         self.reconciler = Reconciler(
             cluster=self.cluster,
             actuator=self.actuator,
             metrics=self.usage,
-            policy=self.policy or a_policy(dry_run=self.dry_run),
+            policy=policy,
             clock=self.clock,
             publish=self.store.publish,
             logger=self.logger,

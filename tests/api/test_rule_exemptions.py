@@ -9,6 +9,8 @@ from datetime import timedelta
 
 import pytest
 
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import time_text
 from autoscaler.domain.rules import ExemptionBounds, ExemptionRight, Rule, Selector
 from tests.api.rig import ApiRig
 from tests.support.domain_builders import a_policy
@@ -64,3 +66,24 @@ def test_an_admins_only_rule_refuses_a_workload_editor(rig: ApiRig) -> None:
     status, _ = exempt(rig, "/api/v1/workloads/team-b/bob-rc/exemption", "bob", "1h")
 
     assert status == 403
+
+
+def test_a_hand_set_exemption_is_cut_to_its_own_rules_maximum() -> None:
+    """team-a's rule allows 2h, the default (api.maxExemption) a week: the loop cuts each
+    kubectl-set exemption to the bound of the rule its workload falls under."""
+    with ApiRig(policy=POLICY) as rig:
+        names = {ns: rig.add_raycluster(ns, f"{ns}-rc") for ns in ("team-a", "team-c")}
+        requested = time_text(rig.now + timedelta(days=10))
+        for namespace, name in names.items():
+            workload = rig.workload(namespace, name)
+            workload["metadata"]["annotations"] = {keys.EXEMPT_UNTIL: requested}
+            rig.kube.store.put(workload)
+        rig.cycle()
+        cut = {
+            ns: rig.workload(ns, name)["metadata"]["annotations"][keys.EXEMPT_UNTIL]
+            for ns, name in names.items()
+        }
+        assert cut == {
+            "team-a": time_text(rig.now + timedelta(hours=2)),
+            "team-c": time_text(rig.now + POLICY.default_exemptions.max_duration),
+        }

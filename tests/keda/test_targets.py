@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
-from autoscaler.domain.models import Pauses, PodRecord, Snapshot
+from autoscaler.domain.models import Pauses, PodRecord, Snapshot, State
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.selectors import parse_selector
@@ -360,3 +361,16 @@ def test_a_selector_metric_name_is_a_short_hash_of_the_selector() -> None:
     assert name.startswith("gpu-peak-utilization-ml-sel-")
     assert name == Target("ml", selector=parse_selector("app==llm")).metric_name
     assert len(Target("ml", workload="w" * 250).metric_name) <= 200
+
+
+def test_a_workload_whose_rule_cannot_be_evaluated_is_unknown_to_keda_not_idle() -> None:
+    snapshot = a_snapshot(rc().build(), usage_of=idle())
+    (row,) = snapshot.workloads
+    why = "rule gpu-a100 cannot be evaluated: no GPU model known this cycle; no action"
+    unknown_rule = replace(row.decision, state=State.UNKNOWN, reason=why)
+    snapshot = replace(snapshot, workloads=(replace(row, decision=unknown_rule),))
+
+    judgement = judge(snapshot)
+
+    assert judgement.activity is Activity.UNKNOWN
+    assert judgement.reason == why
