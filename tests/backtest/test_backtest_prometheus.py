@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.prometheus.range import PrometheusRange
-from autoscaler.backtest.command import add_backtest_arguments, run_backtest
+from autoscaler.backtest.arguments import add_backtest_arguments
+from autoscaler.backtest.command import run_backtest
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PrometheusSettings, Settings
 from tests.backtest.pages import svgs

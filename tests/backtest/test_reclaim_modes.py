@@ -10,7 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.backtest.command import Span, add_backtest_arguments, run_backtest
+from autoscaler.backtest.arguments import add_backtest_arguments
+from autoscaler.backtest.command import Span, run_backtest
 from autoscaler.backtest.queues import NO_QUEUE_DATA, QueueHistory, queue_map
 from autoscaler.compose.backtest import backtest, demo_history
 from autoscaler.demo.scenarios import SCENARIOS
