@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.queues import NO_QUEUE_DATA, QueueHistory
-from autoscaler.backtest.replay import Deactivation
 from autoscaler.backtest.variant import Variant
 
 CONTENTION_TEST = (

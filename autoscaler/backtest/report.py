@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.modes import ModeFigures, mode_lines
 from autoscaler.backtest.occupancy import Occupancy
 from autoscaler.backtest.queues import NO_QUEUE_DATA
-from autoscaler.backtest.replay import Deactivation
 from autoscaler.backtest.variant import Variant
 from autoscaler.settings.tree import format_duration
 
