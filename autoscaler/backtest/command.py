@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TextIO
 
@@ -25,8 +25,10 @@ from autoscaler.backtest.queues import read_queue_history as read_queues
 from autoscaler.backtest.replay import Replay
 from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
+from autoscaler.backtest.rule_report import summarize
+from autoscaler.backtest.rulebook import policy_variant
 from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
-from autoscaler.backtest.variant import WHEN_CONTENDED, Variant
+from autoscaler.backtest.variant import ALWAYS, PER_RULE, WHEN_CONTENDED, Variant
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
@@ -131,22 +133,22 @@ def run_backtest(
 def backtest(
     source: RangeQueries, *, options: BacktestOptions, settings: Settings, policy: Policy
 ) -> Report:
-    base = Variant(policy.rules.window, policy.rules.threshold)
+    base = policy_variant(policy)
     charted = tuple(
-        Variant(w, base.threshold) for w in sorted({*options.chart_windows, base.window})
+        Variant(w, policy.rules.threshold)
+        for w in sorted({*options.chart_windows, policy.rules.window})
     )
     plan = _plan(options, (base, *options.alternatives, *charted), policy)
     queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
-    contended = Variant(base.window, base.threshold, WHEN_CONTENDED)
-    modes = (contended,) if queues is not None else ()
-    variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes)))
+    modes = _modes(base) if queues is not None else {}
+    variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes.values())))
     replay = _replay(options, variants=variants, settings=settings, policy=policy, queues=queues)
-    slot = replay.settings.slot
     warnings: dict[str, None] = {}
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
     occupancy = OccupancyCounter(
-        start=options.start, end=options.end, slot=slot, threshold=base.threshold
-    )
+        start=options.start, end=options.end, slot=replay.settings.slot,
+        threshold=policy.rules.threshold,
+    )  # fmt: skip
     for fetched in chunks(source, queries, plan):
         replay.feed(fetched.chunk)
         occupancy.add(
@@ -155,6 +157,7 @@ def backtest(
         warnings.update(dict.fromkeys(fetched.warnings))
     found = dict(replay.results())
     reports = {v: VariantReport(v, v == base, tuple(found[v])) for v in variants}
+    compared = [(mode, found[v]) for mode, v in modes.items()]
     return Report(
         start=options.start,
         end=options.end,
@@ -167,8 +170,19 @@ def backtest(
         variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
         chart=tuple(reports[v] for v in charted),
         occupancy=occupancy.result(),
-        modes=None if queues is None else compare(found[base], found[contended], queues),
+        modes=None if queues is None else compare(compared, queues),
+        rules=summarize(policy, replay.matches, found[base]),
     )
+
+
+def _modes(base: Variant) -> dict[str, Variant]:
+    """`always` and `when-contended` for every workload, each keeping its rule's window,
+    threshold and action; between them the policy as configured when its rules mix modes."""
+    found = {ALWAYS: replace(base, reclaim=ALWAYS)}
+    if base.reclaim == PER_RULE:
+        found[PER_RULE] = base
+    found[WHEN_CONTENDED] = replace(base, reclaim=WHEN_CONTENDED)
+    return found
 
 
 def _replay(
@@ -192,12 +206,15 @@ def _replay(
         ),
         resolver=Resolver(label=options.raycluster_label),
         queues=queues,
+        queue_of=options.queue_of,
     )
 
 
 def _plan(options: BacktestOptions, variants: Sequence[Variant], policy: Policy) -> ChunkPlan:
     slot = int(policy.rules.slot.total_seconds())
-    warmup = max(*(v.window for v in variants), policy.grace_period) + policy.rules.slot
+    spans = [v.window for v in variants] + [r.usage.window for r in policy.rulebook]
+    grace = max(r.grace_period for r in policy.rulebook)
+    warmup = max(*spans, grace) + policy.rules.slot
     first = int((options.start - warmup).timestamp()) // slot * slot
     last = int(options.end.timestamp()) // slot * slot
     steps = max(1, int(options.chunk.total_seconds()) // slot)

@@ -38,6 +38,10 @@ class HistoryMatch:
     rule: Rule
     unknown: str | None = None  # why the rule cannot be evaluated from history: not judged
 
+    @property
+    def known(self) -> bool:
+        return self.unknown is None
+
 
 def match_from_history(
     key: WorkloadKey, *, models: Collection[str], rules: Sequence[Rule], queue_of: Mapping[str, str]
