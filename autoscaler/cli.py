@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from autoscaler.backtest.command import add_backtest_arguments
+from autoscaler.backtest.arguments import add_backtest_arguments
 from autoscaler.client.commands import COMMANDS, add_commands, join_option_values
 from autoscaler.client.commands import run as run_client
 from autoscaler.core.errors import ConfigError

@@ -27,12 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from autoscaler.adapters.prometheus.range import PrometheusRange
-from autoscaler.backtest.command import (
-    CHART_WINDOWS,
-    BacktestOptions,
-    backtest,
-    default_alternatives,
-)
+from autoscaler.backtest.arguments import CHART_WINDOWS
+from autoscaler.backtest.command import BacktestOptions, backtest, default_alternatives
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PrometheusSettings, Settings, parse_duration
 from tests.support.prom import (

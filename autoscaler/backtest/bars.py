@@ -35,13 +35,15 @@ def bars_svg(points: tuple[VariantReport, ...], *, horizon: timedelta) -> str:
         )
     for number, point in enumerate(points):
         parts += _bar(point, x=LEFT + slot_w * number, slot_w=slot_w, plot_h=plot_h, top=top)
-    parts += _labels(plot_w, plot_h, horizon=horizon)
+    parts += _labels(plot_w, plot_h, horizon=horizon, policy=any(p.is_policy for p in points))
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def _labels(plot_w: float, plot_h: float, *, horizon: timedelta) -> list[str]:
+def _labels(plot_w: float, plot_h: float, *, horizon: timedelta, policy: bool) -> list[str]:
     within = escape(format_duration(horizon))
+    # Under rules no bar is the policy: each is one window for every RayCluster.
+    key = "darker: the policy's window" if policy else "each: one window for every RayCluster"
     return [
         f'<text x="{LEFT + plot_w / 2}" y="{TOP + plot_h + 40}" text-anchor="middle" '
         'font-size="13">idle window</text>',
@@ -49,7 +51,7 @@ def _labels(plot_w: float, plot_h: float, *, horizon: timedelta) -> list[str]:
         f'transform="rotate(-90 16 {TOP + plot_h / 2})">GPU-hours reclaimable</text>',
         f'<text x="{LEFT}" y="{HEIGHT - 14}" font-size="12" fill="{REGRET_COLOUR}">'
         f"red: regrets (busy again within {within})</text>",
-        f'<text x="{LEFT}" y="{20}" font-size="12" fill="#444">darker: the policy\'s window</text>',
+        f'<text x="{LEFT}" y="{20}" font-size="12" fill="#444">{escape(key)}</text>',
     ]
 
 

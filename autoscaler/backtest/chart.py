@@ -13,8 +13,8 @@ from html import escape
 from pathlib import Path
 
 from autoscaler.backtest.bars import bars_svg
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.over_time import over_time_svg
-from autoscaler.backtest.replay import Deactivation
 from autoscaler.backtest.report import Report, VariantReport
 from autoscaler.settings.tree import format_duration
 

@@ -12,32 +12,31 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import TextIO
 
 from autoscaler.backtest.chart import write_chart
 from autoscaler.backtest.identity import Resolver
 from autoscaler.backtest.modes import compare
 from autoscaler.backtest.occupancy import OccupancyCounter
-from autoscaler.backtest.queues import QueueHistory, add_queue_arguments, queue_map
+from autoscaler.backtest.queues import QueueHistory, queue_map
 from autoscaler.backtest.queues import read_queue_history as read_queues
 from autoscaler.backtest.replay import Replay
 from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
+from autoscaler.backtest.rule_report import summarize
+from autoscaler.backtest.rulebook import policy_variant
 from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
-from autoscaler.backtest.variant import WHEN_CONTENDED, Variant
+from autoscaler.backtest.variant import ALWAYS, PER_RULE, WHEN_CONTENDED, Variant
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
-from autoscaler.domain.annotations import parse_time
 from autoscaler.domain.policy import Policy
 from autoscaler.settings.tree import Settings, parse_duration
 
 EXIT_METRICS = 1
 EXIT_USAGE = 2
-CHART_WINDOWS = ("15m", "30m", "1h", "2h", "4h", "8h")
 DEFAULT_SINCE = timedelta(days=7)
 
 
@@ -52,77 +51,6 @@ class BacktestOptions:
     raycluster_label: str | None = None
     chunk: timedelta = timedelta(hours=6)
     queue_of: Mapping[str, str] = field(default_factory=dict)  # namespace -> ClusterQueue
-
-
-def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
-    _add_range_arguments(parser)
-    _add_variant_arguments(parser)
-    _add_output_arguments(parser)
-    add_queue_arguments(parser)
-
-
-def _add_range_arguments(parser: argparse.ArgumentParser) -> None:
-    when = parser.add_argument_group("range")
-    when.add_argument(
-        "--since",
-        type=_duration,
-        help="replay this far back from --end (default 7d; with --demo, the whole history)",
-    )
-    when.add_argument("--start", type=_time, help="RFC 3339 start (instead of --since)")
-    when.add_argument("--end", type=_time, help="RFC 3339 end (default: now)")
-    when.add_argument(
-        "--step", type=_duration, help="time between decisions (default: the loop interval)"
-    )
-    when.add_argument(
-        "--demo",
-        action="store_true",
-        help="replay a generated history of the demo's stories instead of Prometheus's "
-        "(nothing else needs to run)",
-    )
-
-
-def _add_variant_arguments(parser: argparse.ArgumentParser) -> None:
-    what = parser.add_argument_group("variants")
-    what.add_argument(
-        "--alternative",
-        action="append",
-        default=[],
-        metavar="WINDOW[@PERCENT]",
-        help="an alternative window and threshold, e.g. 2h or 30m@10 (repeat "
-        "for more; default: half and double the window, double the threshold)",
-    )
-    what.add_argument(
-        "--chart-windows",
-        default=",".join(CHART_WINDOWS),
-        metavar="LIST",
-        help="windows charted at the policy's threshold (comma separated)",
-    )
-    what.add_argument(
-        "--regret-horizon",
-        type=_duration,
-        default=timedelta(hours=2),
-        help="GPUs busy again this soon after a deactivation: a regret (2h)",
-    )
-    what.add_argument(
-        "--raycluster-label", help="series label naming the RayCluster (default: from pod names)"
-    )
-
-
-def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    out = parser.add_argument_group("output")
-    out.add_argument("--output", choices=("table", "json"), default="table")
-    out.add_argument(
-        "--chart",
-        type=Path,
-        metavar="PATH.html",
-        help="also write a self-contained HTML chart of GPU-hours by window",
-    )
-    out.add_argument(
-        "--chunk",
-        type=_duration,
-        default=timedelta(hours=6),
-        help="history read per query; bounds memory (default 6h)",
-    )
 
 
 @dataclass(frozen=True)
@@ -205,22 +133,22 @@ def run_backtest(
 def backtest(
     source: RangeQueries, *, options: BacktestOptions, settings: Settings, policy: Policy
 ) -> Report:
-    base = Variant(policy.rules.window, policy.rules.threshold)
+    base = policy_variant(policy)
     charted = tuple(
-        Variant(w, base.threshold) for w in sorted({*options.chart_windows, base.window})
+        Variant(w, policy.rules.threshold)
+        for w in sorted({*options.chart_windows, policy.rules.window})
     )
     plan = _plan(options, (base, *options.alternatives, *charted), policy)
     queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
-    contended = Variant(base.window, base.threshold, WHEN_CONTENDED)
-    modes = (contended,) if queues is not None else ()
-    variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes)))
+    modes = _modes(base) if queues is not None else {}
+    variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes.values())))
     replay = _replay(options, variants=variants, settings=settings, policy=policy, queues=queues)
-    slot = replay.settings.slot
     warnings: dict[str, None] = {}
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
     occupancy = OccupancyCounter(
-        start=options.start, end=options.end, slot=slot, threshold=base.threshold
-    )
+        start=options.start, end=options.end, slot=replay.settings.slot,
+        threshold=policy.rules.threshold,
+    )  # fmt: skip
     for fetched in chunks(source, queries, plan):
         replay.feed(fetched.chunk)
         occupancy.add(
@@ -229,6 +157,7 @@ def backtest(
         warnings.update(dict.fromkeys(fetched.warnings))
     found = dict(replay.results())
     reports = {v: VariantReport(v, v == base, tuple(found[v])) for v in variants}
+    compared = [(mode, found[v]) for mode, v in modes.items()]
     return Report(
         start=options.start,
         end=options.end,
@@ -241,8 +170,19 @@ def backtest(
         variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
         chart=tuple(reports[v] for v in charted),
         occupancy=occupancy.result(),
-        modes=None if queues is None else compare(found[base], found[contended], queues),
+        modes=None if queues is None else compare(compared, queues),
+        rules=summarize(policy, replay.matches, found[base]),
     )
+
+
+def _modes(base: Variant) -> dict[str, Variant]:
+    """`always` and `when-contended` for every workload, each keeping its rule's window,
+    threshold and action; between them the policy as configured when its rules mix modes."""
+    found = {ALWAYS: replace(base, reclaim=ALWAYS)}
+    if base.reclaim == PER_RULE:
+        found[PER_RULE] = base
+    found[WHEN_CONTENDED] = replace(base, reclaim=WHEN_CONTENDED)
+    return found
 
 
 def _replay(
@@ -266,12 +206,15 @@ def _replay(
         ),
         resolver=Resolver(label=options.raycluster_label),
         queues=queues,
+        queue_of=options.queue_of,
     )
 
 
 def _plan(options: BacktestOptions, variants: Sequence[Variant], policy: Policy) -> ChunkPlan:
     slot = int(policy.rules.slot.total_seconds())
-    warmup = max(*(v.window for v in variants), policy.grace_period) + policy.rules.slot
+    spans = [v.window for v in variants] + [r.usage.window for r in policy.rulebook]
+    grace = max(r.grace_period for r in policy.rulebook)
+    warmup = max(*spans, grace) + policy.rules.slot
     first = int((options.start - warmup).timestamp()) // slot * slot
     last = int(options.end.timestamp()) // slot * slot
     steps = max(1, int(options.chunk.total_seconds()) // slot)
@@ -284,17 +227,3 @@ def _variant(text: str, policy: Policy) -> Variant:
     if not 0 <= threshold < 1:
         raise ValueError(f"{text!r}: the threshold is a percentage below 100")
     return Variant(parse_duration(window), threshold)
-
-
-def _duration(text: str) -> timedelta:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def _time(text: str) -> datetime:
-    parsed = parse_time(text)
-    if parsed is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an RFC 3339 time with a zone")
-    return parsed.astimezone(UTC)

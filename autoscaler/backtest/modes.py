@@ -1,5 +1,6 @@
-"""The reclaim modes side by side: the policy's window and threshold under `always` and under
-`when-contended`, over the same history.
+"""The reclaim modes side by side: the policy under `always` and under `when-contended`, over
+the same history (and, when its rules mix the two, as configured: each workload under its own
+rule's mode). Under rules each workload keeps its rule's window, threshold and action.
 
 "Stops while someone waited" counts the deactivations made at a step where a Workload waited
 in the same ClusterQueue or cohort: the stops that could shorten a wait. "Stops avoided" is how
@@ -13,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.queues import NO_QUEUE_DATA, QueueHistory
-from autoscaler.backtest.replay import Deactivation
 from autoscaler.backtest.variant import Variant
 
 CONTENTION_TEST = (
@@ -42,19 +43,19 @@ class ModeFigures:
 
 
 def compare(
-    always: Sequence[Deactivation], contended: Sequence[Deactivation], queues: QueueHistory
-) -> tuple[ModeFigures, ModeFigures]:
-    def figures(mode: str, found: Sequence[Deactivation], avoided: int | None) -> ModeFigures:
+    modes: Sequence[tuple[str, Sequence[Deactivation]]], queues: QueueHistory
+) -> tuple[ModeFigures, ...]:
+    """`modes`: (name, would-be deactivations), `always` first."""
+    always = len(modes[0][1])
+
+    def figures(mode: str, found: Sequence[Deactivation], first: bool) -> ModeFigures:
         waiting = sum(
             1 for d in found if queues.contended(d.workload.namespace, int(d.at.timestamp()))
         )
         hours = sum(d.gpu_hours for d in found)
-        return ModeFigures(mode, len(found), hours, waiting, avoided)
+        return ModeFigures(mode, len(found), hours, waiting, None if first else always - len(found))
 
-    return (
-        figures("always", always, None),
-        figures("when-contended", contended, len(always) - len(contended)),
-    )
+    return tuple(figures(mode, found, i == 0) for i, (mode, found) in enumerate(modes))
 
 
 def mode_lines(base: Variant, modes: tuple[ModeFigures, ...] | None) -> list[str]:
@@ -77,4 +78,5 @@ def mode_lines(base: Variant, modes: tuple[ModeFigures, ...] | None) -> list[str
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
         for row in [head, *rows]
     ]
-    return [f"Reclaim modes at {base.label}; {CONTENTION_TEST}", *table]
+    at = ", each workload under its own rule" if base.by_rule else f" at {base.label}"
+    return [f"Reclaim modes{at}; {CONTENTION_TEST}", *table]

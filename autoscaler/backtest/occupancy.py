@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from itertools import repeat
 from operator import add, ge, le
 
-from autoscaler.backtest.replay import Deactivation
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.timeline import Chunk
 from autoscaler.domain.models import GpuKey
 

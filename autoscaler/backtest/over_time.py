@@ -13,8 +13,8 @@ from datetime import datetime
 from html import escape
 
 from autoscaler.backtest.axes import number_label, time_label, time_ticks, value_ticks
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.occupancy import Occupancy
-from autoscaler.backtest.replay import Deactivation
 from autoscaler.backtest.report import Report
 from autoscaler.settings.tree import format_duration
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
+from autoscaler.backtest.deactivation import Deactivation, Opened, closed, utc
 from autoscaler.backtest.identity import Resolver, WorkloadKey
 from autoscaler.backtest.queues import QueueHistory
+from autoscaler.backtest.rulebook import EVERYONE, HistoryMatch, View, match_from_history, views_of
 from autoscaler.backtest.timeline import (
     Chunk,
     GpuTrack,
@@ -31,25 +33,11 @@ from autoscaler.backtest.timeline import (
 )
 from autoscaler.backtest.usage import Judged, Reading, judge
 from autoscaler.backtest.variant import ALWAYS, Variant
-from autoscaler.domain.models import Action, FleetUsage, GpuKey, Pauses, State
-from autoscaler.domain.policy import Policy, decide_fleet
+from autoscaler.domain.models import Action, Decision, FleetUsage, GpuKey, GpuUsage, Pauses, State
+from autoscaler.domain.policy import Policy, apply_cap, decide
 
 _ACTS = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
 _ALWAYS = (State.PROTECTED, State.KEDA_MANAGED)  # outcomes usage can never change here
-
-
-@dataclass(frozen=True)
-class Deactivation:
-    workload: WorkloadKey
-    gpus: int
-    at: datetime
-    until: datetime
-    came_back: bool  # its GPUs were busy again before the range ended
-    regret: bool  # ... within the regret horizon
-
-    @property
-    def gpu_hours(self) -> float:
-        return self.gpus * (self.until - self.at).total_seconds() / 3600
 
 
 @dataclass(frozen=True)
@@ -67,9 +55,8 @@ class Settings:
 @dataclass
 class _Run:
     variant: Variant
-    policy: Policy
-    span: int  # the window in slots
-    off: dict[WorkloadKey, tuple[int, int]] = field(default_factory=dict)  # (at, GPUs)
+    views: dict[str, View]  # by rule name, or one for EVERYONE
+    off: dict[WorkloadKey, Opened] = field(default_factory=dict)
     blocked_until: dict[WorkloadKey, int] = field(default_factory=dict)
     reactivated: dict[WorkloadKey, int] = field(default_factory=dict)
     left_alone: set[WorkloadKey] = field(default_factory=set)
@@ -85,16 +72,19 @@ class Replay:
         settings: Settings,
         resolver: Resolver,
         queues: QueueHistory | None = None,
+        queue_of: Mapping[str, str] | None = None,  # namespace -> ClusterQueue, for rules
     ) -> None:
         self.settings = settings
         self.queues = queues  # who waited, for when-contended variants
         self._resolver = resolver
-        slot = settings.slot
-        self._runs = [
-            _Run(v, _with(policy, v), int(v.window.total_seconds()) // slot) for v in variants
-        ]
-        self._keep = max(r.span for r in self._runs) + 1  # coverage reads window + 1 slots
-        self._thresholds = tuple(sorted({v.threshold for v in variants}))
+        self._rules, self._queue_of = policy.rulebook, dict(queue_of or {})
+        self.cap = policy.max_deactivations_per_cycle
+        self._runs = [_Run(v, views_of(v, policy, slot=settings.slot)) for v in variants]
+        views = [view for run in self._runs for view in run.views.values()]
+        self._keep = max(v.span for v in views) + 1  # coverage reads window + 1 slots
+        self._thresholds = tuple(sorted({v.threshold for v in views}))
+        self.matches: dict[WorkloadKey, HistoryMatch] = {}  # each workload's rule
+        self._models: dict[WorkloadKey, set[str]] = {}  # its GPUs' modelName
         self._gpus: dict[GpuKey, GpuTrack] = {}
         self.workloads: dict[WorkloadKey, WorkloadTrack] = {}
         self.skipped: set[tuple[str, str]] = set()  # GPU pods that are not Ray pods
@@ -127,10 +117,10 @@ class Replay:
         end = int(self.settings.end.timestamp())
         found = []
         for run in self._runs:
-            for key, (at, gpus) in sorted(run.off.items()):
-                last = self.workloads[key].last_real() or at
-                until = min(max(last, at), end)
-                run.done.append(_record(self.settings, key, gpus=gpus, at=at, until=until))
+            for key, opened in sorted(run.off.items()):
+                last = self.workloads[key].last_real() or opened.at
+                until = min(max(last, opened.at), end)
+                run.done.append(closed(opened, key, until=until, horizon=self.settings.horizon))
             run.off.clear()
             found.append((run.variant, sorted(run.done, key=lambda d: (d.at, d.workload))))
         return found
@@ -147,6 +137,11 @@ class Replay:
             track = GpuTrack(key, workload, self._thresholds)
             self._gpus[key] = track
             self.workloads.setdefault(workload, WorkloadTrack(workload)).gpus.append(track)
+            models = self._models.setdefault(workload, set())
+            models.update(m for m in [chunk.labels[key].get("modelName")] if m)
+            self.matches[workload] = match_from_history(
+                workload, models=models, rules=self._rules, queue_of=self._queue_of
+            )
 
 
 class _Pass:
@@ -161,9 +156,12 @@ class _Pass:
 
     def run(self) -> None:
         for track in self._replay.workloads.values():
-            self._came_back(track, after=-1)
+            view = self._view(track.key)
+            if view is None or view.observe:
+                continue  # rule unknown, or observed only: never a would-be deactivation
+            self._came_back(track, view, after=-1)
             if track.key not in self._run.left_alone:
-                self._schedule(track)
+                self._schedule(track, view)
         while self._queue:
             index = self._queue[0][0]
             due = []
@@ -172,8 +170,16 @@ class _Pass:
                 due.append((key, end))
             self._decide(index, due)
 
-    def _schedule(self, track: WorkloadTrack) -> None:
-        chunk, threshold, span = self._chunk, self._run.variant.threshold, self._run.span
+    def _view(self, key: WorkloadKey) -> View | None:
+        """The view judging this workload: the variant's one, or its rule's (None: unknown)."""
+        views = self._run.views
+        if EVERYONE in views:
+            return views[EVERYONE]
+        match = self._replay.matches[key]
+        return None if match.unknown is not None else views[match.rule.name]
+
+    def _schedule(self, track: WorkloadTrack, view: View) -> None:
+        chunk, threshold, span = self._chunk, view.threshold, view.span
         present = covered(track.real(), carry=self._index(track.last_real()), span=span,
                           steps=chunk.steps)  # fmt: skip
         busy = covered(track.loud(threshold), carry=self._index(track.last_loud(threshold)),
@@ -185,64 +191,76 @@ class _Pass:
 
     def _decide(self, index: int, due: list[tuple[WorkloadKey, int]]) -> None:
         now = self._chunk.time(index)
-        judged: dict[WorkloadKey, Judged] = {}
+        judged: dict[WorkloadKey, tuple[View, Judged]] = {}
         for key, _ in due:
-            if self._blocked(key, now):
+            view = self._view(key)
+            if view is None or self._blocked(key, now):
                 continue
             reading = Reading(
-                span=self._run.span,
-                threshold=self._run.variant.threshold,
+                span=view.span,
+                threshold=view.threshold,
                 lookback=self._replay.settings.lookback,
                 reactivated_at=self._run.reactivated.get(key),
             )
             found = judge(self._track(key), self._chunk, index, reading)
             if found is not None:
-                judged[key] = found
-        usage = FleetUsage(
-            self._run.variant.window,
-            self._run.variant.threshold,
-            evaluated_at=_utc(now),
-            gpus={pod: gpus for j in judged.values() for pod, gpus in j.gpus.items()},
-        )
-        infos = [j.info for j in judged.values()]
-        decisions = decide_fleet(
-            infos, usage, policy=self._run.policy, pauses=Pauses(), now=_utc(now)
-        )
+                judged[key] = (view, found)
         ends = dict(due)
-        for key, decision in zip(judged, decisions, strict=True):
-            if decision.action in _ACTS and self._contended(key, now):
-                self._deactivate(key, now=now, gpus=decision.gpus, index=index)
+        for key, decision in zip(judged, self._decisions(judged, now), strict=True):
+            view = judged[key][0]
+            if decision.action in _ACTS and self._contended(key, view, now):
+                self._deactivate(key, view, now=now, gpus=decision.gpus, index=index)
             elif decision.state in _ALWAYS:
                 self._run.left_alone.add(key)
             elif (following := index + self._every) < ends[key]:
                 heapq.heappush(self._queue, (following, key, ends[key]))
 
-    def _contended(self, key: WorkloadKey, now: int) -> bool:
+    def _decisions(
+        self, judged: Mapping[WorkloadKey, tuple[View, Judged]], now: int
+    ) -> tuple[Decision, ...]:
+        """Each workload decided under its view's rule, then the per-cycle cap over them all."""
+        at = utc(now)
+        pods: dict[str, dict[tuple[str, str], tuple[GpuUsage, ...]]] = {}
+        for view, found in judged.values():
+            pods.setdefault(view.rule, {}).update(found.gpus)
+        usage = {
+            view.rule: FleetUsage(
+                view.window, view.threshold, evaluated_at=at, gpus=pods[view.rule]
+            )
+            for view, _ in judged.values()
+        }
+        decisions = [
+            decide(found.info, usage[view.rule], policy=view.policy, pauses=Pauses(), now=at)
+            for view, found in judged.values()
+        ]
+        return apply_cap(decisions, limit=self._replay.cap)
+
+    def _contended(self, key: WorkloadKey, view: View, now: int) -> bool:
         """`always` acts whatever waits; `when-contended` only where someone waited in the
         workload's ClusterQueue or cohort at this step (else it is judged again next step)."""
-        if self._run.variant.reclaim == ALWAYS:
+        if view.reclaim == ALWAYS:
             return True
         queues = self._replay.queues
         return queues is not None and queues.contended(key.namespace, now)
 
-    def _deactivate(self, key: WorkloadKey, *, now: int, gpus: int, index: int) -> None:
-        self._run.off[key] = (now, gpus)
-        self._came_back(self._track(key), after=index)
+    def _deactivate(self, key: WorkloadKey, view: View, *, now: int, gpus: int, index: int) -> None:
+        self._run.off[key] = Opened(now, gpus, view.rule)
+        self._came_back(self._track(key), view, after=index)
 
-    def _came_back(self, track: WorkloadTrack, *, after: int) -> None:
+    def _came_back(self, track: WorkloadTrack, view: View, *, after: int) -> None:
         """Close a would-be deactivation at the workload's first busy slot after `after`, or
         where its series stop for a whole window (deleted: a later one of the same name is
         another RayCluster, not a user coming back)."""
         if track.key not in self._run.off:
             return
-        loud = track.loud(self._run.variant.threshold)
+        loud = track.loud(view.threshold)
         first = bisect_right(loud, after)
         busy = loud[first] if first < len(loud) else None
         gone = silence(
             track.real(),
             carry=self._index(track.last_real()),
             after=after,
-            span=self._run.span,
+            span=view.span,
             steps=self._chunk.steps,
         )
         if gone is not None and (busy is None or gone < busy):
@@ -254,11 +272,9 @@ class _Pass:
             self._run.reactivated[track.key] = back
 
     def _close(self, key: WorkloadKey, *, until: int, back: bool) -> None:
-        at, gpus = self._run.off.pop(key)
-        until = max(until, at)
-        self._run.done.append(
-            _record(self._replay.settings, key, gpus=gpus, at=at, until=until, back=back)
-        )
+        opened = self._run.off.pop(key)
+        horizon = self._replay.settings.horizon
+        self._run.done.append(closed(opened, key, until=until, horizon=horizon, back=back))
 
     def _blocked(self, key: WorkloadKey, now: int) -> bool:
         return key in self._run.off or now < self._run.blocked_until.get(key, now)
@@ -273,19 +289,3 @@ class _Pass:
         """The first decision step at or after `index` (decisions every `step` from start)."""
         offset = (index - self._first) % self._every
         return index if offset == 0 else index + self._every - offset
-
-
-def _record(
-    settings: Settings, key: WorkloadKey, *, gpus: int, at: int, until: int, back: bool = False
-) -> Deactivation:
-    regret = back and until - at <= settings.horizon.total_seconds()
-    return Deactivation(key, gpus, _utc(at), _utc(until), back, regret)
-
-
-def _with(policy: Policy, variant: Variant) -> Policy:
-    rules = replace(policy.rules, window=variant.window, threshold=variant.threshold)
-    return replace(policy, rules=rules)
-
-
-def _utc(seconds: int) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)

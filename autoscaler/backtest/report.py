@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.modes import ModeFigures, mode_lines
 from autoscaler.backtest.occupancy import Occupancy
 from autoscaler.backtest.queues import NO_QUEUE_DATA
-from autoscaler.backtest.replay import Deactivation
+from autoscaler.backtest.rule_report import RuleSummary, rule_lines
 from autoscaler.backtest.variant import Variant
 from autoscaler.settings.tree import format_duration
 
@@ -72,6 +73,7 @@ class Report:
     chart: tuple[VariantReport, ...]  # the policy's threshold at each chart window
     occupancy: Occupancy  # GPUs held and held idle over time
     modes: tuple[ModeFigures, ...] | None = None  # always vs when-contended; None: no queue data
+    rules: RuleSummary | None = None  # the policy's column per rule
 
     @property
     def policy(self) -> VariantReport:
@@ -97,7 +99,10 @@ def table(report: Report) -> list[str]:
     rows.append([TOTAL, *(_cell(v.total) for v in report.variants)])
     warnings = [f"warning: {w}" for w in report.warnings]
     modes = ["", *mode_lines(report.policy.variant, report.modes)]
-    return head + _aligned([columns, *rows]) + modes + (["", *warnings] if warnings else [])
+    rules = (
+        ["", *rule_lines(report.rules)] if report.rules and report.policy.variant.by_rule else []
+    )
+    return head + _aligned([columns, *rows]) + rules + modes + (["", *warnings] if warnings else [])
 
 
 def as_json(report: Report) -> dict[str, Any]:
@@ -113,6 +118,7 @@ def as_json(report: Report) -> dict[str, Any]:
         "variants": [_variant_json(v, details=True) for v in report.variants],
         "chart": [_variant_json(v, details=False) for v in report.chart],
         "reclaimModes": [m.as_json() for m in report.modes] if report.modes else NO_QUEUE_DATA,
+        **(report.rules.as_json() if report.rules else {}),
     }
 
 
@@ -120,6 +126,7 @@ def _variant_json(report: VariantReport, *, details: bool) -> dict[str, Any]:
     found: dict[str, Any] = {
         "window": format_duration(report.variant.window),
         "thresholdPercent": round(report.variant.threshold * 100, 6),
+        "byRule": report.variant.by_rule,
         "policy": report.is_policy,
         "total": report.total.as_json(),
     }
@@ -138,6 +145,7 @@ def _deactivation_json(found: Deactivation) -> dict[str, Any]:
         "at": _stamp(found.at),
         "until": _stamp(found.until),
         "gpuHours": round(found.gpu_hours, 3),
+        "rule": found.rule,
         "cameBack": found.came_back,
         "regret": found.regret,
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -19,6 +19,7 @@ class FakeRange:
     ServiceMonitor label them: (namespace, pod, uuid) -> ratio per slot. Other signals: none."""
 
     gpus: dict[tuple[str, str, str], SlotValue]
+    models: Mapping[str, str] = field(default_factory=dict)  # uuid -> dcgm-exporter's modelName
     queries: list[tuple[str, datetime, datetime, timedelta]] = field(default_factory=list)
 
     def query_range(
@@ -38,5 +39,7 @@ class FakeRange:
             if points:
                 labels = EXPORTER | {"exported_namespace": namespace, "exported_pod": pod}
                 labels["UUID"] = uuid
+                if uuid in self.models:
+                    labels["modelName"] = self.models[uuid]
                 series.append(RangeSeries(labels, points))
         return RangeReply(tuple(series), ())

@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.prometheus.range import PrometheusRange
-from autoscaler.backtest.command import add_backtest_arguments, run_backtest
+from autoscaler.backtest.arguments import add_backtest_arguments
+from autoscaler.backtest.command import run_backtest
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PrometheusSettings, Settings
 from tests.backtest.pages import svgs
@@ -60,8 +61,10 @@ def history(
 
 
 def backtest(history: History, *argv: str, prometheus: PrometheusSettings | None = None,
-             ) -> tuple[int, str]:  # fmt: skip
-    settings = Settings(prometheus=prometheus or PrometheusSettings(url=history.prom.url))
+             rules: list[dict[str, Any]] | None = None) -> tuple[int, str]:  # fmt: skip
+    settings = Settings.model_validate({"rules": rules or []}).model_copy(
+        update={"prometheus": prometheus or PrometheusSettings(url=history.prom.url)}
+    )
     parser = argparse.ArgumentParser()
     add_backtest_arguments(parser)
     span = ["--start", _stamp(history.end - 6 * H), "--end", _stamp(history.end)]
@@ -139,9 +142,32 @@ def test_the_policy_comes_first_with_its_totals_and_each_deactivation(
         "at": _stamp(history.end - 4 * H),
         "until": _stamp(history.end - 5 * H + 91 * M),
         "gpuHours": 1.033,
+        "rule": "default",
         "cameBack": True,
         "regret": True,
     }
+
+
+def test_each_namespace_is_judged_under_its_own_rules_window_from_the_same_queries(
+    history: History,
+) -> None:
+    rules = [
+        {"name": "quick", "match": {"namespaces": ["idle"]}, "idleWindow": "30m"},
+        {"name": "patient", "match": {"namespaces": ["regret"]}, "idleWindow": "2h"},
+    ]
+
+    code, printed = backtest(history, "--output", "json", rules=rules)
+
+    assert code == 0, printed
+    found = json.loads(printed)
+    policy = found["variants"][0]
+    assert policy["byRule"] and policy["policy"]
+    # each namespace as the uniform variant of its rule's window shows it (the table above)
+    assert figures(policy, "idle") == (1, 7.0, 0)
+    assert figures(policy, "regret") == (0, 0.0, 0)
+    assert figures(policy, "sparse") == (1, 3.533, 0)
+    by_rule = {r["rule"]: (r["rayClusters"], r["deactivations"]) for r in found["rules"]}
+    assert by_rule == {"quick": (1, 1), "patient": (1, 0), "default": (2, 1)}
 
 
 def test_the_alternatives_default_to_half_and_double_the_window_and_double_the_threshold(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.backtest.command import add_backtest_arguments
+from autoscaler.backtest.arguments import add_backtest_arguments
 from autoscaler.backtest.matrix import Series
 from autoscaler.compose.backtest import backtest, demo_history
 from autoscaler.demo.scenarios import SCENARIOS

@@ -10,7 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.backtest.command import Span, add_backtest_arguments, run_backtest
+from autoscaler.backtest.arguments import add_backtest_arguments
+from autoscaler.backtest.command import Span, run_backtest
 from autoscaler.backtest.queues import NO_QUEUE_DATA, QueueHistory, queue_map
 from autoscaler.compose.backtest import backtest, demo_history
 from autoscaler.demo.scenarios import SCENARIOS
@@ -117,3 +118,31 @@ def test_without_kueue_metrics_in_the_history_the_modes_are_not_compared() -> No
 
     assert code == 0
     assert "no queue data: when-contended not compared" in out.getvalue()
+
+
+def test_each_workload_keeps_its_rules_reclaim_mode_between_always_and_when_contended(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lab = {"namespaces": ["lab-notebooks", "lab-training"]}
+    settings = Settings.model_validate(
+        {"rules": [{"name": "lab", "match": lab, "reclaim": "when-contended"}]}
+    )
+
+    assert backtest(settings, parse("--demo", "--output", "json")) == 0
+    report = json.loads(capsys.readouterr().out)
+
+    modes = {m["mode"]: m for m in report["reclaimModes"]}
+    assert [(m["mode"], m["deactivations"], m["stopsWhileSomeoneWaited"]) for m in modes.values()
+            ] == [("always", 7, 1), ("per rule", 7, 4), ("when-contended", 6, 6)]  # fmt: skip
+    # the lab's three idle clusters wait for their waiters (less GPU-time reclaimed); the
+    # noisy notebook, under the default rule, is stopped as `always` stops it
+    policy = report["variants"][0]
+    assert policy["byRule"] and policy["total"]["gpuHours"] == modes["per rule"]["gpuHours"]
+    assert modes["always"]["gpuHours"] > modes["per rule"]["gpuHours"]
+    rules = {
+        r["rule"]: (r["reclaim"], r["rayClusters"], r["deactivations"]) for r in report["rules"]
+    }
+    assert rules == {"lab": ("when-contended", 4, 3), "default": ("always", 8, 4)}
+    assert {d["rayCluster"] for d in policy["deactivations"] if d["rule"] == "default"} >= {
+        "idle-notebook-gpu-group"
+    }

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from autoscaler.backtest.command import BacktestOptions, backtest
-from autoscaler.backtest.replay import Deactivation
+from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.report import Report
 from autoscaler.backtest.variant import Variant
 from autoscaler.settings.rules import build_policy
