@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import chain, compress, pairwise, repeat
 from operator import ge, gt, itemgetter, truediv
 
-from autoscaler.adapters.prometheus.promql import LABEL_SOURCES, gpu_key
+from autoscaler.adapters.prometheus.promql import workload_gpu_key
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.matrix import Series
 from autoscaler.domain.models import GpuKey
@@ -50,7 +50,7 @@ def chunk_from(signals: Iterable[Scaled], *, start: int, slot: int, steps: int) 
     labels: dict[GpuKey, Mapping[str, str]] = {}
     for signal in signals:
         for row in signal.series:
-            key = workload_gpu(row.labels)
+            key = workload_gpu_key(row.labels)
             if key is None:
                 continue
             placed = _placed(row.values, start=start, slot=slot, steps=steps, scale=signal.scale)
@@ -58,17 +58,6 @@ def chunk_from(signals: Iterable[Scaled], *, start: int, slot: int, steps: int) 
                 placed = [_max(a, b) for a, b in zip(values[key], placed, strict=True)]
             values[key], labels[key] = placed, row.labels
     return Chunk(start, slot, steps, values, labels)
-
-
-def workload_gpu(labels: Mapping[str, str]) -> GpuKey | None:
-    """The GPU and the pod holding it, mapped as the live queries' `relabelled()` does:
-    each later source label wins when present and non-empty (exported_* over plain)."""
-    mapped = dict(labels)
-    for target, sources in LABEL_SOURCES:
-        for source in sources:
-            if labels.get(source):
-                mapped[target] = labels[source]
-    return gpu_key(mapped)
 
 
 def _placed(

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from autoscaler.adapters.prometheus.promql import workload_gpu_key
 from autoscaler.adapters.prometheus.range import RangeSeries
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.timeline import (
@@ -16,7 +17,6 @@ from autoscaler.backtest.timeline import (
     minus,
     runs,
     silence,
-    workload_gpu,
 )
 from autoscaler.domain.models import GpuKey
 
@@ -37,9 +37,9 @@ def test_values_land_in_their_slots_and_missing_slots_are_nan() -> None:
 
 def test_the_workloads_labels_win_over_the_exporters_as_in_the_live_queries() -> None:
     honored = {"namespace": "ns", "pod": "rc-head-abcde", "UUID": "GPU-1"}
-    assert workload_gpu(LABELS) == KEY  # behind a ServiceMonitor: exported_* are the workload's
-    assert workload_gpu(honored) == KEY  # honorLabels: the plain labels are the workload's
-    assert workload_gpu(EXPORTER | {"exported_namespace": "ns", "UUID": "GPU-1"}) == GpuKey(
+    assert workload_gpu_key(LABELS) == KEY  # behind a ServiceMonitor: exported_* are the workload's
+    assert workload_gpu_key(honored) == KEY  # honorLabels: the plain labels are the workload's
+    assert workload_gpu_key(EXPORTER | {"exported_namespace": "ns", "UUID": "GPU-1"}) == GpuKey(
         "ns", "nvidia-dcgm-exporter-abcde", "GPU-1"
     )
 

@@ -13,9 +13,8 @@ waiter, and the waiter is admitted; team A's idle cluster stays.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -43,7 +42,13 @@ from tests.support.builders import (
 )
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer
-from tests.support.seeding import BackdatedClock, gpus_of, submit, workload_of
+from tests.support.seeding import (
+    BackdatedClock,
+    cycle_until,
+    gpus_of,
+    submit,
+    workload_of,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -152,25 +157,6 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
         kube_server.store.delete("clusterqueues.kueue.x-k8s.io", name=queue)
 
 
-def cycle_until(
-    rig: Rig, condition: Callable[[Snapshot], bool], *, timeout_s: float = 40
-) -> Snapshot:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        snapshot = rig.cycle()
-        if condition(snapshot):
-            return snapshot
-        assert time.monotonic() < deadline, f"timed out; last decisions: {describe(snapshot)}"
-        time.sleep(0.5)
-
-
-def describe(snapshot: Snapshot) -> list[str]:
-    return [
-        f"{r.ref}: {r.decision.state} {r.decision.action} {r.decision.reason}"
-        for r in snapshot.workloads
-    ]
-
-
 def idle_past_window(snapshot: Snapshot, ref: WorkloadRef) -> bool:
     row = snapshot.find(ref)
     return (
@@ -190,7 +176,7 @@ class Story:
 def story(rig: Rig) -> Story:
     small, borrower = rig.ref(TEAM_A, "small"), rig.ref(TEAM_B, "borrower")
     both_idle = cycle_until(
-        rig, lambda s: idle_past_window(s, small) and idle_past_window(s, borrower)
+        rig.cycle, lambda s: idle_past_window(s, small) and idle_past_window(s, borrower)
     )
     for _ in range(3):  # a few more cycles with nobody waiting: still nothing
         both_idle = rig.cycle()
@@ -198,7 +184,7 @@ def story(rig: Rig) -> Story:
     submit(rig.server, waiter.queue("user-queue").build())
     rig.emulator.sync()
     assert not rig.admitted(TEAM_A, "waiter"), "the waiter must not fit before anything is freed"
-    after = cycle_until(rig, lambda s: any(a.workload == borrower for a in s.actions))
+    after = cycle_until(rig.cycle, lambda s: any(a.workload == borrower for a in s.actions))
     rig.emulator.sync()
     return Story(both_idle, after)
 

@@ -46,7 +46,14 @@ from tests.support.builders import (
 )
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer
-from tests.support.seeding import BackdatedClock, gpus_of, submit, workload_of
+from tests.support.seeding import (
+    BackdatedClock,
+    cycle_until,
+    describe,
+    gpus_of,
+    submit,
+    workload_of,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -189,23 +196,6 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     delete_everything_seeded(kube_server)
 
 
-def wait_for(rig: Rig, condition: Any, *, timeout_s: float = 40) -> Snapshot:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        snapshot = rig.cycle()
-        if condition(snapshot):
-            return snapshot
-        assert time.monotonic() < deadline, f"timed out; last decisions: {describe(snapshot)}"
-        time.sleep(0.5)
-
-
-def describe(snapshot: Snapshot) -> list[str]:
-    return [
-        f"{r.ref}: {r.decision.state} {r.decision.action} {r.decision.reason}"
-        for r in snapshot.workloads
-    ]
-
-
 def state_of(snapshot: Snapshot, ref: WorkloadRef) -> State:
     row = snapshot.find(ref)
     assert row is not None, f"{ref} not in snapshot"
@@ -226,11 +216,12 @@ def story(rig: Rig) -> Story:
     """The first cluster trains, goes idle and is deactivated; each test checks one outcome,
     in whatever order they run."""
     first = rig.ref(DEMO, "first-raycluster")
-    while_busy = wait_for(rig, lambda s: state_of(s, first) is State.BUSY)
+    while_busy = cycle_until(rig.cycle, lambda s: state_of(s, first) is State.BUSY)
     rig.set_utilization(DEMO, "first-raycluster", 0)
     went_idle = time.monotonic()
-    wait_for(
-        rig, lambda s: any(a.workload == first and a.outcome == Outcome.done() for a in s.actions)
+    cycle_until(
+        rig.cycle,
+        lambda s: any(a.workload == first and a.outcome == Outcome.done() for a in s.actions),
     )
     return Story(while_busy, time.monotonic() - went_idle)
 
@@ -284,7 +275,7 @@ def test_an_idle_cluster_with_a_cpu_only_head_is_deactivated_and_the_rest_left_a
     rig: Rig, story: Story
 ) -> None:
     cpu_head = rig.ref(OTHERS, "cpu-head")
-    snapshot = wait_for(rig, lambda s: state_of(s, cpu_head) is State.DEACTIVATED)
+    snapshot = cycle_until(rig.cycle, lambda s: state_of(s, cpu_head) is State.DEACTIVATED)
     expected = {
         "busy": State.BUSY,
         "exempt": State.EXEMPT,

@@ -10,10 +10,12 @@ reports, for tests that drive the real service over real protocols (tests/e2e, t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from autoscaler.domain.models import Snapshot
 from tests.support.builders import (
     make_cluster_queue,
     make_local_queue,
@@ -93,3 +95,24 @@ def gpus_of(server: KubeServer, namespace: str, raycluster: str) -> list[Gpu]:
         node = f"node-{namespace}-{name}"  # distinct GPU UUIDs across the session's namespaces
         gpus += [Gpu(namespace=namespace, pod=name, node=node, index=i) for i in range(count)]
     return gpus
+
+
+def cycle_until(
+    cycle: Callable[[], Snapshot], condition: Callable[[Snapshot], bool], *, timeout_s: float = 40
+) -> Snapshot:
+    """Run cycles (live metrics: half a second apart) until `condition` holds; the last
+    decisions are the failure message when it never does."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        snapshot = cycle()
+        if condition(snapshot):
+            return snapshot
+        assert time.monotonic() < deadline, f"timed out; last decisions: {describe(snapshot)}"
+        time.sleep(0.5)
+
+
+def describe(snapshot: Snapshot) -> list[str]:
+    return [
+        f"{r.ref}: {r.decision.state} {r.decision.action} {r.decision.reason}"
+        for r in snapshot.workloads
+    ]
