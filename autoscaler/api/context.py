@@ -17,8 +17,8 @@ from autoscaler.api.problems import ApiProblem
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import Clock, ClusterReader, StateStore, WorkloadActuator
 from autoscaler.domain.access import Identity
+from autoscaler.domain.policy import Policy
 from autoscaler.domain.records import AuditRecord
-from autoscaler.domain.rules import Rule
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
@@ -36,7 +36,7 @@ class ApiContext:
     registry: CollectorRegistry
     clock: Clock
     logger: logging.Logger
-    rules: tuple[Rule, ...] = ()  # the loop's rulebook, default last, for `explain`
+    policy: Policy | None = None  # the loop's, whose rules `explain` and exemptions match
 
     def audit(self, *records: AuditRecord) -> None:
         """Keep audit records. A failure is logged and counted; the change itself stands."""

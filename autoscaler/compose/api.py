@@ -40,7 +40,7 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.access import Target
-from autoscaler.domain.rules import Rule
+from autoscaler.domain.policy import Policy
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
@@ -98,10 +98,10 @@ def build_api(
     logger: logging.Logger,
     auth: Auth | None = None,
     routers: Sequence[APIRouter] = (),
-    rules: Sequence[Rule] = (),
+    policy: Policy | None = None,
 ) -> Api:
     """`loop`: the service's snapshots, metrics and runtime state (`Service` fits);
-    `rules`: the loop's rulebook (default last), which `explain` matches against;
+    `policy`: the loop's, whose rules `explain` and exemptions match against;
     `auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
     `routers`: more endpoints served on the same port, behind the same middleware."""
     admin = admin_target(
@@ -126,7 +126,7 @@ def build_api(
         clock=clock,
         logger=logger.getChild("api"),
         routers=routers,
-        rules=rules,
+        policy=policy,
     )
 
 
@@ -139,7 +139,7 @@ def build_api_on(
     clock: Clock,
     logger: logging.Logger,
     routers: Sequence[APIRouter] = (),
-    rules: Sequence[Rule] = (),
+    policy: Policy | None = None,
 ) -> Api:
     """The API over any `backends`, serving the loop's `telemetry` on /metrics; `logger` is
     used as given."""
@@ -155,7 +155,7 @@ def build_api_on(
         registry=telemetry.registry,
         clock=clock,
         logger=logger,
-        rules=tuple(rules),
+        policy=policy,
     )
     app = create_app(context, authenticator=authenticator, routers=routers)
     server = ApiServer(

@@ -68,10 +68,10 @@ def build_demo_service(
     runtime state that the API shares; `pending`: the simulated Kueue's queues."""
     assert isinstance(cluster, SimulatedCluster)
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
-    shared = SharedState(store=state, actuator=actuator, pending=pending)
+    shared = SharedState(store=state, actuator=actuator)
     return build_service(
         settings, cluster=cluster, actuator=actuator, metrics=metrics, clock=clock,
-        logger=logger, bind_host=LOOPBACK, shared=shared,
+        logger=logger, bind_host=LOOPBACK, shared=shared, pending=pending,
     )  # fmt: skip
 
 
@@ -94,6 +94,7 @@ def demo_api(service: Service, *, world: World, token: str) -> Api:
         clock=world.clock,
         logger=quiet_logger().getChild("api"),
         routers=routers,
+        policy=service.reconciler.policy,
     )
 
 

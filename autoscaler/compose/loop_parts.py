@@ -16,7 +16,6 @@ from autoscaler.core.ports import (
     Clock,
     GuardStore,
     MetricSource,
-    PendingWork,
     StateBacking,
     WorkloadActuator,
 )
@@ -42,8 +41,6 @@ class SharedState:
     store: StateBacking
     actuator: WorkloadActuator
     guards: GuardStore | None = None  # the guards' view of `store` unless given (soak faults)
-    # Who waits for Kueue's quota (`when-contended`); None where nothing reads the queues.
-    pending: PendingWork | None = None
 
     def guard_store(self, *, audit_limit: int, clock: Clock) -> GuardStore:
         if self.guards is not None:

@@ -71,7 +71,7 @@ def add_rest_api(
             logger=logger,
             auth=auth,
             routers=routers,
-            rules=service.reconciler.policy.rulebook,
+            policy=service.reconciler.policy,
         )
     )
 
@@ -93,9 +93,8 @@ def build_shared_state(
     clock: Clock,
     logger: logging.Logger,
 ) -> SharedState:
-    """The one runtime-state store (the ConfigMap), workload actuator and reader of Kueue's
-    queues (PendingWork, over the cluster's caches) of this process: the loop, its listeners
-    and the API all use these."""
+    """The one runtime-state store (the ConfigMap) and workload actuator of this process: the
+    loop, its listeners and the API all use these."""
     state = RuntimeStateStore(
         client=client,
         name=settings.cluster.runtime_state_config_map,
@@ -110,8 +109,7 @@ def build_shared_state(
         clock=clock,
         owner_kinds=enabled_owner_kinds(settings),
     )
-    pending = KueueQueues(client=client, objects=cluster, logger=logger.getChild("queues"))
-    return SharedState(store=state, actuator=actuator, pending=pending)
+    return SharedState(store=state, actuator=actuator)
 
 
 def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:
@@ -148,6 +146,8 @@ def build_replica(
         logger=logger,
         is_leader=elector.is_leader if elector else None,
         shared=shared,
+        # Who waits for Kueue's quota, over the cluster's caches (when-contended rules).
+        pending=KueueQueues(client=client, objects=cluster, logger=logger.getChild("queues")),
     )
     # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
     # (and any action in it) is over, and the caches outlive both.

@@ -68,7 +68,7 @@ def build_service(
     bind_host: str = "[::]",
     is_leader: IsLeader | None = None,
     shared: SharedState | None = None,
-    pending: PendingWork | None = None,  # who waits; else the shared state's reader
+    pending: PendingWork | None = None,  # who waits for quota (when-contended rules)
 ) -> Service:
     """`is_leader`: only the leader writes (acts, guard state, loop audit, exemption cuts);
     every replica decides, publishes snapshots and serves them. `shared`: the runtime state
@@ -93,7 +93,7 @@ def build_service(
         keda_addresses=_keda_addresses(settings),
         guards=guards,
         is_leader=leading,
-        pending=pending or (shared.pending if shared is not None else None),
+        pending=pending,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip

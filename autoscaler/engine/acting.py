@@ -17,6 +17,7 @@ from datetime import datetime
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
 from autoscaler.core.ports import Clock, ClusterReader, WorkloadActuator
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.caps import release_broken_sets
 from autoscaler.domain.models import (
     Action,
     ActionRecord,
@@ -76,12 +77,25 @@ class Deactivator:
         except ClusterError as exc:
             return tuple(self._record(d, inputs.now, Outcome.skipped(str(exc))) for d in chosen)
         fresh_inputs = replace(inputs, pauses=pauses)
-        busy_again = _with_broken_sets(self._fresh_check(inputs, chosen), chosen)
+        checked = self._checked_again(inputs, chosen)
         return tuple(
-            self._record(d, inputs.now, Outcome.skipped(busy_again[d.workload]))
-            if d.workload in busy_again
-            else self._deactivate(fresh_inputs, d)
-            for d in chosen
+            self._deactivate(fresh_inputs, d)
+            if again.action is Action.DEACTIVATE
+            else self._record(d, inputs.now, Outcome.skipped(again.reason))
+            for d, again in zip(chosen, checked, strict=True)
+        )
+
+    def _checked_again(self, inputs: CycleInputs, chosen: list[Decision]) -> tuple[Decision, ...]:
+        """The fresh check: a candidate busy or unknown now stays, and so does the rest of a
+        waiter's set it belonged to (the caps' rule, `release_broken_sets`)."""
+        left_alone = self._fresh_check(inputs, chosen)
+        return release_broken_sets(
+            [
+                replace(d, action=Action.NONE, reason=left_alone[d.workload])
+                if d.workload in left_alone
+                else d
+                for d in chosen
+            ]
         )
 
     def _fresh_check(self, inputs: CycleInputs, chosen: list[Decision]) -> dict[WorkloadRef, str]:
@@ -165,24 +179,6 @@ class Deactivator:
         )
         log_action(self._log, record)
         return record
-
-
-def _with_broken_sets(
-    left_alone: dict[WorkloadRef, str], chosen: Sequence[Decision]
-) -> dict[WorkloadRef, str]:
-    """A member of a waiter's set left alone (busy again) leaves its whole set alone: the
-    others alone would free quota that lets nobody in."""
-    broken = {d.beneficiary: d.workload for d in chosen if d.workload in left_alone}
-    return {
-        **left_alone,
-        **{
-            d.workload: f"{broken[d.beneficiary]} of the set freed for {d.beneficiary} stays"
-            for d in chosen
-            if d.beneficiary is not None
-            and d.beneficiary in broken
-            and d.workload not in left_alone
-        },
-    }
 
 
 def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:

@@ -153,7 +153,7 @@ class ApiRig:
             clock=self.clock,
             logger=self.logger,
             routers=self.routers,
-            rules=self.reconciler.policy.rulebook,
+            policy=self.reconciler.policy,
         )
         self.api.start()
         self.url = f"http://127.0.0.1:{self.api.server.port}"

@@ -19,9 +19,8 @@ from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.exemptions import EXEMPTION_KEYS, exempting, is_indefinite, unexempting
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.policy import gpu_models_of
 from autoscaler.domain.records import AuditRecord
-from autoscaler.domain.rules import ExemptionBounds, ExemptionRight, match_rule
+from autoscaler.domain.rules import ExemptionBounds, ExemptionRight
 from autoscaler.settings.tree import format_duration
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])
@@ -97,11 +96,11 @@ def exempt(
 def exemption_bounds(context: ApiContext, workload: WorkloadInfo) -> ExemptionBounds:
     """The bounds of the rule the workload falls under (matched as it is now); without a
     rulebook, `api.maxExemption` and anyone who may patch it."""
-    if not context.rules:
+    if context.policy is None:
         return ExemptionBounds(max_duration=context.settings.max_exemption)
     snapshot = context.store.latest()
-    models = gpu_models_of(workload, snapshot.usage) if snapshot is not None else frozenset()
-    return match_rule(workload, context.rules, gpu_models=models).rule.exemptions
+    usage = snapshot.usage if snapshot is not None else {}
+    return context.policy.match(workload, usage).rule.exemptions
 
 
 @router.delete(

@@ -12,7 +12,6 @@ from autoscaler.api.problems import error_responses
 from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExplainView, MissView
 from autoscaler.domain.policy import gpu_models_of
-from autoscaler.domain.rules import match_rule
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
 
@@ -31,10 +30,10 @@ def explain_workload(
     snapshot = context.store.latest()
     row = require_row(snapshot, namespace, name)
     view = workload_view(row, now=context.clock.now())
-    if not context.rules or snapshot is None:  # no rulebook given: the decision says it all
+    if context.policy is None or snapshot is None:  # no rules given: the decision says it all
         return ExplainView(workload=view, rule=row.decision.rule, matched=True, misses=[])
     models = gpu_models_of(row.info, snapshot.usage)
-    found = match_rule(row.info, context.rules, gpu_models=models)
+    found = context.policy.match(row.info, snapshot.usage)
     return ExplainView(
         workload=view,
         rule=found.rule.name,
