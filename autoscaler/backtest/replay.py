@@ -33,7 +33,8 @@ from autoscaler.backtest.timeline import (
 )
 from autoscaler.backtest.usage import Judged, Reading, judge
 from autoscaler.backtest.variant import ALWAYS, Variant
-from autoscaler.domain.models import Action, Decision, FleetUsage, GpuKey, GpuUsage, Pauses, State
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import Action, Decision, FleetUsage, GpuUsage, Pauses, State
 from autoscaler.domain.policy import Policy, apply_cap, decide
 
 _ACTS = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)

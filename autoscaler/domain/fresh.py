@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from autoscaler.domain.models import GpuKey, WorkloadInfo
+from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import WorkloadInfo
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,9 @@ class LatestUsage:
     evaluated_at: datetime
     samples: Mapping[tuple[str, str], tuple[LatestSample, ...]] = field(default_factory=dict)
     failure: str | None = None  # the whole read failed: every candidate is unknown
+    # The newest evidence of the candidates' GPUs and pods (ISSUE 16): activity there means
+    # loading again, unless loading no longer counts for that workload.
+    evidence: FleetEvidence = NO_EVIDENCE
 
     def for_pod(self, namespace: str, pod: str) -> tuple[LatestSample, ...]:
         return self.samples.get((namespace, pod), ())

@@ -21,6 +21,9 @@ class UsageRules:
     slot: timedelta  # resolution of coverage and of "idle since"
     min_coverage: float  # share of slots that must hold a real sample
     stale_after: timedelta  # newest sample older than this: stale
+    # Loading (evidence at near-zero compute) counts as activity for at most this long after
+    # compute stopped (or admission); past it, the workload is judged on compute alone.
+    max_loading: timedelta = timedelta(minutes=60)
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Assessment:
     coverage: float | None = None
     idle_since: datetime | None = None
     idle_for: timedelta = timedelta(0)
+    evidence: tuple[str, ...] = ()  # what the evidence signals saw, one line each
+    idle_held_gpus: int = 0  # IDLE_HELD: GPUs idle the whole window beside busy ones
 
 
 def assess(

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from autoscaler.domain.breaker import BreakerState
+from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
+from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.outcomes import Outcome
 
 
@@ -20,6 +22,8 @@ class State(StrEnum):
 
     BUSY = "busy"
     IDLE = "idle"
+    LOADING = "loading"  # near-zero compute, but loading (framebuffer, PCIe, power): no stop
+    IDLE_HELD = "idle-held"  # some GPUs busy, others idle the whole window: reported only
     UNKNOWN = "unknown"
     GRACE = "grace"
     EXEMPT = "exempt"
@@ -112,16 +116,6 @@ class WorkloadInfo:
         return sum(pod.gpus for pod in self.pods)
 
 
-@dataclass(frozen=True, order=True)
-class GpuKey:
-    """One GPU (or MIG instance) as seen by one pod, whatever exporter series it came from."""
-
-    namespace: str
-    pod: str
-    uuid: str
-    mig_instance: str | None = None
-
-
 @dataclass(frozen=True)
 class GpuUsage:
     """What Prometheus says about one GPU over the idle window."""
@@ -154,6 +148,7 @@ class FleetUsage:
     gpus: Mapping[tuple[str, str], tuple[GpuUsage, ...]] = field(default_factory=dict)
     doubtful_namespaces: frozenset[str] = frozenset()  # partial data (warnings) touched these
     failure: str | None = None  # the whole source failed: everything is unknown
+    evidence: FleetEvidence = NO_EVIDENCE  # the cycle's evidence signals, shared by all views
 
     def for_pod(self, namespace: str, pod: str) -> tuple[GpuUsage, ...]:
         return self.gpus.get((namespace, pod), ())
@@ -193,6 +188,8 @@ class Decision:
     time_left: timedelta | None = None  # until the idle window completes; None if not idling
     rule: str = "default"  # the rule that matched (first match wins)
     beneficiary: WorkloadRef | None = None  # the waiter a contention-driven stop is for
+    evidence: tuple[str, ...] = ()  # what the evidence signals saw, one line each (ISSUE 16)
+    idle_held_gpus: int = 0  # IDLE_HELD: how many GPUs sat idle the whole window
 
 
 @dataclass(frozen=True)

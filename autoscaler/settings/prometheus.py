@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import Field
 
 from autoscaler.settings.base import Duration, Section
+from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.queries import QuerySettings
 
 
@@ -72,4 +73,8 @@ class PrometheusSettings(Section):
     signals: list[SignalSettings] = Field(
         default_factory=_default_signals,
         description="Utilization metrics; a GPU is idle only when every present one is idle.",
+    )
+    evidence: EvidenceSettings = Field(
+        default_factory=EvidenceSettings,
+        description="Evidence signals besides utilization: loading and Ray use (ISSUE 16).",
     )

@@ -115,6 +115,11 @@ class RuleSettings(Section):
     grace_period: Duration | None = Field(
         None, description="No action this long after admission. Unset: policy.gracePeriod."
     )
+    max_loading: Duration | None = Field(
+        None,
+        description="How long loading at near-zero compute counts as activity. Unset: "
+        "policy.maxLoading.",
+    )
     reclaim: Literal["always", "when-contended"] | None = Field(
         None,
         description="`always`: stop an idle workload whatever waits (before rules, the only "
@@ -134,6 +139,7 @@ SHARED_KNOBS = {
     "idle_window": ("policy", "idle_window", "idleWindow"),
     "threshold_percent": ("policy", "threshold_percent", "thresholdPercent"),
     "grace_period": ("policy", "grace_period", "gracePeriod"),
+    "max_loading": ("policy", "max_loading", "maxLoading"),
 }
 
 

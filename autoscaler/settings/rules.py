@@ -52,6 +52,7 @@ def default_rule(settings: Settings) -> Rule:
             slot=policy.slot,
             min_coverage=policy.min_coverage,
             stale_after=policy.stale_after,
+            max_loading=policy.max_loading,
         ),
         grace_period=policy.grace_period,
         exemptions=ExemptionBounds(max_duration=default_max_exemption(settings)),
@@ -67,6 +68,8 @@ def scoped_rule(rule: RuleSettings, *, default: Rule) -> Rule:
         usage = replace(usage, window=rule.idle_window)
     if rule.threshold_percent is not None:
         usage = replace(usage, threshold=rule.threshold_percent / 100)
+    if rule.max_loading is not None:
+        usage = replace(usage, max_loading=rule.max_loading)
     bounds = default.exemptions
     if rule.exemptions.max_duration is not None:
         bounds = replace(bounds, max_duration=rule.exemptions.max_duration)

@@ -84,6 +84,12 @@ class PolicySettings(Section):
         "(unknown). Three minutes outlasts a few missed scrapes; at most 5m, Prometheus' "
         "lookback, beyond which the newest sample is invisible anyway.",
     )
+    max_loading: Duration = Field(
+        timedelta(minutes=60),
+        description="Loading (framebuffer growing, data arriving, power over the idle draw, "
+        "at near-zero compute) counts as activity for at most this long after compute "
+        "stopped or admission; past it, the workload is judged on compute alone.",
+    )
     idle_since_lookback: Duration = Field(
         timedelta(hours=6),
         description="How far back to look for a GPU's last busy sample when reporting "

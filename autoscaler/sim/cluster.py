@@ -22,14 +22,8 @@ from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.models import (
-    GpuKey,
-    OwnerRef,
-    Pauses,
-    PodRecord,
-    WorkloadInfo,
-    WorkloadRef,
-)
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
 from autoscaler.sim.metrics import GpuHolding

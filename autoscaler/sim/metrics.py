@@ -21,7 +21,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from autoscaler.domain.fresh import LatestSample, LatestUsage
-from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, UsageView
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import FleetUsage, GpuUsage, UsageView
 from autoscaler.sim.profiles import Profile
 
 GPU_MODEL = "NVIDIA A100-SXM4-80GB"

@@ -24,7 +24,8 @@ from autoscaler.adapters.prometheus.promql import (
     selector,
     workload_gpu_key,
 )
-from autoscaler.domain.models import GpuKey, UsageView
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import PrometheusSettings, SignalSettings
 
 HOUR = timedelta(hours=1)

@@ -27,7 +27,8 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_shared_state
-from autoscaler.domain.models import FleetUsage, GpuKey, GpuUsage, Snapshot, UsageView
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import FleetUsage, GpuUsage, Snapshot, UsageView
 from autoscaler.domain.policy import Policy
 from autoscaler.domain.rules import ExemptionBounds
 from autoscaler.engine.reconciler import Reconciler

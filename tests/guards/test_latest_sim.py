@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from autoscaler.domain.fresh import LatestUsage
-from autoscaler.domain.models import GpuKey
+from autoscaler.domain.gpus import GpuKey
 from autoscaler.sim.metrics import ExporterTiming, GpuHolding, SimulatedExporter
 from autoscaler.sim.profiles import Profile
 

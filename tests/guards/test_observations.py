@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.fresh import LatestSample, LatestUsage, pods_of, still_idle
-from autoscaler.domain.models import GpuKey, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import State, WorkloadInfo, WorkloadRef
 from autoscaler.domain.turnover import judge, observable, turnover
 from tests.support.domain_builders import (
     NOW,

@@ -11,8 +11,9 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.fresh import LatestSample
+from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.guards import Deed, GuardMemory, LoopRecord
-from autoscaler.domain.models import Action, GpuKey, State
+from autoscaler.domain.models import Action, State
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.records import AuditRecord
 from autoscaler.engine.loop_audit import LoopAuditor

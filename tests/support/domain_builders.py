@@ -17,10 +17,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Self
 
 from autoscaler.domain import annotations as ann
+from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     FleetUsage,
-    GpuKey,
     GpuUsage,
     OwnerRef,
     PodInfo,

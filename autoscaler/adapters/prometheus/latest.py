@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from autoscaler.adapters.prometheus.promql import KEY_LABELS, Row, gpu_key, relabelled, selector
 from autoscaler.domain.fresh import LatestSample
-from autoscaler.domain.models import GpuKey
+from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 
 STAT = "stat"

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from autoscaler.domain.models import GpuKey, UsageView
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import SignalSettings
 
 # Our own label names: writing into `namespace`/`pod` could make two series of a replaced

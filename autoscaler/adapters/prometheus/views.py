@@ -37,7 +37,8 @@ from autoscaler.adapters.prometheus.promql import (
     gpu_key,
     workload_gpu_key,
 )
-from autoscaler.domain.models import GpuKey, GpuUsage, UsageView
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.models import GpuUsage, UsageView
 
 Newest = tuple[datetime | None, str | None, str | None]  # sample time, host, model
 

@@ -1,0 +1,86 @@
+"""`prometheus.evidence`: the evidence signals besides compute utilization (ISSUE 16).
+
+Each signal is one fleet-wide query per cycle (the power baseline, when learned, one more),
+whatever the number of workloads and rules. A signal counts only where its series exist:
+activity makes a workload busy (Ray tasks) or loading (the device signals), its absence is
+no evidence either way. A signal whose query fails or times out makes the workloads it
+covers unknown for that cycle, never idle. Set `enabled: false` to stop reading one.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from autoscaler.settings.base import Section
+
+
+class FramebufferSettings(Section):
+    enabled: bool = Field(True, description="Read framebuffer growth as loading evidence.")
+    metric: str = Field(
+        "DCGM_FI_DEV_FB_USED", description="dcgm-exporter's framebuffer used, in MiB."
+    )
+    min_rise_mib: float = Field(
+        256,
+        gt=0,
+        description="A slot whose framebuffer grew by at least this many MiB is loading. "
+        "Weights or a dataset land at GiBs a minute; an idle process's allocator does not "
+        "grow. A high but flat framebuffer (a model held, nothing run) is no evidence.",
+    )
+
+
+class PowerSettings(Section):
+    enabled: bool = Field(True, description="Read power draw over the idle baseline as evidence.")
+    metric: str = Field("DCGM_FI_DEV_POWER_USAGE", description="dcgm-exporter's power draw, W.")
+    learn_baseline: bool = Field(
+        True,
+        description="Learn each GPU model's idle draw every cycle: a low quantile of the "
+        "power of the GPUs of that model whose compute was idle the whole window.",
+    )
+    baseline_quantile: float = Field(
+        0.1, gt=0, lt=1, description="The quantile of the learned baseline."
+    )
+    baselines: dict[str, float] = Field(
+        default_factory=dict,
+        description="Idle draw in watts per dcgm-exporter `modelName`; overrides the learned "
+        "one. A model with no baseline (none set, none learned) gives no power evidence.",
+    )
+    margin_watts: float = Field(
+        30,
+        gt=0,
+        description="Drawing this much above the baseline is evidence. A CUDA context alone "
+        "lifts an idle board by a few tens of watts; copies and kernels by more.",
+    )
+
+
+class TransferSettings(Section):
+    enabled: bool = Field(True, description="Read this receive rate as loading evidence.")
+    metric: str = Field(description="dcgm-exporter's receive rate, bytes per second.")
+    min_bytes_per_second: float = Field(
+        50e6,
+        gt=0,
+        description="A slot averaging at least this rate is loading; an idle GPU receives "
+        "kilobytes a second.",
+    )
+
+
+class RaySettings(Section):
+    enabled: bool = Field(
+        True,
+        description="Read Ray's own metrics, when Ray exports them to the same Prometheus: "
+        "tasks executing in a cluster's pods count as use. Live actors and an attached "
+        "driver are shown, never counted: an idle notebook keeps its driver attached.",
+    )
+    tasks_metric: str = Field("ray_tasks", description="Ray's task count gauge, by `State`.")
+    actors_metric: str = Field("ray_actors", description="Ray's actor count gauge, by `State`.")
+
+
+class EvidenceSettings(Section):
+    framebuffer: FramebufferSettings = Field(default_factory=FramebufferSettings)
+    power: PowerSettings = Field(default_factory=PowerSettings)
+    pcie: TransferSettings = Field(
+        default_factory=lambda: TransferSettings(metric="DCGM_FI_PROF_PCIE_RX_BYTES")
+    )
+    nvlink: TransferSettings = Field(
+        default_factory=lambda: TransferSettings(metric="DCGM_FI_PROF_NVLINK_RX_BYTES")
+    )
+    ray: RaySettings = Field(default_factory=RaySettings)
