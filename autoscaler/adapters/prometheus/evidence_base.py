@@ -1,0 +1,73 @@
+"""What every evidence reader shares: the per-slot expression of each device signal, which
+signals are device-level, the shape of a reader, and how their answers merge (ISSUE 16).
+
+A reader sends its own queries through `Ask` (one per signal; the learned power baseline one
+more) and returns its part of the cycle's `FleetEvidence`; the metric source merges the parts.
+A reader whose query fails raises, and the source records that signal as failed (its
+workloads unknown) while the other signals still count.
+
+The per-slot expressions are the live read's, the simulation's and the backtest's alike, in
+the units dcgm-exporter publishes (see the dcgm-exporter default counters CSV):
+
+- framebuffer (DCGM_FI_DEV_FB_USED, MiB): growth over the slot ending at the step, the newest
+  sample minus the newest one a slot earlier;
+- power (DCGM_FI_DEV_POWER_USAGE, W): the slot's mean draw, compared with the model's baseline;
+- PCIe / NVLink receive (DCGM_FI_PROF_PCIE_RX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES, bytes/s):
+  the slot's mean rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from autoscaler.adapters.prometheus.promql import QueryWindow
+from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.gpus import GpuKey
+
+# "{selector}" is the metric with its matchers, "{slot}" the slot as a PromQL duration.
+SLOT_EXPRESSIONS: Mapping[Signal, str] = {
+    Signal.FRAMEBUFFER: "({selector} - {selector} offset {slot})",
+    Signal.POWER: "avg_over_time({selector}[{slot}])",
+    Signal.PCIE: "avg_over_time({selector}[{slot}])",
+    Signal.NVLINK: "avg_over_time({selector}[{slot}])",
+}
+
+# One value for the whole board, whatever MIG instance or sharer a series is labelled with:
+# never evidence for a MIG instance or a time-shared GPU.
+DEVICE_LEVEL = frozenset({Signal.POWER, Signal.PCIE, Signal.NVLINK})
+
+# Sends one instant query evaluated at the given time; returns `data.result`. Raises what the
+# HTTP exchange raises (the source translates it).
+Ask = Callable[[str, datetime], Sequence[Mapping[str, Any]]]
+
+
+class EvidenceReader(Protocol):
+    """One evidence signal (or Ray's), read fleet-wide."""
+
+    signal: Signal
+
+    def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
+        """This signal's part of the cycle's evidence over the read's reach (`span.recent`
+        back from `now`, slot by slot); raises when a query fails."""
+        ...
+
+
+def merged(parts: Iterable[FleetEvidence]) -> FleetEvidence:
+    """The parts of several readers as one; each reader speaks of its own signal only."""
+    gpus: dict[GpuKey, tuple[Sighting, ...]] = {}
+    pods: dict[tuple[str, str], tuple[Sighting, ...]] = {}
+    notes: dict[tuple[str, str], tuple[str, ...]] = {}
+    failures: dict[Signal, str] = {}
+    baselines: dict[str, float] = {}
+    for part in parts:
+        for key, found in part.gpus.items():
+            gpus[key] = gpus.get(key, ()) + found
+        for pod, found in part.pods.items():
+            pods[pod] = pods.get(pod, ()) + found
+        for pod, said in part.notes.items():
+            notes[pod] = notes.get(pod, ()) + said
+        failures.update(part.failures)
+        baselines.update(part.power_baselines)
+    return FleetEvidence(gpus, pods, notes, failures, baselines)
