@@ -63,6 +63,18 @@ class TransferSettings(Section):
     )
 
 
+class PcieSettings(TransferSettings):
+    metric: str = Field(
+        "DCGM_FI_PROF_PCIE_RX_BYTES", description="dcgm-exporter's PCIe receive rate, bytes/s."
+    )
+
+
+class NvlinkSettings(TransferSettings):
+    metric: str = Field(
+        "DCGM_FI_PROF_NVLINK_RX_BYTES", description="dcgm-exporter's NVLink receive rate, bytes/s."
+    )
+
+
 class RaySettings(Section):
     enabled: bool = Field(
         True,
@@ -77,10 +89,6 @@ class RaySettings(Section):
 class EvidenceSettings(Section):
     framebuffer: FramebufferSettings = Field(default_factory=FramebufferSettings)
     power: PowerSettings = Field(default_factory=PowerSettings)
-    pcie: TransferSettings = Field(
-        default_factory=lambda: TransferSettings(metric="DCGM_FI_PROF_PCIE_RX_BYTES")
-    )
-    nvlink: TransferSettings = Field(
-        default_factory=lambda: TransferSettings(metric="DCGM_FI_PROF_NVLINK_RX_BYTES")
-    )
+    pcie: PcieSettings = Field(default_factory=PcieSettings)
+    nvlink: NvlinkSettings = Field(default_factory=NvlinkSettings)
     ray: RaySettings = Field(default_factory=RaySettings)

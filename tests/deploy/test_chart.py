@@ -371,3 +371,30 @@ def test_rules_render_into_the_mounted_settings(tmp_path: Path) -> None:
     settings = settings_from(render(*values_args(values)), tmp_path)
     assert [rule.name for rule in settings.rules] == ["production", "dev", "default"]
     assert settings.rules[0].reclaim == "when-contended"
+
+
+@pytest.mark.real
+def test_evidence_values_reach_the_service_settings(tmp_path: Path) -> None:
+    settings = settings_from(
+        render(
+            "--set",
+            "prometheus.evidence.pcie.enabled=false",
+            "--set-json",
+            'prometheus.evidence.power.baselines={"NVIDIA A100-SXM4-80GB": 61}',
+            "--set",
+            "config.policy.maxLoading=45m",
+        ),
+        tmp_path,
+    )
+    evidence = settings.prometheus.evidence
+    assert evidence.pcie.enabled is False
+    assert evidence.power.baselines == {"NVIDIA A100-SXM4-80GB": 61}
+    assert evidence.framebuffer.enabled is True  # untouched sections keep their defaults
+    assert settings.policy.max_loading.total_seconds() == 45 * 60
+
+
+@pytest.mark.real
+def test_a_misspelt_evidence_key_is_refused_by_the_chart() -> None:
+    code, _, err = template_result("--set", "prometheus.evidence.framebufer.enabled=false")
+    assert code != 0
+    assert "framebufer" in err

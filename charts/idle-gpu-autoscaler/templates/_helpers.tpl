@@ -130,6 +130,7 @@ their Events. In the ClusterRole, or in a Role per config.policy.namespaces.incl
 {{- with include "iga.prometheus.caFile" . }}{{ $_ := set $out "caFile" . }}{{ end }}
 {{- with $p.tenancyNamespace }}{{ $_ := set $out "tenancyNamespace" . }}{{ end }}
 {{- with $p.signals }}{{ $_ := set $out "signals" . }}{{ end }}
+{{- with $p.evidence }}{{ $_ := set $out "evidence" . }}{{ end }}
 {{- toYaml $out }}
 {{- end }}
 
