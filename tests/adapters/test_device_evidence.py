@@ -213,6 +213,8 @@ def test_the_fresh_check_brings_the_candidates_newest_evidence_in_its_one_query(
         ("mig-quiet", Signal.POWER, "power 180 W, idle baseline 59 W", True),
     }
     assert len(latest.for_pod("held", POD)) == 1, "utilization samples read as before"
+    [sample] = latest.for_pod("loading", POD)
+    assert sample.value is not None and sample.value <= 0.02, "evidence rows are not samples"
     assert all(s.first_at == s.last_at == at for f in latest.evidence.gpus.values() for s in f)
 
 
@@ -220,3 +222,12 @@ def test_the_fresh_check_asks_no_power_before_a_baseline_is_known(build: Any, at
     latest = build().read_latest([("drawing", POD), ("loading", POD)], now=at)
     assert keys_with(latest.evidence, Signal.POWER) == set()
     assert keys_with(latest.evidence, Signal.FRAMEBUFFER) == {"loading"}
+
+
+def test_the_fresh_check_uses_a_configured_baseline_before_any_read(
+    build: Any, at: datetime
+) -> None:
+    source = build(power={"learnBaseline": False, "baselines": {A100: 100.0}})
+    latest = source.read_latest([("drawing", POD), ("warm", POD)], now=at)
+    found = {(key.namespace, s.detail) for key, f in latest.evidence.gpus.items() for s in f}
+    assert found == {("drawing", "power 212 W, idle baseline 100 W")}, "75 W is under 100 + 30"

@@ -53,8 +53,12 @@ class PowerEvidenceReader:
     signal: Signal = Signal.POWER
     baselines: dict[str, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.baselines = dict(self.settings.baselines)  # the fresh check may come first
+
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
-        self.baselines = {}  # a failed read leaves none behind for the fresh check
+        # A failed read leaves only the configured baselines behind for the fresh check.
+        self.baselines = dict(self.settings.baselines)
         learned = self._learned(ask, span=span, now=now) if self.settings.learn_baseline else {}
         baselines = learned | dict(self.settings.baselines)
         self.baselines = baselines
