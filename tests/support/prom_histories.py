@@ -22,6 +22,7 @@ from autoscaler.domain.gpus import GpuKey
 from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import gpu_uuid
 from autoscaler.sim.profiles import Profile as SimProfile
+from tests.support.evidence_histories import device_evidence_series
 from tests.support.prom import (
     GPU_UTIL,
     Burst,
@@ -52,6 +53,7 @@ class Area(enum.IntEnum):
     ONE_GPU = 3  # the adapter's fleet of one, for the query count
     BACKTEST = 4
     SIM_EXPORTER = 5
+    DEVICE_EVIDENCE = 6  # framebuffer, power, PCIe and NVLink series (ISSUE 16)
 
 
 def anchor(began: int, area: Area) -> int:
@@ -236,12 +238,17 @@ def sim_exporter(end: int) -> list[Backfill]:
     return [Backfill(series, start=int(origin.timestamp()) + 7, end=end, step_s=30)]
 
 
+def device_evidence(end: int) -> list[Backfill]:
+    return [Backfill(device_evidence_series(end), start=end - 2 * H, end=end)]
+
+
 AREAS = {
     Area.PROM_RIG: prom_rig,
     Area.PROMETHEUS_ADAPTER: prometheus_adapter,
     Area.ONE_GPU: one_gpu,
     Area.BACKTEST: backtest_stories,
     Area.SIM_EXPORTER: sim_exporter,
+    Area.DEVICE_EVIDENCE: device_evidence,
 }
 
 

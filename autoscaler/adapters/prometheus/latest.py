@@ -8,6 +8,11 @@ told apart by a `stat` label, so value and time arrive in one answer:
 
     label_replace(max by (keys) (<value of each signal>), "stat", "value", "", "")
     or label_replace(max by (keys) (timestamp(<each signal>)), "stat", "time", "", "")
+
+The device evidence signals ride in the same query (ISSUE 16), tagged `stat="evidence"` and
+`evidence="<signal>"`: each probe's value over the slot ending now, kept only where it reaches
+its bar (framebuffer grown, data arriving, power over the learned or configured baseline), so
+an idle candidate adds nothing to the answer. One query still, whatever the signals.
 """
 
 from __future__ import annotations
@@ -15,18 +20,28 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from autoscaler.adapters.prometheus.device_evidence import FreshProbe
+from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL
 from autoscaler.adapters.prometheus.promql import KEY_LABELS, Row, gpu_key, relabelled, selector
+from autoscaler.domain.evidence import FleetEvidence, Sighting
 from autoscaler.domain.fresh import LatestSample
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 
 STAT = "stat"
+EVIDENCE = "evidence"
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")  # what Kubernetes allows in a namespace or pod name
 
 
-def latest_query(signals: Sequence[SignalSettings], pods: Iterable[tuple[str, str]]) -> str:
+def latest_query(
+    signals: Sequence[SignalSettings],
+    pods: Iterable[tuple[str, str]],
+    *,
+    probes: Sequence[FreshProbe] = (),
+    slot: timedelta = timedelta(minutes=1),
+) -> str:
     """One query over these (namespace, pod)s; ValueError for a name that is not a name."""
     wanted = sorted(set(pods))
     namespaces = _alternation(namespace for namespace, _ in wanted)
@@ -43,7 +58,53 @@ def latest_query(signals: Sequence[SignalSettings], pods: Iterable[tuple[str, st
     return (
         f'label_replace(max by ({keys}) ({" or ".join(values)}), "{STAT}", "value", "", "")'
         f' or label_replace(max by ({keys}) ({" or ".join(times)}), "{STAT}", "time", "", "")'
+        + _evidence_terms(probes, renamed=renamed, kept=kept, slot=slot)
     )
+
+
+def _evidence_terms(
+    probes: Sequence[FreshProbe],
+    *,
+    renamed: tuple[str, ...],
+    kept: tuple[str, ...],
+    slot: timedelta,
+) -> str:
+    terms = []
+    for probe in probes:
+        new = probe.fresh_expression(renamed, slot=slot)
+        old = probe.fresh_expression(kept, slot=slot)
+        if new is not None and old is not None:
+            either = relabelled(f"({new}) or ({old})")
+            terms.append(f'label_replace({either}, "{EVIDENCE}", "{probe.signal}", "", "")')
+    if not terms:
+        return ""
+    by = ", ".join((*KEY_LABELS, EVIDENCE, "modelName"))
+    return (
+        f' or label_replace(max by ({by}) ({" or ".join(terms)}), "{STAT}", "{EVIDENCE}", "", "")'
+    )
+
+
+def latest_evidence(
+    rows: Sequence[Row],
+    *,
+    wanted: Iterable[tuple[str, str]],
+    probes: Sequence[FreshProbe],
+    slot: timedelta,
+    now: datetime,
+) -> FleetEvidence:
+    """The candidates' activity over the slot ending `now`, one sighting per GPU and signal."""
+    asked, by_signal = set(wanted), {probe.signal.value: probe for probe in probes}
+    found: dict[GpuKey, tuple[Sighting, ...]] = {}
+    for labels, value in rows:
+        key, probe = gpu_key(labels), by_signal.get(labels.get(EVIDENCE, ""))
+        if labels.get(STAT) != EVIDENCE or key is None or probe is None:
+            continue
+        if (key.namespace, key.pod) not in asked or not math.isfinite(value):
+            continue
+        detail = probe.fresh_detail(value, slot=slot, labels=labels)
+        seen = Sighting(probe.signal, now, now, detail, probe.signal in DEVICE_LEVEL)
+        found[key] = (*found.get(key, ()), seen)
+    return FleetEvidence(gpus=found)
 
 
 def latest_samples(
@@ -55,8 +116,8 @@ def latest_samples(
     times: dict[GpuKey, float] = {}
     for labels, value in rows:
         key = gpu_key(labels)
-        if key is None or (key.namespace, key.pod) not in asked:
-            continue  # a namesake pod in another namespace matched the regex
+        if key is None or (key.namespace, key.pod) not in asked or labels.get(STAT) == EVIDENCE:
+            continue  # a namesake pod in another namespace matched the regex; evidence
         (times if labels.get(STAT) == "time" else values)[key] = value
     grouped: dict[tuple[str, str], list[LatestSample]] = {}
     for key in sorted(values.keys() | times.keys()):

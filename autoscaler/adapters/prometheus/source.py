@@ -3,11 +3,14 @@
 
 A read sends the three fleet-wide queries of `promql`, over one GET each, for every usage
 view at once: their number depends neither on the fleet nor on the views, each view being
-judged in Python from the shared answers (`views`). The fresh check before acting sends the
-one query of `latest`. A read never raises: a failed request (after one quick retry), an
-error envelope, a refused token or an unreadable reply makes every view's usage a
-`FleetUsage(failure=...)`; warnings (partial data) make every namespace doubtful in every
-view, because a warning does not say which series it left out.
+judged in Python from the shared answers (`views`). Then each evidence reader sends its own
+(one per signal, the learned power baseline one more); a reader that fails makes only its
+signal failed (`FleetEvidence.failures`), and the merged evidence goes with every view. The
+fresh check before acting sends the one query of `latest`, the evidence probes included.
+A read never raises: a failed request (after one quick retry), an error envelope, a refused
+token or an unreadable reply makes every view's usage a `FleetUsage(failure=...)`; warnings
+(partial data) make every namespace doubtful in every view, because a warning does not say
+which series it left out.
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ import urllib3
 from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
 
+from autoscaler.adapters.prometheus.device_evidence import FreshProbe
+from autoscaler.adapters.prometheus.evidence_base import EvidenceReader, merged
+from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
 from autoscaler.adapters.prometheus.http import (
     ExchangeError,
     ReplyInspector,
     build_retry,
     build_session,
 )
-from autoscaler.adapters.prometheus.latest import latest_query, latest_samples
+from autoscaler.adapters.prometheus.latest import latest_evidence, latest_query, latest_samples
 from autoscaler.adapters.prometheus.promql import (
     QueryTemplates,
     QueryWindow,
@@ -41,6 +47,7 @@ from autoscaler.adapters.prometheus.promql import (
 )
 from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end, usage_of_view
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
+from autoscaler.domain.evidence import FleetEvidence
 from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.models import FleetUsage, UsageView
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
@@ -95,9 +102,15 @@ class PrometheusMetricSource:
         prometheus: PrometheusSettings,
         policy: PolicySettings,
         templates: QueryTemplates | None = None,
+        readers: Sequence[EvidenceReader] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         self._settings = prometheus
+        self._readers = (
+            list(readers)
+            if readers is not None
+            else evidence_readers(prometheus.evidence, compute=prometheus.signals)
+        )
         self._rules = QueryRules.from_policy(policy)
         self._templates = _checked(templates or QueryTemplates(), prometheus, self._rules)
         self._log = logger or logging.getLogger(__name__)
@@ -132,10 +145,16 @@ class PrometheusMetricSource:
         if warnings:
             self._log.warning("Prometheus returned partial data: %s", "; ".join(warnings))
         doubtful = EVERY_NAMESPACE if warnings else frozenset()
+        evidence = self._evidence(span, now=now)
         for view in readable:
             gpus = usage_of_view(answers, view, span=span, now=now)
             usage[view] = FleetUsage(
-                view.window, view.threshold, now, gpus=gpus, doubtful_namespaces=doubtful
+                view.window,
+                view.threshold,
+                now,
+                gpus=gpus,
+                doubtful_namespaces=doubtful,
+                evidence=evidence,
             )
         return usage
 
@@ -146,15 +165,19 @@ class PrometheusMetricSource:
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         if not pods:
             return LatestUsage(evaluated_at=now)
+        probes = [reader for reader in self._readers if isinstance(reader, FreshProbe)]
+        slot = self._rules.slot
         self._inspector.forget()
         try:
-            rows = parse_vector(self._query(latest_query(self._settings.signals, pods), at=now))
+            query = latest_query(self._settings.signals, pods, probes=probes, slot=slot)
+            rows = parse_vector(self._query(query, at=now))
         except _EXCHANGE_ERRORS as exc:
             return LatestUsage(evaluated_at=now, failure=str(_translated(exc)))
         warnings = self._inspector.warnings()
         if warnings:  # a warning does not say which series it left out: trust none
             return LatestUsage(now, failure=f"partial data: {'; '.join(warnings)}")
-        return LatestUsage(now, samples=latest_samples(rows, wanted=pods))
+        evidence = latest_evidence(rows, wanted=pods, probes=probes, slot=slot, now=now)
+        return LatestUsage(now, samples=latest_samples(rows, wanted=pods), evidence=evidence)
 
     def close(self) -> None:
         self._client.close()
@@ -167,6 +190,29 @@ class PrometheusMetricSource:
         busy = parse_matrix(self._query(queries[Stat.BUSY], at=now))
         newest = parse_vector(self._query(queries[Stat.NEWEST], at=now))
         return FleetAnswers.of(slots=slots, busy=busy, newest=newest)
+
+    def _evidence(self, span: QueryWindow, *, now: datetime) -> FleetEvidence:
+        """Every reader in turn; one that fails (or answers with partial data, which does
+        not say which GPUs it left out) makes its own signal failed, the others still count."""
+        parts = []
+        for reader in self._readers:
+            seen = len(self._inspector.warnings())
+            try:
+                parts.append(reader.read(self._ask, span=span, now=now))
+            except _EXCHANGE_ERRORS as exc:
+                parts.append(self._failed_signal(reader, str(_translated(exc))))
+                continue
+            partial = self._inspector.warnings()[seen:]
+            if partial:
+                parts[-1] = self._failed_signal(reader, f"partial data: {'; '.join(partial)}")
+        return merged(parts)
+
+    def _failed_signal(self, reader: EvidenceReader, why: str) -> FleetEvidence:
+        self._log.warning("evidence signal %s unreadable: %s", reader.signal.value, why)
+        return FleetEvidence(failures={reader.signal: why})
+
+    def _ask(self, promql: str, at: datetime) -> Sequence[Mapping[str, Any]]:
+        return self._query(promql, at=at)
 
     def _query(self, promql: str, *, at: datetime) -> Sequence[Mapping[str, Any]]:
         self.queries_issued += 1

@@ -1,0 +1,178 @@
+"""Framebuffer growth and PCIe / NVLink receive as evidence: one fleet-wide query per signal.
+
+Each query is an instant query holding a subquery over the read's reach (`span.recent` at
+`span.slot`, evaluated at `slots_end`, like the SLOTS query), of the signal's per-slot
+expression kept only where it reaches its bar. An idle fleet answers with almost nothing,
+and a GPU whose series are missing answers nothing at all: no evidence either way.
+
+Series shapes, from dcgm-exporter's own counter lists:
+
+- DCGM_FI_DEV_FB_USED is a gauge of framebuffer used in MiB (dcgm-exporter
+  etc/default-counters.csv). On a MIG board it is exported per GPU instance, each series
+  carrying GPU_I_ID (dcgm-exporter issue #317 prints the FB gauges once per GPU_I_ID with the
+  instance's own value), so it is read and keyed per instance, never device-level. Some
+  drivers do not export it for MIG instances at all (dcgm-exporter issue #512): absence is no
+  evidence.
+- DCGM_FI_PROF_PCIE_RX_BYTES / DCGM_FI_PROF_NVLINK_RX_BYTES are gauges of the receive rate in
+  bytes per second (dcgm-exporter etc/dcp-metrics-included.csv). They are one value for the
+  board, hence device-level (`DEVICE_LEVEL`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL, SLOT_EXPRESSIONS, Ask
+from autoscaler.adapters.prometheus.promql import (
+    RAW_STYLES,
+    Points,
+    QueryWindow,
+    duration,
+    parse_matrix,
+    workload_gpu_key,
+)
+from autoscaler.adapters.prometheus.views import slots_end
+from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.gpus import GpuKey
+
+MIB_PER_GIB = 1024
+
+# Builds the signal's filtered per-slot expression for a selector with these matchers.
+Filtered = Callable[[tuple[str, ...]], str]
+# The detail of a sighting from its points (ascending) and the labels of its series.
+Describe = Callable[[Sequence[float], timedelta, Mapping[str, str]], str]
+
+
+@runtime_checkable
+class FreshProbe(Protocol):
+    """A device signal the fresh check also asks about, in its one query."""
+
+    signal: Signal
+
+    def fresh_expression(self, matchers: tuple[str, ...], *, slot: timedelta) -> str | None:
+        """The signal over the slot ending now, kept where it reaches its bar; None when
+        there is nothing to ask (power without a baseline)."""
+        ...
+
+    def fresh_detail(self, value: float, *, slot: timedelta, labels: Mapping[str, str]) -> str:
+        """The detail of one such value."""
+        ...
+
+
+@dataclass  # not frozen: `EvidenceReader.signal` is a plain attribute
+class DeviceEvidenceReader:
+    """One device signal read against one fixed bar (framebuffer rise, receive rate)."""
+
+    signal: Signal
+    metric: str
+    bar: float  # in the per-slot expression's unit: MiB per slot, bytes per second
+    describe: Describe
+
+    def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
+        query = device_matrix(self.filtered(slot=span.slot), span=span)
+        series = parse_matrix(ask(query, slots_end(now, span.slot)))
+        return FleetEvidence(gpus=sightings(series, self.signal, self.describe, slot=span.slot))
+
+    def filtered(self, *, slot: timedelta) -> Filtered:
+        def expression(matchers: tuple[str, ...]) -> str:
+            return above(slot_expression(self.signal, self.metric, matchers, slot), self.bar)
+
+        return expression
+
+    def fresh_expression(self, matchers: tuple[str, ...], *, slot: timedelta) -> str | None:
+        return self.filtered(slot=slot)(matchers)
+
+    def fresh_detail(self, value: float, *, slot: timedelta, labels: Mapping[str, str]) -> str:
+        return self.describe([value], slot, labels)
+
+
+def slot_expression(signal: Signal, metric: str, matchers: tuple[str, ...], slot: timedelta) -> str:
+    selector = f"{metric}{{{','.join(matchers)}}}" if matchers else metric
+    return SLOT_EXPRESSIONS[signal].format(selector=selector, slot=duration(slot))
+
+
+def above(expression: str, bar: float) -> str:
+    """Kept where it reaches `bar` (a NaN never does)."""
+    return f"({expression}) >= {float(bar)!r}"
+
+
+def device_matrix(filtered: Filtered, *, span: QueryWindow, extra: tuple[str, ...] = ()) -> str:
+    """Both label styles merged per GPU at every slot of the reach, each by its own raw
+    labels (as the SLOTS query does: a label_replace inside a subquery is slow)."""
+    styles = [
+        f"max by ({', '.join((*labels, *extra))}) ({filtered((matcher,))})"
+        for labels, matcher in RAW_STYLES
+    ]
+    return f"({' or '.join(styles)})[{duration(span.recent)}:{duration(span.slot)}]"
+
+
+def sightings(
+    series: Sequence[tuple[Mapping[str, str], Points]],
+    signal: Signal,
+    describe: Describe,
+    *,
+    slot: timedelta,
+) -> dict[GpuKey, tuple[Sighting, ...]]:
+    """One sighting per GPU: its points of both label styles merged per slot end."""
+    points: dict[GpuKey, dict[float, float]] = {}
+    labels_of: dict[GpuKey, Mapping[str, str]] = {}
+    for labels, found in series:
+        key = workload_gpu_key(labels)
+        if key is None:
+            continue  # a GPU no pod holds: evidence for nobody
+        merged = points.setdefault(key, {})
+        for at, value in found:
+            if math.isfinite(value):
+                merged[at] = max(merged.get(at, value), value)
+        labels_of[key] = labels
+    found_for: dict[GpuKey, tuple[Sighting, ...]] = {}
+    for key, by_time in points.items():
+        if by_time:
+            ends = sorted(by_time)
+            values = [by_time[at] for at in ends]
+            found_for[key] = (
+                Sighting(
+                    signal,
+                    last_at=_time(ends[-1]),
+                    first_at=_time(ends[0]),
+                    detail=describe(values, slot * len(values), labels_of[key]),
+                    device_level=signal in DEVICE_LEVEL,
+                ),
+            )
+    return found_for
+
+
+def framebuffer_detail(values: Sequence[float], active: timedelta, _: Mapping[str, str]) -> str:
+    """The rises of the active slots add up to the growth over them."""
+    return f"framebuffer grew {sum(values) / MIB_PER_GIB:.1f} GiB over {human(active)}"
+
+
+def receive_detail(link: str) -> Describe:
+    def detail(values: Sequence[float], _: timedelta, __: Mapping[str, str]) -> str:
+        return f"{link} receiving {rate(values[-1])}"
+
+    return detail
+
+
+def rate(bytes_per_second: float) -> str:
+    if bytes_per_second >= 1e9:
+        return f"{bytes_per_second / 1e9:.1f} GB/s"
+    return f"{bytes_per_second / 1e6:.0f} MB/s"
+
+
+def human(span: timedelta) -> str:
+    """A span as people write it: 20m, 90s, 2h."""
+    seconds = round(span.total_seconds())
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60}m"
+    return f"{seconds}s"
+
+
+def _time(unix_seconds: float) -> datetime:
+    return datetime.fromtimestamp(unix_seconds, UTC)
