@@ -59,6 +59,8 @@ BATCH = pod("batch", "batch-rc-head-m2v8d", ip="10.1.0.7")
 LONG_AGO = pod("long-ago", "old-rc-head-q1w2e", ip="10.1.0.8")
 FRESH = pod("fresh", "fresh-rc-head-z9y8x", ip="10.1.0.9")
 SERVE = pod("serve", "serve-rc-head-c3d4f", ip="10.1.0.10")
+DROPPED = pod("dropped", "drop-rc-gpu-group-worker-p0o9i", node_type="worker", ip="10.1.0.11")
+MIXED = pod("mixed", "mixed-rc-gpu-group-worker-u7y6t", node_type="worker", ip="10.1.0.12")
 
 
 def history(end: int) -> list[RaySeries]:
@@ -81,6 +83,11 @@ def history(end: int) -> list[RaySeries]:
         tasks(FRESH, "FINISHED", rising(end - 5 * M, end, base=5, every_s=15, born=True)),
         # Serve: a control loop that runs forever (ignored when configured so).
         tasks(SERVE, "RUNNING", constant(1), name="ServeController.run_control_loop"),
+        # Dropped: a worker process that kept part of the count died (ray-project/ray#45333).
+        tasks(DROPPED, "FINISHED", between(end - 3 * H, end - 20 * M, 50, otherwise=10)),
+        # Mixed: the same drop, and beside it two tasks of another name finishing in that slot.
+        tasks(MIXED, "FINISHED", between(end - 3 * H, end - 20 * M, 50, otherwise=10)),
+        tasks(MIXED, "FINISHED", rising(end - 20 * M, end - 19 * M, base=0, every_s=30), name="b"),
     ]
 
 
@@ -148,6 +155,16 @@ def test_a_finished_count_that_rose_beyond_the_reach_and_stayed_flat_is_no_evide
     assert evidence.notes_for("long-ago", LONG_AGO.pod) == ()
 
 
+def test_a_finished_count_that_drops_is_no_evidence(rig: RayRig) -> None:
+    assert rig.read().for_pod("dropped", DROPPED.pod) == ()
+
+
+def test_a_drop_hides_no_rise_beside_it_in_the_same_slot(rig: RayRig) -> None:
+    (sighting,) = rig.read().for_pod("mixed", MIXED.pod)
+    assert sighting.first_at == sighting.last_at == rig.end - timedelta(minutes=19)
+    assert sighting.detail == "Ray tasks: 2 finished, 0 running now"
+
+
 def test_a_count_born_within_the_reach_counts_whole_from_its_first_slot(rig: RayRig) -> None:
     (sighting,) = rig.read().for_pod("fresh", FRESH.pod)
     assert sighting.first_at == rig.end - timedelta(minutes=5)
@@ -165,7 +182,7 @@ def test_the_pods_are_the_ray_pods_that_exported_the_series(rig: RayRig) -> None
     evidence = rig.read()
     assert set(evidence.pods) == {
         ("training", TRAINING.pod), ("batch", BATCH.pod), ("fresh", FRESH.pod),
-        ("serve", SERVE.pod),
+        ("serve", SERVE.pod), ("mixed", MIXED.pod),
     }  # fmt: skip
     assert set(evidence.notes) == {("notebook", NOTEBOOK.pod)}
     assert evidence.failures == {}

@@ -114,7 +114,7 @@ class RayReader:
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
         at = slots_end(now, span.slot)
         result = ask(ray_query(self._settings, span=span), at)
-        return evidence_of(_by_pod(result, self._settings), newest=at, slot=span.slot)
+        return _evidence_of(_by_pod(result, self._settings), newest=at, slot=span.slot)
 
 
 def _by_pod(result: Sequence[Mapping[str, Any]], settings: RaySettings) -> dict[Pod, _PodParts]:
@@ -130,7 +130,7 @@ def _by_pod(result: Sequence[Mapping[str, Any]], settings: RaySettings) -> dict[
     return pods
 
 
-def evidence_of(
+def _evidence_of(
     pods: Mapping[Pod, _PodParts], *, newest: datetime, slot: timedelta
 ) -> FleetEvidence:
     """Sightings where tasks ran or finished; notes of what is merely alive or attached now."""
