@@ -9,9 +9,14 @@ covers unknown for that cycle, never idle. Set `enabled: false` to stop reading 
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
 
 from autoscaler.settings.base import Section
+
+# A Ray state name as Ray prints it (`RUNNING`, `ALIVE`): joined into a PromQL regex unescaped.
+RayState = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]+$")]
 
 
 class FramebufferSettings(Section):
@@ -82,8 +87,46 @@ class RaySettings(Section):
         "tasks executing in a cluster's pods count as use. Live actors and an attached "
         "driver are shown, never counted: an idle notebook keeps its driver attached.",
     )
-    tasks_metric: str = Field("ray_tasks", description="Ray's task count gauge, by `State`.")
+    tasks_metric: str = Field(
+        "ray_tasks",
+        description="Ray's task count gauge, by `State` (summed per pod: Ray emits moves "
+        "between states as +1/-1 points from several processes).",
+    )
+    running_states: tuple[RayState, ...] = Field(
+        ("RUNNING", "RUNNING_IN_RAY_GET", "RUNNING_IN_RAY_WAIT"),
+        min_length=1,
+        description="The `State` values of `tasksMetric` that mean a task is executing; any "
+        "above zero in a slot is use.",
+    )
+    finished_state: RayState = Field(
+        "FINISHED",
+        description="The `State` of `tasksMetric` that counts finished tasks. The count only "
+        "grows while its process lives, so a rise within a slot is use: short tasks finish "
+        "between two scrapes and never show as running.",
+    )
+    ignored_task_names: str = Field(
+        "",
+        description="A PromQL regular expression of task `Name`s never counted as use (for "
+        "example a control loop that runs forever); empty: none ignored.",
+    )
     actors_metric: str = Field("ray_actors", description="Ray's actor count gauge, by `State`.")
+    alive_state: RayState = Field(
+        "ALIVE",
+        description="The `State` of `actorsMetric` counting live actors; shown, never use.",
+    )
+    jobs_metric: str = Field(
+        "ray_running_jobs",
+        description="Ray's gauge of running jobs, exported by the head's GCS: a driver "
+        "attached to the cluster (a notebook's `ray.init()` is one). Shown, never use.",
+    )
+    namespace_label: str = Field(
+        "namespace",
+        description="The label naming the namespace of the Ray pod that exported a series "
+        "(a PodMonitor's target label).",
+    )
+    pod_label: str = Field(
+        "pod", description="The label naming the Ray pod that exported a series (the same)."
+    )
 
 
 class EvidenceSettings(Section):
