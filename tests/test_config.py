@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from autoscaler.core.errors import ConfigError
 from autoscaler.settings.tree import load_settings
@@ -95,3 +96,22 @@ def test_defaults_are_safe() -> None:
     assert settings.prometheus.insecure_skip_verify is False
     assert settings.cluster.owner_kinds["RayCluster"].enabled is True
     assert settings.cluster.owner_kinds["RayJob"].enabled is False
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        pytest.param("framebuffer", {"metric": "DCGM_FI_DEV_FB_USED{"}, id="framebuffer-metric"),
+        pytest.param("ray", {"tasksMetric": "ray tasks"}, id="ray-tasks-metric"),
+        pytest.param("ray", {"podLabel": "pod-name"}, id="ray-pod-label"),
+    ],
+)
+def test_an_evidence_name_that_is_not_promql_is_refused_naming_the_key(
+    key: str, value: dict[str, str], tmp_path: Path
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"prometheus": {"evidence": {key: value}}}), encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(path)
+    [field] = value
+    assert f"prometheus.evidence.{key}.{field}" in str(raised.value)

@@ -15,13 +15,17 @@ from pydantic import Field, StringConstraints
 
 from autoscaler.settings.base import Section
 
+# Names go into PromQL as written: anything else is refused at load time, naming the key.
+MetricName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")]
+LabelName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$")]
+
 # A Ray state name as Ray prints it (`RUNNING`, `ALIVE`): joined into a PromQL regex unescaped.
 RayState = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]+$")]
 
 
 class FramebufferSettings(Section):
     enabled: bool = Field(True, description="Read framebuffer growth as loading evidence.")
-    metric: str = Field(
+    metric: MetricName = Field(
         "DCGM_FI_DEV_FB_USED", description="dcgm-exporter's framebuffer used, in MiB."
     )
     min_rise_mib: float = Field(
@@ -35,7 +39,9 @@ class FramebufferSettings(Section):
 
 class PowerSettings(Section):
     enabled: bool = Field(True, description="Read power draw over the idle baseline as evidence.")
-    metric: str = Field("DCGM_FI_DEV_POWER_USAGE", description="dcgm-exporter's power draw, W.")
+    metric: MetricName = Field(
+        "DCGM_FI_DEV_POWER_USAGE", description="dcgm-exporter's power draw, W."
+    )
     learn_baseline: bool = Field(
         True,
         description="Learn each GPU model's idle draw every cycle: a low quantile of the "
@@ -59,7 +65,7 @@ class PowerSettings(Section):
 
 class TransferSettings(Section):
     enabled: bool = Field(True, description="Read this receive rate as loading evidence.")
-    metric: str = Field(description="dcgm-exporter's receive rate, bytes per second.")
+    metric: MetricName = Field(description="dcgm-exporter's receive rate, bytes per second.")
     min_bytes_per_second: float = Field(
         50e6,
         gt=0,
@@ -69,13 +75,13 @@ class TransferSettings(Section):
 
 
 class PcieSettings(TransferSettings):
-    metric: str = Field(
+    metric: MetricName = Field(
         "DCGM_FI_PROF_PCIE_RX_BYTES", description="dcgm-exporter's PCIe receive rate, bytes/s."
     )
 
 
 class NvlinkSettings(TransferSettings):
-    metric: str = Field(
+    metric: MetricName = Field(
         "DCGM_FI_PROF_NVLINK_RX_BYTES", description="dcgm-exporter's NVLink receive rate, bytes/s."
     )
 
@@ -87,7 +93,7 @@ class RaySettings(Section):
         "tasks executing in a cluster's pods count as use. Live actors and an attached "
         "driver are shown, never counted: an idle notebook keeps its driver attached.",
     )
-    tasks_metric: str = Field(
+    tasks_metric: MetricName = Field(
         "ray_tasks",
         description="Ray's task count gauge, by `State` (summed per pod: Ray emits moves "
         "between states as +1/-1 points from several processes).",
@@ -109,22 +115,24 @@ class RaySettings(Section):
         description="A PromQL regular expression of task `Name`s never counted as use (for "
         "example a control loop that runs forever); empty: none ignored.",
     )
-    actors_metric: str = Field("ray_actors", description="Ray's actor count gauge, by `State`.")
+    actors_metric: MetricName = Field(
+        "ray_actors", description="Ray's actor count gauge, by `State`."
+    )
     alive_state: RayState = Field(
         "ALIVE",
         description="The `State` of `actorsMetric` counting live actors; shown, never use.",
     )
-    jobs_metric: str = Field(
+    jobs_metric: MetricName = Field(
         "ray_running_jobs",
         description="Ray's gauge of running jobs, exported by the head's GCS: a driver "
         "attached to the cluster (a notebook's `ray.init()` is one). Shown, never use.",
     )
-    namespace_label: str = Field(
+    namespace_label: LabelName = Field(
         "namespace",
         description="The label naming the namespace of the Ray pod that exported a series "
         "(a PodMonitor's target label).",
     )
-    pod_label: str = Field(
+    pod_label: LabelName = Field(
         "pod", description="The label naming the Ray pod that exported a series (the same)."
     )
 

@@ -17,9 +17,15 @@ from typing import Any
 
 import pytest
 
+from autoscaler.adapters.prometheus.device_evidence import (
+    DeviceEvidenceReader,
+    framebuffer_detail,
+)
+from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.domain.models import UsageView
+from autoscaler.settings.evidence import FramebufferSettings
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom.dcgm import A100
@@ -173,10 +179,25 @@ def test_a_signal_whose_series_are_missing_gives_no_sighting_and_no_failure(
 
 
 def test_a_failing_signal_query_fails_that_signal_and_leaves_the_others(
-    build: Any, at: datetime
+    prometheus_session: PrometheusSession, at: datetime
 ) -> None:
-    source = build(framebuffer={"metric": "DCGM_FI_DEV_FB_USED{"})  # not PromQL
-    usage = source.read_views([VIEW], now=at)[VIEW]
+    # Settings refuse a name that is not a metric name; built directly, the framebuffer
+    # reader sends a query the real server refuses, as a broken exporter rename would.
+    settings = PrometheusSettings(url=prometheus_session.server.url)
+    broken = DeviceEvidenceReader(
+        Signal.FRAMEBUFFER, "DCGM_FI_DEV_FB_USED{", 256, framebuffer_detail
+    )
+    others = evidence_readers(
+        settings.evidence.model_copy(update={"framebuffer": FramebufferSettings(enabled=False)}),
+        compute=settings.signals,
+    )
+    source = PrometheusMetricSource(
+        prometheus=settings, policy=PolicySettings(), readers=[broken, *others]
+    )
+    try:
+        usage = source.read_views([VIEW], now=at)[VIEW]
+    finally:
+        source.close()
     assert usage.failure is None and usage.gpus, "utilization still read"
     assert usage.evidence.failures.keys() == {Signal.FRAMEBUFFER}
     assert "bad_data" in usage.evidence.failures[Signal.FRAMEBUFFER]

@@ -1,7 +1,7 @@
 """How many queries a fleet read sends once evidence is read (ISSUE 16), against the session's
-real Prometheus: three for utilization, one per enabled evidence signal, one more for the
-learned power baseline, and the power matrix only once some model has a baseline. The same
-for one GPU or a hundred, for one view or three.
+real Prometheus: three for utilization, one per enabled evidence signal (Ray's included), one
+more for the learned power baseline, and the power matrix only once some model has a
+baseline. The same for one GPU or a hundred, for one view or three.
 """
 
 from __future__ import annotations
@@ -24,10 +24,8 @@ HOUR = timedelta(hours=1)
 ONE_VIEW = (UsageView(HOUR, 0.05),)
 THREE_VIEWS = (*ONE_VIEW, UsageView(HOUR / 4, 0.05), UsageView(2 * HOUR, 0.5))
 UTILIZATION = 3
+RAY = 1
 OFF = {"enabled": False}
-# pcie and nvlink have no default metric of their own once their section is given
-OFF_PCIE = {"enabled": False, "metric": "DCGM_FI_PROF_PCIE_RX_BYTES"}
-OFF_NVLINK = {"enabled": False, "metric": "DCGM_FI_PROF_NVLINK_RX_BYTES"}
 CONFIGURED = {"baselines": {A100: 60.0}}  # so the power matrix is sent wherever it is read
 
 
@@ -48,15 +46,15 @@ def queries(
 @pytest.mark.parametrize(
     ("evidence", "expected"),
     [
-        pytest.param({}, UTILIZATION + 3 + 2, id="every-signal-learned-baseline"),
-        pytest.param({"power": OFF}, UTILIZATION + 3, id="power-off"),
+        pytest.param({}, UTILIZATION + 3 + 2 + RAY, id="every-signal-learned-baseline"),
+        pytest.param({"power": OFF}, UTILIZATION + 3 + RAY, id="power-off"),
         pytest.param(
             {"power": {"learnBaseline": False, **CONFIGURED}},
-            UTILIZATION + 4,
+            UTILIZATION + 4 + RAY,
             id="configured-baseline-only",
         ),
         pytest.param(
-            {"framebuffer": OFF, "power": OFF, "pcie": OFF_PCIE, "nvlink": OFF_NVLINK},
+            {"framebuffer": OFF, "power": OFF, "pcie": OFF, "nvlink": OFF, "ray": OFF},
             UTILIZATION,
             id="no-evidence",
         ),
@@ -74,11 +72,13 @@ def test_one_gpu_and_a_hundred_cost_the_same_queries(
 ) -> None:
     alone = queries(prometheus_session, Area.ONE_GPU, ONE_VIEW, power=CONFIGURED)
     fleet = queries(prometheus_session, Area.PROMETHEUS_ADAPTER, ONE_VIEW, power=CONFIGURED)
-    assert alone == fleet == UTILIZATION + 3 + 2
+    assert alone == fleet == UTILIZATION + 3 + 2 + RAY
 
 
 def test_without_any_baseline_the_power_matrix_is_not_sent(
     prometheus_session: PrometheusSession,
 ) -> None:
     """The adapter's fleet has no power series: nothing is learned, nothing else is asked."""
-    assert queries(prometheus_session, Area.PROMETHEUS_ADAPTER, ONE_VIEW) == UTILIZATION + 3 + 1
+    assert (
+        queries(prometheus_session, Area.PROMETHEUS_ADAPTER, ONE_VIEW) == UTILIZATION + 3 + 1 + RAY
+    )

@@ -34,9 +34,9 @@ HOUR = 3600
 WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
 TOKEN = "token-1"
-# Three for utilization, one per device evidence signal (framebuffer, PCIe, NVLink) and the
+# Three for utilization, one per evidence signal (framebuffer, PCIe, NVLink, Ray) and the
 # learned power baseline; this history has no power series, so no power matrix (ISSUE 16).
-QUERIES_PER_READ = 3 + 3 + 1
+QUERIES_PER_READ = 3 + 4 + 1
 
 
 @dataclass(frozen=True)

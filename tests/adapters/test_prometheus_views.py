@@ -26,9 +26,9 @@ pytestmark = pytest.mark.real
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
-# Three for utilization, one per device evidence signal (framebuffer, PCIe, NVLink) and the
+# Three for utilization, one per evidence signal (framebuffer, PCIe, NVLink, Ray) and the
 # learned power baseline; this history has no power series, so no power matrix (ISSUE 16).
-QUERIES_PER_READ = 3 + 3 + 1
+QUERIES_PER_READ = 3 + 4 + 1
 TOKEN = "views-token"
 DEFAULT = UsageView(HOUR, 0.05)
 VIEWS = (

@@ -11,6 +11,7 @@ from autoscaler.adapters.prometheus.device_evidence import (
 )
 from autoscaler.adapters.prometheus.evidence_base import EvidenceReader
 from autoscaler.adapters.prometheus.power_evidence import PowerEvidenceReader
+from autoscaler.adapters.prometheus.ray import RayReader
 from autoscaler.domain.evidence import Signal
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.prometheus import SignalSettings
@@ -19,7 +20,7 @@ from autoscaler.settings.prometheus import SignalSettings
 def evidence_readers(
     settings: EvidenceSettings, *, compute: Sequence[SignalSettings]
 ) -> list[EvidenceReader]:
-    """One reader per enabled device signal; `compute` (`prometheus.signals`) tells the
+    """One reader per enabled signal (Ray's last); `compute` (`prometheus.signals`) tells the
     power baseline which GPUs were idle."""
     readers: list[EvidenceReader] = []
     if settings.framebuffer.enabled:
@@ -43,4 +44,6 @@ def evidence_readers(
                     signal, transfer.metric, transfer.min_bytes_per_second, receive_detail(link)
                 )
             )
+    if settings.ray.enabled:
+        readers.append(RayReader(settings.ray))
     return readers
