@@ -41,6 +41,8 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         state=decision.state,
         action=decision.action,
         reason=decision.reason,
+        evidence=list(decision.evidence),
+        idle_held_gpus=decision.idle_held_gpus,
         peak_utilization=decision.peak,
         coverage=decision.coverage,
         idle_since=decision.idle_since,
