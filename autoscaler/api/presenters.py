@@ -105,6 +105,7 @@ def audit_view(record: AuditRecord) -> AuditView:
         peak=record.peak,
         coverage=record.coverage,
         threshold=record.threshold,
+        evidence=record.subject.evidence if record.subject is not None else None,
     )
 
 

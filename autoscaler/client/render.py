@@ -14,7 +14,17 @@ Json = dict[str, Any]
 
 
 OUTPUTS = ("table", "json", "yaml")
-DECISION_COLUMNS = ("AT", "ACTION", "TARGET", "GPUS", "PEAK", "COVERAGE", "THRESHOLD", "OUTCOME")
+DECISION_COLUMNS = (
+    "AT",
+    "ACTION",
+    "TARGET",
+    "GPUS",
+    "PEAK",
+    "COVERAGE",
+    "THRESHOLD",
+    "OUTCOME",
+    "EVIDENCE",
+)
 AUDIT_COLUMNS = ("AT", "ACTOR", "ACTION", "TARGET", "OUTCOME", "REASON")
 
 
@@ -98,6 +108,7 @@ def decisions(body: Json) -> str:
             percent(item.get("coverage")),
             percent(item.get("threshold")),
             short(str(item.get("outcome", "")), 30),
+            short(str(item.get("evidence") or "-"), 40),
         ]
         for item in body.get("items") or []
     ]

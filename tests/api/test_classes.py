@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.domain.models import Decision
+from autoscaler.domain.models import Action, Decision
 from tests.api.rig import ApiRig
 from tests.api.test_client import cli
 from tests.support.decision_builders import (
@@ -159,3 +159,18 @@ def test_the_cli_status_over_http_shows_idle_held_with_its_count_and_the_evidenc
     assert "idle-held (2 of 4 GPUs idle)" in listed.splitlines()[1]
     assert "State:            idle-held (2 of 4 GPUs idle)" in one.splitlines()
     assert f"Evidence:         {DRIVER_ATTACHED}" in one.splitlines()
+
+
+def test_the_decisions_trail_keeps_the_evidence_seen_when_the_loop_decided(
+    rig: ApiRig, tmp_path: Path
+) -> None:
+    rig.add_raycluster("team-a", "alice-rc", peak=0.9, gpus=4)
+    notebook = a_decision("team-a", "rc").idle().seen(DRIVER_ATTACHED).holding(4)
+    classify(rig, **{"alice-rc": notebook.deciding(Action.WOULD_DEACTIVATE).build()})
+
+    [record] = rig.reader.get("/api/v1/decisions").json()["items"]
+    code, shown, _ = cli(rig, "decisions", "-n", "team-a", tmp_path=tmp_path)
+
+    assert (record["action"], record["evidence"]) == ("would-deactivate", DRIVER_ATTACHED)
+    assert code == 0 and shown.splitlines()[0].split()[-1] == "EVIDENCE"
+    assert shown.splitlines()[1].endswith(DRIVER_ATTACHED)

@@ -172,6 +172,12 @@ class AuditView(_View):
     peak: float | None = Field(None, description="Observed peak utilization, 0..1.")
     coverage: float | None = None
     threshold: float | None = Field(None, description="The idle threshold in force, 0..1.")
+    evidence: str | None = Field(
+        None,
+        description="The loop's records: what the evidence signals saw when it decided, on "
+        "one line; null when nothing was seen.",
+        examples=["ray: driver attached (shown, not use)"],
+    )
 
 
 class AuditPage(_View):
