@@ -41,6 +41,8 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         state=decision.state,
         action=decision.action,
         reason=decision.reason,
+        evidence=list(decision.evidence),
+        idle_held_gpus=decision.idle_held_gpus,
         peak_utilization=decision.peak,
         coverage=decision.coverage,
         idle_since=decision.idle_since,
@@ -103,6 +105,7 @@ def audit_view(record: AuditRecord) -> AuditView:
         peak=record.peak,
         coverage=record.coverage,
         threshold=record.threshold,
+        evidence=record.subject.evidence if record.subject is not None else None,
     )
 
 

@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from autoscaler.client import render
+from autoscaler.client import render, workload_views
 from autoscaler.client.api import AutoscalerClient, Json
 from autoscaler.domain.annotations import parse_time
 from autoscaler.settings.durations import parse_duration
@@ -74,16 +74,16 @@ def _scope(args: argparse.Namespace) -> str | None:
 def _status(args: argparse.Namespace) -> Call:
     if args.name:
         namespace = _namespace(args)
-        return lambda client: (client.workload(namespace, args.name), render.workload)
+        return lambda client: (client.workload(namespace, args.name), workload_views.workload)
     return lambda client: (
         client.workloads(namespace=args.namespace, queue=args.queue, state=args.state),
-        render.workloads,
+        workload_views.workloads,
     )
 
 
 def _explain(args: argparse.Namespace) -> Call:
     namespace = _namespace(args)
-    return lambda client: (client.explain(namespace, args.name), render.explanation)
+    return lambda client: (client.explain(namespace, args.name), workload_views.explanation)
 
 
 def _exempt(args: argparse.Namespace) -> Call:

@@ -166,7 +166,9 @@ def _add_reads(commands: Any) -> None:
     status.add_argument("name", metavar="NAME", nargs="?", help=WORKLOAD)
     _namespace_option(status, "only this namespace (required with NAME)")
     status.add_argument("--queue", help="only this LocalQueue")
-    status.add_argument("--state", help="only this state (idle, busy, exempt, deactivated, ...)")
+    status.add_argument(
+        "--state", help="only this state (idle, busy, loading, idle-held, unknown, exempt, ...)"
+    )
     _named_workload(
         commands, "explain", "which rule a workload falls under, and why earlier rules did not"
     )

@@ -11,20 +11,20 @@ import yaml
 from autoscaler.domain.text import escape
 
 Json = dict[str, Any]
-WORKLOAD_COLUMNS = (
-    "NAMESPACE",
-    "OWNER",
-    "WORKLOAD",
-    "GPUS",
-    "STATE",
-    "PEAK",
-    "IDLE-LEFT",
-    "REASON",
-)
 
 
 OUTPUTS = ("table", "json", "yaml")
-DECISION_COLUMNS = ("AT", "ACTION", "TARGET", "GPUS", "PEAK", "COVERAGE", "THRESHOLD", "OUTCOME")
+DECISION_COLUMNS = (
+    "AT",
+    "ACTION",
+    "TARGET",
+    "GPUS",
+    "PEAK",
+    "COVERAGE",
+    "THRESHOLD",
+    "OUTCOME",
+    "EVIDENCE",
+)
 AUDIT_COLUMNS = ("AT", "ACTOR", "ACTION", "TARGET", "OUTCOME", "REASON")
 
 
@@ -59,51 +59,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         ).rstrip()
         for line in lines
     )
-
-
-def workloads(body: Json) -> str:
-    items = body.get("items") or []
-    if not items:
-        return "no workloads" + ("" if body.get("snapshot") else " (no cycle has finished yet)")
-    return table(WORKLOAD_COLUMNS, [_workload_row(item) for item in items])
-
-
-def workload(body: Json) -> str:
-    exemption = body.get("exemption") or {}
-    pairs = [
-        ("Workload", f"{body.get('namespace')}/{body.get('name')}"),
-        ("Owner", _owner(body)),
-        ("Queue", body.get("queue") or "-"),
-        ("State", body.get("state")),
-        ("Action", body.get("action")),
-        ("Reason", body.get("reason")),
-        ("GPUs", body.get("gpus")),
-        ("Peak utilization", _percent(body.get("peakUtilization"))),
-        ("Coverage", _percent(body.get("coverage"))),
-        ("Idle since", body.get("idleSince") or "-"),
-        ("Time left", _minutes(body.get("timeLeftSeconds"))),
-        ("Exempt until", _exempt_until(exemption) if exemption else "-"),
-    ]
-    if exemption:
-        pairs.append(
-            ("Exempted by", f"{exemption.get('by') or '?'}: {exemption.get('reason') or ''}")
-        )
-    return "\n".join(f"{key + ':':<18}{escape(str(value))}" for key, value in pairs)
-
-
-def explanation(body: Json) -> str:
-    """The rule, each earlier rule's miss, then the decision; every value escaped."""
-    found = body.get("workload") or {}
-    rule = str(body.get("rule"))
-    verdict = "matched" if body.get("matched") else f"cannot be evaluated: {body.get('unknown')}"
-    lines = [f"{'Rule:':<18}{escape(rule)} ({escape(verdict)})"]
-    lines += [
-        f"{'  not ' + escape(str(miss.get('rule'))) + ':':<18}{escape(str(miss.get('why')))}"
-        for miss in body.get("misses") or []
-    ]
-    models = ", ".join(str(model) for model in body.get("gpuModels") or []) or "-"
-    lines.append(f"{'GPU models:':<18}{escape(models)}")
-    return "\n".join([*lines, workload(found)])
 
 
 def exemption(body: Json) -> str:
@@ -149,10 +104,11 @@ def decisions(body: Json) -> str:
             str(item.get("action", "")),
             str(item.get("target", "")),
             "-" if item.get("gpus") is None else str(item["gpus"]),
-            _percent(item.get("peak")),
-            _percent(item.get("coverage")),
-            _percent(item.get("threshold")),
-            _short(str(item.get("outcome", "")), 30),
+            percent(item.get("peak")),
+            percent(item.get("coverage")),
+            percent(item.get("threshold")),
+            short(str(item.get("outcome", "")), 30),
+            short(str(item.get("evidence") or "-"), 40),
         ]
         for item in body.get("items") or []
     ]
@@ -167,8 +123,8 @@ def audit(body: Json) -> str:
             str(item.get("actor", "")),
             str(item.get("action", "")),
             str(item.get("target", "")),
-            _short(str(item.get("outcome", "")), 30),
-            _short(str(item.get("reason", ""))),
+            short(str(item.get("outcome", "")), 30),
+            short(str(item.get("reason", ""))),
         ]
         for item in body.get("items") or []
     ]
@@ -211,7 +167,7 @@ def _savings_row(figures: Json, namespace: str, queue: Any, owner: Any) -> list[
         owner or "-",
         f"{float(figures['heldIdleGpuHours']):.1f}",
         f"{float(figures['reclaimedGpuHours']):.1f}",
-        _minutes(figures["waitShortenedSeconds"]),
+        minutes(figures["waitShortenedSeconds"]),
         str(figures["waitersAdmitted"]),
         str(figures["deactivations"]),
         str(figures["regretted"]),
@@ -235,36 +191,14 @@ def _page(body: Json, headers: Sequence[str], rows: list[list[str]]) -> str:
     return f"{table(headers, rows)}\n{footer}{more}"
 
 
-def _workload_row(item: Json) -> list[str]:
-    return [
-        str(item.get("namespace", "")),
-        _owner(item),
-        str(item.get("name", "")),
-        str(item.get("gpus", "")),
-        str(item.get("state", "")),
-        _percent(item.get("peakUtilization")),
-        _minutes(item.get("timeLeftSeconds")),
-        _short(str(item.get("reason", ""))),
-    ]
-
-
-def _owner(item: Json) -> str:
-    owner = item.get("owner") or {}
-    return f"{owner.get('kind')}/{owner.get('name')}" if owner else "-"
-
-
-def _exempt_until(found: Json) -> str:
-    return "indefinitely" if found.get("indefinite") else str(found.get("until"))
-
-
-def _percent(value: Any) -> str:
+def percent(value: Any) -> str:
     return "-" if value is None else f"{float(value):.0%}"
 
 
-def _minutes(seconds: Any) -> str:
+def minutes(seconds: Any) -> str:
     return "-" if seconds is None else f"{float(seconds) / 60:.0f}m"
 
 
-def _short(text: str, limit: int = 60) -> str:
+def short(text: str, limit: int = 60) -> str:
     text = escape(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

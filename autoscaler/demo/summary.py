@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Outcome, Watch
-from autoscaler.domain.models import Action, State
+from autoscaler.domain.class_words import class_text, evidence_text
+from autoscaler.domain.models import Action, Decision, State
 
 _HOUR = timedelta(hours=1)
 _NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)
@@ -50,6 +51,7 @@ class LeftAlone:
     raycluster: str
     state: State
     reason: str  # the last cycle's
+    decision: Decision  # the last cycle's, for its class words and evidence
     longest_idle: timedelta  # the closest it came to the window
     unknown_for: timedelta  # how long the data did not allow a judgement
     unknown_reason: str
@@ -135,6 +137,7 @@ def _left_alone(live: Outcome) -> list[LeftAlone]:
                 raycluster=name,
                 state=row.decision.state,
                 reason=row.decision.reason,
+                decision=row.decision,
                 longest_idle=watch.longest_idle,
                 unknown_for=watch.unknown_cycles * cycle,
                 unknown_reason=watch.last_unknown,
@@ -144,7 +147,11 @@ def _left_alone(live: Outcome) -> list[LeftAlone]:
 
 
 def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
-    text = f"{alone.raycluster}, now {alone.state.value}: {alone.reason}"
+    last = alone.decision
+    now = class_text(alone.state.value, idle_held_gpus=last.idle_held_gpus, gpus=last.gpus)
+    text = f"{alone.raycluster}, now {now}: {alone.reason}"
+    if last.evidence:
+        text += f"; evidence: {evidence_text(last.evidence)}"
     if alone.longest_idle:
         text += f"; longest idle stretch {_minutes(alone.longest_idle)} of {_minutes(window)}"
     if alone.unknown_for:

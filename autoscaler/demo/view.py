@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Protocol, TextIO
 
 from autoscaler.demo.story import Cycle, World
+from autoscaler.domain.class_words import class_text, evidence_text
 from autoscaler.domain.models import (
     Action,
     ActionRecord,
@@ -75,15 +76,30 @@ class Filling:
         return f"quiet, window filling ({coverage:.0%} of {self.min_coverage:.0%})"
 
 
+# Classes that exist because of evidence or a split between GPUs: their cell says why.
+_SAYS_WHY = (State.LOADING, State.IDLE_HELD)
+
+
 def state_text(decision: Decision, *, now: datetime) -> str:
-    """The API's words (busy, grace, pending, exempt, unknown, ...), with the idle time
-    and "deactivated" when this cycle acted."""
+    """The API's words (busy, loading, idle-held, grace, pending, exempt, unknown, ...), with
+    the idle time, the idle-held GPUs and the evidence of loading, and "deactivated" when
+    this cycle acted."""
     if decision.action is Action.DEACTIVATE:
         return "deactivated"
     if decision.state is State.IDLE:
         since = decision.idle_since or now
         return f"idle for {int((now - since) / timedelta(minutes=1))} min"
-    return decision.state.value
+    word = class_word(decision)
+    if decision.state in _SAYS_WHY and decision.evidence:
+        return f"{word}: {evidence_text(decision.evidence)}"
+    return word
+
+
+def class_word(decision: Decision) -> str:
+    """The class as the CLI and the log say it: "idle-held (2 of 4 GPUs idle)", "loading"."""
+    return class_text(
+        decision.state.value, idle_held_gpus=decision.idle_held_gpus, gpus=decision.gpus
+    )
 
 
 def rows(world: World, cycle: Cycle) -> list[Row]:
@@ -110,8 +126,15 @@ def happenings(
         previous[status.ref] = State.DEACTIVATED if status.ref in acted else state
         if was is not None and was != state and status.ref not in acted:
             name = world.cluster.spec(status.ref).name
-            lines.append(f"{name}: {_word(was)} -> {_word(state)} ({status.decision.reason})")
+            lines.append(f"{name}: {change_text(was, status.decision)}")
     return lines
+
+
+def change_text(was: State, decision: Decision) -> str:
+    """The new class with why, and what the evidence signals saw when they saw anything:
+    "busy -> loading (reason; evidence: framebuffer rose 18.0 GiB)"."""
+    seen = f"; evidence: {evidence_text(decision.evidence)}" if decision.evidence else ""
+    return f"{was.value} -> {class_word(decision)} ({decision.reason}{seen})"
 
 
 class PlainLines:
@@ -219,10 +242,6 @@ def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]
             why = decision.reason.rpartition("; ")[2]
             lines.append(f"{world.cluster.spec(status.ref).name}: idle past the window, {why}")
     return lines
-
-
-def _word(state: State) -> str:
-    return state.value
 
 
 def _event_text(world: World, event: Event) -> str:

@@ -1,7 +1,8 @@
 """What a durable record says about the workload it is about, as it stood when acted on: the
-rule that matched, its queues and owner, when its idle episode began, and the waiting
-Workload a contention-driven deactivation was for. The savings report groups by these, so a
-record keeps them even after the workload is gone.
+rule that matched, its queues and owner, when its idle episode began, the waiting
+Workload a contention-driven deactivation was for, and what the evidence signals saw (an
+idle notebook's attached Ray driver, say: shown, never use). The savings report groups by
+these, so a record keeps them even after the workload is gone.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from autoscaler.domain.class_words import evidence_text
 from autoscaler.domain.models import Decision, WorkloadInfo
 
 
@@ -20,6 +22,7 @@ class Subject:
     cluster_queue: str | None = None
     owner: str | None = None  # "Kind/name"
     idle_since: datetime | None = None  # Decision.idle_since: the idle episode's start
+    evidence: str | None = None  # Decision.evidence on one line; None when nothing was seen
 
 
 def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject | None:
@@ -35,4 +38,5 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
         cluster_queue=info.cluster_queue if info is not None else None,
         owner=f"{owner.kind}/{owner.name}" if owner is not None else None,
         idle_since=decision.idle_since if decision is not None else None,
+        evidence=evidence_text(decision.evidence) if decision and decision.evidence else None,
     )

@@ -1,5 +1,9 @@
 """Every decision is logged once per cycle with its reason and numbers, as structured fields.
 
+The line names the workload's class (busy, loading, idle-held with its idle GPUs, idle,
+unknown, or why usage does not decide) and what the evidence signals saw, so a person who
+greps for a workload reads why it was left alone or stopped, as the idle-culler's lines do.
+
 An exempt workload's line also says who exempted it and why, as its annotations say: text a
 person wrote, maybe with kubectl, which the log formatters escape (`core/logs.py`).
 """
@@ -9,6 +13,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from autoscaler.domain.class_words import class_text, evidence_text
 from autoscaler.domain.exemptions import exemption_of
 from autoscaler.domain.models import ActionRecord, Decision, State, WorkloadInfo
 
@@ -28,14 +33,20 @@ def log_decision(
         "coverage": decision.coverage,
         "idle_since": decision.idle_since.isoformat() if decision.idle_since else None,
         "time_left_s": decision.time_left.total_seconds() if decision.time_left else None,
+        "evidence": list(decision.evidence),
+        "idle_held_gpus": decision.idle_held_gpus,
     }
     said = _exempted_by(workload, fields, now=now) if decision.state is State.EXEMPT else ""
     logger.info(
-        "%s %s: %s%s (rule %s)",
+        "%s %s, %s: %s%s; evidence: %s (rule %s)",
         decision.action.value,
         decision.workload,
+        class_text(
+            decision.state.value, idle_held_gpus=decision.idle_held_gpus, gpus=decision.gpus
+        ),
         decision.reason,
         said,
+        evidence_text(decision.evidence),
         decision.rule,
         extra=fields,
     )

@@ -25,6 +25,7 @@ def test_the_loops_deactivation_is_recorded_with_peak_coverage_threshold_and_act
         "peak": 0.02,
         "coverage": 1.0,
         "threshold": 0.05,
+        "evidence": None,  # no evidence signal saw anything
     }
     assert "idle for the whole window" in record["reason"]
 

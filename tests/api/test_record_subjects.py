@@ -54,6 +54,10 @@ def stored(kube: KubeServer) -> list[dict[str, object]]:
     [
         pytest.param(FULL, id="every-field"),
         pytest.param(Subject(rule="default", owner="Job/train"), id="a-stop-with-no-waiter"),
+        pytest.param(
+            Subject(rule="default", evidence="ray: driver attached (shown, not use)"),
+            id="a-stop-with-the-evidence-seen",
+        ),
         pytest.param(None, id="none-a-persons-record"),
     ],
 )

@@ -169,6 +169,7 @@ def test_decisions_show_the_loops_deactivation_with_its_numbers(
         "COVERAGE",
         "THRESHOLD",
         "OUTCOME",
+        "EVIDENCE",
     ]
     loop_rows = [row for row in rows if f"raycluster-{FIRST}" in row and " deactivate " in row]
     assert loop_rows, out

@@ -12,7 +12,7 @@ the record's own fields, each key optional so that records written before it rea
 "not known":
 
     rule, beneficiary ("namespace/name"), queue, clusterQueue, owner ("Kind/name"),
-    idleSince (RFC 3339)
+    idleSince (RFC 3339), evidence (what the evidence signals saw, on one line)
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ _SUBJECT_TEXTS = {
     "queue": "queue",
     "clusterQueue": "cluster_queue",
     "owner": "owner",
+    "evidence": "evidence",
 }
 SUBJECT_KEYS = (*_SUBJECT_TEXTS, "idleSince")
 

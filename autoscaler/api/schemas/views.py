@@ -32,6 +32,18 @@ class ExemptionView(_View):
     )
 
 
+STATE_WORDS = (
+    "Where the workload stands this cycle. The usage classes: `busy` (computing, or Ray "
+    "tasks executing), `loading` (compute near zero while framebuffer memory rises, PCIe or "
+    "NVLink receives, or power is above the model's idle baseline; counted as activity for "
+    "at most `maxLoading`), `idle-held` (some GPUs busy, `idleHeldGpus` of them idle the "
+    "whole window: reported, never stopped), `idle` (the only class that can lead to a "
+    "stop) and `unknown` (data missing, or a configured signal failed: never stopped). The "
+    "other states say why usage does not decide: `grace`, `exempt`, `protected`, `paused`, "
+    "`pending`, `deactivated`, `keda-managed`."
+)
+
+
 class WorkloadView(_View):
     """A workload as the latest cycle saw it, with that cycle's decision."""
 
@@ -55,6 +67,8 @@ class WorkloadView(_View):
                     "state": "idle",
                     "action": "none",
                     "reason": "every GPU at or below 5% for 42m",
+                    "evidence": ["ray: driver attached (shown, not use)"],
+                    "idleHeldGpus": 0,
                     "peakUtilization": 0.01,
                     "coverage": 1.0,
                     "idleSince": "2030-01-01T10:00:00Z",
@@ -76,9 +90,18 @@ class WorkloadView(_View):
     admitted: bool
     priority_class: str | None
     gpus: int = Field(description="GPUs held by the workload's running pods.")
-    state: State
+    state: State = Field(description=STATE_WORDS)
     action: Action
     reason: str
+    evidence: list[str] = Field(
+        default_factory=list,
+        description="What the evidence signals (framebuffer, power, PCIe, NVLink, Ray) saw, "
+        "one line each; empty when none saw anything (absence is no evidence either way).",
+        examples=[["framebuffer rose 18.0 GiB", "pcie receiving 2.1 GB/s"]],
+    )
+    idle_held_gpus: int = Field(
+        0, description="For `idle-held`: how many of `gpus` sat idle the whole window."
+    )
     peak_utilization: float | None = Field(description="Highest GPU utilization, 0..1.")
     coverage: float | None = Field(description="Share of the idle window with samples, 0..1.")
     idle_since: datetime | None
@@ -149,6 +172,12 @@ class AuditView(_View):
     peak: float | None = Field(None, description="Observed peak utilization, 0..1.")
     coverage: float | None = None
     threshold: float | None = Field(None, description="The idle threshold in force, 0..1.")
+    evidence: str | None = Field(
+        None,
+        description="The loop's records: what the evidence signals saw when it decided, on "
+        "one line; null when nothing was seen.",
+        examples=["ray: driver attached (shown, not use)"],
+    )
 
 
 class AuditPage(_View):

@@ -1,0 +1,111 @@
+"""Workloads as a person reads them: the list, one workload with its decision and
+evidence, and the rule explanation. The class is worded as every surface words it
+(`domain/class_words.py`); every value is escaped before it reaches the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoscaler.client.render import Json, minutes, percent, short, table
+from autoscaler.domain.class_words import class_text, evidence_text
+from autoscaler.domain.text import escape
+
+WORKLOAD_COLUMNS = (
+    "NAMESPACE",
+    "OWNER",
+    "WORKLOAD",
+    "GPUS",
+    "STATE",
+    "PEAK",
+    "IDLE-LEFT",
+    "EVIDENCE",
+    "REASON",
+)
+
+
+def workloads(body: Json) -> str:
+    items = body.get("items") or []
+    if not items:
+        return "no workloads" + ("" if body.get("snapshot") else " (no cycle has finished yet)")
+    return table(WORKLOAD_COLUMNS, [_workload_row(item) for item in items])
+
+
+def workload(body: Json) -> str:
+    exemption = body.get("exemption") or {}
+    pairs = [
+        ("Workload", f"{body.get('namespace')}/{body.get('name')}"),
+        ("Owner", _owner(body)),
+        ("Queue", body.get("queue") or "-"),
+        ("State", _class(body)),
+        ("Action", body.get("action")),
+        ("Reason", body.get("reason")),
+        *_evidence_pairs(body),
+        ("GPUs", body.get("gpus")),
+        ("Peak utilization", percent(body.get("peakUtilization"))),
+        ("Coverage", percent(body.get("coverage"))),
+        ("Idle since", body.get("idleSince") or "-"),
+        ("Time left", minutes(body.get("timeLeftSeconds"))),
+        ("Exempt until", _exempt_until(exemption) if exemption else "-"),
+    ]
+    if exemption:
+        pairs.append(
+            ("Exempted by", f"{exemption.get('by') or '?'}: {exemption.get('reason') or ''}")
+        )
+    return "\n".join(f"{key + ':' if key else '':<18}{escape(str(value))}" for key, value in pairs)
+
+
+def explanation(body: Json) -> str:
+    """The rule, each earlier rule's miss, then the decision; every value escaped."""
+    found = body.get("workload") or {}
+    rule = str(body.get("rule"))
+    verdict = "matched" if body.get("matched") else f"cannot be evaluated: {body.get('unknown')}"
+    lines = [f"{'Rule:':<18}{escape(rule)} ({escape(verdict)})"]
+    lines += [
+        f"{'  not ' + escape(str(miss.get('rule'))) + ':':<18}{escape(str(miss.get('why')))}"
+        for miss in body.get("misses") or []
+    ]
+    models = ", ".join(str(model) for model in body.get("gpuModels") or []) or "-"
+    lines.append(f"{'GPU models:':<18}{escape(models)}")
+    return "\n".join([*lines, workload(found)])
+
+
+def _workload_row(item: Json) -> list[str]:
+    return [
+        str(item.get("namespace", "")),
+        _owner(item),
+        str(item.get("name", "")),
+        str(item.get("gpus", "")),
+        _class(item),
+        percent(item.get("peakUtilization")),
+        minutes(item.get("timeLeftSeconds")),
+        short(evidence_text(_lines(item.get("evidence"))), 40),
+        short(str(item.get("reason", ""))),
+    ]
+
+
+def _class(item: Json) -> str:
+    """The state's word; idle-held with its count: "idle-held (2 of 4 GPUs idle)"."""
+    return class_text(
+        str(item.get("state", "")),
+        idle_held_gpus=int(item.get("idleHeldGpus") or 0),
+        gpus=int(item.get("gpus") or 0),
+    )
+
+
+def _evidence_pairs(item: Json) -> list[tuple[str, str]]:
+    """One "Evidence" line per signal that saw something, or a single "-"."""
+    lines = _lines(item.get("evidence")) or [evidence_text(())]
+    return [("Evidence" if i == 0 else "", line) for i, line in enumerate(lines)]
+
+
+def _lines(value: Any) -> list[str]:
+    return [str(line) for line in value] if isinstance(value, list) else []
+
+
+def _owner(item: Json) -> str:
+    owner = item.get("owner") or {}
+    return f"{owner.get('kind')}/{owner.get('name')}" if owner else "-"
+
+
+def _exempt_until(found: Json) -> str:
+    return "indefinitely" if found.get("indefinite") else str(found.get("until"))
