@@ -47,6 +47,8 @@ def weigh(
     counts_until = compute.since + rules.max_loading
     if now > counts_until:
         judged = idle(compute, facts, since=compute.since, rules=rules, now=now)
+        if now - newest.last_at >= rules.window:
+            return judged  # loading long past: it would not have moved the verdict anyway
         over = f"loading for over {minutes(rules.max_loading)} without compute"
         return replace(
             judged, reason=f"{over} ({newest.detail}); judged on compute: {judged.reason}"
