@@ -40,6 +40,13 @@ def weigh(
     failed = failure_covering(workload, failures)
     if failed is not None:
         return _verdict(State.UNKNOWN, failed, compute, facts)
+    return _loading_or_idle(facts, compute, rules=rules, now=now)
+
+
+def _loading_or_idle(
+    facts: Attributed, compute: Compute, *, rules: UsageRules, now: datetime
+) -> Assessment:
+    """Loading since compute stopped counts while `max_loading` has not passed since then."""
     after = [s for _, s in facts.loading if s.last_at > compute.since]
     newest = _newest(after)
     if newest is None:
