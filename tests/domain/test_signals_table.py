@@ -14,6 +14,7 @@ system metrics: https://docs.ray.io/en/latest/ray-observability/reference/system
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -238,6 +239,15 @@ ROWS = [
         "idle for the whole window",
         id="device-level-power-on-a-mig-board-is-ignored",
     ),
+    # A whole GPU of its own: the board's power over the model's idle baseline is its own.
+    pytest.param(
+        young(cluster(), minutes=25).build(),
+        one_gpu(board_power("w-0", uuid="GPU-a")).build(),
+        State.LOADING,
+        Action.NONE,
+        "loading since 11:40: power 212 W > baseline 61 W",
+        id="power-over-the-baseline-on-a-whole-gpu-of-its-own-is-loading",
+    ),
     pytest.param(
         a_workload(NS, "a").gpu_pod("a-0").build(),
         shared_device(a_peak=0.0, b_peak=0.8, seen=evidence()).build(),
@@ -361,3 +371,21 @@ def test_an_idle_decision_says_until_when_new_loading_would_still_count() -> Non
 
     assert decision.state is State.IDLE
     assert decision.loading_counts_until == minutes_ago(40) + a_policy().rules.max_loading
+
+
+def test_a_gpu_loading_its_shard_beside_a_busy_one_is_not_idle_held() -> None:
+    # maxLoading longer than the window, so the idle GPU's own loading still counts for it.
+    policy = a_policy(kinds=("RayCluster",))
+    policy = replace(policy, rules=replace(policy.rules, max_loading=timedelta(minutes=90)))
+    workload = young(cluster(gpus=2), minutes=70).build()
+    loading = evidence().framebuffer(
+        NS, "w-0", uuid="GPU-1", since=minutes_ago(30), until=minutes_ago(20)
+    )
+
+    with_loading = judge(
+        workload, gpus_of_w0(busy=1, idle=1).seeing(loading.build()).build(), policy=policy
+    )
+    without = judge(workload, gpus_of_w0(busy=1, idle=1).build(), policy=policy)
+
+    assert (with_loading.state, with_loading.idle_held_gpus) == (State.BUSY, 0)
+    assert (without.state, without.idle_held_gpus) == (State.IDLE_HELD, 1)
