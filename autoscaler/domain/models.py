@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import cached_property
 
 from autoscaler.domain.breaker import BreakerState
 from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
@@ -153,6 +154,16 @@ class FleetUsage:
     def for_pod(self, namespace: str, pod: str) -> tuple[GpuUsage, ...]:
         return self.gpus.get((namespace, pod), ())
 
+    @cached_property
+    def by_device(self) -> Mapping[tuple[str, str | None], tuple[GpuUsage, ...]]:
+        """Every series of each device (uuid, MIG instance), whichever pod it is reported
+        under: several pods on one device share it (time-slicing, MPS). Built once per read."""
+        found: dict[tuple[str, str | None], list[GpuUsage]] = {}
+        for series in self.gpus.values():
+            for gpu in series:
+                found.setdefault((gpu.key.uuid, gpu.key.mig_instance), []).append(gpu)
+        return {device: tuple(gpus) for device, gpus in found.items()}
+
     def doubt_about(self, namespace: str) -> str | None:
         """Why this namespace's data cannot be trusted this cycle, or None."""
         if self.failure is not None:
@@ -190,6 +201,8 @@ class Decision:
     beneficiary: WorkloadRef | None = None  # the waiter a contention-driven stop is for
     evidence: tuple[str, ...] = ()  # what the evidence signals saw, one line each (ISSUE 16)
     idle_held_gpus: int = 0  # IDLE_HELD: how many GPUs sat idle the whole window
+    # IDLE: until when new loading evidence would still count (the fresh check's question)
+    loading_counts_until: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@
 Each workload first falls under its rule (`domain/rules.py`, first match wins), whose
 window, threshold, grace and action judge it. Checks then run in a fixed order, and the first
 that applies names the state: inactive → pending → KEDA-managed → kind not enabled →
-namespace → priority class → exemption → rule unknown → grace → usage (busy / idle /
-unknown) → pause. Only "idle for the whole window" under a rule whose action is `deactivate`
-leads to an action, and the per-cycle cap then orders the candidates longest-idle first.
+namespace → priority class → exemption → rule unknown → grace → usage (busy, loading,
+idle-held, idle or unknown: `idleness.assess`) → pause. Only "idle for the whole window"
+under a rule whose action is `deactivate` leads to an action, and the per-cycle cap then
+orders the candidates longest-idle first.
 """
 
 from __future__ import annotations
@@ -253,6 +254,9 @@ def _after_usage(
         coverage=verdict.coverage,
         idle_since=verdict.idle_since,
         time_left=time_left,
+        evidence=verdict.evidence,
+        idle_held_gpus=verdict.idle_held_gpus,
+        loading_counts_until=verdict.loading_counts_until,
     )
 
 

@@ -19,19 +19,22 @@ from autoscaler.domain.models import FleetUsage, State, WorkloadInfo, WorkloadRe
 from autoscaler.domain.policy import Policy, Usage, not_before, usage_for
 
 TURNED = (State.IDLE, State.UNKNOWN)
+# In use last cycle: loading and idle-held work is as much in use as busy work, so a mass
+# turn from loading to idle trips the breaker too.
+IN_USE = frozenset({State.BUSY, State.LOADING, State.IDLE_HELD})
 
 
 @dataclass(frozen=True)
 class Judged:
     """Usage verdicts of one cycle's running GPU workloads."""
 
-    states: Mapping[WorkloadRef, State]  # BUSY, IDLE or UNKNOWN, where the data can be judged
+    states: Mapping[WorkloadRef, State]  # the usage class, where the data can be judged
     doubtful: frozenset[WorkloadRef] = frozenset()  # running, but their data is in doubt
 
     def busy(self, before: frozenset[WorkloadRef]) -> frozenset[WorkloadRef]:
-        """Next cycle's baseline: the busy ones, plus last baseline's that are still running
-        but could not be judged now."""
-        busy = frozenset(ref for ref, state in self.states.items() if state is State.BUSY)
+        """Next cycle's baseline: the ones in use (busy, loading, idle-held), plus last
+        baseline's that are still running but could not be judged now."""
+        busy = frozenset(ref for ref, state in self.states.items() if state in IN_USE)
         return busy | (before & self.doubtful)
 
 

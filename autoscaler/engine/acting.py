@@ -105,7 +105,10 @@ class Deactivator:
         wanted = {d.workload for d in chosen}
         candidates = [w for w in inputs.workloads if w.ref in wanted]
         rule_of = {d.workload: d.rule for d in chosen}
-        return self._guards.fresh_check(candidates, now=self._clock.now(), rule_of=rule_of)
+        loading_until = {d.workload: d.loading_counts_until for d in chosen}
+        return self._guards.fresh_check(
+            candidates, now=self._clock.now(), rule_of=rule_of, loading_until=loading_until
+        )
 
     def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
         try:

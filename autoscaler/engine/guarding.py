@@ -105,9 +105,12 @@ class Guards:
         *,
         now: datetime,
         rule_of: Mapping[WorkloadRef, str] | None = None,
+        loading_until: Mapping[WorkloadRef, datetime | None] | None = None,
     ) -> dict[WorkloadRef, str]:
-        """Why each candidate must be left alone after all (busy or unknown now); one query.
-        `rule_of` names each candidate's rule, whose threshold and staleness judge it."""
+        """Why each candidate must be left alone after all (busy, in use again or unknown
+        now); one query. `rule_of` names each candidate's rule, whose threshold and staleness
+        judge it; `loading_until`, until when new loading still counts for it (its decision's
+        `loading_counts_until`)."""
         if not candidates:
             return {}
         latest = self._metrics.read_latest(pods_of(candidates), now=now)
@@ -115,7 +118,12 @@ class Guards:
         for w in candidates:
             rules = self._rule((rule_of or {}).get(w.ref)).usage
             found[w.ref] = still_idle(
-                w, latest, threshold=rules.threshold, stale_after=rules.stale_after, now=now
+                w,
+                latest,
+                threshold=rules.threshold,
+                stale_after=rules.stale_after,
+                now=now,
+                loading_counts_until=(loading_until or {}).get(w.ref),
             )
         return {ref: why for ref, why in found.items() if why is not None}
 

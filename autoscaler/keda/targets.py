@@ -5,8 +5,10 @@ Pure: the snapshot's own `taken_at` is "now", so an answer changes only when a c
 - No running pods (scaled to zero, or deactivated) is INACTIVE, whatever an exemption or a
   pause says: a pause must never wake a target from zero.
 - With running pods, an exempt, paused or in-grace target is ACTIVE, reported as 100 %.
-- Otherwise usage decides: idle for the whole window is INACTIVE, anything else known is
-  ACTIVE, and missing, stale or partial data is UNKNOWN, never inactive.
+- Otherwise usage decides (`idleness.assess`, the policy's classifier): idle for the whole
+  window is INACTIVE; anything else known (busy, loading, idle-held, idle for part of the
+  window) is ACTIVE; missing, stale or partial data, or a failed evidence signal, is
+  UNKNOWN, never inactive.
 
 A reported value is above the profile's threshold exactly when the target is active, so a
 metrics-api trigger with `activationTargetValue` = the threshold agrees with `IsActive`.

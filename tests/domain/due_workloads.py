@@ -188,9 +188,10 @@ WAITS: dict[str, tuple[Change, frozenset[State]]] = {
         ),
         frozenset({State.IDLE}),
     ),
+    # Its other GPUs, idle the whole window, make it idle-held: reported, never acted on.
     "a GPU is just busy now": (
         lambda c, i: with_series(c, i, peak=rules_of(c).threshold + 1e-6, last_busy_at=NOW),
-        frozenset({State.BUSY}),
+        frozenset({State.BUSY, State.IDLE_HELD}),
     ),
     "a GPU was busy inside the window": (
         lambda c, i: with_series(

@@ -109,20 +109,40 @@ USAGE_ROWS = [
         usage()
         .gpu(NS, "w-0", peak=0.9, last_sample=FRESH, last_busy=FRESH)
         .gpu(NS, "w-0", peak=0.0, last_sample=FRESH),
+        State.IDLE_HELD,
+        Action.NONE,
+        "1 of 2 GPUs idle for the whole 60m while 1 is busy",
+        id="one-busy-gpu-of-two-beside-one-idle-all-window-is-idle-held-not-stopped",
+    ),
+    pytest.param(
+        a_workload(NS, "rc").gpu_pod("w-0", gpus=2),
+        usage()
+        .gpu(NS, "w-0", peak=0.9, last_sample=FRESH, last_busy=FRESH)
+        .gpu(NS, "w-0", peak=0.0, last_sample=FRESH, last_busy=minutes_ago(61)),
+        State.IDLE_HELD,
+        Action.NONE,
+        "1 of 2 GPUs idle",
+        id="a-gpu-last-busy-before-the-window-beside-a-busy-one-is-idle-held",
+    ),
+    pytest.param(
+        a_workload(NS, "rc").gpu_pod("w-0", gpus=2).admitted(at=minutes_ago(30)),
+        usage()
+        .gpu(NS, "w-0", peak=0.9, last_sample=FRESH, last_busy=FRESH)
+        .gpu(NS, "w-0", peak=0.0, last_sample=FRESH),
         State.BUSY,
         Action.NONE,
         "above threshold",
-        id="one-busy-gpu-of-two-keeps-the-pod-busy",
+        id="one-busy-gpu-of-two-keeps-the-pod-busy-while-the-other-is-idle-less-than-the-window",
     ),
     pytest.param(
         a_workload(NS, "rc").gpu_pod("w-0").gpu_pod("w-1"),
         usage()
         .gpu(NS, "w-0", peak=0.0, last_sample=FRESH)
         .gpu(NS, "w-1", peak=0.7, last_sample=FRESH, last_busy=FRESH),
-        State.BUSY,
+        State.IDLE_HELD,
         Action.NONE,
-        "above threshold",
-        id="one-busy-worker-keeps-the-cluster-busy",
+        "1 of 2 GPUs idle for the whole 60m while 1 is busy",
+        id="one-busy-worker-keeps-the-cluster-from-a-stop-its-idle-worker-is-idle-held",
     ),
     pytest.param(
         a_workload(NS, "rc").cpu_pod("head").gpu_pod("w-0").gpu_pod("w-1"),

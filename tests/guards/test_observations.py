@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
+from autoscaler.domain.evidence import Signal
 from autoscaler.domain.fresh import LatestSample, LatestUsage, pods_of, still_idle
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import State, WorkloadInfo, WorkloadRef
@@ -19,6 +20,7 @@ from tests.support.domain_builders import (
     minutes_ago,
     usage,
 )
+from tests.support.evidence_builders import EvidenceBuilder, evidence
 
 STALE = timedelta(minutes=3)
 WORKLOAD = a_workload("team-a", "rc").cpu_pod("head").gpu_pod("w-0", gpus=2).build()
@@ -59,6 +61,101 @@ def test_a_candidate_is_still_idle_only_when_every_gpus_newest_sample_is_fresh_a
         assert found is None
     else:
         assert found is not None and complaint in found
+
+
+def idle_now_seeing(seen: EvidenceBuilder) -> LatestUsage:
+    samples = (sample("a", 0.01), sample("b", 0.0))
+    return LatestUsage(NOW, samples={("team-a", "w-0"): samples}, evidence=seen.build())
+
+
+LOADING_COUNTS = NOW + timedelta(minutes=10)
+LOADING_PAST = NOW - timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(
+    ("seen", "loading_until", "complaint"),
+    [
+        pytest.param(
+            evidence().framebuffer("team-a", "w-0", uuid="a", since=minutes_ago(2)),
+            LOADING_COUNTS,
+            "fresh check: loading again (framebuffer rose 18.0 GiB)",
+            id="loading-again-while-loading-counts-blocks-the-stop",
+        ),
+        pytest.param(
+            evidence().framebuffer("team-a", "w-0", uuid="a", since=minutes_ago(2)),
+            LOADING_PAST,
+            None,
+            id="loading-again-past-max-loading-does-not-block",
+        ),
+        pytest.param(
+            evidence().framebuffer("team-a", "w-0", uuid="a", since=minutes_ago(2)),
+            None,
+            None,
+            id="loading-again-when-the-decision-says-loading-no-longer-counts",
+        ),
+        pytest.param(
+            evidence().framebuffer(
+                "team-a", "w-0", uuid="a", since=minutes_ago(30), until=minutes_ago(20)
+            ),
+            LOADING_COUNTS,
+            None,
+            id="old-loading-is-not-new",
+        ),
+        pytest.param(
+            evidence().power("team-a", "w-0", uuid="a", mig="1", since=minutes_ago(2)),
+            LOADING_COUNTS,
+            None,
+            id="board-power-under-another-gpu-key-is-not-this-gpus",
+        ),
+        pytest.param(
+            evidence().ray_tasks("team-a", "head", since=minutes_ago(2)),
+            None,
+            "fresh check: Ray tasks executing again (3 Ray tasks running)",
+            id="ray-tasks-on-the-head-pod-block-the-stop-whatever-max-loading-says",
+        ),
+        pytest.param(
+            evidence().note("team-a", "head", "driver attached"),
+            LOADING_COUNTS,
+            None,
+            id="an-attached-driver-does-not-block",
+        ),
+        pytest.param(
+            evidence().failing(Signal.FRAMEBUFFER, "timeout"),
+            None,
+            "fresh check: evidence signal framebuffer failed: timeout",
+            id="a-failed-evidence-signal-blocks-the-stop",
+        ),
+    ],
+)
+def test_the_fresh_check_leaves_a_candidate_in_use_again_alone(
+    seen: EvidenceBuilder, loading_until: datetime | None, complaint: str | None
+) -> None:
+    found = still_idle(
+        WORKLOAD,
+        idle_now_seeing(seen),
+        threshold=0.05,
+        stale_after=STALE,
+        now=NOW,
+        loading_counts_until=loading_until,
+    )
+
+    assert found == complaint
+
+
+def test_the_fresh_check_ignores_board_wide_evidence_of_a_gpu_the_candidates_share() -> None:
+    workload = a_workload("team-a", "rc").gpu_pod("w-0").gpu_pod("w-1").build()
+    shared = {
+        ("team-a", "w-0"): (LatestSample(GpuKey("team-a", "w-0", "s"), 0.0, NOW),),
+        ("team-a", "w-1"): (LatestSample(GpuKey("team-a", "w-1", "s"), 0.0, NOW),),
+    }
+    seen = evidence().power("team-a", "w-0", uuid="s", since=minutes_ago(2)).build()
+    answer = LatestUsage(NOW, samples=shared, evidence=seen)
+
+    found = still_idle(
+        workload, answer, threshold=0.05, stale_after=STALE, now=NOW, loading_counts_until=NOW
+    )
+
+    assert found is None
 
 
 def test_the_fresh_check_asks_for_each_gpu_pod_once() -> None:
@@ -119,3 +216,29 @@ def test_a_cycle_is_observed_unless_the_whole_read_is_in_doubt(
     builder: UsageBuilder, expected: bool
 ) -> None:
     assert observable(builder.build()) is expected
+
+
+def test_loading_and_idle_held_workloads_stay_in_the_breakers_baseline() -> None:
+    fleet = [
+        a_workload("team-a", "loading").gpu_pod("loading-w").build(),
+        a_workload("team-a", "held").gpu_pod("held-w", gpus=2).build(),
+    ]
+    seen = evidence().framebuffer("team-a", "loading-w", uuid="GPU-l", since=minutes_ago(20))
+    now_usage = (
+        usage()
+        .gpu("team-a", "loading-w", uuid="GPU-l", peak=0.9, last_busy=minutes_ago(30))
+        .gpu("team-a", "held-w", peak=0.9, last_busy=NOW)
+        .gpu("team-a", "held-w", peak=0.0)
+        .seeing(seen.build())
+        .build()
+    )
+    before = frozenset({WorkloadRef("team-a", "loading"), WorkloadRef("team-a", "held")})
+
+    judged = judge(fleet, now_usage, policy=a_policy(), now=NOW)
+
+    assert judged.states == {
+        WorkloadRef("team-a", "loading"): State.LOADING,
+        WorkloadRef("team-a", "held"): State.IDLE_HELD,
+    }
+    assert judged.busy(before) == before
+    assert turnover(before, judged, observed=True).turned == ()

@@ -19,6 +19,7 @@ from autoscaler.domain.records import AuditRecord
 from autoscaler.engine.loop_audit import LoopAuditor
 from autoscaler.engine.telemetry import ServiceMetrics
 from tests.guards.fleet import Gpu, GuardedFleet, ref
+from tests.support.evidence_builders import evidence
 
 IDLE = ref("idle-0")
 
@@ -192,6 +193,30 @@ def test_the_fresh_check_leaves_alone_a_candidate_busy_again_in_one_query() -> N
     assert outcomes["idle-1"].kind is OutcomeKind.SKIPPED
     assert outcomes["idle-1"].detail.startswith("fresh check: busy again")
     assert "fewer GPU series" in outcomes["idle-2"].detail
+
+
+def test_the_fresh_check_leaves_alone_a_candidate_whose_ray_tasks_run_again() -> None:
+    fleet = GuardedFleet.of(idle=2)
+    now = fleet.clock.now()
+    fleet.metrics.latest_evidence = (
+        evidence().ray_tasks("team-a", "idle-1-w", since=now, until=now).build()
+    )
+    snapshot = fleet.cycle()
+    assert fleet.deactivated() == [ref("idle-0")]
+    outcomes = {a.workload.name: a.outcome for a in snapshot.actions}
+    assert outcomes["idle-1"] == Outcome.skipped(
+        "fresh check: Ray tasks executing again (3 Ray tasks running)"
+    )
+
+
+def test_new_loading_does_not_hold_back_a_candidate_idle_for_longer_than_max_loading() -> None:
+    fleet = GuardedFleet.of(idle=1)
+    now = fleet.clock.now()
+    fleet.metrics.latest_evidence = (
+        evidence().framebuffer("team-a", "idle-0-w", uuid="GPU-idle-0-w-0", since=now).build()
+    )
+    fleet.cycle()
+    assert fleet.deactivated() == [ref("idle-0")]
 
 
 def test_a_failed_fresh_check_leaves_every_candidate_alone() -> None:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Self
 
 from autoscaler.domain import annotations as ann
+from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
@@ -199,6 +200,7 @@ class UsageBuilder:
     series: dict[tuple[str, str], list[GpuUsage]] = field(default_factory=dict)
     doubtful: set[str] = field(default_factory=set)
     failure: str | None = None
+    evidence: FleetEvidence = NO_EVIDENCE
 
     def gpu(
         self,
@@ -227,6 +229,11 @@ class UsageBuilder:
         self.failure = reason
         return self
 
+    def seeing(self, evidence: FleetEvidence) -> Self:
+        """The cycle's evidence signals (tests/support/evidence_builders.py)."""
+        self.evidence = evidence
+        return self
+
     def build(
         self,
         *,
@@ -241,6 +248,7 @@ class UsageBuilder:
             gpus={key: tuple(found) for key, found in self.series.items()},
             doubtful_namespaces=frozenset(self.doubtful),
             failure=self.failure,
+            evidence=self.evidence,
         )
 
 

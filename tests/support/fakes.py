@@ -10,6 +10,7 @@ from typing import Any
 from autoscaler.adapters.state.guards import audit_record
 from autoscaler.core.errors import AnswerLost, ClusterError
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.guards import GuardMemory, LoopRecord
 from autoscaler.domain.models import (
@@ -48,6 +49,7 @@ class FakeMetrics:
     history: FleetUsage | None = None
     latest: dict[tuple[str, str], tuple[LatestSample, ...]] = field(default_factory=dict)
     latest_failure: str | None = None
+    latest_evidence: FleetEvidence = NO_EVIDENCE  # the fresh check's newest evidence
     reads: list[tuple[timedelta, float, datetime]] = field(default_factory=list)
     latest_reads: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
 
@@ -67,7 +69,8 @@ class FakeMetrics:
         if self.latest_failure is not None:
             return LatestUsage(now, failure=self.latest_failure)
         samples = {pod: self.latest.get(pod, self._from_usage(pod)) for pod in pods}
-        return LatestUsage(now, samples={pod: found for pod, found in samples.items() if found})
+        found = {pod: found for pod, found in samples.items() if found}
+        return LatestUsage(now, samples=found, evidence=self.latest_evidence)
 
     def _from_usage(self, pod: tuple[str, str]) -> tuple[LatestSample, ...]:
         return tuple(
