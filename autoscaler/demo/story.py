@@ -101,7 +101,11 @@ class World:
             lookback=int(settings.policy.idle_since_lookback.total_seconds()),
         )
         exporter = SimulatedExporter(
-            holdings=cluster, profiles=scenario.profiles(), origin=scenario.start, timing=timing
+            holdings=cluster,
+            profiles=scenario.profiles(),
+            origin=scenario.start,
+            timing=timing,
+            evidence=settings.prometheus.evidence,
         )
         actuator = SimulatedActuator(cluster=cluster, clock=clock)
         service = build_service(
