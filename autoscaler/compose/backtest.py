@@ -39,6 +39,7 @@ def demo_history(settings: Settings) -> RecordedHistory:
         signals=settings.prometheus.signals,
         slot=settings.policy.slot,
         end=max(scenario.end for scenario in SCENARIOS.values()),
+        evidence=settings.prometheus.evidence,
     )
     _: RangeQueries = history  # the backtest's port, checked by mypy
     return history

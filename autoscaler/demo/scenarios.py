@@ -8,7 +8,10 @@
   4 GPUs run since the afternoon (8 own + 4 borrowed); two go idle and are deactivated, so the
   12-GPU production job of 8 PM is admitted at once, without preempting anyone.
 - `noisy`: bursty, slow-loading and telemetry-starved clusters that must not be stopped, next
-  to one truly idle notebook that must.
+  to one truly idle notebook that must (holding its memory flat: no evidence). Issue 16 adds
+  a cluster that loads 60 GiB of weights at 0-2 % compute after 45 idle minutes (its
+  framebuffer and PCIe show loading: never stopped, though compute alone would stop it at
+  minute 60) and a 4-GPU cluster training on 2 GPUs (idle-held: reported, never stopped).
 - `when-contended` (issue 14): cq-notebooks and cq-training (8 GPUs each) share the lab-gpus
   cohort under a `reclaim: when-contended` rule. Three 4-GPU notebooks (one borrowing 4 of
   cq-training's GPUs) and a 4-GPU eval server; three go idle and are left running while
@@ -158,18 +161,20 @@ def rd_and_production() -> Scenario:
 
 
 def noisy() -> Scenario:
-    quota = ClusterQueue.from_nominal("cq-research", {**ROOMY, GPU: 8})
+    quota = ClusterQueue.from_nominal("cq-research", {**ROOMY, GPU: 14})
     kueue = (
         KueueState()
         .with_cluster_queue(quota)
         .with_local_queue(LocalQueue("research", "lq-research", "cq-research"))
     )
 
-    def raycluster(name: str) -> RayClusterSpec:
-        worker = WorkerGroup("gpu-group", replicas=1, gpus=2)
+    def raycluster(name: str, gpus: int = 2) -> RayClusterSpec:
+        worker = WorkerGroup("gpu-group", replicas=1, gpus=gpus)
         return RayClusterSpec("research", name, "lq-research", workers=(worker,))
 
     gappy = Profile.busy(75).gap(10, 80).nan(95, 100).described("trains; telemetry drops out")
+    notebook = Profile.busy(60).idle_from(5).holding(gib=24).described("idle from minute 5")
+    loader = Profile.weight_loading(start=45, minutes=20, gib=60)
     return Scenario(
         name="noisy",
         title="Noisy GPUs that only look idle, and one that is",
@@ -179,13 +184,19 @@ def noisy() -> Scenario:
             Arrival(0, raycluster("bursty-eval"), Profile.bursty(every=25, busy_for=3)),
             Arrival(0, raycluster("slow-loader"), Profile.loading(until=50).busy_from(50, 90)),
             Arrival(0, raycluster("gappy-trainer"), gappy),
-            Arrival(0, raycluster("idle-notebook"), Profile.busy(60).idle_from(5)),
+            Arrival(0, raycluster("idle-notebook"), notebook),
+            Arrival(0, raycluster("weight-loader"), loader),
+            Arrival(0, raycluster("half-used", gpus=4), Profile.half_used(gpus=4, busy=2)),
         ),
         notes=(
-            (0, "four 2-GPU RayClusters start in namespace research"),
+            (0, "five 2-GPU RayClusters and a 4-GPU one start in namespace research"),
+            (0, "half-used trains on 2 of its 4 GPUs; the other 2 sit at 0 %: idle-held"),
             (5, "idle-notebook's user leaves for the day"),
             (10, "gappy-trainer's node exporter stops answering for 70 min; the job trains on"),
+            (45, "weight-loader starts loading 60 GiB of weights: 3 GiB/min at 0-2 % compute"),
             (50, "slow-loader has loaded its weights and starts training"),
+            (60, "weight-loader's compute has been idle an hour: its framebuffer still climbs"),
+            (65, "weight-loader's weights are in: it starts fine-tuning"),
             (80, "gappy-trainer's exporter is back: no data never meant idle"),
             (95, "dcgm-exporter reports NaN for gappy-trainer's GPUs for 5 minutes"),
         ),

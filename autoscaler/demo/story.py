@@ -101,7 +101,11 @@ class World:
             lookback=int(settings.policy.idle_since_lookback.total_seconds()),
         )
         exporter = SimulatedExporter(
-            holdings=cluster, profiles=scenario.profiles(), origin=scenario.start, timing=timing
+            holdings=cluster,
+            profiles=scenario.profiles(),
+            origin=scenario.start,
+            timing=timing,
+            evidence=settings.prometheus.evidence,
         )
         actuator = SimulatedActuator(cluster=cluster, clock=clock)
         service = build_service(
@@ -140,6 +144,8 @@ class Watch:
     longest_idle: timedelta = timedelta(0)
     unknown_cycles: int = 0
     last_unknown: str = ""
+    loading_cycles: int = 0  # judged loading: evidence of use at near-zero compute
+    idle_held_gpus: int = 0  # the most GPUs it held idle while others were busy
 
     def saw(self, decision: Decision, now: datetime) -> None:
         if decision.state is State.IDLE and decision.idle_since is not None:
@@ -147,6 +153,10 @@ class Watch:
         if decision.state is State.UNKNOWN:
             self.unknown_cycles += 1
             self.last_unknown = decision.reason
+        if decision.state is State.LOADING:
+            self.loading_cycles += 1
+        if decision.state is State.IDLE_HELD:
+            self.idle_held_gpus = max(self.idle_held_gpus, decision.idle_held_gpus)
 
 
 @dataclass(frozen=True)

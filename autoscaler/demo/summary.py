@@ -4,7 +4,8 @@
   the deactivation until the Workload was reactivated or the story ended;
 - admitted sooner: each RayCluster's first admission against the dry-run replay's (where
   nothing is ever deactivated); one still waiting there counts until the story's end, "at least";
-- left alone: every admitted workload the service did not stop, with its last reason.
+- left alone: every admitted workload the service did not stop, with its last reason, how
+  long it was judged loading and how many GPUs it held idle while others were busy.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class LeftAlone:
     longest_idle: timedelta  # the closest it came to the window
     unknown_for: timedelta  # how long the data did not allow a judgement
     unknown_reason: str
+    loading_for: timedelta = timedelta(0)  # judged loading (evidence at near-zero compute)
+    idle_held_gpus: int = 0  # the most GPUs held idle while the others were busy
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,8 @@ def _left_alone(live: Outcome) -> list[LeftAlone]:
                 longest_idle=watch.longest_idle,
                 unknown_for=watch.unknown_cycles * cycle,
                 unknown_reason=watch.last_unknown,
+                loading_for=watch.loading_cycles * cycle,
+                idle_held_gpus=watch.idle_held_gpus,
             )
         )
     return found
@@ -156,6 +161,10 @@ def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
         text += f"; longest idle stretch {_minutes(alone.longest_idle)} of {_minutes(window)}"
     if alone.unknown_for:
         text += f"; unknown for {_minutes(alone.unknown_for)} ({alone.unknown_reason})"
+    if alone.loading_for:
+        text += f"; loading for {_minutes(alone.loading_for)}"
+    if alone.idle_held_gpus:
+        text += f"; {alone.idle_held_gpus} GPUs idle-held"
     return text
 
 

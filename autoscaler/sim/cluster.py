@@ -238,12 +238,12 @@ class SimulatedCluster:
         self._pod_count += 1
         pods = pods_for(spec, gpus=self._gpus, now=now, start=POD_START, seed=self._pod_count)
         self._objects.pods[ref] = pods
-        for pod in pods:
-            for uuid in pod.gpus:
-                key = _gpu_key(spec.namespace, pod.name, uuid)
-                self._holdings[(pod.name, uuid)] = GpuHolding(
-                    key=key, raycluster=spec.name, node=pod.node, start=pod.running_at
-                )
+        held = [(pod, uuid) for pod in pods for uuid in pod.gpus]
+        for index, (pod, uuid) in enumerate(held):  # the RayCluster's GPUs, counted across pods
+            key = _gpu_key(spec.namespace, pod.name, uuid)
+            self._holdings[(pod.name, uuid)] = GpuHolding(
+                key=key, raycluster=spec.name, node=pod.node, start=pod.running_at, index=index
+            )
 
     def _delete_pods(self, ref: WorkloadRef, *, now: datetime) -> None:
         for pod in self._objects.pods.pop(ref, ()):

@@ -11,6 +11,11 @@ GPUs from the nodes, and the simulated exporter samples them from the stories' p
 labels as a ServiceMonitor scrape writes them (`exported_namespace`, `exported_pod`, `UUID`,
 `Hostname`, ...), in the metric's own unit (a percentage for `DCGM_FI_DEV_GPU_UTIL`). A slot
 without a real sample is left out, as Prometheus leaves a step without samples.
+
+It also answers the evidence signals' per-slot forms (the live read's `SLOT_EXPRESSIONS`, with
+`prometheus.evidence`'s metrics), in dcgm-exporter's units: `(M - M offset <slot>)` for the
+framebuffer's growth (MiB) and `avg_over_time(M[<slot>])` for power (W) and PCIe / NVLink
+receive (bytes/s), computed as `autoscaler.sim.evidence` reads the same samples.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from autoscaler.domain.evidence import Signal
+from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.tree import SignalSettings
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
@@ -33,6 +40,13 @@ MINUTE = timedelta(minutes=1)
 EXPORTER_NAMESPACE = "gpu-operator"
 _SLOT_QUERY = re.compile(
     r"^max_over_time\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?\[(?P<slot>\w+)\]\)$"
+)
+# Spaces removed, as `_metric` does: `(M{...} - M{...} offset 60s)`, `avg_over_time(M{...}[60s])`.
+_GROWTH_QUERY = re.compile(
+    r"^\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?-(?P=metric)(\{[^}]*\})?offset(?P<slot>\w+)\)$"
+)
+_MEAN_QUERY = re.compile(
+    r"^avg_over_time\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?\[(?P<slot>\w+)\]\)$"
 )
 
 
@@ -87,20 +101,32 @@ class RecordedHistory:
         signals: Sequence[SignalSettings],
         slot: timedelta,
         end: datetime,
+        evidence: EvidenceSettings | None = None,
     ) -> None:
+        """`evidence`: `prometheus.evidence`, naming the device fields' metrics."""
         if not stories:
             raise ValueError("a recorded history needs at least one story")
         self.start = min(story.first_arrival for story in stories)
         self.end = end
         self._scales = {signal.metric: float(signal.scale) for signal in signals}
+        fields = evidence or EvidenceSettings()
+        self._fields = {
+            fields.framebuffer.metric: Signal.FRAMEBUFFER,
+            fields.power.metric: Signal.POWER,
+            fields.pcie.metric: Signal.PCIE,
+            fields.nvlink.metric: Signal.NVLINK,
+        }
         self._slot = int(slot.total_seconds())
         self._recordings = [self._record(story) for story in stories]
 
     def query_range(
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
     ) -> RecordedReply:
-        metric = self._metric(promql)
         times = range(int(start.timestamp()), int(end.timestamp()) + 1, int(step.total_seconds()))
+        evidence = self._evidence_form(promql)
+        if evidence is not None:
+            return self._evidence(*evidence, times=times)
+        metric = self._metric(promql)
         if metric in METRICS:  # Kueue's queue metrics, for the reclaim modes
             return RecordedReply(
                 series=tuple(
@@ -121,13 +147,53 @@ class RecordedHistory:
                     found.append(RecordedSeries(_labels(holding), pairs))
         return RecordedReply(series=tuple(found))
 
+    def _evidence_form(self, promql: str) -> tuple[Signal, bool] | None:
+        """The device field a per-slot evidence form asks about, and whether it asks for
+        growth (rather than the slot's mean); None for any other query."""
+        compact = promql.replace(" ", "")
+        for growth, form in ((True, _GROWTH_QUERY), (False, _MEAN_QUERY)):
+            query = form.match(compact)
+            if query is not None and query["metric"] in self._fields:
+                self._check_slot(query["slot"])
+                return self._fields[query["metric"]], growth
+        return None
+
+    def _evidence(self, signal: Signal, growth: bool, *, times: range) -> RecordedReply:
+        found = []
+        for recording in self._recordings:
+            for holding in recording.holdings:
+                values = [
+                    (at, value)
+                    for at in times
+                    if at >= holding.start.timestamp()
+                    if (value := self._slot_value(recording, holding, signal, growth, at))
+                    is not None
+                ]
+                if values:
+                    found.append(RecordedSeries(_labels(holding), values))
+        return RecordedReply(series=tuple(found))
+
+    def _slot_value(
+        self, recording: _Recording, holding: GpuHolding, signal: Signal, growth: bool, at: int
+    ) -> float | None:
+        samples = recording.exporter
+        if growth:  # `M - M offset slot`: both instant selectors must find a sample
+            now = samples.field_newest(holding, signal, at)
+            before = samples.field_newest(holding, signal, at - self._slot)
+            return None if now is None or before is None else now - before
+        values = samples.field_values(holding, signal, at - self._slot, at)
+        return sum(values) / len(values) if values else None
+
+    def _check_slot(self, slot: str) -> None:
+        if slot != f"{self._slot}s":
+            raise ValueError(f"the recorded history has {self._slot}s slots, not {slot}")
+
     def _metric(self, promql: str) -> str:
         query = _SLOT_QUERY.match(promql.replace(" ", ""))
         if query is None:
             raise ValueError(f"the recorded history answers max_over_time(metric[slot]) only, "
                              f"not {promql!r}")  # fmt: skip
-        if query["slot"] != f"{self._slot}s":
-            raise ValueError(f"the recorded history has {self._slot}s slots, not {query['slot']}")
+        self._check_slot(query["slot"])
         return query["metric"]
 
     def _record(self, story: RecordedStory) -> _Recording:

@@ -8,7 +8,9 @@ from the RayCluster's `Profile`. A read computes what a fleet read of
 - coverage: the steps of a `[window:slot]` subquery (multiples of the slot, from now - window
   to now, both ends included) whose `[slot]` range holds a real sample, over window / slot;
 - last busy: the latest such step whose slot maximum is above the threshold, within the lookback;
-- newest: the newest sample within the 5-minute lookback delta, unless that sample is NaN.
+- newest: the newest sample within the 5-minute lookback delta, unless that sample is NaN;
+- evidence: the device fields' activity slot by slot over the reach (`autoscaler.sim.evidence`),
+  shared by every view of the read; the fresh check's, over the slot ending now.
 Ranges are closed at both ends as in Prometheus 2.x. Samples are memoized: the past never changes.
 """
 
@@ -16,46 +18,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 
+from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence, Signal
 from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import FleetUsage, GpuUsage, UsageView
+from autoscaler.settings.evidence import EvidenceSettings
+from autoscaler.sim.evidence import Reach, SimulatedEvidence
+from autoscaler.sim.holdings import ExporterTiming, GpuHolding, GpuHoldings
 from autoscaler.sim.profiles import Profile
+
+__all__ = ["GPU_MODEL", "ExporterTiming", "GpuHolding", "GpuHoldings", "SimulatedExporter"]
 
 GPU_MODEL = "NVIDIA A100-SXM4-80GB"
 LOOKBACK_DELTA = 300  # seconds an instant selector looks back (Prometheus' default)
-
-
-@dataclass(frozen=True)
-class GpuHolding:
-    """A GPU held by a pod of a RayCluster, from the pod's start until its deletion."""
-
-    key: GpuKey
-    raycluster: str  # the owner's name, in key.namespace
-    node: str
-    start: datetime  # the pod runs (and the exporter reports it) from here
-    end: datetime | None = None  # deleted; None while it runs
-
-    def holds_at(self, second: int) -> bool:
-        begun = self.start.timestamp() <= second
-        return begun and (self.end is None or second < self.end.timestamp())
-
-
-class GpuHoldings(Protocol):
-    def gpu_holdings(self) -> Sequence[GpuHolding]:
-        """Every GPU holding, running or ended, in start order."""
-        ...
-
-
-@dataclass(frozen=True)
-class ExporterTiming:
-    scrape: int = 30  # seconds between samples
-    offset: int = 7  # samples fall at offset + k * scrape: off the slot edges, as in real life
-    slot: int = 60  # policy.slot in seconds
-    lookback: int = 24 * 3600  # policy.idleSinceLookback in seconds
 
 
 class SimulatedExporter:
@@ -66,21 +43,48 @@ class SimulatedExporter:
         profiles: Mapping[tuple[str, str], Profile],
         origin: datetime,
         timing: ExporterTiming | None = None,
+        evidence: EvidenceSettings | None = None,
     ) -> None:
+        """`evidence`: `prometheus.evidence`, the bars the evidence is read with."""
         self._holdings = holdings
         self._profiles = profiles
         self._origin = origin.timestamp()
         self._timing = timing or ExporterTiming()
-        self._samples: dict[tuple[GpuKey, int], float | None] = {}
+        self._evidence = SimulatedEvidence(
+            self, settings=evidence or EvidenceSettings(), model=GPU_MODEL
+        )
+        self._samples: dict[tuple[GpuKey, Signal | None, int], float | None] = {}
         self._slots: dict[tuple[GpuKey, int], float | None] = {}
         self.reads = 0
 
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
     ) -> dict[UsageView, FleetUsage]:
-        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
+        """One read for every view, the cycle's evidence shared by them all."""
+        if not views:
+            return {}
+        window = max(view.window for view in views)
+        evidence = self.read_evidence(
+            window=window, threshold=min(v.threshold for v in views), now=now
+        )
+        return {
+            v: self._read(window=v.window, threshold=v.threshold, now=now, evidence=evidence)
+            for v in views
+        }
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+        evidence = self.read_evidence(window=window, threshold=threshold, now=now)
+        return self._read(window=window, threshold=threshold, now=now, evidence=evidence)
+
+    def read_evidence(self, *, window: timedelta, threshold: float, now: datetime) -> FleetEvidence:
+        """The evidence signals over the reach of a read with this window and threshold."""
+        at = int(now.timestamp())
+        reach = Reach(at, int(window.total_seconds()), threshold, self._timing.slot)
+        return self._evidence.read(list(self._visible(at)), reach=reach)
+
+    def _read(
+        self, *, window: timedelta, threshold: float, now: datetime, evidence: FleetEvidence
+    ) -> FleetUsage:
         self.reads += 1
         at = int(now.timestamp())
         span = int(window.total_seconds())
@@ -89,24 +93,30 @@ class SimulatedExporter:
             usage = self._usage(holding, at=at, span=span, threshold=threshold)
             if usage is not None:
                 gpus.setdefault((usage.key.namespace, usage.key.pod), []).append(usage)
-        return FleetUsage(
-            window, threshold, evaluated_at=now, gpus={k: tuple(v) for k, v in gpus.items()}
-        )
+        found = {k: tuple(v) for k, v in gpus.items()}
+        return FleetUsage(window, threshold, evaluated_at=now, gpus=found, evidence=evidence)
 
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         """The fresh check's one query: each GPU's newest sample within the lookback delta."""
         at, asked = int(now.timestamp()), set(pods)
         found: dict[tuple[str, str], list[LatestSample]] = {}
-        for holding in self._visible(at):
+        candidates = [h for h in self._visible(at) if (h.key.namespace, h.key.pod) in asked]
+        for holding in candidates:
             pod = (holding.key.namespace, holding.key.pod)
-            newest = self._newest_any(holding, at) if pod in asked else None
+            newest = self._newest_any(holding, at)
             if newest is not None:
                 second, value = newest
                 sample = LatestSample(
                     holding.key, None if math.isnan(value) else value, _time(second)
                 )
                 found.setdefault(pod, []).append(sample)
-        return LatestUsage(now, samples={pod: tuple(s) for pod, s in found.items()})
+        evidence = (
+            self._evidence.latest(candidates, at=at, slot=self._timing.slot)
+            if candidates
+            else NO_EVIDENCE
+        )
+        samples = {pod: tuple(s) for pod, s in found.items()}
+        return LatestUsage(now, samples=samples, evidence=evidence)
 
     def utilization(self, namespace: str, raycluster: str, now: datetime) -> float | None:
         """The mean of the RayCluster's GPUs' newest samples, as a ratio (the live view's)."""
@@ -128,6 +138,24 @@ class SimulatedExporter:
             for at in times
             if at >= begun and (peak := self._slot_peak(holding, at)) is not None
         ]
+
+    def field_values(self, holding: GpuHolding, signal: Signal, low: int, high: int) -> list[float]:
+        """A device field's samples at scrape times in [low, high], NaN kept."""
+        found = (self._sample(holding, second, signal) for second in self._scrapes(low, high))
+        return [value for value in found if value is not None]
+
+    def field_newest(self, holding: GpuHolding, signal: Signal, at: int) -> float | None:
+        """A device field's newest sample within the lookback delta, NaN kept."""
+        for second in reversed(self._scrapes(at - LOOKBACK_DELTA, at)):
+            value = self._sample(holding, second, signal)
+            if value is not None:
+                return value
+        return None
+
+    def compute_peak(self, holding: GpuHolding, low: int, high: int) -> float | None:
+        """The highest real utilization ratio in [low, high]."""
+        real = [v for v in self._values(holding, low, high) if not math.isnan(v)]
+        return max(real) if real else None
 
     def _visible(self, at: int) -> Iterator[GpuHolding]:
         oldest = at - self._timing.lookback
@@ -205,17 +233,26 @@ class SimulatedExporter:
         first = -((offset - low) // scrape) * scrape + offset  # first offset + k*scrape >= low
         return range(first, high + 1, scrape)
 
-    def _sample(self, holding: GpuHolding, second: int) -> float | None:
-        memo = (holding.key, second)
+    def _sample(
+        self, holding: GpuHolding, second: int, signal: Signal | None = None
+    ) -> float | None:
+        """Utilization (a ratio), or with `signal` that device field in its own unit."""
+        memo = (holding.key, signal, second)
         if memo not in self._samples:
-            self._samples[memo] = self._scripted(holding, second)
+            self._samples[memo] = self._scripted(holding, second, signal)
         return self._samples[memo]
 
-    def _scripted(self, holding: GpuHolding, second: int) -> float | None:
+    def _scripted(self, holding: GpuHolding, second: int, signal: Signal | None) -> float | None:
         if not holding.holds_at(second):
             return None
         profile = self._profiles.get((holding.key.namespace, holding.raycluster))
-        pct = None if profile is None else profile.percent_at((second - self._origin) / 60)
+        if profile is None:
+            return None
+        minute = (second - self._origin) / 60
+        gpu = profile.for_gpu(holding.index)
+        if signal is not None:
+            return gpu.reading(signal, minute)
+        pct = gpu.percent_at(minute)
         return None if pct is None else pct / 100
 
 

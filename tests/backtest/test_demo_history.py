@@ -36,6 +36,11 @@ def minutes(at: str) -> str:
     return at[11:16]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the evidence classifier (H2) and the backtest's evidence (H5): until both "
+    "are merged, compute alone stops noisy's weight-loader at 10:01, mid-load",
+)
 def test_the_policy_deactivates_what_the_live_demo_does_at_the_same_minutes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -58,9 +63,9 @@ def test_the_policy_deactivates_what_the_live_demo_does_at_the_same_minutes(
     }
     assert (report["start"], report["end"]) == ("2026-03-02T09:00:00Z", "2026-03-02T20:15:00Z")
     # two-clusters' first RayCluster (the second never ran), rd's three workspaces (production
-    # never ran either: nothing was freed for it), noisy's four clusters, when-contended's
-    # four (its fine-tuning job never ran)
-    assert report["gpus"] == 2 + 3 * 4 + 4 * 2 + 4 * 4
+    # never ran either: nothing was freed for it), noisy's five 2-GPU clusters and its
+    # half-used 4-GPU one, when-contended's four (its fine-tuning job never ran)
+    assert report["gpus"] == 2 + 3 * 4 + (5 * 2 + 4) + 4 * 4
 
 
 def test_short_windows_stop_the_bursty_and_slow_loading_clusters_and_regret_it(
@@ -73,10 +78,23 @@ def test_short_windows_stop_the_bursty_and_slow_loading_clusters_and_regret_it(
         for window in ("15m", "30m")
     }
 
+    # weight-loader's 45 idle minutes before it loads and trains: loading or not, a short
+    # window stops it before its weights even start to arrive
     assert regretted == {
-        "15m": {"bursty-eval-gpu-group", "slow-loader-gpu-group"},
-        "30m": {"slow-loader-gpu-group"},
+        "15m": {"bursty-eval-gpu-group", "slow-loader-gpu-group", "weight-loader-gpu-group"},
+        "30m": {"slow-loader-gpu-group", "weight-loader-gpu-group"},
     }
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the evidence classifier (H2) and the backtest's evidence (H5): until both "
+    "are merged, compute alone stops noisy's weight-loader mid-load, a regret",
+)
+def test_the_default_hour_regrets_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    report = replayed(capsys, "--alternative", "15m")
+    by_window = {v["window"]: v for v in report["variants"]}
+
     assert by_window["1h"]["total"]["regrets"] == 0
 
 

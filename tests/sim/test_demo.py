@@ -25,7 +25,7 @@ from autoscaler.demo.run import (
     run_demo,
 )
 from autoscaler.demo.scenarios import SCENARIOS
-from autoscaler.demo.story import Outcome, World, keep_serving
+from autoscaler.demo.story import Outcome, World, keep_serving, play
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.clock import DEFAULT_SPEED
 from autoscaler.sim.kueue_model import EventKind
@@ -99,17 +99,40 @@ def test_rd_and_production_frees_two_dev_workspaces_and_admits_production_at_onc
     assert "alice-workspace" in left
 
 
-def test_noisy_stops_only_the_truly_idle_notebook(runs: dict[str, tuple[DemoRun, str]]) -> None:
+def test_noisy_stops_the_truly_idle_notebook_and_none_of_the_noisy_ones(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
     run, _ = runs["noisy"]
 
-    assert deactivated(run.live) == {"idle-notebook": at("noisy", 5 + 60)}
+    stopped = deactivated(run.live)
+    assert stopped["idle-notebook"] == at("noisy", 5 + 60)  # its 24 GiB held flat: no evidence
     left = {a.raycluster: a for a in run.summary.left_alone}
-    assert set(left) == {"bursty-eval", "slow-loader", "gappy-trainer"}
+    assert {"bursty-eval", "slow-loader", "gappy-trainer", "half-used"} <= set(left)
     window = timedelta(hours=1)
     assert timedelta(0) < left["bursty-eval"].longest_idle < window
     assert timedelta(minutes=45) < left["slow-loader"].longest_idle < window
     assert left["gappy-trainer"].unknown_for >= timedelta(minutes=10)
     assert "no usable samples" in left["gappy-trainer"].unknown_reason
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the evidence classifier (issue 16, H2): until it is merged, compute alone "
+    "stops weight-loader at minute 60, mid-load; remove this mark when it lands",
+)
+def test_noisy_leaves_the_weight_loader_loading_and_the_half_used_cluster_idle_held(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
+    run, printed = runs["noisy"]
+
+    assert deactivated(run.live) == {"idle-notebook": at("noisy", 5 + 60)}
+    left = {a.raycluster: a for a in run.summary.left_alone}
+    # Compute idle from minute 0; from 45 to 65 the framebuffer climbs 3 GiB/min: loading
+    # covers the minutes past the window (60 to 65) and it trains from 65.
+    assert left["weight-loader"].loading_for >= timedelta(minutes=5)
+    assert left["half-used"].state.value == "idle-held"
+    assert left["half-used"].idle_held_gpus == 2
+    assert "2 GPUs idle-held" in printed
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -277,3 +300,35 @@ def test_the_composition_root_may_configure_ports_and_keda_but_never_the_policy(
 
     assert seen == [(True, False), (True, True)]  # the live run acts, the replay does not
     assert [entry.raycluster for entry in run.live.audits] == ["first-raycluster"]
+
+
+def test_in_the_noisy_story_the_exporter_shows_the_loader_loading_and_half_used_half_idle() -> None:
+    world = World.build(
+        SCENARIOS["noisy"],
+        dry_run=True,
+        speed=None,
+        build_service=build_service,
+        logger=logging.getLogger("test-demo"),
+    )
+    play(world)
+    minute_60 = at("noisy", 60)
+
+    usage = world.exporter.read_usage(window=timedelta(hours=1), threshold=0.05, now=minute_60)
+
+    def pods_of(raycluster: str) -> list[tuple[str, str]]:
+        return sorted(pod for pod in usage.gpus if pod[1].startswith(f"{raycluster}-"))
+
+    (loader,) = pods_of("weight-loader")
+    assert all(gpu.peak is not None and gpu.peak <= 0.05 for gpu in usage.for_pod(*loader))
+    for gpu in usage.for_pod(*loader):
+        signals = {s.signal.value: s for s in usage.evidence.for_gpu(gpu.key)}
+        assert set(signals) == {"framebuffer", "pcie"}
+        assert signals["framebuffer"].first_at == at("noisy", 46)
+        assert signals["framebuffer"].last_at == minute_60
+    (half,) = pods_of("half-used")
+    assert sorted(gpu.peak or 0.0 for gpu in usage.for_pod(*half)) == [0.0, 0.0, 0.85, 0.85]
+    (notebook,) = pods_of("idle-notebook")
+    notebook_seen = [s for gpu in usage.for_pod(*notebook) for s in usage.evidence.for_gpu(gpu.key)]
+    assert notebook_seen  # its power while it computed, until minute 5; its memory stays flat
+    assert {s.signal.value for s in notebook_seen} == {"power", "pcie"}
+    assert max(s.last_at for s in notebook_seen) == at("noisy", 5)

@@ -27,6 +27,7 @@ from .dcgm import (
     fleet,
     gpu_uuid,
 )
+from .device_fields import DeviceFields
 from .exporter import FakeDcgmExporter
 from .openmetrics import write_openmetrics
 from .profiles import Burst, Profile
@@ -41,6 +42,7 @@ __all__ = [
     "AuthProxy",
     "BackfillStats",
     "Burst",
+    "DeviceFields",
     "ExporterPod",
     "FakeDcgmExporter",
     "Gpu",
