@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TextIO
 
-from autoscaler.adapters.prometheus.promql import QueryWindow
 from autoscaler.backtest.chart import write_chart
 from autoscaler.backtest.identity import Resolver
 from autoscaler.backtest.modes import compare
@@ -29,7 +28,7 @@ from autoscaler.backtest.report import Report, VariantReport, as_json, table
 from autoscaler.backtest.rule_report import summarize
 from autoscaler.backtest.rulebook import policy_variant
 from autoscaler.backtest.sightings import EvidenceTrack
-from autoscaler.backtest.signals import evidence_queries, power_bar
+from autoscaler.backtest.signals import evidence_queries
 from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
 from autoscaler.backtest.variant import ALWAYS, PER_RULE, WHEN_CONTENDED, Variant
 from autoscaler.core.clock import SystemClock
@@ -212,21 +211,9 @@ def _replay(
         resolver=Resolver(label=options.raycluster_label),
         queues=queues,
         queue_of=options.queue_of,
-        evidence=_evidence(variants, settings=settings, policy=policy),
-    )
-
-
-def _evidence(variants: Sequence[Variant], *, settings: Settings, policy: Policy) -> EvidenceTrack:
-    """Evidence within the live read's reach: the longest window and one coarse step."""
-    windows = [v.window for v in variants] + [r.usage.window for r in policy.rulebook]
-    span = QueryWindow(
-        max(windows), policy.rules.slot, settings.policy.idle_since_lookback, policy.rules.threshold
-    )
-    return EvidenceTrack(
-        reach=int(span.recent.total_seconds()),
-        power=power_bar(settings.prometheus.evidence),
-        threshold=policy.rules.threshold,
-        span=int(policy.rules.window / policy.rules.slot),
+        evidence=EvidenceTrack.for_policy(
+            settings=settings, policy=policy, windows=[v.window for v in variants]
+        ),
     )
 
 

@@ -16,18 +16,20 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import compress, repeat
 from operator import ge
 
 from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL
-from autoscaler.adapters.prometheus.promql import workload_gpu_key
+from autoscaler.adapters.prometheus.promql import QueryWindow, workload_gpu_key
 from autoscaler.backtest.baselines import learned_baselines
 from autoscaler.backtest.matrix import RangeAnswer
-from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery, PowerBar, detail
+from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery, PowerBar, detail, power_bar
 from autoscaler.backtest.timeline import Chunk, placed
 from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.policy import Policy
+from autoscaler.settings.tree import Settings
 
 Row = tuple[GpuKey, str, list[float]]  # a GPU, its modelName ("" unknown), its slot values
 
@@ -59,6 +61,23 @@ class EvidenceTrack:
         self._failed: list[_Failure] = []
         self._models: dict[GpuKey, str] = {}
         self.learned: dict[str, float] = {}  # the latest chunk's baselines that learned one
+
+    @classmethod
+    def for_policy(
+        cls, *, settings: Settings, policy: Policy, windows: Iterable[timedelta] = ()
+    ) -> EvidenceTrack:
+        """Within the live read's reach over the policy's rules and these other windows: the
+        longest window and one coarse step."""
+        longest = max([*windows, *(rule.usage.window for rule in policy.rulebook)])
+        rules = policy.rules
+        span = QueryWindow(longest, rules.slot, settings.policy.idle_since_lookback,
+                           rules.threshold)  # fmt: skip
+        return cls(
+            reach=int(span.recent.total_seconds()),
+            power=power_bar(settings.prometheus.evidence),
+            threshold=rules.threshold,
+            span=int(rules.window / rules.slot),
+        )
 
     @property
     def baselines(self) -> dict[str, float]:
