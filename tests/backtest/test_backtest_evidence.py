@@ -15,14 +15,12 @@ import pytest
 
 from autoscaler.backtest.baselines import promql_quantile
 from autoscaler.backtest.command import backtest
-from autoscaler.backtest.sightings import EvidenceTrack
-from autoscaler.backtest.signals import evidence_queries
-from autoscaler.backtest.source import ChunkPlan, chunks, slot_queries
 from autoscaler.domain.evidence import FleetEvidence, Signal
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 
+from .evidence_chain import evidence_at as chain
 from .fakes import FakeRange, Gpus
 from .test_replay import END, T0, options
 
@@ -52,24 +50,9 @@ def evidence_at(
     source: FakeRange, times: Iterable[int], *, settings: Settings | None = None,
     chunk: timedelta = timedelta(hours=12),
 ) -> dict[int, FleetEvidence]:  # fmt: skip
-    """The backtest's own chain (range chunks, then the evidence track) asked at `times`,
-    each while the chunk holding it is the latest fed, as the replay asks."""
-    settings = settings or Settings()
-    policy = build_policy(settings)
-    slot = policy.rules.slot
-    plan = ChunkPlan(start=T0 - 2 * H, end=END, slot=60, steps_per_chunk=chunk // slot)
-    track = EvidenceTrack.for_policy(settings=settings, policy=policy)
-    queries = slot_queries(settings.prometheus.signals, slot=slot)
-    wanted, found = sorted(times), {}
-    evidence = evidence_queries(settings.prometheus.evidence, slot=slot)
-    for fetched in chunks(source, queries, plan, evidence=evidence):
-        track.feed(fetched.chunk, fetched.evidence)
-        last = fetched.chunk.time(fetched.chunk.steps - 1)
-        keys = [GpuKey(*gpu) for gpu in source.gpus]
-        while wanted and wanted[0] <= last:
-            now = wanted.pop(0)
-            found[now] = track.at(now, keys)
-    return found
+    keys = [GpuKey(*gpu) for gpu in source.gpus]
+    return chain(source, times, keys=keys, start=T0 - 2 * H, end=END, settings=settings,
+                 chunk=chunk)  # fmt: skip
 
 
 def sighted(evidence: FleetEvidence, key: GpuKey = LOADER_KEY) -> list[tuple[object, ...]]:

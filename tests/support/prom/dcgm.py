@@ -21,9 +21,20 @@ from .profiles import Profile
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 ALL_METRICS = (GPU_UTIL, GR_ENGINE_ACTIVE)
+# Evidence gauges (ISSUE 16), in dcgm-exporter's units (etc/default-counters.csv,
+# etc/dcp-metrics-included.csv): a history's level is the metric's own value, not a percent.
+FB_USED = "DCGM_FI_DEV_FB_USED"  # MiB
+POWER_USAGE = "DCGM_FI_DEV_POWER_USAGE"  # W
+PCIE_RX = "DCGM_FI_PROF_PCIE_RX_BYTES"  # bytes/s
+NVLINK_RX = "DCGM_FI_PROF_NVLINK_RX_BYTES"  # bytes/s
+RAW_METRICS = (FB_USED, POWER_USAGE, PCIE_RX, NVLINK_RX)
 HELP = {
     GPU_UTIL: "GPU utilization (in %).",
     GR_ENGINE_ACTIVE: "Ratio of time the graphics engine is active.",
+    FB_USED: "Framebuffer memory used (in MiB).",
+    POWER_USAGE: "Power draw (in W).",
+    PCIE_RX: "The rate of data received over the PCIe bus, in bytes per second.",
+    NVLINK_RX: "The rate of data received over NVLink, in bytes per second.",
 }
 
 EXPORTER_NAMESPACE = "nvidia-gpu-operator"
@@ -172,7 +183,10 @@ class GpuSeries:
 
 
 def metric_value(metric: str, gpu: Gpu, pct: float) -> float:
-    """GPU_UTIL in percent (always 0 on a MIG instance), GR_ENGINE_ACTIVE as a 0-1 ratio."""
+    """GPU_UTIL in percent (always 0 on a MIG instance), GR_ENGINE_ACTIVE as a 0-1 ratio; an
+    evidence gauge's level is its own value."""
+    if metric in RAW_METRICS:
+        return pct
     if metric == GPU_UTIL:
         return 0.0 if gpu.mig else pct
     return pct / 100.0
