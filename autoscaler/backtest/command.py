@@ -27,6 +27,8 @@ from autoscaler.backtest.replay import Settings as ReplaySettings
 from autoscaler.backtest.report import Report, VariantReport, as_json, table
 from autoscaler.backtest.rule_report import summarize
 from autoscaler.backtest.rulebook import policy_variant
+from autoscaler.backtest.sightings import EvidenceTrack
+from autoscaler.backtest.signals import evidence_queries
 from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
 from autoscaler.backtest.variant import ALWAYS, PER_RULE, WHEN_CONTENDED, Variant
 from autoscaler.core.clock import SystemClock
@@ -145,12 +147,13 @@ def backtest(
     replay = _replay(options, variants=variants, settings=settings, policy=policy, queues=queues)
     warnings: dict[str, None] = {}
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
+    evidence = evidence_queries(settings.prometheus.evidence, slot=policy.rules.slot)
     occupancy = OccupancyCounter(
         start=options.start, end=options.end, slot=replay.settings.slot,
         threshold=policy.rules.threshold,
     )  # fmt: skip
-    for fetched in chunks(source, queries, plan):
-        replay.feed(fetched.chunk)
+    for fetched in chunks(source, queries, plan, evidence=evidence):
+        warnings.update(dict.fromkeys(replay.feed(fetched.chunk, fetched.evidence)))
         occupancy.add(
             fetched.chunk, follows=lambda key: (key.namespace, key.pod) not in replay.skipped
         )
@@ -172,6 +175,7 @@ def backtest(
         occupancy=occupancy.result(),
         modes=None if queues is None else compare(compared, queues),
         rules=summarize(policy, replay.matches, found[base]),
+        states=replay.states()[base],
     )
 
 
@@ -207,6 +211,9 @@ def _replay(
         resolver=Resolver(label=options.raycluster_label),
         queues=queues,
         queue_of=options.queue_of,
+        evidence=EvidenceTrack.for_policy(
+            settings=settings, policy=policy, windows=[v.window for v in variants]
+        ),
     )
 
 

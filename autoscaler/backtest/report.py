@@ -12,6 +12,7 @@ from autoscaler.backtest.modes import ModeFigures, mode_lines
 from autoscaler.backtest.occupancy import Occupancy
 from autoscaler.backtest.queues import NO_QUEUE_DATA
 from autoscaler.backtest.rule_report import RuleSummary, rule_lines
+from autoscaler.backtest.states import StateCount, state_lines
 from autoscaler.backtest.variant import Variant
 from autoscaler.settings.tree import format_duration
 
@@ -74,6 +75,7 @@ class Report:
     occupancy: Occupancy  # GPUs held and held idle over time
     modes: tuple[ModeFigures, ...] | None = None  # always vs when-contended; None: no queue data
     rules: RuleSummary | None = None  # the policy's column per rule
+    states: tuple[StateCount, ...] = ()  # the policy's states at the steps it judged
 
     @property
     def policy(self) -> VariantReport:
@@ -102,7 +104,9 @@ def table(report: Report) -> list[str]:
     rules = (
         ["", *rule_lines(report.rules)] if report.rules and report.policy.variant.by_rule else []
     )
-    return head + _aligned([columns, *rows]) + rules + modes + (["", *warnings] if warnings else [])
+    states = ["", *state_lines(report.states)] if report.states else []
+    tail = rules + states + modes + (["", *warnings] if warnings else [])
+    return head + _aligned([columns, *rows]) + tail
 
 
 def as_json(report: Report) -> dict[str, Any]:
@@ -119,6 +123,7 @@ def as_json(report: Report) -> dict[str, Any]:
         "chart": [_variant_json(v, details=False) for v in report.chart],
         "reclaimModes": [m.as_json() for m in report.modes] if report.modes else NO_QUEUE_DATA,
         **(report.rules.as_json() if report.rules else {}),
+        "states": [c.as_json() for c in report.states],
     }
 
 

@@ -6,11 +6,15 @@ the live coverage and last-busy queries. Label mapping (exported_* over the plai
 division by the signal's scale and the merge of a GPU's series (signals, replaced exporter
 pods) happen while reading, in `timeline.chunk_from`, with the live queries' own rules: the
 server then only selects, which keeps a week of a thousand GPUs within a minute.
+
+Beside them, one range query per enabled evidence signal and chunk (`signals.py`): the live
+read's per-slot expression. A failed evidence query does not stop the backtest: its answer
+carries the failure, and the workloads it covers are unknown wherever it reaches (ISSUE 16).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,7 +22,9 @@ from typing import Protocol
 
 from autoscaler.adapters.prometheus.promql import duration, selector
 from autoscaler.backtest.matrix import RangeAnswer
+from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery
 from autoscaler.backtest.timeline import Chunk, Scaled, chunk_from
+from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.settings.tree import SignalSettings
 
 
@@ -65,31 +71,40 @@ class ChunkPlan:
 class Fetched:
     chunk: Chunk
     warnings: tuple[str, ...]
+    evidence: tuple[EvidenceAnswer, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Answers:
+    slots: list[tuple[RangeAnswer, float]]
+    evidence: tuple[EvidenceAnswer, ...]
 
 
 def chunks(
-    source: RangeQueries, queries: Sequence[SlotQuery], plan: ChunkPlan
+    source: RangeQueries,
+    queries: Sequence[SlotQuery],
+    plan: ChunkPlan,
+    *,
+    evidence: Sequence[EvidenceQuery] = (),
 ) -> Iterator[Fetched]:
     """The chunks in time order; the next one's queries run while the caller reads this one."""
     spans = list(plan.spans())
 
-    def replies(first: int, steps: int) -> list[tuple[RangeAnswer, float]]:
-        return [
-            (
-                source.query_range(
-                    query.promql,
-                    start=_utc(first),
-                    end=_utc(first + (steps - 1) * plan.slot),
-                    step=timedelta(seconds=plan.slot),
-                ),
-                query.scale,
+    def replies(first: int, steps: int) -> _Answers:
+        def ask(promql: str) -> RangeAnswer:
+            return source.query_range(
+                promql,
+                start=_utc(first),
+                end=_utc(first + (steps - 1) * plan.slot),
+                step=timedelta(seconds=plan.slot),
             )
-            for query in queries
-        ]
+
+        slots = [(ask(query.promql), query.scale) for query in queries]
+        return _Answers(slots, tuple(_evidence(ask, query) for query in evidence))
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="backtest-fetch") as pool:
 
-        def fetch(span: tuple[int, int]) -> Future[list[tuple[RangeAnswer, float]]]:
+        def fetch(span: tuple[int, int]) -> Future[_Answers]:
             return pool.submit(replies, *span)
 
         pending = [fetch(spans[0])] if spans else []
@@ -97,10 +112,21 @@ def chunks(
             answered = pending.pop().result()
             if number + 1 < len(spans):
                 pending.append(fetch(spans[number + 1]))
-            scaled = [Scaled(reply.series, scale) for reply, scale in answered]
+            scaled = [Scaled(reply.series, scale) for reply, scale in answered.slots]
             chunk = chunk_from(scaled, start=first, slot=plan.slot, steps=steps)
-            warnings = tuple(w for reply, _ in answered for w in reply.warnings)
-            yield Fetched(chunk, warnings)
+            replied = [reply for reply, _ in answered.slots] + [
+                e.reply for e in answered.evidence if e.reply is not None
+            ]
+            warnings = tuple(w for reply in replied for w in reply.warnings)
+            yield Fetched(chunk, warnings, answered.evidence)
+
+
+def _evidence(ask: Callable[[str], RangeAnswer], query: EvidenceQuery) -> EvidenceAnswer:
+    """An evidence query's answer; its failure recorded, not raised (the slot queries' do)."""
+    try:
+        return EvidenceAnswer(query, ask(query.promql))
+    except MetricsUnavailable as exc:
+        return EvidenceAnswer(query, None, str(exc))
 
 
 def _utc(seconds: int) -> datetime:

@@ -53,26 +53,26 @@ def chunk_from(signals: Iterable[Scaled], *, start: int, slot: int, steps: int) 
             key = workload_gpu_key(row.labels)
             if key is None:
                 continue
-            placed = _placed(row.values, start=start, slot=slot, steps=steps, scale=signal.scale)
+            found = placed(row.values, start=start, slot=slot, steps=steps, scale=signal.scale)
             if key in values:
-                placed = [_max(a, b) for a, b in zip(values[key], placed, strict=True)]
-            values[key], labels[key] = placed, row.labels
+                found = [_max(a, b) for a, b in zip(values[key], found, strict=True)]
+            values[key], labels[key] = found, row.labels
     return Chunk(start, slot, steps, values, labels)
 
 
-def _placed(
+def placed(
     pairs: Sequence[Sequence[object]], *, start: int, slot: int, steps: int, scale: float
 ) -> list[float]:
     if len(pairs) == steps and round(float(str(pairs[0][0]))) == start:
         # The usual case, no gaps: converted in C, a week of a thousand GPUs is 10 M values.
         values = map(float, map(itemgetter(1), pairs))
         return list(values) if scale == 1 else list(map(truediv, values, repeat(scale)))
-    placed = [NAN] * steps
+    slots = [NAN] * steps
     for at, value in pairs:
         index = (round(float(str(at))) - start) // slot
         if 0 <= index < steps:
-            placed[index] = float(str(value)) / scale
-    return placed
+            slots[index] = float(str(value)) / scale
+    return slots
 
 
 def _where(test: Callable[[float, float], bool], values: list[float], bound: float) -> list[int]:
@@ -244,3 +244,16 @@ def minus(
         if start < end:
             result.append((start, end))
     return result
+
+
+def union(
+    one: Sequence[tuple[int, int]], other: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Both sets of sorted, merged, half-open intervals as one; touching ones merge."""
+    merged: list[tuple[int, int]] = []
+    for begin, end in sorted([*one, *other]):
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((begin, end))
+    return merged

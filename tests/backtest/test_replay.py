@@ -164,20 +164,47 @@ def test_the_chunk_size_changes_memory_not_the_figures(chunk: timedelta) -> None
     assert any(v.deactivations for v in whole.variants)
 
 
-def test_one_range_query_per_signal_is_sent_per_chunk_whatever_the_fleet() -> None:
+SLOT_QUERIES = {
+    "max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[60s])",
+    'max_over_time(DCGM_FI_DEV_GPU_UTIL{GPU_I_ID=""}[60s])',
+}
+EVIDENCE_QUERIES = {
+    "framebuffer": "(DCGM_FI_DEV_FB_USED - DCGM_FI_DEV_FB_USED offset 60s)",
+    "pcie": "avg_over_time(DCGM_FI_PROF_PCIE_RX_BYTES[60s])",
+    "nvlink": "avg_over_time(DCGM_FI_PROF_NVLINK_RX_BYTES[60s])",
+    "power": "avg_over_time(DCGM_FI_DEV_POWER_USAGE[60s])",
+}
+
+
+@pytest.mark.parametrize(
+    "enabled",
+    [
+        pytest.param((), id="no-evidence-signal-only-the-two-slot-queries"),
+        pytest.param(("framebuffer",), id="framebuffer-adds-one"),
+        pytest.param(("framebuffer", "power"), id="framebuffer-and-power-add-two"),
+        pytest.param(tuple(EVIDENCE_QUERIES), id="all-four-device-signals-add-four"),
+    ],
+)
+def test_one_range_query_per_signal_is_sent_per_chunk_whatever_the_fleet(
+    enabled: tuple[str, ...],
+) -> None:
     gpus: dict[tuple[str, str, str], SlotValue] = {
         ("ns", f"rc{i}-head-abcde", f"GPU-{i}"): busy_until(T0) for i in range(50)
     }
     source = FakeRange(gpus)
-    settings = Settings()
+    evidence: dict[str, dict[str, object]] = {
+        n: {"enabled": n in enabled} for n in EVIDENCE_QUERIES
+    }
+    # the transfer sections need their metric named (settings/evidence.py has no default there)
+    evidence["pcie"]["metric"] = "DCGM_FI_PROF_PCIE_RX_BYTES"
+    evidence["nvlink"]["metric"] = "DCGM_FI_PROF_NVLINK_RX_BYTES"
+    settings = Settings.model_validate({"prometheus": {"evidence": evidence}})
 
     backtest(source, options=options(chunk=timedelta(hours=2)), settings=settings,
              policy=build_policy(settings))  # fmt: skip
 
     # 6 h of range after a warm-up of the window (1 h) and a slot: 7 h 01 m in 2 h chunks,
-    # each asked for both default signals
-    assert len(source.queries) == 4 * 2
-    assert {q[0] for q in source.queries} == {
-        "max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[60s])",
-        'max_over_time(DCGM_FI_DEV_GPU_UTIL{GPU_I_ID=""}[60s])',
-    }
+    # each asked for both default signals and each enabled evidence signal, the power
+    # baseline learned from the power query's own answer (no query of its own)
+    assert len(source.queries) == 4 * (2 + len(enabled))
+    assert {q[0] for q in source.queries} == SLOT_QUERIES | {EVIDENCE_QUERIES[e] for e in enabled}

@@ -38,7 +38,7 @@ from tests.support.prom import (
     fleet,
     write_openmetrics,
 )
-from tests.support.prom.dcgm import HELP
+from tests.support.prom.dcgm import FB_USED, HELP
 
 M, H = 60, 3600
 SLICE_S = 12 * H  # longer than any area's history plus the reach of its reads
@@ -174,7 +174,29 @@ def backtest_stories(end: int) -> list[Backfill]:
         gpu("gap", "gappy-rc-head-pqrst", "n4").history(Profile.busy(70).gap(gap, gap + 150 * M)),
         gpu("other", "notebook-0", "n6").history(Profile.idle()),
     ]
-    return [Backfill(series, start=end - 9 * H + 7, end=end, step_s=60)]
+    return [Backfill(series, start=end - 9 * H + 7, end=end, step_s=60), backtest_loading(end)]
+
+
+# tests/backtest/test_backtest_evidence_prometheus.py: weights loaded at 1 % compute, long
+# before the stories above (their reads start at end - 8 h 01 m at most)
+LOADING_IDLE = 11 * H  # compute drops to 1 % at end - LOADING_IDLE
+LOADING_CLIMB = LOADING_IDLE - 10 * M  # the framebuffer climbs 1 GiB a minute for 20 min from here
+GIB = 1024  # MiB
+
+
+def backtest_loading(end: int) -> Backfill:
+    """dcgm-exporter's FB_USED (MiB, its default counters CSV) at 1 GiB until the climb, one GiB
+    more each minute for 20 minutes, then held flat at 21 GiB."""
+    climb = end - LOADING_CLIMB
+    framebuffer = Profile.idle(GIB)
+    for minute in range(20):
+        start = climb + minute * M
+        framebuffer = framebuffer.level((2 + minute) * GIB, start=start, end=start + M)
+    framebuffer = framebuffer.level(21 * GIB, start=climb + 20 * M)
+    gpu = Gpu(namespace="loading", pod="loading-rc-head-abcde", node="n7")
+    compute = Profile.busy(80).idle_from(end - LOADING_IDLE, 1)
+    series = [gpu.history(compute), gpu.history(framebuffer, metrics=(FB_USED,))]
+    return Backfill(series, start=end - 11 * H - 30 * M + 7, end=end - 9 * H - 30 * M, step_s=60)
 
 
 # -- tests/sim/test_sim_metrics.py: the simulated exporter's cases, one pod each in `sim`
