@@ -67,13 +67,14 @@ class EvidenceTrack:
         cls, *, settings: Settings, policy: Policy, windows: Iterable[timedelta] = ()
     ) -> EvidenceTrack:
         """Within the live read's reach over the policy's rules and these other windows: the
-        longest window and one coarse step."""
+        longest window (or maxLoading) and one coarse step."""
         longest = max([*windows, *(rule.usage.window for rule in policy.rulebook)])
         rules = policy.rules
+        loading = max(rule.usage.max_loading for rule in policy.rulebook)
         span = QueryWindow(longest, rules.slot, settings.policy.idle_since_lookback,
-                           rules.threshold)  # fmt: skip
+                           rules.threshold, loading)  # fmt: skip
         return cls(
-            reach=int(span.recent.total_seconds()),
+            reach=int(span.evidence_reach.total_seconds()),
             power=power_bar(settings.prometheus.evidence),
             threshold=rules.threshold,
             span=int(rules.window / rules.slot),

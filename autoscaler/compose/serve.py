@@ -28,7 +28,7 @@ from autoscaler.core.logs import configure_logging
 from autoscaler.core.ports import Clock, MetricSource, Server
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.rule_settings import deprecations
-from autoscaler.settings.rules import enabled_owner_kinds
+from autoscaler.settings.rules import enabled_owner_kinds, longest_loading
 from autoscaler.settings.tree import QuerySettings, Settings
 
 
@@ -43,6 +43,7 @@ def build_metric_source(settings: Settings) -> PrometheusMetricSource:
         prometheus=settings.prometheus,
         policy=settings.policy,
         templates=query_templates(settings.prometheus.queries),
+        longest_loading=longest_loading(settings),
     )
 
 

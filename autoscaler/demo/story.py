@@ -26,6 +26,7 @@ from autoscaler.demo.scenarios import Scenario
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.settings.rules import longest_loading
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import DEFAULT_SPEED, SimulatedClock
@@ -99,6 +100,7 @@ class World:
         timing = ExporterTiming(
             slot=int(settings.policy.slot.total_seconds()),
             lookback=int(settings.policy.idle_since_lookback.total_seconds()),
+            loading=int(longest_loading(settings).total_seconds()),
         )
         exporter = SimulatedExporter(
             holdings=cluster,

@@ -2,10 +2,12 @@
 (unknown), loading (activity, for at most `max_loading`), or idle since when.
 
 Loading is device activity at near-zero compute: framebuffer growing, power over the
-model's idle baseline, PCIe or NVLink receiving. While no more than `max_loading` has passed
-since compute stopped (or the workload started), it counts as activity: current loading is
-LOADING, and past loading moves "idle since" like a busy sample. Past `max_loading` the
-verdict is judged on compute alone, and says so; the evidence is still reported.
+model's idle baseline, PCIe or NVLink receiving. A loading episode starts at its first
+sighting since compute stopped (or the workload started). For `max_loading` from that start
+it counts as activity: current loading is LOADING, and past loading moves "idle since" like a
+busy sample. Beyond it the workload has been "loading for over `max_loading` without
+compute": the verdict is judged on compute alone, and says so; the evidence is still
+reported. The evidence reads reach back over the longest `max_loading`, so the start is seen.
 """
 
 from __future__ import annotations
@@ -46,14 +48,20 @@ def weigh(
 def _loading_or_idle(
     facts: Attributed, compute: Compute, *, rules: UsageRules, now: datetime
 ) -> Assessment:
-    """Loading since compute stopped counts while `max_loading` has not passed since then."""
+    """Loading since compute stopped counts for `max_loading` from the episode's start."""
     after = [s for _, s in facts.loading if s.last_at > compute.since]
     newest = _newest(after)
     if newest is None:
-        return idle(compute, facts, since=compute.since, rules=rules, now=now)
-    counts_until = compute.since + rules.max_loading
+        # Loading that begins from here on starts an episode of its own: it would count.
+        verdict = idle(compute, facts, since=compute.since, rules=rules, now=now)
+        return replace(verdict, loading_counts_until=now + rules.max_loading)
+    started = max(compute.since, min(s.first_at for s in after))
+    counts_until = started + rules.max_loading
     if now > counts_until:
-        judged = idle(compute, facts, since=compute.since, rules=rules, now=now)
+        judged = replace(
+            idle(compute, facts, since=compute.since, rules=rules, now=now),
+            loading_counts_until=counts_until,
+        )
         if now - newest.last_at >= rules.window:
             return judged  # loading long past: it would not have moved the verdict anyway
         over = f"loading for over {minutes(rules.max_loading)} without compute"
@@ -61,14 +69,14 @@ def _loading_or_idle(
             judged, reason=f"{over} ({newest.detail}); judged on compute: {judged.reason}"
         )
     if _current(newest, rules=rules, now=now):
-        started = max(compute.since, min(s.first_at for s in after))
         reason = f"loading since {clock(started)}: {newest.detail}"
         return replace(
             _verdict(State.LOADING, reason, compute, facts), loading_counts_until=counts_until
         )
     since = min(newest.last_at, now)
     counted = f"last loading at {clock(newest.last_at)}: {newest.detail}"
-    return idle(compute, facts, since=since, rules=rules, now=now, counted_from=counted)
+    verdict = idle(compute, facts, since=since, rules=rules, now=now, counted_from=counted)
+    return replace(verdict, loading_counts_until=counts_until)
 
 
 def failure_covering(workload: WorkloadInfo, failures: Mapping[Signal, str]) -> str | None:
@@ -114,7 +122,6 @@ def idle(
         idle_since=since,
         idle_for=idle_for,
         evidence=facts.lines,
-        loading_counts_until=compute.since + rules.max_loading,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.policy import Policy
@@ -89,3 +90,9 @@ def scoped_rule(rule: RuleSettings, *, default: Rule) -> Rule:
 def enabled_owner_kinds(settings: Settings) -> frozenset[str]:
     """The owner kinds the service may act on and write: the policy and the actuator agree."""
     return frozenset(kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled)
+
+
+def longest_loading(settings: Settings) -> timedelta:
+    """The longest maxLoading of every rule: how far back the evidence reads must reach for
+    each loading bound to hold."""
+    return max(rule.usage.max_loading for rule in build_policy(settings).rulebook)

@@ -62,10 +62,11 @@ class Reach:
     window: int
     threshold: float
     slot: int
+    loading: int = 0  # the longest maxLoading: the reach covers it too
 
     @property
     def steps(self) -> range:
-        low = self.at - self.window - max(self.slot, COARSE_STEP)
+        low = self.at - max(self.window, self.loading) - max(self.slot, COARSE_STEP)
         first = -(-low // self.slot) * self.slot
         return range(first, self.at + 1, self.slot)
 

@@ -38,3 +38,4 @@ class ExporterTiming:
     offset: int = 7  # samples fall at offset + k * scrape: off the slot edges, as in real life
     slot: int = 60  # policy.slot in seconds
     lookback: int = 24 * 3600  # policy.idleSinceLookback in seconds
+    loading: int = 3600  # the longest maxLoading in seconds: how far back evidence reaches

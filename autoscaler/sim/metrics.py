@@ -79,7 +79,8 @@ class SimulatedExporter:
     def read_evidence(self, *, window: timedelta, threshold: float, now: datetime) -> FleetEvidence:
         """The evidence signals over the reach of a read with this window and threshold."""
         at = int(now.timestamp())
-        reach = Reach(at, int(window.total_seconds()), threshold, self._timing.slot)
+        timing = self._timing
+        reach = Reach(at, int(window.total_seconds()), threshold, timing.slot, timing.loading)
         return self._evidence.read(list(self._visible(at)), reach=reach)
 
     def _read(

@@ -66,11 +66,6 @@ def test_the_axes_are_fitted_to_the_data(page: str) -> None:
     assert "200" in hours_axis and "250" not in hours_axis  # 158.5 GPU-hours at most
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the evidence classifier (H2) and the backtest's evidence (H5): until both "
-    "are merged, compute alone stops noisy's weight-loader mid-load (8 stops, 1 regret)",
-)
 def test_the_bars_stand_next_to_the_time_axis_one_per_window(page: str) -> None:
     bars = svgs(page)["GPU-hours by window"]
     windows = [title.split(":")[0] for title in titles(bars, "rect")]
@@ -94,11 +89,6 @@ def test_the_regrets_are_explained_and_traced_to_the_clusters_behind_them(page: 
     assert "<li>15m: 28 regrets, " in page and "and 25 more</li>" in page
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the evidence classifier (H2) and the backtest's evidence (H5): until both "
-    "are merged, compute alone stops noisy's weight-loader at 10:01, mid-load, a regret",
-)
 def test_the_policy_itself_regrets_nothing(page: str) -> None:
     over_time = svgs(page)["GPUs over time"]
     assert "no regret: after none of the policy's 7 stops" in "".join(over_time.itertext())

@@ -36,11 +36,6 @@ def minutes(at: str) -> str:
     return at[11:16]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the evidence classifier (H2) and the backtest's evidence (H5): until both "
-    "are merged, compute alone stops noisy's weight-loader at 10:01, mid-load",
-)
 def test_the_policy_deactivates_what_the_live_demo_does_at_the_same_minutes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -86,11 +81,6 @@ def test_short_windows_stop_the_bursty_and_slow_loading_clusters_and_regret_it(
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the evidence classifier (H2) and the backtest's evidence (H5): until both "
-    "are merged, compute alone stops noisy's weight-loader mid-load, a regret",
-)
 def test_the_default_hour_regrets_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     report = replayed(capsys, "--alternative", "15m")
     by_window = {v["window"]: v for v in report["variants"]}

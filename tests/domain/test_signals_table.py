@@ -364,13 +364,14 @@ def test_an_idle_held_decision_counts_its_idle_gpus() -> None:
     assert (decision.state, decision.idle_held_gpus) == (State.IDLE_HELD, 1)
 
 
-def test_an_idle_decision_says_until_when_new_loading_would_still_count() -> None:
+def test_an_idle_decision_without_loading_lets_new_loading_count_from_now() -> None:
     fleet = one_gpu(evidence(), peak=0.9, last_busy=40).build()
 
     decision = judge(cluster().build(), fleet)
 
+    # Loading first seen from here on would start its own episode, bounded from then.
     assert decision.state is State.IDLE
-    assert decision.loading_counts_until == minutes_ago(40) + a_policy().rules.max_loading
+    assert decision.loading_counts_until == minutes_ago(0) + a_policy().rules.max_loading
 
 
 def test_a_gpu_loading_its_shard_beside_a_busy_one_is_not_idle_held() -> None:

@@ -209,14 +209,19 @@ def test_the_fresh_check_leaves_alone_a_candidate_whose_ray_tasks_run_again() ->
     )
 
 
-def test_new_loading_does_not_hold_back_a_candidate_idle_for_longer_than_max_loading() -> None:
-    fleet = GuardedFleet.of(idle=1)
+def test_loading_that_begins_at_the_last_moment_holds_back_the_candidate() -> None:
+    # Idle for the whole window with no loading seen: loading first seen in the fresh check
+    # starts an episode of its own, which counts for maxLoading from now.
+    fleet = GuardedFleet.of(idle=2)
     now = fleet.clock.now()
     fleet.metrics.latest_evidence = (
-        evidence().framebuffer("team-a", "idle-0-w", uuid="GPU-idle-0-w-0", since=now).build()
+        evidence().framebuffer("team-a", "idle-1-w", uuid="GPU-idle-1-w-0", since=now).build()
     )
-    fleet.cycle()
+    snapshot = fleet.cycle()
     assert fleet.deactivated() == [ref("idle-0")]
+    outcomes = {a.workload.name: a.outcome for a in snapshot.actions}
+    assert outcomes["idle-1"].kind is OutcomeKind.SKIPPED
+    assert outcomes["idle-1"].detail.startswith("fresh check: loading again")
 
 
 def test_a_failed_fresh_check_leaves_every_candidate_alone() -> None:

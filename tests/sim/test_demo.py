@@ -115,11 +115,6 @@ def test_noisy_stops_the_truly_idle_notebook_and_none_of_the_noisy_ones(
     assert "no usable samples" in left["gappy-trainer"].unknown_reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the evidence classifier (issue 16, H2): until it is merged, compute alone "
-    "stops weight-loader at minute 60, mid-load; remove this mark when it lands",
-)
 def test_noisy_leaves_the_weight_loader_loading_and_the_half_used_cluster_idle_held(
     runs: dict[str, tuple[DemoRun, str]],
 ) -> None:

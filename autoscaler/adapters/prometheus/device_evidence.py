@@ -1,6 +1,6 @@
 """Framebuffer growth and PCIe / NVLink receive as evidence: one fleet-wide query per signal.
 
-Each query is an instant query holding a subquery over the read's reach (`span.recent` at
+Each query is an instant query holding a subquery over the read's reach (`span.evidence_reach` at
 `span.slot`, evaluated at `slots_end`, like the SLOTS query), of the signal's per-slot
 expression kept only where it reaches its bar. An idle fleet answers with almost nothing,
 and a GPU whose series are missing answers nothing at all: no evidence either way.
@@ -107,7 +107,7 @@ def device_matrix(filtered: Filtered, *, span: QueryWindow, extra: tuple[str, ..
         f"max by ({', '.join((*labels, *extra))}) ({filtered((matcher,))})"
         for labels, matcher in RAW_STYLES
     ]
-    return f"({' or '.join(styles)})[{duration(span.recent)}:{duration(span.slot)}]"
+    return f"({' or '.join(styles)})[{duration(span.evidence_reach)}:{duration(span.slot)}]"
 
 
 def sightings(

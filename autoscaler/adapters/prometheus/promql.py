@@ -122,13 +122,19 @@ class QueryWindow:
     slot: timedelta
     lookback: timedelta
     threshold: float
+    loading: timedelta = timedelta(0)  # the longest maxLoading of the rules
 
     @classmethod
     def for_views(
-        cls, views: Collection[UsageView], *, slot: timedelta, lookback: timedelta
+        cls,
+        views: Collection[UsageView],
+        *,
+        slot: timedelta,
+        lookback: timedelta,
+        loading: timedelta = timedelta(0),
     ) -> QueryWindow:
         window = max(view.window for view in views)
-        return cls(window, slot, lookback, min(view.threshold for view in views))
+        return cls(window, slot, lookback, min(view.threshold for view in views), loading)
 
     @property
     def coarse(self) -> timedelta:
@@ -141,6 +147,12 @@ class QueryWindow:
         """How far back the slots reach: the window and one coarse step, so a busy time
         rounded up to a coarse step never lands inside the window."""
         return self.window + self.coarse
+
+    @property
+    def evidence_reach(self) -> timedelta:
+        """How far back the evidence reads reach: also over the longest maxLoading, so a
+        loading episode's start is seen, and its bound holds, whatever the windows."""
+        return max(self.window, self.loading) + self.coarse
 
 
 _SPANS = ("window", "slot", "lookback", "coarse", "recent")

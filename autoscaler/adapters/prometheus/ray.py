@@ -1,7 +1,7 @@
 """Ray's own metrics as evidence (ISSUE 16): tasks executing in a Ray cluster's pods are use;
 live actors and an attached driver are shown, never use (an idle notebook keeps both).
 
-One fleet-wide query per cycle, a subquery matrix over `span.recent` at `span.slot` (like
+One fleet-wide query per cycle, a subquery matrix over `span.evidence_reach` at `span.slot` (like
 `promql.SLOTS`), evaluated at the slot end after `now`. Its four parts, each summed per
 (namespace, pod) of the Ray pod that exported the series and tagged with `ray_part` so that
 `or` brings them back in one answer:
@@ -77,7 +77,7 @@ def ray_query(settings: RaySettings, *, span: QueryWindow) -> str:
     tagged = " or ".join(
         f'label_replace({by} ({expr}), "{PART}", "{name}", "", "")' for name, expr in parts.items()
     )
-    return f"({tagged})[{duration(span.recent)}:{slot}]"
+    return f"({tagged})[{duration(span.evidence_reach)}:{slot}]"
 
 
 def _tasks(settings: RaySettings, *states: str) -> str:

@@ -87,10 +87,12 @@ class QueryRules:
 
     slot: timedelta
     lookback: timedelta
+    loading: timedelta  # the longest maxLoading: how far back evidence is read
 
     @classmethod
-    def from_policy(cls, policy: PolicySettings) -> QueryRules:
-        return cls(slot=policy.slot, lookback=policy.idle_since_lookback)
+    def from_policy(cls, policy: PolicySettings, *, loading: timedelta | None) -> QueryRules:
+        longest = max(policy.max_loading, loading or timedelta(0))
+        return cls(slot=policy.slot, lookback=policy.idle_since_lookback, loading=longest)
 
 
 class PrometheusMetricSource:
@@ -103,15 +105,18 @@ class PrometheusMetricSource:
         policy: PolicySettings,
         templates: QueryTemplates | None = None,
         readers: Sequence[EvidenceReader] | None = None,
+        longest_loading: timedelta | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
+        """`longest_loading`: the longest maxLoading of the rules (policy.maxLoading when
+        unset), how far back the evidence reads reach."""
         self._settings = prometheus
         self._readers = (
             list(readers)
             if readers is not None
             else evidence_readers(prometheus.evidence, compute=prometheus.signals)
         )
-        self._rules = QueryRules.from_policy(policy)
+        self._rules = QueryRules.from_policy(policy, loading=longest_loading)
         self._templates = _checked(templates or QueryTemplates(), prometheus, self._rules)
         self._log = logger or logging.getLogger(__name__)
         self._inspector = ReplyInspector()
@@ -134,7 +139,10 @@ class PrometheusMetricSource:
         usage = {view: _failed(view, now, _EMPTY_WINDOW) for view in unreadable}
         if not readable:
             return usage
-        span = QueryWindow.for_views(readable, slot=self._rules.slot, lookback=self._rules.lookback)
+        rules = self._rules
+        span = QueryWindow.for_views(
+            readable, slot=rules.slot, lookback=rules.lookback, loading=rules.loading
+        )
         self._inspector.forget()
         try:
             answers = self._read(span, now=now)
