@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeGuard
 
+from autoscaler.domain.evidence import Sighting
 from autoscaler.domain.models import State
 
 
@@ -66,3 +67,12 @@ def minutes(span: timedelta) -> str:
 def clock(at: datetime) -> str:
     """A time of day as the reasons show it (UTC, like every time in the domain)."""
     return at.strftime("%H:%M")
+
+
+# A sighting whose slot ended at most this many slots before now is current: the newest
+# slot of a read ends at its step, up to a slot before the cycle's `now`.
+CURRENT_SLOTS = 2
+
+
+def current(sighting: Sighting, *, rules: UsageRules, now: datetime) -> bool:
+    return now - sighting.last_at <= rules.slot * CURRENT_SLOTS

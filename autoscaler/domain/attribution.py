@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.assessment import known
+from autoscaler.domain.assessment import UsageRules, clock, current, known
 from autoscaler.domain.evidence import FleetEvidence, Sighting
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import FleetUsage, GpuUsage, WorkloadInfo
@@ -39,7 +39,7 @@ class Attributed:
 
 
 def attribute(
-    workload: WorkloadInfo, usage: FleetUsage, *, stale_after: timedelta, now: datetime
+    workload: WorkloadInfo, usage: FleetUsage, *, rules: UsageRules, now: datetime
 ) -> Attributed:
     namespace = workload.ref.namespace
     evidence = usage.evidence
@@ -47,13 +47,22 @@ def attribute(
     loading: list[tuple[GpuKey, Sighting]] = []
     for pod in workload.gpu_pods:
         for gpu in usage.for_pod(namespace, pod.name):
-            sharers = shared_with(gpu.key, usage, stale_after=stale_after, now=now)
+            sharers = shared_with(gpu.key, usage, stale_after=rules.stale_after, now=now)
             gpus.append(as_device(gpu, sharers))
             found = usable(gpu.key, evidence.for_gpu(gpu.key), shared=bool(sharers))
             loading.extend((gpu.key, sighting) for sighting in found)
     use, notes = pod_signals(workload, evidence)
-    details = [s.detail for _, s in loading] + [s.detail for s in use] + list(notes)
+    seen = [s for _, s in loading] + list(use)
+    details = [described(s, rules=rules, now=now) for s in seen] + list(notes)
     return Attributed(tuple(gpus), tuple(loading), use, unique(details))
+
+
+def described(sighting: Sighting, *, rules: UsageRules, now: datetime) -> str:
+    """The sighting's detail, with when it was last seen unless that is now: activity from
+    earlier in the window must not read as activity going on."""
+    if current(sighting, rules=rules, now=now):
+        return sighting.detail
+    return f"{sighting.detail} (until {clock(sighting.last_at)})"
 
 
 def shared_with(

@@ -37,7 +37,7 @@ def assess(
     problem = _structural_problem(workload, usage)
     if problem is not None:
         return Assessment(State.UNKNOWN, problem)
-    facts = attribute(workload, usage, stale_after=rules.stale_after, now=now)
+    facts = attribute(workload, usage, rules=rules, now=now)
     return classify(
         workload,
         facts,

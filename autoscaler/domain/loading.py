@@ -16,14 +16,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from autoscaler.domain.assessment import Assessment, Compute, UsageRules, clock, minutes
+from autoscaler.domain.assessment import (
+    Assessment,
+    Compute,
+    UsageRules,
+    clock,
+    current,
+    minutes,
+)
 from autoscaler.domain.attribution import Attributed
 from autoscaler.domain.evidence import Sighting, Signal
 from autoscaler.domain.models import State, WorkloadInfo
 
-# A sighting whose slot ended at most this many slots before now is current: the newest
-# slot of a read ends at its step, up to a slot before the cycle's `now`.
-CURRENT_SLOTS = 2
 RAY_OWNERS = frozenset({"RayCluster", "RayJob"})
 
 
@@ -37,7 +41,7 @@ def weigh(
     now: datetime,
 ) -> Assessment:
     task = _newest(facts.use)
-    if task is not None and _current(task, rules=rules, now=now):
+    if task is not None and current(task, rules=rules, now=now):
         return _verdict(State.BUSY, f"Ray tasks executing: {task.detail}", compute, facts)
     failed = failure_covering(workload, failures)
     if failed is not None:
@@ -68,7 +72,7 @@ def _loading_or_idle(
         return replace(
             judged, reason=f"{over} ({newest.detail}); judged on compute: {judged.reason}"
         )
-    if _current(newest, rules=rules, now=now):
+    if current(newest, rules=rules, now=now):
         reason = f"loading since {clock(started)}: {newest.detail}"
         return replace(
             _verdict(State.LOADING, reason, compute, facts), loading_counts_until=counts_until
@@ -131,7 +135,3 @@ def _verdict(state: State, reason: str, compute: Compute, facts: Attributed) -> 
 
 def _newest(sightings: list[Sighting] | tuple[Sighting, ...]) -> Sighting | None:
     return max(sightings, key=lambda s: s.last_at, default=None)
-
-
-def _current(sighting: Sighting, *, rules: UsageRules, now: datetime) -> bool:
-    return now - sighting.last_at <= rules.slot * CURRENT_SLOTS

@@ -354,8 +354,18 @@ def test_the_evidence_lines_are_the_usable_sightings_and_the_notes_one_each() ->
 
     decision = judge(workload, mig_board(seen).build())
 
-    # The board's power is not this instance's: not shown as its evidence either.
-    assert decision.evidence == ("framebuffer rose 18.0 GiB", "driver attached")
+    # The board's power is not this instance's: not shown as its evidence either. Loading
+    # that ended earlier says when, so it never reads as going on now (NOW is 12:00).
+    assert decision.evidence == ("framebuffer rose 18.0 GiB (until 10:40)", "driver attached")
+
+
+def test_a_current_sighting_is_shown_without_a_time() -> None:
+    seen = evidence().framebuffer(NS, "w-0", uuid="GPU-a", since=minutes_ago(5))
+
+    decision = judge(cluster().build(), one_gpu(seen).build())
+
+    assert decision.state is State.LOADING
+    assert decision.evidence == ("framebuffer rose 18.0 GiB",)
 
 
 def test_an_idle_held_decision_counts_its_idle_gpus() -> None:
