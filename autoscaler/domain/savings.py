@@ -102,13 +102,21 @@ class Deactivation:
 
 
 def our_deactivations(trail: Iterable[AuditRecord]) -> list[Deactivation]:
-    """The loop's deactivations, oldest first, less those a follow-up says were not done."""
+    """The loop's deactivations, oldest first, less those a follow-up says were not done.
+    A deactivation is one (target, time), however many records speak of it: a lost answer
+    has the deed, its "unknown" follow-up and later the settling "done"; the deed's record
+    (the one with a subject) stands for it."""
     records = list(trail)
     not_done = {(r.target, r.at) for r in records if _is_ours(r) and _word(r) not in _BEGUN}
+    begun: dict[tuple[str, datetime], AuditRecord] = {}
+    for r in records:
+        key = (r.target, r.at)
+        counts = _is_ours(r) and _word(r) in _BEGUN and key not in not_done
+        if counts and (key not in begun or begun[key].subject is None):
+            begun[key] = r
     found = [
         Deactivation(ref, r.at, r.gpus or 0, r.subject)
-        for r in records
-        if _is_ours(r) and _word(r) in _BEGUN and (r.target, r.at) not in not_done
+        for r in begun.values()
         if (ref := _ref(r.target)) is not None
     ]
     return sorted(found, key=lambda d: (d.at, d.target))

@@ -203,3 +203,14 @@ def test_only_the_loops_begun_deactivations_count_as_ours() -> None:
     found = our_deactivations([lost, person, skipped, deactivated(7)])
 
     assert [d.at for d in found] == [at(5)]
+
+
+def test_a_lost_answer_settled_later_is_one_deactivation_with_the_deeds_subject() -> None:
+    deed = deactivated(5, gpus=4)
+    without_subject = {"subject": None, "gpus": None}
+    lost = AuditRecord(**{**vars(deed), **without_subject, "outcome": "unknown: answer lost"})
+    settled = AuditRecord(**{**vars(deed), **without_subject, "outcome": "done: confirmed"})
+
+    found = our_deactivations([deed, lost, settled])
+
+    assert [(d.at, d.gpus, d.subject) for d in found] == [(at(5), 4, deed.subject)]
