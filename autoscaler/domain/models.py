@@ -198,6 +198,7 @@ class Decision:
     idle_since: datetime | None = None
     time_left: timedelta | None = None  # until the idle window completes; None if not idling
     rule: str = "default"  # the rule that matched (first match wins)
+    rule_unknown: str | None = None  # why that rule cannot be evaluated, whatever state won
     beneficiary: WorkloadRef | None = None  # the waiter a contention-driven stop is for
     evidence: tuple[str, ...] = ()  # what the evidence signals saw, one line each (ISSUE 16)
     idle_held_gpus: int = 0  # IDLE_HELD: how many GPUs sat idle the whole window

@@ -104,7 +104,7 @@ def decide(
     """Judge the workload under the rule it falls under; the decision names that rule."""
     match = policy.match(workload, usage)
     decided = _decide_under(workload, match, usage, policy=policy, pauses=pauses, now=now)
-    return replace(decided, rule=match.rule.name)
+    return replace(decided, rule=match.rule.name, rule_unknown=match.unknown)
 
 
 def _decide_under(

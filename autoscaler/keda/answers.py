@@ -58,12 +58,17 @@ class SnapshotView:
         row = None
         if target.selector is None:
             row = self._rows.get(WorkloadRef(target.namespace, target.workload or ""))
+        view = target.profile
         # A Workload asked about without a profile is judged under its own rule's view.
-        own_rule = row is not None and target.profile == DEFAULT_PROFILE
-        view = row.decision.rule if row is not None and own_rule else target.profile
-        if row is not None and own_rule and row.decision.state is State.UNKNOWN:
-            # e.g. its rule cannot be evaluated: the loop's own "unknown" is KEDA's too
-            return _unknown(row.decision.reason)
+        if row is not None and target.profile == DEFAULT_PROFILE:
+            decision = row.decision
+            view = decision.rule
+            if decision.rule_unknown is not None:
+                # KEDA-managed rows never reach the loop's own check: say it here too
+                why = f"rule {decision.rule} cannot be evaluated: {decision.rule_unknown}"
+                return _unknown(why)
+            if decision.state is State.UNKNOWN:
+                return _unknown(decision.reason)  # the loop's own "unknown" is KEDA's too
         usage = snapshot.usage.get(view)
         if usage is None:
             return _unknown(f"profile {view} was not evaluated in cycle {snapshot.cycle}")

@@ -149,6 +149,18 @@ def test_an_unknown_rule_decides_unknown_and_never_acts() -> None:
     )
 
 
+def test_a_keda_managed_workload_still_says_its_rule_cannot_be_evaluated() -> None:
+    h100 = Rule("h100", DEV.usage, DEV.grace_period, selector=Selector(gpu_models=("H100",)))
+    policy = replace(BASE, scoped=(h100,))
+    workload = a_workload("team-a", "rc").gpu_pod("w-0").keda().build()
+
+    d = decide(workload, fleet_for(policy), policy=policy, pauses=Pauses(), now=NOW)
+
+    # KEDA-managed wins the state; KEDA's own answers read why the rule is unknown
+    assert (d.state, d.rule) == (State.KEDA_MANAGED, "h100")
+    assert d.rule_unknown == "no GPU model known this cycle (gpuModels)"
+
+
 def test_a_rule_without_its_view_read_is_unknown_never_idle() -> None:
     workload = a_workload("dev", "rc").gpu_pod("w-0").build()
     only_default = {"default": fleet_for(POLICY)["default"]}

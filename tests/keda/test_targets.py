@@ -374,3 +374,22 @@ def test_a_workload_whose_rule_cannot_be_evaluated_is_unknown_to_keda_not_idle()
 
     assert judgement.activity is Activity.UNKNOWN
     assert judgement.reason == why
+
+
+def test_a_keda_managed_workload_whose_rule_cannot_be_evaluated_is_unknown_to_keda() -> None:
+    snapshot = a_snapshot(rc().build(), usage_of=idle())
+    (row,) = snapshot.workloads
+    managed = replace(
+        row.decision,
+        state=State.KEDA_MANAGED,
+        rule="gpu-a100",
+        rule_unknown="no GPU model known this cycle (gpuModels)",
+    )
+    snapshot = replace(snapshot, workloads=(replace(row, decision=managed),))
+
+    judgement = judge(snapshot)
+
+    assert judgement.activity is Activity.UNKNOWN
+    assert judgement.reason == (
+        "rule gpu-a100 cannot be evaluated: no GPU model known this cycle (gpuModels)"
+    )
