@@ -70,7 +70,7 @@ class EvidenceTrack:
         longest window (or maxLoading) and one coarse step."""
         longest = max([*windows, *(rule.usage.window for rule in policy.rulebook)])
         rules = policy.rules
-        loading = max(rule.usage.max_loading for rule in policy.rulebook)
+        loading = policy.longest_loading
         span = QueryWindow(longest, rules.slot, settings.policy.idle_since_lookback,
                            rules.threshold, loading)  # fmt: skip
         return cls(

@@ -104,9 +104,7 @@ def subscribe_listeners(
             writer=shared.actuator,
             audit=shared.store,
             clock=clock,
-            maximum=lambda rule: (
-                (policy.rule_named(rule) or policy.default_rule).exemptions.max_duration
-            ),
+            maximum=lambda rule: policy.rule_for(rule).exemptions.max_duration,
             allow_indefinite=settings.allow_indefinite_exemption,
             logger=logger.getChild("exemptions"),
             leading=is_leader,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-IDLE_HELD = "idle-held"  # State.IDLE_HELD's word, as the REST answer carries it
+from autoscaler.domain.models import State
+
 NO_EVIDENCE_SEEN = "-"
 
 
@@ -22,7 +23,7 @@ def idle_held_count(idle_held_gpus: int, gpus: int) -> str:
 
 def class_text(state: str, *, idle_held_gpus: int = 0, gpus: int = 0) -> str:
     """The state's word; idle-held adds how many of the workload's GPUs sat idle."""
-    if state == IDLE_HELD and idle_held_gpus > 0:
+    if state == State.IDLE_HELD and idle_held_gpus > 0:
         return f"{state} ({idle_held_count(idle_held_gpus, gpus)})"
     return state
 

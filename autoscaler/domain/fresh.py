@@ -73,7 +73,7 @@ def still_idle(
         top = max(busy, key=lambda s: s.value or 0.0)
         where = f"GPU {top.key.uuid} of pod {top.key.pod}"
         return f"fresh check: busy again ({where} at {top.value or 0.0:.0%})"
-    again = _in_use_again(workload, latest, samples, stale_after=stale_after, now=now)
+    again = _in_use_again(workload, latest, stale_after=stale_after, now=now)
     if again is None and loading_counts_until is not None and now <= loading_counts_until:
         again = _loading_again(latest, samples, stale_after=stale_after, now=now)
     return again or _doubtful(samples, stale_after=stale_after, now=now)
@@ -92,7 +92,6 @@ def _doubtful(samples: list[LatestSample], *, stale_after: timedelta, now: datet
 def _in_use_again(
     workload: WorkloadInfo,
     latest: LatestUsage,
-    samples: list[LatestSample],
     *,
     stale_after: timedelta,
     now: datetime,

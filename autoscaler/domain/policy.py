@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from autoscaler.domain.annotations import Exemption, active_exemption, reactivated_at
 from autoscaler.domain.caps import defer
@@ -57,7 +58,7 @@ class Policy:
     default_action: RuleAction = RuleAction.DEACTIVATE
     default_exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
 
-    @property
+    @cached_property
     def default_rule(self) -> Rule:
         return Rule(
             name=DEFAULT_RULE,
@@ -68,13 +69,24 @@ class Policy:
             exemptions=self.default_exemptions,
         )
 
-    @property
+    @cached_property
     def rulebook(self) -> tuple[Rule, ...]:
+        # Cached: matched per workload, several times a cycle; the policy never changes.
         """Every rule in matching order, the default last."""
         return (*self.scoped, self.default_rule)
 
     def rule_named(self, name: str) -> Rule | None:
         return next((rule for rule in self.rulebook if rule.name == name), None)
+
+    def rule_for(self, name: str | None) -> Rule:
+        """The rule a decision names; the default rule for a name no longer in the rulebook."""
+        found = self.rule_named(name) if name is not None else None
+        return found or self.default_rule
+
+    @cached_property
+    def longest_loading(self) -> timedelta:
+        """The longest maxLoading of every rule: how far back evidence reads must reach."""
+        return max(rule.usage.max_loading for rule in self.rulebook)
 
     def match(self, workload: WorkloadInfo, usage: Usage) -> RuleMatch:
         return match_rule(workload, self.rulebook, gpu_models=gpu_models_of(workload, usage))

@@ -13,7 +13,7 @@ rule, whose numbers were never meant for it.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 
@@ -63,10 +63,6 @@ class Selector:
     gpu_models: tuple[str, ...] | None = None  # dcgm-exporter's modelName
     owner_kinds: tuple[str, ...] | None = None
     owner_labels: Mapping[str, str] | None = None  # equality, like matchLabels
-
-    @property
-    def selects_everything(self) -> bool:
-        return all(getattr(self, f.name) is None for f in fields(self))
 
 
 @dataclass(frozen=True)

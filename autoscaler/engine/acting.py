@@ -157,7 +157,7 @@ class Deactivator:
         return Outcome.done()
 
     def _audit(self, decision: Decision, now: datetime) -> DeactivationAudit:
-        rule = self._policy.rule_named(decision.rule) or self._policy.default_rule
+        rule = self._policy.rule_for(decision.rule)
         rules = rule.usage
         return DeactivationAudit(
             at=now,

@@ -128,8 +128,7 @@ class Guards:
         return {ref: why for ref, why in found.items() if why is not None}
 
     def _rule(self, name: str | None) -> Rule:
-        found = self._policy.rule_named(name) if name is not None else None
-        return found or self._policy.default_rule
+        return self._policy.rule_for(name)
 
     def begin(self, decision: Decision, *, now: datetime, subject: Subject | None = None) -> None:
         """The durable record of a deactivation, before its patch, with the workload as it

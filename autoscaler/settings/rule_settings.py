@@ -15,7 +15,6 @@ deprecation warning (`deprecations`).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import timedelta
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -226,10 +225,3 @@ def deprecations(settings: Settings) -> list[str]:
             "which judges them with that rule's idleWindow and thresholdPercent"
         )
     return said
-
-
-def default_max_exemption(settings: Settings) -> timedelta:
-    written = written_default(settings.rules)
-    if written is not None and written.exemptions.max_duration is not None:
-        return written.exemptions.max_duration
-    return settings.api.max_exemption

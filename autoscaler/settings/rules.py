@@ -15,7 +15,7 @@ from autoscaler.domain.rules import (
     Rule,
     RuleAction,
 )
-from autoscaler.settings.rule_settings import RuleSettings, default_max_exemption, written_default
+from autoscaler.settings.rule_settings import RuleSettings, written_default
 from autoscaler.settings.tree import Settings
 
 
@@ -56,7 +56,7 @@ def default_rule(settings: Settings) -> Rule:
             max_loading=policy.max_loading,
         ),
         grace_period=policy.grace_period,
-        exemptions=ExemptionBounds(max_duration=default_max_exemption(settings)),
+        exemptions=ExemptionBounds(max_duration=settings.api.max_exemption),
     )
     written = written_default(settings.rules)
     return base if written is None else scoped_rule(written, default=base)
@@ -95,4 +95,4 @@ def enabled_owner_kinds(settings: Settings) -> frozenset[str]:
 def longest_loading(settings: Settings) -> timedelta:
     """The longest maxLoading of every rule: how far back the evidence reads must reach for
     each loading bound to hold."""
-    return max(rule.usage.max_loading for rule in build_policy(settings).rulebook)
+    return build_policy(settings).longest_loading

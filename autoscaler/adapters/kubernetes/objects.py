@@ -38,11 +38,24 @@ def _strings(value: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
-def _time(value: object, what: str) -> datetime:
+def required_time(value: object, what: str) -> datetime:
+    """An RFC 3339 time the object must carry; ValueError naming it and the raw value."""
     parsed = parse_time(str(value)) if value else None
     if parsed is None:
         raise ValueError(f"{what} is not an RFC 3339 time: {value!r}")
     return parsed
+
+
+def queue_name_of(workload: Obj) -> str:
+    """The Workload's LocalQueue: spec.queueName, else the queue-name label; "" for none."""
+    spec = workload.get("spec") or {}
+    labels = _strings(_meta(workload).get("labels"))
+    return str(spec.get("queueName") or labels.get(QUEUE_NAME_LABEL, ""))
+
+
+def priority_of(workload: Obj) -> int:
+    """The Workload's spec.priority (from its WorkloadPriorityClass); 0 when unset."""
+    return int((workload.get("spec") or {}).get("priority") or 0)
 
 
 def labels_of(obj: Obj) -> dict[str, str]:
@@ -156,7 +169,7 @@ def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
     return PodInfo(
         name=str(meta["name"]),
         phase=str((pod.get("status") or {}).get("phase") or "Unknown"),
-        created_at=_time(meta.get("creationTimestamp"), "pod creationTimestamp"),
+        created_at=required_time(meta.get("creationTimestamp"), "pod creationTimestamp"),
         gpus=pod_gpus(pod, gpu_resources),
         labels=_strings(meta.get("labels")),
         node=(pod.get("spec") or {}).get("nodeName"),
@@ -212,18 +225,17 @@ def parse_workload(
     evicted = conditions.get("Evicted", {})
     is_admitted = admitted.get("status") == "True"
     owner_labels = labels_of(owner) if owner is not None else {}
-    labels = _strings(meta.get("labels"))
     return WorkloadInfo(
         ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
         uid=str(meta.get("uid", "")),
-        queue=str(spec.get("queueName") or labels.get(QUEUE_NAME_LABEL, "")),
+        queue=queue_name_of(workload),
         owner=controller_owner(workload),
         active=spec.get("active", True) is not False,
         admitted=is_admitted,
         admitted_at=parse_time(str(admitted.get("lastTransitionTime", "")))
         if is_admitted
         else None,
-        created_at=_time(meta.get("creationTimestamp"), "workload creationTimestamp"),
+        created_at=required_time(meta.get("creationTimestamp"), "workload creationTimestamp"),
         expected_pods=_expected_pods(spec, admission),
         pods=tuple(pods),
         priority_class=_priority_class(spec, owner_labels),
@@ -235,7 +247,7 @@ def parse_workload(
         evicted_reason=str(evicted.get("reason")) if evicted.get("status") == "True" else None,
         namespace_labels=namespace_labels,
         cohort=(cohorts or {}).get(str(admission.get("clusterQueue") or "")),
-        priority=int(spec.get("priority") or 0),
+        priority=priority_of(workload),
         admitted_usage=admitted_usage(admission),
     )
 

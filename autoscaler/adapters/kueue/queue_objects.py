@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from autoscaler.domain.annotations import parse_time
+from autoscaler.adapters.kubernetes.objects import priority_of, queue_name_of, required_time
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.quantity import parse_quantity
 from autoscaler.domain.queues import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
@@ -91,11 +91,6 @@ def _usage(status: Obj) -> dict[tuple[str, str], int]:
     return usage
 
 
-def priority_of(workload: Obj) -> int:
-    priority = (workload.get("spec") or {}).get("priority")
-    return 0 if priority is None else int(priority)
-
-
 def _condition_true(workload: Obj, kind: str) -> bool:
     conditions = (workload.get("status") or {}).get("conditions") or []
     return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
@@ -108,21 +103,13 @@ def is_pending(workload: Obj) -> bool:
     return not any(_condition_true(workload, c) for c in ("Finished", "QuotaReserved", "Admitted"))
 
 
-def local_queue_of(workload: Obj) -> str:
-    spec = workload.get("spec") or {}
-    labels = workload["metadata"].get("labels") or {}
-    return str(spec.get("queueName") or labels.get("kueue.x-k8s.io/queue-name") or "")
-
-
 def waiter_of(workload: Obj, *, cluster_queue: str) -> Waiter:
     meta = workload["metadata"]
-    created = parse_time(str(meta.get("creationTimestamp") or ""))
-    if created is None:
-        raise ValueError(f"creationTimestamp is not an RFC 3339 time: {created!r}")
+    created = required_time(meta.get("creationTimestamp"), "creationTimestamp")
     return Waiter(
         ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
         uid=str(meta.get("uid", "")),
-        local_queue=local_queue_of(workload),
+        local_queue=queue_name_of(workload),
         cluster_queue=cluster_queue,
         priority=priority_of(workload),
         created_at=created,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import queue_name_of
 from autoscaler.adapters.kubernetes.resources import (
     VISIBILITY_GROUP,
     ApiResource,
@@ -128,7 +129,7 @@ class KueueQueues:
                 if not parse.is_pending(obj):
                     continue
                 namespace = str(obj["metadata"]["namespace"])
-                queue = targets.get((namespace, parse.local_queue_of(obj)))
+                queue = targets.get((namespace, queue_name_of(obj)))
                 if queue is not None:  # no LocalQueue: Kueue cannot admit it anywhere
                     pending[queue].append(parse.waiter_of(obj, cluster_queue=queue))
             except _MALFORMED as exc:
