@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+from autoscaler.domain.evidence import quantile
 from autoscaler.domain.gpus import GpuKey
 
 
@@ -49,11 +50,4 @@ def learned_baselines(
     return {model: promql_quantile(quantile, found) for model, found in samples.items()}
 
 
-def promql_quantile(q: float, values: Sequence[float]) -> float:
-    """The q-quantile with linear interpolation between the closest ranks, as PromQL's."""
-    ordered = sorted(values)
-    rank = q * (len(ordered) - 1)
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    weight = rank - low
-    return ordered[low] * (1 - weight) + ordered[high] * weight
+promql_quantile = quantile  # the live read's (PromQL's) interpolation

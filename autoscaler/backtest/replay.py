@@ -52,7 +52,6 @@ class Run:
     variant: Variant
     views: dict[str, View]  # by rule name, or one for EVERYONE
     off: dict[WorkloadKey, Opened] = field(default_factory=dict)
-    blocked_until: dict[WorkloadKey, int] = field(default_factory=dict)
     reactivated: dict[WorkloadKey, int] = field(default_factory=dict)
     left_alone: set[WorkloadKey] = field(default_factory=set)
     done: list[Deactivation] = field(default_factory=list)

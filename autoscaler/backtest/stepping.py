@@ -181,7 +181,6 @@ class Pass:
         elif busy is not None:
             back = self._chunk.time(busy)
             self._close(track.key, until=back, back=True)
-            self._run.blocked_until[track.key] = back
             self._run.reactivated[track.key] = back
 
     def _close(self, key: WorkloadKey, *, until: int, back: bool) -> None:
@@ -190,7 +189,7 @@ class Pass:
         self._run.done.append(closed(opened, key, until=until, horizon=horizon, back=back))
 
     def _blocked(self, key: WorkloadKey, now: int) -> bool:
-        return key in self._run.off or now < self._run.blocked_until.get(key, now)
+        return key in self._run.off or now < self._run.reactivated.get(key, now)
 
     def _track(self, key: WorkloadKey) -> WorkloadTrack:
         return self._replay.workloads[key]

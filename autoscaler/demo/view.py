@@ -215,10 +215,8 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
 
 def _action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     name = world.cluster.spec(record.workload).name
-    waiter = next(
-        (r.decision.beneficiary for r in cycle.snapshot.workloads if r.ref == record.workload),
-        None,
-    )
+    row = cycle.snapshot.find(record.workload)
+    waiter = row.decision.beneficiary if row is not None else None
     reason = record.reason
     if waiter is not None:  # the reason ends with the waiter's Workload: name its RayCluster
         name += f" for {world.cluster.spec(waiter).name}, which waits"

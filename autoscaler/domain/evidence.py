@@ -19,9 +19,9 @@ weighs times and attribution.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from autoscaler.domain.gpus import GpuKey
@@ -78,3 +78,39 @@ class FleetEvidence:
 
 
 NO_EVIDENCE = FleetEvidence()
+
+MIB_PER_GIB = 1024
+
+
+# How a sighting's detail reads, the same from the live read and from the simulation.
+def framebuffer_growth(mib: float, *, over: timedelta) -> str:
+    return f"framebuffer grew {mib / MIB_PER_GIB:.1f} GiB over {_span(over)}"
+
+
+def receiving(link: str, bytes_per_second: float) -> str:
+    if bytes_per_second >= 1e9:
+        return f"{link} receiving {bytes_per_second / 1e9:.1f} GB/s"
+    return f"{link} receiving {bytes_per_second / 1e6:.0f} MB/s"
+
+
+def power_draw(watts: float, *, baseline: float | None) -> str:
+    idle = "" if baseline is None else f", idle baseline {baseline:.0f} W"
+    return f"power {watts:.0f} W{idle}"
+
+
+def quantile(phi: float, values: Iterable[float]) -> float:
+    """PromQL's `quantile`: linear interpolation between the closest ranks (the learned
+    power baseline, outside Prometheus)."""
+    ordered = sorted(values)
+    rank = phi * (len(ordered) - 1)
+    below = int(rank)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (rank - below)
+
+
+def _span(span: timedelta) -> str:
+    """A span as people write it: 20m, 90s, 2h."""
+    seconds = round(span.total_seconds())
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"

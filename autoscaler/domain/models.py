@@ -52,6 +52,12 @@ class WorkloadRef:
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @classmethod
+    def parse(cls, text: str) -> WorkloadRef | None:
+        """ "namespace/name" as `str()` writes it; None for anything else."""
+        namespace, slash, name = text.partition("/")
+        return cls(namespace, name) if slash and namespace and name else None
+
 
 @dataclass(frozen=True)
 class OwnerRef:

@@ -117,7 +117,7 @@ def our_deactivations(trail: Iterable[AuditRecord]) -> list[Deactivation]:
     found = [
         Deactivation(ref, r.at, r.gpus or 0, r.subject)
         for r in begun.values()
-        if (ref := _ref(r.target)) is not None
+        if (ref := WorkloadRef.parse(r.target)) is not None
     ]
     return sorted(found, key=lambda d: (d.at, d.target))
 
@@ -226,7 +226,7 @@ def _of_contest(
     since: datetime,
     now: datetime,
 ) -> tuple[Group, Figures] | None:
-    ref = _ref(record.target)
+    ref = WorkloadRef.parse(record.target)
     if record.action != CONTESTED or ref is None or not since <= record.at <= now:
         return None
     subject = next((d.subject for d in reversed(ours) if d.target == ref and d.subject), None)
@@ -260,8 +260,3 @@ def _is_ours(record: AuditRecord) -> bool:
 def _word(record: AuditRecord) -> str:
     """ "failed: …" → "failed"; "skipped, retried next cycle: …" → "skipped"."""
     return record.outcome.partition(":")[0].partition(",")[0].strip()
-
-
-def _ref(target: str) -> WorkloadRef | None:
-    namespace, slash, name = target.partition("/")
-    return WorkloadRef(namespace, name) if slash and namespace and name else None

@@ -93,7 +93,7 @@ def _followed(
     return Followed(
         target=target,
         at=at,
-        beneficiary=_ref(waiter) if waiter and WAITER_ADMITTED not in noted else None,
+        beneficiary=WorkloadRef.parse(waiter) if waiter and WAITER_ADMITTED not in noted else None,
         reactivation=SEEN_REACTIVATED not in noted,
     )
 
@@ -187,8 +187,3 @@ def _note(
 def _key(target: WorkloadRef, at: datetime, action: str) -> RecordKey:
     """The deactivated workload and the deactivation's time: one note of each kind."""
     return RecordKey(subject=str(target), episode=at.replace(microsecond=0), detail=action)
-
-
-def _ref(text: str) -> WorkloadRef | None:
-    namespace, slash, name = text.partition("/")
-    return WorkloadRef(namespace, name) if slash and namespace and name else None

@@ -24,10 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.evidence import (
+    FleetEvidence,
+    Sighting,
+    Signal,
+    framebuffer_growth,
+    power_draw,
+    quantile,
+    receiving,
+)
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.sim.holdings import GpuHolding
@@ -35,7 +43,6 @@ from autoscaler.sim.holdings import GpuHolding
 COARSE_STEP = 15 * 60  # seconds: the live read's reach is the window and one coarse step
 DEVICE_SIGNALS = (Signal.FRAMEBUFFER, Signal.POWER, Signal.PCIE, Signal.NVLINK)
 DEVICE_LEVEL = frozenset({Signal.POWER, Signal.PCIE, Signal.NVLINK})
-MIB_PER_GIB = 1024
 
 
 class FieldSamples(Protocol):
@@ -154,13 +161,10 @@ class SimulatedEvidence:
 
     def _detail(self, signal: Signal, values: Sequence[float], *, slot: int) -> str:
         if signal is Signal.FRAMEBUFFER:
-            grew = sum(values) / MIB_PER_GIB
-            return f"framebuffer grew {grew:.1f} GiB over {_span(slot * len(values))}"
+            return framebuffer_growth(sum(values), over=timedelta(seconds=slot * len(values)))
         if signal is Signal.POWER:
-            baseline = self.baselines[self._model]
-            return f"power {values[-1]:.0f} W, idle baseline {baseline:.0f} W"
-        link = "PCIe" if signal is Signal.PCIE else "NVLink"
-        return f"{link} receiving {_rate(values[-1])}"
+            return power_draw(values[-1], baseline=self.baselines[self._model])
+        return receiving("PCIe" if signal is Signal.PCIE else "NVLink", values[-1])
 
     def _learned(self, holdings: Sequence[GpuHolding], reach: Reach) -> dict[str, float]:
         power = self._settings.power
@@ -176,27 +180,6 @@ class SimulatedEvidence:
             if values:
                 draws.append(sum(values) / len(values))
         return {} if not draws else {self._model: quantile(power.baseline_quantile, draws)}
-
-
-def quantile(phi: float, values: Iterable[float]) -> float:
-    """PromQL's `quantile`: linear interpolation between the closest ranks."""
-    ordered = sorted(values)
-    rank = phi * (len(ordered) - 1)
-    below = int(rank)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (rank - below)
-
-
-def _rate(bytes_per_second: float) -> str:
-    if bytes_per_second >= 1e9:
-        return f"{bytes_per_second / 1e9:.1f} GB/s"
-    return f"{bytes_per_second / 1e6:.0f} MB/s"
-
-
-def _span(seconds: int) -> str:
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
 
 
 def _time(second: int) -> datetime:

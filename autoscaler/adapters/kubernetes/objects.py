@@ -14,6 +14,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from autoscaler.adapters.kubernetes.workload_fields import priority_of, queue_name_of
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
 from autoscaler.domain.quantity import parse_quantity
@@ -22,7 +23,6 @@ from autoscaler.domain.text import escape
 Obj = Mapping[str, Any]
 PAUSES_KEY = "pauses"  # runtime-state ConfigMap: {"everything": bool, "namespaces": [str]}
 COMPONENT = "idle-gpu-autoscaler"
-QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 
 _REQUIREMENT = re.compile(r"^(!?)([^\s!=]+)\s*(?:(==|=|!=)\s*(\S*))?$")
 
@@ -44,18 +44,6 @@ def required_time(value: object, what: str) -> datetime:
     if parsed is None:
         raise ValueError(f"{what} is not an RFC 3339 time: {value!r}")
     return parsed
-
-
-def queue_name_of(workload: Obj) -> str:
-    """The Workload's LocalQueue: spec.queueName, else the queue-name label; "" for none."""
-    spec = workload.get("spec") or {}
-    labels = _strings(_meta(workload).get("labels"))
-    return str(spec.get("queueName") or labels.get(QUEUE_NAME_LABEL, ""))
-
-
-def priority_of(workload: Obj) -> int:
-    """The Workload's spec.priority (from its WorkloadPriorityClass); 0 when unset."""
-    return int((workload.get("spec") or {}).get("priority") or 0)
 
 
 def labels_of(obj: Obj) -> dict[str, str]:

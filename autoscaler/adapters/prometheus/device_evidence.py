@@ -36,10 +36,14 @@ from autoscaler.adapters.prometheus.promql import (
     workload_gpu_key,
 )
 from autoscaler.adapters.prometheus.views import slots_end
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.evidence import (
+    FleetEvidence,
+    Sighting,
+    Signal,
+    framebuffer_growth,
+    receiving,
+)
 from autoscaler.domain.gpus import GpuKey
-
-MIB_PER_GIB = 1024
 
 # Builds the signal's filtered per-slot expression for a selector with these matchers.
 Filtered = Callable[[tuple[str, ...]], str]
@@ -148,30 +152,14 @@ def sightings(
 
 def framebuffer_detail(values: Sequence[float], active: timedelta, _: Mapping[str, str]) -> str:
     """The rises of the active slots add up to the growth over them."""
-    return f"framebuffer grew {sum(values) / MIB_PER_GIB:.1f} GiB over {human(active)}"
+    return framebuffer_growth(sum(values), over=active)
 
 
 def receive_detail(link: str) -> Describe:
     def detail(values: Sequence[float], _: timedelta, __: Mapping[str, str]) -> str:
-        return f"{link} receiving {rate(values[-1])}"
+        return receiving(link, values[-1])
 
     return detail
-
-
-def rate(bytes_per_second: float) -> str:
-    if bytes_per_second >= 1e9:
-        return f"{bytes_per_second / 1e9:.1f} GB/s"
-    return f"{bytes_per_second / 1e6:.0f} MB/s"
-
-
-def human(span: timedelta) -> str:
-    """A span as people write it: 20m, 90s, 2h."""
-    seconds = round(span.total_seconds())
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    if seconds % 60 == 0:
-        return f"{seconds // 60}m"
-    return f"{seconds}s"
 
 
 def _time(unix_seconds: float) -> datetime:

@@ -36,7 +36,7 @@ from autoscaler.adapters.prometheus.promql import (
     selector,
 )
 from autoscaler.adapters.prometheus.views import slots_end
-from autoscaler.domain.evidence import FleetEvidence, Signal
+from autoscaler.domain.evidence import FleetEvidence, Signal, power_draw
 from autoscaler.settings.evidence import PowerSettings
 from autoscaler.settings.prometheus import SignalSettings
 
@@ -113,9 +113,7 @@ class PowerEvidenceReader:
         return expression
 
     def _describe(self, values: Sequence[float], _: timedelta, labels: Mapping[str, str]) -> str:
-        baseline = self.baselines.get(labels.get(MODEL, ""))
-        idle = "" if baseline is None else f", idle baseline {baseline:.0f} W"
-        return f"power {values[-1]:.0f} W{idle}"
+        return power_draw(values[-1], baseline=self.baselines.get(labels.get(MODEL, "")))
 
 
 def _model(name: str) -> str:
