@@ -145,6 +145,7 @@ def build_keda_answers(
             policy.rules,
             policy.grace_period,
             rule_grace={rule.name: rule.grace_period for rule in policy.rulebook},
+            rule_loading={rule.name: rule.usage.max_loading for rule in policy.rulebook},
         ),
         # A trigger may name a rule (its view) or a legacy keda.profiles entry.
         profiles={*settings.keda.profiles, *(rule.name for rule in policy.scoped)},

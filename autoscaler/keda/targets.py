@@ -99,11 +99,17 @@ class Judging:
     rules: UsageRules  # slot, coverage and staleness; window and threshold come from usage
     grace_period: timedelta
     rule_grace: Mapping[str, timedelta] = field(default_factory=dict)  # per rule name
+    rule_loading: Mapping[str, timedelta] = field(default_factory=dict)  # maxLoading, per rule
 
     def under(self, view: str) -> Judging:
-        """The numbers for a rule's (or a legacy profile's) view: its grace when it is a rule."""
+        """The numbers for a rule's (or a legacy profile's) view: its grace and maxLoading when
+        it is a rule, so KEDA counts loading as the loop does."""
         grace = self.rule_grace.get(view, self.grace_period)
-        return self if grace == self.grace_period else replace(self, grace_period=grace)
+        loading = self.rule_loading.get(view, self.rules.max_loading)
+        if (grace, loading) == (self.grace_period, self.rules.max_loading):
+            return self
+        rules = replace(self.rules, max_loading=loading)
+        return replace(self, grace_period=grace, rules=rules)
 
 
 def judge_workload(

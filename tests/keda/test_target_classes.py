@@ -5,6 +5,8 @@ loading and idle-held work is active, and a failed evidence signal is unknown, n
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -15,7 +17,7 @@ from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.selectors import parse_selector
 from autoscaler.keda.targets import Activity, Judgement, Target
 from tests.keda.rig import FakeClock, make_answers
-from tests.keda.snapshots import a_snapshot, gpu_pod
+from tests.keda.snapshots import JUDGING, a_snapshot, gpu_pod
 from tests.support.domain_builders import (
     NOW,
     THRESHOLD,
@@ -131,3 +133,19 @@ def test_selected_pods_that_are_loading_are_active() -> None:
 
     assert (judgement.activity, judgement.value) == (Activity.ACTIVE, 100.0)
     assert judgement.reason.startswith("loading since")
+
+
+def test_a_rule_view_is_judged_with_that_rules_max_loading_and_grace() -> None:
+    judging = replace(
+        JUDGING,
+        rule_grace={"lab": timedelta(minutes=5)},
+        rule_loading={"lab": timedelta(minutes=20)},
+    )
+
+    lab, profile = judging.under("lab"), judging.under("fast")
+
+    assert (lab.rules.max_loading, lab.grace_period) == (
+        timedelta(minutes=20),
+        timedelta(minutes=5),
+    )
+    assert profile == judging  # a legacy profile keeps the default rule's numbers
