@@ -4,6 +4,7 @@ at one place each, so the service and the surfaces never see a client library's 
     AutoscalerError
     ├── ConfigError                 invalid configuration; names each bad key
     ├── MetricsUnavailable          Prometheus/Thanos unreachable, timing out, refusing or erroring
+    ├── NotifyError                 a notification target refused or did not answer
     └── ClusterError                the Kubernetes API failed
         ├── ClusterUnavailable      connection failures, 5xx, 429 after retries
         │   └── AnswerLost          the request was sent, its answer never came: maybe applied
@@ -30,6 +31,15 @@ class ConfigError(AutoscalerError):
 
 class MetricsUnavailable(AutoscalerError):
     """No trustworthy answer from the metric source this cycle."""
+
+
+class NotifyError(AutoscalerError):
+    """A notification was not delivered; `retry`: whether trying again may help (5xx,
+    timeout, connection refused) or not (4xx: the payload or the address is wrong)."""
+
+    def __init__(self, message: str, *, retry: bool) -> None:
+        super().__init__(message)
+        self.retry = retry
 
 
 class ClusterError(AutoscalerError):

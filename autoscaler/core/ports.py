@@ -18,6 +18,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.notifications import Link, Notification
 from autoscaler.domain.queues import QueueFacts
 from autoscaler.domain.records import Annotated, AuditRecord, Edit, RuntimeState
 
@@ -123,6 +124,29 @@ class WorkloadActuator(WorkloadWrites, Protocol):
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         """A Kubernetes Event on the Workload and its owner."""
+        ...
+
+    def delete_owner(self, workload: WorkloadInfo) -> None:
+        """Delete the Workload's owner (a RayCluster), only if its UID is still the one read
+        (a precondition), so a re-created owner of the same name is never deleted. Kueue's
+        Workload goes with it (owner reference). Raises NotFound, Conflict, ClusterError."""
+        ...
+
+
+class Notifier(Protocol):
+    """One notification target (a webhook, a Slack channel), named in the settings."""
+
+    def send(self, notification: Notification, *, links: Sequence[Link]) -> None:
+        """Deliver it once, within the target's timeout. Raises NotifyError (its `retry`
+        says whether trying again may help: a 5xx or timeout yes, a 4xx no)."""
+        ...
+
+
+class NotificationSink(Protocol):
+    """Where the loop and the API hand notifications; never blocks, never raises."""
+
+    def submit(self, notification: Notification, *, targets: Sequence[str]) -> None:
+        """Queue it for each named target; sent (and retried) off the caller's thread."""
         ...
 
 

@@ -22,6 +22,22 @@ DEACTIVATED_FOR = PREFIX + "deactivated-for"  # the waiting Workload it was for,
 REACTIVATED_AT = PREFIX + "reactivated-at"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
+# The warning stage (ISSUE 15). On the Workload (the owner gets STOP_PLANNED_AT to show):
+STOP_PLANNED_AT = PREFIX + "stop-planned-at"  # the promised stop time, RFC 3339
+WARNED_AT = PREFIX + "warned-at"  # when the warning was written and sent
+WARNED_UID = PREFIX + "warned-uid"  # the object it was given to: a re-created one is not warned
+SNOOZED_UNTIL = PREFIX + "snoozed-until"  # "keep it" until then; people may write it by hand
+SNOOZED_BY = PREFIX + "snoozed-by"
+SNOOZE_REASON = PREFIX + "snooze-reason"
+SNOOZE_GRANTED = PREFIX + "snooze-granted"  # the end the service granted: a differing
+# SNOOZED_UNTIL is a hand edit, bounded (clipped, counted) like a request
+SNOOZE_REQUESTED = PREFIX + "snooze-requested"  # the end asked for, when it was clipped
+SNOOZES = PREFIX + "snoozes"  # when each snooze of the last 24 hours was granted, comma list
+DELETE_PLANNED_AT = PREFIX + "delete-planned-at"  # rule action `delete`: its own warning
+DELETE_WARNED_AT = PREFIX + "delete-warned-at"
+IDLE_HELD_NOTIFIED_AT = PREFIX + "idle-held-notified-at"  # told once per admission
+NOTIFY = PREFIX + "notify"  # on a namespace (annotation or label): its notification targets
+
 
 @dataclass(frozen=True)
 class DeactivationAudit:

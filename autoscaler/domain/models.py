@@ -9,39 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from enum import StrEnum
 from functools import cached_property
 
 from autoscaler.domain.breaker import BreakerState
 from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.notices import NO_NOTICE, Notice
 from autoscaler.domain.outcomes import Outcome
 
-
-class State(StrEnum):
-    """Where a workload stands in one cycle; every surface reports these same words."""
-
-    BUSY = "busy"
-    IDLE = "idle"
-    LOADING = "loading"  # near-zero compute, but loading (framebuffer, PCIe, power): no stop
-    IDLE_HELD = "idle-held"  # some GPUs busy, others idle the whole window: reported only
-    UNKNOWN = "unknown"
-    GRACE = "grace"
-    EXEMPT = "exempt"
-    PROTECTED = "protected"
-    PAUSED = "paused"
-    PENDING = "pending"
-    DEACTIVATED = "deactivated"
-    KEDA_MANAGED = "keda-managed"
-
-
-class Action(StrEnum):
-    """What the cycle does about a workload."""
-
-    NONE = "none"
-    DEACTIVATE = "deactivate"
-    WOULD_DEACTIVATE = "would-deactivate"  # dry-run: decided, reported, never patched
-    DEFERRED = "deferred"  # idle, but over the per-cycle cap: waits for a later cycle
+# Re-exported (the explicit alias): every layer imports the states and actions from here.
+from autoscaler.domain.states import Action as Action  # noqa: PLC0414
+from autoscaler.domain.states import State as State  # noqa: PLC0414
 
 
 @dataclass(frozen=True, order=True)
@@ -113,6 +91,8 @@ class WorkloadInfo:
     # What the admission charges its ClusterQueue: (flavor, resource) -> quantity in Kueue's
     # canonical units (status.admission.podSetAssignments[].flavors / resourceUsage).
     admitted_usage: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    # Where notifications go (ISSUE 15): the namespace's annotations; None when unreadable.
+    namespace_annotations: Mapping[str, str] | None = None
 
     @property
     def gpu_pods(self) -> tuple[PodInfo, ...]:
@@ -210,6 +190,7 @@ class Decision:
     idle_held_gpus: int = 0  # IDLE_HELD: how many GPUs sat idle the whole window
     # IDLE: until when new loading evidence would still count (the fresh check's question)
     loading_counts_until: datetime | None = None
+    notice: Notice = NO_NOTICE  # its warning, snooze and planned stop (ISSUE 15)
 
 
 @dataclass(frozen=True)

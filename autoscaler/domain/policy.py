@@ -27,6 +27,7 @@ from autoscaler.domain.models import (
     State,
     WorkloadInfo,
 )
+from autoscaler.domain.notices import NoticeRules
 from autoscaler.domain.rules import (
     DEFAULT_RULE,
     ExemptionBounds,
@@ -57,6 +58,7 @@ class Policy:
     default_reclaim: Reclaim = Reclaim.ALWAYS
     default_action: RuleAction = RuleAction.DEACTIVATE
     default_exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
+    default_notice: NoticeRules = field(default_factory=NoticeRules)
 
     @cached_property
     def default_rule(self) -> Rule:
@@ -67,6 +69,7 @@ class Policy:
             reclaim=self.default_reclaim,
             action=self.default_action,
             exemptions=self.default_exemptions,
+            notice=self.default_notice,
         )
 
     @cached_property

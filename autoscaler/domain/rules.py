@@ -1,8 +1,9 @@
 """Scoped rules: an ordered list, first match wins, a catch-all default closes it.
 
 A rule selects workloads (by namespace, queue, cohort, priority class, GPU model, owner) and
-sets how they are judged (window, threshold, grace), what the service may do (observe or
-deactivate, always or only when someone waits) and the bounds of self-service exemptions.
+sets how they are judged (window, threshold, grace), what the service may do (observe,
+warn, deactivate or delete, always or only when someone waits), the notice it gives first and
+the bounds of self-service exemptions and snoozes.
 
 Matching says why: each earlier rule that did not match gives its reason. A selector that
 cannot be evaluated this cycle (unreadable namespace labels, no GPU model known) makes the
@@ -19,6 +20,7 @@ from enum import StrEnum
 
 from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.notices import NoticeRules
 
 DEFAULT_RULE = "default"
 
@@ -34,7 +36,9 @@ class RuleAction(StrEnum):
     """What the service does with a workload its rule judges idle."""
 
     OBSERVE = "observe"  # report the state, never act
-    DEACTIVATE = "deactivate"
+    WARN = "warn"  # warn and notify as a stop would, but never stop (ISSUE 15)
+    DEACTIVATE = "deactivate"  # warn `warnBefore` ahead, then set spec.active=false
+    DELETE = "delete"  # as deactivate; then delete the owner inactive for `deleteAfter`
 
 
 class ExemptionRight(StrEnum):
@@ -74,6 +78,7 @@ class Rule:
     reclaim: Reclaim = Reclaim.ALWAYS
     action: RuleAction = RuleAction.DEACTIVATE
     exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
+    notice: NoticeRules = field(default_factory=NoticeRules)  # warning, snooze, deleteAfter
 
 
 @dataclass(frozen=True)

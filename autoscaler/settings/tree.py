@@ -22,6 +22,7 @@ from autoscaler.settings.base import Duration, Section, format_duration, parse_d
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
+from autoscaler.settings.notifications import NotificationSettings
 from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
 from autoscaler.settings.queries import QuerySettings
 from autoscaler.settings.rule_settings import RuleSettings, check_rules
@@ -196,6 +197,7 @@ class Settings(Section):
     watch_cache: WatchCacheSettings = Field(default_factory=WatchCacheSettings)
     keda: KedaSettings = Field(default_factory=KedaSettings)
     guards: GuardSettings = Field(default_factory=GuardSettings)
+    notifications: NotificationSettings = Field(default_factory=NotificationSettings)
     rules: list[RuleSettings] = Field(
         default_factory=list,
         description="Scoped rules, first match wins; the default rule (`policy:`) closes the "

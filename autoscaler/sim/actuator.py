@@ -46,5 +46,8 @@ class SimulatedActuator:
         self._cluster.annotate(ref, annotations, now=self._clock.now(), owner=False)
         return Annotated("Workload", ref.namespace, ref.name)
 
+    def delete_owner(self, workload: WorkloadInfo) -> None:
+        raise NotImplementedError("ISSUE 15: the engine helper implements the delete rung")
+
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         self._cluster.announce(workload.ref, reason=reason, message=message)

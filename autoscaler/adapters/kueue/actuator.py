@@ -67,6 +67,9 @@ class KueueActuator:
         ref = workload.ref
         return Annotated("Workload", ref.namespace, ref.name)
 
+    def delete_owner(self, workload: WorkloadInfo) -> None:
+        raise NotImplementedError("ISSUE 15: the engine helper implements the delete rung")
+
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         """An Event on the Workload, and one on its owner."""
         now, namespace = self._clock.now(), workload.ref.namespace

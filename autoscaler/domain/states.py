@@ -1,0 +1,42 @@
+"""The words every surface reports: where a workload stands, and what the cycle does."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class State(StrEnum):
+    """Where a workload stands in one cycle; every surface reports these same words."""
+
+    BUSY = "busy"
+    IDLE = "idle"
+    LOADING = "loading"  # near-zero compute, but loading (framebuffer, PCIe, power): no stop
+    IDLE_HELD = "idle-held"  # some GPUs busy, others idle the whole window: reported only
+    UNKNOWN = "unknown"
+    GRACE = "grace"
+    EXEMPT = "exempt"
+    SNOOZED = "snoozed"  # idle, but someone said "keep it" until a time (ISSUE 15)
+    PROTECTED = "protected"
+    PAUSED = "paused"
+    PENDING = "pending"
+    DEACTIVATED = "deactivated"
+    KEDA_MANAGED = "keda-managed"
+
+
+class Action(StrEnum):
+    """What the cycle does about a workload."""
+
+    NONE = "none"
+    DEACTIVATE = "deactivate"
+    WOULD_DEACTIVATE = "would-deactivate"  # dry-run: decided, reported, never patched
+    DEFERRED = "deferred"  # idle, but over the per-cycle cap: waits for a later cycle
+    # The warning stage (ISSUE 15, domain/staging.py). Each is one write of annotations on the
+    # Workload and its owner, an Event and the notifications; never a change of spec.
+    WARN = "warn"  # a stop is planned: stop-planned-at and warned-at written, people told
+    ALL_CLEAR = "all-clear"  # busy or loading again after a warning: the warning removed
+    NOTIFY_IDLE_HELD = "notify-idle-held"  # some GPUs idle the whole window: told once
+    # The opt-in last rung (rule action `delete`): the owner of a Workload we deactivated
+    # and that stayed inactive for `deleteAfter`, after its own warning.
+    WARN_DELETE = "warn-delete"
+    DELETE = "delete"
+    WOULD_DELETE = "would-delete"  # dry-run
