@@ -31,7 +31,7 @@ HANG_LIMIT_S = 30.0  # a hung reply is released by then at the latest
 @dataclass(frozen=True)
 class Received:
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case: HTTP's are case-insensitive
     body: bytes
     verified: bool | None  # None: the receiver has no secret, so nothing was checked
     status: int  # what the receiver answered (0: it hung until released)
@@ -39,9 +39,12 @@ class Received:
     def json(self) -> Any:
         return json.loads(self.body)
 
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
     @property
     def delivery(self) -> str | None:
-        return self.headers.get(DELIVERY_HEADER)
+        return self.header(DELIVERY_HEADER)
 
 
 def verify(secret: bytes, *, header: str | None, body: bytes) -> bool:
@@ -97,7 +100,7 @@ class WebhookReceiver:
         """Record the request and choose the reply's status (0: hang)."""
         verified = None
         if self.secret is not None:
-            verified = verify(self.secret, header=headers.get(SIGNATURE_HEADER), body=body)
+            verified = verify(self.secret, header=headers.get(SIGNATURE_HEADER.lower()), body=body)
         with self._arrived:
             status = 0 if self._hangs else self._failures.pop(0) if self._failures else 200
             self._hangs = max(0, self._hangs - 1)
@@ -140,7 +143,11 @@ class HookHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        status = self.receiver.answer(headers=dict(self.headers), body=body, path=self.path)
+        status = self.receiver.answer(
+            headers={name.lower(): value for name, value in self.headers.items()},
+            body=body,
+            path=self.path,
+        )
         if status == 0:
             return  # hung: the client gave up long ago; answer nothing
         self.send_response(status)
