@@ -137,7 +137,7 @@ class NotificationDispatcher:
         notifier, links = self._notifiers[target], self._links_for(notification, target)
         for retry, backoff in enumerate((0.0, *self._backoffs)):
             if retry:
-                if self._wait(backoff):  # stopping: give up the retries
+                if self._stopping.is_set() or self._wait(backoff):  # stopping: no more retries
                     break
                 self._metrics.retried(target)
             error = self._attempt(notifier, notification, links=links, target=target)
