@@ -26,7 +26,6 @@ from tests.support.notice_builders import (
     a_rule,
     as_written,
     idle_for_now,
-    snoozed,
     stop_due,
     warned,
 )
@@ -179,59 +178,6 @@ IDLE_ROWS = [
     ),
 ]
 
-SNOOZE_ROWS = [
-    pytest.param(
-        snoozed(fresh(), until=NOW + 120 * MIN, grants=[minutes_ago(1)]),
-        stop_due(),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, None),
-        id="a-snooze-in-force-holds-a-due-stop",
-    ),
-    pytest.param(
-        snoozed(fresh(), until=NOW + 60 * MIN, grants=[minutes_ago(1)]),
-        idle_for_now(3 * MIN),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, None),
-        id="a-snoozed-idle-workload-shows-snoozed-until-the-warning-is-due",
-    ),
-    pytest.param(
-        snoozed(fresh(), until=NOW + 10 * MIN, grants=[minutes_ago(50)]),
-        stop_due(),
-        a_rule(),
-        (Action.WARN, State.SNOOZED, NOW + LEAD),
-        id="a-snooze-ending-within-the-lead-time-is-warned-about-never-less-than-the-lead",
-    ),
-    pytest.param(
-        warned(
-            snoozed(fresh(), until=NOW + 10 * MIN, grants=[minutes_ago(50)]),
-            at=minutes_ago(5),
-            planned=NOW + 10 * MIN,
-        ),
-        stop_due(),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, NOW + 10 * MIN),
-        id="a-snoozed-workload-warned-again-waits-for-the-snooze-to-end",
-    ),
-    pytest.param(
-        warned(
-            snoozed(fresh(), until=minutes_ago(1), grants=[minutes_ago(60)]),
-            at=minutes_ago(16),
-            planned=minutes_ago(1),
-        ),
-        stop_due(),
-        a_rule(),
-        (Action.DEACTIVATE, State.IDLE, minutes_ago(1)),
-        id="the-stop-comes-after-the-snooze-ran-out-and-its-warning-was-served",
-    ),
-    pytest.param(
-        snoozed(fresh(), until=NOW + 240 * MIN, by="bob", granted=False),
-        stop_due(),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, None),
-        id="a-hand-set-snooze-holds-the-stop-within-its-bound",
-    ),
-]
-
 
 @pytest.mark.parametrize(("workload", "decision", "rule", "expected"), STOP_ROWS)
 def test_a_stop_is_warned_first_and_goes_ahead_only_after_the_notice(
@@ -246,17 +192,6 @@ def test_a_stop_is_warned_first_and_goes_ahead_only_after_the_notice(
 
 @pytest.mark.parametrize(("workload", "decision", "rule", "expected"), IDLE_ROWS)
 def test_idle_work_is_warned_when_its_stop_comes_within_the_lead_time(
-    workload: WorkloadBuilder,
-    decision: Decision,
-    rule: Rule,
-    expected: tuple[Action, State, datetime | None],
-) -> None:
-    staged = stage(decision, workload.build(), rule=rule, dry_run=False, now=NOW)
-    assert (staged.action, staged.state, staged.notice.stop_at) == expected
-
-
-@pytest.mark.parametrize(("workload", "decision", "rule", "expected"), SNOOZE_ROWS)
-def test_a_snooze_holds_the_stop_and_is_warned_about_before_it_ends(
     workload: WorkloadBuilder,
     decision: Decision,
     rule: Rule,
