@@ -1,5 +1,6 @@
-"""The warning stage beyond the stop itself: snoozes, activity clearing a warning, states that
-hold it, idle-held work told once, a warn-only rule, and dry run (which writes nothing).
+"""The warning stage beyond the stop itself: activity clearing a warning, states that hold
+it, idle-held work told once, a warn-only rule, and dry run (which writes nothing). Snoozes
+in the stage: test_snoozes.py.
 
 Unless a row says otherwise: `team-a/rc`, a RayCluster's Workload admitted a day ago with one
 GPU pod as old, under the default rule with action `deactivate`, `reclaim: always` and a
@@ -18,12 +19,10 @@ from autoscaler.domain.rules import Rule, RuleAction
 from autoscaler.domain.staging import stage
 from tests.support.domain_builders import NOW, WorkloadBuilder, minutes_ago, rfc3339
 from tests.support.notice_builders import (
-    LEAD,
     a_decision,
     a_gpu_workload,
     a_rule,
     idle_for_now,
-    snoozed,
     stop_due,
     warned,
 )
@@ -42,60 +41,6 @@ def warned_lately() -> WorkloadBuilder:
 
 def told_idle_held(at: datetime) -> WorkloadBuilder:
     return fresh().annotated(ann.IDLE_HELD_NOTIFIED_AT, rfc3339(at))
-
-
-SNOOZE_ROWS = [
-    pytest.param(
-        snoozed(fresh(), until=NOW + 120 * MIN, grants=[minutes_ago(1)]),
-        stop_due(),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, None),
-        id="a-snooze-in-force-holds-a-due-stop",
-    ),
-    pytest.param(
-        snoozed(fresh(), until=NOW + 60 * MIN, grants=[minutes_ago(1)]),
-        idle_for_now(3 * MIN),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, None),
-        id="a-snoozed-idle-workload-shows-snoozed-until-the-warning-is-due",
-    ),
-    pytest.param(
-        snoozed(fresh(), until=NOW + 10 * MIN, grants=[minutes_ago(50)]),
-        stop_due(),
-        a_rule(),
-        (Action.WARN, State.SNOOZED, NOW + LEAD),
-        id="a-snooze-ending-within-the-lead-time-is-warned-about-never-less-than-the-lead",
-    ),
-    pytest.param(
-        warned(
-            snoozed(fresh(), until=NOW + 10 * MIN, grants=[minutes_ago(50)]),
-            at=minutes_ago(5),
-            planned=NOW + 10 * MIN,
-        ),
-        stop_due(),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, NOW + 10 * MIN),
-        id="a-snoozed-workload-warned-again-waits-for-the-snooze-to-end",
-    ),
-    pytest.param(
-        warned(
-            snoozed(fresh(), until=minutes_ago(1), grants=[minutes_ago(60)]),
-            at=minutes_ago(16),
-            planned=minutes_ago(1),
-        ),
-        stop_due(),
-        a_rule(),
-        (Action.DEACTIVATE, State.IDLE, minutes_ago(1)),
-        id="the-stop-comes-after-the-snooze-ran-out-and-its-warning-was-served",
-    ),
-    pytest.param(
-        snoozed(fresh(), until=NOW + 240 * MIN, by="bob", granted=False),
-        stop_due(),
-        a_rule(),
-        (Action.NONE, State.SNOOZED, None),
-        id="a-hand-set-snooze-holds-the-stop-within-its-bound",
-    ),
-]
 
 
 STATE_ROWS = [
@@ -295,21 +240,3 @@ def test_dry_run_says_it_would_warn_first() -> None:
     decision = a_decision(State.IDLE, Action.WOULD_DEACTIVATE)
     staged = stage(decision, fresh().build(), rule=a_rule(), dry_run=True, now=NOW)
     assert staged.reason.endswith("; would warn 15m first")
-
-
-def test_a_snoozed_reason_names_until_when_and_who() -> None:
-    workload = snoozed(fresh(), until=NOW + 120 * MIN, by="alice", grants=[minutes_ago(1)])
-    staged = stage(stop_due(), workload.build(), rule=a_rule(), dry_run=False, now=NOW)
-    assert staged.reason.endswith("; snoozed until 2025-03-03T14:00:00Z by alice")
-    assert (staged.notice.snoozed_until, staged.notice.snoozed_by) == (NOW + 120 * MIN, "alice")
-
-
-@pytest.mark.parametrize(("workload", "decision", "rule", "expected"), SNOOZE_ROWS)
-def test_a_snooze_holds_the_stop_and_is_warned_about_before_it_ends(
-    workload: WorkloadBuilder,
-    decision: Decision,
-    rule: Rule,
-    expected: tuple[Action, State, datetime | None],
-) -> None:
-    staged = stage(decision, workload.build(), rule=rule, dry_run=False, now=NOW)
-    assert (staged.action, staged.state, staged.notice.stop_at) == expected
