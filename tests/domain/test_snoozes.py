@@ -178,9 +178,19 @@ HAND_SET_ROWS = [
         id="a-hand-set-snooze-past-the-days-count-is-refused-and-removed",
     ),
     pytest.param(
-        snoozed(fresh(), until=NOW + 48 * HOURS, granted=True),
+        snoozed(fresh(), until=NOW + 20 * HOURS, granted=True, grants=[minutes_ago(10)]),
         None,
         id="the-services-own-grant-is-not-hand-set",
+    ),
+    pytest.param(
+        snoozed(fresh(), until=NOW + 48 * HOURS, granted=True, grants=[minutes_ago(10)]),
+        (NOW + 24 * HOURS, NOW + 48 * HOURS, "alice", None),
+        id="both-ends-edited-alike-beyond-the-bound-of-the-recorded-grant-is-hand-set",
+    ),
+    pytest.param(
+        snoozed(fresh(), until=NOW + 2 * HOURS, granted=True),
+        (NOW + 2 * HOURS, None, "alice", None),
+        id="a-granted-end-with-no-grant-recorded-is-hand-set",
     ),
     pytest.param(
         snoozed(fresh(), until=minutes_ago(5), granted=False),
