@@ -4,7 +4,8 @@ Each rule selects workloads (`match`) and sets how they are judged and what may 
 A knob a rule leaves unset inherits the default rule's, and the default rule (which closes the
 list whatever is written) is `policy:` itself, so a file without `rules:` behaves as before.
 A rule named `default` may be written last, without `match`, to set the default rule's
-reclaim, action, exemptions and notice; a knob set both there and in `policy:` is an error naming both.
+reclaim, action, exemptions and notice (warning, snooze, notify); a knob set both there and in
+`policy:` is an error naming both.
 
 `api.maxExemption` and `keda.profiles` are the older spellings of what rules now say: the
 default rule's `exemptions.maxDuration`, and a named (window, threshold) view a KEDA trigger
