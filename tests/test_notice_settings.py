@@ -5,6 +5,7 @@ nobody can verify) names its key."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from datetime import timedelta
@@ -287,3 +288,25 @@ def test_check_config_exits_non_zero_naming_a_delete_rule_without_delete_after(
 
     assert result.returncode == 2
     assert "rules[0].deleteAfter: action delete needs it" in result.stderr
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "example.yaml"
+
+
+def uncommented_example() -> str:
+    """config/example.yaml with its commented targets and rules switched on, as a reader would
+    copy them: `targets: {}` and `rules: []` opened, their `#  ` entries un-commented."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    text = text.replace("  targets: {}\n", "  targets:\n").replace("rules: []\n", "rules:\n")
+    text = re.sub(r"^  #  ", "    ", text, flags=re.MULTILINE)
+    return re.sub(r"^#  ", "  ", text, flags=re.MULTILINE)
+
+
+def test_the_examples_commented_targets_and_rules_are_a_valid_configuration(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(write(tmp_path, uncommented_example()), environ={})
+
+    assert set(settings.notifications.targets) == {"ml-slack", "team-hook"}
+    sandbox = build_policy(settings).rule_for("sandbox")
+    assert (sandbox.action, sandbox.notice.delete_after) == (RuleAction.DELETE, timedelta(days=3))
