@@ -19,6 +19,7 @@ from tests.deploy.tooling import (
     deployment_pod,
     find,
     mounted_source,
+    notes,
     one,
     render,
     settings_from,
@@ -245,3 +246,30 @@ def test_bad_notification_values_are_refused_naming_them(
     code, _, err = template_result(*args)
     assert code != 0
     assert complaint in err, err
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(
+    ("args", "said", "unsaid"),
+    [
+        pytest.param((), "Each stop is warned 15m ahead", "are DELETED", id="defaults-warn-ahead"),
+        pytest.param(
+            ("--set", "config.policy.warnBefore=0m"),
+            "stops idle workloads WITHOUT a warning",
+            "Each stop is warned",
+            id="no-warning-is-said-out-loud",
+        ),
+        pytest.param(
+            rules({"name": "a", "match": SANDBOX, "action": "delete", "deleteAfter": "3d"}),
+            "RayClusters left deactivated for its deleteAfter are DELETED",
+            "WITHOUT a warning",
+            id="a-delete-rule-is-said-out-loud",
+        ),
+    ],
+)
+def test_notes_say_how_much_notice_is_given_and_whether_anything_is_deleted(
+    args: tuple[str, ...], said: str, unsaid: str
+) -> None:
+    text = notes(*args)
+    assert said in text
+    assert unsaid not in text
