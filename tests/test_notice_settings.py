@@ -46,7 +46,7 @@ rules:
     snooze: {maxDuration: 48h}
   - name: quiet
     match: {namespaces: [quiet]}
-    notify: [none]
+    notify: [ops-hook, ml-slack]
 """
 )
 
@@ -89,7 +89,7 @@ def test_each_rule_sets_its_notice_and_inherits_what_it_leaves_unset(tmp_path: P
     assert research.notice.warn_before == timedelta(minutes=30)
     assert research.notice.snooze == SnoozeBounds(max_duration=timedelta(hours=48), per_day=2)
     assert (research.notice.delete_after, research.notice.notify) == (None, ())
-    assert quiet.notice.notify == ("none",)
+    assert quiet.notice.notify == ("ops-hook", "ml-slack")
     assert default.notice.warn_before == timedelta(minutes=30)
 
 
@@ -164,10 +164,9 @@ BAD = [
         id="rule-names-an-unknown-target",
     ),
     pytest.param(
-        TARGETS + "rules:\n  - name: a\n    match: {namespaces: [x]}\n"
-        "    notify: [none, ml-slack]\n",
-        "rules[0].notify: none (Events only) is a rule's whole list, alone",
-        id="events-only-beside-a-target",
+        TARGETS + "rules:\n  - name: a\n    match: {namespaces: [x]}\n    notify: [none]\n",
+        "rules[0].notify: none is not a target",
+        id="events-only-is-a-namespaces-word-not-a-target",
     ),
     pytest.param(
         "notifications: {defaultTargets: [ops]}\n",

@@ -21,7 +21,7 @@ from autoscaler.settings.rule_settings import RuleSettings, written_default
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
 
-EVENTS_ONLY = "none"  # a `notify` list of this word alone: Events only, no target
+EVENTS_ONLY = "none"  # a namespace's `notify` annotation: Events only; never a target name
 DELETABLE_KINDS = ["RayCluster"]  # what action `delete` may remove: a suspended RayCluster
 
 
@@ -109,12 +109,16 @@ def _default_conflicts(settings: Settings) -> list[str]:
 
 
 def _names(key: str, names: Sequence[str], *, known: set[str]) -> list[str]:
-    if EVENTS_ONLY in names:
-        # A rule may say Events only; a default for everyone has the empty list for that.
-        if key.startswith("rules[") and len(names) == 1:
-            return []
-        return [f"{key}: {EVENTS_ONLY} (Events only) is a rule's whole list, alone"]
-    return [f"{key}: {name} is not in notifications.targets" for name in names if name not in known]
+    problems = []
+    for name in names:
+        if name == EVENTS_ONLY:
+            problems.append(
+                f"{key}: {EVENTS_ONLY} is not a target (a namespace's annotation "
+                f"idle-gpu-autoscaler.io/notify: {EVENTS_ONLY} means Events only)"
+            )
+        elif name not in known:
+            problems.append(f"{key}: {name} is not in notifications.targets")
+    return problems
 
 
 def _target(key: str, name: str, target: TargetSettings) -> list[str]:

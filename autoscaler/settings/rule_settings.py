@@ -154,7 +154,7 @@ class RuleSettings(Section):
     notify: list[str] | None = Field(
         None,
         description="Names of notifications.targets for this rule's workloads when their "
-        "namespace names none (`idle-gpu-autoscaler.io/notify`); [none]: Events only. Unset: "
+        "namespace names none (`idle-gpu-autoscaler.io/notify`). Unset: "
         "the default rule's, else notifications.defaultTargets.",
     )
 
