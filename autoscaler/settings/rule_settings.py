@@ -4,7 +4,8 @@ Each rule selects workloads (`match`) and sets how they are judged and what may 
 A knob a rule leaves unset inherits the default rule's, and the default rule (which closes the
 list whatever is written) is `policy:` itself, so a file without `rules:` behaves as before.
 A rule named `default` may be written last, without `match`, to set the default rule's
-reclaim, action and exemptions; a knob set both there and in `policy:` is an error naming both.
+reclaim, action, exemptions and notice (warning, snooze, notify); a knob set both there and in
+`policy:` is an error naming both.
 
 `api.maxExemption` and `keda.profiles` are the older spellings of what rules now say: the
 default rule's `exemptions.maxDuration`, and a named (window, threshold) view a KEDA trigger
@@ -15,6 +16,7 @@ deprecation warning (`deprecations`).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -22,6 +24,7 @@ from pydantic import Field
 from autoscaler.domain.rule_checks import impossible
 from autoscaler.domain.rules import DEFAULT_RULE, Selector
 from autoscaler.settings.base import Duration, Section
+from autoscaler.settings.notice_settings import RuleSnoozeSettings
 
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
@@ -125,12 +128,35 @@ class RuleSettings(Section):
         "mode). `when-contended`: only when a pending Workload it would let in waits. Unset: "
         "the default rule's (always).",
     )
-    action: Literal["observe", "deactivate"] | None = Field(
+    action: Literal["observe", "warn", "deactivate", "delete"] | None = Field(
         None,
-        description="`observe`: report the state, never act (try a rule out first). "
-        "`deactivate`: set spec.active=false. Unset: the default rule's (deactivate).",
+        description="The ladder: `observe`: report the state, never act (try a rule out "
+        "first). `warn`: warn and notify as a stop would, never stop. `deactivate`: warn "
+        "`warnBefore` ahead, then set spec.active=false. `delete`: as deactivate, then delete "
+        "the RayCluster once inactive for `deleteAfter` (opt-in; match.ownerKinds must be "
+        "[RayCluster]). Unset: the default rule's (deactivate).",
     )
     exemptions: RuleExemptionSettings = Field(default_factory=RuleExemptionSettings)
+    warn_before: Duration | None = Field(
+        None,
+        description="The least notice before a stop (and before a deletion): the warning "
+        "(Event, annotations, notifications) comes this long ahead; 0s: no warning. Unset: "
+        "policy.warnBefore.",
+    )
+    snooze: RuleSnoozeSettings = Field(default_factory=RuleSnoozeSettings)
+    delete_after: Duration | None = Field(
+        None,
+        gt=timedelta(0),
+        description="Action `delete` only, and required there: delete the RayCluster once it "
+        "has been inactive this long since our own audited deactivation (a cluster someone "
+        "else suspended is never deleted).",
+    )
+    notify: list[str] | None = Field(
+        None,
+        description="Names of notifications.targets for this rule's workloads when their "
+        "namespace names none (`idle-gpu-autoscaler.io/notify`). Unset: "
+        "the default rule's, else notifications.defaultTargets.",
+    )
 
 
 # The knobs a `default` rule and `policy:` (or `api:`) can both set: the rule's key → theirs.
@@ -139,6 +165,7 @@ SHARED_KNOBS = {
     "threshold_percent": ("policy", "threshold_percent", "thresholdPercent"),
     "grace_period": ("policy", "grace_period", "gracePeriod"),
     "max_loading": ("policy", "max_loading", "maxLoading"),
+    "warn_before": ("policy", "warn_before", "warnBefore"),
 }
 
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from autoscaler.domain.idleness import UsageRules
+from autoscaler.domain.notices import NoticeRules, SnoozeBounds
 from autoscaler.domain.policy import Policy
 from autoscaler.domain.rules import (
     DEFAULT_RULE,
@@ -39,6 +40,7 @@ def build_policy(settings: Settings) -> Policy:
         default_reclaim=default.reclaim,
         default_action=default.action,
         default_exemptions=default.exemptions,
+        default_notice=default.notice,
     )
 
 
@@ -57,6 +59,12 @@ def default_rule(settings: Settings) -> Rule:
         ),
         grace_period=policy.grace_period,
         exemptions=ExemptionBounds(max_duration=settings.api.max_exemption),
+        notice=NoticeRules(
+            warn_before=policy.warn_before,
+            snooze=SnoozeBounds(
+                max_duration=policy.snooze.max_duration, per_day=policy.snooze.per_day
+            ),
+        ),
     )
     written = written_default(settings.rules)
     return base if written is None else scoped_rule(written, default=base)
@@ -84,6 +92,23 @@ def scoped_rule(rule: RuleSettings, *, default: Rule) -> Rule:
         reclaim=Reclaim(rule.reclaim) if rule.reclaim is not None else default.reclaim,
         action=RuleAction(rule.action) if rule.action is not None else default.action,
         exemptions=bounds,
+        notice=notice_rules(rule, default=default.notice),
+    )
+
+
+def notice_rules(rule: RuleSettings, *, default: NoticeRules) -> NoticeRules:
+    """The rule's warning stage; `deleteAfter` is its own (only a `delete` rule has one), the
+    other knobs inherit the default rule's when unset."""
+    snooze = default.snooze
+    if rule.snooze.max_duration is not None:
+        snooze = replace(snooze, max_duration=rule.snooze.max_duration)
+    if rule.snooze.per_day is not None:
+        snooze = replace(snooze, per_day=rule.snooze.per_day)
+    return NoticeRules(
+        warn_before=rule.warn_before if rule.warn_before is not None else default.warn_before,
+        snooze=snooze,
+        delete_after=rule.delete_after,
+        notify=tuple(rule.notify) if rule.notify is not None else default.notify,
     )
 
 

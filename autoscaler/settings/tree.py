@@ -22,6 +22,8 @@ from autoscaler.settings.base import Duration, Section, format_duration, parse_d
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
+from autoscaler.settings.notice_checks import check_notices
+from autoscaler.settings.notice_settings import SnoozeSettings
 from autoscaler.settings.notifications import NotificationSettings
 from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
 from autoscaler.settings.queries import QuerySettings
@@ -111,6 +113,14 @@ class PolicySettings(Section):
         "frees a busy cluster's idle GPUs within a morning while bounding a wrong signal "
         "that outlasts the breaker. Keep api.auditRecordLimit well above it.",
     )
+
+    warn_before: Duration = Field(
+        timedelta(minutes=15),
+        description="The default rule's least notice before a stop: the warning (Event, "
+        "annotations, notifications) comes this long ahead, and the stop never sooner however "
+        "the service restarts. 15 minutes lets a person answer a message; 0s: no warning.",
+    )
+    snooze: SnoozeSettings = Field(default_factory=SnoozeSettings)
 
     @model_validator(mode="after")
     def _spans_fit_the_window(self) -> PolicySettings:
@@ -225,7 +235,8 @@ def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError([_describe(error) for error in exc.errors()]) from exc
-    problems = check_rules(settings)  # across sections: the rules, policy, api, keda, cluster
+    # Across sections: the rules, policy, api, keda, cluster; the notices and their targets.
+    problems = check_rules(settings) + check_notices(settings)
     if problems:
         raise ConfigError(problems)
     return settings

@@ -35,6 +35,8 @@ OPTIONAL_KINDS = {
     "ServiceMonitor",
     "ScaledObject",
     "TriggerAuthentication",
+    "Ingress",  # the snooze links' (notifications.links.ingress)
+    "Secret",  # the links' generated signing key
 }
 
 

@@ -3,7 +3,7 @@ selfAddresses, the Secrets the settings point at mounted, and bad values refused
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +15,7 @@ from tests.deploy.tooling import (
     VALUE_SETS,
     Manifest,
     deployment_pod,
+    mounted_source,
     notes,
     one,
     render,
@@ -27,31 +28,6 @@ from tests.deploy.tooling import (
 
 ALL_ON = CHART / "ci" / "all-optional-on-values.yaml"
 KEDA_ON = ("--set", "keda.enabled=true")
-
-
-def mounted_source(manifests: list[Manifest], path: Path | None) -> tuple[str, str]:
-    """(Secret name, key) that the container sees at `path`, through its mounts and volumes."""
-    assert path is not None
-    file = PurePosixPath(path)
-    mounts = {m["mountPath"]: m["name"] for m in the_container(manifests)["volumeMounts"]}
-    volume_name = mounts[str(file.parent)]
-    (volume,) = [v for v in deployment_pod(manifests)["volumes"] if v["name"] == volume_name]
-    found = [
-        (name, item["key"])
-        for name, items in secret_sources(volume)
-        for item in items
-        if item["path"] == file.name
-    ]
-    assert len(found) == 1, f"{path} comes from {found}"
-    return found[0]
-
-
-def secret_sources(volume: Manifest) -> list[tuple[str, list[Manifest]]]:
-    """(Secret name, items) of a secret volume or of each secret in a projected one."""
-    if "secret" in volume:
-        return [(volume["secret"]["secretName"], volume["secret"]["items"])]
-    sources = volume.get("projected", {}).get("sources", [])
-    return [(s["secret"]["name"], s["secret"]["items"]) for s in sources if "secret" in s]
 
 
 def named_ports(manifests: list[Manifest]) -> dict[str, tuple[int, int]]:

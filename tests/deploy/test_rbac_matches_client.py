@@ -41,6 +41,7 @@ WORKLOAD_WRITES = {
     ("", "events", "create"),
 }
 INCLUDE = ("--set", "config.policy.namespaces.include={team-a,team-b}")
+DELETE_RAY_CLUSTERS = ("ray.io", "rayclusters", "delete")
 
 Call = tuple[str, str, str]
 Grant = tuple[str, str, str, tuple[str, ...]]
@@ -72,6 +73,8 @@ def expected_grants(settings: Settings) -> set[Grant]:
     }
     if not settings.leader_election.enabled:
         off |= {call for call in ALLOWED_CALLS if call[1] == "leases"}
+    if not any(rule.action == "delete" for rule in settings.rules):
+        off.add(DELETE_RAY_CLUSTERS)  # only a rule with action delete (opt-in) may delete
     values = settings.model_dump(by_alias=True)
     return {
         (*call, (setting_at(values, NAMED_CALLS[call]),) if call in NAMED_CALLS else ())

@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -128,3 +128,28 @@ def notes(*args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.partition("NOTES:")[2]
+
+
+def mounted_source(manifests: list[Manifest], path: Path | None) -> tuple[str, str]:
+    """(Secret name, key) that the container sees at `path`, through its mounts and volumes."""
+    assert path is not None
+    file = PurePosixPath(path)
+    mounts = {m["mountPath"]: m["name"] for m in the_container(manifests)["volumeMounts"]}
+    volume_name = mounts[str(file.parent)]
+    (volume,) = [v for v in deployment_pod(manifests)["volumes"] if v["name"] == volume_name]
+    found = [
+        (name, item["key"])
+        for name, items in secret_sources(volume)
+        for item in items
+        if item["path"] == file.name
+    ]
+    assert len(found) == 1, f"{path} comes from {found}"
+    return found[0]
+
+
+def secret_sources(volume: Manifest) -> list[tuple[str, list[Manifest]]]:
+    """(Secret name, items) of a secret volume or of each secret in a projected one."""
+    if "secret" in volume:
+        return [(volume["secret"]["secretName"], volume["secret"]["items"])]
+    sources = volume.get("projected", {}).get("sources", [])
+    return [(s["secret"]["name"], s["secret"]["items"]) for s in sources if "secret" in s]

@@ -85,6 +85,13 @@ their Events. In the ClusterRole, or in a Role per config.policy.namespaces.incl
   resources: ["jobs"]
   verbs: ["patch"]
 {{- end }}
+{{- if include "iga.rules.delete" . }}
+# Rule action `delete` only (opt-in): a RayCluster inactive for deleteAfter since our own
+# deactivation. Without such a rule nothing here may delete.
+- apiGroups: ["ray.io"]
+  resources: ["rayclusters"]
+  verbs: ["delete"]
+{{- end }}
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
@@ -259,6 +266,7 @@ needs no install-specific key needs only a schema entry and values under `config
 {{- $_ := set $settings "api" (include "iga.settings.api" . | fromYaml) }}
 {{- $_ := set $settings "keda" (include "iga.settings.keda" . | fromYaml) }}
 {{- $_ := set $settings "leaderElection" (include "iga.settings.leaderElection" . | fromYaml) }}
+{{- $_ := set $settings "notifications" (include "iga.settings.notifications" . | fromYaml) }}
 {{- $policy := deepCopy (default dict .Values.config.policy) }}
 {{- $_ := set $policy "dryRun" (eq (include "iga.dryRun" .) "true") }}
 {{- $_ := set $settings "policy" $policy }}
