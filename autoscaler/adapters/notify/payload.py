@@ -1,0 +1,53 @@
+"""Our own JSON for a notification (schema version 1), what a webhook target receives.
+
+Field names are camelCase like the rest of our API; times are RFC 3339 in UTC; absent values
+are null rather than left out, so a receiver can rely on every key being there.
+docs/NOTIFICATIONS.md shows an example and how to verify the signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from autoscaler.adapters.notify.wording import word
+from autoscaler.domain.notifications import Link, Notification
+
+SCHEMA_VERSION = 1
+
+
+def as_json(notification: Notification, *, links: Sequence[Link]) -> dict[str, Any]:
+    n = notification
+    wording = word(n)
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "kind": n.kind.value,
+        "workload": {"namespace": n.workload.namespace, "name": n.workload.name, "uid": n.uid},
+        "owner": None if n.owner is None else {"kind": n.owner.kind, "name": n.owner.name},
+        "rule": n.rule,
+        "reason": n.reason,
+        "title": wording.title,
+        "text": wording.text,
+        "command": wording.hint,
+        "at": rfc3339(n.at),
+        "stopAt": rfc3339(n.stop_at),
+        "warnedAt": rfc3339(n.warned_at),
+        "snoozedUntil": rfc3339(n.snoozed_until),
+        "snoozedBy": n.snoozed_by,
+        "gpus": n.gpus,
+        "idleHeldGpus": n.idle_held_gpus,
+        "links": [_link(link) for link in links],
+    }
+
+
+def rfc3339(at: datetime | None) -> str | None:
+    return None if at is None else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _link(link: Link) -> dict[str, Any]:
+    return {
+        "label": link.label,
+        "url": link.url,
+        "snoozeSeconds": int(link.snooze.total_seconds()),
+    }

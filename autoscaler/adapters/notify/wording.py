@@ -1,0 +1,116 @@
+"""What each kind of notification says, written once for every notifier (ISSUE 15).
+
+A webhook receiver gets the same title and text as a Slack channel, so a message reads the
+same wherever it lands. Reasons and names may come from kubectl: they are escaped
+(`domain.text.escape`) so no control or bidi character reaches a reader's screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from autoscaler.domain.notifications import NoticeKind, Notification
+from autoscaler.domain.text import escape
+
+SNOOZE_HINT = "idle-gpu-autoscaler snooze {ref} 4h"
+REACTIVATE_HINT = "idle-gpu-autoscaler reactivate {ref}"
+
+
+@dataclass(frozen=True)
+class Wording:
+    title: str  # one line: Slack's header and fallback text, the webhook's `title`
+    text: str  # what happens and why
+    hint: str | None = None  # the command a person can run instead of clicking
+
+
+def word(notification: Notification) -> Wording:
+    return _WRITERS[notification.kind](notification)
+
+
+def when(at: datetime | None) -> str:
+    """A time as people read it in a message: to the minute, in UTC, said so."""
+    return "unknown" if at is None else at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _ref(n: Notification) -> str:
+    return escape(str(n.workload))
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
+def _warning(n: Notification) -> Wording:
+    return Wording(
+        title=f"{_ref(n)} will be stopped at {when(n.stop_at)}",
+        text=f"It holds {_gpus(n.gpus)} that sat idle: {escape(n.reason)} (rule {escape(n.rule)}). "
+        "To keep it running, press a Keep button or snooze it from a terminal.",
+        hint=SNOOZE_HINT.format(ref=_ref(n)),
+    )
+
+
+def _all_clear(n: Notification) -> Wording:
+    return Wording(
+        title=f"{_ref(n)} is in use again: the planned stop is off",
+        text=f"{escape(n.reason)} (rule {escape(n.rule)}). Nothing to do.",
+    )
+
+
+def _snoozed(n: Notification) -> Wording:
+    by = escape(n.snoozed_by or "someone")
+    return Wording(
+        title=f"{_ref(n)} is kept until {when(n.snoozed_until)}",
+        text=f"{by} snoozed the planned stop. If it is still idle then, you will be warned "
+        "again before it stops.",
+        hint=SNOOZE_HINT.format(ref=_ref(n)),
+    )
+
+
+def _deactivated(n: Notification) -> Wording:
+    return Wording(
+        title=f"{_ref(n)} was stopped: its {_gpus(n.gpus)} are free for others",
+        text=f"{escape(n.reason)} (rule {escape(n.rule)}). Kueue keeps the workload; bring it "
+        "back when you need it.",
+        hint=REACTIVATE_HINT.format(ref=_ref(n)),
+    )
+
+
+def _idle_held(n: Notification) -> Wording:
+    return Wording(
+        title=f"{_ref(n)} holds {_gpus(n.idle_held_gpus)} idle of {n.gpus}",
+        text=f"Some of its GPUs worked while {n.idle_held_gpus} sat idle the whole window: "
+        f"{escape(n.reason)}. It is not stopped; consider asking for fewer GPUs.",
+    )
+
+
+def _delete_warning(n: Notification) -> Wording:
+    return Wording(
+        title=f"{_owner(n)} of {_ref(n)} will be deleted at {when(n.stop_at)}",
+        text=f"It has been inactive since the service stopped it (rule {escape(n.rule)}). "
+        "Reactivate it before then to keep it.",
+        hint=REACTIVATE_HINT.format(ref=_ref(n)),
+    )
+
+
+def _deleted(n: Notification) -> Wording:
+    return Wording(
+        title=f"{_owner(n)} of {_ref(n)} was deleted",
+        text=f"It stayed inactive after the service stopped it (rule {escape(n.rule)}).",
+    )
+
+
+def _owner(n: Notification) -> str:
+    return "the owner" if n.owner is None else escape(f"{n.owner.kind} {n.owner.name}")
+
+
+_WRITERS: dict[NoticeKind, Callable[[Notification], Wording]] = {
+    NoticeKind.WARNING: _warning,
+    NoticeKind.ALL_CLEAR: _all_clear,
+    NoticeKind.SNOOZED: _snoozed,
+    NoticeKind.DEACTIVATED: _deactivated,
+    NoticeKind.IDLE_HELD: _idle_held,
+    NoticeKind.DELETE_WARNING: _delete_warning,
+    NoticeKind.DELETED: _deleted,
+}
