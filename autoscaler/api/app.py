@@ -17,8 +17,10 @@ from autoscaler.api.routes import (
     explain,
     guards,
     health,
+    links,
     pauses,
     report,
+    snoozes,
     workloads,
 )
 from autoscaler.core.ports import Authenticator
@@ -51,6 +53,11 @@ def create_app(
         openapi_tags=[
             {"name": "workloads", "description": "The latest cycle's view of every workload."},
             {"name": "exemptions", "description": "Keep a workload from being deactivated."},
+            {
+                "name": "snoozes",
+                "description": "Push a warned workload's planned stop back, from the API or "
+                "a signed link in the warning.",
+            },
             {"name": "pauses", "description": "The kill switch."},
             {"name": "activation", "description": "Reactivate, or deactivate now."},
             {"name": "decisions", "description": "The audit trail."},
@@ -61,7 +68,18 @@ def create_app(
     )
     app.state.context = context
     problems.install(app, logger=context.logger)
-    modules = (workloads, explain, exemptions, pauses, activation, decisions, guards, report)
+    modules = (
+        workloads,
+        explain,
+        exemptions,
+        snoozes,
+        links,
+        pauses,
+        activation,
+        decisions,
+        guards,
+        report,
+    )
     for module in (*modules, health):
         app.include_router(module.router)
     for router in routers:

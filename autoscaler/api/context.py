@@ -15,10 +15,17 @@ from autoscaler.api.access import Access
 from autoscaler.api.middleware import IDENTITY
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import Clock, ClusterReader, StateStore, WorkloadActuator
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    NotificationSink,
+    StateStore,
+    WorkloadActuator,
+)
 from autoscaler.domain.access import Identity
 from autoscaler.domain.policy import Policy
 from autoscaler.domain.records import AuditRecord
+from autoscaler.engine.links import LinkSigner
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
@@ -37,6 +44,9 @@ class ApiContext:
     clock: Clock
     logger: logging.Logger
     policy: Policy | None = None  # the loop's, whose rules `explain` and exemptions match
+    links: LinkSigner | None = None  # checks "keep it" links; None: the link routes 404
+    notifications: NotificationSink | None = None  # None: a snooze is told by its Event only
+    notify_defaults: tuple[str, ...] = ()  # `notifications.defaultTargets`
 
     def audit(self, *records: AuditRecord) -> None:
         """Keep audit records. A failure is logged and counted; the change itself stands."""

@@ -65,7 +65,7 @@ STATE_WORDS = (
     "whole window: reported, never stopped), `idle` (the only class that can lead to a "
     "stop) and `unknown` (data missing, or a configured signal failed: never stopped). The "
     "other states say why usage does not decide: `grace`, `exempt`, `protected`, `paused`, "
-    "`pending`, `deactivated`, `keda-managed`, `snoozed` (someone said \"keep it\": no stop "
+    '`pending`, `deactivated`, `keda-managed`, `snoozed` (someone said "keep it": no stop '
     "before `notice.snoozedUntil`)."
 )
 
@@ -164,6 +164,20 @@ class ExemptionResult(_View):
         examples=["RayCluster team-a/my-workspace-cluster"],
     )
     exemption: ExemptionView | None = Field(description="Null after removal.")
+
+
+class SnoozeResult(_View):
+    """A snooze granted (or, after DELETE, removed)."""
+
+    namespace: str
+    workload: str
+    until: datetime | None = Field(description="No stop before then; null after removal.")
+    clipped_from: datetime | None = Field(
+        None, description="The end asked for, when the rule's longest snooze cut it."
+    )
+    rule: str = Field(description="The rule whose bounds applied.", examples=["default"])
+    by: str = Field(examples=["alice"])
+    reason: str | None = None
 
 
 class ChangeResult(_View):
