@@ -4,7 +4,7 @@ FastAPI dependencies that hand it (and the authenticated caller) to the routes."
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
@@ -32,6 +32,18 @@ from autoscaler.settings.api import ApiSettings
 
 
 @dataclass(frozen=True)
+class Notices:
+    """The notification parts a snooze through the API uses (ISSUE 15)."""
+
+    links: LinkSigner | None = None  # checks "keep it" links; None: the link routes 404
+    sink: NotificationSink | None = None  # None: a snooze is told by its Event only
+    default_targets: tuple[str, ...] = ()  # `notifications.defaultTargets`
+
+
+NO_NOTICES = Notices()
+
+
+@dataclass(frozen=True)
 class ApiContext:
     settings: ApiSettings
     store: SnapshotStore  # reads answer from the latest snapshot only
@@ -44,9 +56,7 @@ class ApiContext:
     clock: Clock
     logger: logging.Logger
     policy: Policy | None = None  # the loop's, whose rules `explain` and exemptions match
-    links: LinkSigner | None = None  # checks "keep it" links; None: the link routes 404
-    notifications: NotificationSink | None = None  # None: a snooze is told by its Event only
-    notify_defaults: tuple[str, ...] = ()  # `notifications.defaultTargets`
+    notices: Notices = field(default_factory=lambda: NO_NOTICES)
 
     def audit(self, *records: AuditRecord) -> None:
         """Keep audit records. A failure is logged and counted; the change itself stands."""

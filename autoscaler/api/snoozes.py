@@ -85,7 +85,8 @@ def _notify(
     reason: str,
     now: datetime,
 ) -> None:
-    if context.notifications is None:
+    sink = context.notices.sink
+    if sink is None:
         return
     notification = Notification(
         kind=NoticeKind.SNOOZED,
@@ -99,6 +100,6 @@ def _notify(
         snoozed_until=grant.until,
         snoozed_by=by,
     )
-    targets = targets_for(workload, rule=rule, defaults=context.notify_defaults)
+    targets = targets_for(workload, rule=rule, defaults=context.notices.default_targets)
     if targets:  # none named: the Event alone tells
-        context.notifications.submit(notification, targets=targets)
+        sink.submit(notification, targets=targets)

@@ -27,7 +27,7 @@ from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
-from autoscaler.api.context import ApiContext
+from autoscaler.api.context import NO_NOTICES, ApiContext, Notices
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
 from autoscaler.compose.loop_parts import SharedState
@@ -99,11 +99,13 @@ def build_api(
     auth: Auth | None = None,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
+    notices: Notices = NO_NOTICES,
 ) -> Api:
     """`loop`: the service's snapshots, metrics and runtime state (`Service` fits);
     `policy`: the loop's, whose rules `explain` and exemptions match against;
     `auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
-    `routers`: more endpoints served on the same port, behind the same middleware."""
+    `routers`: more endpoints served on the same port, behind the same middleware;
+    `notices`: the link signer and notification sink (`build_notifications`), when on."""
     admin = admin_target(
         settings.admin,
         config_map=cluster_settings.runtime_state_config_map,
@@ -127,6 +129,7 @@ def build_api(
         logger=logger.getChild("api"),
         routers=routers,
         policy=policy,
+        notices=notices,
     )
 
 
@@ -140,6 +143,7 @@ def build_api_on(
     logger: logging.Logger,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
+    notices: Notices = NO_NOTICES,
 ) -> Api:
     """The API over any `backends`, serving the loop's `telemetry` on /metrics; `logger` is
     used as given."""
@@ -156,6 +160,7 @@ def build_api_on(
         clock=clock,
         logger=logger,
         policy=policy,
+        notices=notices,
     )
     app = create_app(context, authenticator=authenticator, routers=routers)
     server = ApiServer(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
@@ -30,6 +31,15 @@ from autoscaler.settings.durations import format_duration
 router = APIRouter(tags=["snoozes"])
 MAX_TOKEN = 4096  # characters; a real token is a few hundred
 LINK_REASON = "kept from the link in the warning"
+PAGE_ANSWERS: dict[int | str, dict[str, Any]] = {
+    status: {"description": text, "content": {"text/html": {}}}
+    for status, text in (
+        (403, "Tampered or expired"),
+        (404, "Links are off, or the workload is gone"),
+        (409, "Already used, no stop planned, or the rule's snoozes for today used up"),
+        (503, "Not available now"),
+    )
+}
 USED = "This link was already used, or no stop is planned for this workload any more."
 
 
@@ -49,7 +59,12 @@ class Redeemable:
     stop_at: datetime | None
 
 
-@router.get(LINK_PATH + "{token}", summary="A keep-it link's confirm page (changes nothing)")
+@router.get(
+    LINK_PATH + "{token}",
+    summary="A keep-it link's confirm page (changes nothing)",
+    response_class=HTMLResponse,
+    responses=PAGE_ANSWERS,
+)
 def confirm(context: Context, token: str) -> HTMLResponse:
     try:
         found = _redeemable(context, token)
@@ -63,12 +78,21 @@ def confirm(context: Context, token: str) -> HTMLResponse:
         f"Keep {found.workload.ref} running?",
         f"It is planned to stop at {stop}, because its GPUs sit idle.",
         f"Keeping it snoozes the stop for {format_duration(length)}"
-        + (f" (this rule allows at most {format_duration(bound)})." if length < found.claim.snooze else "."),
+        + (
+            f" (this rule allows at most {format_duration(bound)})."
+            if length < found.claim.snooze
+            else "."
+        ),
         form=f"Keep it for {format_duration(length)}",
     )
 
 
-@router.post(LINK_PATH + "{token}", summary="Follow a keep-it link: snooze the planned stop")
+@router.post(
+    LINK_PATH + "{token}",
+    summary="Follow a keep-it link: snooze the planned stop",
+    response_class=HTMLResponse,
+    responses=PAGE_ANSWERS,
+)
 def redeem(context: Context, token: str) -> HTMLResponse:
     now = context.clock.now()
     try:
@@ -113,12 +137,12 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
 
 
 def _claim(context: ApiContext, token: str) -> SnoozeClaim:
-    if context.links is None:
+    if context.notices.links is None:
         raise Refusal(404, "Not found", "Keep-it links are not enabled on this service.")
     try:
         if len(token) > MAX_TOKEN:
             raise LinkRefused("tampered: too long")
-        return context.links.verify(token, now=context.clock.now())
+        return context.notices.links.verify(token, now=context.clock.now())
     except LinkRefused as refused:
         raise Refusal(403, "Link refused", f"This link cannot be used: {refused.reason}.") from None
 

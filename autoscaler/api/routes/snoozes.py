@@ -87,5 +87,9 @@ def unsnooze(
         )
     )
     return SnoozeResult(
-        namespace=namespace, workload=workload.ref.name, until=None, rule=rule.name, by=caller.username
+        namespace=namespace,
+        workload=workload.ref.name,
+        until=None,
+        rule=rule.name,
+        by=caller.username,
     )
