@@ -21,6 +21,7 @@ from tests.support.prom_histories import (
     backfill,
     session_backfills,
 )
+from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
 
 
 @pytest.fixture(scope="session")
@@ -92,3 +93,10 @@ def live_metrics(prometheus_session: PrometheusSession) -> LiveMetrics:
     return LiveMetrics(
         exporter=prometheus_session.exporters.e2e, prometheus=prometheus_session.server
     )
+
+
+@pytest.fixture
+def webhook_receiver() -> Iterator[WebhookReceiver]:
+    """A real HTTP receiver on 127.0.0.1 that verifies our HMAC header with WEBHOOK_SECRET."""
+    with WebhookReceiver(secret=WEBHOOK_SECRET) as receiver:
+        yield receiver

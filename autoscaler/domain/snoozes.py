@@ -96,8 +96,8 @@ def hand_set_snooze(
     until = parse_time(written.get(keys.SNOOZED_UNTIL, ""))
     if until is None or until <= now:
         return None
-    if until == parse_time(written.get(keys.SNOOZE_GRANTED, "")):
-        return None  # the service's own grant
+    if _granted_by_us(written, until=until, bounds=bounds, now=now):
+        return None
     grant = grant_snooze(
         workload,
         until=until,
@@ -109,6 +109,18 @@ def hand_set_snooze(
     if grant.refused is not None:
         return SnoozeGrant(until=None, patch=unsnoozing(), refused=grant.refused)
     return grant
+
+
+def _granted_by_us(
+    written: Mapping[str, str], *, until: datetime, bounds: SnoozeBounds, now: datetime
+) -> bool:
+    """The service's own grant: SNOOZE_GRANTED says this end, and a grant recorded in SNOOZES
+    lies within the bound of it, so editing both ends alike still counts as a hand edit."""
+    if until != parse_time(written.get(keys.SNOOZE_GRANTED, "")):
+        return False
+    recorded = (parse_time(part) for part in written.get(keys.SNOOZES, "").split(","))
+    granted = [t for t in recorded if t is not None and t <= now]  # older than a day too
+    return bool(granted) and until <= max(granted) + bounds.max_duration
 
 
 def unsnoozing() -> dict[str, str | None]:

@@ -98,7 +98,7 @@ class LinkSigner:
         return claim
 
     def _link(self, claim: SnoozeClaim) -> Link:
-        label = f"Keep {format_duration(claim.snooze)}"
+        label = f"Keep {_length(claim.snooze)}"
         return Link(
             label=label, url=self._base_url + LINK_PATH + self.token(claim), snooze=claim.snooze
         )
@@ -139,6 +139,12 @@ def _from_payload(raw: bytes) -> SnoozeClaim:
         )
     except (ValueError, TypeError) as bad:  # JSON, UTF-8 or an overflowing length
         raise LinkRefused("tampered: the payload does not decode") from bad
+
+
+def _length(snooze: timedelta) -> str:
+    """Whole hours as hours ("24h", not "1d": people compare the buttons by hours)."""
+    seconds = snooze.total_seconds()
+    return f"{int(seconds // 3600)}h" if seconds % 3600 == 0 else format_duration(snooze)
 
 
 def _time(at: datetime) -> str:

@@ -1,0 +1,108 @@
+"""Builds the notification targets, the dispatcher and the link signer from `notifications:`.
+
+Every secret file (a Slack URL, a webhook's HMAC secret, the links' signing key) is read
+once, here, at start: a file that cannot be read or a key too short to trust stops the
+service with a ConfigError naming the key, rather than a warning that is never sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+
+from autoscaler.adapters.notify.slack import SlackNotifier
+from autoscaler.adapters.notify.webhook import WebhookNotifier
+from autoscaler.core.errors import ConfigError
+from autoscaler.core.ports import Clock, NotificationSink, Notifier
+from autoscaler.domain.notifications import Link, Notification
+from autoscaler.engine.dispatch import LinkMaker, NotificationDispatcher
+from autoscaler.engine.links import LinkSigner
+from autoscaler.settings.notifications import LinkSettings, TargetSettings
+from autoscaler.settings.tree import Settings
+
+MIN_KEY_BYTES = 32  # HMAC-SHA256's own output size: a shorter key is guessable sooner
+
+
+@dataclass(frozen=True)
+class Notifications:
+    sink: NotificationSink  # where the loop and the API hand notifications
+    dispatcher: NotificationDispatcher  # the same object: start it with the service, stop after
+    signer: LinkSigner | None  # None: no links (no `links.baseUrl`); the link route refuses
+
+
+def build_notifications(
+    settings: Settings, *, registry: CollectorRegistry, clock: Clock, logger: logging.Logger
+) -> Notifications:
+    section = settings.notifications
+    notifiers = {
+        name: _notifier(name, target, clock=clock) for name, target in section.targets.items()
+    }
+    unknown = [name for name in section.default_targets if name not in notifiers]
+    if unknown:
+        raise ConfigError([f"notifications.defaultTargets: no target named {', '.join(unknown)}"])
+    signer = _signer(section.links)
+    dispatcher = NotificationDispatcher(
+        notifiers,
+        links=None if signer is None else _link_maker(signer, clock=clock),
+        registry=registry,
+        retry=section.retry,
+        queue_limit=section.queue_limit,
+        logger=logger,
+    )
+    return Notifications(sink=dispatcher, dispatcher=dispatcher, signer=signer)
+
+
+def _notifier(name: str, target: TargetSettings, *, clock: Clock) -> Notifier:
+    key = f"notifications.targets.{name}"
+    url = target.url if target.url_file is None else _text(target.url_file, f"{key}.urlFile")
+    url = (url or "").strip()
+    if not url:
+        raise ConfigError([f"{key}: set url or urlFile"])
+    if target.type == "slack":
+        if target.secret_file is not None:
+            raise ConfigError([f"{key}.secretFile: only a webhook target is signed"])
+        return SlackNotifier(name, url, target.timeout)
+    secret = None if target.secret_file is None else _key(target.secret_file, f"{key}.secretFile")
+    return WebhookNotifier(name, url, secret, target.timeout, clock=clock)
+
+
+def _signer(links: LinkSettings) -> LinkSigner | None:
+    if links.base_url is None:
+        return None
+    if links.signing_key_file is None:
+        raise ConfigError(["notifications.links.signingKeyFile: required with baseUrl"])
+    key = _key(links.signing_key_file, "notifications.links.signingKeyFile")
+    return LinkSigner(key=key, base_url=links.base_url, ttl=links.ttl, choices=links.choices)
+
+
+def _link_maker(signer: LinkSigner, *, clock: Clock) -> LinkMaker:
+    def links(notification: Notification, target: str) -> Sequence[Link]:
+        return signer.links(notification, recipient=target, now=clock.now())
+
+    return links
+
+
+def _key(path: Path, key: str) -> bytes:
+    """A key file's bytes, without the surrounding whitespace an editor or `echo` leaves."""
+    value = _read(path, key).strip()
+    if len(value) < MIN_KEY_BYTES:
+        raise ConfigError([f"{key}: {path} holds {len(value)} bytes; at least {MIN_KEY_BYTES}"])
+    return value
+
+
+def _text(path: Path, key: str) -> str:
+    try:
+        return _read(path, key).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{key}: {path} is not UTF-8 text"]) from exc
+
+
+def _read(path: Path, key: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError([f"{key}: cannot read {path}: {exc.strerror or exc}"]) from exc
