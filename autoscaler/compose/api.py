@@ -7,6 +7,9 @@
                     auth=auth, routers=[keda])
     service.servers.append(api)   # start(): uvicorn; stop(): the reverse
 
+With notifications on, pass `notices=api_notices(build_notifications(...), settings.notifications)`
+so the signed links and a snooze's notification work.
+
 Only the API: the loop's metrics, its listeners and the runtime-state store are the service's
 (compose/service.py), shared here. The same parts serve every replica, leader or not: a
 person's change goes to Kubernetes, never to process memory. `build_api_on` takes its parts
@@ -31,6 +34,7 @@ from autoscaler.api.context import NO_NOTICES, ApiContext, Notices
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
 from autoscaler.compose.loop_parts import SharedState
+from autoscaler.compose.notify import Notifications
 from autoscaler.core.ports import (
     Authenticator,
     Authorizer,
@@ -44,6 +48,7 @@ from autoscaler.domain.policy import Policy
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.notifications import NotificationSettings
 from autoscaler.settings.tree import ClusterSettings
 
 Auth = tuple[Authenticator, Authorizer]
@@ -167,6 +172,16 @@ def build_api_on(
         app, host=settings.host, port=settings.port, max_header_bytes=settings.max_header_bytes
     )
     return Api(app=app, server=server, context=context)
+
+
+def api_notices(notifications: Notifications, settings: NotificationSettings) -> Notices:
+    """What the API takes of `build_notifications`: the link signer (the link routes 404
+    without one), the sink a snooze is told through and the default targets."""
+    return Notices(
+        links=notifications.signer,
+        sink=notifications.sink,
+        default_targets=tuple(settings.default_targets),
+    )
 
 
 def build_auth(

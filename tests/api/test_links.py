@@ -10,17 +10,23 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from autoscaler.api.context import Notices
+from autoscaler.compose.api import api_notices
+from autoscaler.compose.notify import build_notifications
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.notifications import NoticeKind, Notification
 from autoscaler.engine.links import LinkSigner
+from autoscaler.settings.tree import Settings
 from tests.api.rig import ApiRig
+from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
 
 KEY = b"a-test-signing-key-of-32-bytes!!"
 RECIPIENT = "team-a-chat"
@@ -221,3 +227,60 @@ def test_with_links_off_the_link_routes_answer_404() -> None:
         _name, path = warned(rig)
         assert rig.http.get(path).status_code == 404
         assert rig.http.post(path).status_code == 404
+
+
+def test_the_warnings_webhook_carries_a_link_that_snoozes_and_the_snooze_is_told_too(
+    tmp_path: Path, webhook_receiver: WebhookReceiver
+) -> None:
+    """The composed chain: `build_notifications` → `api_notices` → the API; the warning goes
+    signed to a real receiver on loopback, its Keep link is followed, and the SNOOZED
+    notification reaches the same receiver."""
+    (tmp_path / "key").write_bytes(KEY)
+    (tmp_path / "hmac").write_bytes(WEBHOOK_SECRET)
+    section = {
+        "targets": {
+            "team-hook": {
+                "type": "webhook",
+                "url": webhook_receiver.url,
+                "secretFile": str(tmp_path / "hmac"),
+            }
+        },
+        "defaultTargets": ["team-hook"],
+        "links": {"baseUrl": "https://gpu.example.com", "signingKeyFile": str(tmp_path / "key")},
+    }
+    settings = Settings.model_validate({"notifications": section})
+    rig = ApiRig()
+    built = build_notifications(
+        settings, registry=CollectorRegistry(), clock=rig.clock, logger=rig.logger
+    )
+    rig.notices = api_notices(built, settings.notifications)
+    built.dispatcher.start()
+    try:
+        with rig:
+            name = rig.add_raycluster("team-a", "alice-rc")
+            warned_at = rig.now - timedelta(minutes=5)
+            warn(rig, name, at=warned_at)
+            uid = rig.workload("team-a", name)["metadata"]["uid"]
+            warning = Notification(
+                kind=NoticeKind.WARNING,
+                workload=WorkloadRef("team-a", name),
+                uid=uid,
+                owner=None,
+                rule="default",
+                reason="idle",
+                at=warned_at,
+                warned_at=warned_at,
+                stop_at=warned_at + timedelta(minutes=15),
+            )
+            built.sink.submit(warning, targets=["team-hook"])
+            [delivered] = webhook_receiver.wait_for(1)
+            assert delivered.verified
+            keep = delivered.json()["links"][0]
+            path = keep["url"].removeprefix("https://gpu.example.com")
+            assert rig.http.post(path).status_code == 200
+            snoozed = annotations_of(rig.workload("team-a", name))[keys.SNOOZED_UNTIL]
+            assert snoozed > time_text(warned_at + timedelta(minutes=15))
+            told = webhook_receiver.wait_for(2)[1].json()
+            assert told["kind"] == "snoozed"
+    finally:
+        built.dispatcher.stop()
