@@ -17,8 +17,10 @@ from autoscaler.api.routes import (
     explain,
     guards,
     health,
+    links,
     pauses,
     report,
+    snoozes,
     workloads,
 )
 from autoscaler.core.ports import Authenticator
@@ -29,8 +31,40 @@ namespace, and bring a deactivated workload back.
 
 Changes need `Authorization: Bearer <token>`: a Kubernetes token (for example your kubeconfig's),
 checked with TokenReview; what it may change is asked with SubjectAccessReview. Errors are
-`Problem` bodies; a 422 names each bad field.
+`Problem` bodies; a 422 names each bad field. The "keep it" links in a warning
+(`/v1/links/snooze/{token}`) need no token: the signed token is their credential, and they
+answer small HTML pages for a browser.
 """
+
+
+TAGS = [
+    {"name": "workloads", "description": "The latest cycle's view of every workload."},
+    {"name": "exemptions", "description": "Keep a workload from being deactivated."},
+    {
+        "name": "snoozes",
+        "description": "Push a warned workload's planned stop back, from the API or "
+        "a signed link in the warning.",
+    },
+    {"name": "pauses", "description": "The kill switch."},
+    {"name": "activation", "description": "Reactivate, or deactivate now."},
+    {"name": "decisions", "description": "The audit trail."},
+    {"name": "guards", "description": "The circuit breaker and contested marks."},
+    {"name": "report", "description": "What deactivations saved, and cost."},
+    {"name": "health", "description": "Probes and metrics."},
+]
+ROUTES = (  # every module's `router`, the probes last
+    workloads,
+    explain,
+    exemptions,
+    snoozes,
+    links,
+    pauses,
+    activation,
+    decisions,
+    guards,
+    report,
+    health,
+)
 
 
 def create_app(
@@ -48,21 +82,11 @@ def create_app(
         title="idle-gpu-autoscaler",
         version="v1",
         description=DESCRIPTION,
-        openapi_tags=[
-            {"name": "workloads", "description": "The latest cycle's view of every workload."},
-            {"name": "exemptions", "description": "Keep a workload from being deactivated."},
-            {"name": "pauses", "description": "The kill switch."},
-            {"name": "activation", "description": "Reactivate, or deactivate now."},
-            {"name": "decisions", "description": "The audit trail."},
-            {"name": "guards", "description": "The circuit breaker and contested marks."},
-            {"name": "report", "description": "What deactivations saved, and cost."},
-            {"name": "health", "description": "Probes and metrics."},
-        ],
+        openapi_tags=TAGS,
     )
     app.state.context = context
     problems.install(app, logger=context.logger)
-    modules = (workloads, explain, exemptions, pauses, activation, decisions, guards, report)
-    for module in (*modules, health):
+    for module in ROUTES:
         app.include_router(module.router)
     for router in routers:
         app.include_router(router)

@@ -4,6 +4,8 @@ It looks only at the method, the path and the raw Authorization header, so a req
 needs a token and has no valid one gets 401 before FastAPI reads its body or other headers,
 whatever they hold. Every method that is not GET/HEAD/OPTIONS needs a token on every path;
 reads need one too when reads are closed, except the probes, /metrics and the API docs.
+A signed "keep it" link (`/v1/links/snooze/<token>`, GET and POST) needs none: the signed
+token in its path is its credential, checked by its route.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from autoscaler.api.problems import problem_response
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import Authenticator
+from autoscaler.engine.links import LINK_PATH
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 ALWAYS_OPEN = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"})
 MAX_TOKEN_LENGTH = 16384  # far above any real JWT; bounds what we forward to the API server
 IDENTITY = "identity"  # key in the request's state
+LINK_METHODS = frozenset({"GET", "HEAD", "POST"})
 
 
 class AuthenticationMiddleware:
@@ -63,9 +67,23 @@ class AuthenticationMiddleware:
         await self._app(scope, receive, send)
 
     def _needs_token(self, scope: Scope) -> bool:
+        if is_link(scope):
+            return False
         if scope.get("method", "GET") not in SAFE_METHODS:
             return True
         return not self._reads_open and scope.get("path", "") not in ALWAYS_OPEN
+
+
+def is_link(scope: Scope) -> bool:
+    """A snooze link's own path (one token segment after LINK_PATH), nothing under or beside it."""
+    path = str(scope.get("path", ""))
+    token = path.removeprefix(LINK_PATH)
+    return (
+        scope.get("method", "GET") in LINK_METHODS
+        and path.startswith(LINK_PATH)
+        and bool(token)
+        and "/" not in token
+    )
 
 
 def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:

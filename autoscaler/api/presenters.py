@@ -9,6 +9,7 @@ from autoscaler.api.schemas.views import (
     BreakerView,
     ExemptionView,
     GuardsView,
+    NoticeView,
     OwnerView,
     PausesView,
     PauseView,
@@ -19,6 +20,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.breaker import BreakerState
 from autoscaler.domain.exemptions import Exemption, exemption_of
 from autoscaler.domain.models import GuardReport, Snapshot, WorkloadStatus
+from autoscaler.domain.notices import NO_NOTICE, Notice
 from autoscaler.domain.records import EVERYTHING, AuditRecord, RuntimeState
 
 
@@ -50,6 +52,20 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         exemption=exemption_view(exemption) if exemption else None,
         deactivated_at=keys.parse_time(info.annotations.get(keys.DEACTIVATED_AT, "")),
         reactivated_at=keys.reactivated_at(info.annotations, info.owner_annotations),
+        notice=notice_view(decision.notice),
+    )
+
+
+def notice_view(notice: Notice) -> NoticeView | None:
+    """None when the decision has no notice at all, so the key is left out."""
+    if notice == NO_NOTICE:
+        return None
+    return NoticeView(
+        warned_at=notice.warned_at,
+        stop_at=notice.stop_at,
+        snoozed_until=notice.snoozed_until,
+        snoozed_by=notice.snoozed_by,
+        delete_at=notice.delete_at,
     )
 
 

@@ -99,6 +99,32 @@ def _unexempt(args: argparse.Namespace) -> Call:
     return lambda client: (client.unexempt(namespace, args.name), render.exemption)
 
 
+def _target(args: argparse.Namespace) -> tuple[str, str]:
+    """`NAMESPACE/NAME`, or `NAME` with -n."""
+    namespace, slash, name = str(args.target).rpartition("/")
+    if slash and args.namespace and args.namespace != namespace:
+        raise UsageError(f"{args.target} names namespace {namespace}, -n says {args.namespace}")
+    if not slash:
+        namespace = str(args.namespace or "")
+    if not namespace or not name:
+        raise UsageError(f"{args.command} needs NAMESPACE/NAME (or NAME with -n)")
+    return namespace, name
+
+
+def _snooze(args: argparse.Namespace) -> Call:
+    (namespace, name), span = _target(args), _duration(args.duration, option="DURATION")
+    assert span is not None  # a positional argument is always given
+    return lambda client: (
+        client.snooze(namespace, name, duration=span, reason=args.reason),
+        render.snooze,
+    )
+
+
+def _unsnooze(args: argparse.Namespace) -> Call:
+    namespace, name = _target(args)
+    return lambda client: (client.unsnooze(namespace, name), render.snooze)
+
+
 def _pauses(_args: argparse.Namespace) -> Call:
     return lambda client: (client.pauses(), render.pauses)
 
@@ -164,6 +190,8 @@ _PLANS: dict[str, Plan] = {
     "explain": _explain,
     "exempt": _exempt,
     "unexempt": _unexempt,
+    "snooze": _snooze,
+    "unsnooze": _unsnooze,
     "pauses": _pauses,
     "pause": _pause,
     "resume": _resume,

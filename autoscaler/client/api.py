@@ -118,6 +118,16 @@ class AutoscalerClient:
     def unexempt(self, namespace: str, name: str) -> Json:
         return self._call("DELETE", _workload_path(namespace, name, "exemption"))
 
+    def snooze(self, namespace: str, name: str, *, duration: str | timedelta, reason: str) -> Json:
+        """Keep a warned workload running: push its planned stop back by `duration`, clipped
+        to its rule's longest snooze (the answer's `clippedFrom` says when it was)."""
+        length = format_duration(duration) if isinstance(duration, timedelta) else duration
+        body: Json = {"duration": length, "reason": reason}
+        return self._call("POST", _workload_path(namespace, name, "snooze"), json=body)
+
+    def unsnooze(self, namespace: str, name: str) -> Json:
+        return self._call("DELETE", _workload_path(namespace, name, "snooze"))
+
     def pauses(self) -> Json:
         return self._call("GET", "/api/v1/pauses")
 

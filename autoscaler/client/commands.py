@@ -38,6 +38,7 @@ TOKEN_ORDER = (
     "  context (a static token, a token file, or an exec plugin: EKS, GKE, AKS, OIDC)"
 )
 WORKLOAD = "the Workload's name or its owner's, e.g. the RayCluster's (needs -n)"
+TARGET = "the workload as namespace/name (its Workload's or its owner's name)"
 REASON = "why, in a sentence (kept in the annotations and the audit trail)"
 # `--for -1h` must reach the duration parser (which refuses it, saying why): argparse takes
 # a value starting with "-" for an option unless it is attached, as in `--for=-1h`.
@@ -208,8 +209,26 @@ def _add_workload_changes(commands: Any) -> None:
     when.add_argument("--until", help="until this RFC 3339 time, e.g. 2030-01-01T18:00:00Z")
     exempt.add_argument("--reason", required=True, help=REASON)
     _named_workload(commands, "unexempt", "remove a workload's exemption")
+    _add_snoozes(commands)
     again = _named_workload(commands, "reactivate", "bring a deactivated workload back")
     again.add_argument("--reason", required=True, help=REASON)
+
+
+def _add_snoozes(commands: Any) -> None:
+    for verb, text in (
+        ("snooze", "keep a warned workload running: push its planned stop back"),
+        ("unsnooze", "remove a workload's snooze (a stop still needs a fresh warning)"),
+    ):
+        command = _command(commands, verb, text)
+        command.add_argument("target", metavar="NAMESPACE/NAME", help=TARGET)
+        _namespace_option(command, "the workload's namespace, when NAME alone is given")
+        if verb == "snooze":
+            command.add_argument(
+                "duration",
+                metavar="DURATION",
+                help="how long: 4h, 90m, 1h30m (clipped to the rule's longest snooze)",
+            )
+            command.add_argument("--reason", default="snoozed with the CLI", help=REASON)
 
 
 def _add_pauses(commands: Any) -> None:

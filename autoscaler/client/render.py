@@ -69,6 +69,16 @@ def exemption(body: Json) -> str:
     return f"{target} exempt until {found.get('until')} ({body.get('annotated')})"
 
 
+def snooze(body: Json) -> str:
+    target = f"{body.get('namespace')}/{body.get('workload')}"
+    until = body.get("until")
+    if not until:
+        return f"snooze of {target} removed: a planned stop goes ahead after a fresh warning"
+    clipped = body.get("clippedFrom")
+    cut = f" (asked until {clipped}; rule {body.get('rule')}'s longest snooze)" if clipped else ""
+    return f"{target} kept until {until}{cut}"
+
+
 def pauses(body: Json) -> str:
     paused = body.get("paused") or []
     if not paused:

@@ -18,6 +18,7 @@ WORKLOAD_COLUMNS = (
     "STATE",
     "PEAK",
     "IDLE-LEFT",
+    "STOP-AT",
     "EVIDENCE",
     "REASON",
 )
@@ -46,6 +47,7 @@ def workload(body: Json) -> str:
         ("Idle since", body.get("idleSince") or "-"),
         ("Time left", minutes(body.get("timeLeftSeconds"))),
         ("Exempt until", _exempt_until(exemption) if exemption else "-"),
+        *_notice_pairs(body.get("notice") or {}),
     ]
     if exemption:
         pairs.append(
@@ -78,9 +80,32 @@ def _workload_row(item: Json) -> list[str]:
         _class(item),
         percent(item.get("peakUtilization")),
         minutes(item.get("timeLeftSeconds")),
+        _stop_at(item.get("notice") or {}),
         short(evidence_text(_lines(item.get("evidence"))), 40),
         short(str(item.get("reason", ""))),
     ]
+
+
+def _stop_at(notice: Json) -> str:
+    """The planned stop (or deletion), else the snooze's end: what to act on before."""
+    if notice.get("stopAt"):
+        return str(notice["stopAt"])
+    if notice.get("deleteAt"):
+        return f"delete {notice['deleteAt']}"
+    return f"kept {notice['snoozedUntil']}" if notice.get("snoozedUntil") else "-"
+
+
+def _notice_pairs(notice: Json) -> list[tuple[str, str]]:
+    """The warning, snooze and planned stop, each only when there is one."""
+    snoozed = notice.get("snoozedUntil")
+    by = f" (by {notice.get('snoozedBy') or '?'})" if snoozed else ""
+    pairs = [
+        ("Warned at", notice.get("warnedAt")),
+        ("Stop planned at", notice.get("stopAt")),
+        ("Snoozed until", f"{snoozed}{by}" if snoozed else None),
+        ("Deletion at", notice.get("deleteAt")),
+    ]
+    return [(key, str(value)) for key, value in pairs if value]
 
 
 def _class(item: Json) -> str:

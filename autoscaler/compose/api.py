@@ -7,6 +7,9 @@
                     auth=auth, routers=[keda])
     service.servers.append(api)   # start(): uvicorn; stop(): the reverse
 
+With notifications on, pass `notices=api_notices(build_notifications(...), settings.notifications)`
+so the signed links and a snooze's notification work.
+
 Only the API: the loop's metrics, its listeners and the runtime-state store are the service's
 (compose/service.py), shared here. The same parts serve every replica, leader or not: a
 person's change goes to Kubernetes, never to process memory. `build_api_on` takes its parts
@@ -27,10 +30,11 @@ from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
-from autoscaler.api.context import ApiContext
+from autoscaler.api.context import NO_NOTICES, ApiContext, Notices
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
 from autoscaler.compose.loop_parts import SharedState
+from autoscaler.compose.notify import Notifications
 from autoscaler.core.ports import (
     Authenticator,
     Authorizer,
@@ -44,6 +48,7 @@ from autoscaler.domain.policy import Policy
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.notifications import NotificationSettings
 from autoscaler.settings.tree import ClusterSettings
 
 Auth = tuple[Authenticator, Authorizer]
@@ -99,11 +104,13 @@ def build_api(
     auth: Auth | None = None,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
+    notices: Notices = NO_NOTICES,
 ) -> Api:
     """`loop`: the service's snapshots, metrics and runtime state (`Service` fits);
     `policy`: the loop's, whose rules `explain` and exemptions match against;
     `auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
-    `routers`: more endpoints served on the same port, behind the same middleware."""
+    `routers`: more endpoints served on the same port, behind the same middleware;
+    `notices`: the link signer and notification sink (`build_notifications`), when on."""
     admin = admin_target(
         settings.admin,
         config_map=cluster_settings.runtime_state_config_map,
@@ -127,6 +134,7 @@ def build_api(
         logger=logger.getChild("api"),
         routers=routers,
         policy=policy,
+        notices=notices,
     )
 
 
@@ -140,6 +148,7 @@ def build_api_on(
     logger: logging.Logger,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
+    notices: Notices = NO_NOTICES,
 ) -> Api:
     """The API over any `backends`, serving the loop's `telemetry` on /metrics; `logger` is
     used as given."""
@@ -156,12 +165,23 @@ def build_api_on(
         clock=clock,
         logger=logger,
         policy=policy,
+        notices=notices,
     )
     app = create_app(context, authenticator=authenticator, routers=routers)
     server = ApiServer(
         app, host=settings.host, port=settings.port, max_header_bytes=settings.max_header_bytes
     )
     return Api(app=app, server=server, context=context)
+
+
+def api_notices(notifications: Notifications, settings: NotificationSettings) -> Notices:
+    """What the API takes of `build_notifications`: the link signer (the link routes 404
+    without one), the sink a snooze is told through and the default targets."""
+    return Notices(
+        links=notifications.signer,
+        sink=notifications.sink,
+        default_targets=tuple(settings.default_targets),
+    )
 
 
 def build_auth(

@@ -24,6 +24,7 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.api.context import NO_NOTICES, Notices
 from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_shared_state
@@ -89,8 +90,10 @@ class ApiRig:
         dry_run: bool = True,
         routers: Sequence[APIRouter] = (),
         policy: Policy | None = None,
+        notices: Notices = NO_NOTICES,
     ) -> None:
         self.routers = routers
+        self.notices = notices
         self.policy = policy
         self.now = datetime.now(UTC).replace(microsecond=0)
         self.clock = FakeClock(self.now)
@@ -155,6 +158,7 @@ class ApiRig:
             logger=self.logger,
             routers=self.routers,
             policy=self.reconciler.policy,
+            notices=self.notices,
         )
         self.api.start()
         self.url = f"http://127.0.0.1:{self.api.server.port}"

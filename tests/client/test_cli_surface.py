@@ -21,6 +21,8 @@ SUBCOMMAND_OF_CALL = {
     "explain": ("explain",),
     "exempt": ("exempt",),
     "unexempt": ("unexempt",),
+    "snooze": ("snooze",),
+    "unsnooze": ("unsnooze",),
     "pauses": ("pauses",),
     "pause": ("pause",),
     "resume": ("resume",),

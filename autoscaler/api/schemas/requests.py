@@ -161,3 +161,15 @@ class ReasonRequest(_Request):
     model_config = ConfigDict(json_schema_extra={"examples": [{"reason": "maintenance window"}]})
 
     reason: Reason
+
+
+class SnoozeRequest(_Request):
+    """Keep a workload running: no stop before now + `duration` (clipped to the rule's
+    longest snooze; the answer says when it was)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"duration": "4h", "reason": "still debugging"}]}
+    )
+
+    duration: Duration
+    reason: Reason

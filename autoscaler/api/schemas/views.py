@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -32,6 +33,30 @@ class ExemptionView(_View):
     )
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
+def _omitted(default: None = None, **kwargs: Any) -> Any:
+    """A field left out of the answer when it has no value (not sent as null)."""
+    return Field(default, exclude_if=_absent, **kwargs)
+
+
+class NoticeView(_View):
+    """A workload's warning, snooze and planned stop, read back from its annotations. Only
+    the times it has are sent."""
+
+    warned_at: datetime | None = _omitted(description="When the warning in force was given.")
+    stop_at: datetime | None = _omitted(
+        description="The planned stop's earliest time; a snooze pushes it back."
+    )
+    snoozed_until: datetime | None = _omitted(description="Kept (not stopped) until then.")
+    snoozed_by: str | None = _omitted(examples=["alice", "link:alice@example.com"])
+    delete_at: datetime | None = _omitted(
+        description="Rule action `delete`: the deletion's earliest time."
+    )
+
+
 STATE_WORDS = (
     "Where the workload stands this cycle. The usage classes: `busy` (computing, or Ray "
     "tasks executing), `loading` (compute near zero while framebuffer memory rises, PCIe or "
@@ -40,7 +65,8 @@ STATE_WORDS = (
     "whole window: reported, never stopped), `idle` (the only class that can lead to a "
     "stop) and `unknown` (data missing, or a configured signal failed: never stopped). The "
     "other states say why usage does not decide: `grace`, `exempt`, `protected`, `paused`, "
-    "`pending`, `deactivated`, `keda-managed`."
+    '`pending`, `deactivated`, `keda-managed`, `snoozed` (someone said "keep it": no stop '
+    "before `notice.snoozedUntil`)."
 )
 
 
@@ -111,6 +137,9 @@ class WorkloadView(_View):
     exemption: ExemptionView | None
     deactivated_at: datetime | None
     reactivated_at: datetime | None
+    notice: NoticeView | None = _omitted(
+        description="The planned stop, warning and snooze; omitted when there are none."
+    )
 
 
 class SnapshotView(_View):
@@ -135,6 +164,20 @@ class ExemptionResult(_View):
         examples=["RayCluster team-a/my-workspace-cluster"],
     )
     exemption: ExemptionView | None = Field(description="Null after removal.")
+
+
+class SnoozeResult(_View):
+    """A snooze granted (or, after DELETE, removed)."""
+
+    namespace: str
+    workload: str
+    until: datetime | None = Field(description="No stop before then; null after removal.")
+    clipped_from: datetime | None = Field(
+        None, description="The end asked for, when the rule's longest snooze cut it."
+    )
+    rule: str = Field(description="The rule whose bounds applied.", examples=["default"])
+    by: str = Field(examples=["alice"])
+    reason: str | None = None
 
 
 class ChangeResult(_View):

@@ -1,0 +1,152 @@
+"""The signed "keep it" links of a warning: GET shows a confirm page, POST snoozes.
+
+No bearer token: the signed token in the path is the credential (`engine.links`), for one
+workload (namespace, name and UID), one warning and one snooze length, until it expires.
+GET changes nothing, because link scanners and chat unfurlers fetch every GET. POST works
+only while the warning the link answers is the workload's current valid one: the snooze
+removes that warning, so a replayed or second click finds none and writes nothing (409).
+The snooze is audited with `link:<recipient>` as the actor and clipped to the rule's bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+
+from autoscaler.api.context import ApiContext, Context
+from autoscaler.api.pages import page
+from autoscaler.api.problems import ApiProblem
+from autoscaler.api.snoozes import keep, rule_of
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.rules import Rule
+from autoscaler.domain.staging import read_notice
+from autoscaler.engine.links import LINK_PATH, LinkRefused, SnoozeClaim
+from autoscaler.settings.durations import format_duration
+
+router = APIRouter(tags=["snoozes"])
+MAX_TOKEN = 4096  # characters; a real token is a few hundred
+LINK_REASON = "kept from the link in the warning"
+PAGE_ANSWERS: dict[int | str, dict[str, Any]] = {
+    status: {"description": text, "content": {"text/html": {}}}
+    for status, text in (
+        (403, "Tampered or expired"),
+        (404, "Links are off, or the workload is gone"),
+        (409, "Already used, no stop planned, or the rule's snoozes for today used up"),
+        (503, "Not available now"),
+    )
+}
+USED = "This link was already used, or no stop is planned for this workload any more."
+
+
+class Refusal(Exception):
+    """Answered as a page with this status: the person reading it is in a browser."""
+
+    def __init__(self, status: int, title: str, text: str) -> None:
+        super().__init__(text)
+        self.status, self.title, self.text = status, title, text
+
+
+@dataclass(frozen=True)
+class Redeemable:
+    claim: SnoozeClaim
+    workload: WorkloadInfo
+    rule: Rule
+    stop_at: datetime | None
+
+
+@router.get(
+    LINK_PATH + "{token}",
+    summary="A keep-it link's confirm page (changes nothing)",
+    response_class=HTMLResponse,
+    responses=PAGE_ANSWERS,
+)
+def confirm(context: Context, token: str) -> HTMLResponse:
+    try:
+        found = _redeemable(context, token)
+    except Refusal as refusal:
+        return page(refusal.status, refusal.title, refusal.text)
+    bound = found.rule.notice.snooze.max_duration
+    length = min(found.claim.snooze, bound)
+    stop = time_text(found.stop_at) if found.stop_at is not None else "not set"
+    return page(
+        200,
+        f"Keep {found.workload.ref} running?",
+        f"It is planned to stop at {stop}, because its GPUs sit idle.",
+        f"Keeping it snoozes the stop for {format_duration(length)}"
+        + (
+            f" (this rule allows at most {format_duration(bound)})."
+            if length < found.claim.snooze
+            else "."
+        ),
+        form=f"Keep it for {format_duration(length)}",
+    )
+
+
+@router.post(
+    LINK_PATH + "{token}",
+    summary="Follow a keep-it link: snooze the planned stop",
+    response_class=HTMLResponse,
+    responses=PAGE_ANSWERS,
+)
+def redeem(context: Context, token: str) -> HTMLResponse:
+    now = context.clock.now()
+    try:
+        found = _redeemable(context, token)
+        grant, _rule = keep(
+            context,
+            found.workload,
+            until=now + found.claim.snooze,
+            by=f"link:{found.claim.recipient}",
+            reason=LINK_REASON,
+            now=now,
+        )
+    except Refusal as refusal:
+        return page(refusal.status, refusal.title, refusal.text)
+    except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
+        return page(problem.status, "Not kept", problem.detail)
+    assert grant.until is not None
+    clipped = " (the longest snooze its rule allows)" if grant.clipped_from is not None else ""
+    return page(
+        200,
+        f"Kept {found.workload.ref}",
+        f"It will not be stopped before {time_text(grant.until)}{clipped}.",
+        "If it is still idle then, you will be warned again first.",
+    )
+
+
+def _redeemable(context: ApiContext, token: str) -> Redeemable:
+    """The claim, the workload read fresh and its rule, when the link still answers the
+    workload's current warning; else a Refusal, and nothing has been written."""
+    claim = _claim(context, token)
+    workload = context.cluster.get_workload(claim.workload)
+    if workload is None or workload.uid != claim.uid:
+        raise Refusal(404, "Workload gone", f"{claim.workload} no longer exists as warned.")
+    try:
+        rule = rule_of(context, workload)
+    except ApiProblem as problem:
+        raise Refusal(problem.status, "Not available", problem.detail) from None
+    notice = read_notice(workload, rule=rule, now=context.clock.now())
+    if notice.warned_at is None or not _same_second(notice.warned_at, claim.warned_at):
+        raise Refusal(409, "Already used or no stop planned", USED)
+    return Redeemable(claim=claim, workload=workload, rule=rule, stop_at=notice.stop_at)
+
+
+def _claim(context: ApiContext, token: str) -> SnoozeClaim:
+    if context.notices.links is None:
+        raise Refusal(404, "Not found", "Keep-it links are not enabled on this service.")
+    try:
+        if len(token) > MAX_TOKEN:
+            raise LinkRefused("tampered: too long")
+        return context.notices.links.verify(token, now=context.clock.now())
+    except LinkRefused as refused:
+        raise Refusal(403, "Link refused", f"This link cannot be used: {refused.reason}.") from None
+
+
+def _same_second(a: datetime, b: datetime) -> bool:
+    """Annotations keep whole seconds; the link may carry more."""
+    return a.astimezone(UTC).replace(microsecond=0) == b.astimezone(UTC).replace(microsecond=0)

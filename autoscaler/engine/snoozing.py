@@ -1,0 +1,82 @@
+"""The snooze act sequence, written once: the REST route and the signed link both call it.
+
+Granting is the domain's (`domain/snoozes.py`: clipped to the rule's longest snooze, refused
+past its count per day). The grant's patch goes on the Workload in ONE request: the
+annotations there are the truth the warning stage reads back, and the same patch removes the
+warning the snooze answers, so a link naming that warning does nothing a second time. The
+owner gets SNOOZED_UNTIL only to show (`kubectl get raycluster -o yaml`); then the Event.
+Only the Workload's patch can fail the sequence. The caller audits and notifies.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import WorkloadActuator
+from autoscaler.domain.annotations import SNOOZED_UNTIL, time_text
+from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.rules import Rule
+from autoscaler.domain.snoozes import SnoozeGrant, grant_snooze, unsnoozing
+from autoscaler.engine.actuation import announce
+
+SNOOZED_EVENT = "IdleGPUSnoozed"
+UNSNOOZED_EVENT = "IdleGPUUnsnoozed"
+
+
+def snooze(
+    actuator: WorkloadActuator,
+    workload: WorkloadInfo,
+    *,
+    until: datetime,
+    by: str,
+    reason: str,
+    rule: Rule,
+    now: datetime,
+    logger: logging.Logger,
+) -> SnoozeGrant:
+    """A refused grant writes nothing. Raises what the Workload's patch raised."""
+    grant = grant_snooze(
+        workload, until=until, by=by, reason=reason, bounds=rule.notice.snooze, now=now
+    )
+    if grant.refused is not None or grant.until is None:
+        logger.info("not snoozing %s for %s: %s", workload.ref, by, grant.refused)
+        return grant
+    actuator.annotate_workload(workload, grant.patch)
+    _show_on_owner(actuator, workload, {SNOOZED_UNTIL: time_text(grant.until)}, logger=logger)
+    clipped = (
+        f" (asked until {time_text(grant.clipped_from)}, rule {rule.name}'s longest snooze)"
+        if grant.clipped_from is not None
+        else ""
+    )
+    message = f"Kept until {time_text(grant.until)}{clipped} by {by}: {reason}"
+    announce(actuator, workload, reason=SNOOZED_EVENT, message=message, logger=logger)
+    logger.warning("snoozed %s until %s by %s", workload.ref, time_text(grant.until), by)
+    return grant
+
+
+def unsnooze(
+    actuator: WorkloadActuator, workload: WorkloadInfo, *, by: str, logger: logging.Logger
+) -> None:
+    """Removes the snooze from the Workload (its day's count stays) and the owner's copy."""
+    actuator.annotate_workload(workload, unsnoozing())
+    _show_on_owner(actuator, workload, {SNOOZED_UNTIL: None}, logger=logger)
+    message = f"Snooze removed by {by}: a stop needs a fresh warning"
+    announce(actuator, workload, reason=UNSNOOZED_EVENT, message=message, logger=logger)
+    logger.warning("unsnoozed %s by %s", workload.ref, by)
+
+
+def _show_on_owner(
+    actuator: WorkloadActuator,
+    workload: WorkloadInfo,
+    annotations: dict[str, str | None],
+    *,
+    logger: logging.Logger,
+) -> None:
+    if not actuator.writes_owner(workload):  # the Workload's own patch already shows it
+        return
+    try:
+        actuator.annotate_owner(workload, annotations)
+    except ClusterError as exc:  # shown only: the Workload's annotations are the truth
+        logger.warning("snooze not shown on the owner of %s: %s", workload.ref, exc)

@@ -1,0 +1,286 @@
+"""The signed "keep it" links of a warning, over real HTTP on loopback with no bearer token:
+GET shows a confirm page and changes nothing (scanners and unfurlers fetch GETs); POST
+snoozes once, audited as `link:<recipient>`; a replayed, tampered, expired or re-aimed link
+does nothing."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from autoscaler.api.context import Notices
+from autoscaler.compose.api import api_notices
+from autoscaler.compose.notify import build_notifications
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.notifications import NoticeKind, Notification
+from autoscaler.engine.links import LinkSigner
+from autoscaler.settings.tree import Settings
+from tests.api.rig import ApiRig
+from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
+
+KEY = b"a-test-signing-key-of-32-bytes!!"
+RECIPIENT = "team-a-chat"
+TTL = timedelta(hours=24)
+
+
+@dataclass
+class RecordingSink:
+    """The NotificationSink port: what the API handed over, and to whom."""
+
+    sent: list[tuple[Notification, tuple[str, ...]]] = field(default_factory=list)
+
+    def submit(self, notification: Notification, *, targets: Sequence[str]) -> None:
+        self.sent.append((notification, tuple(targets)))
+
+
+def a_signer() -> LinkSigner:
+    return LinkSigner(
+        key=KEY, base_url="https://idle-gpu.example.com", ttl=TTL, choices=[timedelta(hours=4)]
+    )
+
+
+@pytest.fixture
+def sink() -> RecordingSink:
+    return RecordingSink()
+
+
+@pytest.fixture
+def rig(sink: RecordingSink) -> Iterator[ApiRig]:
+    notices = Notices(links=a_signer(), sink=sink, default_targets=(RECIPIENT,))
+    with ApiRig(notices=notices) as running:
+        yield running
+    assert running.kube.errors == []
+
+
+def warn(rig: ApiRig, name: str, *, at: datetime) -> None:
+    """The warning as the loop writes it on the Workload."""
+    workload = rig.workload("team-a", name)
+    workload["metadata"].setdefault("annotations", {}).update(
+        {
+            keys.WARNED_AT: time_text(at),
+            keys.WARNED_UID: workload["metadata"]["uid"],
+            keys.STOP_PLANNED_AT: time_text(at + timedelta(minutes=15)),
+        }
+    )
+    rig.kube.store.put(workload)
+
+
+def link_path(rig: ApiRig, name: str, *, warned_at: datetime) -> str:
+    """The path of the Keep 4h link the warning's notification carried."""
+    uid = rig.workload("team-a", name)["metadata"]["uid"]
+    warning = Notification(
+        kind=NoticeKind.WARNING,
+        workload=WorkloadRef("team-a", name),
+        uid=uid,
+        owner=None,
+        rule="default",
+        reason="idle",
+        at=warned_at,
+        warned_at=warned_at,
+    )
+    [link] = a_signer().links(warning, recipient=RECIPIENT, now=rig.now)
+    return link.url.removeprefix("https://idle-gpu.example.com")
+
+
+def warned(rig: ApiRig, owner: str = "alice-rc") -> tuple[str, str]:
+    """A warned RayCluster's Workload name, and its link's path."""
+    name = rig.add_raycluster("team-a", owner)
+    warned_at = rig.now - timedelta(minutes=5)
+    warn(rig, name, at=warned_at)
+    return name, link_path(rig, name, warned_at=warned_at)
+
+
+def annotations_of(obj: dict[str, Any]) -> dict[str, str]:
+    return dict(obj["metadata"].get("annotations") or {})
+
+
+def writes(rig: ApiRig) -> list[str]:
+    return [f"{r.method} {r.path}" for r in rig.kube.requests.writes()]
+
+
+def test_opening_a_link_shows_a_confirm_page_and_changes_nothing(rig: ApiRig) -> None:
+    name, path = warned(rig)
+    before = annotations_of(rig.workload("team-a", name))
+    rig.kube.requests.clear()
+    for _ in range(2):  # an unfurler's fetch, then the person's: both see the same page
+        page = rig.http.get(path)
+        assert page.status_code == 200, page.text
+        assert f"team-a/{name}" in page.text
+        assert time_text(rig.now + timedelta(minutes=10)) in page.text  # the planned stop
+        assert '<form method="post"><button type="submit">Keep it for 4h</button>' in page.text
+    assert page.headers["cache-control"] == "no-store"
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert writes(rig) == []
+    assert annotations_of(rig.workload("team-a", name)) == before
+
+
+def test_pressing_the_button_snoozes_audited_with_the_links_recipient_and_told(
+    rig: ApiRig, sink: RecordingSink
+) -> None:
+    name, path = warned(rig)
+    rig.http.get(path)  # prefetched first: the POST still works
+    kept = rig.http.post(path)
+    assert kept.status_code == 200, kept.text
+    until = time_text(rig.now + timedelta(hours=4))
+    assert until in kept.text
+    written = annotations_of(rig.workload("team-a", name))
+    assert written[keys.SNOOZED_UNTIL] == until
+    assert written[keys.SNOOZED_BY] == f"link:{RECIPIENT}"
+    assert keys.WARNED_AT not in written
+    records = rig.reader.get("/api/v1/decisions").json()["items"]
+    [record] = [r for r in records if r["action"] == "snooze"]
+    assert record["actor"] == f"link:{RECIPIENT}"
+    [(told, targets)] = sink.sent
+    assert (told.kind, told.snoozed_until, targets) == (
+        NoticeKind.SNOOZED,
+        rig.now + timedelta(hours=4),
+        (RECIPIENT,),
+    )
+
+
+def test_a_replayed_link_is_409_and_writes_nothing(rig: ApiRig, sink: RecordingSink) -> None:
+    name, path = warned(rig)
+    assert rig.http.post(path).status_code == 200
+    after_first = annotations_of(rig.workload("team-a", name))
+    rig.kube.requests.clear()
+    replay = rig.http.post(path)
+    assert replay.status_code == 409
+    assert "already used" in replay.text
+    assert writes(rig) == []
+    assert annotations_of(rig.workload("team-a", name)) == after_first
+    assert rig.http.get(path).status_code == 409  # the page says so too
+    assert len(sink.sent) == 1
+
+
+def test_a_link_to_an_earlier_warning_does_nothing_once_a_new_one_was_given(
+    rig: ApiRig,
+) -> None:
+    name, path = warned(rig)
+    warn(rig, name, at=rig.now - timedelta(minutes=1))  # a later warning, a later link
+    rig.kube.requests.clear()
+    assert rig.http.post(path).status_code == 409
+    assert writes(rig) == []
+
+
+def tampered(path: str) -> str:
+    """The signature's last character changed."""
+    last = path[-1]
+    return path[:-1] + ("A" if last != "A" else "B")
+
+
+def aimed_at(path: str, other: str) -> str:
+    """The payload rewritten to name another Workload, the signature kept."""
+    prefix, token = path.rsplit("/", 1)
+    payload, mac = token.split(".")
+    fields = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    fields["name"] = other
+    raw = base64.urlsafe_b64encode(json.dumps(fields).encode()).rstrip(b"=").decode()
+    return f"{prefix}/{raw}.{mac}"
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_tampered_link_is_refused_with_403(rig: ApiRig, method: str) -> None:
+    _name, path = warned(rig)
+    rig.kube.requests.clear()
+    refused = rig.http.request(method, tampered(path))
+    assert refused.status_code == 403
+    assert "tampered" in refused.text
+    assert writes(rig) == []
+
+
+def test_an_expired_link_is_refused_with_403(rig: ApiRig) -> None:
+    _name, path = warned(rig)
+    rig.clock.advance(TTL + timedelta(minutes=1))
+    refused = rig.http.post(path)
+    assert refused.status_code == 403
+    assert "expired" in refused.text
+
+
+def test_a_link_for_one_workload_cannot_snooze_another(rig: ApiRig) -> None:
+    _name, path = warned(rig, "alice-rc")
+    other, _other_path = warned(rig, "other-rc")
+    before = annotations_of(rig.workload("team-a", other))
+    refused = rig.http.post(aimed_at(path, other))
+    assert refused.status_code == 403
+    assert annotations_of(rig.workload("team-a", other)) == before
+
+
+def test_links_need_no_bearer_token_but_nothing_beside_them_is_opened(rig: ApiRig) -> None:
+    _name, path = warned(rig)
+    assert rig.http.post(path + "/more").status_code == 401
+    assert rig.http.post("/v1/links/snooze/").status_code == 401
+    assert rig.http.post("/api/v1/workloads/team-a/alice-rc/snooze", json={}).status_code == 401
+
+
+def test_with_links_off_the_link_routes_answer_404() -> None:
+    with ApiRig() as rig:
+        _name, path = warned(rig)
+        assert rig.http.get(path).status_code == 404
+        assert rig.http.post(path).status_code == 404
+
+
+def test_the_warnings_webhook_carries_a_link_that_snoozes_and_the_snooze_is_told_too(
+    tmp_path: Path, webhook_receiver: WebhookReceiver
+) -> None:
+    """The composed chain: `build_notifications` → `api_notices` → the API; the warning goes
+    signed to a real receiver on loopback, its Keep link is followed, and the SNOOZED
+    notification reaches the same receiver."""
+    (tmp_path / "key").write_bytes(KEY)
+    (tmp_path / "hmac").write_bytes(WEBHOOK_SECRET)
+    section = {
+        "targets": {
+            "team-hook": {
+                "type": "webhook",
+                "url": webhook_receiver.url,
+                "secretFile": str(tmp_path / "hmac"),
+            }
+        },
+        "defaultTargets": ["team-hook"],
+        "links": {"baseUrl": "https://gpu.example.com", "signingKeyFile": str(tmp_path / "key")},
+    }
+    settings = Settings.model_validate({"notifications": section})
+    rig = ApiRig()
+    built = build_notifications(
+        settings, registry=CollectorRegistry(), clock=rig.clock, logger=rig.logger
+    )
+    rig.notices = api_notices(built, settings.notifications)
+    built.dispatcher.start()
+    try:
+        with rig:
+            name = rig.add_raycluster("team-a", "alice-rc")
+            warned_at = rig.now - timedelta(minutes=5)
+            warn(rig, name, at=warned_at)
+            uid = rig.workload("team-a", name)["metadata"]["uid"]
+            warning = Notification(
+                kind=NoticeKind.WARNING,
+                workload=WorkloadRef("team-a", name),
+                uid=uid,
+                owner=None,
+                rule="default",
+                reason="idle",
+                at=warned_at,
+                warned_at=warned_at,
+                stop_at=warned_at + timedelta(minutes=15),
+            )
+            built.sink.submit(warning, targets=["team-hook"])
+            [delivered] = webhook_receiver.wait_for(1)
+            assert delivered.verified
+            keep = delivered.json()["links"][0]
+            path = keep["url"].removeprefix("https://gpu.example.com")
+            assert rig.http.post(path).status_code == 200
+            snoozed = annotations_of(rig.workload("team-a", name))[keys.SNOOZED_UNTIL]
+            assert snoozed > time_text(warned_at + timedelta(minutes=15))
+            told = webhook_receiver.wait_for(2)[1].json()
+            assert told["kind"] == "snoozed"
+    finally:
+        built.dispatcher.stop()
