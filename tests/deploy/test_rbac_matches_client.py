@@ -16,6 +16,8 @@ import pytest
 
 from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
+from autoscaler.domain.rules import RuleAction
+from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 from tests.deploy.tooling import (
     CI_VALUES,
@@ -72,6 +74,8 @@ def expected_grants(settings: Settings) -> set[Grant]:
     }
     if not settings.leader_election.enabled:
         off |= {call for call in ALLOWED_CALLS if call[1] == "leases"}
+    if not any(rule.action is RuleAction.DELETE for rule in build_policy(settings).rulebook):
+        off |= {("ray.io", "rayclusters", "delete")}  # the opt-in delete rung (ISSUE 15)
     values = settings.model_dump(by_alias=True)
     return {
         (*call, (setting_at(values, NAMED_CALLS[call]),) if call in NAMED_CALLS else ())
