@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.snoozes import WARNING_KEYS
 
 EXEMPT_UNTIL_REQUESTED = keys.PREFIX + "exempt-until-requested"  # the value before a cut
 REACTIVATED_BY = keys.PREFIX + "reactivated-by"
@@ -42,13 +43,15 @@ class Exemption:
 
 
 def exempting(*, until: datetime, by: str, reason: str, now: datetime) -> dict[str, str | None]:
-    """The annotations of an exemption made through the API (a previous cut is forgotten)."""
+    """The annotations of an exemption made through the API (a previous cut is forgotten).
+    An exemption answers a warning as a snooze does: the warning's keys go with it."""
     return {
         keys.EXEMPT_UNTIL: time_text(until),
         keys.EXEMPT_BY: by,
         keys.EXEMPT_REASON: reason,
         keys.EXEMPT_SET_AT: time_text(now),
         EXEMPT_UNTIL_REQUESTED: None,
+        **dict.fromkeys(WARNING_KEYS),
     }
 
 

@@ -5,8 +5,9 @@ window, threshold, grace and action judge it. Checks then run in a fixed order, 
 that applies names the state: inactive → pending → KEDA-managed → kind not enabled →
 namespace → priority class → exemption → rule unknown → grace → usage (busy, loading,
 idle-held, idle or unknown: `idleness.assess`) → pause. Only "idle for the whole window"
-under a rule whose action is `deactivate` leads to an action, and the per-cycle cap then
-orders the candidates longest-idle first.
+under a rule whose action is `deactivate` or `delete` leads to an action, and the per-cycle
+cap then orders the candidates longest-idle first. (The warning stage, `domain/staging.py`,
+runs after: it may turn that action into a warning, and warns for a `warn` rule.)
 """
 
 from __future__ import annotations
@@ -250,6 +251,8 @@ def _after_usage(
     state, reason = verdict.state, verdict.reason
     if wants_action and rule.action is RuleAction.OBSERVE:
         reason = f"{reason}; observed only (rule {rule.name}'s action is observe): no action"
+    elif wants_action and rule.action is RuleAction.WARN:
+        reason = f"{reason}; warn only (rule {rule.name}'s action is warn)"
     elif wants_action:
         action = Action.WOULD_DEACTIVATE if dry_run else Action.DEACTIVATE
     if pauses.covers(workload.ref.namespace):
