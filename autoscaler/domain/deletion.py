@@ -1,0 +1,143 @@
+"""The last rung, opt-in (rule action `delete` with `deleteAfter`): delete the RayCluster of a
+Workload we deactivated and that stayed inactive for `deleteAfter`, after its own warning.
+
+The inactive period counts only when it began with our own audited deactivation, read from
+the Workload: it is inactive and carries our DEACTIVATED_AT (written in the same patch as
+`spec.active: false`), and nothing since says the workload lived again:
+- no reactivation recorded at or after it (REACTIVATED_AT, ours, on the Workload or owner);
+- the object is not younger than it (re-created from YAML that kept our old annotation);
+- no admission after it. The adapter fills `admitted_at` only while the Admitted condition is
+  True, so a deactivated Workload whose eviction completed has none: that is our own stop
+  (Kueue evicts after our patch). One still Admitted after that time was admitted again;
+- no pod created after it (the owner ran again).
+A hand reactivation and a hand deactivation in between, leaving no trace of either on the
+Workload once evicted, cannot be told apart from here: `deleteAfter` is opt-in for that reason.
+
+Deletion has its own warning (DELETE_WARNED_AT, DELETE_PLANNED_AT): valid when written after
+the deactivation; the delete comes at max(planned, warned + warnBefore). An exemption or a
+snooze in force holds it. Pure: `now` is an argument; dry run writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import (
+    active_exemption,
+    deactivated_at,
+    parse_time,
+    reactivated_at,
+    time_text,
+)
+from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
+from autoscaler.domain.notice_reading import lead_text, snooze_in_force
+from autoscaler.domain.rules import Rule, RuleAction
+
+DELETABLE_KINDS = frozenset({"RayCluster"})
+
+
+def delete_stage(
+    decision: Decision, workload: WorkloadInfo, *, rule: Rule, dry_run: bool, now: datetime
+) -> Decision:
+    """A deactivated row under a `delete` rule: its deletion warned, done, or shown ahead."""
+    delete_after = rule.notice.delete_after
+    if not _applies(decision, workload, rule=rule) or delete_after is None:
+        return decision
+    since = our_deactivation(workload)
+    if since is None:
+        why = "not deleted: its inactive period did not begin with our deactivation"
+        return replace(decision, reason=f"{decision.reason}; {why}")
+    lead = rule.notice.warn_before
+    warned = _delete_warning(workload, since=since, lead=lead)
+    delete_at = max(since + delete_after, warned) if warned is not None else since + delete_after
+    shown = replace(decision, notice=replace(decision.notice, delete_at=delete_at))
+    held = _held(workload, rule=rule, now=now)
+    if held is not None:
+        return replace(shown, reason=f"{decision.reason}; deletion held: {held}")
+    if dry_run:
+        return _dry_run(shown, delete_at=delete_at, lead=lead, now=now)
+    if warned is None and lead > timedelta(0):
+        return _warn_ahead(shown, delete_at=delete_at, lead=lead, now=now)
+    if now >= delete_at:
+        why = f"inactive since {time_text(since)}, deletion due at {time_text(delete_at)}"
+        return replace(shown, action=Action.DELETE, reason=f"{decision.reason}; {why}")
+    return _planned(shown, delete_at=delete_at)
+
+
+def our_deactivation(workload: WorkloadInfo) -> datetime | None:
+    """When the current inactive period began, if it began with our deactivation; else None."""
+    since = deactivated_at(workload.annotations)
+    if workload.active or since is None:
+        return None
+    reactivated = reactivated_at(workload.annotations, workload.owner_annotations)
+    lived_again = [
+        reactivated is not None and reactivated >= since,
+        workload.created_at > since,
+        workload.admitted_at is not None and workload.admitted_at > since,
+        any(pod.created_at > since for pod in workload.pods),
+    ]
+    return None if any(lived_again) else since
+
+
+def _applies(decision: Decision, workload: WorkloadInfo, *, rule: Rule) -> bool:
+    owner = workload.owner
+    return (
+        decision.state is State.DEACTIVATED
+        and rule.action is RuleAction.DELETE
+        and owner is not None
+        and owner.kind in DELETABLE_KINDS
+    )
+
+
+def _delete_warning(workload: WorkloadInfo, *, since: datetime, lead: timedelta) -> datetime | None:
+    """The earliest deletion a valid delete warning allows, or None when there is none."""
+    written = workload.annotations
+    warned = parse_time(written.get(keys.DELETE_WARNED_AT, ""))
+    if warned is None or warned <= since:
+        return None
+    planned = parse_time(written.get(keys.DELETE_PLANNED_AT, ""))
+    least = warned + lead
+    return max(planned, least) if planned is not None else least
+
+
+def _held(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> str | None:
+    exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
+    if exemption is not None:
+        return f"exempt ({exemption.source})"
+    snoozed = snooze_in_force(workload, rule=rule, now=now)
+    if snoozed is not None:
+        return f"snoozed until {time_text(snoozed.until)} by {snoozed.by}"
+    return None
+
+
+def _warn_ahead(
+    decision: Decision, *, delete_at: datetime, lead: timedelta, now: datetime
+) -> Decision:
+    """No delete warning yet: given once the deletion is within the lead time, promising it
+    no sooner than the lead time from now."""
+    if delete_at - now > lead:
+        return _planned(decision, delete_at=delete_at)
+    planned = max(delete_at, now + lead)
+    why = f"deletion warning: delete planned at {time_text(planned)} ({lead_text(lead)} notice)"
+    return replace(
+        decision,
+        action=Action.WARN_DELETE,
+        notice=replace(decision.notice, delete_at=planned),
+        reason=f"{decision.reason}; {why}",
+    )
+
+
+def _dry_run(
+    decision: Decision, *, delete_at: datetime, lead: timedelta, now: datetime
+) -> Decision:
+    if now < delete_at:
+        return _planned(decision, delete_at=delete_at)
+    first = f", would warn {lead_text(lead)} first" if lead > timedelta(0) else ""
+    why = f"would delete: due at {time_text(delete_at)}{first}"
+    return replace(decision, action=Action.WOULD_DELETE, reason=f"{decision.reason}; {why}")
+
+
+def _planned(decision: Decision, *, delete_at: datetime) -> Decision:
+    return replace(decision, reason=f"{decision.reason}; deletion at {time_text(delete_at)}")

@@ -1,0 +1,241 @@
+"""The warning stage under a rule that stops: no stop without a warning that counts, given at
+least `warnBefore` earlier, read back from the Workload's annotations only.
+
+Unless a row says otherwise: `team-a/rc`, a RayCluster's Workload admitted a day ago with one
+GPU pod as old, under the default rule with action `deactivate`, `reclaim: always` and a
+15-minute lead; judged at `NOW`, dry run off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import pytest
+
+from autoscaler.domain import annotations as ann
+from autoscaler.domain.models import Action, Decision, Pauses, State
+from autoscaler.domain.policy import decide
+from autoscaler.domain.rules import Reclaim, Rule, RuleAction
+from autoscaler.domain.staging import stage
+from tests.support.domain_builders import NOW, WorkloadBuilder, a_policy, minutes_ago, usage
+from tests.support.notice_builders import (
+    LEAD,
+    a_decision,
+    a_gpu_workload,
+    a_rule,
+    as_written,
+    idle_for_now,
+    stop_due,
+    warned,
+)
+
+MIN = timedelta(minutes=1)
+
+
+def fresh() -> WorkloadBuilder:
+    return a_gpu_workload()
+
+
+STOP_ROWS = [
+    pytest.param(
+        fresh(),
+        stop_due(),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-due-stop-without-a-warning-is-warned-first-and-not-stopped",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20), planned=minutes_ago(5)),
+        stop_due(),
+        a_rule(),
+        (Action.DEACTIVATE, State.IDLE, minutes_ago(5)),
+        id="a-warning-older-than-the-lead-time-lets-the-stop-go-ahead",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(10), planned=NOW + 5 * MIN),
+        stop_due(),
+        a_rule(),
+        (Action.NONE, State.IDLE, NOW + 5 * MIN),
+        id="a-warning-younger-than-the-lead-time-waits-for-its-promised-time",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20), planned=minutes_ago(5)),
+        stop_due(),
+        a_rule(warn_before=30 * MIN),
+        (Action.NONE, State.IDLE, NOW + 10 * MIN),
+        id="a-raised-warn-before-pushes-the-stop-past-the-promise",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20), planned=NOW + 20 * MIN),
+        stop_due(),
+        a_rule(warn_before=5 * MIN),
+        (Action.NONE, State.IDLE, NOW + 20 * MIN),
+        id="a-lowered-warn-before-never-brings-the-promised-stop-forward",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20)),
+        stop_due(),
+        a_rule(),
+        (Action.DEACTIVATE, State.IDLE, minutes_ago(5)),
+        id="a-warning-without-its-promise-counts-from-its-own-time-plus-the-lead",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20), planned=minutes_ago(5), uid="uid-old-object"),
+        stop_due(),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-warning-given-to-another-object-with-this-name-is-void-and-a-fresh-one-given",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20), planned=minutes_ago(5)).reactivated(at=minutes_ago(10)),
+        stop_due(),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-warning-from-before-a-reactivation-is-void-and-a-fresh-one-given",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(40), planned=minutes_ago(25)).admitted(at=minutes_ago(30)),
+        stop_due(),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-warning-from-before-the-latest-admission-is-void",
+    ),
+    pytest.param(
+        warned(a_gpu_workload().gpu_pod("w-1", created=minutes_ago(10)), at=minutes_ago(20)),
+        stop_due(),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-warning-from-before-a-gpu-pod-started-is-void",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20)).annotated(
+            ann.EXEMPT_SET_AT, ann.time_text(minutes_ago(10)), on_owner=True
+        ),
+        stop_due(),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="an-exemption-made-after-the-warning-answered-it-so-a-fresh-one-is-given",
+    ),
+    pytest.param(
+        fresh(),
+        a_decision(State.IDLE, Action.DEFERRED),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-stop-the-cap-deferred-is-warned-so-its-notice-starts",
+    ),
+    pytest.param(
+        fresh(),
+        stop_due(),
+        a_rule(action=RuleAction.DELETE),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-delete-rule-warns-before-its-deactivation-too",
+    ),
+    pytest.param(
+        fresh(),
+        stop_due(),
+        a_rule(warn_before=timedelta(0)),
+        (Action.DEACTIVATE, State.IDLE, None),
+        id="without-a-lead-time-the-stop-goes-ahead-as-before",
+    ),
+]
+
+IDLE_ROWS = [
+    pytest.param(
+        fresh(),
+        idle_for_now(30 * MIN),
+        a_rule(),
+        (Action.NONE, State.IDLE, None),
+        id="idle-with-the-stop-further-off-than-the-lead-time-is-not-warned-yet",
+    ),
+    pytest.param(
+        fresh(),
+        idle_for_now(10 * MIN),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="idle-with-the-stop-within-the-lead-time-is-warned-with-the-full-lead",
+    ),
+    pytest.param(
+        fresh(),
+        idle_for_now(10 * MIN),
+        a_rule(warn_before=5 * MIN),
+        (Action.NONE, State.IDLE, None),
+        id="idle-ten-minutes-from-its-stop-under-a-five-minute-lead-waits",
+    ),
+    pytest.param(
+        fresh(),
+        idle_for_now(10 * MIN),
+        a_rule(reclaim=Reclaim.WHEN_CONTENDED),
+        (Action.NONE, State.IDLE, None),
+        id="when-contended-idle-is-warned-only-once-picked-for-a-waiter",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(5), planned=NOW + 10 * MIN),
+        idle_for_now(8 * MIN),
+        a_rule(),
+        (Action.NONE, State.IDLE, NOW + 10 * MIN),
+        id="idle-and-warned-shows-its-planned-stop-and-is-not-warned-twice",
+    ),
+]
+
+
+@pytest.mark.parametrize(("workload", "decision", "rule", "expected"), STOP_ROWS)
+def test_a_stop_is_warned_first_and_goes_ahead_only_after_the_notice(
+    workload: WorkloadBuilder,
+    decision: Decision,
+    rule: Rule,
+    expected: tuple[Action, State, datetime | None],
+) -> None:
+    staged = stage(decision, workload.build(), rule=rule, dry_run=False, now=NOW)
+    assert (staged.action, staged.state, staged.notice.stop_at) == expected
+
+
+@pytest.mark.parametrize(("workload", "decision", "rule", "expected"), IDLE_ROWS)
+def test_idle_work_is_warned_when_its_stop_comes_within_the_lead_time(
+    workload: WorkloadBuilder,
+    decision: Decision,
+    rule: Rule,
+    expected: tuple[Action, State, datetime | None],
+) -> None:
+    staged = stage(decision, workload.build(), rule=rule, dry_run=False, now=NOW)
+    assert (staged.action, staged.state, staged.notice.stop_at) == expected
+
+
+def test_the_warning_survives_a_restart_because_only_the_annotations_hold_it() -> None:
+    workload, rule = a_gpu_workload().build(), a_rule()
+    warning = stage(stop_due(), workload, rule=rule, dry_run=False, now=NOW)
+    after_restart = as_written(workload, warning)  # nothing else is carried over
+    early = stage(stop_due(), after_restart, rule=rule, dry_run=False, now=NOW + 14 * MIN)
+    served = stage(stop_due(), after_restart, rule=rule, dry_run=False, now=NOW + LEAD)
+    assert warning.action is Action.WARN
+    assert (early.action, early.notice.warned_at) == (Action.NONE, NOW)
+    assert (served.action, served.notice.stop_at) == (Action.DEACTIVATE, NOW + LEAD)
+
+
+def test_a_missed_cycle_never_shortens_the_notice() -> None:
+    """The first cycle that sees the stop due, however late, warns; it never stops."""
+    rule = a_rule()
+    late = stage(stop_due(), a_gpu_workload().build(), rule=rule, dry_run=False, now=NOW)
+    assert (late.action, late.notice.stop_at) == (Action.WARN, NOW + LEAD)
+
+
+def test_a_contended_stop_keeps_its_beneficiary_when_it_is_warned() -> None:
+    waiter = replace(stop_due().workload, name="waiter")
+    decision = replace(stop_due(), beneficiary=waiter)
+    staged = stage(decision, a_gpu_workload().build(), rule=a_rule(), dry_run=False, now=NOW)
+    assert (staged.action, staged.beneficiary) == (Action.WARN, waiter)
+
+
+def test_the_warning_reason_says_when_the_stop_is_planned() -> None:
+    staged = stage(stop_due(), a_gpu_workload().build(), rule=a_rule(), dry_run=False, now=NOW)
+    assert "stop planned at 2025-03-03T12:15:00Z (15m notice)" in staged.reason
+
+
+def test_policy_then_stage_warns_an_idle_workload_instead_of_stopping_it() -> None:
+    policy = replace(a_policy(), default_notice=a_rule().notice)
+    workload = a_gpu_workload().build()
+    fleet = usage().gpu("team-a", "w-0", peak=0.01, last_busy=minutes_ago(300)).build()
+    decided = decide(workload, fleet, policy=policy, pauses=Pauses(), now=NOW)
+    staged = stage(decided, workload, rule=policy.default_rule, dry_run=False, now=NOW)
+    assert decided.action is Action.DEACTIVATE
+    assert (staged.action, staged.notice.stop_at) == (Action.WARN, NOW + LEAD)
