@@ -115,12 +115,24 @@ def subscribe_listeners(
         )
     )
     store.subscribe(
-        SnoozeLimiter(
-            writer=shared.actuator,
-            audit=shared.store,
-            clock=clock,
-            policy=policy,
-            logger=logger.getChild("snoozes"),
-            leading=is_leader,
-        )
+        snooze_limiter(shared, clock=clock, logger=logger, policy=policy, is_leader=is_leader)
+    )
+
+
+def snooze_limiter(
+    shared: SharedState,
+    *,
+    clock: Clock,
+    logger: logging.Logger,
+    policy: Policy,
+    is_leader: IsLeader,
+) -> SnoozeLimiter:
+    """Hand-set snoozes bounded by each workload's rule, after every cycle (ISSUE 15)."""
+    return SnoozeLimiter(
+        writer=shared.actuator,
+        audit=shared.store,
+        clock=clock,
+        policy=policy,
+        logger=logger.getChild("snoozes"),
+        leading=is_leader,
     )
