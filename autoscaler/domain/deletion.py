@@ -49,6 +49,28 @@ def delete_stage(
     if since is None:
         why = "not deleted: its inactive period did not begin with our deactivation"
         return replace(decision, reason=f"{decision.reason}; {why}")
+    return _towards_delete(
+        decision,
+        workload,
+        since=since,
+        delete_after=delete_after,
+        rule=rule,
+        dry_run=dry_run,
+        now=now,
+    )
+
+
+def _towards_delete(
+    decision: Decision,
+    workload: WorkloadInfo,
+    *,
+    since: datetime,
+    delete_after: timedelta,
+    rule: Rule,
+    dry_run: bool,
+    now: datetime,
+) -> Decision:
+    """Inactive since our deactivation: warn, delete, or show when, unless something holds it."""
     lead = rule.notice.warn_before
     warned = _delete_warning(workload, since=since, lead=lead)
     delete_at = max(since + delete_after, warned) if warned is not None else since + delete_after

@@ -239,3 +239,20 @@ def test_policy_then_stage_warns_an_idle_workload_instead_of_stopping_it() -> No
     staged = stage(decided, workload, rule=policy.default_rule, dry_run=False, now=NOW)
     assert decided.action is Action.DEACTIVATE
     assert (staged.action, staged.notice.stop_at) == (Action.WARN, NOW + LEAD)
+
+
+def decided_under(action: RuleAction) -> Decision:
+    policy = replace(a_policy(), default_action=action, default_notice=a_rule().notice)
+    workload = a_gpu_workload().build()
+    fleet = usage().gpu("team-a", "w-0", peak=0.01, last_busy=minutes_ago(300)).build()
+    return decide(workload, fleet, policy=policy, pauses=Pauses(), now=NOW)
+
+
+def test_a_warn_rules_policy_decision_names_the_rule_and_stops_nothing() -> None:
+    decided = decided_under(RuleAction.WARN)
+    assert decided.action is Action.NONE
+    assert decided.reason.endswith("; warn only (rule default's action is warn)")
+
+
+def test_a_delete_rule_deactivates_as_a_deactivate_rule_does() -> None:
+    assert decided_under(RuleAction.DELETE).action is Action.DEACTIVATE
