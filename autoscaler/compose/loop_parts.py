@@ -1,5 +1,6 @@
 """The parts beside the reconcile loop, built once per process by the composition root: the
-guards, the service's metrics and the snapshot listeners (loop audit, exemption limit).
+guards, the service's metrics and the snapshot listeners (loop audit, exemption and
+snooze limits, action counts).
 
 Every replica builds them all. Only the leader writes: the guards are told `leading` each
 cycle, and the listeners ask `is_leader` before each write; a follower computes the same
@@ -20,6 +21,7 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.policy import Policy
+from autoscaler.engine.action_metrics import ActionCounter
 from autoscaler.engine.exemption_limits import ExemptionLimiter
 from autoscaler.engine.follow_ups import FollowUps
 from autoscaler.engine.guarding import Guards
@@ -27,6 +29,7 @@ from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.loop_audit import LoopAuditor
 from autoscaler.engine.savings_metrics import SavingsGauges
 from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.snooze_limits import SnoozeLimiter
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.tree import Settings
@@ -83,6 +86,7 @@ def subscribe_listeners(
     """Metrics from every snapshot; with `shared`, the leader's loop audit and exemption cuts.
     `policy`: its rules set each workload's longest exemption."""
     store.subscribe(telemetry.observe)
+    store.subscribe(ActionCounter(telemetry.registry).observe)
     if shared is None:
         return  # nowhere to write (unit tests of the loop alone)
     store.subscribe(
@@ -109,4 +113,26 @@ def subscribe_listeners(
             logger=logger.getChild("exemptions"),
             leading=is_leader,
         )
+    )
+    store.subscribe(
+        snooze_limiter(shared, clock=clock, logger=logger, policy=policy, is_leader=is_leader)
+    )
+
+
+def snooze_limiter(
+    shared: SharedState,
+    *,
+    clock: Clock,
+    logger: logging.Logger,
+    policy: Policy,
+    is_leader: IsLeader,
+) -> SnoozeLimiter:
+    """Hand-set snoozes bounded by each workload's rule, after every cycle (ISSUE 15)."""
+    return SnoozeLimiter(
+        writer=shared.actuator,
+        audit=shared.store,
+        clock=clock,
+        policy=policy,
+        logger=logger.getChild("snoozes"),
+        leading=is_leader,
     )

@@ -11,6 +11,10 @@ from dataclasses import replace
 from autoscaler.domain.models import Action, Decision, WorkloadRef
 
 ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
+# What a guard that must act on nothing holds besides the stops: a warning (a metrics glitch
+# that makes everything look idle must warn nobody) and the delete rung.
+WARNINGS = frozenset({Action.WARN})
+NOTHING_AT_ALL = frozenset({Action.WARN, Action.WARN_DELETE, Action.DELETE})
 
 
 def defer(decisions: Sequence[Decision], *, keep: int, why: str) -> tuple[Decision, ...]:
@@ -24,6 +28,26 @@ def defer(decisions: Sequence[Decision], *, keep: int, why: str) -> tuple[Decisi
     return tuple(
         replace(d, action=Action.DEFERRED, reason=f"{d.reason}; deferred: {why}")
         if d.action in ACTING and id(d) not in kept
+        else d
+        for d in decisions
+    )
+
+
+def hold(
+    decisions: Sequence[Decision], *, actions: frozenset[Action], why: str
+) -> tuple[Decision, ...]:
+    """Those of `actions` become NONE with `why`; a warning held was never given, so the
+    notice no longer shows it."""
+    return tuple(
+        replace(
+            d,
+            action=Action.NONE,
+            reason=f"{d.reason}; {why}",
+            notice=replace(d.notice, warned_at=None, stop_at=None)
+            if d.action is Action.WARN
+            else d.notice,
+        )
+        if d.action in actions
         else d
         for d in decisions
     )

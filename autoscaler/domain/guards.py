@@ -33,6 +33,7 @@ class Deed(StrEnum):
     """The kinds of durable audit records the guards count."""
 
     DEACTIVATE = "deactivate"  # the loop's, written before the patch (and after one not done)
+    DELETE = "delete"  # the loop's deletion of an owner (ISSUE 15), written as a deactivation is
     UNDONE = "undone"  # a deactivation of ours seen set back to active soon after
     CONTESTED = "contested"  # marked contested: left alone until an admin clears it
     UNCONTESTED = "uncontest"  # an admin cleared the mark

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
@@ -22,27 +22,17 @@ from autoscaler.domain.models import (
     Action,
     ActionRecord,
     Decision,
-    Pauses,
-    PodRecord,
     WorkloadInfo,
     WorkloadRef,
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.domain.policy import Policy, Usage, decide
+from autoscaler.domain.policy import Policy
 from autoscaler.domain.subjects import subject_of
 from autoscaler.engine import actuation
-from autoscaler.engine.decision_log import log_action
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.leadership import IsLeader, always_leading
-
-
-@dataclass(frozen=True)
-class CycleInputs:
-    workloads: Sequence[WorkloadInfo]
-    gpu_pods: Sequence[PodRecord]
-    pauses: Pauses
-    usage: Usage  # per rule name: each workload is decided again under its own rule
-    now: datetime
+from autoscaler.engine.notifying import EVENTS_ONLY, Notices
+from autoscaler.engine.staging_step import CycleInputs, action_record, decide_again
 
 
 class Deactivator:
@@ -56,9 +46,11 @@ class Deactivator:
         logger: logging.Logger,
         guards: Guards | None = None,
         may_act: IsLeader = always_leading,
+        notices: Notices = EVENTS_ONLY,
     ) -> None:
         """`may_act`: asked before the first action and again before each patch, so a leader
-        that lost its lease mid-cycle stops at once."""
+        that lost its lease mid-cycle stops at once. `notices`: where a done deactivation is
+        told (ISSUE 15)."""
         self._cluster = cluster
         self._actuator = actuator
         self._policy = policy
@@ -66,6 +58,7 @@ class Deactivator:
         self._log = logger
         self._guards = guards
         self._may_act = may_act
+        self._notices = notices
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         """Deactivate what the decisions say, each checked once more right before."""
@@ -115,7 +108,7 @@ class Deactivator:
             fresh = self._cluster.get_workload(decision.workload)
             if fresh is None:
                 return self._record(decision, inputs.now, Outcome.skipped("workload is gone"))
-            again = decide(
+            again = decide_again(  # the warning stage too: a snooze made mid-cycle wins
                 fresh, inputs.usage, policy=self._policy, pauses=inputs.pauses, now=inputs.now
             )
         except ClusterError as exc:
@@ -141,6 +134,9 @@ class Deactivator:
         outcome = self._write(workload, decision, now=now)
         if guards is not None and outcome.kind is not OutcomeKind.DONE:
             guards.ended(decision, now=now, outcome=outcome)
+        if outcome.kind is OutcomeKind.DONE:
+            rule = self._policy.rule_for(decision.rule)
+            self._notices.tell(workload, decision, rule=rule, now=now)
         return self._record(decision, now, outcome, audited=guards is not None)
 
     def _write(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:
@@ -172,16 +168,8 @@ class Deactivator:
     def _record(
         self, decision: Decision, now: datetime, outcome: Outcome, *, audited: bool = False
     ) -> ActionRecord:
-        record = ActionRecord(
-            workload=decision.workload,
-            action=decision.action,
-            reason=decision.reason,
-            at=now,
-            outcome=outcome,
-            audited=audited,  # its durable audit record is written: the API must not add one
-        )
-        log_action(self._log, record)
-        return record
+        # audited: its durable audit record is written, the loop audit must not add one
+        return action_record(self._log, decision, now=now, outcome=outcome, audited=audited)
 
 
 def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:

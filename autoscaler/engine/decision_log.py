@@ -35,6 +35,7 @@ def log_decision(
         "time_left_s": decision.time_left.total_seconds() if decision.time_left else None,
         "evidence": list(decision.evidence),
         "idle_held_gpus": decision.idle_held_gpus,
+        **_notice_fields(decision),
     }
     said = _exempted_by(workload, fields, now=now) if decision.state is State.EXEMPT else ""
     logger.info(
@@ -50,6 +51,21 @@ def log_decision(
         decision.rule,
         extra=fields,
     )
+
+
+def _notice_fields(decision: Decision) -> dict[str, object]:
+    """The warning, snooze and planned stop or deletion (ISSUE 15), those there are."""
+    notice = decision.notice
+    times = {
+        "warned_at": notice.warned_at,
+        "stop_at": notice.stop_at,
+        "snoozed_until": notice.snoozed_until,
+        "delete_at": notice.delete_at,
+    }
+    found: dict[str, object] = {k: t.isoformat() for k, t in times.items() if t is not None}
+    if notice.snoozed_by is not None:
+        found["snoozed_by"] = notice.snoozed_by
+    return found
 
 
 def _exempted_by(workload: WorkloadInfo, fields: dict[str, object], *, now: datetime) -> str:

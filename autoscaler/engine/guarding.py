@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditLog, GuardState, MetricSource
 from autoscaler.domain.breaker import BreakerState, Turnover, step
-from autoscaler.domain.caps import defer
+from autoscaler.domain.caps import NOTHING_AT_ALL, WARNINGS, defer, hold
 from autoscaler.domain.fresh import pods_of, still_idle
 from autoscaler.domain.guards import (
     HOUR,
@@ -48,6 +48,8 @@ from autoscaler.domain.policy import Policy, Usage
 from autoscaler.domain.rules import Rule
 from autoscaler.domain.subjects import Subject
 from autoscaler.engine.fleet_watch import FleetWatch
+
+HELD = "warning held: breaker open"  # a glitch that makes everything look idle warns nobody
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,7 @@ class Guards:
         guarded = leave_contested(decisions, memory.contested)
         if memory.breaker.open:
             why = f"mass-idle circuit breaker open: {memory.breaker.reason}"
-            guarded = defer(guarded, keep=0, why=why)
+            guarded = hold(defer(guarded, keep=0, why=why), actions=WARNINGS, why=HELD)
         begun, limit = started_in_last_hour(records, now=now), self._rules.max_per_hour
         why = f"at most {limit} deactivations per hour ({begun} begun in the last hour)"
         guarded = defer(guarded, keep=limit - begun, why=why)
@@ -257,7 +259,7 @@ class Guards:
 
     def _blind(self, decisions: Sequence[Decision], problem: str) -> Screened:
         self._log.error("%s", problem)
-        guarded = defer(decisions, keep=0, why=problem)
+        guarded = hold(defer(decisions, keep=0, why=problem), actions=NOTHING_AT_ALL, why=problem)
         report = self._report(self._known, begun=0, deferred=_deferred(decisions, guarded))
         return Screened(guarded, replace(report, problems=(problem,)))
 
@@ -274,7 +276,7 @@ class Guards:
     def _deed(self, decision: Decision, *, now: datetime, outcome: Outcome | None) -> LoopRecord:
         return LoopRecord(
             at=now,
-            deed=Deed.DEACTIVATE,
+            deed=Deed.DELETE if decision.action is Action.DELETE else Deed.DEACTIVATE,
             workload=decision.workload,
             reason=decision.reason,
             outcome=outcome,

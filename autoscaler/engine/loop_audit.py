@@ -1,9 +1,10 @@
 """The loop's part of the audit trail, written from each published snapshot by the leader.
 
-Records every action the cycle attempted (with the observed peak, coverage and threshold),
-unless the loop already wrote its record before the patch (`ActionRecord.audited`), and, in
-dry-run, each "would deactivate" decision once per idle episode, so an admin can judge the
-policy before letting it act.
+Records every action the cycle attempted (with the observed peak, coverage and threshold):
+deactivations, and the warning stage's warnings, all-clears, idle-held notices, deletion
+warnings and deletions (ISSUE 15), unless the loop already wrote its record before the
+request (`ActionRecord.audited`); and, in dry-run, each "would deactivate" or "would delete"
+decision once per idle episode, so an admin can judge the policy before letting it act.
 
 Each record carries a `RecordKey` (the workload's UID and the start of its idle episode), and
 the runtime-state store leaves out one already in the trail inside its read-modify-write: a
@@ -19,9 +20,11 @@ from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditSink
+from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
     Action,
+    ActionRecord,
     Decision,
     Snapshot,
     WorkloadRef,
@@ -33,6 +36,10 @@ from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.telemetry import ServiceMetrics
 
 DRY_RUN_OUTCOME = "dry-run: not patched"
+DRY_RUN_ACTIONS = (Action.WOULD_DEACTIVATE, Action.WOULD_DELETE)
+# Notices recur within one idle episode (a warning again after a snooze, a second all-clear):
+# each is told apart by the time its notice names.
+NOTICES = (Action.WARN, Action.ALL_CLEAR, Action.NOTIFY_IDLE_HELD, Action.WARN_DELETE)
 
 
 class LoopAuditor:
@@ -88,7 +95,7 @@ class LoopAuditor:
                     outcome=outcome,
                     threshold=threshold,
                     at=action.at,
-                    detail=outcome,  # a new outcome in the same episode is news
+                    detail=_detail(action, snapshot.find(action.workload), outcome),
                 )
             )
         return records
@@ -101,15 +108,24 @@ class LoopAuditor:
             _record(
                 row,
                 row.ref,
-                action=Action.WOULD_DEACTIVATE.value,
+                action=row.decision.action.value,
                 reason=row.decision.reason,
                 outcome=DRY_RUN_OUTCOME,
                 threshold=threshold,
                 at=snapshot.taken_at,
             )
             for row in sorted(snapshot.workloads, key=lambda row: row.ref)
-            if row.decision.action is Action.WOULD_DEACTIVATE
+            if row.decision.action in DRY_RUN_ACTIONS
         ]
+
+
+def _detail(action: ActionRecord, row: WorkloadStatus | None, outcome: str) -> str:
+    """A new outcome in the same episode is news; so is another notice."""
+    if action.action not in NOTICES or row is None:
+        return outcome
+    notice = row.decision.notice
+    named = notice.warned_at if action.action is not Action.WARN_DELETE else notice.delete_at
+    return f"{outcome} {time_text(named or action.at)}"
 
 
 def _threshold(snapshot: Snapshot) -> float | None:

@@ -36,17 +36,20 @@ from autoscaler.domain.models import (
     Snapshot,
     State,
     UsageView,
+    WaitersSeen,
     WorkloadInfo,
     WorkloadStatus,
 )
 from autoscaler.domain.policy import Policy, apply_cap, decide
 from autoscaler.domain.rules import Reclaim
-from autoscaler.engine.acting import CycleInputs, Deactivator
+from autoscaler.engine.act_steps import ActSteps
 from autoscaler.engine.decision_log import log_decision
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.keda_managed import keda_managed_targets, mark_keda_managed
 from autoscaler.engine.leadership import always_leading
+from autoscaler.engine.notifying import EVENTS_ONLY, Notices
 from autoscaler.engine.reclaiming import Reclaimer
+from autoscaler.engine.staging_step import CycleInputs, stage_all
 
 
 class Reconciler:
@@ -65,9 +68,11 @@ class Reconciler:
         guards: Guards | None = None,
         is_leader: Callable[[], bool] | None = None,
         pending: PendingWork | None = None,
+        notices: Notices = EVENTS_ONLY,
     ) -> None:
         """`is_leader`: with several replicas, only the leader acts (and writes the guards'
-        state); every replica decides and publishes snapshots. None: this one always leads."""
+        state); every replica decides and publishes snapshots. None: this one always leads.
+        `notices`: where warnings, all-clears, stops and deletes are told besides Events."""
         self._cluster = cluster
         self._metrics = metrics
         self._policy = policy
@@ -78,7 +83,7 @@ class Reconciler:
         self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
         self._guards = guards
         self._is_leader = is_leader or always_leading
-        self._actor = Deactivator(
+        self._actor = ActSteps(
             cluster=cluster,
             actuator=actuator,
             policy=policy,
@@ -86,6 +91,7 @@ class Reconciler:
             logger=logger,
             guards=guards,
             may_act=self._is_leader,
+            notices=notices,
         )
         self._reclaimer = Reclaimer(pending=pending, logger=logger)
         self._cycle = 0
@@ -109,19 +115,7 @@ class Reconciler:
         inputs = CycleInputs(
             workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage_by_rule, now=now
         )
-        decided, waiters = self._reclaimer.screen(
-            workloads,
-            [
-                decide(w, usage_by_rule, policy=self._policy, pauses=pauses, now=now)
-                for w in workloads
-            ],
-            contended=self._contended,
-        )
-        # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
-        # the guards hold back (contested ones would take them cycle after cycle).
-        screened, report = self._screen(inputs, decided)
-        capped = apply_cap(screened, limit=self._policy.max_deactivations_per_cycle)
-        decisions = release_broken_sets(capped)
+        decisions, report, waiters = self._decide(inputs)
         for info, decision in zip(workloads, decisions, strict=True):
             log_decision(self._log, info, decision, now=now)
         actions = self._actor.act(inputs, decisions)
@@ -143,6 +137,28 @@ class Reconciler:
                 waiters=waiters,
             )
         )
+
+    def _decide(
+        self, inputs: CycleInputs
+    ) -> tuple[tuple[Decision, ...], GuardReport | None, WaitersSeen | None]:
+        """Decide, reclaim where someone waits, stage the warnings, guard, cap."""
+        workloads, now = inputs.workloads, inputs.now
+        decided, waiters = self._reclaimer.screen(
+            workloads,
+            [
+                decide(w, inputs.usage, policy=self._policy, pauses=inputs.pauses, now=now)
+                for w in workloads
+            ],
+            contended=self._contended,
+        )
+        # The warning stage after the reclaim screen (a contended stop is warned when it is
+        # picked) and before the guards (a held warning is never given).
+        decided = stage_all(workloads, decided, policy=self._policy, now=now)
+        # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
+        # the guards hold back (contested ones would take them cycle after cycle).
+        screened, report = self._screen(inputs, decided)
+        capped = apply_cap(screened, limit=self._policy.max_deactivations_per_cycle)
+        return release_broken_sets(capped), report, waiters
 
     def _contended(self, decision: Decision) -> bool:
         """Whether the decision's rule reclaims only when someone waits."""

@@ -47,7 +47,8 @@ class SimulatedActuator:
         return Annotated("Workload", ref.namespace, ref.name)
 
     def delete_owner(self, workload: WorkloadInfo) -> None:
-        raise NotImplementedError("ISSUE 15: the engine helper implements the delete rung")
+        owner_uid = workload.owner.uid if workload.owner is not None else ""
+        self._cluster.delete(workload.ref, owner_uid=owner_uid, now=self._clock.now())
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         self._cluster.announce(workload.ref, reason=reason, message=message)

@@ -63,6 +63,7 @@ class SimulatedCluster:
         self._holdings: dict[tuple[str, str], GpuHolding] = {}  # (pod, uuid) -> holding
         self._pod_count = 0
         self.pauses = Pauses()
+        self.namespace_annotations: dict[str, dict[str, str]] = {}  # e.g. notify targets
         self.scaled_objects: list[Mapping[str, Any]] = []
         self.events: list[Event] = []
         self.audits: list[AuditEntry] = []
@@ -152,6 +153,19 @@ class SimulatedCluster:
             self.set_active(ref, active=False, now=self._clock.now())
             self.audits.append(AuditEntry(ref, objects.specs[ref].name, audit, gpus))
 
+    def delete(self, ref: WorkloadRef, *, owner_uid: str, now: datetime) -> None:
+        """Delete the RayCluster while its uid is still `owner_uid` (Conflict otherwise);
+        its Workload and pods go with it, as owner references make them."""
+        with self._changing() as objects:
+            if ref not in objects.kueue.workloads:
+                raise NotFound(f"the RayCluster of {ref} is not found")
+            if owner_uid != sim_uid(objects.specs[ref].kind, ref):
+                raise Conflict(f"the RayCluster of {ref} is another object now")
+            self._delete_pods(ref, now=now)
+            objects.kueue = objects.kueue.without_workload(ref)
+            for found in (objects.specs, objects.annotations, objects.owner_annotations):
+                del found[ref]
+
     def announce(self, ref: WorkloadRef, *, reason: str, message: str) -> None:
         """An Event on the Workload and its RayCluster."""
         with self._lock:
@@ -240,7 +254,7 @@ class SimulatedCluster:
         self._objects.pods[ref] = pods
         held = [(pod, uuid) for pod in pods for uuid in pod.gpus]
         for index, (pod, uuid) in enumerate(held):  # the RayCluster's GPUs, counted across pods
-            key = _gpu_key(spec.namespace, pod.name, uuid)
+            key = GpuKey(namespace=spec.namespace, pod=pod.name, uuid=uuid)
             self._holdings[(pod.name, uuid)] = GpuHolding(
                 key=key, raycluster=spec.name, node=pod.node, start=pod.running_at, index=index
             )
@@ -274,6 +288,7 @@ class SimulatedCluster:
             annotations=dict(objects.annotations[ref]),
             owner_annotations=dict(objects.owner_annotations[ref]),
             owner_labels=owner_labels,
+            namespace_annotations=dict(self.namespace_annotations.get(ref.namespace, {})),
             cluster_queue=objects.kueue.cluster_queue_name(workload),
             resource_version=str(objects.versions.get(ref, 0)),
             evicted_reason="Deactivated" if workload.phase is Phase.INACTIVE else None,
@@ -281,7 +296,3 @@ class SimulatedCluster:
             priority=workload.priority,
             admitted_usage=admitted_usage(objects.kueue, workload),
         )
-
-
-def _gpu_key(namespace: str, pod: str, uuid: str) -> GpuKey:
-    return GpuKey(namespace=namespace, pod=pod, uuid=uuid)

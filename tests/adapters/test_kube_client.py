@@ -25,6 +25,7 @@ from autoscaler.adapters.kubernetes.resources import (
     ApiResource,
     kueue_workloads,
 )
+from autoscaler.adapters.kubernetes.reviews import review_access, review_token
 from autoscaler.core.errors import (
     AnswerLost,
     ClusterError,
@@ -204,7 +205,8 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         ("kueue.x-k8s.io", "resourceflavors"): {"list", "watch"},
         ("kueue.x-k8s.io", "cohorts"): {"list", "watch"},
         ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads"): {"get"},
-        ("ray.io", "rayclusters"): {"get", "list", "watch", "patch"},
+        # delete: the opt-in last rung of a rule with action `delete` (ISSUE 15)
+        ("ray.io", "rayclusters"): {"get", "list", "watch", "patch", "delete"},
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
         ("batch", "jobs"): {"get", "list", "watch", "patch"},
         ("", "pods"): {"list", "watch"},
@@ -299,8 +301,9 @@ def test_token_and_access_reviews_are_created(client: KubeClient, server: KubeSe
     server.reviews.add_token("alice-token", username="alice", groups=("team-a",))
     server.reviews.allow(user="alice", verb="patch", group="kueue.x-k8s.io", resource="workloads")
 
-    token = client.review_token("alice-token", audiences=("idle-gpu-autoscaler",))
-    access = client.review_access(
+    token = review_token(client, "alice-token", audiences=("idle-gpu-autoscaler",))
+    access = review_access(
+        client,
         {
             "user": "alice",
             "resourceAttributes": {
@@ -309,7 +312,7 @@ def test_token_and_access_reviews_are_created(client: KubeClient, server: KubeSe
                 "resource": "workloads",
                 "namespace": NAMESPACE,
             },
-        }
+        },
     )
 
     assert token["status"]["user"]["username"] == "alice"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from autoscaler.domain.caps import defer, release_broken_sets
+from dataclasses import replace
+
+from autoscaler.domain.caps import NOTHING_AT_ALL, WARNINGS, defer, hold, release_broken_sets
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
+from autoscaler.domain.notices import Notice
 from tests.support.domain_builders import minutes_ago
 
 WAITER = WorkloadRef("team-a", "waiter")
@@ -63,3 +66,26 @@ def test_when_one_member_of_a_set_is_held_back_the_others_are_left_running() -> 
 def test_sets_whose_members_all_act_and_lone_decisions_are_untouched() -> None:
     decisions = (idle("a", minutes=90, beneficiary=WAITER), idle("alone", minutes=90))
     assert release_broken_sets(decisions) == decisions
+
+
+def test_a_held_warning_is_not_given_and_its_notice_shows_none() -> None:
+    planned = Notice(warned_at=minutes_ago(0), stop_at=minutes_ago(-15))
+    warning = replace(idle("warned", minutes=90), action=Action.WARN, notice=planned)
+    stop = idle("stopped", minutes=90)
+
+    held = hold((warning, stop), actions=WARNINGS, why="warning held: breaker open")
+
+    assert [d.action for d in held] == [Action.NONE, Action.DEACTIVATE]
+    assert held[0].reason.endswith("; warning held: breaker open")
+    assert held[0].notice == Notice()
+
+
+def test_a_guard_that_cannot_look_holds_warnings_and_the_delete_rung_too() -> None:
+    found = [
+        replace(idle(action.value, minutes=90), action=action)
+        for action in (Action.WARN, Action.WARN_DELETE, Action.DELETE, Action.ALL_CLEAR)
+    ]
+
+    held = hold(found, actions=NOTHING_AT_ALL, why="guard state unreadable")
+
+    assert [d.action for d in held] == [Action.NONE, Action.NONE, Action.NONE, Action.ALL_CLEAR]

@@ -318,3 +318,29 @@ def test_stopping_ends_every_cache_thread(kube: KubeServer, client: KubeClient) 
     assert cluster.stop(timeout=timedelta(seconds=5))
 
     assert not [t for t in threading.enumerate() if t.name.startswith("watch-cache-")]
+
+
+def test_namespace_annotations_come_from_the_namespace_watch_with_no_extra_read(
+    kube: KubeServer, namespace: str, cached: CachedKueueCluster
+) -> None:
+    def annotate(targets: str) -> None:
+        meta = {"name": namespace, "annotations": {keys.NOTIFY: targets}}
+        kube.store.put({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
+
+    annotate("team-slack")
+    gpu_raycluster(kube, namespace, "rc")
+    started(cached)
+    listed = cached.list_calls
+    kube.requests.clear()
+
+    def notify_targets() -> str | None:
+        (workload,) = mine(cached.list_workloads(), namespace).values()
+        return (workload.namespace_annotations or {}).get(keys.NOTIFY)
+
+    eventually(lambda: notify_targets() == "team-slack")
+    annotate("oncall")
+    eventually(lambda: notify_targets() == "oncall")
+
+    assert reads(kube) == []
+    assert cached.list_calls == listed
+    kube.store.delete("namespaces", name=namespace)

@@ -144,7 +144,8 @@ class FakeCluster:
     """An in-memory cluster, both ports: `ClusterReader` and `WorkloadActuator`. `fresh`
     overrides what `get_workload` returns (a change made between the cycle's read and the
     action); `fail` makes every call raise; `fail_on_patch` makes the deactivation patch
-    raise without applying, `lose_answer` applies it and then raises AnswerLost."""
+    raise without applying, `lose_answer` applies it and then raises AnswerLost;
+    `fail_on_annotate` makes annotation writes on the Workload raise without applying."""
 
     workloads: list[WorkloadInfo]
     pauses: Pauses = field(default_factory=Pauses)
@@ -152,6 +153,7 @@ class FakeCluster:
     fail: ClusterError | None = None
     fail_on_patch: Exception | None = None
     lose_answer: bool = False
+    fail_on_annotate: Exception | None = None
     pauses_after_first_read: Pauses | None = None
     scaled_objects: list[dict[str, Any]] = field(default_factory=list)
     namespaces: frozenset[str] | None = None  # None: every namespace exists
@@ -212,11 +214,18 @@ class FakeCluster:
 
     def annotate_workload(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
         self._called("annotate_workload", workload.ref)
+        if self.fail_on_annotate is not None:
+            raise self.fail_on_annotate
         self._change(workload.ref, annotations=annotations)
         return Annotated("Workload", workload.ref.namespace, workload.ref.name)
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         self._called("announce", workload.ref)
+
+    def delete_owner(self, workload: WorkloadInfo) -> None:
+        """The owner and, as its garbage collector would, the Workload it owns."""
+        self._called("delete_owner", workload.ref)
+        self.workloads = [w for w in self.workloads if w.ref != workload.ref]
 
     def deactivated(self) -> list[WorkloadRef]:
         return [ref for name, ref in self.calls if name == "deactivate" and ref is not None]

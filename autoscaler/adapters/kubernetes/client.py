@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -24,10 +24,8 @@ from autoscaler.adapters.kubernetes.errors import (
     transport_error,
 )
 from autoscaler.adapters.kubernetes.resources import (
-    ACCESS_REVIEWS,
     ALLOWED_CALLS,
     MERGE_PATCH,
-    TOKEN_REVIEWS,
     ApiResource,
     Obj,
     ObjectList,
@@ -154,15 +152,16 @@ class KubeClient:
             "PUT", path, body=body, what=f"update {resource} {_where(namespace, name)}"
         )
 
-    def review_token(self, token: str, *, audiences: tuple[str, ...] = ()) -> Obj:
-        spec: Obj = {"token": token, **({"audiences": list(audiences)} if audiences else {})}
-        review = {"apiVersion": TOKEN_REVIEWS.api_version, "kind": "TokenReview", "spec": spec}
-        return self.create(TOKEN_REVIEWS, review)
-
-    def review_access(self, spec: Mapping[str, Any]) -> Obj:
-        kind = "SubjectAccessReview"
-        review = {"apiVersion": ACCESS_REVIEWS.api_version, "kind": kind, "spec": dict(spec)}
-        return self.create(ACCESS_REVIEWS, review)
+    def delete(
+        self, resource: ApiResource, name: str, *, namespace: str | None = None, uid: str
+    ) -> Obj:
+        """A DELETE only while the object is still `uid` (Conflict otherwise); what it owns is
+        collected in the background by the API server's garbage collector."""
+        self._check(resource, "delete")
+        path = resource.path(namespace=namespace, name=name)
+        options = {"propagationPolicy": "Background", "preconditions": {"uid": uid}}
+        what = f"delete {resource} {_where(namespace, name)}"
+        return self._send("DELETE", path, body=options, what=what)
 
     def watch(
         self,

@@ -202,10 +202,11 @@ def parse_workload(
     owner: Obj | None = None,
     pods: Iterable[PodInfo] = (),
     namespace_labels: Mapping[str, str] | None = None,
+    namespace_annotations: Mapping[str, str] | None = None,
     cohorts: Mapping[str, str | None] | None = None,
 ) -> WorkloadInfo:
     """A Workload joined with its owner object (when read) and the owner's pods; with the
-    labels of its namespace (None: unreadable) and the cohorts of the ClusterQueues."""
+    labels and annotations of its namespace (None: unreadable) and the ClusterQueues' cohorts."""
     meta, spec = _meta(workload), workload.get("spec") or {}
     status = workload.get("status") or {}
     admission, conditions = status.get("admission") or {}, _conditions(status)
@@ -234,6 +235,7 @@ def parse_workload(
         resource_version=str(meta.get("resourceVersion", "")),
         evicted_reason=str(evicted.get("reason")) if evicted.get("status") == "True" else None,
         namespace_labels=namespace_labels,
+        namespace_annotations=namespace_annotations,
         cohort=(cohorts or {}).get(str(admission.get("clusterQueue") or "")),
         priority=priority_of(workload),
         admitted_usage=admitted_usage(admission),

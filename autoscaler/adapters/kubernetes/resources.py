@@ -19,6 +19,7 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
         *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
         *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
+        ("ray.io", "rayclusters", "delete"),  # rule action `delete` only (opt-in, ISSUE 15)
         *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
         *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
         *(("", "pods", v) for v in ("list", "watch")),

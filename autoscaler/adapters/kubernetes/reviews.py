@@ -21,9 +21,24 @@ from typing import Any, TypeVar
 from cachetools import TTLCache
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import ACCESS_REVIEWS, TOKEN_REVIEWS, Obj
 from autoscaler.domain.access import Identity, Target, Verdict
 
 T = TypeVar("T")
+
+
+def review_token(client: KubeClient, token: str, *, audiences: tuple[str, ...] = ()) -> Obj:
+    """Create a TokenReview; its answer (status) says who the token belongs to."""
+    spec: Obj = {"token": token, **({"audiences": list(audiences)} if audiences else {})}
+    review = {"apiVersion": TOKEN_REVIEWS.api_version, "kind": "TokenReview", "spec": spec}
+    return client.create(TOKEN_REVIEWS, review)
+
+
+def review_access(client: KubeClient, spec: Mapping[str, Any]) -> Obj:
+    """Create a SubjectAccessReview; its answer (status) says whether the call is allowed."""
+    kind = "SubjectAccessReview"
+    review = {"apiVersion": ACCESS_REVIEWS.api_version, "kind": kind, "spec": dict(spec)}
+    return client.create(ACCESS_REVIEWS, review)
 
 
 @dataclass(frozen=True)
@@ -91,7 +106,7 @@ class KubernetesReviews:
         )
 
     def _review_token(self, token: str) -> Identity | None:
-        status = self._client.review_token(token, audiences=self._audiences).get("status") or {}
+        status = review_token(self._client, token, audiences=self._audiences).get("status") or {}
         if status.get("authenticated") is not True:
             return None
         if self._audiences and not set(self._audiences) & set(status.get("audiences") or []):
@@ -117,7 +132,7 @@ class KubernetesReviews:
             spec["uid"] = identity.uid
         if identity.extra:
             spec["extra"] = {key: list(values) for key, values in identity.extra.items()}
-        status = self._client.review_access(spec).get("status") or {}
+        status = review_access(self._client, spec).get("status") or {}
         allowed = status.get("allowed") is True and status.get("denied") is not True
         reason = str(status.get("reason") or status.get("evaluationError") or "")
         return Verdict(allowed=allowed, reason=reason or _default_reason(allowed, target))

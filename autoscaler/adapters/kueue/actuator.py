@@ -12,6 +12,7 @@ from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import EVENTS, ApiResource, Obj
 from autoscaler.adapters.kueue.resources import owner_resource
+from autoscaler.core.errors import NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import OwnerRef, WorkloadInfo
@@ -68,7 +69,15 @@ class KueueActuator:
         return Annotated("Workload", ref.namespace, ref.name)
 
     def delete_owner(self, workload: WorkloadInfo) -> None:
-        raise NotImplementedError("ISSUE 15: the engine helper implements the delete rung")
+        """DELETE the owner with its UID as read for a precondition: a RayCluster re-created
+        under the same name since is another object (Conflict) and stays. The API server's
+        garbage collector removes the Workload it owns, in the background."""
+        owner = workload.owner
+        resource = owner_resource(owner)
+        if owner is None or resource is None or not owner.uid:
+            raise NotFound(f"{workload.ref} has no owner this service can delete")
+        namespace = workload.ref.namespace
+        self._client.delete(resource, owner.name, namespace=namespace, uid=owner.uid)
 
     def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
         """An Event on the Workload, and one on its owner."""

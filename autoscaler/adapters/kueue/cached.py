@@ -33,7 +33,7 @@ from autoscaler.adapters.kubernetes.resources import (
     kueue_resource,
 )
 from autoscaler.adapters.kueue.cluster import KueueCluster, PodsByNamespace
-from autoscaler.adapters.kueue.context import WorkloadContext
+from autoscaler.adapters.kueue.context import NamespaceMeta, WorkloadContext, namespace_meta
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
@@ -48,7 +48,6 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 _OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
 NamespacedPod = tuple[str, PodInfo]
-Labels = dict[str, str]
 T = TypeVar("T")
 
 
@@ -58,7 +57,7 @@ class _Caches:
     owners: dict[str, WatchCache[Obj]]
     pods: WatchCache[NamespacedPod]
     cluster_queues: WatchCache[Obj]
-    namespaces: WatchCache[Labels]  # never required: failing or not filled, labels are None
+    namespaces: WatchCache[NamespaceMeta]  # never required: failing or not filled: None
     scaled_objects: WatchCache[Obj] | None = None
     queue_objects: dict[str, WatchCache[Obj]] = field(default_factory=dict)  # started on use
     started: list[WatchCache[Any]] = field(default_factory=list)
@@ -151,13 +150,13 @@ class CachedKueueCluster(KueueCluster):
         self._require_fresh([cache])
         return cache.items()
 
-    def namespace_labels(self) -> dict[str, Labels] | None:
+    def namespace_meta(self) -> dict[str, NamespaceMeta] | None:
         """None while the namespaces cannot be read (forbidden, failing, not listed yet)."""
         namespaces = self._cycle_caches().namespaces
         synced = namespaces.wait_synced(self._cache_settings.sync_timeout.total_seconds())
         if not synced or namespaces.failing is not None:
             return None
-        return {name: labels for (_, name), labels in namespaces.snapshot().items()}
+        return {name: meta for (_, name), meta in namespaces.snapshot().items()}
 
     def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
         """From the caches, like the cycle's: the fresh read adds no request for them."""
@@ -192,7 +191,7 @@ class CachedKueueCluster(KueueCluster):
                         _without_managed_fields,
                         missing_is_empty=True,
                     ),
-                    namespaces=self._cache(NAMESPACES, _labels),
+                    namespaces=self._cache(NAMESPACES, _namespace_meta),
                 )
                 self._start(caches, [*caches.cycle_caches(), caches.namespaces])
                 self._caches = caches
@@ -255,9 +254,9 @@ class CachedKueueCluster(KueueCluster):
         return (namespace, pod) if pod.gpus > 0 or labelled else None
 
 
-def _labels(obj: Obj) -> Labels | None:
+def _namespace_meta(obj: Obj) -> NamespaceMeta | None:
     try:
-        return objects.labels_of(obj)
+        return namespace_meta(obj)
     except _MALFORMED:
         return None
 

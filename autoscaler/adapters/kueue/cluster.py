@@ -23,7 +23,7 @@ from autoscaler.adapters.kubernetes.resources import (
     kueue_workloads,
 )
 from autoscaler.adapters.kueue.context import (
-    Labels,
+    Namespaces,
     WorkloadContext,
     fresh_context,
     list_kueue,
@@ -95,9 +95,9 @@ class KueueCluster:
         """Every kueue.x-k8s.io object of `plural`; none when that kind is not served."""
         return list_kueue(self._client, version=self.workload_resource().version, plural=plural)
 
-    def namespace_labels(self) -> Labels | None:
-        """Each namespace's labels; None when they cannot be read."""
-        return listed_context((), list_namespaces(self._client, self._log)).labels
+    def namespace_meta(self) -> Namespaces | None:
+        """Each namespace's labels and annotations; None when they cannot be read."""
+        return listed_context((), list_namespaces(self._client, self._log)).namespaces
 
     def list_gpu_pods(self) -> list[PodRecord]:
         """Running GPU pods in every namespace, in one list call."""
@@ -135,7 +135,7 @@ class KueueCluster:
     def _context(self) -> WorkloadContext:
         """This cycle's cohort of every ClusterQueue and labels of every namespace."""
         cohorts = cohorts_by_queue(self.kueue_objects("clusterqueues"))
-        return WorkloadContext(cohorts, self.namespace_labels())
+        return WorkloadContext(cohorts, self.namespace_meta())
 
     def namespace_exists(self, name: str) -> bool:
         try:

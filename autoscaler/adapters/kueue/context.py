@@ -1,12 +1,14 @@
 """What a Workload is read with besides itself and its owner: the cohort of its ClusterQueue
-and the labels of its namespace, for rules that select on them (issue 14)."""
+and the labels of its namespace, for rules that select on them (issue 14), and the
+namespace's annotations, which name its notification targets (issue 15). Both come from the
+same namespace list or watch: no request per Workload."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
@@ -15,34 +17,54 @@ from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.core.errors import Forbidden, NotFound
 from autoscaler.domain.models import PodInfo, WorkloadInfo
 
-Labels = Mapping[str, Mapping[str, str]]
+
+@dataclass(frozen=True)
+class NamespaceMeta:
+    """What a Workload is read with of its namespace."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+Namespaces = Mapping[str, NamespaceMeta]
+UNLISTED = NamespaceMeta()  # a namespace missing from a list that was read: none of either
+
+
+def namespace_meta(obj: Obj) -> NamespaceMeta:
+    return NamespaceMeta(labels=objects.labels_of(obj), annotations=objects.annotations_of(obj))
 
 
 @dataclass(frozen=True)
 class WorkloadContext:
-    """The cohort of each ClusterQueue and the labels of each namespace (None: namespaces
-    unreadable, so every Workload's namespace_labels is None, never an empty mapping)."""
+    """The cohort of each ClusterQueue and the labels and annotations of each namespace
+    (None: namespaces unreadable, so every Workload's namespace_labels and
+    namespace_annotations are None, never an empty mapping)."""
 
     cohorts: Mapping[str, str | None]
-    labels: Labels | None
+    namespaces: Namespaces | None
 
     def parse(
         self, obj: Obj, *, owner: Obj | None = None, pods: Iterable[PodInfo] = ()
     ) -> WorkloadInfo:
-        namespace = str(obj["metadata"]["namespace"])
-        labels = None if self.labels is None else self.labels.get(namespace, {})
+        name = str(obj["metadata"]["namespace"])
+        meta = None if self.namespaces is None else self.namespaces.get(name, UNLISTED)
         return objects.parse_workload(
-            obj, owner=owner, pods=pods, namespace_labels=labels, cohorts=self.cohorts
+            obj,
+            owner=owner,
+            pods=pods,
+            namespace_labels=None if meta is None else meta.labels,
+            namespace_annotations=None if meta is None else meta.annotations,
+            cohorts=self.cohorts,
         )
 
 
 def listed_context(
     cluster_queues: Iterable[Obj], namespaces: Iterable[Obj] | None
 ) -> WorkloadContext:
-    labels = None
+    found = None
     if namespaces is not None:
-        labels = {str(ns["metadata"]["name"]): objects.labels_of(ns) for ns in namespaces}
-    return WorkloadContext(cohorts_by_queue(cluster_queues), labels)
+        found = {str(ns["metadata"]["name"]): namespace_meta(ns) for ns in namespaces}
+    return WorkloadContext(cohorts_by_queue(cluster_queues), found)
 
 
 def list_kueue(client: KubeClient, *, version: str, plural: str) -> tuple[Obj, ...]:

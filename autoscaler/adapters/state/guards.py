@@ -24,10 +24,12 @@ _KINDS = {kind.value: kind for kind in OutcomeKind}
 # The word of a record that is the deed itself (no outcome of its own).
 DEED_WORDS = {
     Deed.DEACTIVATE: "started",
+    Deed.DELETE: "started",
     Deed.UNDONE: "counted",
     Deed.CONTESTED: "marked",
     Deed.UNCONTESTED: "done",
 }
+_LOOP_DEEDS = (Deed.DEACTIVATE, Deed.DELETE)  # begun by the loop, then maybe a follow-up
 # What records written before typed outcomes said for a deactivation that was begun.
 _BEGUN_WORDS = ("started", "done")
 
@@ -91,7 +93,7 @@ def loop_record(record: AuditRecord) -> LoopRecord | None:
     """The record as the guards count it; None for one they do not count. A deactivation
     counts only when the loop made it (an admin's "deactivate now" is not capped)."""
     deed = _DEEDS.get(record.action)
-    if deed is None or (deed is Deed.DEACTIVATE and record.actor != LOOP_ACTOR):
+    if deed is None or (deed in _LOOP_DEEDS and record.actor != LOOP_ACTOR):
         return None
     try:
         workload = ref_of(record.target)
@@ -115,7 +117,7 @@ def outcome_of(deed: Deed, text: str) -> Outcome | None:
     """The typed outcome of a stored record. Only a deactivation's follow-up has one; older
     records wrote "skipped, retried next cycle: …", and any unknown word counts as failed
     (as it did before outcomes were typed)."""
-    if deed is not Deed.DEACTIVATE or text in _BEGUN_WORDS:
+    if deed not in _LOOP_DEEDS or text in _BEGUN_WORDS:
         return None
     word, _, detail = text.partition(":")
     word, _, older = word.partition(",")  # "skipped, retried next cycle"

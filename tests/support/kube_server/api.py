@@ -59,9 +59,14 @@ class ResourceApi:
                 ),
             )
         if method == "DELETE" and route.subresource is None:
-            return 200, self._served(
-                route, self.store.delete(route.resource, name=route.name, namespace=route.namespace)
+            preconditions = (body or {}).get("preconditions") or {}
+            deleted = self.store.delete(
+                route.resource,
+                name=route.name,
+                namespace=route.namespace,
+                uid=preconditions.get("uid"),
             )
+            return 200, self._served(route, deleted)
         raise ApiError(405, f"{method} is not supported on {route.resource.key}/{route.name}")
 
     def _collection(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .catalog import ResourceType
@@ -80,6 +81,17 @@ def conflict(resource: ResourceType, name: str) -> ApiError:
     message = (
         f'Operation cannot be fulfilled on {resource.key} "{name}": the object has been '
         "modified; please apply your changes to the latest version and try again"
+    )
+    return ApiError(409, message, details=_details(resource, name))
+
+
+def uid_precondition_failed(
+    resource: ResourceType, name: str, *, expected: str, found: Mapping[str, Any]
+) -> ApiError:
+    """A delete whose preconditions.uid names another object than the one stored."""
+    message = (
+        f"Precondition failed: UID in precondition: {expected}, "
+        f"UID in object meta: {found.get('uid')}"
     )
     return ApiError(409, message, details=_details(resource, name))
 

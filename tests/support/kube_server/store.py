@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from .catalog import Catalog, ResourceType
-from .errors import already_exists, conflict, gone, not_found
+from .errors import already_exists, conflict, gone, not_found, uid_precondition_failed
 from .objects import (
     Admit,
     Change,
@@ -151,11 +151,20 @@ class Store:
         return self._publish(change) if change else copy.deepcopy(old)
 
     def delete(
-        self, resource: ResourceType | str, *, name: str, namespace: str | None = None
+        self,
+        resource: ResourceType | str,
+        *,
+        name: str,
+        namespace: str | None = None,
+        uid: str | None = None,
     ) -> Object:
+        """`uid`: DeleteOptions.preconditions.uid, a 409 when the object is another one now.
+        Nothing the object owns is collected (the API server's garbage collector would)."""
         kind = self.resource(resource)
         with self._cond:
             old = self._require(kind, namespace, name)
+            if uid is not None and uid != old["metadata"].get("uid"):
+                raise uid_precondition_failed(kind, name, expected=uid, found=old["metadata"])
             change = self._commit("DELETED", kind, copy.deepcopy(old), old)
         return self._publish(change)
 

@@ -1,0 +1,120 @@
+"""The notice act step (ISSUE 15), on the leader only, like the Deactivator: a warning, an
+all-clear, idle-held GPUs told, a deletion warned.
+
+Each is, in order: the Workload read and decided again (a snooze or exemption made
+mid-cycle wins), ONE annotation write on the Workload (the record every later cycle reads
+the notice back from, after a restart too), the planned time shown on the owner, the Event,
+then the notification. A notification goes only after its annotation write succeeded: a
+warning nobody recorded must not be announced. A failed write is a failed action, retried
+next cycle, and nobody is told.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import ClusterReader, WorkloadActuator
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
+from autoscaler.domain.outcomes import Outcome
+from autoscaler.domain.policy import Policy
+from autoscaler.engine import actuation
+from autoscaler.engine.acting import outcome_of
+from autoscaler.engine.leadership import IsLeader, always_leading
+from autoscaler.engine.notifying import EVENT_OF, EVENTS_ONLY, Notices, event_message
+from autoscaler.engine.staging_step import CycleInputs, action_record, recheck
+
+NOTICE_ACTIONS = (Action.WARN, Action.ALL_CLEAR, Action.NOTIFY_IDLE_HELD, Action.WARN_DELETE)
+Patch = Mapping[str, str | None]
+
+
+class Warner:
+    def __init__(
+        self,
+        *,
+        cluster: ClusterReader,
+        actuator: WorkloadActuator,
+        policy: Policy,
+        logger: logging.Logger,
+        notices: Notices = EVENTS_ONLY,
+        may_act: IsLeader = always_leading,
+    ) -> None:
+        self._cluster = cluster
+        self._actuator = actuator
+        self._policy = policy
+        self._log = logger
+        self._notices = notices
+        self._may_act = may_act
+
+    def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
+        chosen = [d for d in decisions if d.action in NOTICE_ACTIONS]
+        if not chosen or not self._may_act():
+            return ()  # another replica leads: it writes and tells
+        return tuple(self._notice(inputs, decision) for decision in chosen)
+
+    def _notice(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
+        now = inputs.now
+        checked = recheck(self._cluster, inputs, decision, policy=self._policy)
+        if isinstance(checked, Outcome):
+            return action_record(self._log, decision, now=now, outcome=checked)
+        fresh, again = checked
+        if not self._may_act():
+            return action_record(self._log, again, now=now, outcome=_NOT_LEADING)
+        try:
+            self._actuator.annotate_workload(fresh, workload_patch(fresh, again, now=now))
+        except ClusterError as exc:  # nothing recorded: nobody is told, retried next cycle
+            return action_record(self._log, again, now=now, outcome=outcome_of(exc))
+        self._show_on_owner(fresh, again)
+        message = event_message(again)
+        reason = EVENT_OF[again.action]
+        actuation.announce(self._actuator, fresh, reason=reason, message=message, logger=self._log)
+        rule = self._policy.rule_for(again.rule)
+        self._notices.tell(fresh, again, rule=rule, now=now)
+        return action_record(self._log, again, now=now, outcome=Outcome.done())
+
+    def _show_on_owner(self, workload: WorkloadInfo, decision: Decision) -> None:
+        patch = owner_patch(decision)
+        if not patch or not self._actuator.writes_owner(workload):
+            return
+        try:
+            self._actuator.annotate_owner(workload, patch)
+        except ClusterError as exc:  # the Workload's annotations are the record
+            self._log.warning("planned time not shown on the owner of %s: %s", workload.ref, exc)
+
+
+_NOT_LEADING = Outcome.skipped("no longer the leader")
+
+
+def workload_patch(workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Patch:
+    """The annotations that record the notice on the Workload (None removes a key)."""
+    notice = decision.notice
+    if decision.action is Action.WARN:
+        return {
+            keys.WARNED_AT: time_text(notice.warned_at or now),
+            keys.WARNED_UID: workload.uid,
+            keys.STOP_PLANNED_AT: _text(notice.stop_at),  # a warn rule plans no stop
+        }
+    if decision.action is Action.ALL_CLEAR:
+        return dict.fromkeys((keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT))
+    if decision.action is Action.NOTIFY_IDLE_HELD:
+        return {keys.IDLE_HELD_NOTIFIED_AT: time_text(now)}
+    return {keys.DELETE_WARNED_AT: time_text(now), keys.DELETE_PLANNED_AT: _text(notice.delete_at)}
+
+
+def owner_patch(decision: Decision) -> Patch:
+    """The planned time shown on the owner, where people look (`kubectl get raycluster`)."""
+    if decision.action is Action.WARN:
+        return {keys.STOP_PLANNED_AT: _text(decision.notice.stop_at)}
+    if decision.action is Action.ALL_CLEAR:
+        return {keys.STOP_PLANNED_AT: None}
+    if decision.action is Action.WARN_DELETE:
+        return {keys.DELETE_PLANNED_AT: _text(decision.notice.delete_at)}
+    return {}
+
+
+def _text(moment: datetime | None) -> str | None:
+    return time_text(moment) if moment is not None else None
