@@ -13,6 +13,7 @@ from datetime import timedelta
 from prometheus_client import CollectorRegistry
 
 from autoscaler.compose.loop_parts import SharedState, build_guards, subscribe_listeners
+from autoscaler.compose.notify import Notifications, build_notifications
 from autoscaler.core.ports import (
     Clock,
     ClusterReader,
@@ -22,7 +23,9 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.policy import Policy
+from autoscaler.domain.routing import targets_for
 from autoscaler.engine.leadership import IsLeader, always_leading
+from autoscaler.engine.notifying import Notices
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.scheduler import LoopRunner
 from autoscaler.engine.snapshots import SnapshotStore
@@ -43,6 +46,7 @@ class Service:
     loop: LoopRunner
     telemetry: ServiceMetrics  # fed by the loop's snapshots; the API serves it on /metrics
     shared: SharedState | None = None  # where the loop writes; the API changes the same
+    notifications: Notifications | None = None  # the API's links and snoozes tell through it
     servers: list[Server] = field(default_factory=list)
     keda_answers: KedaAnswers | None = None
 
@@ -81,6 +85,9 @@ def build_service(
         guards = build_guards(
             settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
         )
+    notifications = build_notifications(
+        settings, registry=telemetry.registry, clock=clock, logger=logger.getChild("notify")
+    )
     reconciler = Reconciler(
         cluster=cluster,
         actuator=actuator,
@@ -94,6 +101,7 @@ def build_service(
         guards=guards,
         is_leader=leading,
         pending=pending,
+        notices=loop_notices(settings, notifications),
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
@@ -103,10 +111,23 @@ def build_service(
         logger=logger.getChild("loop"),
         on_crash=telemetry.crashed,  # the runner logs the crash; the metric counts it
     )
-    service = Service(reconciler, store, loop, telemetry=telemetry, shared=shared)
+    service = Service(
+        reconciler, store, loop, telemetry=telemetry, shared=shared, notifications=notifications
+    )
+    service.servers.append(notifications.dispatcher)  # stopped after the loop: drains its queue
     if settings.keda.enabled:
         add_keda(service, settings, policy=policy, clock=clock, logger=logger, bind_host=bind_host)
     return service
+
+
+def loop_notices(settings: Settings, notifications: Notifications) -> Notices:
+    """Where the loop tells people: the dispatcher, to the targets each workload's namespace
+    (or rule, or the defaults) names."""
+    defaults = tuple(settings.notifications.default_targets)
+    return Notices(
+        sink=notifications.sink,
+        route=lambda workload, rule: targets_for(workload, rule=rule, defaults=defaults),
+    )
 
 
 def _keda_addresses(settings: Settings) -> tuple[str, ...]:
