@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from autoscaler.api.access import admin_target
-from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
 from autoscaler.api.context import NO_NOTICES
+from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
 from autoscaler.compose.api import Api, Backends, api_notices, build_api_on, token_checker
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
