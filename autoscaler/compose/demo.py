@@ -9,6 +9,7 @@ import logging
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from autoscaler.api.access import admin_target
 from autoscaler.api.context import NO_NOTICES
@@ -23,10 +24,10 @@ from autoscaler.core.ports import (
     PendingWork,
     WorkloadActuator,
 )
-from autoscaler.demo.header import Endpoints
-from autoscaler.demo.run import quiet_logger, run_demo
+from autoscaler.demo.endpoints import Endpoints
+from autoscaler.demo.run import ExtraServers, quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
-from autoscaler.demo.story import World
+from autoscaler.demo.story import BuildService, Configure, World
 from autoscaler.domain.access import Target
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.tree import Settings
@@ -38,7 +39,28 @@ from autoscaler.sim.state import SimulatedRuntimeState
 def demo(args: argparse.Namespace) -> int:
     """The embedded default: the real service on a simulated cluster, exporter and clock,
     with the REST API and the KEDA scaler on loopback for the story and after it."""
-    token = new_token()
+    parts = demo_parts()
+    return run_demo(
+        args,
+        build_service=parts.build_service,
+        configure=parts.configure,
+        extra_servers=parts.extra_servers,
+    )
+
+
+@dataclass(frozen=True)
+class DemoParts:
+    """What `run_demo` and `play_demo` take to serve as `demo` does: the service's builder,
+    the loopback ports, and the servers (the REST API the story's CLI step calls, KEDA)."""
+
+    build_service: BuildService
+    configure: Configure
+    extra_servers: ExtraServers
+
+
+def demo_parts(*, token: str | None = None) -> DemoParts:
+    """A fresh token (unless given) and KEDA port; the API binds its own free port."""
+    token = token or new_token()
     keda_port = free_port(LOOPBACK)
 
     @contextmanager
@@ -53,8 +75,7 @@ def demo(args: argparse.Namespace) -> int:
                 token=token,
             )
 
-    return run_demo(
-        args,
+    return DemoParts(
         build_service=build_demo_service,
         configure=lambda settings: serve_on_loopback(settings, keda_port=keda_port),
         extra_servers=servers,

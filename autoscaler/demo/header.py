@@ -17,19 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.story import World
 from autoscaler.settings.tree import format_duration
 
 SCRIPT = "idle-gpu-autoscaler"
-
-
-@dataclass(frozen=True)
-class Endpoints:
-    """Where the demo serves, as the composition root started it."""
-
-    rest_url: str  # http://127.0.0.1:PORT
-    grpc_address: str  # 127.0.0.1:PORT, plaintext
-    token: str  # the bearer token the API accepts, fresh per run
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TextIO
 
-from autoscaler.demo.header import Commands, Endpoints, header_lines
+from autoscaler.demo.endpoints import Endpoints
+from autoscaler.demo.header import Commands, header_lines
+from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS
 from autoscaler.demo.screen import LiveTable
 from autoscaler.demo.story import BuildService, Configure, Outcome, World, keep_serving, play
@@ -146,9 +148,11 @@ def play_demo(
     )
     view = _view(stream, interactive=options.interactive)
     servers = extra_servers(world) if extra_servers is not None else nullcontext(None)
+    commands = Commands.here()
     with servers as endpoints:
-        view.start(header_lines(world, endpoints, commands=Commands.here()))
-        live = play(world, on_cycle=view.show)
+        view.start(header_lines(world, endpoints, commands=commands))
+        people = People(scenario.people, endpoints=endpoints, shown_python=commands.python)
+        live = play(world, on_cycle=view.show, people=people)
         replay_world = World.build(
             scenario,
             dry_run=True,

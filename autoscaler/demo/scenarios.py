@@ -1,8 +1,10 @@
 """The demo's stories, with the names of the blog posts they come from.
 
 - `two-clusters` (seed 001): one 2-GPU ClusterQueue, two RayClusters of 2 GPUs; the first
-  trains, its job is stopped, and once it has been idle for the window it is deactivated and
-  the second is admitted.
+  trains and its job is stopped. 15 minutes before its idle window completes it is warned
+  (issue 15: the product's `warnBefore`); its user snoozes it for 30 minutes from the CLI; it
+  is warned again 15 minutes before the snooze runs out, deactivated when it does, and the
+  second is admitted.
 - `rd-and-production` (seed 000): cq-production (12 GPUs, prod-priority 1000) and
   cq-development (8 GPUs, dev-priority 100) in the all-gpus cohort; three R&D workspaces of
   4 GPUs run since the afternoon (8 own + 4 borrowed); two go idle and are deactivated, so the
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from autoscaler.demo.people import SnoozeAtWarning
 from autoscaler.settings.tree import LoopSettings, PolicySettings, Settings
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
 from autoscaler.sim.pods import GPU, RayClusterSpec, WorkerGroup
@@ -55,6 +58,7 @@ class Scenario:
     notes: tuple[tuple[float, str], ...]  # what happens at a minute, told in the live view
     end_minute: float
     rules: tuple[Mapping[str, Any], ...] = ()  # `rules:` entries, as a settings file has them
+    people: tuple[SnoozeAtWarning, ...] = ()  # what people do when the service tells them
 
     @property
     def gpus(self) -> int:
@@ -109,7 +113,12 @@ def two_clusters() -> Scenario:
             (1, "second-raycluster is applied: the quota is full, it waits"),
             (20, "the training job is stopped (client.stop_job); first-raycluster keeps 2 GPUs"),
         ),
-        end_minute=95,
+        end_minute=110,
+        people=(
+            SnoozeAtWarning(
+                "first-raycluster", duration="30m", reason="checking the results after lunch"
+            ),
+        ),
     )
 
 

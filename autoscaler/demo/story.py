@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -22,6 +22,7 @@ from autoscaler.core.ports import (
     PendingWork,
     WorkloadActuator,
 )
+from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import Scenario
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
 from autoscaler.engine.reconciler import Reconciler
@@ -132,6 +133,7 @@ class Cycle:
     notes: tuple[str, ...]  # the scenario's narration due this minute
     before_pass: tuple[Event, ...]  # Kueue's, before the service's pass
     after_pass: tuple[Event, ...]  # Kueue's, after it: what a deactivation let in
+    told: tuple[str, ...] = ()  # what the story's people did after the pass, and saw
 
     @property
     def events(self) -> tuple[Event, ...]:
@@ -148,8 +150,16 @@ class Watch:
     last_unknown: str = ""
     loading_cycles: int = 0  # judged loading: evidence of use at near-zero compute
     idle_held_gpus: int = 0  # the most GPUs it held idle while others were busy
+    warnings: tuple[datetime, ...] = ()  # each warning of a stop, by its warned-at
+    snoozes: tuple[tuple[datetime, str], ...] = ()  # each snooze: until, by whom
 
     def saw(self, decision: Decision, now: datetime) -> None:
+        notice = decision.notice
+        if notice.warned_at is not None and notice.warned_at not in self.warnings:
+            self.warnings += (notice.warned_at,)
+        if notice.snoozed_until is not None:
+            snooze = (notice.snoozed_until, notice.snoozed_by or "?")
+            self.snoozes += () if snooze in self.snoozes else (snooze,)
         if decision.state is State.IDLE and decision.idle_since is not None:
             self.longest_idle = max(self.longest_idle, now - decision.idle_since)
         if decision.state is State.UNKNOWN:
@@ -181,9 +191,11 @@ class Outcome:
 OnCycle = Callable[[World, Cycle], None]
 
 
-def play(world: World, *, on_cycle: OnCycle | None = None) -> Outcome:
-    """Run the story from its first arrival to its last minute."""
+def play(world: World, *, on_cycle: OnCycle | None = None, people: People | None = None) -> Outcome:
+    """Run the story from its first arrival to its last minute. `people`: the scenario's
+    scripted steps and where they find the API (by default none is served: each says so)."""
     scenario = world.scenario
+    people = people or People(scenario.people, endpoints=None)
     _before_the_start(world)
     arrivals = sorted((a for a in scenario.arrivals if a.minute >= 0), key=lambda a: a.minute)
     notes = sorted(scenario.notes)
@@ -195,6 +207,8 @@ def play(world: World, *, on_cycle: OnCycle | None = None) -> Outcome:
             world.cluster.create(arrivals.pop(0).spec, now=now)
         due = tuple(text for at, text in notes if minute - 1 < at <= minute)
         cycle = _cycle(world, now=now, minute=minute, notes=due)
+        told = people.after(cycle.snapshot, name_of=lambda ref: world.cluster.spec(ref).name)
+        cycle = replace(cycle, told=told)
         for row in cycle.snapshot.workloads:
             name = world.cluster.spec(row.ref).name
             watched.setdefault(name, Watch()).saw(row.decision, now)

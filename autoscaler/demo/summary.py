@@ -1,7 +1,8 @@
 """The end of the demo: what acting changed, against the same story replayed in dry-run.
 
 - GPU-hours reclaimed: from the audit records the service wrote, GPUs held x the time from
-  the deactivation until the Workload was reactivated or the story ended;
+  the deactivation until the Workload was reactivated or the story ended; the warnings and
+  snoozes that came before say why the deactivation came when it did;
 - admitted sooner: each RayCluster's first admission against the dry-run replay's (where
   nothing is ever deactivated); one still waiting there counts until the story's end, "at least";
 - left alone: every admitted workload the service did not stop, with its last reason, how
@@ -28,6 +29,7 @@ class Reclaimed:
     since: datetime
     until: datetime
     reactivated: bool
+    notice: str = ""  # the warnings and snoozes before the stop, as the summary says them
 
     @property
     def gpu_hours(self) -> float:
@@ -98,6 +100,7 @@ def render(summary: Summary) -> list[str]:
         lines.append(
             f"    {r.raycluster}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
             f"{r.until:%H:%M} = {r.gpu_hours:.2f} GPU-hours"
+            + (f" ({r.notice})" if r.notice else "")
         )
     lines.append("  Admitted sooner than in the same story replayed in dry-run:")
     lines += [f"    {_sooner_text(s)}" for s in summary.sooner] or ["    none"]
@@ -112,8 +115,21 @@ def _reclaimed(live: Outcome) -> list[Reclaimed]:
         back = live.reactivated_at.get(entry.workload)
         reactivated = back is not None and back > entry.audit.at
         until = back if back is not None and reactivated else live.ended_at
-        found.append(Reclaimed(entry.raycluster, entry.gpus, entry.audit.at, until, reactivated))
+        notice = _notice_text(live.watched.get(entry.raycluster, Watch()))
+        found.append(
+            Reclaimed(entry.raycluster, entry.gpus, entry.audit.at, until, reactivated, notice)
+        )
     return found
+
+
+def _notice_text(watch: Watch) -> str:
+    """ "warned at 11:05 and 11:20; snoozed until 11:35 by demo-admin": why the GPU-hours
+    start where they do."""
+    parts = []
+    if watch.warnings:
+        parts.append("warned at " + " and ".join(f"{at:%H:%M}" for at in watch.warnings))
+    parts += [f"snoozed until {until:%H:%M} by {by}" for until, by in watch.snoozes]
+    return "; ".join(parts)
 
 
 def _sooner(live: Outcome, replay: Outcome) -> list[Sooner]:

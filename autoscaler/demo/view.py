@@ -14,16 +14,15 @@ from datetime import datetime, timedelta
 from typing import Protocol, TextIO
 
 from autoscaler.demo.story import Cycle, World
+from autoscaler.demo.telling import STOPPING, action_text, notice_text
 from autoscaler.domain.class_words import class_text, evidence_text
 from autoscaler.domain.models import (
     Action,
-    ActionRecord,
     Decision,
     State,
     WorkloadRef,
     WorkloadStatus,
 )
-from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.sim.admission import queue_usage
 from autoscaler.sim.kueue_model import Event, EventKind
 from autoscaler.sim.pods import GPU
@@ -82,17 +81,21 @@ _SAYS_WHY = (State.LOADING, State.IDLE_HELD)
 
 def state_text(decision: Decision, *, now: datetime) -> str:
     """The API's words (busy, loading, idle-held, grace, pending, exempt, unknown, ...), with
-    the idle time, the idle-held GPUs and the evidence of loading, and "deactivated" when
-    this cycle acted."""
-    if decision.action is Action.DEACTIVATE:
-        return "deactivated"
+    the idle time, the idle-held GPUs and the evidence of loading, the snooze and the planned
+    stop, and "deactivated" when this cycle acted."""
+    if decision.action in STOPPING:
+        return "deactivated" if decision.action is Action.DEACTIVATE else "deleted"
+    gone = decision.state in (State.DEACTIVATED, State.PENDING)  # a notice is for running ones
+    notice = None if gone else notice_text(decision.notice)
+    if decision.state is State.SNOOZED and notice:
+        return notice  # "snoozed until 11:35 by demo-admin"
+    word = class_word(decision)
     if decision.state is State.IDLE:
         since = decision.idle_since or now
-        return f"idle for {int((now - since) / timedelta(minutes=1))} min"
-    word = class_word(decision)
-    if decision.state in _SAYS_WHY and decision.evidence:
-        return f"{word}: {evidence_text(decision.evidence)}"
-    return word
+        word = f"idle for {int((now - since) / timedelta(minutes=1))} min"
+    elif decision.state in _SAYS_WHY and decision.evidence:
+        word = f"{word}: {evidence_text(decision.evidence)}"
+    return f"{word}, {notice}" if notice else word
 
 
 def class_word(decision: Decision) -> str:
@@ -112,15 +115,17 @@ def happenings(
     previous: dict[WorkloadRef, State],
     held: set[WorkloadRef] | None = None,
 ) -> list[str]:
-    """Narration, Kueue's events, the service's actions and each change of state, once, in
-    causal order: what Kueue admits after the pass follows the deactivation that freed it.
+    """Narration, Kueue's events, the service's actions, what the story's people did and each
+    change of state, once, in causal order: what Kueue admits after the pass follows the
+    deactivation that freed it; a snooze follows the warning it answers.
     `held`: the workloads already told as idle past the window but left running."""
     lines = list(cycle.notes)
     lines += [_event_text(world, event) for event in cycle.before_pass]
-    lines += [_action_text(world, cycle, record) for record in cycle.snapshot.actions]
+    lines += [action_text(world, cycle, record) for record in cycle.snapshot.actions]
     lines += [_event_text(world, event) for event in cycle.after_pass]
+    lines += cycle.told
     lines += _held_lines(world, cycle, set() if held is None else held)
-    acted = {record.workload for record in cycle.snapshot.actions}
+    acted = {r.workload for r in cycle.snapshot.actions if r.action in STOPPING}
     for status in cycle.snapshot.workloads:
         state, was = status.decision.state, previous.get(status.ref)
         previous[status.ref] = State.DEACTIVATED if status.ref in acted else state
@@ -211,19 +216,6 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
         utilization="-" if util is None else f"{util:.0%}",
         state=state or state_text(status.decision, now=cycle.now),
     )
-
-
-def _action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
-    name = world.cluster.spec(record.workload).name
-    row = cycle.snapshot.find(record.workload)
-    waiter = row.decision.beneficiary if row is not None else None
-    reason = record.reason
-    if waiter is not None:  # the reason ends with the waiter's Workload: name its RayCluster
-        name += f" for {world.cluster.spec(waiter).name}, which waits"
-        reason = reason.rpartition("; ")[0] or reason
-    if record.outcome.kind is OutcomeKind.DONE:
-        return f"deactivated {name}: {reason}"
-    return f"{record.action.value} {name}: {record.outcome} ({reason})"
 
 
 def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from autoscaler.compose.service import build_service
-from autoscaler.demo.header import Endpoints
+from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.run import (
     DemoOptions,
     DemoRun,

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from autoscaler.compose.service import build_service
-from autoscaler.demo.header import Commands, Endpoints, header_lines
+from autoscaler.demo.endpoints import Endpoints
+from autoscaler.demo.header import Commands, header_lines
 from autoscaler.demo.run import DemoOptions, play_demo
 from autoscaler.demo.scenarios import SCENARIOS
 from autoscaler.demo.screen import LiveTable, rows_taken

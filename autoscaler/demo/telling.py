@@ -1,0 +1,71 @@
+"""The service's actions and notices in the live view's words: "warned first-raycluster: stop
+planned at 11:20", "snoozed until 11:35 by demo-admin", "deactivated ...".
+
+Times are the simulated clock's, as HH:MM: the story spans a morning, and the view's stamps
+read the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from autoscaler.demo.story import Cycle, World
+from autoscaler.domain.models import Action, ActionRecord
+from autoscaler.domain.notices import Notice
+from autoscaler.domain.outcomes import OutcomeKind
+
+STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workload is gone
+
+
+def notice_text(notice: Notice) -> str | None:
+    """The snooze, the planned stop and the planned deletion, each when there is one."""
+    parts = []
+    if notice.snoozed_until is not None:
+        parts.append(f"snoozed until {notice.snoozed_until:%H:%M} by {notice.snoozed_by or '?'}")
+    if notice.stop_at is not None and notice.stop_at != notice.snoozed_until:
+        parts.append(f"stop planned at {notice.stop_at:%H:%M}")
+    elif notice.stop_at is not None:
+        parts.append("then stop")  # warned again: the stop comes when the snooze ends
+    if notice.delete_at is not None:
+        parts.append(f"deletion planned at {notice.delete_at:%H:%M}")
+    return ", ".join(parts) or None
+
+
+def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
+    """One line per action the cycle took: done ones in their own words, the others with
+    their outcome and reason."""
+    name = world.cluster.spec(record.workload).name
+    row = cycle.snapshot.find(record.workload)
+    decision = row.decision if row is not None else None
+    reason = record.reason
+    if decision is not None and decision.beneficiary is not None:
+        # the reason ends with the waiter's Workload: name its RayCluster instead
+        name += f" for {world.cluster.spec(decision.beneficiary).name}, which waits"
+        reason = reason.rpartition("; ")[0] or reason
+    if record.outcome.kind is not OutcomeKind.DONE:
+        return f"{record.action.value} {name}: {record.outcome} ({reason})"
+    if decision is not None and record.action in (Action.WARN, Action.WARN_DELETE):
+        warned = _warned_text(name, decision.notice, action=record.action, now=cycle.now)
+        return warned or f"warned {name}: {reason}"
+    return f"{_DONE_WORDS.get(record.action, record.action.value)} {name}: {reason}"
+
+
+_DONE_WORDS = {
+    Action.DEACTIVATE: "deactivated",
+    Action.ALL_CLEAR: "all clear for",
+    Action.NOTIFY_IDLE_HELD: "told the owners of",
+    Action.DELETE: "deleted",
+}
+
+
+def _warned_text(name: str, notice: Notice, *, action: Action, now: datetime) -> str | None:
+    planned, what = notice.stop_at, "stop"
+    if action is Action.WARN_DELETE:
+        planned, what = notice.delete_at, "deletion"
+    if planned is None:
+        return None
+    ahead = int((planned - now) / timedelta(minutes=1))
+    return (
+        f"warned {name}: {what} planned at {planned:%H:%M}, in {ahead} min "
+        "(an Event, annotations and the notifications say so)"
+    )
