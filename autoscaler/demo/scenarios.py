@@ -18,7 +18,8 @@
   cohort under a `reclaim: when-contended` rule. Three 4-GPU notebooks (one borrowing 4 of
   cq-training's GPUs) and a 4-GPU eval server; three go idle and are left running while
   nobody waits. A 4-GPU fine-tuning job then waits for cq-training: the borrowing notebook
-  idle the longest is deactivated for it, and only that one; the job is admitted at once.
+  idle the longest is picked for it, and only that one: warned when picked (the product's
+  15-minute `warnBefore`), deactivated 15 minutes later, and the job is admitted then.
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ def when_contended() -> Scenario:
             (10, "carol closes her laptop; carol-notebook keeps its 4 GPUs"),
             (90, "nightly-finetune (RayJob, 4 GPUs) is submitted to cq-training"),
         ),
-        end_minute=100,
+        end_minute=110,
         rules=(
             {
                 "name": "lab-when-contended",

@@ -225,7 +225,8 @@ def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]
     for status in cycle.snapshot.workloads:
         decision = status.decision
         past_window = decision.state is State.IDLE and decision.time_left == timedelta(0)
-        if not past_window or decision.action is not Action.NONE:
+        warned = decision.notice.stop_at is not None  # its warning said what comes
+        if not past_window or decision.action is not Action.NONE or warned:
             held.discard(status.ref)
         elif status.ref not in held:
             held.add(status.ref)

@@ -29,6 +29,7 @@ from autoscaler.demo.story import Outcome, World, keep_serving, play
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.clock import DEFAULT_SPEED
 from autoscaler.sim.kueue_model import EventKind
+from tests.support.demo_runs import play_served
 
 
 def at(scenario: str, minute: float) -> datetime:
@@ -41,24 +42,28 @@ def deactivated(outcome: Outcome) -> dict[str, datetime]:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, tuple[DemoRun, str]]:
-    """Each scenario played once at max speed, non-interactive, with what it printed."""
+    """Each scenario played once at max speed, non-interactive, with what it printed, with
+    the REST API served as `demo` serves it (the story's people use it)."""
     played = {}
     for name in SCENARIOS:
         out = io.StringIO()
         options = DemoOptions(scenario=name, speed=None, interactive=False)
-        played[name] = (play_demo(options, build_service=build_service, out=out), out.getvalue())
+        played[name] = (play_served(options, out=out), out.getvalue())
     return played
 
 
-def test_two_clusters_deactivates_the_first_after_the_window_and_admits_the_second(
+def test_two_clusters_deactivates_the_first_when_its_snooze_ends_and_admits_the_second(
     runs: dict[str, tuple[DemoRun, str]],
 ) -> None:
     run, printed = runs["two-clusters"]
     window_after_the_job_stopped = at("two-clusters", 20 + 60)
+    snooze_ends = window_after_the_job_stopped + timedelta(minutes=15)  # 30 min from 11:05
 
-    assert deactivated(run.live) == {"first-raycluster": window_after_the_job_stopped}
-    assert run.live.admitted_at["second-raycluster"] == window_after_the_job_stopped
-    assert run.summary.gpu_hours == pytest.approx(2 * 15 / 60)  # 2 GPUs, 11:20 to 11:35
+    assert deactivated(run.live) == {"first-raycluster": snooze_ends}
+    assert run.live.admitted_at["second-raycluster"] == snooze_ends
+    assert run.summary.gpu_hours == pytest.approx(2 * 15 / 60)  # 2 GPUs, 11:35 to 11:50
+    (reclaimed,) = run.summary.reclaimed
+    assert reclaimed.notice == "warned at 11:05 and 11:20; snoozed until 11:35 by demo-admin"
     (sooner,) = run.summary.sooner
     assert (sooner.raycluster, sooner.at_least, sooner.by) == (
         "second-raycluster",
@@ -66,7 +71,9 @@ def test_two_clusters_deactivates_the_first_after_the_window_and_admits_the_seco
         timedelta(minutes=15),
     )
     assert "Summary of two-clusters" in printed
-    assert "deactivated first-raycluster: idle for the whole window" in printed
+    assert "[11:05 +65m] warned first-raycluster: stop planned at 11:20, in 15 min" in printed
+    assert "[11:20 +80m] warned first-raycluster: stop planned at 11:35, in 15 min" in printed
+    assert "[11:35 +95m] deactivated first-raycluster: idle for the whole window" in printed
 
 
 def test_the_dry_run_replay_deactivates_nothing_and_leaves_the_second_waiting(

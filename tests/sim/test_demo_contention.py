@@ -1,6 +1,6 @@
 """The `when-contended` demo story: idle clusters in a cohort stay up while nobody waits; a job
-that does not fit arrives, and exactly the borrower whose freeing lets it in is deactivated,
-for it, and it is admitted."""
+that does not fit arrives, and exactly the borrower whose freeing lets it in is warned, for it,
+deactivated after the warning's 15 minutes (the product's `warnBefore`), and it is admitted."""
 
 from __future__ import annotations
 
@@ -49,15 +49,19 @@ def test_idle_clusters_in_the_cohort_are_left_running_while_nobody_waits(
     assert "deactivated" not in printed.split(stamp(90))[0]
 
 
-def test_the_waiting_job_gets_exactly_the_borrower_it_needs_and_is_admitted_at_once(
+def test_the_waiting_job_gets_exactly_the_borrower_it_needs_warned_first_then_admitted(
     story: tuple[DemoRun, str],
 ) -> None:
     run, printed = story
+    warned = f"{stamp(90)} warned bob-notebook for nightly-finetune, which waits: stop planned at"
 
-    assert f"{stamp(90)} deactivated bob-notebook for nightly-finetune, which waits: " in printed
-    assert f"{stamp(90)} Kueue admitted nightly-finetune" in printed
+    assert warned in printed
+    assert "deactivated" not in printed.split(stamp(105))[0]  # not before the warning's 15 min
+    assert f"{stamp(105)} deactivated bob-notebook for nightly-finetune, which waits: " in printed
+    assert f"{stamp(105)} Kueue admitted nightly-finetune" in printed
     assert {entry.raycluster for entry in run.live.audits} == {"bob-notebook"}
-    assert run.live.admitted_at["nightly-finetune"] == SCENARIOS[NAME].start + timedelta(minutes=90)
+    admitted = SCENARIOS[NAME].start + timedelta(minutes=105)
+    assert run.live.admitted_at["nightly-finetune"] == admitted
     left = {a.raycluster for a in run.summary.left_alone}
     assert {"alice-notebook", "carol-notebook", "eval-server"} <= left
 

@@ -7,6 +7,7 @@ import io
 import logging
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,23 +15,27 @@ import pytest
 from autoscaler.compose.service import build_service
 from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.header import Commands, header_lines
-from autoscaler.demo.run import DemoOptions, play_demo
+from autoscaler.demo.run import DemoOptions
 from autoscaler.demo.scenarios import SCENARIOS
 from autoscaler.demo.screen import LiveTable, rows_taken
 from autoscaler.demo.story import World
 from autoscaler.demo.view import Filling, state_text
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
+from autoscaler.domain.notices import Notice
+from tests.support.demo_runs import play_served
 
+NOW = SCENARIOS["two-clusters"].start + timedelta(minutes=65)  # 11:05
+WORKLOAD = SCENARIOS["two-clusters"].arrivals[0].spec.workload_name
 ENDPOINTS = Endpoints("http://127.0.0.1:18080", "127.0.0.1:19090", token="-tok3n")
 COMMANDS = Commands(cli="idle-gpu-autoscaler", python="python")
 
 
 @pytest.fixture(scope="module")
 def printed() -> str:
-    """two-clusters at max speed, plain lines."""
+    """two-clusters at max speed, plain lines, its REST API served as `demo` serves it."""
     out = io.StringIO()
     options = DemoOptions(scenario="two-clusters", speed=None, interactive=False)
-    play_demo(options, build_service=build_service, out=out)
+    play_served(options, out=out)
     return out.getvalue()
 
 
@@ -63,6 +68,89 @@ def test_kueue_admits_the_second_cluster_after_the_deactivation_that_freed_its_q
     admitted = next(i for i, line in enumerate(lines) if "Kueue admitted second-raycluster" in line)
 
     assert deactivated < admitted
+
+
+def test_the_warning_the_cli_snooze_and_the_second_warning_are_told_in_order(
+    printed: str,
+) -> None:
+    lines = [line.split("] ", 1)[1] for line in printed.splitlines() if line.startswith("[11:")]
+    table = ("quota: ", "RAYCLUSTER ", "first-raycluster ", "second-raycluster ")
+    told = [line for line in lines if not line.startswith(table)]
+
+    assert told[:4] == [
+        "warned first-raycluster: stop planned at 11:20, in 15 min (an Event, annotations "
+        "and the notifications say so)",
+        "a person reads the warning and keeps first-raycluster from the CLI (IGA_URL and "
+        "IGA_TOKEN: the header's REST and token):",
+        f"$ {Commands.here().python} -m autoscaler snooze demo/first-raycluster 30m "
+        "--reason 'checking the results after lunch'",
+        f"  demo/{WORKLOAD} kept until 2026-03-02T11:35:00Z",
+    ]
+    assert told[4].startswith("first-raycluster: idle -> snoozed (")
+    assert told[5].startswith("warned first-raycluster: stop planned at 11:35, in 15 min")
+
+
+def test_the_table_shows_the_planned_stop_then_who_snoozed_until_when(printed: str) -> None:
+    snoozed = "snoozed until 11:35 by demo-admin"
+
+    assert table_state(printed, "11:10 \\+70m", "first-raycluster") == snoozed
+    assert table_state(printed, "11:20 \\+80m", "first-raycluster") == f"{snoozed}, then stop"
+    assert table_state(printed, "11:40 \\+100m", "first-raycluster") == "deactivated"
+
+
+@pytest.mark.parametrize(
+    ("state", "notice", "expected"),
+    [
+        pytest.param(
+            State.IDLE,
+            Notice(warned_at=NOW, stop_at=NOW + timedelta(minutes=15)),
+            "idle for 45 min, stop planned at 11:20",
+            id="warned-idle-shows-its-planned-stop",
+        ),
+        pytest.param(
+            State.SNOOZED,
+            Notice(snoozed_until=NOW + timedelta(minutes=30), snoozed_by="alice"),
+            "snoozed until 11:35 by alice",
+            id="snoozed-shows-until-when-and-by-whom",
+        ),
+        pytest.param(
+            State.SNOOZED,
+            Notice(
+                warned_at=NOW + timedelta(minutes=15),
+                stop_at=NOW + timedelta(minutes=30),
+                snoozed_until=NOW + timedelta(minutes=30),
+                snoozed_by="alice",
+            ),
+            "snoozed until 11:35 by alice, then stop",
+            id="warned-again-before-the-snooze-ends",
+        ),
+        pytest.param(
+            State.UNKNOWN,
+            Notice(warned_at=NOW, stop_at=NOW + timedelta(minutes=15)),
+            "unknown, stop planned at 11:20",
+            id="unknown-holds-the-warning-and-shows-it",
+        ),
+        pytest.param(
+            State.DEACTIVATED,
+            Notice(warned_at=NOW, stop_at=NOW),
+            "deactivated",
+            id="a-stopped-workload-shows-no-planned-stop",
+        ),
+    ],
+)
+def test_a_workloads_notice_is_shown_beside_its_state(
+    state: State, notice: Notice, expected: str
+) -> None:
+    decision = Decision(
+        WorkloadRef("demo", "w"),
+        state,
+        Action.NONE,
+        "r",
+        idle_since=NOW - timedelta(minutes=45),
+        notice=notice,
+    )
+
+    assert state_text(decision, now=NOW) == expected
 
 
 def test_the_demo_uses_the_api_s_state_words(printed: str) -> None:
