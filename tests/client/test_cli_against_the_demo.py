@@ -176,6 +176,16 @@ def test_decisions_show_the_loops_deactivation_with_its_numbers(
     assert loop_rows[-1].split()[3:7] == ["2", "0%", "100%", "5%"]
 
 
+def test_the_storys_snooze_from_the_cli_is_in_the_audit_with_the_demos_user(
+    demo: ServingDemo, tmp_path: Path
+) -> None:
+    code, out, _ = as_admin(demo, "audit", "-n", "demo", "-o", "json", tmp_path=tmp_path)
+    assert code == 0
+    (record,) = [r for r in json.loads(out)["items"] if r["action"] == "snooze"]
+    assert (record["actor"], record["at"]) == ("demo-admin", "2026-03-02T11:05:00Z")
+    assert record["reason"] == "until 2026-03-02T11:35:00Z: checking the results after lunch"
+
+
 def test_deactivate_now_then_again_is_refused_with_the_apis_reason(
     demo: ServingDemo, tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = "demo"
-SPEED = "900"  # 15 simulated minutes a second: the 95-minute story takes about 6 s
+SPEED = "900"  # 15 simulated minutes a second: the 110-minute story takes about 7 s (and the CLI's)
 DEADLINE_S = 30.0
 EXITED = "the demo exited with status"
 
@@ -90,6 +90,26 @@ def status_line(screen: list[str]) -> str:
     return line_starting(screen, "Two RayClusters, one 2-GPU quota: [")
 
 
+def screens_until_served(terminal: Tmux) -> list[list[str]]:
+    """Every screen captured, a few times a second, until the demo serves on after its story."""
+    screens: list[list[str]] = []
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        screens.append(terminal.screen())
+        if "serving until Ctrl-C" in "\n".join(screens[-1]):
+            return screens
+        time.sleep(0.1)
+    pytest.fail("never saw the demo serving on; the screen was:\n" + "\n".join(screens[-1]))
+
+
+def happening(screens: list[list[str]], text: str) -> str:
+    """The first happening line on any screen that holds `text` after its time stamp."""
+    found = (row for screen in screens for row in screen if row.startswith("[") and text in row)
+    line = next(found, None)
+    assert line is not None, f"{text!r} was never on screen"
+    return line
+
+
 def test_the_rest_url_and_the_token_stay_on_screen_while_the_table_is_redrawn(
     terminal: Tmux,
 ) -> None:
@@ -98,22 +118,36 @@ def test_the_rest_url_and_the_token_stay_on_screen_while_the_table_is_redrawn(
     )
     rest, token = line_starting(first, "REST: http://127.0.0.1:"), line_starting(first, "token: ")
     grpc = line_starting(first, "gRPC: 127.0.0.1:")
-    seen_times = {status_line(first)}
-    for _ in range(8):
-        time.sleep(0.5)
-        screen = terminal.screen()
+    screens = screens_until_served(terminal)
+    served = screens[-1]
+
+    for screen in screens:
         assert screen[0].startswith("idle-gpu-autoscaler demo: two-clusters"), screen
         assert rest in screen and grpc in screen and token in screen, screen
-        seen_times.add(status_line(screen))
-    served = terminal.wait_for(
-        lambda rows: "serving until Ctrl-C" in "\n".join(rows), "the demo serving on"
-    )
-
-    assert len(seen_times) >= 5  # redrawn over and over under the same header
+    story = [screen for screen in screens if not any("Summary of" in row for row in screen)]
+    assert len({status_line(screen) for screen in story}) >= 5  # redrawn under the same header
     assert served[0].startswith("idle-gpu-autoscaler demo: two-clusters")
     assert rest in served and token in served
     assert any(row.startswith("Summary of two-clusters") for row in served)
     assert any(row.startswith("try the API:") for row in served)
+
+
+def test_the_warning_the_cli_snooze_and_the_snoozed_state_are_on_screen(terminal: Tmux) -> None:
+    screens = screens_until_served(terminal)
+    rows = [row for screen in screens for row in screen]
+
+    warned = happening(screens, "warned first-raycluster: stop planned at 11:20")
+    assert warned.startswith("[11:05 +65m] warned first-raycluster: stop planned at 11:20")
+    command = happening(screens, " -m autoscaler snooze demo/first-raycluster 30m --reason")
+    assert command.startswith("[11:05 +65m] $ ")
+    assert happening(screens, "kept until 2026-03-02T11:35:00Z").startswith("[11:05 +65m]   demo/")
+    assert any(
+        row.startswith("first-raycluster ") and row.endswith("snoozed until 11:35 by demo-admin")
+        for row in rows
+    )
+    stopped = happening(screens, "deactivated first-raycluster:")
+    assert stopped.startswith("[11:35 +95m] deactivated first-raycluster:")
+    assert happening(screens, "Kueue admitted second-raycluster").startswith("[11:35 +95m]")
 
 
 def test_ctrl_c_ends_the_serving_demo_with_status_130(terminal: Tmux) -> None:
