@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 PREFIX = "idle-gpu-autoscaler.io/"
 EXEMPT = PREFIX + "exempt"
@@ -104,6 +104,13 @@ def deactivated_at(annotations: Mapping[str, str]) -> datetime | None:
 def time_text(moment: datetime) -> str:
     """RFC 3339 to the second, UTC: how annotations write a time."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def promise_time(moment: datetime) -> datetime:
+    """A promised time as an annotation can keep it without breaking the promise: rounded UP
+    to the second (`time_text` drops the fraction, which would bring the time forward)."""
+    whole = moment.replace(microsecond=0)
+    return whole if whole == moment else whole + timedelta(seconds=1)
 
 
 def ratio_text(value: float | None) -> str:

@@ -28,6 +28,7 @@ from autoscaler.domain.annotations import (
     active_exemption,
     deactivated_at,
     parse_time,
+    promise_time,
     reactivated_at,
     time_text,
 )
@@ -141,7 +142,7 @@ def _warn_ahead(
     no sooner than the lead time from now."""
     if delete_at - now > lead:
         return _planned(decision, delete_at=delete_at)
-    planned = max(delete_at, now + lead)
+    planned = promise_time(max(delete_at, now + lead))  # kept to the second, never sooner
     why = f"deletion warning: delete planned at {time_text(planned)} ({lead_text(lead)} notice)"
     return replace(
         decision,

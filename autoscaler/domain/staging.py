@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.annotations import time_text
+from autoscaler.domain.annotations import promise_time, time_text
 from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
 from autoscaler.domain.notice_reading import (
     STOPPING,
@@ -160,6 +160,8 @@ def _snoozed(decision: Decision) -> Decision:
 
 def _warn(decision: Decision, *, stop_at: datetime | None, now: datetime, why: str) -> Decision:
     """WARN: the engine writes WARNED_AT (now, to the second, as annotations keep it) and
-    STOP_PLANNED_AT (the promise), and tells people; the notice already shows both."""
-    notice = replace(decision.notice, warned_at=now.replace(microsecond=0), stop_at=stop_at)
+    STOP_PLANNED_AT (the promise, rounded up to the second so that writing it never brings it
+    forward), and tells people; the notice already shows both."""
+    promised = promise_time(stop_at) if stop_at is not None else None
+    notice = replace(decision.notice, warned_at=now.replace(microsecond=0), stop_at=promised)
     return replace(decision, action=Action.WARN, notice=notice, reason=f"{decision.reason}; {why}")

@@ -212,6 +212,21 @@ def test_the_warning_survives_a_restart_because_only_the_annotations_hold_it() -
     assert (served.action, served.notice.stop_at) == (Action.DEACTIVATE, NOW + LEAD)
 
 
+def test_annotations_kept_to_the_second_never_bring_the_stop_forward() -> None:
+    """A warning written at 12:00:00.7 with a 15-minute lead promises 12:15:01, not 12:15:00:
+    the annotation drops the fraction, so the promise is rounded up before it is written."""
+    workload, rule = a_gpu_workload().build(), a_rule()
+    written_at = NOW + timedelta(milliseconds=700)
+    warning = stage(stop_due(), workload, rule=rule, dry_run=False, now=written_at)
+    after_restart = as_written(workload, warning)
+    promised = warning.notice.stop_at
+    assert promised == NOW + LEAD + timedelta(seconds=1)
+    just_short = stage(stop_due(), after_restart, rule=rule, dry_run=False, now=written_at + LEAD)
+    assert just_short.action is Action.NONE
+    on_time = stage(stop_due(), after_restart, rule=rule, dry_run=False, now=promised)
+    assert on_time.action is Action.DEACTIVATE
+
+
 def test_a_missed_cycle_never_shortens_the_notice() -> None:
     """The first cycle that sees the stop due, however late, warns; it never stops."""
     rule = a_rule()

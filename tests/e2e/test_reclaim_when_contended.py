@@ -66,6 +66,7 @@ SETTINGS = Settings.model_validate(
             "slot": "1s",
             "staleAfter": "5s",
             "idleSinceLookback": "2h",
+            "warnBefore": "2s",  # the stop picked for the waiter is warned first (ISSUE 15)
             "namespaces": {"include": [TEAM_A, TEAM_B]},
             "dryRun": False,
         },
@@ -169,6 +170,7 @@ def idle_past_window(snapshot: Snapshot, ref: WorkloadRef) -> bool:
 @dataclass(frozen=True)
 class Story:
     nobody_waits: Snapshot
+    warned: Snapshot
     after_waiter: Snapshot
 
 
@@ -184,9 +186,14 @@ def story(rig: Rig) -> Story:
     submit(rig.server, waiter.queue("user-queue").build())
     rig.emulator.sync()
     assert not rig.admitted(TEAM_A, "waiter"), "the waiter must not fit before anything is freed"
-    after = cycle_until(rig.cycle, lambda s: any(a.workload == borrower for a in s.actions))
+    warned = cycle_until(rig.cycle, lambda s: acted(s, borrower, Action.WARN))
+    after = cycle_until(rig.cycle, lambda s: acted(s, borrower, Action.DEACTIVATE))
     rig.emulator.sync()
-    return Story(both_idle, after)
+    return Story(both_idle, warned, after)
+
+
+def acted(snapshot: Snapshot, ref: WorkloadRef, action: Action) -> bool:
+    return any(a.workload == ref and a.action is action for a in snapshot.actions)
 
 
 def test_with_nobody_waiting_idle_workloads_under_when_contended_are_left_running(
@@ -211,6 +218,20 @@ def test_only_the_borrower_is_deactivated_for_the_waiter_and_the_waiter_is_admit
     assert row.decision.beneficiary == rig.ref(TEAM_A, "waiter")
     assert rig.active(TEAM_B, "borrower") is False
     assert rig.admitted(TEAM_A, "waiter")
+
+
+def test_the_stop_for_the_waiter_is_warned_first_and_made_no_sooner_than_promised(
+    rig: Rig, story: Story
+) -> None:
+    borrower = rig.ref(TEAM_B, "borrower")
+    warned = story.warned.find(borrower)
+    assert warned is not None and warned.decision.beneficiary == rig.ref(TEAM_A, "waiter")
+    promised = warned.decision.notice.stop_at
+    assert promised is not None
+    assert story.after_waiter.taken_at >= promised
+    assert rig.active(TEAM_A, "small") is True  # not picked, so never warned or stopped
+    annotations = workload_of(rig.server, TEAM_A, "small")["metadata"].get("annotations", {})
+    assert keys.WARNED_AT not in annotations
 
 
 def test_the_other_idle_workload_stays_because_freeing_it_would_not_let_the_waiter_in(
