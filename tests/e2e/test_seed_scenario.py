@@ -72,6 +72,7 @@ SETTINGS = Settings.model_validate(
             "slot": "1s",
             "staleAfter": "5s",
             "idleSinceLookback": "5m",
+            "warnBefore": "2s",  # warned before the stop, as the product's default 15m would
             "protectedPriorityClasses": ["prod-priority"],
             "namespaces": {"include": [DEMO, OTHERS]},
             "dryRun": False,
@@ -221,7 +222,10 @@ def story(rig: Rig) -> Story:
     went_idle = time.monotonic()
     cycle_until(
         rig.cycle,
-        lambda s: any(a.workload == first and a.outcome == Outcome.done() for a in s.actions),
+        lambda s: any(
+            a.workload == first and a.action is Action.DEACTIVATE and a.outcome == Outcome.done()
+            for a in s.actions
+        ),
     )
     return Story(while_busy, time.monotonic() - went_idle)
 
@@ -246,6 +250,16 @@ def test_the_idle_cluster_is_deactivated_after_the_window_and_the_next_is_admitt
     assert first_rc["metadata"]["annotations"]["idle-gpu-autoscaler.io/deactivated-reason"]
 
 
+def test_the_stop_was_announced_by_a_warning_event_before_it_was_made(
+    rig: Rig, story: Story
+) -> None:
+    first = rig.ref(DEMO, "first-raycluster")
+    events = rig.server.store.list("events", namespace=DEMO)
+    told = [e["reason"] for e in events if e["involvedObject"]["name"] == first.name]
+    assert "IdleGPUStopPlanned" in told and "IdleGPUDeactivated" in told, told
+    assert told.index("IdleGPUStopPlanned") < told.index("IdleGPUDeactivated")
+
+
 def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(
     rig: Rig, story: Story
 ) -> None:
@@ -264,8 +278,12 @@ def test_the_deactivation_is_exactly_a_merge_patch_of_spec_active_false(
 def test_an_event_says_why_and_how_to_get_the_cluster_back(rig: Rig, story: Story) -> None:
     first = rig.ref(DEMO, "first-raycluster")
     events = rig.server.store.list("events", namespace=DEMO)
-    on_workload = [e for e in events if e["involvedObject"]["name"] == first.name]
-    assert on_workload, "no Event on the Workload"
+    on_workload = [
+        e
+        for e in events
+        if e["involvedObject"]["name"] == first.name and e["reason"] == "IdleGPUDeactivated"
+    ]
+    assert on_workload, "no deactivation Event on the Workload"
     message = on_workload[0]["message"]
     assert "spec" in message and "active" in message and "true" in message
     assert "idle" in message

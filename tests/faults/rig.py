@@ -103,6 +103,9 @@ def raw_fault_settings(
             "slot": "1s",
             "staleAfter": "5s",
             "idleSinceLookback": "5m",
+            # The faults are judged against the window alone; the warning stage's own e2e is
+            # tests/e2e/test_warn_snooze_notify.py (and the seed and contended stories warn).
+            "warnBefore": "0s",
             "dryRun": False,
             "namespaces": {"include": [namespace, f"{namespace}-p"]},
         },
