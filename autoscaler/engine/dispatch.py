@@ -140,7 +140,8 @@ class NotificationDispatcher:
                 if self._stopping.is_set() or self._wait(backoff):  # stopping: no more retries
                     break
                 self._metrics.retried(target)
-            error = self._attempt(notifier, notification, links=links, target=target)
+            last = retry == len(self._backoffs)
+            error = self._attempt(notifier, notification, links=links, target=target, last=last)
             if error is None:
                 self._metrics.count(SENT, target=target, kind=notification.kind)
                 return
@@ -149,15 +150,22 @@ class NotificationDispatcher:
         self._metrics.count(FAILED, target=target, kind=notification.kind)
 
     def _attempt(
-        self, notifier: Notifier, notification: Notification, *, links: Sequence[Link], target: str
+        self,
+        notifier: Notifier,
+        notification: Notification,
+        *,
+        links: Sequence[Link],
+        target: str,
+        last: bool,
     ) -> NotifyError | None:
+        """`last`: no retry follows, whatever the error (the log must not promise one)."""
         try:
             notifier.send(notification, links=links)
         except NotifyError as error:
             self._log.warning(
                 "notification to %s failed (%s): %s",
                 target,
-                "will retry" if error.retry else "not retried",
+                "not retried" if not error.retry else "gave up" if last else "will retry",
                 error,
                 extra=_fields(notification, target),
             )

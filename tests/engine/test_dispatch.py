@@ -129,16 +129,21 @@ def test_a_400_is_not_retried(
     assert (d.outcomes("hook", "failed"), d.retries("hook")) == (1, 0)
 
 
-def test_it_gives_up_after_its_attempts(
-    webhook_receiver: WebhookReceiver, started: list[NotificationDispatcher]
+def test_it_gives_up_after_its_attempts_and_its_last_failure_promises_no_retry(
+    webhook_receiver: WebhookReceiver,
+    started: list[NotificationDispatcher],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     d = dispatch({"hook": hook(webhook_receiver)}, wait=RecordedWaits(), retry=Retry(attempts=3))
     webhook_receiver.fail_next(5, status=503)
-    run(d, started).submit(a_notification(), targets=["hook"])
-    webhook_receiver.wait_for(3)
-    d.dispatcher.stop()
+    with caplog.at_level(logging.WARNING, logger=LOG.name):
+        run(d, started).submit(a_notification(), targets=["hook"])
+        webhook_receiver.wait_for(3)
+        d.dispatcher.stop()
     assert len(webhook_receiver.received) == 3
     assert (d.outcomes("hook", "failed"), d.retries("hook")) == (1, 2)
+    said = [r.getMessage().split("(")[1].split(")")[0] for r in caplog.records]
+    assert said == ["will retry", "will retry", "gave up"]
 
 
 def test_the_backoff_doubles_up_to_its_cap() -> None:
