@@ -80,11 +80,9 @@ def build_service(
     leading = is_leader or always_leading
     store, policy = SnapshotStore(), build_policy(settings)
     telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
-    guards = None
-    if shared is not None:
-        guards = build_guards(
-            settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
-        )
+    guards = None if shared is None else build_guards(
+        settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
+    )  # fmt: skip
     notifications = build_notifications(
         settings, registry=telemetry.registry, clock=clock, logger=logger.getChild("notify")
     )
@@ -105,12 +103,7 @@ def build_service(
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
-    loop = LoopRunner(
-        run_cycle=reconciler.run_once,
-        interval=settings.loop.interval,
-        logger=logger.getChild("loop"),
-        on_crash=telemetry.crashed,  # the runner logs the crash; the metric counts it
-    )
+    loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
         reconciler, store, loop, telemetry=telemetry, shared=shared, notifications=notifications
     )
@@ -118,6 +111,17 @@ def build_service(
     if settings.keda.enabled:
         add_keda(service, settings, policy=policy, clock=clock, logger=logger, bind_host=bind_host)
     return service
+
+
+def _loop_runner(
+    reconciler: Reconciler, *, settings: Settings, telemetry: ServiceMetrics, logger: logging.Logger
+) -> LoopRunner:
+    return LoopRunner(
+        run_cycle=reconciler.run_once,
+        interval=settings.loop.interval,
+        logger=logger.getChild("loop"),
+        on_crash=telemetry.crashed,  # the runner logs the crash; the metric counts it
+    )
 
 
 def loop_notices(settings: Settings, notifications: Notifications) -> Notices:
