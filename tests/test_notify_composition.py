@@ -5,6 +5,8 @@ lane → signed webhook with Keep links → receiver) working end to end."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,11 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.compose.notify import Notifications, build_notifications
 from autoscaler.core.errors import ConfigError
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.notifications import Notification
+from autoscaler.engine.notifying import send
 from autoscaler.settings.tree import Settings
-from tests.support.domain_builders import NOW
+from tests.support.domain_builders import NOW, a_policy, a_workload
 from tests.support.fakes import FakeClock
 from tests.support.notification_builders import WARNED_AT, a_notification
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
@@ -40,8 +45,8 @@ def secret(tmp_path: Path, name: str, value: bytes) -> str:
 
 def test_no_targets_still_gives_a_sink_and_no_signer() -> None:
     built = build({})
-    built.sink.submit(a_notification(), targets=())
-    assert built.signer is None and built.sink is built.dispatcher
+    built.notices.sink.submit(a_notification(), targets=())
+    assert built.signer is None and built.notices.sink is built.dispatcher
 
 
 def test_a_warning_goes_signed_to_the_webhook_with_keep_links_for_that_target(
@@ -64,7 +69,7 @@ def test_a_warning_goes_signed_to_the_webhook_with_keep_links_for_that_target(
     )
     built.dispatcher.start()
     try:
-        built.sink.submit(a_notification(), targets=["team-hook"])
+        built.dispatcher.submit(a_notification(), targets=["team-hook"])
         [request] = webhook_receiver.wait_for(1)
     finally:
         built.dispatcher.stop()
@@ -135,3 +140,40 @@ def test_a_key_shorter_than_32_bytes_is_refused(tmp_path: Path, where: str) -> N
     )
     with pytest.raises(ConfigError, match="holds 9 bytes; at least 32"):
         build(notifications)
+
+
+@dataclass
+class RecordingSink:
+    sent: list[tuple[Notification, tuple[str, ...]]] = field(default_factory=list)
+
+    def submit(self, notification: Notification, *, targets: Sequence[str]) -> None:
+        self.sent.append((notification, tuple(targets)))
+
+
+@pytest.mark.parametrize(
+    ("namespace_notify", "told"),
+    [
+        pytest.param("team-hook", [("team-hook",)], id="the-namespace-names-its-target"),
+        pytest.param(None, [("ops",)], id="else-the-default-targets"),
+        pytest.param("none", [], id="none-is-events-only-and-nothing-is-submitted"),
+    ],
+)
+def test_a_notification_from_the_api_is_routed_as_the_loops_and_none_named_submits_nothing(
+    namespace_notify: str | None, told: list[tuple[str, ...]]
+) -> None:
+    built = build(
+        {
+            "targets": {
+                name: {"type": "webhook", "url": "http://127.0.0.1:9"}
+                for name in ("team-hook", "ops")
+            },
+            "defaultTargets": ["ops"],
+        }
+    )
+    sink = RecordingSink()
+    workload = a_workload("team-a", "rc").build()
+    if namespace_notify is not None:
+        workload = replace(workload, namespace_annotations={keys.NOTIFY: namespace_notify})
+    notices = replace(built.notices, sink=sink)
+    send(notices, a_notification(), workload=workload, rule=a_policy().default_rule)
+    assert [targets for _, targets in sink.sent] == told

@@ -4,7 +4,7 @@ FastAPI dependencies that hand it (and the authenticated caller) to the routes."
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
@@ -15,17 +15,13 @@ from autoscaler.api.access import Access
 from autoscaler.api.middleware import IDENTITY
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import (
-    Clock,
-    ClusterReader,
-    NotificationSink,
-    StateStore,
-    WorkloadActuator,
-)
+from autoscaler.core.ports import Clock, ClusterReader, StateStore, WorkloadActuator
 from autoscaler.domain.access import Identity
 from autoscaler.domain.policy import Policy
 from autoscaler.domain.records import AuditRecord
 from autoscaler.engine.links import LinkSigner
+from autoscaler.engine.notifying import EVENTS_ONLY
+from autoscaler.engine.notifying import Notices as LoopNotices
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
@@ -36,8 +32,9 @@ class Notices:
     """The notification parts a snooze through the API uses (ISSUE 15)."""
 
     links: LinkSigner | None = None  # checks "keep it" links; None: the link routes 404
-    sink: NotificationSink | None = None  # None: a snooze is told by its Event only
-    default_targets: tuple[str, ...] = ()  # `notifications.defaultTargets`
+    # The loop's own sink and route, so a snooze is told where the warning went; the default
+    # tells nobody (the Event alone).
+    loop: LoopNotices = EVENTS_ONLY
 
 
 NO_NOTICES = Notices()
@@ -56,7 +53,7 @@ class ApiContext:
     clock: Clock
     logger: logging.Logger
     policy: Policy | None = None  # the loop's, whose rules `explain` and exemptions match
-    notices: Notices = field(default_factory=lambda: NO_NOTICES)
+    notices: Notices = NO_NOTICES
 
     def audit(self, *records: AuditRecord) -> None:
         """Keep audit records. A failure is logged and counted; the change itself stands."""

@@ -12,10 +12,10 @@ from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.notifications import NoticeKind, Notification
 from autoscaler.domain.records import AuditRecord
-from autoscaler.domain.routing import targets_for
 from autoscaler.domain.rules import Rule
 from autoscaler.domain.snoozes import SnoozeGrant
 from autoscaler.engine import snoozing
+from autoscaler.engine.notifying import send
 
 
 def rule_of(context: ApiContext, workload: WorkloadInfo) -> Rule:
@@ -85,9 +85,6 @@ def _notify(
     reason: str,
     now: datetime,
 ) -> None:
-    sink = context.notices.sink
-    if sink is None:
-        return
     notification = Notification(
         kind=NoticeKind.SNOOZED,
         workload=workload.ref,
@@ -100,6 +97,4 @@ def _notify(
         snoozed_until=grant.until,
         snoozed_by=by,
     )
-    targets = targets_for(workload, rule=rule, defaults=context.notices.default_targets)
-    if targets:  # none named: the Event alone tells
-        sink.submit(notification, targets=targets)
+    send(context.notices.loop, notification, workload=workload, rule=rule)

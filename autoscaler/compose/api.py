@@ -7,8 +7,8 @@
                     auth=auth, routers=[keda])
     service.servers.append(api)   # start(): uvicorn; stop(): the reverse
 
-With notifications on, pass `notices=api_notices(build_notifications(...), settings.notifications)`
-so the signed links and a snooze's notification work.
+Pass `notices=api_notices(service.notifications)` so the signed links work and a snooze is
+told where the loop's warnings go.
 
 Only the API: the loop's metrics, its listeners and the runtime-state store are the service's
 (compose/service.py), shared here. The same parts serve every replica, leader or not: a
@@ -48,7 +48,6 @@ from autoscaler.domain.policy import Policy
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
-from autoscaler.settings.notifications import NotificationSettings
 from autoscaler.settings.tree import ClusterSettings
 
 Auth = tuple[Authenticator, Authorizer]
@@ -110,7 +109,7 @@ def build_api(
     `policy`: the loop's, whose rules `explain` and exemptions match against;
     `auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
     `routers`: more endpoints served on the same port, behind the same middleware;
-    `notices`: the link signer and notification sink (`build_notifications`), when on."""
+    `notices`: the link signer and the loop's notices (`api_notices`); default: Events only."""
     admin = admin_target(
         settings.admin,
         config_map=cluster_settings.runtime_state_config_map,
@@ -174,14 +173,10 @@ def build_api_on(
     return Api(app=app, server=server, context=context)
 
 
-def api_notices(notifications: Notifications, settings: NotificationSettings) -> Notices:
+def api_notices(notifications: Notifications) -> Notices:
     """What the API takes of `build_notifications`: the link signer (the link routes 404
-    without one), the sink a snooze is told through and the default targets."""
-    return Notices(
-        links=notifications.signer,
-        sink=notifications.sink,
-        default_targets=tuple(settings.default_targets),
-    )
+    without one), and the loop's sink and route a snooze is told through."""
+    return Notices(links=notifications.signer, loop=notifications.notices)
 
 
 def build_auth(

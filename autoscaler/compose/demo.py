@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from autoscaler.api.access import admin_target
-from autoscaler.api.context import NO_NOTICES
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
 from autoscaler.compose.api import Api, Backends, api_notices, build_api_on, token_checker
 from autoscaler.compose.loop_parts import SharedState
@@ -117,9 +116,7 @@ def demo_api(service: Service, *, world: World, token: str) -> Api:
         logger=quiet_logger().getChild("api"),
         routers=routers,
         policy=service.reconciler.policy,
-        notices=api_notices(service.notifications, world.settings.notifications)
-        if service.notifications is not None
-        else NO_NOTICES,
+        notices=api_notices(service.notifications),
     )
 
 

@@ -17,10 +17,14 @@ from prometheus_client import CollectorRegistry
 from autoscaler.adapters.notify.slack import SlackNotifier
 from autoscaler.adapters.notify.webhook import WebhookNotifier
 from autoscaler.core.errors import ConfigError
-from autoscaler.core.ports import Clock, NotificationSink, Notifier
+from autoscaler.core.ports import Clock, Notifier
+from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.notifications import Link, Notification
+from autoscaler.domain.routing import targets_for
+from autoscaler.domain.rules import Rule
 from autoscaler.engine.dispatch import LinkMaker, NotificationDispatcher
 from autoscaler.engine.links import LinkSigner
+from autoscaler.engine.notifying import Notices, Route
 from autoscaler.settings.notifications import LinkSettings, TargetSettings
 from autoscaler.settings.tree import Settings
 
@@ -29,9 +33,14 @@ MIN_KEY_BYTES = 32  # HMAC-SHA256's own output size: a shorter key is guessable 
 
 @dataclass(frozen=True)
 class Notifications:
-    sink: NotificationSink  # where the loop and the API hand notifications
-    dispatcher: NotificationDispatcher  # the same object: start it with the service, stop after
+    dispatcher: NotificationDispatcher  # the sink: start it with the service, stop it after
     signer: LinkSigner | None  # None: no links (no `links.baseUrl`); the link route refuses
+    route: Route  # who hears about a workload: its namespace's, else its rule's, else defaults
+
+    @property
+    def notices(self) -> Notices:
+        """Where the loop and the API's snoozes tell people: the dispatcher, routed."""
+        return Notices(sink=self.dispatcher, route=self.route)
 
 
 def build_notifications(
@@ -53,7 +62,16 @@ def build_notifications(
         queue_limit=section.queue_limit,
         logger=logger,
     )
-    return Notifications(sink=dispatcher, dispatcher=dispatcher, signer=signer)
+    return Notifications(
+        dispatcher=dispatcher, signer=signer, route=_router(tuple(section.default_targets))
+    )
+
+
+def _router(defaults: tuple[str, ...]) -> Route:
+    def route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
+        return targets_for(workload, rule=rule, defaults=defaults)
+
+    return route
 
 
 def _notifier(name: str, target: TargetSettings, *, clock: Clock) -> Notifier:

@@ -20,7 +20,6 @@ from autoscaler.adapters.kueue.queues import KueueQueues
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
-from autoscaler.api.context import NO_NOTICES
 from autoscaler.compose.api import api_notices, build_api, build_auth, token_checker
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, StopOnly, build_service
@@ -74,9 +73,7 @@ def add_rest_api(
             auth=auth,
             routers=routers,
             policy=service.reconciler.policy,
-            notices=api_notices(service.notifications, settings.notifications)
-            if service.notifications is not None
-            else NO_NOTICES,
+            notices=api_notices(service.notifications),
         )
     )
 

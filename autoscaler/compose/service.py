@@ -23,9 +23,7 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.policy import Policy
-from autoscaler.domain.routing import targets_for
 from autoscaler.engine.leadership import IsLeader, always_leading
-from autoscaler.engine.notifying import Notices
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.scheduler import LoopRunner
 from autoscaler.engine.snapshots import SnapshotStore
@@ -45,8 +43,8 @@ class Service:
     store: SnapshotStore
     loop: LoopRunner
     telemetry: ServiceMetrics  # fed by the loop's snapshots; the API serves it on /metrics
+    notifications: Notifications  # the loop's notices; the API's links and snoozes use them too
     shared: SharedState | None = None  # where the loop writes; the API changes the same
-    notifications: Notifications | None = None  # the API's links and snoozes tell through it
     servers: list[Server] = field(default_factory=list)
     keda_answers: KedaAnswers | None = None
 
@@ -99,13 +97,13 @@ def build_service(
         guards=guards,
         is_leader=leading,
         pending=pending,
-        notices=loop_notices(settings, notifications),
+        notices=notifications.notices,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
-        reconciler, store, loop, telemetry=telemetry, shared=shared, notifications=notifications
+        reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared
     )
     service.servers.append(notifications.dispatcher)  # stopped after the loop: drains its queue
     if settings.keda.enabled:
@@ -121,16 +119,6 @@ def _loop_runner(
         interval=settings.loop.interval,
         logger=logger.getChild("loop"),
         on_crash=telemetry.crashed,  # the runner logs the crash; the metric counts it
-    )
-
-
-def loop_notices(settings: Settings, notifications: Notifications) -> Notices:
-    """Where the loop tells people: the dispatcher, to the targets each workload's namespace
-    (or rule, or the defaults) names."""
-    defaults = tuple(settings.notifications.default_targets)
-    return Notices(
-        sink=notifications.sink,
-        route=lambda workload, rule: targets_for(workload, rule=rule, defaults=defaults),
     )
 
 

@@ -126,3 +126,14 @@ def event_message(decision: Decision) -> str:
             f"idle-gpu-autoscaler: {decision.reason}. {keep}"
         )
     return f"Deleted by idle-gpu-autoscaler: {decision.reason}."
+
+
+def send(
+    notices: Notices, notification: Notification, *, workload: WorkloadInfo, rule: Rule
+) -> None:
+    """Hand a notification made outside the loop (a snooze through the API) to the targets
+    the loop's route names for the workload. None named: nothing is submitted, the Event
+    alone tells."""
+    targets = tuple(notices.route(workload, rule))
+    if targets:
+        notices.sink.submit(notification, targets=targets)

@@ -21,9 +21,12 @@ from autoscaler.compose.api import api_notices
 from autoscaler.compose.notify import build_notifications
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.notifications import NoticeKind, Notification
+from autoscaler.domain.routing import targets_for
+from autoscaler.domain.rules import Rule
 from autoscaler.engine.links import LinkSigner
+from autoscaler.engine.notifying import Notices as LoopNotices
 from autoscaler.settings.tree import Settings
 from tests.api.rig import ApiRig
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
@@ -56,7 +59,10 @@ def sink() -> RecordingSink:
 
 @pytest.fixture
 def rig(sink: RecordingSink) -> Iterator[ApiRig]:
-    notices = Notices(links=a_signer(), sink=sink, default_targets=(RECIPIENT,))
+    def route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
+        return targets_for(workload, rule=rule, defaults=(RECIPIENT,))
+
+    notices = Notices(links=a_signer(), loop=LoopNotices(sink=sink, route=route))
     with ApiRig(notices=notices) as running:
         yield running
     assert running.kube.errors == []
@@ -253,7 +259,7 @@ def test_the_warnings_webhook_carries_a_link_that_snoozes_and_the_snooze_is_told
     built = build_notifications(
         settings, registry=CollectorRegistry(), clock=rig.clock, logger=rig.logger
     )
-    rig.notices = api_notices(built, settings.notifications)
+    rig.notices = api_notices(built)
     built.dispatcher.start()
     try:
         with rig:
@@ -272,7 +278,7 @@ def test_the_warnings_webhook_carries_a_link_that_snoozes_and_the_snooze_is_told
                 warned_at=warned_at,
                 stop_at=warned_at + timedelta(minutes=15),
             )
-            built.sink.submit(warning, targets=["team-hook"])
+            built.dispatcher.submit(warning, targets=["team-hook"])
             [delivered] = webhook_receiver.wait_for(1)
             assert delivered.verified
             keep = delivered.json()["links"][0]
