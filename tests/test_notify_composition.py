@@ -93,7 +93,12 @@ def a_target(**fields: Any) -> dict[str, Any]:
             "notifications.targets.team.urlFile",
             id="unreadable-url-file",
         ),
-        pytest.param(a_target(), "notifications.targets.team: set url or urlFile", id="no-url"),
+        pytest.param(a_target(), "notifications.targets.team.url: set exactly one", id="no-url"),
+        pytest.param(
+            a_target(urlFile="/dev/null"),
+            "notifications.targets.team.urlFile: /dev/null is empty",
+            id="an-empty-url-file",
+        ),
         pytest.param(
             a_target(url="http://x", secretFile="/nonexistent/hmac"),
             "notifications.targets.team.secretFile",

@@ -25,6 +25,7 @@ from autoscaler.domain.rules import Rule
 from autoscaler.engine.dispatch import LinkMaker, NotificationDispatcher
 from autoscaler.engine.links import LinkSigner
 from autoscaler.engine.notifying import Notices, Route
+from autoscaler.settings.notice_checks import check_notifications
 from autoscaler.settings.notifications import LinkSettings, TargetSettings
 from autoscaler.settings.tree import Settings
 
@@ -47,12 +48,13 @@ def build_notifications(
     settings: Settings, *, registry: CollectorRegistry, clock: Clock, logger: logging.Logger
 ) -> Notifications:
     section = settings.notifications
+    # `load_settings` checks these; settings built in code have only passed pydantic.
+    problems = check_notifications(section)
+    if problems:
+        raise ConfigError(problems)
     notifiers = {
         name: _notifier(name, target, clock=clock) for name, target in section.targets.items()
     }
-    unknown = [name for name in section.default_targets if name not in notifiers]
-    if unknown:
-        raise ConfigError([f"notifications.defaultTargets: no target named {', '.join(unknown)}"])
     signer = _signer(section.links)
     dispatcher = NotificationDispatcher(
         notifiers,
@@ -78,11 +80,9 @@ def _notifier(name: str, target: TargetSettings, *, clock: Clock) -> Notifier:
     key = f"notifications.targets.{name}"
     url = target.url if target.url_file is None else _text(target.url_file, f"{key}.urlFile")
     url = (url or "").strip()
-    if not url:
-        raise ConfigError([f"{key}: set url or urlFile"])
+    if not url:  # the settings' checks see the file's name, not what it holds
+        raise ConfigError([f"{key}.urlFile: {target.url_file} is empty"])
     if target.type == "slack":
-        if target.secret_file is not None:
-            raise ConfigError([f"{key}.secretFile: only a webhook target is signed"])
         return SlackNotifier(name, url, target.timeout)
     secret = None if target.secret_file is None else _key(target.secret_file, f"{key}.secretFile")
     return WebhookNotifier(name, url, secret, target.timeout, clock=clock)
@@ -91,8 +91,7 @@ def _notifier(name: str, target: TargetSettings, *, clock: Clock) -> Notifier:
 def _signer(links: LinkSettings) -> LinkSigner | None:
     if links.base_url is None:
         return None
-    if links.signing_key_file is None:
-        raise ConfigError(["notifications.links.signingKeyFile: required with baseUrl"])
+    assert links.signing_key_file is not None  # checked with the section
     key = _key(links.signing_key_file, "notifications.links.signingKeyFile")
     return LinkSigner(key=key, base_url=links.base_url, ttl=links.ttl, choices=links.choices)
 
