@@ -20,7 +20,7 @@ from autoscaler.engine.notifying import send
 
 def rule_of(context: ApiContext, workload: WorkloadInfo) -> Rule:
     """The rule the workload falls under as it is now (the one that cannot be evaluated,
-    when so: a snooze only ever delays a stop)."""
+    when so: a snooze or an exemption only ever delays a stop)."""
     if context.policy is None:
         raise ApiProblem(503, "the service has no rulebook to bound a snooze with")
     snapshot = context.store.latest()
@@ -35,10 +35,11 @@ def keep(
     until: datetime,
     by: str,
     reason: str,
+    rule: Rule,
     now: datetime,
-) -> tuple[SnoozeGrant, Rule]:
-    """Snooze, audit with `by` as the actor, and tell the workload's targets."""
-    rule = rule_of(context, workload)
+) -> SnoozeGrant:
+    """Snooze under `rule` (`rule_of`, matched once by the caller), audit with `by` as the
+    actor, and tell the workload's targets."""
     grant = snoozing.snooze(
         context.actuator,
         workload,
@@ -63,7 +64,7 @@ def keep(
         )
     )
     _notify(context, workload, grant=grant, rule=rule, by=by, reason=reason, now=now)
-    return grant, rule
+    return grant
 
 
 def _audited(grant: SnoozeGrant, *, rule: Rule, reason: str) -> str:

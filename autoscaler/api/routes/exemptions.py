@@ -16,6 +16,7 @@ from autoscaler.api.lookup import fresh_workload
 from autoscaler.api.problems import ApiProblem, error_responses, invalid
 from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
+from autoscaler.api.snoozes import rule_of
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.exemptions import EXEMPTION_KEYS, exempting, is_indefinite, unexempting
 from autoscaler.domain.models import WorkloadInfo
@@ -98,9 +99,7 @@ def exemption_bounds(context: ApiContext, workload: WorkloadInfo) -> ExemptionBo
     rulebook, `api.maxExemption` and anyone who may patch it."""
     if context.policy is None:
         return ExemptionBounds(max_duration=context.settings.max_exemption)
-    snapshot = context.store.latest()
-    usage = snapshot.usage if snapshot is not None else {}
-    return context.policy.match(workload, usage).rule.exemptions
+    return rule_of(context, workload).exemptions
 
 
 @router.delete(

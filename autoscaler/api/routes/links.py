@@ -97,12 +97,13 @@ def redeem(context: Context, token: str) -> HTMLResponse:
     now = context.clock.now()
     try:
         found = _redeemable(context, token)
-        grant, _rule = keep(
+        grant = keep(
             context,
             found.workload,
             until=now + found.claim.snooze,
             by=f"link:{found.claim.recipient}",
             reason=LINK_REASON,
+            rule=found.rule,
             now=now,
         )
     except Refusal as refusal:

@@ -42,12 +42,14 @@ def snooze(
     now = context.clock.now()
     workload, _row = fresh_workload(context, caller, namespace, name)
     context.access.require_workload_change(caller, workload)
-    grant, rule = keep(
+    rule = rule_of(context, workload)
+    grant = keep(
         context,
         workload,
         until=now + request.duration,
         by=caller.username,
         reason=request.reason,
+        rule=rule,
         now=now,
     )
     return SnoozeResult(
