@@ -228,6 +228,32 @@ def test_links_need_no_bearer_token_but_nothing_beside_them_is_opened(rig: ApiRi
     assert rig.http.post("/api/v1/workloads/team-a/alice-rc/snooze", json={}).status_code == 401
 
 
+WORKLOADS = "/apis/kueue.x-k8s.io"
+
+
+@pytest.mark.parametrize(
+    ("method", "failing"),
+    [
+        pytest.param("GET", "GET", id="confirm-page-cannot-read-the-workload"),
+        pytest.param("POST", "GET", id="button-cannot-read-the-workload"),
+        pytest.param("POST", "PATCH", id="button-cannot-write-the-snooze"),
+    ],
+)
+def test_a_failing_kubernetes_api_is_a_503_page_not_json(
+    rig: ApiRig, sink: RecordingSink, method: str, failing: str
+) -> None:
+    name, path = warned(rig)
+    before = annotations_of(rig.workload("team-a", name))
+    rig.kube.faults.fail_next(failing, WORKLOADS, status=503)
+    refused = rig.http.request(method, path)
+    assert refused.status_code == 503
+    assert refused.headers["content-type"].startswith("text/html")
+    assert "Not available now" in refused.text
+    assert annotations_of(rig.workload("team-a", name)) == before
+    assert sink.sent == []
+    assert rig.http.post(path).status_code == 200  # the same link works once the API is back
+
+
 def test_with_links_off_the_link_routes_answer_404() -> None:
     with ApiRig() as rig:
         _name, path = warned(rig)

@@ -21,9 +21,11 @@ from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.pages import page
 from autoscaler.api.problems import ApiProblem
 from autoscaler.api.snoozes import keep, rule_of
+from autoscaler.core.errors import ClusterError, Conflict
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.rules import Rule
+from autoscaler.domain.snoozes import SnoozeGrant
 from autoscaler.domain.staging import read_notice
 from autoscaler.engine.links import LINK_PATH, LinkRefused, SnoozeClaim
 from autoscaler.settings.durations import format_duration
@@ -97,15 +99,7 @@ def redeem(context: Context, token: str) -> HTMLResponse:
     now = context.clock.now()
     try:
         found = _redeemable(context, token)
-        grant = keep(
-            context,
-            found.workload,
-            until=now + found.claim.snooze,
-            by=f"link:{found.claim.recipient}",
-            reason=LINK_REASON,
-            rule=found.rule,
-            now=now,
-        )
+        grant = _snooze(context, found, now=now)
     except Refusal as refusal:
         return page(refusal.status, refusal.title, refusal.text)
     except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
@@ -124,7 +118,10 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
     """The claim, the workload read fresh and its rule, when the link still answers the
     workload's current warning; else a Refusal, and nothing has been written."""
     claim = _claim(context, token)
-    workload = context.cluster.get_workload(claim.workload)
+    try:
+        workload = context.cluster.get_workload(claim.workload)
+    except ClusterError as exc:
+        raise _unavailable(context, exc) from None
     if workload is None or workload.uid != claim.uid:
         raise Refusal(404, "Workload gone", f"{claim.workload} no longer exists as warned.")
     try:
@@ -135,6 +132,33 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
     if notice.warned_at is None or not _same_second(notice.warned_at, claim.warned_at):
         raise Refusal(409, "Already used or no stop planned", USED)
     return Redeemable(claim=claim, workload=workload, rule=rule, stop_at=notice.stop_at)
+
+
+def _snooze(context: ApiContext, found: Redeemable, *, now: datetime) -> SnoozeGrant:
+    try:
+        return keep(
+            context,
+            found.workload,
+            until=now + found.claim.snooze,
+            by=f"link:{found.claim.recipient}",
+            reason=LINK_REASON,
+            rule=found.rule,
+            now=now,
+        )
+    except ClusterError as exc:
+        raise _unavailable(context, exc) from None
+
+
+def _unavailable(context: ApiContext, exc: ClusterError) -> Refusal:
+    """The Kubernetes API failing, as a page: the API's JSON problem means nothing to a
+    person in a browser. The link may be tried again: a snooze whose answer was lost but
+    which applied has consumed the warning, and the retry says so."""
+    if isinstance(exc, Conflict):  # the Workload changed since it was read: another click won
+        return Refusal(409, "Already used or no stop planned", USED)
+    context.logger.warning("keep-it link not served: the Kubernetes API failed: %s", exc)
+    return Refusal(
+        503, "Not available now", "The cluster cannot be reached just now; try again shortly."
+    )
 
 
 def _claim(context: ApiContext, token: str) -> SnoozeClaim:
