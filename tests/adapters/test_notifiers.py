@@ -3,6 +3,8 @@ send, how the receiver checks it came from us, and how each failure is classed f
 
 from __future__ import annotations
 
+import argparse
+import shlex
 import socket
 from datetime import timedelta
 
@@ -12,6 +14,8 @@ from autoscaler.adapters.notify.http import post
 from autoscaler.adapters.notify.slack import SlackNotifier
 from autoscaler.adapters.notify.webhook import SIGNATURE_HEADER, WebhookNotifier
 from autoscaler.adapters.notify.wording import word
+from autoscaler.client.actions import plan
+from autoscaler.client.commands import add_commands
 from autoscaler.core.errors import NotifyError
 from autoscaler.domain.notifications import Link, NoticeKind
 from tests.support.domain_builders import NOW
@@ -177,3 +181,25 @@ def test_a_url_that_is_not_http_is_not_retried() -> None:
     with pytest.raises(NotifyError) as failed:
         a_webhook("file:///etc/passwd").send(a_notification(), links=())
     assert failed.value.retry is False
+
+
+HINTED = {
+    NoticeKind.WARNING: "snooze",
+    NoticeKind.SNOOZED: "snooze",
+    NoticeKind.DEACTIVATED: "reactivate",
+    NoticeKind.DELETE_WARNING: "reactivate",
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "command"), [pytest.param(k, c, id=k.value) for k, c in HINTED.items()]
+)
+def test_a_hint_is_a_command_the_cli_accepts_as_written(kind: NoticeKind, command: str) -> None:
+    hint = word(a_notification(kind)).hint
+    assert hint is not None
+    program, *argv = shlex.split(hint)
+    parser = argparse.ArgumentParser(prog=program, exit_on_error=False)
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)  # a missing or unknown argument raises
+    plan(args)  # the client's own checks: namespace and name known, the duration valid
+    assert (program, args.command) == ("idle-gpu-autoscaler", command)

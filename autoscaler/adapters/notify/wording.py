@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from autoscaler.domain.notifications import NoticeKind, Notification
 from autoscaler.domain.text import escape
 
+# Commands as the CLI parses them (tests/adapters/test_notifiers.py runs each through it).
 SNOOZE_HINT = "idle-gpu-autoscaler snooze {ref} 4h"
-REACTIVATE_HINT = "idle-gpu-autoscaler reactivate {ref}"
+REACTIVATE_HINT = 'idle-gpu-autoscaler reactivate {name} -n {namespace} --reason "needed again"'
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def _deactivated(n: Notification) -> Wording:
         title=f"{_ref(n)} was stopped: its {_gpus(n.gpus)} are free for others",
         text=f"{escape(n.reason)} (rule {escape(n.rule)}). Kueue keeps the workload; bring it "
         "back when you need it.",
-        hint=REACTIVATE_HINT.format(ref=_ref(n)),
+        hint=_reactivate_hint(n),
     )
 
 
@@ -90,7 +91,7 @@ def _delete_warning(n: Notification) -> Wording:
         title=f"{_owner(n)} of {_ref(n)} will be deleted at {when(n.stop_at)}",
         text=f"It has been inactive since the service stopped it (rule {escape(n.rule)}). "
         "Reactivate it before then to keep it.",
-        hint=REACTIVATE_HINT.format(ref=_ref(n)),
+        hint=_reactivate_hint(n),
     )
 
 
@@ -99,6 +100,11 @@ def _deleted(n: Notification) -> Wording:
         title=f"{_owner(n)} of {_ref(n)} was deleted",
         text=f"It stayed inactive after the service stopped it (rule {escape(n.rule)}).",
     )
+
+
+def _reactivate_hint(n: Notification) -> str:
+    name, namespace = escape(n.workload.name), escape(n.workload.namespace)
+    return REACTIVATE_HINT.format(name=name, namespace=namespace)
 
 
 def _owner(n: Notification) -> str:
