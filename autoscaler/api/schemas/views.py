@@ -51,7 +51,11 @@ class NoticeView(_View):
         description="The planned stop's earliest time; a snooze pushes it back."
     )
     snoozed_until: datetime | None = _omitted(description="Kept (not stopped) until then.")
-    snoozed_by: str | None = _omitted(examples=["alice", "link:alice@example.com"])
+    snoozed_by: str | None = _omitted(
+        description="Who snoozed it: a user, or `link:` and the notification target whose "
+        "Keep link was followed.",
+        examples=["alice", "link:ml-slack"],
+    )
     delete_at: datetime | None = _omitted(
         description="Rule action `delete`: the deletion's earliest time."
     )
