@@ -112,8 +112,14 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def _snooze(args: argparse.Namespace) -> Call:
-    (namespace, name), span = _target(args), _duration(args.duration, option="DURATION")
-    assert span is not None  # a positional argument is always given
+    namespace, name = _target(args)
+    if (args.duration is None) == (args.for_duration is None):
+        raise UsageError("snooze needs its length once: DURATION or --for DURATION")
+    if args.for_duration is not None:
+        span = _duration(args.for_duration)
+    else:
+        span = _duration(args.duration, option="DURATION")
+    assert span is not None  # one of the two is given
     return lambda client: (
         client.snooze(namespace, name, duration=span, reason=args.reason),
         render.snooze,

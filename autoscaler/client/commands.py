@@ -223,12 +223,18 @@ def _add_snoozes(commands: Any) -> None:
         command.add_argument("target", metavar="NAMESPACE/NAME", help=TARGET)
         _namespace_option(command, "the workload's namespace, when NAME alone is given")
         if verb == "snooze":
-            command.add_argument(
-                "duration",
-                metavar="DURATION",
-                help="how long: 4h, 90m, 1h30m (clipped to the rule's longest snooze)",
-            )
+            _snooze_length(command)
             command.add_argument("--reason", default="snoozed with the CLI", help=REASON)
+
+
+def _snooze_length(command: argparse.ArgumentParser) -> None:
+    """`snooze NS/NAME 4h`, or `--for 4h` as `exempt` takes it: one of the two (checked
+    in `actions`). Not a `nargs="?"` positional: argparse (before 3.12) gives that one an
+    empty value at once, so `snooze NAME -n NS 4h` would leave 4h unparsed."""
+    how_long = "how long: 4h, 90m, 1h30m (clipped to the rule's longest snooze)"
+    length = command.add_argument("duration", metavar="[DURATION]", help=f"{how_long}; or --for")
+    length.required = False
+    command.add_argument("--for", dest="for_duration", metavar="DURATION", help=how_long)
 
 
 def _add_pauses(commands: Any) -> None:

@@ -1,5 +1,6 @@
-"""`snooze NAMESPACE/NAME 4h` and `unsnooze` from the command line, end to end against a
-running service, and how status and explain show a workload's planned stop and snooze."""
+"""`snooze NAMESPACE/NAME 4h` (or `NAME -n NAMESPACE --for 4h`) and `unsnooze` from the
+command line, end to end against a running service, and how status and explain show a
+workload's planned stop and snooze."""
 
 from __future__ import annotations
 
@@ -33,6 +34,25 @@ def test_snooze_and_unsnooze_from_the_command_line(rig: ApiRig, tmp_path: Path) 
     assert out.startswith(f"snooze of team-a/{name} removed")
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(("alice-rc", "-n", "team-a", "--for", "90m"), id="name-n-namespace-for"),
+        pytest.param(("team-a/alice-rc", "--for", "90m"), id="namespace-slash-name-for"),
+        pytest.param(("team-a/alice-rc", "90m"), id="namespace-slash-name-duration"),
+        pytest.param(("alice-rc", "-n", "team-a", "90m"), id="name-n-namespace-duration"),
+    ],
+)
+def test_snooze_takes_its_length_as_for_like_exempt_or_after_the_name(
+    rig: ApiRig, tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    name = rig.add_raycluster("team-a", "alice-rc")
+    rig.cycle()
+    code, out, err = cli(rig, "snooze", *argv, tmp_path=tmp_path)
+    assert (code, err) == (0, "")
+    assert out.strip() == f"team-a/{name} kept until {time_text(rig.now + timedelta(minutes=90))}"
+
+
 def test_a_clipped_snooze_says_what_was_asked_and_json_carries_the_answer(
     rig: ApiRig, tmp_path: Path
 ) -> None:
@@ -56,6 +76,11 @@ def test_a_clipped_snooze_says_what_was_asked_and_json_carries_the_answer(
         ),
         pytest.param(("snooze", "team-a/alice-rc", "soon"), "DURATION:", id="bad-duration"),
         pytest.param(("snooze", "team-a/alice-rc", "0s"), "longer than zero", id="zero"),
+        pytest.param(
+            ("snooze", "team-a/alice-rc", "--for", "-1h"), "--for: '-1h' is negative", id="for-neg"
+        ),
+        pytest.param(("snooze", "team-a/alice-rc", "4h", "--for", "2h"), "once", id="both"),
+        pytest.param(("snooze", "team-a/alice-rc"), "DURATION or --for", id="no-length"),
     ],
 )
 def test_a_snooze_the_cli_cannot_send_is_a_usage_error(
