@@ -3,9 +3,11 @@
 Granting is the domain's (`domain/snoozes.py`: clipped to the rule's longest snooze, refused
 past its count per day). The grant's patch goes on the Workload in ONE request: the
 annotations there are the truth the warning stage reads back, and the same patch removes the
-warning the snooze answers, so a link naming that warning does nothing a second time. The
-owner gets SNOOZED_UNTIL only to show (`kubectl get raycluster -o yaml`); then the Event.
-Only the Workload's patch can fail the sequence. The caller audits and notifies.
+warning the snooze answers, so a link naming that warning does nothing a second time; the
+patch carries the resourceVersion read, so two requests racing on the same read cannot both
+apply (the second is a Conflict) nor lose a grant from the day's count. The owner gets
+SNOOZED_UNTIL only to show (`kubectl get raycluster -o yaml`); then the Event. Only the
+Workload's patch can fail the sequence. The caller audits and notifies.
 """
 
 from __future__ import annotations
@@ -36,14 +38,17 @@ def snooze(
     now: datetime,
     logger: logging.Logger,
 ) -> SnoozeGrant:
-    """A refused grant writes nothing. Raises what the Workload's patch raised."""
+    """A refused grant writes nothing. Raises what the Workload's patch raised: Conflict
+    when the Workload changed since `workload` was read (another snooze came first)."""
     grant = grant_snooze(
         workload, until=until, by=by, reason=reason, bounds=rule.notice.snooze, now=now
     )
     if grant.refused is not None or grant.until is None:
         logger.info("not snoozing %s for %s: %s", workload.ref, by, grant.refused)
         return grant
-    actuator.annotate_workload(workload, grant.patch)
+    # Granted from what was read (the warning it answers, the day's count): written only if
+    # the Workload is unchanged since, so of two clicks at once the second is a Conflict.
+    actuator.annotate_workload(workload, grant.patch, resource_version=workload.resource_version)
     _show_on_owner(actuator, workload, {SNOOZED_UNTIL: time_text(grant.until)}, logger=logger)
     clipped = (
         f" (asked until {time_text(grant.clipped_from)}, rule {rule.name}'s longest snooze)"

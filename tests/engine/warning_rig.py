@@ -110,11 +110,15 @@ class FlakyActuator(SimulatedActuator):
     failing = False
 
     def annotate_workload(
-        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
+        self,
+        workload: WorkloadInfo,
+        annotations: Mapping[str, str | None],
+        *,
+        resource_version: str | None = None,
     ) -> Annotated:
         if self.failing:
             raise ClusterUnavailable("patch workload: 503 from the API server")
-        return super().annotate_workload(workload, annotations)
+        return super().annotate_workload(workload, annotations, resource_version=resource_version)
 
 
 def targets_from_namespace(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:

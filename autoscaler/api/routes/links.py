@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse
 from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.pages import page
 from autoscaler.api.problems import ApiProblem
-from autoscaler.api.snoozes import keep, rule_of
+from autoscaler.api.snoozes import SnoozeRaced, keep, rule_of
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.rules import Rule
@@ -107,6 +107,8 @@ def redeem(context: Context, token: str) -> HTMLResponse:
         )
     except Refusal as refusal:
         return page(refusal.status, refusal.title, refusal.text)
+    except SnoozeRaced:  # another click on this link (or another snooze) came first
+        return page(409, "Already used or no stop planned", USED)
     except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
         return page(problem.status, "Not kept", problem.detail)
     assert grant.until is not None
