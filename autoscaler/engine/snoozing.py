@@ -17,7 +17,7 @@ from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import WorkloadActuator
-from autoscaler.domain.annotations import SNOOZED_UNTIL, time_text
+from autoscaler.domain.annotations import SNOOZED_UNTIL, STOP_PLANNED_AT, time_text
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.rules import Rule
 from autoscaler.domain.snoozes import SnoozeGrant, grant_snooze, unsnoozing
@@ -49,7 +49,9 @@ def snooze(
     # Granted from what was read (the warning it answers, the day's count): written only if
     # the Workload is unchanged since, so of two clicks at once the second is a Conflict.
     actuator.annotate_workload(workload, grant.patch, resource_version=workload.resource_version)
-    _show_on_owner(actuator, workload, {SNOOZED_UNTIL: time_text(grant.until)}, logger=logger)
+    # The answered warning's planned stop goes from the owner too, or it shows a stale one.
+    shown = {SNOOZED_UNTIL: time_text(grant.until), STOP_PLANNED_AT: None}
+    _show_on_owner(actuator, workload, shown, logger=logger)
     clipped = (
         f" (asked until {time_text(grant.clipped_from)}, rule {rule.name}'s longest snooze)"
         if grant.clipped_from is not None

@@ -159,6 +159,7 @@ class FakeCluster:
     namespaces: frozenset[str] | None = None  # None: every namespace exists
     calls: list[tuple[str, WorkloadRef | None]] = field(default_factory=list)
     audits: list[tuple[WorkloadRef, DeactivationAudit]] = field(default_factory=list)
+    owner_patches: list[tuple[WorkloadRef, dict[str, str | None]]] = field(default_factory=list)
 
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         self._called("list_workloads", None)
@@ -210,6 +211,7 @@ class FakeCluster:
         owner = workload.owner
         if owner is None:
             return self.annotate_workload(workload, annotations)
+        self.owner_patches.append((workload.ref, dict(annotations)))
         return Annotated(owner.kind, workload.ref.namespace, owner.name)
 
     def annotate_workload(
