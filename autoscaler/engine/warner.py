@@ -6,7 +6,8 @@ mid-cycle wins), ONE annotation write on the Workload (the record every later cy
 the notice back from, after a restart too), the planned time shown on the owner, the Event,
 then the notification. A notification goes only after its annotation write succeeded: a
 warning nobody recorded must not be announced. A failed write is a failed action, retried
-next cycle, and nobody is told.
+next cycle, and nobody is told. A write whose answer was lost is read back: applied, it is
+announced and told like any other (its stop will come); else it is settled next cycle.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from autoscaler.core.errors import ClusterError
+from autoscaler.core.errors import AnswerLost, ClusterError
 from autoscaler.core.ports import ClusterReader, WorkloadActuator
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
@@ -64,10 +65,12 @@ class Warner:
         fresh, again = checked
         if not self._may_act():
             return action_record(self._log, again, now=now, outcome=_NOT_LEADING)
+        patch = workload_patch(fresh, again, now=now)
         try:
-            self._actuator.annotate_workload(fresh, workload_patch(fresh, again, now=now))
+            self._actuator.annotate_workload(fresh, patch)
         except ClusterError as exc:  # nothing recorded: nobody is told, retried next cycle
-            return action_record(self._log, again, now=now, outcome=outcome_of(exc))
+            if not self._applied(fresh, patch, exc):
+                return action_record(self._log, again, now=now, outcome=outcome_of(exc))
         self._show_on_owner(fresh, again)
         message = event_message(again)
         reason = EVENT_OF[again.action]
@@ -75,6 +78,20 @@ class Warner:
         rule = self._policy.rule_for(again.rule)
         self._notices.tell(fresh, again, rule=rule, now=now)
         return action_record(self._log, again, now=now, outcome=Outcome.done())
+
+    def _applied(self, workload: WorkloadInfo, patch: Patch, exc: ClusterError) -> bool:
+        """Whether a write whose answer was lost applied after all, read back: if it did, the
+        notice is recorded and the stop will come, so it must still be announced and told."""
+        if not isinstance(exc, AnswerLost):
+            return False
+        try:
+            found = self._cluster.get_workload(workload.ref)
+        except ClusterError as again:
+            self._log.warning("lost write on %s not read back: %s", workload.ref, again)
+            return False
+        if found is None or found.uid != workload.uid:
+            return False
+        return all(found.annotations.get(key) == value for key, value in patch.items())
 
     def _show_on_owner(self, workload: WorkloadInfo, decision: Decision) -> None:
         patch = owner_patch(decision)

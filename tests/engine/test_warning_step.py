@@ -152,6 +152,20 @@ def test_a_warning_whose_annotation_write_failed_is_not_announced_and_is_retried
     assert rig.workload().annotations[keys.STOP_PLANNED_AT] == time_text(T0 + due() + minutes(16))
 
 
+def test_a_warning_that_applied_but_lost_its_answer_is_still_announced_and_told() -> None:
+    rig = Rig()
+    rig.actuator.losing_answers = True
+
+    snapshot = rig.cycle_at(due())
+
+    (action,) = snapshot.actions
+    assert (action.action, action.outcome.kind) == (Action.WARN, OutcomeKind.DONE)
+    stop_at = time_text(T0 + due() + minutes(15))
+    assert rig.workload().owner_annotations[keys.STOP_PLANNED_AT] == stop_at
+    assert rig.events() == ["IdleGPUStopPlanned"]
+    assert rig.sink.kinds() == [NoticeKind.WARNING], "the stop it plans is not a surprise"
+
+
 def test_the_delete_rung_warns_then_deletes_the_raycluster_it_deactivated() -> None:
     rig = Rig(policy=a_policy(action=RuleAction.DELETE, delete_after=timedelta(hours=2)))
     warned(rig)

@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from autoscaler.core.errors import ClusterUnavailable
+from autoscaler.core.errors import AnswerLost, ClusterUnavailable
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.gpus import GpuKey
@@ -105,9 +105,11 @@ class RecordingSink:
 
 
 class FlakyActuator(SimulatedActuator):
-    """The simulated actuator, whose Workload annotation writes fail while `failing`."""
+    """The simulated actuator, whose Workload annotation writes fail while `failing`, or
+    apply and then lose their answer while `losing_answers`."""
 
     failing = False
+    losing_answers = False
 
     def annotate_workload(
         self,
@@ -118,7 +120,12 @@ class FlakyActuator(SimulatedActuator):
     ) -> Annotated:
         if self.failing:
             raise ClusterUnavailable("patch workload: 503 from the API server")
-        return super().annotate_workload(workload, annotations, resource_version=resource_version)
+        written = super().annotate_workload(
+            workload, annotations, resource_version=resource_version
+        )
+        if self.losing_answers:
+            raise AnswerLost("patch workload: sent, but the answer was lost")
+        return written
 
 
 def targets_from_namespace(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
