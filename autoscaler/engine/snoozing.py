@@ -15,13 +15,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import WorkloadActuator
 from autoscaler.domain.annotations import SNOOZED_UNTIL, STOP_PLANNED_AT, time_text
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.rules import Rule
 from autoscaler.domain.snoozes import SnoozeGrant, grant_snooze, unsnoozing
-from autoscaler.engine.actuation import announce
+from autoscaler.engine.actuation import announce, show_on_owner
 
 SNOOZED_EVENT = "IdleGPUSnoozed"
 UNSNOOZED_EVENT = "IdleGPUUnsnoozed"
@@ -51,7 +50,7 @@ def snooze(
     actuator.annotate_workload(workload, grant.patch, resource_version=workload.resource_version)
     # The answered warning's planned stop goes from the owner too, or it shows a stale one.
     shown = {SNOOZED_UNTIL: time_text(grant.until), STOP_PLANNED_AT: None}
-    _show_on_owner(actuator, workload, shown, logger=logger)
+    show_on_owner(actuator, workload, shown, what="snooze", logger=logger)
     clipped = (
         f" (asked until {time_text(grant.clipped_from)}, rule {rule.name}'s longest snooze)"
         if grant.clipped_from is not None
@@ -68,22 +67,7 @@ def unsnooze(
 ) -> None:
     """Removes the snooze from the Workload (its day's count stays) and the owner's copy."""
     actuator.annotate_workload(workload, unsnoozing())
-    _show_on_owner(actuator, workload, {SNOOZED_UNTIL: None}, logger=logger)
+    show_on_owner(actuator, workload, {SNOOZED_UNTIL: None}, what="snooze", logger=logger)
     message = f"Snooze removed by {by}: a stop needs a fresh warning"
     announce(actuator, workload, reason=UNSNOOZED_EVENT, message=message, logger=logger)
     logger.warning("unsnoozed %s by %s", workload.ref, by)
-
-
-def _show_on_owner(
-    actuator: WorkloadActuator,
-    workload: WorkloadInfo,
-    annotations: dict[str, str | None],
-    *,
-    logger: logging.Logger,
-) -> None:
-    if not actuator.writes_owner(workload):  # the Workload's own patch already shows it
-        return
-    try:
-        actuator.annotate_owner(workload, annotations)
-    except ClusterError as exc:  # shown only: the Workload's annotations are the truth
-        logger.warning("snooze not shown on the owner of %s: %s", workload.ref, exc)

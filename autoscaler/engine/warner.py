@@ -71,7 +71,9 @@ class Warner:
         except ClusterError as exc:  # nothing recorded: nobody is told, retried next cycle
             if not self._applied(fresh, patch, exc):
                 return action_record(self._log, again, now=now, outcome=outcome_of(exc))
-        self._show_on_owner(fresh, again)
+        actuation.show_on_owner(
+            self._actuator, fresh, owner_patch(again), what="planned time", logger=self._log
+        )
         message = event_message(again)
         reason = EVENT_OF[again.action]
         actuation.announce(self._actuator, fresh, reason=reason, message=message, logger=self._log)
@@ -92,15 +94,6 @@ class Warner:
         if found is None or found.uid != workload.uid:
             return False
         return all(found.annotations.get(key) == value for key, value in patch.items())
-
-    def _show_on_owner(self, workload: WorkloadInfo, decision: Decision) -> None:
-        patch = owner_patch(decision)
-        if not patch or not self._actuator.writes_owner(workload):
-            return
-        try:
-            self._actuator.annotate_owner(workload, patch)
-        except ClusterError as exc:  # the Workload's annotations are the record
-            self._log.warning("planned time not shown on the owner of %s: %s", workload.ref, exc)
 
 
 _NOT_LEADING = Outcome.skipped("no longer the leader")
