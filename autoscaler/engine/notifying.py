@@ -27,6 +27,9 @@ IDLE_HELD_EVENT = "IdleGPUIdleHeld"
 DELETE_PLANNED_EVENT = "IdleGPUDeletePlanned"
 DELETED_EVENT = "IdleGPUDeleted"
 
+# What the warning stage asks of the notice act step (`engine.warner`), each told; they recur
+# within one idle episode (a warning again after a snooze), so the loop audit tells them apart.
+NOTICE_ACTIONS = (Action.WARN, Action.ALL_CLEAR, Action.NOTIFY_IDLE_HELD, Action.WARN_DELETE)
 KIND_OF = {
     Action.WARN: NoticeKind.WARNING,
     Action.ALL_CLEAR: NoticeKind.ALL_CLEAR,

@@ -19,17 +19,22 @@ from datetime import datetime
 from autoscaler.core.errors import AnswerLost, ClusterError
 from autoscaler.core.ports import ClusterReader, WorkloadActuator
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.annotations import time_text
+from autoscaler.domain.annotations import optional_time_text, time_text
 from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy import Policy
 from autoscaler.engine import actuation
 from autoscaler.engine.acting import outcome_of
 from autoscaler.engine.leadership import IsLeader, always_leading
-from autoscaler.engine.notifying import EVENT_OF, EVENTS_ONLY, Notices, event_message
+from autoscaler.engine.notifying import (
+    EVENT_OF,
+    EVENTS_ONLY,
+    NOTICE_ACTIONS,
+    Notices,
+    event_message,
+)
 from autoscaler.engine.staging_step import CycleInputs, action_record, recheck
 
-NOTICE_ACTIONS = (Action.WARN, Action.ALL_CLEAR, Action.NOTIFY_IDLE_HELD, Action.WARN_DELETE)
 Patch = Mapping[str, str | None]
 
 
@@ -106,25 +111,24 @@ def workload_patch(workload: WorkloadInfo, decision: Decision, *, now: datetime)
         return {
             keys.WARNED_AT: time_text(notice.warned_at or now),
             keys.WARNED_UID: workload.uid,
-            keys.STOP_PLANNED_AT: _text(notice.stop_at),  # a warn rule plans no stop
+            keys.STOP_PLANNED_AT: optional_time_text(notice.stop_at),  # a warn rule plans no stop
         }
     if decision.action is Action.ALL_CLEAR:
         return dict.fromkeys((keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT))
     if decision.action is Action.NOTIFY_IDLE_HELD:
         return {keys.IDLE_HELD_NOTIFIED_AT: time_text(now)}
-    return {keys.DELETE_WARNED_AT: time_text(now), keys.DELETE_PLANNED_AT: _text(notice.delete_at)}
+    return {
+        keys.DELETE_WARNED_AT: time_text(now),
+        keys.DELETE_PLANNED_AT: optional_time_text(notice.delete_at),
+    }
 
 
 def owner_patch(decision: Decision) -> Patch:
     """The planned time shown on the owner, where people look (`kubectl get raycluster`)."""
     if decision.action is Action.WARN:
-        return {keys.STOP_PLANNED_AT: _text(decision.notice.stop_at)}
+        return {keys.STOP_PLANNED_AT: optional_time_text(decision.notice.stop_at)}
     if decision.action is Action.ALL_CLEAR:
         return {keys.STOP_PLANNED_AT: None}
     if decision.action is Action.WARN_DELETE:
-        return {keys.DELETE_PLANNED_AT: _text(decision.notice.delete_at)}
+        return {keys.DELETE_PLANNED_AT: optional_time_text(decision.notice.delete_at)}
     return {}
-
-
-def _text(moment: datetime | None) -> str | None:
-    return time_text(moment) if moment is not None else None
