@@ -136,7 +136,7 @@ class Deactivator:
             guards.ended(decision, now=now, outcome=outcome)
         if outcome.kind is OutcomeKind.DONE:
             rule = self._policy.rule_for(decision.rule)
-            self._notices.tell(workload, decision, rule=rule, now=now)
+            self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
         return self._record(decision, now, outcome, audited=guards is not None)
 
     def _write(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:

@@ -9,6 +9,7 @@ sink is `NO_NOTIFICATIONS` and only the Events tell.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -69,14 +70,24 @@ class Notices:
     route: Route = field(default=_nobody)
 
     def tell(
-        self, workload: WorkloadInfo, decision: Decision, *, rule: Rule, now: datetime
+        self,
+        workload: WorkloadInfo,
+        decision: Decision,
+        *,
+        rule: Rule,
+        now: datetime,
+        logger: logging.Logger,
     ) -> None:
-        """Never raises: the sink only queues, and a failing route must not stop the loop."""
+        """Never raises: the sink only queues (and never raises), and a failing route must
+        not stop the loop: the act is done and its Event written, so it is logged and the
+        notification dropped."""
+        try:
+            targets = tuple(self.route(workload, rule))
+        except Exception:  # a bug in the route; the caller's act already happened
+            logger.exception("notification of %s not sent: its targets failed", workload.ref)
+            return
         kind = KIND_OF[decision.action]
-        self.sink.submit(
-            notification_of(kind, workload, decision, now=now),
-            targets=tuple(self.route(workload, rule)),
-        )
+        self.sink.submit(notification_of(kind, workload, decision, now=now), targets=targets)
 
 
 EVENTS_ONLY = Notices()  # no sink, no route: the Events alone tell

@@ -83,7 +83,7 @@ class Warner:
         reason = EVENT_OF[again.action]
         actuation.announce(self._actuator, fresh, reason=reason, message=message, logger=self._log)
         rule = self._policy.rule_for(again.rule)
-        self._notices.tell(fresh, again, rule=rule, now=now)
+        self._notices.tell(fresh, again, rule=rule, now=now, logger=self._log)
         return action_record(self._log, again, now=now, outcome=Outcome.done())
 
     def _applied(self, workload: WorkloadInfo, patch: Patch, exc: ClusterError) -> bool:

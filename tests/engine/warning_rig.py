@@ -32,7 +32,7 @@ from autoscaler.domain.notifications import NoticeKind, Notification
 from autoscaler.domain.policy import Policy
 from autoscaler.domain.records import Annotated
 from autoscaler.domain.rules import Rule, RuleAction
-from autoscaler.engine.notifying import Notices
+from autoscaler.engine.notifying import Notices, Route
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
@@ -160,6 +160,7 @@ class Rig:
     clock: SimulatedClock = field(default_factory=lambda: SimulatedClock(start=T0, speed=None))
     sink: RecordingSink = field(default_factory=RecordingSink)
     leading: bool = True
+    route: Route = targets_from_namespace
 
     def __post_init__(self) -> None:
         queue = ClusterQueue.from_nominal("cq", {"cpu": 9000, "memory": 36 * 2**30, GPU: 4})
@@ -191,7 +192,7 @@ class Rig:
             publish=lambda _snapshot: None,
             logger=logging.getLogger("test.warning"),
             is_leader=lambda: self.leading,
-            notices=Notices(sink=self.sink, route=targets_from_namespace),
+            notices=Notices(sink=self.sink, route=self.route),
         )
 
     def cycle_at(self, offset: timedelta) -> Snapshot:
