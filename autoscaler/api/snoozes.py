@@ -8,6 +8,7 @@ from datetime import datetime
 
 from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
+from autoscaler.core.errors import Conflict
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.notifications import NoticeKind, Notification
@@ -16,6 +17,11 @@ from autoscaler.domain.rules import Rule
 from autoscaler.domain.snoozes import SnoozeGrant
 from autoscaler.engine import snoozing
 from autoscaler.engine.notifying import send
+
+
+class SnoozeRaced(ApiProblem):
+    """The Workload changed between its read and the snooze's patch (another snooze, or the
+    loop, came first): nothing was written. A 409; the link shows "already used"."""
 
 
 def rule_of(context: ApiContext, workload: WorkloadInfo) -> Rule:
@@ -40,16 +46,19 @@ def keep(
 ) -> SnoozeGrant:
     """Snooze under `rule` (`rule_of`, matched once by the caller), audit with `by` as the
     actor, and tell the workload's targets."""
-    grant = snoozing.snooze(
-        context.actuator,
-        workload,
-        until=until,
-        by=by,
-        reason=reason,
-        rule=rule,
-        now=now,
-        logger=context.logger,
-    )
+    try:
+        grant = snoozing.snooze(
+            context.actuator,
+            workload,
+            until=until,
+            by=by,
+            reason=reason,
+            rule=rule,
+            now=now,
+            logger=context.logger,
+        )
+    except Conflict as exc:
+        raise SnoozeRaced(409, f"{workload.ref} changed since it was read: {exc}") from exc
     if grant.refused is not None or grant.until is None:
         raise ApiProblem(409, f"{workload.ref} cannot be snoozed: {grant.refused}")
     context.audit(

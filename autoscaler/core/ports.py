@@ -100,8 +100,16 @@ class WorkloadWrites(Protocol):
         ...
 
     def annotate_workload(
-        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
-    ) -> Annotated: ...
+        self,
+        workload: WorkloadInfo,
+        annotations: Mapping[str, str | None],
+        *,
+        resource_version: str | None = None,
+    ) -> Annotated:
+        """Merge these annotations (None removes) into the Workload. With `resource_version`
+        (not None or empty), only if the Workload is still at that version (else Conflict):
+        a write that rests on what was read (a snooze's single use, its count per day)."""
+        ...
 
 
 class WorkloadActuator(WorkloadWrites, Protocol):

@@ -116,3 +116,8 @@ def promise_time(moment: datetime) -> datetime:
 def ratio_text(value: float | None) -> str:
     """How audit annotations write a utilization ratio: `0.031`, or `unknown`."""
     return "unknown" if value is None else f"{value:.4g}"
+
+
+def optional_time_text(moment: datetime | None) -> str | None:
+    """`time_text`, or None for no time (a value left out, or an annotation removed)."""
+    return None if moment is None else time_text(moment)

@@ -32,7 +32,7 @@ from autoscaler.engine import actuation
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.notifying import EVENTS_ONLY, Notices
-from autoscaler.engine.staging_step import CycleInputs, action_record, decide_again
+from autoscaler.engine.staging_step import CycleInputs, action_record, recheck
 
 
 class Deactivator:
@@ -104,17 +104,17 @@ class Deactivator:
         )
 
     def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
-        try:
-            fresh = self._cluster.get_workload(decision.workload)
-            if fresh is None:
-                return self._record(decision, inputs.now, Outcome.skipped("workload is gone"))
-            again = decide_again(  # the warning stage too: a snooze made mid-cycle wins
-                fresh, inputs.usage, policy=self._policy, pauses=inputs.pauses, now=inputs.now
-            )
-        except ClusterError as exc:
-            return self._record(decision, inputs.now, outcome_of(exc, wrote=False))
-        if again.action is not Action.DEACTIVATE:
-            return self._record(decision, inputs.now, Outcome.skipped(f"now {again.state}"))
+        checked = recheck(
+            self._cluster,
+            inputs,
+            decision,
+            policy=self._policy,
+            unreadable=lambda exc: outcome_of(exc, wrote=False),
+            changed=lambda again: Outcome.skipped(f"now {again.state}"),
+        )
+        if isinstance(checked, Outcome):
+            return self._record(decision, inputs.now, checked)
+        fresh, again = checked
         # The cycle's reclaim plan chose whom this stop serves; deciding again keeps that.
         again = replace(again, beneficiary=decision.beneficiary, reason=decision.reason)
         return self._patch(fresh, again, now=inputs.now)
@@ -136,7 +136,7 @@ class Deactivator:
             guards.ended(decision, now=now, outcome=outcome)
         if outcome.kind is OutcomeKind.DONE:
             rule = self._policy.rule_for(decision.rule)
-            self._notices.tell(workload, decision, rule=rule, now=now)
+            self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
         return self._record(decision, now, outcome, audited=guards is not None)
 
     def _write(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:

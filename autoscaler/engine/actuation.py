@@ -31,13 +31,7 @@ def deactivate(
 ) -> None:
     """Raises what the Workload's patch raised (AnswerLost: it may have applied)."""
     actuator.deactivate(workload, audit)
-    if actuator.writes_owner(workload):  # else the Workload's patch already carried them
-        try:
-            actuator.annotate_owner(workload, audit.annotations())
-        except ClusterError as exc:  # the Workload's own annotations already tell the story
-            logger.warning(
-                "audit annotations not written on the owner of %s: %s", workload.ref, exc
-            )
+    show_on_owner(actuator, workload, audit.annotations(), what="audit annotations", logger=logger)
     announce(actuator, workload, reason=DEACTIVATED_EVENT, message=message, logger=logger)
 
 
@@ -52,6 +46,26 @@ def reactivate(
     """Raises Conflict when the Workload changed since it was read."""
     actuator.reactivate(workload, annotations)
     announce(actuator, workload, reason=REACTIVATED_EVENT, message=message, logger=logger)
+
+
+def show_on_owner(
+    actuator: WorkloadActuator,
+    workload: WorkloadInfo,
+    patch: Mapping[str, str | None],
+    *,
+    what: str,
+    logger: logging.Logger,
+) -> None:
+    """Annotations copied on the owner, where people look (`kubectl get raycluster`), only to
+    show: the Workload's own annotations are the record, so a failure is only reported. Not
+    written when the owner is not ours to write (the Workload's patch already carried them)
+    or there is nothing to show."""
+    if not patch or not actuator.writes_owner(workload):
+        return
+    try:
+        actuator.annotate_owner(workload, patch)
+    except ClusterError as exc:
+        logger.warning("%s not written on the owner of %s: %s", what, workload.ref, exc)
 
 
 def announce(

@@ -88,5 +88,5 @@ class Deleter:
             logger=self._log,
         )
         rule = self._policy.rule_for(decision.rule)
-        self._notices.tell(workload, decision, rule=rule, now=now)
+        self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
         return Outcome.done()

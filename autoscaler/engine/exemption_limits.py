@@ -26,6 +26,7 @@ from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, cut_to_limit
 from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadStatus
 from autoscaler.domain.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
 from autoscaler.engine.leadership import IsLeader, always_leading
+from autoscaler.engine.limiting import limit_rows
 
 
 class ExemptionLimiter:
@@ -51,19 +52,17 @@ class ExemptionLimiter:
         self._leading = leading
 
     def __call__(self, snapshot: Snapshot) -> None:
-        if not snapshot.cluster_ok:
-            return  # the rows are last cycle's: do not write from stale annotations
-        if not self._leading():
-            return
-        now = self._clock.now()
-        records = [record for row in snapshot.workloads for record in self._limit(row, now=now)]
-        if records:
-            try:
-                self._audit.record(*records)
-            except ClusterError as exc:
-                self._log.warning("audit records of cut exemptions not written: %s", exc)
+        limit_rows(
+            snapshot,
+            self._limit,
+            leading=self._leading,
+            clock=self._clock,
+            audit=self._audit,
+            logger=self._log,
+            what="cut exemptions",
+        )
 
-    def _limit(self, row: WorkloadStatus, *, now: datetime) -> list[AuditRecord]:
+    def _limit(self, row: WorkloadStatus, now: datetime) -> list[AuditRecord]:
         workload, maximum = row.info, self._maximum(row.decision.rule)
         done = []
         sources = ((False, workload.annotations), (True, workload.owner_annotations))

@@ -33,13 +33,11 @@ from autoscaler.domain.models import (
 from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.subjects import subject_of
 from autoscaler.engine.leadership import IsLeader, always_leading
+from autoscaler.engine.notifying import NOTICE_ACTIONS
 from autoscaler.engine.telemetry import ServiceMetrics
 
 DRY_RUN_OUTCOME = "dry-run: not patched"
 DRY_RUN_ACTIONS = (Action.WOULD_DEACTIVATE, Action.WOULD_DELETE)
-# Notices recur within one idle episode (a warning again after a snooze, a second all-clear):
-# each is told apart by the time its notice names.
-NOTICES = (Action.WARN, Action.ALL_CLEAR, Action.NOTIFY_IDLE_HELD, Action.WARN_DELETE)
 
 
 class LoopAuditor:
@@ -85,17 +83,17 @@ class LoopAuditor:
         for action in snapshot.actions:
             if action.audited:
                 continue  # the loop wrote its durable record before the patch
-            outcome = str(action.outcome)
+            outcome, row = str(action.outcome), snapshot.find(action.workload)
             records.append(
                 _record(
-                    snapshot.find(action.workload),
+                    row,
                     action.workload,
                     action=action.action.value,
                     reason=action.reason,
                     outcome=outcome,
                     threshold=threshold,
                     at=action.at,
-                    detail=_detail(action, snapshot.find(action.workload), outcome),
+                    detail=_detail(action, row, outcome),
                 )
             )
         return records
@@ -121,8 +119,10 @@ class LoopAuditor:
 
 def _detail(action: ActionRecord, row: WorkloadStatus | None, outcome: str) -> str:
     """A new outcome in the same episode is news; so is another notice."""
-    if action.action not in NOTICES or row is None:
+    if action.action not in NOTICE_ACTIONS or row is None:
         return outcome
+    # Notices recur within one idle episode (a warning again after a snooze, a second
+    # all-clear): each is told apart by the time its notice names.
     notice = row.decision.notice
     named = notice.warned_at if action.action is not Action.WARN_DELETE else notice.delete_at
     return f"{outcome} {time_text(named or action.at)}"

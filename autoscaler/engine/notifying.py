@@ -9,6 +9,7 @@ sink is `NO_NOTIFICATIONS` and only the Events tell.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,6 +28,9 @@ IDLE_HELD_EVENT = "IdleGPUIdleHeld"
 DELETE_PLANNED_EVENT = "IdleGPUDeletePlanned"
 DELETED_EVENT = "IdleGPUDeleted"
 
+# What the warning stage asks of the notice act step (`engine.warner`), each told; they recur
+# within one idle episode (a warning again after a snooze), so the loop audit tells them apart.
+NOTICE_ACTIONS = (Action.WARN, Action.ALL_CLEAR, Action.NOTIFY_IDLE_HELD, Action.WARN_DELETE)
 KIND_OF = {
     Action.WARN: NoticeKind.WARNING,
     Action.ALL_CLEAR: NoticeKind.ALL_CLEAR,
@@ -66,14 +70,24 @@ class Notices:
     route: Route = field(default=_nobody)
 
     def tell(
-        self, workload: WorkloadInfo, decision: Decision, *, rule: Rule, now: datetime
+        self,
+        workload: WorkloadInfo,
+        decision: Decision,
+        *,
+        rule: Rule,
+        now: datetime,
+        logger: logging.Logger,
     ) -> None:
-        """Never raises: the sink only queues, and a failing route must not stop the loop."""
+        """Never raises: the sink only queues (and never raises), and a failing route must
+        not stop the loop: the act is done and its Event written, so it is logged and the
+        notification dropped."""
+        try:
+            targets = tuple(self.route(workload, rule))
+        except Exception:  # a bug in the route; the caller's act already happened
+            logger.exception("notification of %s not sent: its targets failed", workload.ref)
+            return
         kind = KIND_OF[decision.action]
-        self.sink.submit(
-            notification_of(kind, workload, decision, now=now),
-            targets=tuple(self.route(workload, rule)),
-        )
+        self.sink.submit(notification_of(kind, workload, decision, now=now), targets=targets)
 
 
 EVENTS_ONLY = Notices()  # no sink, no route: the Events alone tell

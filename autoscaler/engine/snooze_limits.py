@@ -28,6 +28,7 @@ from autoscaler.domain.policy import Policy
 from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.snoozes import HAND_SET_BY, SnoozeGrant, hand_set_snooze
 from autoscaler.engine.leadership import IsLeader, always_leading
+from autoscaler.engine.limiting import limit_rows
 
 
 class SnoozeLimiter:
@@ -49,32 +50,32 @@ class SnoozeLimiter:
         self._leading = leading
 
     def __call__(self, snapshot: Snapshot) -> None:
-        if not snapshot.cluster_ok or not self._leading():
-            return  # stale rows, or another replica writes
-        now = self._clock.now()
-        records = [r for row in snapshot.workloads if (r := self._bound(row, now=now))]
-        if records:
-            try:
-                self._audit.record(*records)
-            except ClusterError as exc:
-                self._log.warning("audit records of hand-set snoozes not written: %s", exc)
+        limit_rows(
+            snapshot,
+            self._bound,
+            leading=self._leading,
+            clock=self._clock,
+            audit=self._audit,
+            logger=self._log,
+            what="hand-set snoozes",
+        )
 
-    def _bound(self, row: WorkloadStatus, *, now: datetime) -> AuditRecord | None:
+    def _bound(self, row: WorkloadStatus, now: datetime) -> tuple[AuditRecord, ...]:
         workload = row.info
         rule = self._policy.rule_for(row.decision.rule)
         grant = hand_set_snooze(workload, bounds=rule.notice.snooze, now=now)
         if grant is None:
-            return None
+            return ()
         try:
             self._writer.annotate_workload(workload, grant.patch)
         except ClusterError as exc:  # bounded again next cycle; the stage bounds it meanwhile
             self._log.warning("cannot bound the hand-set snooze of %s: %s", workload.ref, exc)
-            return None
+            return ()
         asked = workload.annotations.get(keys.SNOOZED_UNTIL, "")
         record = _record(row, grant, asked=asked, now=now)
         log = self._log.info if record.action == "snooze" else self._log.warning
         log("%s %s: %s", record.action, workload.ref, record.reason)
-        return record
+        return (record,)
 
 
 def _record(row: WorkloadStatus, grant: SnoozeGrant, *, asked: str, now: datetime) -> AuditRecord:

@@ -10,7 +10,7 @@ made mid-cycle wins. Both read every time back from the Workload's annotations.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -74,22 +74,37 @@ def decide_again(
     return staged(fresh, decision, policy=policy, now=now)
 
 
+def _not_read_again(exc: ClusterError) -> Outcome:
+    return Outcome.failed(f"not read again: {exc}")
+
+
+def _now_decided(again: Decision) -> Outcome:
+    return Outcome.skipped(f"now {again.state}: {again.reason}")
+
+
 def recheck(
-    cluster: ClusterReader, inputs: CycleInputs, decision: Decision, *, policy: Policy
+    cluster: ClusterReader,
+    inputs: CycleInputs,
+    decision: Decision,
+    *,
+    policy: Policy,
+    unreadable: Callable[[ClusterError], Outcome] = _not_read_again,
+    changed: Callable[[Decision], Outcome] = _now_decided,
 ) -> tuple[WorkloadInfo, Decision] | Outcome:
     """The Workload read again and decided again; an Outcome (skipped, failed) when it is
-    gone, unreadable, or its decision is no longer the cycle's action."""
+    gone, unreadable, or its decision is no longer the cycle's action. `unreadable` and
+    `changed` word the last two (each act step keeps the words its records always had)."""
     try:
         fresh = cluster.get_workload(decision.workload)
         if fresh is None:
             return Outcome.skipped("workload is gone")
-        again = decide_again(
+        again = decide_again(  # the warning stage too: a snooze made mid-cycle wins
             fresh, inputs.usage, policy=policy, pauses=inputs.pauses, now=inputs.now
         )
     except ClusterError as exc:
-        return Outcome.failed(f"not read again: {exc}")
+        return unreadable(exc)
     if again.action is not decision.action:
-        return Outcome.skipped(f"now {again.state}: {again.reason}")
+        return changed(again)
     return fresh, again
 
 

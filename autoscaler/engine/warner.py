@@ -6,7 +6,8 @@ mid-cycle wins), ONE annotation write on the Workload (the record every later cy
 the notice back from, after a restart too), the planned time shown on the owner, the Event,
 then the notification. A notification goes only after its annotation write succeeded: a
 warning nobody recorded must not be announced. A failed write is a failed action, retried
-next cycle, and nobody is told.
+next cycle, and nobody is told. A write whose answer was lost is read back: applied, it is
+announced and told like any other (its stop will come); else it is settled next cycle.
 """
 
 from __future__ import annotations
@@ -15,20 +16,25 @@ import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from autoscaler.core.errors import ClusterError
+from autoscaler.core.errors import AnswerLost, ClusterError
 from autoscaler.core.ports import ClusterReader, WorkloadActuator
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.annotations import time_text
+from autoscaler.domain.annotations import optional_time_text, time_text
 from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy import Policy
 from autoscaler.engine import actuation
 from autoscaler.engine.acting import outcome_of
 from autoscaler.engine.leadership import IsLeader, always_leading
-from autoscaler.engine.notifying import EVENT_OF, EVENTS_ONLY, Notices, event_message
+from autoscaler.engine.notifying import (
+    EVENT_OF,
+    EVENTS_ONLY,
+    NOTICE_ACTIONS,
+    Notices,
+    event_message,
+)
 from autoscaler.engine.staging_step import CycleInputs, action_record, recheck
 
-NOTICE_ACTIONS = (Action.WARN, Action.ALL_CLEAR, Action.NOTIFY_IDLE_HELD, Action.WARN_DELETE)
 Patch = Mapping[str, str | None]
 
 
@@ -64,26 +70,35 @@ class Warner:
         fresh, again = checked
         if not self._may_act():
             return action_record(self._log, again, now=now, outcome=_NOT_LEADING)
+        patch = workload_patch(fresh, again, now=now)
         try:
-            self._actuator.annotate_workload(fresh, workload_patch(fresh, again, now=now))
+            self._actuator.annotate_workload(fresh, patch)
         except ClusterError as exc:  # nothing recorded: nobody is told, retried next cycle
-            return action_record(self._log, again, now=now, outcome=outcome_of(exc))
-        self._show_on_owner(fresh, again)
+            if not self._applied(fresh, patch, exc):
+                return action_record(self._log, again, now=now, outcome=outcome_of(exc))
+        actuation.show_on_owner(
+            self._actuator, fresh, owner_patch(again), what="planned time", logger=self._log
+        )
         message = event_message(again)
         reason = EVENT_OF[again.action]
         actuation.announce(self._actuator, fresh, reason=reason, message=message, logger=self._log)
         rule = self._policy.rule_for(again.rule)
-        self._notices.tell(fresh, again, rule=rule, now=now)
+        self._notices.tell(fresh, again, rule=rule, now=now, logger=self._log)
         return action_record(self._log, again, now=now, outcome=Outcome.done())
 
-    def _show_on_owner(self, workload: WorkloadInfo, decision: Decision) -> None:
-        patch = owner_patch(decision)
-        if not patch or not self._actuator.writes_owner(workload):
-            return
+    def _applied(self, workload: WorkloadInfo, patch: Patch, exc: ClusterError) -> bool:
+        """Whether a write whose answer was lost applied after all, read back: if it did, the
+        notice is recorded and the stop will come, so it must still be announced and told."""
+        if not isinstance(exc, AnswerLost):
+            return False
         try:
-            self._actuator.annotate_owner(workload, patch)
-        except ClusterError as exc:  # the Workload's annotations are the record
-            self._log.warning("planned time not shown on the owner of %s: %s", workload.ref, exc)
+            found = self._cluster.get_workload(workload.ref)
+        except ClusterError as again:
+            self._log.warning("lost write on %s not read back: %s", workload.ref, again)
+            return False
+        if found is None or found.uid != workload.uid:
+            return False
+        return all(found.annotations.get(key) == value for key, value in patch.items())
 
 
 _NOT_LEADING = Outcome.skipped("no longer the leader")
@@ -96,25 +111,24 @@ def workload_patch(workload: WorkloadInfo, decision: Decision, *, now: datetime)
         return {
             keys.WARNED_AT: time_text(notice.warned_at or now),
             keys.WARNED_UID: workload.uid,
-            keys.STOP_PLANNED_AT: _text(notice.stop_at),  # a warn rule plans no stop
+            keys.STOP_PLANNED_AT: optional_time_text(notice.stop_at),  # a warn rule plans no stop
         }
     if decision.action is Action.ALL_CLEAR:
         return dict.fromkeys((keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT))
     if decision.action is Action.NOTIFY_IDLE_HELD:
         return {keys.IDLE_HELD_NOTIFIED_AT: time_text(now)}
-    return {keys.DELETE_WARNED_AT: time_text(now), keys.DELETE_PLANNED_AT: _text(notice.delete_at)}
+    return {
+        keys.DELETE_WARNED_AT: time_text(now),
+        keys.DELETE_PLANNED_AT: optional_time_text(notice.delete_at),
+    }
 
 
 def owner_patch(decision: Decision) -> Patch:
     """The planned time shown on the owner, where people look (`kubectl get raycluster`)."""
     if decision.action is Action.WARN:
-        return {keys.STOP_PLANNED_AT: _text(decision.notice.stop_at)}
+        return {keys.STOP_PLANNED_AT: optional_time_text(decision.notice.stop_at)}
     if decision.action is Action.ALL_CLEAR:
         return {keys.STOP_PLANNED_AT: None}
     if decision.action is Action.WARN_DELETE:
-        return {keys.DELETE_PLANNED_AT: _text(decision.notice.delete_at)}
+        return {keys.DELETE_PLANNED_AT: optional_time_text(decision.notice.delete_at)}
     return {}
-
-
-def _text(moment: datetime | None) -> str | None:
-    return time_text(moment) if moment is not None else None

@@ -41,9 +41,17 @@ class SimulatedActuator:
         self._cluster.annotate(workload.ref, annotations, now=self._clock.now(), workload=False)
         return Annotated(owner.kind, workload.ref.namespace, owner.name)
 
-    def annotate_workload(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
-        ref = workload.ref
-        self._cluster.annotate(ref, annotations, now=self._clock.now(), owner=False)
+    def annotate_workload(
+        self,
+        workload: WorkloadInfo,
+        annotations: Annotations,
+        *,
+        resource_version: str | None = None,
+    ) -> Annotated:
+        ref, version = workload.ref, resource_version or ""
+        self._cluster.annotate(
+            ref, annotations, now=self._clock.now(), owner=False, version=version
+        )
         return Annotated("Workload", ref.namespace, ref.name)
 
     def delete_owner(self, workload: WorkloadInfo) -> None:

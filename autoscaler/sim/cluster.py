@@ -118,11 +118,16 @@ class SimulatedCluster:
         now: datetime,
         workload: bool = True,
         owner: bool = True,
+        version: str = "",
     ) -> None:
-        """Merge annotations into the Workload and/or its RayCluster (None removes a key)."""
+        """Merge annotations into the Workload and/or its RayCluster (None removes a key),
+        only while the Workload is still at `version` (Conflict otherwise), as a patch with a
+        resourceVersion behaves; an empty `version` skips the check."""
         with self._changing() as objects:
             if ref not in objects.kueue.workloads:
                 raise NotFound(f"workload {ref} not found")
+            if version and version != (current := str(objects.versions.get(ref, 0))):
+                raise Conflict(f"workload {ref} changed since version {version} (now {current})")
             chosen = ((workload, objects.annotations), (owner, objects.owner_annotations))
             for target in (found[ref] for wanted, found in chosen if wanted):
                 for key, value in changes.items():
@@ -136,13 +141,9 @@ class SimulatedCluster:
         self, ref: WorkloadRef, changes: Mapping[str, str | None], *, version: str, now: datetime
     ) -> None:
         """`spec.active: true` with these Workload annotations in one write, only while the
-        Workload is still at `version` (Conflict otherwise), as a patch with a
-        resourceVersion behaves; an empty `version` skips the check."""
-        with self._changing() as objects:
-            current = str(objects.versions.get(ref, 0))
-            if version and ref in objects.kueue.workloads and version != current:
-                raise Conflict(f"workload {ref} changed since version {version} (now {current})")
-            self.annotate(ref, changes, now=now, owner=False)
+        Workload is still at `version` (`annotate`'s check)."""
+        with self._changing():
+            self.annotate(ref, changes, now=now, owner=False, version=version)
             self.set_active(ref, active=True, now=now)
 
     def deactivate(self, ref: WorkloadRef, audit: DeactivationAudit, *, gpus: int) -> None:

@@ -102,6 +102,17 @@ def test_a_workload_carries_its_namespaces_annotations_from_the_namespace_read(
     ]
 
 
+def test_of_a_namespaces_annotations_only_those_the_service_reads_are_kept(
+    server: KubeServer, cluster: KueueCluster
+) -> None:
+    applied = "kubectl.kubernetes.io/last-applied-configuration"
+    namespace(server, "team-a", **{keys.NOTIFY: "oncall", applied: "{" + "x" * 10_000 + "}"})
+    admitted_raycluster(server)
+
+    for info in read_one(cluster):
+        assert info.namespace_annotations == {keys.NOTIFY: "oncall"}
+
+
 def test_a_namespace_missing_from_the_list_has_no_annotations(
     server: KubeServer, cluster: KueueCluster
 ) -> None:

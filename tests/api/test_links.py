@@ -168,6 +168,23 @@ def test_a_replayed_link_is_409_and_writes_nothing(rig: ApiRig, sink: RecordingS
     assert len(sink.sent) == 1
 
 
+def test_a_click_that_loses_the_race_to_another_is_409_already_used_and_writes_nothing(
+    rig: ApiRig, sink: RecordingSink
+) -> None:
+    name, path = warned(rig)
+    # Another click landed between this one's read and its patch: the patch's
+    # resourceVersion no longer matches.
+    rig.kube.faults.fail_next("PATCH", "/apis/kueue.x-k8s.io", status=409)
+    raced = rig.http.post(path)
+    assert raced.status_code == 409
+    assert "already used" in raced.text
+    assert keys.SNOOZED_UNTIL not in annotations_of(rig.workload("team-a", name))
+    assert [
+        r for r in rig.reader.get("/api/v1/decisions").json()["items"] if r["action"] == "snooze"
+    ] == []
+    assert sink.sent == []
+
+
 def test_a_link_to_an_earlier_warning_does_nothing_once_a_new_one_was_given(
     rig: ApiRig,
 ) -> None:

@@ -90,6 +90,22 @@ def test_a_snooze_past_the_rules_count_per_day_is_refused_with_409_and_writes_no
     assert [r for r in rig.kube.requests.writes() if "reviews" not in r.path] == []
 
 
+def test_a_snooze_whose_workload_changed_since_its_read_is_a_409_problem_and_not_audited(
+    rig: ApiRig,
+) -> None:
+    name = rig.add_raycluster("team-a", "alice-rc")
+    rig.cycle()  # so the owner's name finds the Workload
+    # Another snooze landed between this one's read and its patch.
+    rig.kube.faults.fail_next("PATCH", "/apis/kueue.x-k8s.io", status=409)
+    response = rig.http.post(
+        SNOOZE, json={"duration": "1h", "reason": "x"}, headers=rig.as_user("alice")
+    )
+    assert response.status_code == 409
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert f"team-a/{name} changed since it was read" in response.json()["detail"]
+    assert audit_of(rig, "snooze") == []
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

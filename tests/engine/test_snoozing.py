@@ -37,7 +37,9 @@ def warned() -> WorkloadInfo:
     )
 
 
-def test_a_snooze_writes_the_workload_then_shows_the_end_on_the_owner_then_an_event() -> None:
+def test_a_snooze_writes_the_workload_then_the_owner_shows_its_end_not_the_stop_then_an_event() -> (
+    None
+):
     workload = warned()
     cluster = FakeCluster([workload])
     grant = snooze(
@@ -58,6 +60,12 @@ def test_a_snooze_writes_the_workload_then_shows_the_end_on_the_owner_then_an_ev
     ]
     [stored] = cluster.workloads
     assert stored.annotations[keys.SNOOZED_UNTIL] == rfc3339(NOW + timedelta(hours=4))
+    assert cluster.owner_patches == [
+        (
+            workload.ref,
+            {keys.SNOOZED_UNTIL: rfc3339(NOW + timedelta(hours=4)), keys.STOP_PLANNED_AT: None},
+        )
+    ], "the owner no longer shows the stop the snooze put off"
     assert stored.annotations[keys.SNOOZED_BY] == "alice"
     assert keys.WARNED_AT not in stored.annotations, "the warning is answered: a link is spent"
 

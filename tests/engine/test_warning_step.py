@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.models import Action, State
+from autoscaler.domain.models import Action, State, WorkloadInfo
 from autoscaler.domain.notifications import NoticeKind
 from autoscaler.domain.outcomes import OutcomeKind
-from autoscaler.domain.rules import RuleAction
+from autoscaler.domain.rules import Rule, RuleAction
 from tests.engine.warning_rig import NAMESPACE, T0, Rig, a_policy, due, minutes
 
 WARNING_KEYS = (keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT)
@@ -150,6 +152,38 @@ def test_a_warning_whose_annotation_write_failed_is_not_announced_and_is_retried
     assert rig.sink.kinds() == [NoticeKind.WARNING]
     # the stop counts from the warning actually written, never from the failed one
     assert rig.workload().annotations[keys.STOP_PLANNED_AT] == time_text(T0 + due() + minutes(16))
+
+
+def test_a_warning_that_applied_but_lost_its_answer_is_still_announced_and_told() -> None:
+    rig = Rig()
+    rig.actuator.losing_answers = True
+
+    snapshot = rig.cycle_at(due())
+
+    (action,) = snapshot.actions
+    assert (action.action, action.outcome.kind) == (Action.WARN, OutcomeKind.DONE)
+    stop_at = time_text(T0 + due() + minutes(15))
+    assert rig.workload().owner_annotations[keys.STOP_PLANNED_AT] == stop_at
+    assert rig.events() == ["IdleGPUStopPlanned"]
+    assert rig.sink.kinds() == [NoticeKind.WARNING], "the stop it plans is not a surprise"
+
+
+def failing_route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
+    raise KeyError("a bug in the routing")
+
+
+def test_a_failing_route_loses_only_the_notification_the_warning_stands_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rig = Rig(route=failing_route)
+
+    snapshot = rig.cycle_at(due())
+
+    (action,) = snapshot.actions
+    assert (action.action, action.outcome.kind) == (Action.WARN, OutcomeKind.DONE)
+    assert rig.events() == ["IdleGPUStopPlanned"]
+    assert rig.sink.sent == []
+    assert f"notification of {rig.ref} not sent" in caplog.text
 
 
 def test_the_delete_rung_warns_then_deletes_the_raycluster_it_deactivated() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from autoscaler.core.errors import ClusterUnavailable
+from autoscaler.core.errors import AnswerLost, ClusterUnavailable
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.fresh import LatestSample, LatestUsage
 from autoscaler.domain.gpus import GpuKey
@@ -32,7 +32,7 @@ from autoscaler.domain.notifications import NoticeKind, Notification
 from autoscaler.domain.policy import Policy
 from autoscaler.domain.records import Annotated
 from autoscaler.domain.rules import Rule, RuleAction
-from autoscaler.engine.notifying import Notices
+from autoscaler.engine.notifying import Notices, Route
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
@@ -105,16 +105,27 @@ class RecordingSink:
 
 
 class FlakyActuator(SimulatedActuator):
-    """The simulated actuator, whose Workload annotation writes fail while `failing`."""
+    """The simulated actuator, whose Workload annotation writes fail while `failing`, or
+    apply and then lose their answer while `losing_answers`."""
 
     failing = False
+    losing_answers = False
 
     def annotate_workload(
-        self, workload: WorkloadInfo, annotations: Mapping[str, str | None]
+        self,
+        workload: WorkloadInfo,
+        annotations: Mapping[str, str | None],
+        *,
+        resource_version: str | None = None,
     ) -> Annotated:
         if self.failing:
             raise ClusterUnavailable("patch workload: 503 from the API server")
-        return super().annotate_workload(workload, annotations)
+        written = super().annotate_workload(
+            workload, annotations, resource_version=resource_version
+        )
+        if self.losing_answers:
+            raise AnswerLost("patch workload: sent, but the answer was lost")
+        return written
 
 
 def targets_from_namespace(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
@@ -149,6 +160,7 @@ class Rig:
     clock: SimulatedClock = field(default_factory=lambda: SimulatedClock(start=T0, speed=None))
     sink: RecordingSink = field(default_factory=RecordingSink)
     leading: bool = True
+    route: Route = targets_from_namespace
 
     def __post_init__(self) -> None:
         queue = ClusterQueue.from_nominal("cq", {"cpu": 9000, "memory": 36 * 2**30, GPU: 4})
@@ -180,7 +192,7 @@ class Rig:
             publish=lambda _snapshot: None,
             logger=logging.getLogger("test.warning"),
             is_leader=lambda: self.leading,
-            notices=Notices(sink=self.sink, route=targets_from_namespace),
+            notices=Notices(sink=self.sink, route=self.route),
         )
 
     def cycle_at(self, offset: timedelta) -> Snapshot:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.core.errors import NotFound
+from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
@@ -150,6 +150,22 @@ def test_the_audit_is_written_on_the_workload_and_its_raycluster_and_kept_for_th
     assert [(a.raycluster, a.gpus, a.audit.at) for a in cluster.audits] == [
         ("first-raycluster", 2, minutes(80))
     ]
+
+
+def test_an_annotation_write_naming_the_version_read_is_a_conflict_once_it_changed() -> None:
+    cluster, clock = two_gpu_cluster()
+    ref = cluster.create(raycluster("first-raycluster"), now=minutes(0))
+    actuator = SimulatedActuator(cluster=cluster, clock=clock)
+    read = info(cluster, ref)
+    version = read.resource_version
+
+    actuator.annotate_workload(read, {keys.SNOOZED_BY: "alice"}, resource_version=version)
+    with pytest.raises(Conflict):
+        actuator.annotate_workload(read, {keys.SNOOZED_BY: "bob"}, resource_version=version)
+    actuator.annotate_workload(read, {keys.SNOOZE_REASON: "unguarded"})  # no version: applies
+
+    written = info(cluster, ref).annotations
+    assert (written[keys.SNOOZED_BY], written[keys.SNOOZE_REASON]) == ("alice", "unguarded")
 
 
 def test_acting_on_a_deleted_workload_is_not_found() -> None:

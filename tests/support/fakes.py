@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.adapters.state.guards import audit_record
-from autoscaler.core.errors import AnswerLost, ClusterError
+from autoscaler.core.errors import AnswerLost, ClusterError, Conflict
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.fresh import LatestSample, LatestUsage
@@ -159,6 +159,7 @@ class FakeCluster:
     namespaces: frozenset[str] | None = None  # None: every namespace exists
     calls: list[tuple[str, WorkloadRef | None]] = field(default_factory=list)
     audits: list[tuple[WorkloadRef, DeactivationAudit]] = field(default_factory=list)
+    owner_patches: list[tuple[WorkloadRef, dict[str, str | None]]] = field(default_factory=list)
 
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         self._called("list_workloads", None)
@@ -210,12 +211,22 @@ class FakeCluster:
         owner = workload.owner
         if owner is None:
             return self.annotate_workload(workload, annotations)
+        self.owner_patches.append((workload.ref, dict(annotations)))
         return Annotated(owner.kind, workload.ref.namespace, owner.name)
 
-    def annotate_workload(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
+    def annotate_workload(
+        self,
+        workload: WorkloadInfo,
+        annotations: Annotations,
+        *,
+        resource_version: str | None = None,
+    ) -> Annotated:
         self._called("annotate_workload", workload.ref)
         if self.fail_on_annotate is not None:
             raise self.fail_on_annotate
+        stored = next((w for w in self.workloads if w.ref == workload.ref), None)
+        if resource_version and stored and stored.resource_version != resource_version:
+            raise Conflict(f"workload {workload.ref} changed since version {resource_version}")
         self._change(workload.ref, annotations=annotations)
         return Annotated("Workload", workload.ref.namespace, workload.ref.name)
 
@@ -240,7 +251,10 @@ class FakeCluster:
         def changed(w: WorkloadInfo) -> WorkloadInfo:
             merged = {**w.annotations, **(annotations or {})}
             kept = {k: v for k, v in merged.items() if v is not None}
-            return replace(w, active=w.active if active is None else active, annotations=kept)
+            version = w.resource_version  # bumped as the API server does, when it counts
+            version = str(int(version) + 1) if version.isdigit() else version
+            active_now = w.active if active is None else active
+            return replace(w, active=active_now, annotations=kept, resource_version=version)
 
         self.workloads = [changed(w) if w.ref == ref else w for w in self.workloads]
 

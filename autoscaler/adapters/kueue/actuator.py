@@ -63,8 +63,18 @@ class KueueActuator:
         self._client.merge_patch(resource, workload.owner.name, body, namespace=namespace)
         return Annotated(workload.owner.kind, namespace, workload.owner.name)
 
-    def annotate_workload(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
-        self._patch_workload(workload, {"metadata": {"annotations": dict(annotations)}})
+    def annotate_workload(
+        self,
+        workload: WorkloadInfo,
+        annotations: Annotations,
+        *,
+        resource_version: str | None = None,
+    ) -> Annotated:
+        """With `resource_version`, applied only if the Workload is still at it (Conflict)."""
+        metadata: Obj = {"annotations": dict(annotations)}
+        if resource_version:
+            metadata["resourceVersion"] = resource_version
+        self._patch_workload(workload, {"metadata": metadata})
         ref = workload.ref
         return Annotated("Workload", ref.namespace, ref.name)
 

@@ -15,6 +15,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import NAMESPACES, Obj, kueue_resource
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.core.errors import Forbidden, NotFound
+from autoscaler.domain.annotations import NOTIFY
 from autoscaler.domain.models import PodInfo, WorkloadInfo
 
 
@@ -27,11 +28,17 @@ class NamespaceMeta:
 
 
 Namespaces = Mapping[str, NamespaceMeta]
+NAMESPACE_ANNOTATIONS = (NOTIFY,)  # what `domain.routing` reads of a namespace
 UNLISTED = NamespaceMeta()  # a namespace missing from a list that was read: none of either
 
 
 def namespace_meta(obj: Obj) -> NamespaceMeta:
-    return NamespaceMeta(labels=objects.labels_of(obj), annotations=objects.annotations_of(obj))
+    """Every label (rules select on any), but only the annotations the domain reads: the
+    watch cache keeps this for every namespace, and annotations can be large (kubectl's
+    last-applied-configuration)."""
+    annotations = objects.annotations_of(obj)
+    kept = {key: annotations[key] for key in NAMESPACE_ANNOTATIONS if key in annotations}
+    return NamespaceMeta(labels=objects.labels_of(obj), annotations=kept)
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ docs/NOTIFICATIONS.md shows an example and how to verify the signature.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from autoscaler.adapters.notify.wording import word
+from autoscaler.domain.annotations import optional_time_text, time_text
 from autoscaler.domain.notifications import Link, Notification
 
 SCHEMA_VERSION = 1
@@ -30,19 +30,15 @@ def as_json(notification: Notification, *, links: Sequence[Link]) -> dict[str, A
         "title": wording.title,
         "text": wording.text,
         "command": wording.hint,
-        "at": rfc3339(n.at),
-        "stopAt": rfc3339(n.stop_at),
-        "warnedAt": rfc3339(n.warned_at),
-        "snoozedUntil": rfc3339(n.snoozed_until),
+        "at": time_text(n.at),
+        "stopAt": optional_time_text(n.stop_at),
+        "warnedAt": optional_time_text(n.warned_at),
+        "snoozedUntil": optional_time_text(n.snoozed_until),
         "snoozedBy": n.snoozed_by,
         "gpus": n.gpus,
         "idleHeldGpus": n.idle_held_gpus,
         "links": [_link(link) for link in links],
     }
-
-
-def rfc3339(at: datetime | None) -> str | None:
-    return None if at is None else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _link(link: Link) -> dict[str, Any]:

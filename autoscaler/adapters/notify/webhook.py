@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from autoscaler.adapters.notify.http import post
-from autoscaler.adapters.notify.payload import as_json, rfc3339
+from autoscaler.adapters.notify.payload import as_json
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.ports import Clock
+from autoscaler.domain.annotations import optional_time_text, time_text
 from autoscaler.domain.notifications import Link, Notification
 
 SIGNATURE_HEADER = "X-Idle-GPU-Signature"
@@ -38,7 +39,14 @@ def delivery_id(notification: Notification, *, target: str) -> str:
     """Derived from what the notification is, not drawn at random, so each retry (and a
     resend of the same decision) carries the same id."""
     n = notification
-    parts = (target, n.kind.value, n.uid, str(n.workload), rfc3339(n.at), rfc3339(n.stop_at))
+    parts = (
+        target,
+        n.kind.value,
+        n.uid,
+        str(n.workload),
+        time_text(n.at),
+        optional_time_text(n.stop_at),
+    )
     return hashlib.sha256("\n".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
 

@@ -20,8 +20,8 @@ from fastapi.responses import HTMLResponse
 from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.pages import page
 from autoscaler.api.problems import ApiProblem
-from autoscaler.api.snoozes import keep, rule_of
-from autoscaler.core.errors import ClusterError, Conflict
+from autoscaler.api.snoozes import SnoozeRaced, keep, rule_of
+from autoscaler.core.errors import ClusterError
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.rules import Rule
@@ -102,6 +102,8 @@ def redeem(context: Context, token: str) -> HTMLResponse:
         grant = _snooze(context, found, now=now)
     except Refusal as refusal:
         return page(refusal.status, refusal.title, refusal.text)
+    except SnoozeRaced:  # another click on this link (or another snooze) came first
+        return page(409, "Already used or no stop planned", USED)
     except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
         return page(problem.status, "Not kept", problem.detail)
     assert grant.until is not None
@@ -153,8 +155,6 @@ def _unavailable(context: ApiContext, exc: ClusterError) -> Refusal:
     """The Kubernetes API failing, as a page: the API's JSON problem means nothing to a
     person in a browser. The link may be tried again: a snooze whose answer was lost but
     which applied has consumed the warning, and the retry says so."""
-    if isinstance(exc, Conflict):  # the Workload changed since it was read: another click won
-        return Refusal(409, "Already used or no stop planned", USED)
     context.logger.warning("keep-it link not served: the Kubernetes API failed: %s", exc)
     return Refusal(
         503, "Not available now", "The cluster cannot be reached just now; try again shortly."
