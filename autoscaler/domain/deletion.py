@@ -14,8 +14,9 @@ A hand reactivation and a hand deactivation in between, leaving no trace of eith
 Workload once evicted, cannot be told apart from here: `deleteAfter` is opt-in for that reason.
 
 Deletion has its own warning (DELETE_WARNED_AT, DELETE_PLANNED_AT): valid when written after
-the deactivation; the delete comes at max(planned, warned + warnBefore). An exemption or a
-snooze in force holds it. Pure: `now` is an argument; dry run writes nothing.
+the deactivation; the delete comes at max(planned, warned + warnBefore). A pause, the policy's
+protections (KEDA, owner kind, namespaces, priority class), an exemption or a snooze in
+force holds the deletion and its warning. Pure: `now` is an argument; dry run writes nothing.
 """
 
 from __future__ import annotations
@@ -32,15 +33,22 @@ from autoscaler.domain.annotations import (
     reactivated_at,
     time_text,
 )
-from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
+from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
 from autoscaler.domain.notice_reading import lead_text, snooze_in_force
+from autoscaler.domain.policy import Policy, protection
 from autoscaler.domain.rules import Rule, RuleAction
 
 DELETABLE_KINDS = frozenset({"RayCluster"})
 
 
 def delete_stage(
-    decision: Decision, workload: WorkloadInfo, *, rule: Rule, dry_run: bool, now: datetime
+    decision: Decision,
+    workload: WorkloadInfo,
+    *,
+    rule: Rule,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
 ) -> Decision:
     """A deactivated row under a `delete` rule: its deletion warned, done, or shown ahead."""
     delete_after = rule.notice.delete_after
@@ -55,8 +63,9 @@ def delete_stage(
         workload,
         since=since,
         delete_after=delete_after,
-        rule=rule,
-        dry_run=dry_run,
+        lead=rule.notice.warn_before,
+        held=_held(workload, rule=rule, policy=policy, pauses=pauses, now=now),
+        dry_run=policy.dry_run,
         now=now,
     )
 
@@ -67,17 +76,16 @@ def _towards_delete(
     *,
     since: datetime,
     delete_after: timedelta,
-    rule: Rule,
+    lead: timedelta,
+    held: str | None,
     dry_run: bool,
     now: datetime,
 ) -> Decision:
     """Inactive since our deactivation: warn, delete, or show when, unless something holds it."""
-    lead = rule.notice.warn_before
     warned = _delete_warning(workload, since=since, lead=lead)
     delete_at = max(since + delete_after, warned) if warned is not None else since + delete_after
     shown = replace(decision, notice=replace(decision.notice, delete_at=delete_at))
-    held = _held(workload, rule=rule, now=now)
-    if held is not None:
+    if held is not None:  # the deletion and its warning alike
         return replace(shown, reason=f"{decision.reason}; deletion held: {held}")
     if dry_run:
         return _dry_run(shown, delete_at=delete_at, lead=lead, now=now)
@@ -125,7 +133,17 @@ def _delete_warning(workload: WorkloadInfo, *, since: datetime, lead: timedelta)
     return max(planned, least) if planned is not None else least
 
 
-def _held(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> str | None:
+def _held(
+    workload: WorkloadInfo, *, rule: Rule, policy: Policy, pauses: Pauses, now: datetime
+) -> str | None:
+    """What holds the deletion: the kill switch, the policy's protections (decided after
+    `spec.active` by the policy, so asked here), an exemption or a snooze in force."""
+    namespace = workload.ref.namespace
+    if pauses.covers(namespace):
+        return "paused (service)" if pauses.everything else f"paused (namespace {namespace})"
+    protected = protection(workload, policy=policy)
+    if protected is not None:
+        return protected[1]
     exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
     if exemption is not None:
         return f"exempt ({exemption.source})"
