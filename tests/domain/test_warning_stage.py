@@ -138,6 +138,13 @@ STOP_ROWS = [
         (Action.DEACTIVATE, State.IDLE, None),
         id="without-a-lead-time-the-stop-goes-ahead-as-before",
     ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(5), planned=NOW + 10 * MIN),
+        stop_due(),
+        a_rule(warn_before=timedelta(0)),
+        (Action.NONE, State.IDLE, NOW + 10 * MIN),
+        id="a-warning-given-keeps-its-promise-after-warn-before-is-set-to-zero",
+    ),
 ]
 
 IDLE_ROWS = [
