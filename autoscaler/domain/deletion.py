@@ -14,9 +14,11 @@ A hand reactivation and a hand deactivation in between, leaving no trace of eith
 Workload once evicted, cannot be told apart from here: `deleteAfter` is opt-in for that reason.
 
 Deletion has its own warning (DELETE_WARNED_AT, DELETE_PLANNED_AT): valid when written after
-the deactivation; the delete comes at max(planned, warned + warnBefore). A pause, the policy's
-protections (KEDA, owner kind, namespaces, priority class), an exemption or a snooze in
-force holds the deletion and its warning. Pure: `now` is an argument; dry run writes nothing.
+the deactivation and after any exemption or snooze since (they answer it as they answer a
+stop warning), so a deletion they held is warned afresh once they end. The delete comes at
+max(planned, warned + warnBefore). A pause, the policy's protections (KEDA, owner kind,
+namespaces, priority class), an exemption or a snooze in force holds the deletion and its
+warning. Pure: `now` is an argument; dry run writes nothing.
 """
 
 from __future__ import annotations
@@ -34,9 +36,15 @@ from autoscaler.domain.annotations import (
     time_text,
 )
 from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
-from autoscaler.domain.notice_reading import lead_text, snooze_in_force
+from autoscaler.domain.notice_reading import (
+    Warned,
+    lead_text,
+    snooze_in_force,
+    warnings_count_after,
+)
 from autoscaler.domain.policy import Policy, protection
 from autoscaler.domain.rules import Rule, RuleAction
+from autoscaler.domain.snoozes import latest_grant
 
 DELETABLE_KINDS = frozenset({"RayCluster"})
 
@@ -82,7 +90,7 @@ def _towards_delete(
     now: datetime,
 ) -> Decision:
     """Inactive since our deactivation: warn, delete, or show when, unless something holds it."""
-    warned = _delete_warning(workload, since=since, lead=lead)
+    warned = _delete_warning(workload, since=since, lead=lead, now=now)
     delete_at = max(since + delete_after, warned) if warned is not None else since + delete_after
     shown = replace(decision, notice=replace(decision.notice, delete_at=delete_at))
     if held is not None:  # the deletion and its warning alike
@@ -122,15 +130,27 @@ def _applies(decision: Decision, workload: WorkloadInfo, *, rule: Rule) -> bool:
     )
 
 
-def _delete_warning(workload: WorkloadInfo, *, since: datetime, lead: timedelta) -> datetime | None:
+def _delete_warning(
+    workload: WorkloadInfo, *, since: datetime, lead: timedelta, now: datetime
+) -> datetime | None:
     """The earliest deletion a valid delete warning allows, or None when there is none."""
     written = workload.annotations
     warned = parse_time(written.get(keys.DELETE_WARNED_AT, ""))
-    if warned is None or warned <= since:
+    if warned is None or warned <= _delete_warnings_count_after(workload, since=since, now=now):
         return None
-    planned = parse_time(written.get(keys.DELETE_PLANNED_AT, ""))
-    least = warned + lead
-    return max(planned, least) if planned is not None else least
+    promised = parse_time(written.get(keys.DELETE_PLANNED_AT, ""))
+    return Warned(at=warned, promised=promised).stop_at(warn_before=lead)
+
+
+def _delete_warnings_count_after(
+    workload: WorkloadInfo, *, since: datetime, now: datetime
+) -> datetime:
+    """A delete warning written at or before this time is void: from before our deactivation,
+    or answered since by an exemption or a snooze (a snooze does not remove it as it removes
+    a stop warning), so once they end the deletion is warned afresh."""
+    answered = [since, warnings_count_after(workload)]
+    snoozed = latest_grant(workload.annotations, now=now)
+    return max([*answered, snoozed] if snoozed is not None else answered)
 
 
 def _held(

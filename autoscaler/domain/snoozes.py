@@ -135,6 +135,13 @@ def grant_times(annotations: Mapping[str, str], *, now: datetime) -> list[dateti
     return sorted(t for t in written if t is not None and now - DAY < t <= now)
 
 
+def latest_grant(annotations: Mapping[str, str], *, now: datetime) -> datetime | None:
+    """When the latest snooze was granted, however long ago (None: never, as far as SNOOZES
+    tells). A time ahead of now is dropped: it cannot have been our own grant."""
+    written = (parse_time(part) for part in annotations.get(keys.SNOOZES, "").split(","))
+    return max((t for t in written if t is not None and t <= now), default=None)
+
+
 def _refusal(
     annotations: Mapping[str, str], *, until: datetime, bounds: SnoozeBounds, now: datetime
 ) -> str | None:

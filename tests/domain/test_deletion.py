@@ -149,6 +149,34 @@ ROWS = [
         id="a-snooze-holds-the-deletion",
     ),
     pytest.param(
+        snoozed(
+            delete_warned(stopped(), at=minutes_ago(20), planned=minutes_ago(5)),
+            until=minutes_ago(1),
+            grants=[minutes_ago(10)],
+        ),
+        DELETE,
+        (Action.WARN_DELETE, NOW + LEAD),
+        id="a-snooze-granted-after-the-delete-warning-voids-it-so-a-fresh-one-is-given",
+    ),
+    pytest.param(
+        snoozed(
+            delete_warned(stopped(), at=minutes_ago(20), planned=minutes_ago(5)),
+            until=minutes_ago(25),
+            grants=[minutes_ago(30)],
+        ),
+        DELETE,
+        (Action.DELETE, minutes_ago(5)),
+        id="a-snooze-that-ended-before-the-delete-warning-leaves-it-standing",
+    ),
+    pytest.param(
+        delete_warned(stopped(), at=minutes_ago(20), planned=minutes_ago(5)).exempt_until(
+            minutes_ago(1), on_owner=True
+        ),
+        DELETE,
+        (Action.WARN_DELETE, NOW + LEAD),
+        id="an-exemption-in-force-after-the-delete-warning-voids-it",
+    ),
+    pytest.param(
         stopped(),
         a_rule(action=RuleAction.DELETE, delete_after=DAY, warn_before=timedelta(0)),
         (Action.DELETE, NOW - HOURS),
