@@ -9,9 +9,11 @@ the Workload: it is inactive and carries our DEACTIVATED_AT (written in the same
 - no admission after it. The adapter fills `admitted_at` only while the Admitted condition is
   True, so a deactivated Workload whose eviction completed has none: that is our own stop
   (Kueue evicts after our patch). One still Admitted after that time was admitted again;
-- no pod created after it (the owner ran again).
-A hand reactivation and a hand deactivation in between, leaving no trace of either on the
-Workload once evicted, cannot be told apart from here: `deleteAfter` is opt-in for that reason.
+- no pod created after it (the owner ran again);
+- no eviction after it (Kueue's Evicted condition, True, turned later than our patch plus a
+  little slack): a hand reactivation then a hand deactivation leave that trace whenever Kueue
+  reset the condition in between (it does when it admits the workload again). No condition
+  read is no evidence either way.
 
 Deletion has its own warning (DELETE_WARNED_AT, DELETE_PLANNED_AT): valid when written after
 the deactivation and after any exemption or snooze since (they answer it as they answer a
@@ -47,6 +49,9 @@ from autoscaler.domain.rules import Rule, RuleAction
 from autoscaler.domain.snoozes import latest_grant
 
 DELETABLE_KINDS = frozenset({"RayCluster"})
+# Kueue evicts right after our patch; an eviction later than this was another deactivation.
+# (Kueue down for longer makes our own look foreign: the deletion waits, never the reverse.)
+EVICTION_SLACK = timedelta(minutes=2)
 
 
 def delete_stage(
@@ -116,6 +121,7 @@ def our_deactivation(workload: WorkloadInfo) -> datetime | None:
         workload.created_at > since,
         workload.admitted_at is not None and workload.admitted_at > since,
         any(pod.created_at > since for pod in workload.pods),
+        workload.evicted_at is not None and workload.evicted_at > since + EVICTION_SLACK,
     ]
     return None if any(lived_again) else since
 

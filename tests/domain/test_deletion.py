@@ -131,6 +131,18 @@ ROWS = [
         id="a-pod-started-after-our-deactivation-means-it-ran-again",
     ),
     pytest.param(
+        stopped().evicted("Deactivated", at=NOW - 10 * HOURS),
+        DELETE,
+        (Action.NONE, None),
+        id="evicted-again-after-our-deactivation-the-inactive-period-is-someone-elses",
+    ),
+    pytest.param(
+        stopped().evicted("Deactivated", at=NOW - 25 * HOURS + MIN),
+        DELETE,
+        (Action.WARN_DELETE, NOW + LEAD),
+        id="kueues-eviction-right-after-our-patch-is-our-own-deactivation",
+    ),
+    pytest.param(
         a_gpu_workload().inactive().not_admitted(),
         DELETE,
         (Action.NONE, None),
