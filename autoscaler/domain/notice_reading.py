@@ -86,11 +86,6 @@ def warnings_count_after(workload: WorkloadInfo) -> datetime:
     return max([not_before(workload), *(t for t in exempted if t is not None)])
 
 
-def has_warning_keys(workload: WorkloadInfo) -> bool:
-    """Some warning annotation is there, valid or not (a void one is left alone)."""
-    return any(key in workload.annotations for key in (keys.WARNED_AT, keys.STOP_PLANNED_AT))
-
-
 def snooze_in_force(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> Snoozed | None:
     """The snooze holding the workload at `now`. A hand-set one counts as the bounds let it
     (clipped, or nothing when refused) even before the engine writes the bounded value."""

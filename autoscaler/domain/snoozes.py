@@ -51,10 +51,6 @@ class SnoozeGrant:
     clipped_from: datetime | None = None  # the end asked for, when it was past the bound
     refused: str | None = None  # why nothing was granted
 
-    @property
-    def granted(self) -> bool:
-        return self.refused is None
-
 
 def grant_snooze(
     workload: WorkloadInfo,
