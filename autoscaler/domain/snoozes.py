@@ -35,7 +35,6 @@ SNOOZE_KEYS = (
     keys.SNOOZE_GRANTED,
     keys.SNOOZE_REQUESTED,
 )
-WARNING_KEYS = (keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT)
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def grant_snooze(
         keys.SNOOZE_REASON: reason,
         keys.SNOOZES: ",".join([*recent, time_text(now)]),
         keys.SNOOZE_REQUESTED: time_text(clipped_from) if clipped_from is not None else None,
-        **dict.fromkeys(WARNING_KEYS),  # the warning is answered: a second link does nothing
+        **dict.fromkeys(keys.WARNING_KEYS),  # the warning is answered: a second link does nothing
     }
     return SnoozeGrant(until=granted, patch=patch, clipped_from=clipped_from)
 

@@ -14,15 +14,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from autoscaler.domain.deletion import DELETABLE_KINDS
+from autoscaler.domain.routing import EVENTS_ONLY
 from autoscaler.domain.rules import DEFAULT_RULE
 from autoscaler.settings.notifications import TARGET_NAME, NotificationSettings, TargetSettings
 from autoscaler.settings.rule_settings import RuleSettings, written_default
 
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
-
-EVENTS_ONLY = "none"  # a namespace's `notify` annotation: Events only; never a target name
-DELETABLE_KINDS = ["RayCluster"]  # what action `delete` may remove: a suspended RayCluster
 
 
 def check_notices(settings: Settings) -> list[str]:
@@ -73,10 +72,10 @@ def _ladder(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
             "stays before it is deleted)"
         )
     kinds = rule.match.owner_kinds if rule.match is not None else None
-    if rule.name == DEFAULT_RULE or kinds != DELETABLE_KINDS:
+    if rule.name == DEFAULT_RULE or kinds is None or set(kinds) != DELETABLE_KINDS:
         problems.append(
             f"{key}.action: delete removes RayClusters only: the rule must say "
-            "match.ownerKinds: [RayCluster]"
+            f"match.ownerKinds: [{', '.join(sorted(DELETABLE_KINDS))}]"
         )
     if _warn_before(rule, settings) == timedelta(0):
         problems.append(f"{key}.warnBefore: action delete needs a warning: longer than 0s")
