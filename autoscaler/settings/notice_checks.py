@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
 def check_notices(settings: Settings) -> list[str]:
     """Every problem of the rules' notice knobs and of `notifications:`; empty when sound."""
     known = set(settings.notifications.targets)
-    problems = _default_conflicts(settings)
+    problems: list[str] = []
     for index, rule in enumerate(settings.rules):
         problems += _ladder(index, rule, settings)
         if rule.notify is not None:
@@ -88,23 +88,6 @@ def _warn_before(rule: RuleSettings, settings: Settings) -> timedelta:
         if candidate is not None:
             return candidate
     return settings.policy.warn_before
-
-
-def _default_conflicts(settings: Settings) -> list[str]:
-    """The default rule's snooze bounds written both in `policy.snooze` and a `default` rule.
-    (`warnBefore` is one of the shared knobs `rule_settings.SHARED_KNOBS` checks.)"""
-    written = written_default(settings.rules)
-    if written is None:
-        return []
-    index, written_keys = len(settings.rules) - 1, settings.policy.snooze.model_fields_set
-    problems = []
-    for field, key in (("max_duration", "maxDuration"), ("per_day", "perDay")):
-        if getattr(written.snooze, field) is not None and field in written_keys:
-            problems.append(
-                f"rules[{index}].snooze.{key} and policy.snooze.{key} both set the default "
-                f"rule's snooze.{key}: keep one"
-            )
-    return problems
 
 
 def _names(key: str, names: Sequence[str], *, known: set[str]) -> list[str]:
