@@ -245,8 +245,16 @@ BAD = [
     ),
     pytest.param(
         "policy: {snooze: {perDay: 1}}\nrules:\n  - name: default\n    snooze: {perDay: 2}\n",
-        "rules[0].snooze.perDay and policy.snooze.perDay both set",
+        "rules[0].snooze.perDay and policy.snooze.perDay both set the default rule's "
+        "snooze.perDay: keep one",
         id="policy-and-default-rule-both-set-snoozes-per-day",
+    ),
+    pytest.param(
+        "policy: {snooze: {maxDuration: 1h}}\nrules:\n  - name: default\n"
+        "    snooze: {maxDuration: 2h}\n",
+        "rules[0].snooze.maxDuration and policy.snooze.maxDuration both set the default "
+        "rule's snooze.maxDuration: keep one",
+        id="policy-and-default-rule-both-set-the-longest-snooze",
     ),
 ]
 

@@ -206,7 +206,7 @@ def test_a_leader_that_loses_its_lease_mid_cycle_stops_before_the_next_patch() -
     fleet = usage()
     for i in range(3):
         fleet.gpu("team-a", f"w-{i}", peak=0.01, last_busy=minutes_ago(120))
-    answers = iter([True, True, False, False])  # before acting, then before each patch
+    answers = iter([True, True, True, False, False])  # the act steps, the stops, each patch
     loop = Reconciler(
         cluster=cluster,
         actuator=cluster,

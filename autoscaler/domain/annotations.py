@@ -26,6 +26,8 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 STOP_PLANNED_AT = PREFIX + "stop-planned-at"  # the promised stop time, RFC 3339
 WARNED_AT = PREFIX + "warned-at"  # when the warning was written and sent
 WARNED_UID = PREFIX + "warned-uid"  # the object it was given to: a re-created one is not warned
+# A stop warning's keys, removed together when it is answered (snooze, exemption, all-clear).
+WARNING_KEYS = (WARNED_AT, WARNED_UID, STOP_PLANNED_AT)
 SNOOZED_UNTIL = PREFIX + "snoozed-until"  # "keep it" until then; people may write it by hand
 SNOOZED_BY = PREFIX + "snoozed-by"
 SNOOZE_REASON = PREFIX + "snooze-reason"

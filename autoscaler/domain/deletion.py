@@ -9,13 +9,18 @@ the Workload: it is inactive and carries our DEACTIVATED_AT (written in the same
 - no admission after it. The adapter fills `admitted_at` only while the Admitted condition is
   True, so a deactivated Workload whose eviction completed has none: that is our own stop
   (Kueue evicts after our patch). One still Admitted after that time was admitted again;
-- no pod created after it (the owner ran again).
-A hand reactivation and a hand deactivation in between, leaving no trace of either on the
-Workload once evicted, cannot be told apart from here: `deleteAfter` is opt-in for that reason.
+- no pod created after it (the owner ran again);
+- no eviction after it (Kueue's Evicted condition, True, turned later than our patch plus a
+  little slack): a hand reactivation then a hand deactivation leave that trace whenever Kueue
+  reset the condition in between (it does when it admits the workload again). No condition
+  read is no evidence either way.
 
 Deletion has its own warning (DELETE_WARNED_AT, DELETE_PLANNED_AT): valid when written after
-the deactivation; the delete comes at max(planned, warned + warnBefore). An exemption or a
-snooze in force holds it. Pure: `now` is an argument; dry run writes nothing.
+the deactivation and after any exemption or snooze since (they answer it as they answer a
+stop warning), so a deletion they held is warned afresh once they end. The delete comes at
+max(planned, warned + warnBefore). A pause, the policy's protections (KEDA, owner kind,
+namespaces, priority class), an exemption or a snooze in force holds the deletion and its
+warning. Pure: `now` is an argument; dry run writes nothing.
 """
 
 from __future__ import annotations
@@ -32,15 +37,31 @@ from autoscaler.domain.annotations import (
     reactivated_at,
     time_text,
 )
-from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
-from autoscaler.domain.notice_reading import lead_text, snooze_in_force
+from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
+from autoscaler.domain.notice_reading import (
+    Warned,
+    lead_text,
+    snooze_in_force,
+    warnings_count_after,
+)
+from autoscaler.domain.policy import Policy, protection
 from autoscaler.domain.rules import Rule, RuleAction
+from autoscaler.domain.snoozes import latest_grant
 
 DELETABLE_KINDS = frozenset({"RayCluster"})
+# Kueue evicts right after our patch; an eviction later than this was another deactivation.
+# (Kueue down for longer makes our own look foreign: the deletion waits, never the reverse.)
+EVICTION_SLACK = timedelta(minutes=2)
 
 
 def delete_stage(
-    decision: Decision, workload: WorkloadInfo, *, rule: Rule, dry_run: bool, now: datetime
+    decision: Decision,
+    workload: WorkloadInfo,
+    *,
+    rule: Rule,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
 ) -> Decision:
     """A deactivated row under a `delete` rule: its deletion warned, done, or shown ahead."""
     delete_after = rule.notice.delete_after
@@ -55,8 +76,9 @@ def delete_stage(
         workload,
         since=since,
         delete_after=delete_after,
-        rule=rule,
-        dry_run=dry_run,
+        lead=rule.notice.warn_before,
+        held=_held(workload, rule=rule, policy=policy, pauses=pauses, now=now),
+        dry_run=policy.dry_run,
         now=now,
     )
 
@@ -67,17 +89,16 @@ def _towards_delete(
     *,
     since: datetime,
     delete_after: timedelta,
-    rule: Rule,
+    lead: timedelta,
+    held: str | None,
     dry_run: bool,
     now: datetime,
 ) -> Decision:
     """Inactive since our deactivation: warn, delete, or show when, unless something holds it."""
-    lead = rule.notice.warn_before
-    warned = _delete_warning(workload, since=since, lead=lead)
+    warned = _delete_warning(workload, since=since, lead=lead, now=now)
     delete_at = max(since + delete_after, warned) if warned is not None else since + delete_after
     shown = replace(decision, notice=replace(decision.notice, delete_at=delete_at))
-    held = _held(workload, rule=rule, now=now)
-    if held is not None:
+    if held is not None:  # the deletion and its warning alike
         return replace(shown, reason=f"{decision.reason}; deletion held: {held}")
     if dry_run:
         return _dry_run(shown, delete_at=delete_at, lead=lead, now=now)
@@ -100,6 +121,7 @@ def our_deactivation(workload: WorkloadInfo) -> datetime | None:
         workload.created_at > since,
         workload.admitted_at is not None and workload.admitted_at > since,
         any(pod.created_at > since for pod in workload.pods),
+        workload.evicted_at is not None and workload.evicted_at > since + EVICTION_SLACK,
     ]
     return None if any(lived_again) else since
 
@@ -114,18 +136,40 @@ def _applies(decision: Decision, workload: WorkloadInfo, *, rule: Rule) -> bool:
     )
 
 
-def _delete_warning(workload: WorkloadInfo, *, since: datetime, lead: timedelta) -> datetime | None:
+def _delete_warning(
+    workload: WorkloadInfo, *, since: datetime, lead: timedelta, now: datetime
+) -> datetime | None:
     """The earliest deletion a valid delete warning allows, or None when there is none."""
     written = workload.annotations
     warned = parse_time(written.get(keys.DELETE_WARNED_AT, ""))
-    if warned is None or warned <= since:
+    if warned is None or warned <= _delete_warnings_count_after(workload, since=since, now=now):
         return None
-    planned = parse_time(written.get(keys.DELETE_PLANNED_AT, ""))
-    least = warned + lead
-    return max(planned, least) if planned is not None else least
+    promised = parse_time(written.get(keys.DELETE_PLANNED_AT, ""))
+    return Warned(at=warned, promised=promised).stop_at(warn_before=lead)
 
 
-def _held(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> str | None:
+def _delete_warnings_count_after(
+    workload: WorkloadInfo, *, since: datetime, now: datetime
+) -> datetime:
+    """A delete warning written at or before this time is void: from before our deactivation,
+    or answered since by an exemption or a snooze (a snooze does not remove it as it removes
+    a stop warning), so once they end the deletion is warned afresh."""
+    answered = [since, warnings_count_after(workload)]
+    snoozed = latest_grant(workload.annotations, now=now)
+    return max([*answered, snoozed] if snoozed is not None else answered)
+
+
+def _held(
+    workload: WorkloadInfo, *, rule: Rule, policy: Policy, pauses: Pauses, now: datetime
+) -> str | None:
+    """What holds the deletion: the kill switch, the policy's protections (decided after
+    `spec.active` by the policy, so asked here), an exemption or a snooze in force."""
+    namespace = workload.ref.namespace
+    if pauses.covers(namespace):
+        return "paused (service)" if pauses.everything else f"paused (namespace {namespace})"
+    protected = protection(workload, policy=policy)
+    if protected is not None:
+        return protected[1]
     exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
     if exemption is not None:
         return f"exempt ({exemption.source})"

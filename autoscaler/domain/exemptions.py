@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.snoozes import WARNING_KEYS
 
 EXEMPT_UNTIL_REQUESTED = keys.PREFIX + "exempt-until-requested"  # the value before a cut
 REACTIVATED_BY = keys.PREFIX + "reactivated-by"
@@ -51,7 +50,7 @@ def exempting(*, until: datetime, by: str, reason: str, now: datetime) -> dict[s
         keys.EXEMPT_REASON: reason,
         keys.EXEMPT_SET_AT: time_text(now),
         EXEMPT_UNTIL_REQUESTED: None,
-        **dict.fromkeys(WARNING_KEYS),
+        **dict.fromkeys(keys.WARNING_KEYS),
     }
 
 

@@ -83,6 +83,7 @@ class WorkloadInfo:
     resource_version: str = ""
     keda_managed: bool = False
     evicted_reason: str | None = None
+    evicted_at: datetime | None = None  # Evicted condition's lastTransitionTime, while True
     # For rules and contention (issue 14). None: the namespace's labels could not be read,
     # so a rule selecting on them cannot be evaluated (never a fall-through).
     namespace_labels: Mapping[str, str] | None = None

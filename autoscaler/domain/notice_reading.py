@@ -4,9 +4,10 @@ the snooze in force, and the stop's earliest time.
 Every time comes from the Workload's annotations, never from memory, so a restarted service
 or a second replica reads the same notice from the same object. A warning counts only for
 the object it was given to (WARNED_UID) and only when written after the workload's latest
-creation, admission, reactivation or GPU pod start (`policy.not_before`), and after an
-exemption made through the API (EXEMPT_SET_AT): an exemption answers the warning as a snooze
-does. Anything older is void, and the stage gives a fresh warning when one is due.
+creation, admission, reactivation or GPU pod start (`policy.not_before`), and after any
+exemption made or in force since (EXEMPT_SET_AT, EXEMPT_UNTIL): an exemption answers the
+warning as a snooze does. Anything older is void, and the stage gives a fresh warning when
+one is due.
 """
 
 from __future__ import annotations
@@ -73,17 +74,16 @@ def valid_warning(workload: WorkloadInfo) -> Warned | None:
 
 
 def warnings_count_after(workload: WorkloadInfo) -> datetime:
-    """A warning written at or before this time belongs to an earlier life of the workload."""
+    """A warning written at or before this time belongs to an earlier life of the workload,
+    or was answered by an exemption: one made through the API after it (EXEMPT_SET_AT), or
+    one in force after it, however it was set (its EXEMPT_UNTIL is later: a hand-set
+    `exempt-until` on the RayCluster leaves no other trace once it has run out)."""
     exempted = (
-        parse_time(source.get(keys.EXEMPT_SET_AT, ""))
+        parse_time(source.get(key, ""))
         for source in (workload.annotations, workload.owner_annotations)
+        for key in (keys.EXEMPT_SET_AT, keys.EXEMPT_UNTIL)
     )
     return max([not_before(workload), *(t for t in exempted if t is not None)])
-
-
-def has_warning_keys(workload: WorkloadInfo) -> bool:
-    """Some warning annotation is there, valid or not (a void one is left alone)."""
-    return any(key in workload.annotations for key in (keys.WARNED_AT, keys.STOP_PLANNED_AT))
 
 
 def snooze_in_force(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> Snoozed | None:

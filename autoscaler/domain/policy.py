@@ -3,8 +3,9 @@
 Each workload first falls under its rule (`domain/rules.py`, first match wins), whose
 window, threshold, grace and action judge it. Checks then run in a fixed order, and the first
 that applies names the state: inactive → pending → KEDA-managed → kind not enabled →
-namespace → priority class → exemption → rule unknown → grace → usage (busy, loading,
-idle-held, idle or unknown: `idleness.assess`) → pause. Only "idle for the whole window"
+namespace → priority class (those four are `protection`, which the delete rung asks too) →
+exemption → rule unknown → grace → usage (busy, loading, idle-held, idle or unknown:
+`idleness.assess`) → pause. Only "idle for the whole window"
 under a rule whose action is `deactivate` or `delete` leads to an action, and the per-cycle
 cap then orders the candidates longest-idle first. (The warning stage, `domain/staging.py`,
 runs after: it may turn that action into a warning, and warns for a `warn` rule.)
@@ -182,11 +183,25 @@ def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, .
 
 
 def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> Decision | None:
-    ns = workload.ref.namespace
+    if not workload.active:
+        return _decision(workload, State.DEACTIVATED, "spec.active is false")
+    if not workload.admitted:
+        return _decision(workload, State.PENDING, "not admitted by Kueue")
+    protected = protection(workload, policy=policy)
+    if protected is not None:
+        return _decision(workload, *protected)
     exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
+    if exemption is not None:
+        return _decision(workload, State.EXEMPT, _exemption_text(exemption))
+    return None
+
+
+def protection(workload: WorkloadInfo, *, policy: Policy) -> tuple[State, str] | None:
+    """Why the policy keeps its hands off the workload whatever its usage (KEDA-managed, kind
+    not enabled, namespace left out, priority class protected), or None. An inactive workload
+    is decided before these checks, so the delete rung asks them again itself."""
+    ns = workload.ref.namespace
     checks: list[tuple[bool, State, str]] = [
-        (not workload.active, State.DEACTIVATED, "spec.active is false"),
-        (not workload.admitted, State.PENDING, "not admitted by Kueue"),
         (workload.keda_managed, State.KEDA_MANAGED, "a KEDA ScaledObject uses our signal"),
         (
             workload.owner is None or workload.owner.kind not in policy.actionable_kinds,
@@ -204,12 +219,8 @@ def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> D
             State.PROTECTED,
             f"priority class {workload.priority_class} is protected",
         ),
-        (exemption is not None, State.EXEMPT, _exemption_text(exemption)),
     ]
-    for applies, state, reason in checks:
-        if applies:
-            return _decision(workload, state, reason)
-    return None
+    return next(((state, reason) for applies, state, reason in checks if applies), None)
 
 
 def _exemption_text(exemption: Exemption | None) -> str:

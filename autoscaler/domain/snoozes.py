@@ -35,7 +35,6 @@ SNOOZE_KEYS = (
     keys.SNOOZE_GRANTED,
     keys.SNOOZE_REQUESTED,
 )
-WARNING_KEYS = (keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT)
 
 
 @dataclass(frozen=True)
@@ -50,10 +49,6 @@ class SnoozeGrant:
     patch: Mapping[str, str | None] = field(default_factory=dict)
     clipped_from: datetime | None = None  # the end asked for, when it was past the bound
     refused: str | None = None  # why nothing was granted
-
-    @property
-    def granted(self) -> bool:
-        return self.refused is None
 
 
 def grant_snooze(
@@ -81,7 +76,7 @@ def grant_snooze(
         keys.SNOOZE_REASON: reason,
         keys.SNOOZES: ",".join([*recent, time_text(now)]),
         keys.SNOOZE_REQUESTED: time_text(clipped_from) if clipped_from is not None else None,
-        **dict.fromkeys(WARNING_KEYS),  # the warning is answered: a second link does nothing
+        **dict.fromkeys(keys.WARNING_KEYS),  # the warning is answered: a second link does nothing
     }
     return SnoozeGrant(until=granted, patch=patch, clipped_from=clipped_from)
 
@@ -133,6 +128,13 @@ def grant_times(annotations: Mapping[str, str], *, now: datetime) -> list[dateti
     not parse or lies ahead of now is dropped: it cannot have been our own grant."""
     written = (parse_time(part) for part in annotations.get(keys.SNOOZES, "").split(","))
     return sorted(t for t in written if t is not None and now - DAY < t <= now)
+
+
+def latest_grant(annotations: Mapping[str, str], *, now: datetime) -> datetime | None:
+    """When the latest snooze was granted, however long ago (None: never, as far as SNOOZES
+    tells). A time ahead of now is dropped: it cannot have been our own grant."""
+    written = (parse_time(part) for part in annotations.get(keys.SNOOZES, "").split(","))
+    return max((t for t in written if t is not None and t <= now), default=None)
 
 
 def _refusal(

@@ -103,19 +103,17 @@ def _towards_stop(decision: Decision, *, rule: Rule, now: datetime) -> Decision:
     notice, lead = decision.notice, rule.notice.warn_before
     snoozed = notice.snoozed_until is not None
     shown = _snoozed(decision) if snoozed and decision.state is State.IDLE else decision
-    due = _due(decision, reclaim=rule.reclaim, now=now)
-    if due is None or lead <= NO_LEAD:
-        return shown  # nothing ahead, or no warning stage: a snooze still holds the stop
-    if notice.warned_at is None:
-        if due - now > lead:
+    if notice.warned_at is not None and notice.stop_at is not None:
+        # A warning given keeps its promise whatever the lead is now (0 included).
+        if snoozed or decision.action not in STOP_DUE:
             return shown
-        stop_at = max(due, now + lead)
-        why = f"warning: stop planned at {time_text(stop_at)} ({lead_text(lead)} notice)"
-        return _warn(shown, stop_at=stop_at, now=now, why=why)
-    if snoozed or decision.action not in STOP_DUE:
-        return shown
-    stop_at = notice.stop_at or notice.warned_at + lead
-    return _warned(decision, warned_at=notice.warned_at, stop_at=stop_at, now=now)
+        return _warned(decision, warned_at=notice.warned_at, stop_at=notice.stop_at, now=now)
+    due = _due(decision, reclaim=rule.reclaim, now=now)
+    if due is None or lead <= NO_LEAD or due - now > lead:
+        return shown  # nothing ahead, no warning stage, or not yet: a snooze still holds
+    stop_at = max(due, now + lead)
+    why = f"warning: stop planned at {time_text(stop_at)} ({lead_text(lead)} notice)"
+    return _warn(shown, stop_at=stop_at, now=now, why=why)
 
 
 def _due(decision: Decision, *, reclaim: Reclaim, now: datetime) -> datetime | None:

@@ -1,22 +1,29 @@
 """The cycle's act steps in order, on the leader only: stops (`acting.Deactivator`), notices
 (`warner.Warner`: warnings, all-clears, idle-held, deletion warnings), deletions
-(`deleting.Deleter`). Each reads its Workload again and decides again before writing."""
+(`deleting.Deleter`). The pauses are read again once before them, so a kill switch set
+mid-cycle holds warnings and deletions as well as stops; each step reads its Workload again
+and decides again under them before writing."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
+from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import Clock, ClusterReader, WorkloadActuator
-from autoscaler.domain.models import ActionRecord, Decision
+from autoscaler.domain.models import Action, ActionRecord, Decision
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy import Policy
 from autoscaler.engine.acting import Deactivator
 from autoscaler.engine.deleting import Deleter
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.leadership import IsLeader
-from autoscaler.engine.notifying import Notices
-from autoscaler.engine.staging_step import CycleInputs
+from autoscaler.engine.notifying import NOTICE_ACTIONS, Notices
+from autoscaler.engine.staging_step import CycleInputs, action_record
 from autoscaler.engine.warner import Warner
+
+ACTED = frozenset({Action.DEACTIVATE, Action.DELETE, *NOTICE_ACTIONS})  # what the steps write
 
 
 class ActSteps:
@@ -32,6 +39,7 @@ class ActSteps:
         may_act: IsLeader,
         notices: Notices,
     ) -> None:
+        self._cluster, self._log, self._may_act = cluster, logger, may_act
         self._deactivator = Deactivator(
             cluster=cluster,
             actuator=actuator,
@@ -61,8 +69,19 @@ class ActSteps:
         )
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
+        chosen = [d for d in decisions if d.action in ACTED]
+        if not chosen or not self._may_act():
+            return ()  # nothing to write, or another replica leads: it acts
+        try:
+            pauses = self._cluster.read_pauses()  # a kill switch set mid-cycle still wins
+        except ClusterError as exc:  # no write without knowing the kill switch
+            skipped = Outcome.skipped(str(exc))
+            return tuple(
+                action_record(self._log, d, now=inputs.now, outcome=skipped) for d in chosen
+            )
+        fresh = replace(inputs, pauses=pauses)
         return (
-            self._deactivator.act(inputs, decisions)
-            + self._warner.act(inputs, decisions)
-            + self._deleter.act(inputs, decisions)
+            self._deactivator.act(fresh, decisions)
+            + self._warner.act(fresh, decisions)
+            + self._deleter.act(fresh, decisions)
         )

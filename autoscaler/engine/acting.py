@@ -1,10 +1,11 @@
 """The act step of a reconcile pass: deactivate what the decisions say, and nothing else.
 
-Before each action the pauses and the Workload are read again and the Workload decided
-again, so a change made since the cycle began (kill switch, exemption, reactivation,
-deletion) wins. With guards, one query first re-reads every candidate's newest samples, and
-each action writes its durable audit record before its patch. The writes themselves are the
-act sequence of `engine.actuation`, shared with the REST API.
+Before each action the Workload is read again and decided again, under the pauses the act
+steps read again (`engine.act_steps`), so a change made since the cycle began (kill switch,
+exemption, reactivation, deletion) wins. With guards, one query first re-reads every
+candidate's newest samples, and each action writes its durable audit record before its
+patch. The writes themselves are the act sequence of `engine.actuation`, shared with the
+REST API.
 """
 
 from __future__ import annotations
@@ -61,18 +62,14 @@ class Deactivator:
         self._notices = notices
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
-        """Deactivate what the decisions say, each checked once more right before."""
+        """Deactivate what the decisions say, each checked once more right before. The
+        pauses in `inputs` were read again after the cycle's decisions (`ActSteps.act`)."""
         chosen = [d for d in decisions if d.action is Action.DEACTIVATE]
         if not chosen or not self._may_act():
             return ()  # another replica leads: it acts
-        try:
-            pauses = self._cluster.read_pauses()  # a kill switch set mid-cycle still wins
-        except ClusterError as exc:
-            return tuple(self._record(d, inputs.now, Outcome.skipped(str(exc))) for d in chosen)
-        fresh_inputs = replace(inputs, pauses=pauses)
         checked = self._checked_again(inputs, chosen)
         return tuple(
-            self._deactivate(fresh_inputs, d)
+            self._deactivate(inputs, d)
             if again.action is Action.DEACTIVATE
             else self._record(d, inputs.now, Outcome.skipped(again.reason))
             for d, again in zip(chosen, checked, strict=True)

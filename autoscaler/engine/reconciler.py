@@ -153,7 +153,7 @@ class Reconciler:
         )
         # The warning stage after the reclaim screen (a contended stop is warned when it is
         # picked) and before the guards (a held warning is never given).
-        decided = stage_all(workloads, decided, policy=self._policy, now=now)
+        decided = stage_all(workloads, decided, policy=self._policy, pauses=inputs.pauses, now=now)
         # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
         # the guards hold back (contested ones would take them cycle after cycle).
         screened, report = self._screen(inputs, decided)

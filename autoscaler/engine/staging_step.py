@@ -43,13 +43,18 @@ class CycleInputs:
 
 
 def staged(
-    workload: WorkloadInfo, decision: Decision, *, policy: Policy, now: datetime
+    workload: WorkloadInfo,
+    decision: Decision,
+    *,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
 ) -> Decision:
     """One decision through the warning stage (and the delete rung) of its rule."""
     rule = policy.rule_for(decision.rule)
     done = stage(decision, workload, rule=rule, dry_run=policy.dry_run, now=now)
     if done.state is State.DEACTIVATED:
-        done = delete_stage(done, workload, rule=rule, dry_run=policy.dry_run, now=now)
+        done = delete_stage(done, workload, rule=rule, policy=policy, pauses=pauses, now=now)
     return done
 
 
@@ -58,10 +63,11 @@ def stage_all(
     decisions: Sequence[Decision],
     *,
     policy: Policy,
+    pauses: Pauses,
     now: datetime,
 ) -> tuple[Decision, ...]:
     return tuple(
-        staged(workload, decision, policy=policy, now=now)
+        staged(workload, decision, policy=policy, pauses=pauses, now=now)
         for workload, decision in zip(workloads, decisions, strict=True)
     )
 
@@ -71,7 +77,7 @@ def decide_again(
 ) -> Decision:
     """The decision on a Workload read again right before acting, its warning stage included."""
     decision = decide(fresh, usage, policy=policy, pauses=pauses, now=now)
-    return staged(fresh, decision, policy=policy, now=now)
+    return staged(fresh, decision, policy=policy, pauses=pauses, now=now)
 
 
 def _not_read_again(exc: ClusterError) -> Outcome:

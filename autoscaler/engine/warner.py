@@ -114,7 +114,7 @@ def workload_patch(workload: WorkloadInfo, decision: Decision, *, now: datetime)
             keys.STOP_PLANNED_AT: optional_time_text(notice.stop_at),  # a warn rule plans no stop
         }
     if decision.action is Action.ALL_CLEAR:
-        return dict.fromkeys((keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT))
+        return dict.fromkeys(keys.WARNING_KEYS)
     if decision.action is Action.NOTIFY_IDLE_HELD:
         return {keys.IDLE_HELD_NOTIFIED_AT: time_text(now)}
     return {

@@ -14,6 +14,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from autoscaler.domain.deletion import DELETABLE_KINDS
+from autoscaler.domain.routing import EVENTS_ONLY
 from autoscaler.domain.rules import DEFAULT_RULE
 from autoscaler.settings.notifications import TARGET_NAME, NotificationSettings, TargetSettings
 from autoscaler.settings.rule_settings import RuleSettings, written_default
@@ -21,14 +23,11 @@ from autoscaler.settings.rule_settings import RuleSettings, written_default
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
 
-EVENTS_ONLY = "none"  # a namespace's `notify` annotation: Events only; never a target name
-DELETABLE_KINDS = ["RayCluster"]  # what action `delete` may remove: a suspended RayCluster
-
 
 def check_notices(settings: Settings) -> list[str]:
     """Every problem of the rules' notice knobs and of `notifications:`; empty when sound."""
     known = set(settings.notifications.targets)
-    problems = _default_conflicts(settings)
+    problems: list[str] = []
     for index, rule in enumerate(settings.rules):
         problems += _ladder(index, rule, settings)
         if rule.notify is not None:
@@ -73,10 +72,10 @@ def _ladder(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
             "stays before it is deleted)"
         )
     kinds = rule.match.owner_kinds if rule.match is not None else None
-    if rule.name == DEFAULT_RULE or kinds != DELETABLE_KINDS:
+    if rule.name == DEFAULT_RULE or kinds is None or set(kinds) != DELETABLE_KINDS:
         problems.append(
             f"{key}.action: delete removes RayClusters only: the rule must say "
-            "match.ownerKinds: [RayCluster]"
+            f"match.ownerKinds: [{', '.join(sorted(DELETABLE_KINDS))}]"
         )
     if _warn_before(rule, settings) == timedelta(0):
         problems.append(f"{key}.warnBefore: action delete needs a warning: longer than 0s")
@@ -89,23 +88,6 @@ def _warn_before(rule: RuleSettings, settings: Settings) -> timedelta:
         if candidate is not None:
             return candidate
     return settings.policy.warn_before
-
-
-def _default_conflicts(settings: Settings) -> list[str]:
-    """The default rule's snooze bounds written both in `policy.snooze` and a `default` rule.
-    (`warnBefore` is one of the shared knobs `rule_settings.SHARED_KNOBS` checks.)"""
-    written = written_default(settings.rules)
-    if written is None:
-        return []
-    index, written_keys = len(settings.rules) - 1, settings.policy.snooze.model_fields_set
-    problems = []
-    for field, key in (("max_duration", "maxDuration"), ("per_day", "perDay")):
-        if getattr(written.snooze, field) is not None and field in written_keys:
-            problems.append(
-                f"rules[{index}].snooze.{key} and policy.snooze.{key} both set the default "
-                f"rule's snooze.{key}: keep one"
-            )
-    return problems
 
 
 def _names(key: str, names: Sequence[str], *, known: set[str]) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import timedelta
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -159,13 +160,16 @@ class RuleSettings(Section):
     )
 
 
-# The knobs a `default` rule and `policy:` (or `api:`) can both set: the rule's key → theirs.
+# The knobs a `default` rule and `policy:` can both set, as dotted attribute paths: the rule's
+# → (the section, the same knob's path in it, the key as written in both).
 SHARED_KNOBS = {
     "idle_window": ("policy", "idle_window", "idleWindow"),
     "threshold_percent": ("policy", "threshold_percent", "thresholdPercent"),
     "grace_period": ("policy", "grace_period", "gracePeriod"),
     "max_loading": ("policy", "max_loading", "maxLoading"),
     "warn_before": ("policy", "warn_before", "warnBefore"),
+    "snooze.max_duration": ("policy", "snooze.max_duration", "snooze.maxDuration"),
+    "snooze.per_day": ("policy", "snooze.per_day", "snooze.perDay"),
 }
 
 
@@ -222,7 +226,11 @@ def _spans(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
 def _conflicts(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
     problems = []
     for knob, (section, field, key) in SHARED_KNOBS.items():
-        if getattr(rule, knob) is not None and field in getattr(settings, section).model_fields_set:
+        owner, _, leaf = f"{section}.{field}".rpartition(".")  # written: in its fields set
+        if (
+            attrgetter(knob)(rule) is not None
+            and leaf in attrgetter(owner)(settings).model_fields_set
+        ):
             problems.append(
                 f"rules[{index}].{key} and {section}.{key} both set the default rule's {key}: "
                 "keep one"

@@ -293,6 +293,7 @@ class SimulatedCluster:
             cluster_queue=objects.kueue.cluster_queue_name(workload),
             resource_version=str(objects.versions.get(ref, 0)),
             evicted_reason="Deactivated" if workload.phase is Phase.INACTIVE else None,
+            evicted_at=workload.evicted_at if workload.phase is Phase.INACTIVE else None,
             cohort=cohort_of(objects.kueue, workload),
             priority=workload.priority,
             admitted_usage=admitted_usage(objects.kueue, workload),

@@ -191,10 +191,11 @@ def test_admitted_counts_win_over_requested_counts() -> None:
     assert parse_workload(stored(obj)).expected_pods == 2
 
 
-def test_a_deactivated_workload_reports_why_it_was_evicted() -> None:
+def test_a_deactivated_workload_reports_why_and_when_it_was_evicted() -> None:
     obj = make_workload("ns", "wl").pod_set("w").active(False).evicted(at=T0).build()
     info = parse_workload(stored(obj))
     assert (info.active, info.admitted, info.evicted_reason) == (False, False, "InactiveWorkload")
+    assert info.evicted_at == T0
 
 
 def test_a_workload_without_a_namespace_is_malformed() -> None:

@@ -15,9 +15,10 @@ import pytest
 
 from autoscaler.domain import annotations as ann
 from autoscaler.domain.deletion import delete_stage
-from autoscaler.domain.models import Action, State
+from autoscaler.domain.models import Action, Pauses, State
+from autoscaler.domain.policy import Policy
 from autoscaler.domain.rules import Rule, RuleAction
-from tests.support.domain_builders import NOW, WorkloadBuilder, minutes_ago, rfc3339
+from tests.support.domain_builders import NOW, WorkloadBuilder, a_policy, minutes_ago, rfc3339
 from tests.support.notice_builders import (
     LEAD,
     a_decision,
@@ -30,6 +31,7 @@ from tests.support.notice_builders import (
 MIN, HOURS = timedelta(minutes=1), timedelta(hours=1)
 DAY = 24 * HOURS
 DELETE = a_rule(action=RuleAction.DELETE, delete_after=DAY)
+ACTING, NO_PAUSES = a_policy(), Pauses()
 
 
 def stopped(hours_ago: float = 25) -> WorkloadBuilder:
@@ -129,6 +131,18 @@ ROWS = [
         id="a-pod-started-after-our-deactivation-means-it-ran-again",
     ),
     pytest.param(
+        stopped().evicted("Deactivated", at=NOW - 10 * HOURS),
+        DELETE,
+        (Action.NONE, None),
+        id="evicted-again-after-our-deactivation-the-inactive-period-is-someone-elses",
+    ),
+    pytest.param(
+        stopped().evicted("Deactivated", at=NOW - 25 * HOURS + MIN),
+        DELETE,
+        (Action.WARN_DELETE, NOW + LEAD),
+        id="kueues-eviction-right-after-our-patch-is-our-own-deactivation",
+    ),
+    pytest.param(
         a_gpu_workload().inactive().not_admitted(),
         DELETE,
         (Action.NONE, None),
@@ -145,6 +159,34 @@ ROWS = [
         DELETE,
         (Action.NONE, NOW - HOURS),
         id="a-snooze-holds-the-deletion",
+    ),
+    pytest.param(
+        snoozed(
+            delete_warned(stopped(), at=minutes_ago(20), planned=minutes_ago(5)),
+            until=minutes_ago(1),
+            grants=[minutes_ago(10)],
+        ),
+        DELETE,
+        (Action.WARN_DELETE, NOW + LEAD),
+        id="a-snooze-granted-after-the-delete-warning-voids-it-so-a-fresh-one-is-given",
+    ),
+    pytest.param(
+        snoozed(
+            delete_warned(stopped(), at=minutes_ago(20), planned=minutes_ago(5)),
+            until=minutes_ago(25),
+            grants=[minutes_ago(30)],
+        ),
+        DELETE,
+        (Action.DELETE, minutes_ago(5)),
+        id="a-snooze-that-ended-before-the-delete-warning-leaves-it-standing",
+    ),
+    pytest.param(
+        delete_warned(stopped(), at=minutes_ago(20), planned=minutes_ago(5)).exempt_until(
+            minutes_ago(1), on_owner=True
+        ),
+        DELETE,
+        (Action.WARN_DELETE, NOW + LEAD),
+        id="an-exemption-in-force-after-the-delete-warning-voids-it",
     ),
     pytest.param(
         stopped(),
@@ -166,8 +208,80 @@ def test_the_owner_is_deleted_only_after_our_deactivation_delete_after_and_a_war
     workload: WorkloadBuilder, rule: Rule, expected: tuple[Action, datetime | None]
 ) -> None:
     decision = a_decision(State.DEACTIVATED, reason="spec.active is false")
-    staged = delete_stage(decision, workload.build(), rule=rule, dry_run=False, now=NOW)
+    staged = delete_stage(
+        decision, workload.build(), rule=rule, policy=ACTING, pauses=NO_PAUSES, now=NOW
+    )
     assert (staged.action, staged.notice.delete_at) == expected
+
+
+def served(builder: WorkloadBuilder) -> WorkloadBuilder:
+    """Its delete warning given 20 minutes ago, promising 5 minutes ago: the delete is due."""
+    return delete_warned(builder, at=minutes_ago(20), planned=minutes_ago(5))
+
+
+HELD = [
+    pytest.param(
+        stopped(),
+        ACTING,
+        Pauses(everything=True),
+        "paused (service)",
+        id="a-service-pause-holds-the-deletion-warning",
+    ),
+    pytest.param(
+        served(stopped()),
+        ACTING,
+        Pauses(namespaces=frozenset({"team-a"})),
+        "paused (namespace team-a)",
+        id="a-namespace-pause-holds-a-served-deletion",
+    ),
+    pytest.param(
+        served(stopped()),
+        a_policy(exclude=["team-a"]),
+        NO_PAUSES,
+        "namespace team-a is excluded",
+        id="an-excluded-namespace-is-never-deleted-in",
+    ),
+    pytest.param(
+        stopped(),
+        a_policy(include=["team-b"]),
+        NO_PAUSES,
+        "namespace team-a is not in the included namespaces",
+        id="a-namespace-not-included-is-never-deleted-in",
+    ),
+    pytest.param(
+        served(stopped().priority("prod")),
+        a_policy(protected_classes=["prod"]),
+        NO_PAUSES,
+        "priority class prod is protected",
+        id="a-protected-priority-class-is-never-deleted",
+    ),
+    pytest.param(
+        served(stopped()),
+        a_policy(kinds=["RayJob"]),
+        NO_PAUSES,
+        "owner kind RayCluster is not enabled",
+        id="an-owner-kind-no-longer-enabled-is-never-deleted",
+    ),
+    pytest.param(
+        served(stopped().keda()),
+        ACTING,
+        NO_PAUSES,
+        "a KEDA ScaledObject uses our signal",
+        id="a-keda-managed-workload-is-never-deleted",
+    ),
+]
+
+
+@pytest.mark.parametrize(("workload", "policy", "pauses", "why"), HELD)
+def test_what_the_policy_protects_or_a_pause_holds_is_neither_deleted_nor_warned(
+    workload: WorkloadBuilder, policy: Policy, pauses: Pauses, why: str
+) -> None:
+    decision = a_decision(State.DEACTIVATED, reason="spec.active is false")
+    staged = delete_stage(
+        decision, workload.build(), rule=DELETE, policy=policy, pauses=pauses, now=NOW
+    )
+    assert staged.action is Action.NONE
+    assert staged.reason.endswith(f"deletion held: {why}")
 
 
 @pytest.mark.parametrize(
@@ -180,18 +294,22 @@ def test_the_owner_is_deleted_only_after_our_deactivation_delete_after_and_a_war
 def test_dry_run_only_says_what_it_would_delete(hours_ago: float, expected: Action) -> None:
     decision = a_decision(State.DEACTIVATED, reason="spec.active is false")
     workload = stopped(hours_ago=hours_ago).build()
-    staged = delete_stage(decision, workload, rule=DELETE, dry_run=True, now=NOW)
+    staged = delete_stage(
+        decision, workload, rule=DELETE, policy=a_policy(dry_run=True), pauses=NO_PAUSES, now=NOW
+    )
     assert staged.action is expected
 
 
 def test_a_row_not_deactivated_is_left_to_the_warning_stage() -> None:
     decision = a_decision(State.IDLE, Action.DEACTIVATE)
-    staged = delete_stage(decision, stopped().build(), rule=DELETE, dry_run=False, now=NOW)
+    staged = delete_stage(
+        decision, stopped().build(), rule=DELETE, policy=ACTING, pauses=NO_PAUSES, now=NOW
+    )
     assert staged == decision
 
 
 def test_the_reason_says_why_an_inactive_workload_is_not_deleted() -> None:
     decision = a_decision(State.DEACTIVATED, reason="spec.active is false")
     workload = stopped().reactivated(at=NOW - 10 * HOURS).build()
-    staged = delete_stage(decision, workload, rule=DELETE, dry_run=False, now=NOW)
+    staged = delete_stage(decision, workload, rule=DELETE, policy=ACTING, pauses=NO_PAUSES, now=NOW)
     assert staged.reason.endswith("did not begin with our deactivation")

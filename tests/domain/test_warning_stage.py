@@ -118,6 +118,22 @@ STOP_ROWS = [
         id="an-exemption-made-after-the-warning-answered-it-so-a-fresh-one-is-given",
     ),
     pytest.param(
+        warned(fresh(), at=minutes_ago(20), planned=minutes_ago(5)).exempt_until(
+            minutes_ago(2), on_owner=True
+        ),
+        stop_due(),
+        a_rule(),
+        (Action.WARN, State.IDLE, NOW + LEAD),
+        id="a-hand-set-exemption-that-ran-out-after-the-warning-answered-it-too",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(20), planned=minutes_ago(5)).exempt_until(minutes_ago(30)),
+        stop_due(),
+        a_rule(),
+        (Action.DEACTIVATE, State.IDLE, minutes_ago(5)),
+        id="an-exemption-that-ran-out-before-the-warning-leaves-it-standing",
+    ),
+    pytest.param(
         fresh(),
         a_decision(State.IDLE, Action.DEFERRED),
         a_rule(),
@@ -137,6 +153,13 @@ STOP_ROWS = [
         a_rule(warn_before=timedelta(0)),
         (Action.DEACTIVATE, State.IDLE, None),
         id="without-a-lead-time-the-stop-goes-ahead-as-before",
+    ),
+    pytest.param(
+        warned(fresh(), at=minutes_ago(5), planned=NOW + 10 * MIN),
+        stop_due(),
+        a_rule(warn_before=timedelta(0)),
+        (Action.NONE, State.IDLE, NOW + 10 * MIN),
+        id="a-warning-given-keeps-its-promise-after-warn-before-is-set-to-zero",
     ),
 ]
 

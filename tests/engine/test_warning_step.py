@@ -11,7 +11,7 @@ import pytest
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.models import Action, State, WorkloadInfo
+from autoscaler.domain.models import Action, Pauses, State, WorkloadInfo
 from autoscaler.domain.notifications import NoticeKind
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.rules import Rule, RuleAction
@@ -224,4 +224,28 @@ def test_without_a_delete_rule_a_deactivated_raycluster_is_never_deleted() -> No
     later = rig.cycle_at(due() + timedelta(days=2))
 
     assert later.actions == ()
+    assert rig.cluster.get_workload(rig.ref) is not None
+
+
+def test_a_pause_set_during_the_cycle_holds_a_warning_and_a_deletion_too() -> None:
+    rig = Rig(policy=a_policy(action=RuleAction.DELETE, delete_after=timedelta(hours=2)))
+    rig.cluster.pauses_after_first_read = Pauses(everything=True)
+    held = rig.cycle_at(due())
+    assert [(a.action, a.outcome.kind) for a in held.actions] == [
+        (Action.WARN, OutcomeKind.SKIPPED)
+    ]
+    assert "paused" in held.actions[0].outcome.detail
+    assert keys.WARNED_AT not in rig.workload().annotations
+
+    rig.cluster.pauses, rig.cluster.pauses_after_first_read = Pauses(), None
+    warned(rig)
+    rig.cycle_at(due() + minutes(16))  # deactivated
+    rig.cycle_at(due() + minutes(16) + timedelta(hours=1, minutes=45))  # deletion warned
+    rig.cluster.pauses_after_first_read = Pauses(namespaces=frozenset({NAMESPACE}))
+    paused = rig.cycle_at(due() + minutes(16) + timedelta(hours=2, minutes=1))
+
+    assert [(a.action, a.outcome.kind) for a in paused.actions] == [
+        (Action.DELETE, OutcomeKind.SKIPPED)
+    ]
+    assert "deletion held: paused (namespace team-a)" in paused.actions[0].outcome.detail
     assert rig.cluster.get_workload(rig.ref) is not None

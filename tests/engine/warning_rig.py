@@ -22,6 +22,7 @@ from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     FleetUsage,
     GpuUsage,
+    Pauses,
     Snapshot,
     UsageView,
     WorkloadInfo,
@@ -128,6 +129,19 @@ class FlakyActuator(SimulatedActuator):
         return written
 
 
+class PausingCluster(SimulatedCluster):
+    """The simulated cluster, whose kill switch turns to `pauses_after_first_read` once the
+    cycle has read it: someone pauses the service while the cycle runs."""
+
+    pauses_after_first_read: Pauses | None = None
+
+    def read_pauses(self) -> Pauses:
+        read = super().read_pauses()
+        if self.pauses_after_first_read is not None:
+            self.pauses = self.pauses_after_first_read
+        return read
+
+
 def targets_from_namespace(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
     """A stand-in for the routing: the namespace's notify annotation, else the rule's."""
     written = (workload.namespace_annotations or {}).get(keys.NOTIFY)
@@ -166,7 +180,7 @@ class Rig:
         queue = ClusterQueue.from_nominal("cq", {"cpu": 9000, "memory": 36 * 2**30, GPU: 4})
         kueue = KueueState().with_cluster_queue(queue)
         kueue = kueue.with_local_queue(LocalQueue(NAMESPACE, "user-queue", "cq"))
-        self.cluster = SimulatedCluster(kueue=kueue, gpus=GpuPool.for_gpus(4), clock=self.clock)
+        self.cluster = PausingCluster(kueue=kueue, gpus=GpuPool.for_gpus(4), clock=self.clock)
         self.cluster.namespace_annotations[NAMESPACE] = {keys.NOTIFY: "team-a-slack"}
         self.actuator = FlakyActuator(cluster=self.cluster, clock=self.clock)
         self.fleet = ScriptedFleet(self.cluster, idle_since=T0)

@@ -105,6 +105,7 @@ def test_deactivation_evicts_deletes_the_pods_and_the_next_step_admits_the_waiti
     assert [(e.kind, e.workload) for e in events] == [(EventKind.ADMITTED, second)]
     gone = info(cluster, first)
     assert (gone.active, gone.pods, gone.evicted_reason) == (False, (), "Deactivated")
+    assert gone.evicted_at == clock.now()
     ended = [h for h in cluster.gpu_holdings() if h.raycluster == "first-raycluster"]
     assert [h.end for h in ended] == [clock.now(), clock.now()]
     assert [e.kind for e in cluster.events] == [

@@ -95,6 +95,7 @@ class WorkloadBuilder:
     owner_annotations: dict[str, str] = field(default_factory=dict)
     keda_managed: bool = False
     evicted_reason: str | None = None
+    evicted_at: datetime | None = None
 
     def gpu_pod(
         self, name: str, *, gpus: int = 1, created: datetime | None = None, phase: str = "Running"
@@ -127,9 +128,10 @@ class WorkloadBuilder:
         self.active = False
         return self
 
-    def evicted(self, reason: str) -> Self:
-        """Kueue's Evicted condition, e.g. `Deactivated` once `spec.active` is false."""
-        self.evicted_reason = reason
+    def evicted(self, reason: str, *, at: datetime | None = None) -> Self:
+        """Kueue's Evicted condition, e.g. `Deactivated` once `spec.active` is false; `at`
+        its lastTransitionTime."""
+        self.evicted_reason, self.evicted_at = reason, at
         return self
 
     def owned_by(self, kind: str) -> Self:
@@ -179,6 +181,7 @@ class WorkloadBuilder:
             owner_annotations=dict(self.owner_annotations),
             keda_managed=self.keda_managed,
             evicted_reason=self.evicted_reason,
+            evicted_at=self.evicted_at,
         )
 
     def _owner(self) -> OwnerRef | None:

@@ -212,7 +212,7 @@ def parse_workload(
     admission, conditions = status.get("admission") or {}, _conditions(status)
     admitted = conditions.get("Admitted", {})
     evicted = conditions.get("Evicted", {})
-    is_admitted = admitted.get("status") == "True"
+    is_admitted, is_evicted = admitted.get("status") == "True", evicted.get("status") == "True"
     owner_labels = labels_of(owner) if owner is not None else {}
     return WorkloadInfo(
         ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
@@ -233,7 +233,8 @@ def parse_workload(
         owner_labels=owner_labels,
         cluster_queue=admission.get("clusterQueue") or None,
         resource_version=str(meta.get("resourceVersion", "")),
-        evicted_reason=str(evicted.get("reason")) if evicted.get("status") == "True" else None,
+        evicted_reason=str(evicted.get("reason")) if is_evicted else None,
+        evicted_at=parse_time(str(evicted.get("lastTransitionTime", ""))) if is_evicted else None,
         namespace_labels=namespace_labels,
         namespace_annotations=namespace_annotations,
         cohort=(cohorts or {}).get(str(admission.get("clusterQueue") or "")),
