@@ -28,8 +28,8 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.policy import Policy
-from autoscaler.domain.subjects import subject_of
 from autoscaler.engine import actuation
+from autoscaler.engine.audited import audited_write
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.notifying import EVENTS_ONLY, Notices
@@ -120,21 +120,17 @@ class Deactivator:
         """The durable audit record, then the act sequence (one patch, owner, Event)."""
         if not self._may_act():
             return self._record(decision, now, Outcome.skipped("no longer the leader"))
-        guards = self._guards
-        if guards is not None:
-            try:
-                guards.begin(decision, now=now, subject=subject_of(workload, decision))
-            except ClusterError as exc:  # no durable record, no action
-                return self._record(
-                    decision, now, Outcome.failed(f"audit record not written: {exc}")
-                )
-        outcome = self._write(workload, decision, now=now)
-        if guards is not None and outcome.kind is not OutcomeKind.DONE:
-            guards.ended(decision, now=now, outcome=outcome)
+        outcome, audited = audited_write(
+            self._guards,
+            workload,
+            decision,
+            now=now,
+            write=lambda: self._write(workload, decision, now=now),
+        )
         if outcome.kind is OutcomeKind.DONE:
             rule = self._policy.rule_for(decision.rule)
             self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
-        return self._record(decision, now, outcome, audited=guards is not None)
+        return self._record(decision, now, outcome, audited=audited)
 
     def _write(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:
         try:

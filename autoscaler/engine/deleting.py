@@ -16,11 +16,11 @@ from datetime import datetime
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import ClusterReader, WorkloadActuator
 from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
-from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy import Policy
-from autoscaler.domain.subjects import subject_of
 from autoscaler.engine import actuation
 from autoscaler.engine.acting import outcome_of
+from autoscaler.engine.audited import audited_write
 from autoscaler.engine.guarding import Guards
 from autoscaler.engine.leadership import IsLeader, always_leading
 from autoscaler.engine.notifying import DELETED_EVENT, EVENTS_ONLY, Notices, event_message
@@ -62,17 +62,13 @@ class Deleter:
         if not self._may_act():
             skipped = Outcome.skipped("no longer the leader")
             return action_record(self._log, again, now=now, outcome=skipped)
-        guards = self._guards
-        if guards is not None:
-            try:
-                guards.begin(again, now=now, subject=subject_of(fresh, again))
-            except ClusterError as exc:  # no durable record, no delete
-                failed = Outcome.failed(f"audit record not written: {exc}")
-                return action_record(self._log, again, now=now, outcome=failed)
-        outcome = self._request(fresh, again, now=now)
-        if guards is not None and outcome.kind is not OutcomeKind.DONE:
-            guards.ended(again, now=now, outcome=outcome)
-        audited = guards is not None
+        outcome, audited = audited_write(
+            self._guards,
+            fresh,
+            again,
+            now=now,
+            write=lambda: self._request(fresh, again, now=now),
+        )
         return action_record(self._log, again, now=now, outcome=outcome, audited=audited)
 
     def _request(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:
