@@ -20,6 +20,9 @@ DEACTIVATED_THRESHOLD = PREFIX + "deactivated-threshold"
 DEACTIVATED_POLICY = PREFIX + "deactivated-policy"
 DEACTIVATED_FOR = PREFIX + "deactivated-for"  # the waiting Workload it was for, if any
 REACTIVATED_AT = PREFIX + "reactivated-at"
+# A RayCluster we suspend (ISSUE 17): its spec.suspend before ("true", "false" or "absent"),
+# so reactivating restores exactly what was there.
+SUSPEND_WAS = PREFIX + "suspend-was"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 # The warning stage (ISSUE 15). On the Workload (the owner gets STOP_PLANNED_AT to show):

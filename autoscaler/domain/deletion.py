@@ -44,7 +44,8 @@ from autoscaler.domain.notice_reading import (
     snooze_in_force,
     warnings_count_after,
 )
-from autoscaler.domain.policy import Policy, protection
+from autoscaler.domain.policy import Policy
+from autoscaler.domain.protection import protection
 from autoscaler.domain.rules import Rule, RuleAction
 from autoscaler.domain.snoozes import latest_grant
 

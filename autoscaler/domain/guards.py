@@ -22,6 +22,7 @@ from enum import StrEnum
 from autoscaler.domain.annotations import deactivated_at
 from autoscaler.domain.breaker import CLOSED, BreakerRules, BreakerState
 from autoscaler.domain.caps import ACTING
+from autoscaler.domain.management import SUSPENDED_BY_US
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.subjects import Subject
@@ -196,6 +197,10 @@ def _unsettled(records: Sequence[LoopRecord]) -> list[LoopRecord]:
 def _evidence(workload: WorkloadInfo, lost: LoopRecord) -> Outcome:
     ours = deactivated_at(workload.annotations)
     if ours is not None and ours == lost.at.replace(microsecond=0):
+        # A suspended RayCluster's annotations go ahead of its suspend patch (ISSUE 17), so
+        # only both together confirm it.
+        if workload.manager in SUSPENDED_BY_US and workload.active:
+            return Outcome.failed("refuted: our annotations are there, spec.suspend is not")
         return Outcome.done("confirmed: the Workload carries our deactivated-at annotation")
     if workload.evicted_reason in KUEUE_DEACTIVATED:
         return Outcome.done(f"confirmed: Kueue evicted it ({workload.evicted_reason})")

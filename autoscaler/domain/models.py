@@ -14,6 +14,7 @@ from functools import cached_property
 from autoscaler.domain.breaker import BreakerState
 from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.management import HandsOff, Manager
 from autoscaler.domain.notices import NO_NOTICE, Notice
 from autoscaler.domain.outcomes import Outcome
 
@@ -63,7 +64,9 @@ class PodInfo:
 
 @dataclass(frozen=True)
 class WorkloadInfo:
-    """A Kueue Workload joined with its owner and the owner's pods."""
+    """A Kueue Workload joined with its owner and the owner's pods; or (ISSUE 17) a RayCluster
+    no Workload admits, read as its own Workload: `ref` and `uid` are the RayCluster's, its
+    `owner` is itself, `active` is "not suspended", and `manager` says which."""
 
     ref: WorkloadRef
     uid: str
@@ -94,6 +97,8 @@ class WorkloadInfo:
     admitted_usage: Mapping[tuple[str, str], int] = field(default_factory=dict)
     # Where notifications go (ISSUE 15): the namespace's annotations; None when unreadable.
     namespace_annotations: Mapping[str, str] | None = None
+    manager: Manager = Manager.KUEUE  # which actuator writes on it (ISSUE 17)
+    hands_off: HandsOff | None = None  # never acted on, and why (fractional GPUs, ...)
 
     @property
     def gpu_pods(self) -> tuple[PodInfo, ...]:

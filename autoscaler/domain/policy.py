@@ -21,6 +21,7 @@ from functools import cached_property
 from autoscaler.domain.annotations import Exemption, active_exemption, reactivated_at
 from autoscaler.domain.caps import defer
 from autoscaler.domain.idleness import Assessment, UsageRules, assess
+from autoscaler.domain.management import inactive_reason, pending_reason
 from autoscaler.domain.models import (
     Action,
     Decision,
@@ -30,6 +31,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
 )
 from autoscaler.domain.notices import NoticeRules
+from autoscaler.domain.protection import protection
 from autoscaler.domain.rules import (
     DEFAULT_RULE,
     ExemptionBounds,
@@ -184,9 +186,9 @@ def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, .
 
 def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> Decision | None:
     if not workload.active:
-        return _decision(workload, State.DEACTIVATED, "spec.active is false")
+        return _decision(workload, State.DEACTIVATED, inactive_reason(workload.manager))
     if not workload.admitted:
-        return _decision(workload, State.PENDING, "not admitted by Kueue")
+        return _decision(workload, State.PENDING, pending_reason(workload.manager))
     protected = protection(workload, policy=policy)
     if protected is not None:
         return _decision(workload, *protected)
@@ -194,33 +196,6 @@ def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> D
     if exemption is not None:
         return _decision(workload, State.EXEMPT, _exemption_text(exemption))
     return None
-
-
-def protection(workload: WorkloadInfo, *, policy: Policy) -> tuple[State, str] | None:
-    """Why the policy keeps its hands off the workload whatever its usage (KEDA-managed, kind
-    not enabled, namespace left out, priority class protected), or None. An inactive workload
-    is decided before these checks, so the delete rung asks them again itself."""
-    ns = workload.ref.namespace
-    checks: list[tuple[bool, State, str]] = [
-        (workload.keda_managed, State.KEDA_MANAGED, "a KEDA ScaledObject uses our signal"),
-        (
-            workload.owner is None or workload.owner.kind not in policy.actionable_kinds,
-            State.PROTECTED,
-            f"owner kind {workload.owner.kind if workload.owner else 'none'} is not enabled",
-        ),
-        (
-            bool(policy.include_namespaces) and ns not in policy.include_namespaces,
-            State.PROTECTED,
-            f"namespace {ns} is not in the included namespaces",
-        ),
-        (ns in policy.exclude_namespaces, State.PROTECTED, f"namespace {ns} is excluded"),
-        (
-            workload.priority_class in policy.protected_priority_classes,
-            State.PROTECTED,
-            f"priority class {workload.priority_class} is protected",
-        ),
-    ]
-    return next(((state, reason) for applies, state, reason in checks if applies), None)
 
 
 def _exemption_text(exemption: Exemption | None) -> str:

@@ -21,6 +21,7 @@ class State(StrEnum):
     PENDING = "pending"
     DEACTIVATED = "deactivated"
     KEDA_MANAGED = "keda-managed"
+    UNSUPPORTED = "unsupported"  # cannot be judged (KAI's fractional GPUs): never stopped
 
 
 class Action(StrEnum):

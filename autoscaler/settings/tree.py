@@ -17,6 +17,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from autoscaler.core.errors import ConfigError
+from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.base import Duration, Section, format_duration, parse_duration
 from autoscaler.settings.guards import GuardSettings
@@ -200,6 +201,7 @@ class Settings(Section):
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+    actuators: ActuatorSettings = Field(default_factory=ActuatorSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)

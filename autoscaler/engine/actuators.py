@@ -1,0 +1,59 @@
+"""One `WorkloadActuator` over several (ISSUE 17): each workload is written by the actuator
+of what manages it (`WorkloadInfo.manager`): Kueue's Workload patch, or the RayCluster
+suspend of KAI Scheduler and plain KubeRay. The act sequence (`engine/actuation.py`), the
+loop and the REST routes see one actuator and never branch on the manager themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import WorkloadActuator
+from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.management import Manager
+from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.records import Annotated
+
+Annotations = Mapping[str, str | None]
+
+
+class ActuatorByManager:
+    def __init__(self, actuators: Mapping[Manager, WorkloadActuator]) -> None:
+        """`actuators`: one per enabled manager; a workload of another is never written."""
+        self._actuators = dict(actuators)
+
+    def writes_owner(self, workload: WorkloadInfo) -> bool:
+        return self._for(workload).writes_owner(workload)
+
+    def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        self._for(workload).deactivate(workload, audit)
+
+    def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
+        self._for(workload).reactivate(workload, annotations)
+
+    def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
+        return self._for(workload).annotate_owner(workload, annotations)
+
+    def annotate_workload(
+        self,
+        workload: WorkloadInfo,
+        annotations: Annotations,
+        *,
+        resource_version: str | None = None,
+    ) -> Annotated:
+        actuator = self._for(workload)
+        return actuator.annotate_workload(workload, annotations, resource_version=resource_version)
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        self._for(workload).announce(workload, reason=reason, message=message)
+
+    def delete_owner(self, workload: WorkloadInfo) -> None:
+        self._for(workload).delete_owner(workload)
+
+    def _for(self, workload: WorkloadInfo) -> WorkloadActuator:
+        actuator = self._actuators.get(workload.manager)
+        if actuator is None:
+            raise ClusterError(
+                f"{workload.ref}: no {workload.manager} actuator is enabled; nothing written"
+            )
+        return actuator
