@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -20,6 +21,7 @@ from autoscaler.domain.guards import (
     settle_lost_answers,
     started_in_last_hour,
 )
+from autoscaler.domain.management import Manager
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.domain.outcomes import Outcome
 from tests.support.domain_builders import NOW, WorkloadBuilder, a_workload, minutes_ago
@@ -240,3 +242,21 @@ def test_a_lost_answer_is_settled_from_the_workload_never_from_spec_active_alone
     assert [(r.deed, r.at, r.outcome.kind.value if r.outcome else None) for r in found] == (
         [(Deed.DEACTIVATE, LOST_AT, settled)] if settled else []
     )
+
+
+@pytest.mark.parametrize(
+    ("active", "settled"),
+    [
+        pytest.param(False, "done", id="annotations-and-spec-suspend-confirm-it"),
+        pytest.param(True, "failed", id="annotations-without-spec-suspend-refute-it"),
+    ],
+)
+def test_a_lost_suspend_is_confirmed_only_by_our_annotations_and_spec_suspend_together(
+    active: bool, settled: str
+) -> None:
+    """A RayCluster's annotations go ahead of its suspend patch (ISSUE 17): they alone
+    prove nothing about the suspend."""
+    built = a_workload("team-a", "rc").annotated(keys.DEACTIVATED_AT, time_text(LOST_AT)).build()
+    workload = replace(built, manager=Manager.KUBERAY, active=active)
+    found = settle_lost_answers([workload], [deactivated(3, outcome=LOST), deactivated(3)])
+    assert [r.outcome.kind.value if r.outcome else None for r in found] == [settled]

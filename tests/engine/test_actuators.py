@@ -1,0 +1,43 @@
+"""One actuator over several (engine/actuators.py): each workload is written by its own
+manager's actuator, and one whose manager has none enabled is refused before any write."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.management import Manager
+from autoscaler.domain.models import WorkloadInfo
+from autoscaler.engine.actuators import ActuatorByManager
+from tests.support.domain_builders import NOW, a_workload
+from tests.support.fakes import FakeCluster
+
+AUDIT = DeactivationAudit(at=NOW, reason="idle", peak=0.0, threshold=0.05, policy="test")
+
+
+def row(manager: Manager) -> WorkloadInfo:
+    return replace(a_workload("team-a", f"rc-{manager}").gpu_pod("w-0").build(), manager=manager)
+
+
+def test_each_workload_goes_to_its_managers_actuator() -> None:
+    kueue_row, kai_row = row(Manager.KUEUE), row(Manager.KAI)
+    kueue, suspend = FakeCluster([kueue_row]), FakeCluster([kai_row])
+    actuator = ActuatorByManager({Manager.KUEUE: kueue, Manager.KAI: suspend})
+    actuator.deactivate(kueue_row, AUDIT)
+    actuator.deactivate(kai_row, AUDIT)
+    actuator.reactivate(kai_row, {})
+    assert kueue.calls == [("deactivate", kueue_row.ref)]
+    assert suspend.calls == [("deactivate", kai_row.ref), ("reactivate", kai_row.ref)]
+
+
+def test_a_workload_whose_manager_has_no_actuator_is_refused_and_nothing_written() -> None:
+    kueue = FakeCluster([])
+    actuator = ActuatorByManager({Manager.KUEUE: kueue})
+    with pytest.raises(ClusterError, match="no kuberay actuator is enabled"):
+        actuator.deactivate(row(Manager.KUBERAY), AUDIT)
+    with pytest.raises(ClusterError, match="no kuberay actuator"):
+        actuator.annotate_workload(row(Manager.KUBERAY), {"a": "b"})
+    assert kueue.calls == []
