@@ -24,7 +24,14 @@ from .queues import (
     make_workload_priority_class,
     resource_group,
 )
-from .ray import PRIORITY_CLASS_LABEL, QUEUE_LABEL, RayClusterBuilder, make_raycluster
+from .ray import (
+    KAI_PRIORITY_LABEL,
+    KAI_QUEUE_LABEL,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_LABEL,
+    RayClusterBuilder,
+    make_raycluster,
+)
 from .workloads import (
     DEACTIVATED,
     JOB_UID_LABEL,
@@ -42,6 +49,8 @@ __all__ = [
     "GPU",
     "GROUP_LABEL",
     "JOB_UID_LABEL",
+    "KAI_PRIORITY_LABEL",
+    "KAI_QUEUE_LABEL",
     "KUEUE_V1BETA1",
     "KUEUE_V1BETA2",
     "NODE_TYPE_LABEL",

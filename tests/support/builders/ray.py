@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Self
 
-from .common import Builder, container, metadata
+from .common import Builder, container, metadata, stable_uid
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_PRIORITY_LABEL = "priorityClassName"
 
 
 class RayClusterBuilder(Builder):
@@ -40,6 +42,32 @@ class RayClusterBuilder(Builder):
 
     def priority_class(self, name: str) -> Self:
         return self.label(PRIORITY_CLASS_LABEL, name)
+
+    def kai_queue(self, name: str) -> Self:
+        """Submitted to NVIDIA KAI Scheduler's queue `name`."""
+        return self.label(KAI_QUEUE_LABEL, name)
+
+    def kai_priority(self, name: str) -> Self:
+        return self.label(KAI_PRIORITY_LABEL, name)
+
+    def head_priority_class(self, name: str) -> Self:
+        self._obj["spec"]["headGroupSpec"]["template"]["spec"]["priorityClassName"] = name
+        return self
+
+    def owned_by_rayjob(self, name: str) -> Self:
+        """Made by the RayJob `name` (its controller reference), as KubeRay makes it."""
+        namespace = self._obj["metadata"]["namespace"]
+        self._obj["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "ray.io/v1",
+                "kind": "RayJob",
+                "name": name,
+                "uid": stable_uid("RayJob", namespace, name),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+        return self
 
     def suspended(self, suspend: bool = True) -> Self:
         self._obj["spec"]["suspend"] = suspend
