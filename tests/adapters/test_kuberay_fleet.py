@@ -17,7 +17,7 @@ from autoscaler.domain.management import Manager
 from autoscaler.domain.models import State, WorkloadInfo, WorkloadRef
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
-from tests.support.builders import make_raycluster, make_workload_for
+from tests.support.builders import make_raycluster, make_workload, make_workload_for
 from tests.support.kube_server import KubeServer
 from tests.support.ray_rig import T0, client_of, emptied, put_raycluster
 
@@ -90,6 +90,22 @@ def test_a_rayjob_owned_raycluster_is_a_protected_row(kube: KubeServer) -> None:
     (row,) = reader(kube).list_workloads()
     assert row.hands_off is not None
     assert row.hands_off.state is State.PROTECTED
+
+
+def test_a_rayjobs_raycluster_whose_rayjob_kueue_admits_gets_no_row_of_its_own(
+    kube: KubeServer,
+) -> None:
+    """Its RayJob's Workload is the row: a second row would count its GPUs twice."""
+    raycluster = put_raycluster(kube, make_raycluster("team-a", "rc").owned_by_rayjob("nightly"))
+    rayjob = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": dict(raycluster["metadata"]["ownerReferences"][0], namespace="team-a"),
+    }
+    workload = make_workload("team-a", "rayjob-nightly-1a2b3").owned_by(rayjob).build()
+    kube.store.put(workload)
+    rows = reader(kube).list_workloads()
+    assert [row.ref.name for row in rows] == ["rayjob-nightly-1a2b3"]
 
 
 def test_an_actuator_not_enabled_gives_its_rayclusters_no_row(kube: KubeServer) -> None:

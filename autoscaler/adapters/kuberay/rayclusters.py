@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autoscaler.adapters.kai.naming import KAI_FLAVOR, KAI_GPU, kai_cluster_queue
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kueue.context import NamespaceMeta
 from autoscaler.domain.claims import Claim
@@ -25,7 +26,6 @@ from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, Wor
 
 Obj = Mapping[str, Any]
 KIND, API_VERSION = "RayCluster", "ray.io/v1"
-KAI_FLAVOR, KAI_GPU = "kai", "nvidia.com/gpu"  # what KaiQueues charges a KAI queue by
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def parse_raycluster(
         annotations=annotations,
         owner_annotations=annotations,
         owner_labels=labels,
-        cluster_queue=f"kai/{queue}" if manager is Manager.KAI else None,
+        cluster_queue=kai_cluster_queue(queue) if manager is Manager.KAI else None,
         resource_version=str(meta.get("resourceVersion", "")),
         namespace_labels=None if namespace is None else namespace.labels,
         namespace_annotations=None if namespace is None else namespace.annotations,
