@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from autoscaler.compose.serve import build_actuator, build_cluster, build_pending, build_reader
+from autoscaler.adapters.kai.queues import KaiQueues
+from autoscaler.compose.pending import build_pending
+from autoscaler.compose.serve import build_actuator, build_cluster, build_reader
 from autoscaler.core.errors import ClusterError
 from autoscaler.domain.management import Manager
 from autoscaler.settings.tree import Settings
@@ -61,5 +63,6 @@ def test_with_kueue_off_neither_workloads_nor_queues_are_read(kube_server: KubeS
     cluster = build_cluster(settings, client)
     reader = build_reader(settings, client=client, kueue=cluster, logger=LOG)
     assert not cluster.reads_kueue
-    assert build_pending(cluster, client=client, logger=LOG) is None
+    pending = build_pending(settings, client=client, objects=cluster, logger=LOG)
+    assert isinstance(pending, KaiQueues)  # who waits under KAI only: no Kueue queue read
     assert reader.reads_rayclusters
