@@ -16,12 +16,12 @@ from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identit
 from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.adapters.kueue.queues import KueueQueues
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.compose.api import api_notices, build_api, build_auth, token_checker
 from autoscaler.compose.loop_parts import SharedState
+from autoscaler.compose.pending import build_pending
 from autoscaler.compose.service import Service, StopOnly, build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.logs import configure_logging
@@ -148,8 +148,10 @@ def build_replica(
         logger=logger,
         is_leader=elector.is_leader if elector else None,
         shared=shared,
-        # Who waits for Kueue's quota, over the cluster's caches (when-contended rules).
-        pending=KueueQueues(client=client, objects=cluster, logger=logger.getChild("queues")),
+        # Who waits for Kueue's and KAI's quota (when-contended rules), per enabled actuator.
+        pending=build_pending(
+            settings, client=client, objects=cluster, logger=logger.getChild("queues")
+        ),
     )
     # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
     # (and any action in it) is over, and the caches outlive both.
