@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from autoscaler.adapters.kubernetes.resources import KAI_READS
 from autoscaler.domain.management import Manager
 from tests.deploy.rbac_golden import GOLDEN_RENDERS, golden, rbac_summary
 from tests.deploy.test_rbac_matches_client import Call, granted, own_roles
@@ -28,11 +29,6 @@ SUSPEND_OFF = (
     "config.actuators.kuberay.enabled=false",
 )
 INCLUDE = ("--set", "config.policy.namespaces.include={team-a,team-b}")
-KAI_READS = {
-    ("scheduling.run.ai", plural, verb)
-    for plural in ("queues", "podgroups")
-    for verb in ("list", "watch")
-}
 KUEUE_GROUPS = ("kueue.x-k8s.io", "visibility.kueue.x-k8s.io")
 
 
@@ -68,6 +64,10 @@ def test_rbac_without_kais_actuator_is_exactly_todays(
 def test_kais_actuator_adds_exactly_the_reads_of_its_queues_and_podgroups(
     args: tuple[str, ...],
 ) -> None:
+    assert {(group, plural) for group, plural, _ in KAI_READS} == {
+        ("scheduling.run.ai", "queues"),
+        ("scheduling.run.ai", "podgroups"),
+    }
     manifests = render(*args, *KAI_ON)
     assert grants(*args, *KAI_ON) - grants(*args) == KAI_READS
     assert grants(*args) - grants(*args, *KAI_ON) == set()
