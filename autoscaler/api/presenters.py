@@ -31,6 +31,7 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
     return WorkloadView(
         namespace=info.ref.namespace,
         name=info.ref.name,
+        manager=info.manager,
         queue=info.queue,
         cluster_queue=info.cluster_queue,
         owner=OwnerView(api_version=owner.api_version, kind=owner.kind, name=owner.name)

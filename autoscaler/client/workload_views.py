@@ -24,11 +24,19 @@ WORKLOAD_COLUMNS = (
 )
 
 
+KUEUE = "kueue"  # the manager an answer without one means (a service older than ISSUE 17)
+
+
 def workloads(body: Json) -> str:
     items = body.get("items") or []
     if not items:
         return "no workloads" + ("" if body.get("snapshot") else " (no cycle has finished yet)")
-    return table(WORKLOAD_COLUMNS, [_workload_row(item) for item in items])
+    rows = [_workload_row(item) for item in items]
+    if all(_manager(item) == KUEUE for item in items):
+        return table(WORKLOAD_COLUMNS, rows)  # a Kueue-only fleet reads as it always did
+    # Some rows are RayClusters the service suspends itself: say who manages each.
+    managers = [[row[0], _manager(item), *row[1:]] for row, item in zip(rows, items, strict=True)]
+    return table((WORKLOAD_COLUMNS[0], "MANAGER", *WORKLOAD_COLUMNS[1:]), managers)
 
 
 def workload(body: Json) -> str:
@@ -36,6 +44,7 @@ def workload(body: Json) -> str:
     pairs = [
         ("Workload", f"{body.get('namespace')}/{body.get('name')}"),
         ("Owner", _owner(body)),
+        *_manager_pairs(body),
         ("Queue", body.get("queue") or "-"),
         ("State", _class(body)),
         ("Action", body.get("action")),
@@ -125,6 +134,16 @@ def _evidence_pairs(item: Json) -> list[tuple[str, str]]:
 
 def _lines(value: Any) -> list[str]:
     return [str(line) for line in value] if isinstance(value, list) else []
+
+
+def _manager(item: Json) -> str:
+    return str(item.get("manager") or KUEUE)
+
+
+def _manager_pairs(item: Json) -> list[tuple[str, str]]:
+    """ "Managed by" only for a RayCluster the service suspends itself, not for Kueue's."""
+    manager = _manager(item)
+    return [] if manager == KUEUE else [("Managed by", f"{manager} (spec.suspend)")]
 
 
 def _owner(item: Json) -> str:

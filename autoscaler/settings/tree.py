@@ -17,6 +17,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from autoscaler.core.errors import ConfigError
+from autoscaler.settings.actuator_checks import check_actuators
 from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.base import Duration, Section, format_duration, parse_duration
@@ -237,8 +238,9 @@ def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError([_describe(error) for error in exc.errors()]) from exc
-    # Across sections: the rules, policy, api, keda, cluster; the notices and their targets.
-    problems = check_rules(settings) + check_notices(settings)
+    # Across sections: the rules, policy, api, keda, cluster; the notices and their targets;
+    # the actuators and the owner kinds their rows have.
+    problems = check_rules(settings) + check_notices(settings) + check_actuators(settings)
     if problems:
         raise ConfigError(problems)
     return settings

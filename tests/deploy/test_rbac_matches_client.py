@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, KAI_READS, NAMED_CALLS
+from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.domain.management import Manager
 from autoscaler.settings.tree import Settings
@@ -43,6 +43,11 @@ WORKLOAD_WRITES = {
 }
 INCLUDE = ("--set", "config.policy.namespaces.include={team-a,team-b}")
 DELETE_RAY_CLUSTERS = ("ray.io", "rayclusters", "delete")
+# The API groups only one actuator reads or writes.
+ACTUATOR_GROUPS = {
+    Manager.KUEUE: ("kueue.x-k8s.io", "visibility.kueue.x-k8s.io"),
+    Manager.KAI: ("scheduling.run.ai",),
+}
 
 Call = tuple[str, str, str]
 Grant = tuple[str, str, str, tuple[str, ...]]
@@ -74,15 +79,27 @@ def expected_grants(settings: Settings) -> set[Grant]:
     }
     if not settings.leader_election.enabled:
         off |= {call for call in ALLOWED_CALLS if call[1] == "leases"}
-    if Manager.KAI not in settings.actuators.enabled():
-        off |= KAI_READS  # KAI's queues and PodGroups are read only for its actuator
     if not any(rule.action == "delete" for rule in settings.rules):
         off.add(DELETE_RAY_CLUSTERS)  # only a rule with action delete (opt-in) may delete
+    off |= actuator_calls_off(settings)
     values = settings.model_dump(by_alias=True)
     return {
         (*call, (setting_at(values, NAMED_CALLS[call]),) if call in NAMED_CALLS else ())
         for call in ALLOWED_CALLS - off
     }
+
+
+def actuator_calls_off(settings: Settings) -> set[Call]:
+    """The calls only an actuator that is not enabled makes: Kueue's objects without Kueue's
+    actuator, KAI Scheduler's without KAI's (docs/ACTUATORS.md, RBAC per actuator)."""
+    enabled = settings.actuators.enabled()
+    off_groups = {
+        group
+        for manager, groups in ACTUATOR_GROUPS.items()
+        if manager not in enabled
+        for group in groups
+    }
+    return {call for call in ALLOWED_CALLS if call[0] in off_groups}
 
 
 def setting_at(values: dict[str, Any], dotted: str) -> str:

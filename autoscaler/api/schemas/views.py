@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from autoscaler.api.schemas.words import MANAGER_WORDS, STATE_WORDS
+from autoscaler.domain.management import Manager
 from autoscaler.domain.models import Action, State
 
 
@@ -61,19 +63,6 @@ class NoticeView(_View):
     )
 
 
-STATE_WORDS = (
-    "Where the workload stands this cycle. The usage classes: `busy` (computing, or Ray "
-    "tasks executing), `loading` (compute near zero while framebuffer memory rises, PCIe or "
-    "NVLink receives, or power is above the model's idle baseline; counted as activity for "
-    "at most `maxLoading`), `idle-held` (some GPUs busy, `idleHeldGpus` of them idle the "
-    "whole window: reported, never stopped), `idle` (the only class that can lead to a "
-    "stop) and `unknown` (data missing, or a configured signal failed: never stopped). The "
-    "other states say why usage does not decide: `grace`, `exempt`, `protected`, `paused`, "
-    '`pending`, `deactivated`, `keda-managed`, `snoozed` (someone said "keep it": no stop '
-    "before `notice.snoozedUntil`)."
-)
-
-
 class WorkloadView(_View):
     """A workload as the latest cycle saw it, with that cycle's decision."""
 
@@ -83,6 +72,7 @@ class WorkloadView(_View):
                 {
                     "namespace": "team-a",
                     "name": "raycluster-my-workspace-cluster-1a2b3",
+                    "manager": "kueue",
                     "queue": "user-queue",
                     "clusterQueue": "cluster-queue",
                     "owner": {
@@ -112,11 +102,12 @@ class WorkloadView(_View):
     )
 
     namespace: str
-    name: str = Field(description="The Workload's name.")
+    name: str = Field(description="The Workload's name (the RayCluster's, unless `kueue`).")
+    manager: Manager = Field(Manager.KUEUE, description=MANAGER_WORDS)
     queue: str
     cluster_queue: str | None
     owner: OwnerView | None
-    active: bool = Field(description="spec.active: false once deactivated.")
+    active: bool = Field(description="False once deactivated (or a RayCluster suspended).")
     admitted: bool
     priority_class: str | None
     gpus: int = Field(description="GPUs held by the workload's running pods.")

@@ -61,9 +61,26 @@ app.kubernetes.io/part-of: idle-gpu-autoscaler
 {{- end }}
 
 {{/*
-RBAC rules for the writes on workloads: the deactivation and annotation patches on Workloads,
-the annotation patches on the owners of the kinds enabled in config.cluster.ownerKinds, and
-their Events. In the ClusterRole, or in a Role per config.policy.namespaces.include entry.
+The actuators (config.actuators, docs/ACTUATORS.md): "true" when enabled, else empty. Kueue's
+is on unless said otherwise; the suspend actuators (KAI, KubeRay) only when asked.
+*/}}
+{{- define "iga.actuators.kueue" -}}
+{{- if dig "actuators" "kueue" "enabled" true .Values.config }}true{{ end }}
+{{- end }}
+{{- define "iga.actuators.kai" -}}
+{{- if dig "actuators" "kai" "enabled" false .Values.config }}true{{ end }}
+{{- end }}
+{{- define "iga.actuators.kuberay" -}}
+{{- if dig "actuators" "kuberay" "enabled" false .Values.config }}true{{ end }}
+{{- end }}
+
+{{/*
+RBAC rules for the writes on workloads: the deactivation and annotation patches on Workloads
+(Kueue's actuator only), the patches on the owners of the kinds enabled in
+config.cluster.ownerKinds, and their Events. The suspend actuators need no rule of their own:
+their rows are RayClusters, patched under ownerKinds.RayCluster (which they require, see
+iga.validate), so enabling them never widens the writes. In the ClusterRole, or in a Role per
+config.policy.namespaces.include entry.
 */}}
 {{- define "iga.rbac.workloadWrites" -}}
 {{- $kinds := .Values.config.cluster.ownerKinds }}
@@ -71,11 +88,14 @@ their Events. In the ClusterRole, or in a Role per config.policy.namespaces.incl
 {{- range $kind, $plural := dict "RayCluster" "rayclusters" "RayJob" "rayjobs" }}
 {{- if and (hasKey $kinds $kind) (get $kinds $kind).enabled }}{{ $ray = append $ray $plural }}{{ end }}
 {{- end }}
+{{- if include "iga.actuators.kueue" . }}
 - apiGroups: ["kueue.x-k8s.io"]
   resources: ["workloads"]
   verbs: ["patch"]
+{{- end }}
 {{- if $ray }}
-# Owners of the enabled kinds only: exemption and audit annotations.
+# Owners of the enabled kinds only: exemption and audit annotations; a RayCluster's
+# spec.suspend when a suspend actuator (KAI, KubeRay) is enabled.
 - apiGroups: ["ray.io"]
   resources: {{ $ray | sortAlpha | toJson }}
   verbs: ["patch"]
@@ -241,6 +261,7 @@ double the per-cycle cap, so several pods (replicas, or a rolling update's overl
 leader; a PDB that no eviction can satisfy would block every node drain.
 */}}
 {{- define "iga.validate" -}}
+{{- include "iga.validate.actuators" . }}
 {{- $le := .Values.leaderElection.enabled }}
 {{- if and (gt (int .Values.replicaCount) 1) (not $le) }}
 {{- fail (printf "replicaCount %d needs leaderElection.enabled=true: without a leader every replica would deactivate workloads" (int .Values.replicaCount)) }}
@@ -253,6 +274,23 @@ leader; a PDB that no eviction can satisfy would block every node drain.
 {{- if ge (int $pdb.minAvailable) (int .Values.replicaCount) }}
 {{- fail (printf "podDisruptionBudget.minAvailable %d with replicaCount %d would block every node drain: raise replicaCount or set podDisruptionBudget.maxUnavailable" (int $pdb.minAvailable) (int .Values.replicaCount)) }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The service refuses these actuator settings at start-up (settings/actuator_checks.py); the
+chart says so at install instead of a crash-looping pod.
+*/}}
+{{- define "iga.validate.actuators" -}}
+{{- $suspending := list }}
+{{- if include "iga.actuators.kai" . }}{{ $suspending = append $suspending "kai" }}{{ end }}
+{{- if include "iga.actuators.kuberay" . }}{{ $suspending = append $suspending "kuberay" }}{{ end }}
+{{- if and (not (include "iga.actuators.kueue" .)) (not $suspending) }}
+{{- fail "config.actuators: every actuator is disabled, so the service could never free a GPU: enable at least one of kueue, kai, kuberay" }}
+{{- end }}
+{{- $ray := dig "cluster" "ownerKinds" "RayCluster" "enabled" false .Values.config }}
+{{- if and $suspending (not $ray) }}
+{{- fail (printf "config.actuators.%s.enabled: its rows are RayClusters, but config.cluster.ownerKinds.RayCluster.enabled is false, so every one would be protected: enable that owner kind or disable the actuator" (first $suspending)) }}
 {{- end }}
 {{- end }}
 
