@@ -6,6 +6,9 @@
     wl = make_workload("ns", "rc-wl").owned_by(rc).pod_set("head", count=1, gpus=1)
          .queue("user-queue").admitted(at=t0).active(True).build(api_version=KUEUE_V1BETA1)
     pod = make_pod("ns", "rc-head-x").owned_by_raycluster("rc").gpus(1).running(since=t0).build()
+    rc = make_raycluster("ns", "rc").head(gpus=1).kai_queue("team-a").build()  # KAI's
+    job = make_rayjob("ns", "job").head(gpus=1).queue("user-queue")
+    cluster = job.raycluster().build()  # the RayCluster KubeRay makes for the job
 
 Every CRD-backed object they build validates against the upstream CRDs.
 """
@@ -24,7 +27,19 @@ from .queues import (
     make_workload_priority_class,
     resource_group,
 )
-from .ray import PRIORITY_CLASS_LABEL, QUEUE_LABEL, RayClusterBuilder, make_raycluster
+from .ray import (
+    KAI_FRACTION,
+    KAI_PRIORITY_LABEL,
+    KAI_QUEUE_LABEL,
+    ORIGIN_KIND_LABEL,
+    ORIGIN_NAME_LABEL,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_LABEL,
+    RayClusterBuilder,
+    RayJobBuilder,
+    make_raycluster,
+    make_rayjob,
+)
 from .workloads import (
     DEACTIVATED,
     JOB_UID_LABEL,
@@ -42,9 +57,14 @@ __all__ = [
     "GPU",
     "GROUP_LABEL",
     "JOB_UID_LABEL",
+    "KAI_FRACTION",
+    "KAI_PRIORITY_LABEL",
+    "KAI_QUEUE_LABEL",
     "KUEUE_V1BETA1",
     "KUEUE_V1BETA2",
     "NODE_TYPE_LABEL",
+    "ORIGIN_KIND_LABEL",
+    "ORIGIN_NAME_LABEL",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "ClusterQueueBuilder",
@@ -53,6 +73,7 @@ __all__ = [
     "Object",
     "PodBuilder",
     "RayClusterBuilder",
+    "RayJobBuilder",
     "WorkloadBuilder",
     "flavor_quota",
     "make_cluster_queue",
@@ -60,6 +81,7 @@ __all__ = [
     "make_local_queue",
     "make_pod",
     "make_raycluster",
+    "make_rayjob",
     "make_resource_flavor",
     "make_workload",
     "make_workload_for",
