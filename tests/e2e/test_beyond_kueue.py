@@ -31,6 +31,7 @@ from tests.support.beyond_rig import (
     USER_VALUE,
     BeyondRig,
     poll,
+    wait_for,
 )
 from tests.support.kube_server import KubeServer, RecordedRequest
 
@@ -84,7 +85,7 @@ def raycluster_names(rig: BeyondRig) -> list[str]:
 def story(rig: BeyondRig) -> Story:
     names = raycluster_names(rig)
     seeded = {name: rig.raycluster(name) for name in names}
-    poll(lambda: all_stopped(rig), within=ACTED_WITHIN_S, what="every idle one stopped")
+    wait_for(lambda: all_stopped(rig), within=ACTED_WITHIN_S)
     settled = rig.cycles() + MORE_CYCLES
     poll(lambda: rig.cycles() >= settled, within=30, what=f"{MORE_CYCLES} more cycles")
     rows = rig.rows()

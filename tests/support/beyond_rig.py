@@ -113,6 +113,17 @@ def poll(probe: Callable[[], T | None], *, within: float, what: str) -> T:
     return found
 
 
+def wait_for(condition: Callable[[], bool], *, within: float) -> bool:
+    """Whether `condition()` came true within `within` seconds. A test asserts on what it
+    sees afterwards, so one object the service mishandled fails its own test, not all."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 @dataclass
 class BeyondRig:
     server: KubeServer
