@@ -27,7 +27,7 @@ from tests.support.kuberay_emulator import kuberay_pods
 
 T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
 JOB = make_rayjob("ns", "job").head(gpus=1).gpu_worker(replicas=1).queue("user-queue")
-KAI = make_raycluster("ns", "kai").head(gpus=1).kai_queue("team-a").kai_priority_class("train")
+KAI = make_raycluster("ns", "kai").head(gpus=1).kai_queue("team-a").kai_priority("train")
 UNLABELLED = make_raycluster("ns", "unlabelled").head(gpus=1).build()
 
 
@@ -48,7 +48,7 @@ def fraction(*, workers: int = 0) -> dict[str, Any]:
         pytest.param(KAI.build(), id="kai-labelled"),
         pytest.param(fraction(workers=1), id="kai-gpu-fraction"),
         pytest.param(
-            make_raycluster("ns", "p").pod_priority_class("inference").build(),
+            make_raycluster("ns", "p").head_priority_class("inference").build(),
             id="pod-priority-class",
         ),
         pytest.param(JOB.build(), id="rayjob"),

@@ -27,7 +27,6 @@ from fastapi import APIRouter, FastAPI
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
-from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
 from autoscaler.api.context import NO_NOTICES, ApiContext, Notices
@@ -96,7 +95,7 @@ def build_api(
     *,
     cluster_settings: ClusterSettings,
     client: KubeClient,
-    cluster: KueueCluster,
+    cluster: ClusterReader,
     loop: LoopView,
     clock: Clock,
     logger: logging.Logger,

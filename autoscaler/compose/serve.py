@@ -11,6 +11,10 @@ import threading
 from datetime import timedelta
 from types import FrameType
 
+from autoscaler.adapters.kuberay.actuator import SuspendActuator
+from autoscaler.adapters.kuberay.cached_source import CachedRayClusters
+from autoscaler.adapters.kuberay.fleet import FleetReader
+from autoscaler.adapters.kuberay.source import ListedRayClusters, RayClusterSource
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
 from autoscaler.adapters.kueue.actuator import KueueActuator
@@ -25,7 +29,16 @@ from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, StopOnly, build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.logs import configure_logging
-from autoscaler.core.ports import Clock, MetricSource, Server
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    MetricSource,
+    PendingWork,
+    Server,
+    WorkloadActuator,
+)
+from autoscaler.domain.management import SUSPENDED_BY_US, Manager
+from autoscaler.engine.actuators import ActuatorByManager
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import enabled_owner_kinds, longest_loading
@@ -52,7 +65,7 @@ def add_rest_api(
     settings: Settings,
     *,
     client: KubeClient,
-    cluster: KueueCluster,
+    cluster: ClusterReader,
     clock: Clock,
     logger: logging.Logger,
 ) -> None:
@@ -79,12 +92,60 @@ def add_rest_api(
 
 
 def build_cluster(settings: Settings, client: KubeClient) -> KueueCluster:
-    """Watch caches by default, so a steady cycle makes no list calls."""
+    """Watch caches by default, so a steady cycle makes no list calls. Kueue's objects are
+    read only while its actuator is enabled."""
+    read_kueue = settings.actuators.kueue.enabled
     if settings.watch_cache.enabled:
         return CachedKueueCluster(
-            client=client, settings=settings.cluster, cache=settings.watch_cache
+            client=client,
+            settings=settings.cluster,
+            cache=settings.watch_cache,
+            read_kueue=read_kueue,
         )
-    return KueueCluster(client=client, settings=settings.cluster)
+    return KueueCluster(client=client, settings=settings.cluster, read_kueue=read_kueue)
+
+
+def build_reader(
+    settings: Settings, *, client: KubeClient, kueue: KueueCluster, logger: logging.Logger
+) -> FleetReader:
+    """Kueue's rows, and the RayClusters' own while a suspend actuator is enabled (with none,
+    exactly Kueue's reads: the RayCluster source is never asked)."""
+    rayclusters: RayClusterSource
+    if settings.watch_cache.enabled:
+        rayclusters = CachedRayClusters(
+            client=client,
+            settings=settings.cluster,
+            cache=settings.watch_cache,
+            logger=logger.getChild("rayclusters"),
+        )
+    else:
+        rayclusters = ListedRayClusters(
+            client=client, settings=settings.cluster, logger=logger.getChild("rayclusters")
+        )
+    return FleetReader(
+        kueue=kueue,
+        rayclusters=rayclusters,
+        enabled=settings.actuators.enabled(),
+        logger=logger.getChild("rayclusters"),
+    )
+
+
+def build_actuator(
+    settings: Settings, *, client: KubeClient, cluster: KueueCluster, clock: Clock
+) -> ActuatorByManager:
+    """One actuator per enabled manager: Kueue's Workload patch, the RayCluster suspend."""
+    enabled = settings.actuators.enabled()
+    actuators: dict[Manager, WorkloadActuator] = {}
+    if Manager.KUEUE in enabled:
+        actuators[Manager.KUEUE] = KueueActuator(
+            client=client,
+            workloads=cluster.workload_resource,
+            clock=clock,
+            owner_kinds=enabled_owner_kinds(settings),
+        )
+    suspend = SuspendActuator(client=client, clock=clock)
+    actuators.update(dict.fromkeys(enabled & SUSPENDED_BY_US, suspend))
+    return ActuatorByManager(actuators)
 
 
 def build_shared_state(
@@ -105,13 +166,18 @@ def build_shared_state(
         attempts=settings.api.write_attempts,
         logger=logger.getChild("state"),
     )
-    actuator = KueueActuator(
-        client=client,
-        workloads=cluster.workload_resource,
-        clock=clock,
-        owner_kinds=enabled_owner_kinds(settings),
-    )
+    actuator = build_actuator(settings, client=client, cluster=cluster, clock=clock)
     return SharedState(store=state, actuator=actuator)
+
+
+def build_pending(
+    cluster: KueueCluster, *, client: KubeClient, logger: logging.Logger
+) -> PendingWork | None:
+    """Who waits for Kueue's quota, over the cluster's caches (when-contended rules); none
+    while Kueue is not read."""
+    if not cluster.reads_kueue:
+        return None
+    return KueueQueues(client=client, objects=cluster, logger=logger.getChild("queues"))
 
 
 def build_elector(settings: Settings, client: KubeClient, logger: logging.Logger) -> LeaderElector:
@@ -136,30 +202,33 @@ def build_replica(
 ) -> Service:
     """Everything `serve` runs, built and not started; `metrics`: Prometheus unless given."""
     cluster = build_cluster(settings, client)
+    reader = build_reader(settings, client=client, kueue=cluster, logger=logger)
     shared = build_shared_state(
         settings, client=client, cluster=cluster, clock=clock, logger=logger
     )
     service = build_service(
         settings,
-        cluster=cluster,
+        cluster=reader,
         actuator=shared.actuator,
         metrics=metrics or build_metric_source(settings),
         clock=clock,
         logger=logger,
         is_leader=elector.is_leader if elector else None,
         shared=shared,
-        # Who waits for Kueue's quota, over the cluster's caches (when-contended rules).
-        pending=KueueQueues(client=client, objects=cluster, logger=logger.getChild("queues")),
+        pending=build_pending(cluster, client=client, logger=logger),
     )
     # Servers stop in reverse, after the loop: the Lease is released only once the last cycle
     # (and any action in it) is over, and the caches outlive both.
     first: list[Server] = []
     if isinstance(cluster, CachedKueueCluster):
         first.append(StopOnly(lambda: cluster.stop(timedelta(seconds=5))))
+    if isinstance(reader.rayclusters, CachedRayClusters):
+        rays = reader.rayclusters
+        first.append(StopOnly(lambda: rays.stop(timedelta(seconds=5))))
     if elector is not None:
         first.append(StopOnly(lambda: elector.stop(timeout=5)))
     service.servers[:0] = first
-    add_rest_api(service, settings, client=client, cluster=cluster, clock=clock, logger=logger)
+    add_rest_api(service, settings, client=client, cluster=reader, clock=clock, logger=logger)
     return service
 
 

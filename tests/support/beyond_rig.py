@@ -56,12 +56,12 @@ def rayclusters(namespace: str) -> list[Object]:
     return [
         idle("plain").annotation(USER_KEY, USER_VALUE).build(),
         idle("plain-false").suspended(False).build(),
-        idle("kai").kai_queue("team-a").kai_priority_class("train").build(),
+        idle("kai").kai_queue("team-a").kai_priority("train").build(),
         idle("unlabelled").build(),  # Kueue admits it without the label: see seed()
         idle("queued").queue("user-queue").build(),  # Kueue's label, no Workload yet
         idle("stopped-elsewhere").suspended().build(),
         idle("shared").kai_queue("team-a").gpu_fraction("0.5").build(),
-        idle("inference").kai_queue("team-a").kai_priority_class(PROTECTED_CLASS).build(),
+        idle("inference").kai_queue("team-a").kai_priority(PROTECTED_CLASS).build(),
     ]
 
 

@@ -3,7 +3,8 @@
 Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, every pod (kept
 only when it holds GPUs or carries an owner kind's pod label, and stored parsed), and KEDA
 ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
-the policy leaves their Workloads alone whatever the owner says.
+the policy leaves their Workloads alone whatever the owner says. With Kueue not read
+(`actuators.kueue.enabled: false`), there is no Workload or ClusterQueue cache.
 
 Everything else is KueueCluster's own: `get_workload`, the fresh read before acting, still
 GETs the Workload and its owner and lists that owner's pods; an action still writes the
@@ -15,8 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -32,11 +32,19 @@ from autoscaler.adapters.kubernetes.resources import (
     Obj,
     kueue_resource,
 )
-from autoscaler.adapters.kueue.cluster import KueueCluster, PodsByNamespace
-from autoscaler.adapters.kueue.context import NamespaceMeta, WorkloadContext, namespace_meta
+from autoscaler.adapters.kueue.cache_convert import (
+    NamespacedPod,
+    by_namespace,
+    kept_namespace,
+    key_text,
+    owner_metadata,
+    without_managed_fields,
+)
+from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.kueue.context import UNLISTED, NamespaceMeta, WorkloadContext
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
-from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
+from autoscaler.domain.models import PodRecord, WorkloadInfo
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
 
@@ -45,25 +53,23 @@ OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     (resource.group, resource.plural, "watch") for resource in OWNER_RESOURCES.values()
 )
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
-_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
-
-NamespacedPod = tuple[str, PodInfo]
 T = TypeVar("T")
 
 
 @dataclass
 class _Caches:
-    workloads: WatchCache[Obj]
+    workloads: WatchCache[Obj] | None  # None: Kueue is not read (actuators.kueue.enabled)
     owners: dict[str, WatchCache[Obj]]
     pods: WatchCache[NamespacedPod]
-    cluster_queues: WatchCache[Obj]
+    cluster_queues: WatchCache[Obj] | None
     namespaces: WatchCache[NamespaceMeta]  # never required: failing or not filled: None
     scaled_objects: WatchCache[Obj] | None = None
     queue_objects: dict[str, WatchCache[Obj]] = field(default_factory=dict)  # started on use
     started: list[WatchCache[Any]] = field(default_factory=list)
 
     def cycle_caches(self) -> list[WatchCache[Any]]:
-        return [self.workloads, *self.owners.values(), self.pods, self.cluster_queues]
+        kueue = [c for c in (self.workloads, self.cluster_queues) if c is not None]
+        return [*kueue[:1], *self.owners.values(), self.pods, *kueue[1:]]
 
 
 class CachedKueueCluster(KueueCluster):
@@ -74,8 +80,9 @@ class CachedKueueCluster(KueueCluster):
         settings: ClusterSettings,
         cache: WatchCacheSettings,
         logger: logging.Logger | None = None,
+        read_kueue: bool = True,
     ) -> None:
-        super().__init__(client=client, settings=settings, logger=logger)
+        super().__init__(client=client, settings=settings, logger=logger, read_kueue=read_kueue)
         self._cache_settings = cache
         self._caches: _Caches | None = None
         self._stopped = False
@@ -112,14 +119,15 @@ class CachedKueueCluster(KueueCluster):
     def list_workloads(self) -> list[WorkloadInfo]:
         caches = self._cycle_caches()
         self._require_fresh(caches.cycle_caches())
+        if caches.workloads is None:
+            return []
         raw = caches.workloads.items()
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
         owners = {kind: cache.snapshot() for kind, cache in caches.owners.items()}
-        by_namespace = _by_namespace(caches.pods.items())
         pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
-        context = self._context()
+        context, pods = self._context(), by_namespace(caches.pods.items())
         joined = (
-            self._join(obj, info, owners, dict.fromkeys(pod_kinds, by_namespace), context)
+            self._join(obj, info, owners, dict.fromkeys(pod_kinds, pods), context)
             for obj, info in parsed
         )
         return [info for info in joined if info is not None]
@@ -143,8 +151,11 @@ class CachedKueueCluster(KueueCluster):
         """From the caches: Workloads and ClusterQueues follow every cycle, the other queue
         kinds (PendingWork's) start on first use; a kind not served is empty."""
         caches = self._cycle_caches()
+        if not self.reads_kueue:
+            return ()
         if plural in ("workloads", "clusterqueues"):
-            cache = caches.workloads if plural == "workloads" else caches.cluster_queues
+            chosen = caches.workloads if plural == "workloads" else caches.cluster_queues
+            cache = chosen if chosen is not None else self._queue_objects_cache(caches, plural)
         else:
             cache = self._queue_objects_cache(caches, plural)
         self._require_fresh([cache])
@@ -158,6 +169,11 @@ class CachedKueueCluster(KueueCluster):
             return None
         return {name: meta for (_, name), meta in namespaces.snapshot().items()}
 
+    def namespace_now(self, name: str) -> NamespaceMeta | None:
+        """From the namespaces cache, as the cycle's: no request."""
+        found = self.namespace_meta()
+        return None if found is None else found.get(name, UNLISTED)
+
     def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
         """From the caches, like the cycle's: the fresh read adds no request for them."""
         return self._context()
@@ -167,7 +183,7 @@ class CachedKueueCluster(KueueCluster):
             if plural not in caches.queue_objects:
                 version = self.workload_resource().version
                 cache = self._cache(
-                    kueue_resource(version, plural), _without_managed_fields, missing_is_empty=True
+                    kueue_resource(version, plural), without_managed_fields, missing_is_empty=True
                 )
                 caches.queue_objects[plural] = cache
                 self._start(caches, [cache])
@@ -178,31 +194,34 @@ class CachedKueueCluster(KueueCluster):
             if self._stopped:
                 raise ClusterUnavailable("the watch caches are stopped")
             if self._caches is None:
-                workloads = self.workload_resource()  # discovery: may raise, retried next cycle
                 caches = _Caches(
-                    workloads=self._cache(workloads, _without_managed_fields),
+                    workloads=None,
                     owners={
-                        kind: self._cache(OWNER_RESOURCES[kind], _owner_metadata)
+                        kind: self._cache(OWNER_RESOURCES[kind], owner_metadata)
                         for kind in self._enabled_owner_kinds()
                     },
                     pods=self._cache(PODS, self._kept_pod),
-                    cluster_queues=self._cache(
-                        kueue_resource(workloads.version, "clusterqueues"),
-                        _without_managed_fields,
-                        missing_is_empty=True,
-                    ),
-                    namespaces=self._cache(NAMESPACES, _namespace_meta),
+                    cluster_queues=None,
+                    namespaces=self._cache(NAMESPACES, kept_namespace),
                 )
+                if self.reads_kueue:
+                    self._add_kueue_caches(caches)
                 self._start(caches, [*caches.cycle_caches(), caches.namespaces])
                 self._caches = caches
             return self._caches
+
+    def _add_kueue_caches(self, caches: _Caches) -> None:
+        workloads = self.workload_resource()  # discovery: may raise, retried next cycle
+        caches.workloads = self._cache(workloads, without_managed_fields)
+        queues = kueue_resource(workloads.version, "clusterqueues")
+        caches.cluster_queues = self._cache(queues, without_managed_fields, missing_is_empty=True)
 
     def _scaled_objects_cache(self) -> WatchCache[Obj]:
         caches = self._cycle_caches()
         with self._lock:
             if caches.scaled_objects is None:
                 caches.scaled_objects = self._cache(
-                    SCALED_OBJECTS, _without_managed_fields, missing_is_empty=True
+                    SCALED_OBJECTS, without_managed_fields, missing_is_empty=True
                 )
                 self._start(caches, [caches.scaled_objects])
             return caches.scaled_objects
@@ -248,44 +267,7 @@ class CachedKueueCluster(KueueCluster):
             namespace = str(obj["metadata"]["namespace"])
             pod = objects.parse_pod(obj, self._settings.gpu_resources)
         except _MALFORMED as exc:
-            self._log.warning("skipping malformed pod %s: %s", _key_text(obj), exc)
+            self._log.warning("skipping malformed pod %s: %s", key_text(obj), exc)
             return None
         labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
         return (namespace, pod) if pod.gpus > 0 or labelled else None
-
-
-def _namespace_meta(obj: Obj) -> NamespaceMeta | None:
-    try:
-        return namespace_meta(obj)
-    except _MALFORMED:
-        return None
-
-
-def _by_namespace(pods: tuple[NamespacedPod, ...]) -> PodsByNamespace:
-    grouped: PodsByNamespace = defaultdict(list)
-    for namespace, pod in pods:
-        grouped[namespace].append(pod)
-    return grouped
-
-
-def _without_managed_fields(obj: Obj) -> Obj:
-    """The object minus metadata.managedFields, often its largest and never read here."""
-    meta = obj.get("metadata")
-    if not isinstance(meta, Mapping) or "managedFields" not in meta:
-        return obj
-    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-
-
-def _owner_metadata(obj: Obj) -> Obj:
-    """What the join reads of an owner: its identity, labels and annotations."""
-    meta = obj.get("metadata")
-    meta = meta if isinstance(meta, Mapping) else {}
-    kept = {key: meta[key] for key in _OWNER_META if key in meta}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}
-
-
-def _key_text(obj: Obj) -> str:
-    meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
-        return "<no metadata>"
-    return f"{meta.get('namespace', '')}/{meta.get('name', '?')}"

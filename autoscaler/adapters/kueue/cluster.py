@@ -23,6 +23,7 @@ from autoscaler.adapters.kubernetes.resources import (
     kueue_workloads,
 )
 from autoscaler.adapters.kueue.context import (
+    NamespaceMeta,
     Namespaces,
     WorkloadContext,
     fresh_context,
@@ -30,6 +31,8 @@ from autoscaler.adapters.kueue.context import (
     list_namespaces,
     listed_context,
 )
+from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
+from autoscaler.adapters.kueue.lookup import key_of, name_of, pod_selectors, same_owner
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
@@ -37,7 +40,7 @@ from autoscaler.adapters.kueue.resources import (
     OWNER_RESOURCES,
     owner_resource,
 )
-from autoscaler.core.errors import ClusterError, ClusterUnavailable, ConfigError, NotFound
+from autoscaler.core.errors import ClusterError, ClusterUnavailable, Forbidden, NotFound
 from autoscaler.domain.models import (
     OwnerRef,
     Pauses,
@@ -60,15 +63,22 @@ class KueueCluster:
         client: KubeClient,
         settings: ClusterSettings,
         logger: logging.Logger | None = None,
+        read_kueue: bool = True,
     ) -> None:
+        """`read_kueue` False (`actuators.kueue.enabled: false`, a cluster without Kueue): no
+        Workload or other kueue.x-k8s.io object is read; pods, namespaces, ScaledObjects and
+        the pauses still are."""
         self._client = client
+        self.reads_kueue = read_kueue
         self._settings = settings
         self._log = logger or logging.getLogger(__name__)
-        self._selectors = _pod_selectors(settings)
+        self._selectors = pod_selectors(settings)
         self._workloads: ApiResource | None = None
 
     def workload_resource(self) -> ApiResource:
         """Workloads at the newest Kueue API version the cluster serves (asked once)."""
+        if not self.reads_kueue:
+            raise ClusterUnavailable("Kueue is not read here (actuators.kueue.enabled: false)")
         if self._workloads is None:
             served = self._client.group_versions(KUEUE_GROUP)
             version = next((v for v in KUEUE_VERSIONS if v in served), None)
@@ -81,6 +91,8 @@ class KueueCluster:
         return self._workloads
 
     def list_workloads(self) -> list[WorkloadInfo]:
+        if not self.reads_kueue:
+            return []
         raw = self._client.list_objects(self.workload_resource()).items
         context = self._context()
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
@@ -93,6 +105,8 @@ class KueueCluster:
 
     def kueue_objects(self, plural: str) -> tuple[Obj, ...]:
         """Every kueue.x-k8s.io object of `plural`; none when that kind is not served."""
+        if not self.reads_kueue:
+            return ()
         return list_kueue(self._client, version=self.workload_resource().version, plural=plural)
 
     def namespace_meta(self) -> Namespaces | None:
@@ -113,6 +127,8 @@ class KueueCluster:
             return []
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
+        if not self.reads_kueue:
+            return None
         try:
             obj = self._client.get(self.workload_resource(), ref.name, namespace=ref.namespace)
         except NotFound:
@@ -123,6 +139,19 @@ class KueueCluster:
         owner = self._get_owner(info)
         pods = self._get_pods(info) if info.admitted else []
         return self._fresh_context(info).parse(obj, owner=owner, pods=pods)
+
+    def workloads_in(self, namespace: str) -> tuple[Obj, ...]:
+        """The Workloads of one namespace, listed now (never from a cache)."""
+        if not self.reads_kueue:
+            return ()
+        return self._client.list_objects(self.workload_resource(), namespace=namespace).items
+
+    def namespace_now(self, name: str) -> NamespaceMeta | None:
+        """One namespace's labels and annotations, read now; None when unreadable."""
+        try:
+            return meta_of_namespace(self._client.get(NAMESPACES, name))
+        except (Forbidden, NotFound):
+            return None
 
     def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
         return fresh_context(
@@ -180,7 +209,7 @@ class KueueCluster:
         try:
             return objects.parse_workload(obj)
         except _MALFORMED as exc:
-            self._log.warning("skipping malformed workload %s: %s", _name_of(obj), exc)
+            self._log.warning("skipping malformed workload %s: %s", name_of(obj), exc)
             return None
 
     def _readable(self, owner: OwnerRef) -> bool:
@@ -191,7 +220,7 @@ class KueueCluster:
 
     def _list_owners(self, kind: str) -> dict[tuple[str, str], Obj]:
         found = self._client.list_objects(OWNER_RESOURCES[kind]).items
-        return {key: obj for obj in found if (key := _key_of(obj)) is not None}
+        return {key: obj for obj in found if (key := key_of(obj)) is not None}
 
     def _list_pods(self, kind: str) -> PodsByNamespace:
         selector = self._selectors[kind].across_owners()
@@ -208,7 +237,7 @@ class KueueCluster:
                 namespace = str(obj["metadata"]["namespace"])
                 parsed.append((namespace, objects.parse_pod(obj, self._settings.gpu_resources)))
             except _MALFORMED as exc:
-                self._log.warning("skipping malformed pod %s: %s", _name_of(obj), exc)
+                self._log.warning("skipping malformed pod %s: %s", name_of(obj), exc)
         return parsed
 
     def _join(
@@ -222,7 +251,7 @@ class KueueCluster:
         owner, namespace = info.owner, info.ref.namespace
         if owner is None:
             return context.parse(obj)
-        owner_obj = _same_owner(owners.get(owner.kind, {}).get((namespace, owner.name)), owner)
+        owner_obj = same_owner(owners.get(owner.kind, {}).get((namespace, owner.name)), owner)
         candidates = pods.get(owner.kind, {}).get(namespace, [])
         selector = self._selectors.get(owner.kind)
         mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
@@ -240,7 +269,7 @@ class KueueCluster:
             found = self._client.get(resource, info.owner.name, namespace=info.ref.namespace)
         except NotFound:
             return None
-        return _same_owner(found, info.owner)
+        return same_owner(found, info.owner)
 
     def _get_pods(self, info: WorkloadInfo) -> list[PodInfo]:
         if info.owner is None or info.owner.kind not in self._selectors:
@@ -257,36 +286,3 @@ class KueueCluster:
             self._settings.runtime_state_config_map,
             namespace=self._settings.service_namespace,
         )
-
-
-def _pod_selectors(settings: ClusterSettings) -> dict[str, objects.PodSelector]:
-    selectors, problems = {}, []
-    for kind, owner_kind in settings.owner_kinds.items():
-        try:
-            selectors[kind] = objects.PodSelector.parse(owner_kind.pod_selector)
-        except ValueError as exc:
-            problems.append(f"cluster.ownerKinds.{kind}.podSelector: {exc}")
-    if problems:
-        raise ConfigError(problems)
-    return selectors
-
-
-def _same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:
-    """The owner object, unless it is a namesake that replaced the real (deleted) owner."""
-    if found is None:
-        return None
-    uid = str((found.get("metadata") or {}).get("uid", ""))
-    return found if not owner.uid or not uid or uid == owner.uid else None
-
-
-def _key_of(obj: Obj) -> tuple[str, str] | None:
-    meta = obj.get("metadata") or {}
-    namespace, name = meta.get("namespace"), meta.get("name")
-    return (str(namespace), str(name)) if namespace and name else None
-
-
-def _name_of(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if not isinstance(meta, Mapping):
-        return "<no metadata>"
-    return f"{meta.get('namespace', '')}/{meta.get('name', '?')}"

@@ -15,7 +15,7 @@ import copy
 import hashlib
 from typing import Self
 
-from .common import Builder, Object, container, metadata
+from .common import Builder, Object, container, metadata, stable_uid
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
@@ -105,13 +105,12 @@ class RayClusterBuilder(_RaySpecSteps):
     def kai_queue(self, name: str) -> Self:
         return self.label(KAI_QUEUE_LABEL, name)
 
-    def kai_priority_class(self, name: str) -> Self:
+    def kai_priority(self, name: str) -> Self:
         return self.label(KAI_PRIORITY_LABEL, name)
 
-    def pod_priority_class(self, name: str) -> Self:
-        """Kubernetes' own priority class on every pod template."""
-        for template in self._templates():
-            template["spec"]["priorityClassName"] = name
+    def head_priority_class(self, name: str) -> Self:
+        """Kubernetes' own priority class on the head's pod template."""
+        self._obj["spec"]["headGroupSpec"]["template"]["spec"]["priorityClassName"] = name
         return self
 
     def gpu_fraction(self, share: str) -> Self:
@@ -127,6 +126,16 @@ class RayClusterBuilder(_RaySpecSteps):
         """Another object (a RayJob, an AppWrapper) controls this RayCluster."""
         self._obj["metadata"]["ownerReferences"] = [controller_reference(owner)]
         return self
+
+    def owned_by_rayjob(self, name: str) -> Self:
+        """Made by the RayJob `name` (its controller reference), as KubeRay makes it."""
+        namespace = self._obj["metadata"]["namespace"]
+        job = {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": name, "uid": stable_uid("RayJob", namespace, name)},
+        }
+        return self.controlled_by(job)
 
 
 class RayJobBuilder(_RaySpecSteps):
