@@ -4,7 +4,7 @@
 #   scripts/refresh-crds.sh SOURCE_DIR
 #
 # SOURCE_DIR holds the upstream files either flat (SOURCE_DIR/kueue.x-k8s.io_workloads.yaml)
-# or in checkouts of the upstream repositories named kueue/, kuberay/ and keda/
+# or in checkouts of the upstream repositories named kueue/, kuberay/, keda/ and KAI-Scheduler/
 # (SOURCE_DIR/kueue/config/components/crd/bases/kueue.x-k8s.io_workloads.yaml). Every file
 # must be found before any is replaced. Afterwards, update the table in tests/crds/README.md
 # (version, commit, git blob): tests/test_vendored_crds.py fails until it matches.
@@ -28,6 +28,8 @@ declare -A UPSTREAM=(
     [ray.io_rayjobs.yaml]=kuberay/ray-operator/config/crd/bases
     [keda.sh_scaledobjects.yaml]=keda/config/crd/bases
     [keda.sh_triggerauthentications.yaml]=keda/config/crd/bases
+    [scheduling.run.ai_queues.yaml]=KAI-Scheduler/deployments/kai-scheduler/crds
+    [scheduling.run.ai_podgroups.yaml]=KAI-Scheduler/deployments/kai-scheduler/crds
 )
 
 declare -A found=()

@@ -44,7 +44,12 @@ def test_every_vendored_crd_is_the_upstream_blob_its_readme_names() -> None:
 
 def test_the_readme_names_an_upstream_project_and_path_for_each_file() -> None:
     for name, (project, path, _blob) in readme_table().items():
-        assert project in {"kubernetes-sigs/kueue", "ray-project/kuberay", "kedacore/keda"}
+        assert project in {
+            "kubernetes-sigs/kueue",
+            "ray-project/kuberay",
+            "kedacore/keda",
+            "NVIDIA/KAI-Scheduler",
+        }
         assert path.endswith(f"/{name}")
 
 

@@ -216,6 +216,9 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         ("coordination.k8s.io", "leases"): {"get", "create", "update"},
         ("authentication.k8s.io", "tokenreviews"): {"create"},
         ("authorization.k8s.io", "subjectaccessreviews"): {"create"},
+        # KAI Scheduler's queues and PodGroups: who waits under KAI (the KAI actuator only)
+        ("scheduling.run.ai", "queues"): {"list"},
+        ("scheduling.run.ai", "podgroups"): {"list"},
     }
 
 

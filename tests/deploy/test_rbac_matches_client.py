@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
+from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, KAI_READS, NAMED_CALLS
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
+from autoscaler.domain.management import Manager
 from autoscaler.settings.tree import Settings
 from tests.deploy.tooling import (
     CI_VALUES,
@@ -73,6 +74,8 @@ def expected_grants(settings: Settings) -> set[Grant]:
     }
     if not settings.leader_election.enabled:
         off |= {call for call in ALLOWED_CALLS if call[1] == "leases"}
+    if Manager.KAI not in settings.actuators.enabled():
+        off |= KAI_READS  # KAI's queues and PodGroups are read only for its actuator
     if not any(rule.action == "delete" for rule in settings.rules):
         off.add(DELETE_RAY_CLUSTERS)  # only a rule with action delete (opt-in) may delete
     values = settings.model_dump(by_alias=True)

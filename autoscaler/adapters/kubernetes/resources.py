@@ -14,6 +14,11 @@ Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 # Read only to tell where Kueue's admission can be modelled (domain/queues.py, `unmodelled`).
 _QUEUE_READS = ("localqueues", "resourceflavors", "cohorts")
+# KAI Scheduler's queues and PodGroups: who waits under KAI (adapters/kai/queues.py), read
+# only with the KAI actuator enabled (the chart grants them only then).
+KAI_READS: frozenset[tuple[str, str, str]] = frozenset(
+    {("scheduling.run.ai", "queues", "list"), ("scheduling.run.ai", "podgroups", "list")}
+)
 
 ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
@@ -33,6 +38,7 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
         *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),
         ("authentication.k8s.io", "tokenreviews", "create"),
         ("authorization.k8s.io", "subjectaccessreviews", "create"),
+        *KAI_READS,
     }
 )
 # Calls only ever made on the one object the settings name, so RBAC limits them with
@@ -79,6 +85,8 @@ RAYJOBS = ApiResource("ray.io", "v1", "rayjobs")
 SCALED_OBJECTS = ApiResource("keda.sh", "v1alpha1", "scaledobjects")
 TOKEN_REVIEWS = ApiResource("authentication.k8s.io", "v1", "tokenreviews", namespaced=False)
 ACCESS_REVIEWS = ApiResource("authorization.k8s.io", "v1", "subjectaccessreviews", namespaced=False)
+KAI_QUEUES = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
+KAI_PODGROUPS = ApiResource("scheduling.run.ai", "v2alpha2", "podgroups")
 
 
 @dataclass(frozen=True)

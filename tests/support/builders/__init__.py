@@ -1,4 +1,4 @@
-"""Fluent builders for test objects (RayCluster, Workload, Pod, Kueue queues).
+"""Fluent builders for test objects (RayCluster, Workload, Pod, Kueue queues, KAI queues).
 
     rc = make_raycluster("ns", "rc").head(gpus=1).gpu_worker(replicas=1, gpus=1)
          .queue("user-queue").priority_class("dev-priority").build()
@@ -14,6 +14,18 @@ Every CRD-backed object they build validates against the upstream CRDs.
 """
 
 from .common import GPU, Object, stable_uid, timestamp
+from .kai import (
+    KAI_PODGROUP_VERSION,
+    KAI_QUEUE_VERSION,
+    NO_LIMIT,
+    POD_GROUP_ANNOTATION,
+    KaiQueueBuilder,
+    PodGroupBuilder,
+    fraction_pod,
+    kai_pod,
+    make_kai_queue,
+    make_podgroup,
+)
 from .pods import CLUSTER_LABEL, GROUP_LABEL, NODE_TYPE_LABEL, PodBuilder, make_pod
 from .queues import (
     ClusterQueueBuilder,
@@ -58,28 +70,38 @@ __all__ = [
     "GROUP_LABEL",
     "JOB_UID_LABEL",
     "KAI_FRACTION",
+    "KAI_PODGROUP_VERSION",
     "KAI_PRIORITY_LABEL",
     "KAI_QUEUE_LABEL",
+    "KAI_QUEUE_VERSION",
     "KUEUE_V1BETA1",
     "KUEUE_V1BETA2",
     "NODE_TYPE_LABEL",
+    "NO_LIMIT",
     "ORIGIN_KIND_LABEL",
     "ORIGIN_NAME_LABEL",
+    "POD_GROUP_ANNOTATION",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "ClusterQueueBuilder",
+    "KaiQueueBuilder",
     "KueueBuilder",
     "LocalQueueBuilder",
     "Object",
     "PodBuilder",
+    "PodGroupBuilder",
     "RayClusterBuilder",
     "RayJobBuilder",
     "WorkloadBuilder",
     "flavor_quota",
+    "fraction_pod",
+    "kai_pod",
     "make_cluster_queue",
     "make_cohort",
+    "make_kai_queue",
     "make_local_queue",
     "make_pod",
+    "make_podgroup",
     "make_raycluster",
     "make_rayjob",
     "make_resource_flavor",

@@ -64,6 +64,7 @@ def _crd(
 
 KUEUE = "kueue.x-k8s.io"
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # preferred first
+KAI = "scheduling.run.ai"
 
 DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
     _core("Pod", "pods", status=True),
@@ -83,6 +84,9 @@ DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("coordination.k8s.io", ("v1",), "Lease", "leases", namespaced=True),
     _crd("keda.sh", ("v1alpha1",), "ScaledObject"),
     _crd("keda.sh", ("v1alpha1",), "TriggerAuthentication"),
+    # KAI Scheduler: Queue is cluster-scoped (scheduling.run.ai/v2), PodGroup namespaced (v2alpha2).
+    _crd(KAI, ("v2",), "Queue", namespaced=False),
+    _crd(KAI, ("v2alpha2",), "PodGroup"),
     ResourceType("events.k8s.io", ("v1",), "Event", "events", namespaced=True),
     ResourceType(
         "authentication.k8s.io",
