@@ -127,6 +127,10 @@ def test_an_idle_plain_raycluster_is_suspended_by_a_merge_patch_of_exactly_spec_
     assert suspends[0].content_type == MERGE_PATCH
     others = [r.body for r in writes if r not in suspends]
     assert all(set(body) == {"metadata"} for body in others), others  # annotations only
+    record = writes.index(suspends[0]) - 1  # the audit annotations come first, guarded
+    assert record >= 0
+    assert writes[record].body["metadata"]["annotations"][keys.SUSPEND_WAS] == "absent"
+    assert writes[record].body["metadata"]["resourceVersion"]
     assert story.stopped["plain"]["metadata"]["annotations"][keys.SUSPEND_WAS] == "absent"
     assert keys.DEACTIVATED_AT in story.stopped["plain"]["metadata"]["annotations"]
     assert row_state(rig, story.rows, "plain")[0] == "deactivated"
@@ -152,6 +156,7 @@ def test_the_reactivation_is_one_patch_that_removes_suspend_and_records_who(
     [undo] = touching_spec(after)
     assert undo["spec"] == {"suspend": None}  # a merge patch's null removes the field
     assert undo["metadata"]["annotations"][keys.SUSPEND_WAS] is None
+    assert undo["metadata"]["resourceVersion"]  # 409 if it changed since it was read
     assert PERSON in undo["metadata"]["annotations"].values()
 
 
@@ -258,7 +263,7 @@ def test_reactivating_what_someone_else_suspended_is_refused_with_a_reason(
     rig: BeyondRig, story: Story
 ) -> None:
     assert story.refused.status_code == 409, story.refused.text
-    assert "suspend" in story.refused.json()["detail"]
+    assert "not suspended by this service" in story.refused.json()["detail"]
     assert rig.raycluster("stopped-elsewhere")["spec"]["suspend"] is True
 
 
