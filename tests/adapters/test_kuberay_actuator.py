@@ -3,6 +3,7 @@ reactivating restores exactly what was there."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -10,10 +11,10 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.kuberay.actuator import SuspendActuator
-from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
-from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, RAYCLUSTERS
 from autoscaler.adapters.kuberay.fleet import FleetReader
 from autoscaler.adapters.kuberay.source import ListedRayClusters
+from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
+from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, RAYCLUSTERS
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.core.errors import Conflict
 from autoscaler.domain import annotations as keys
@@ -54,7 +55,9 @@ def row(kube: KubeServer, name: str = "rc") -> WorkloadInfo:
     client = client_of(kube)
     reader = FleetReader(
         kueue=KueueCluster(client=client, settings=SETTINGS, read_kueue=False),
-        rayclusters=ListedRayClusters(client=client, settings=SETTINGS, logger=_log()),
+        rayclusters=ListedRayClusters(
+            client=client, settings=SETTINGS, logger=logging.getLogger("tests.kuberay")
+        ),
         enabled=frozenset({Manager.KUBERAY, Manager.KAI}),
     )
     found = reader.get_workload(WorkloadRef("team-a", name))
@@ -80,12 +83,6 @@ def created(kube: KubeServer, raycluster: dict[str, Any]) -> dict[str, Any]:
     client.create(RAYCLUSTERS, raycluster, namespace="team-a")
     kube.requests.clear()
     return stored(kube)
-
-
-def _log() -> Any:
-    import logging
-
-    return logging.getLogger("tests.kuberay")
 
 
 def test_deactivate_annotates_then_sends_exactly_the_suspend(
@@ -157,7 +154,10 @@ def test_a_raycluster_changed_since_read_is_not_suspended(
     put_raycluster(kube, make_raycluster("team-a", "rc"))
     found = row(kube)
     kube.store.patch(
-        "rayclusters.ray.io", name="rc", namespace="team-a", patch={"metadata": {"labels": {"a": "b"}}}
+        "rayclusters.ray.io",
+        name="rc",
+        namespace="team-a",
+        patch={"metadata": {"labels": {"a": "b"}}},
     )
     with pytest.raises(Conflict):
         actuator.deactivate(found, AUDIT)

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kuberay.rayclusters import parse_raycluster, ray_pod
+from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kueue.context import NamespaceMeta
 from autoscaler.domain.claims import RayClusterFacts, claim
 from autoscaler.domain.management import Manager
@@ -126,7 +126,10 @@ def test_a_raycluster_reads_as_its_manager_sees_it(
 def test_the_row_is_the_raycluster_itself() -> None:
     row = read(make_raycluster("team-a", "rc").annotation("note", "x"), workers=3)
     uid = row.uid
-    assert (str(row.ref), row.owner) == ("team-a/rc", OwnerRef("ray.io/v1", "RayCluster", "rc", uid))
+    assert (str(row.ref), row.owner) == (
+        "team-a/rc",
+        OwnerRef("ray.io/v1", "RayCluster", "rc", uid),
+    )
     assert row.expected_pods == 4  # the head and three workers
     assert (row.created_at, row.admitted_at, row.resource_version) == (T0, T0, "7")
     assert row.annotations == row.owner_annotations == {"note": "x"}
@@ -137,8 +140,7 @@ def test_fractional_gpus_are_named_with_the_pod_that_asks_for_them() -> None:
     row = read(make_raycluster("team-a", "rc").kai_queue("q"), fraction="0.5")
     assert row.hands_off is not None
     assert row.hands_off.reason == (
-        "KAI fractional GPUs (gpu-fraction 0.5 on pod rc-worker-1) are not supported: "
-        "never stopped"
+        "KAI fractional GPUs (gpu-fraction 0.5 on pod rc-worker-1) are not supported: never stopped"
     )
 
 
