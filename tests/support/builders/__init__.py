@@ -6,6 +6,9 @@
     wl = make_workload("ns", "rc-wl").owned_by(rc).pod_set("head", count=1, gpus=1)
          .queue("user-queue").admitted(at=t0).active(True).build(api_version=KUEUE_V1BETA1)
     pod = make_pod("ns", "rc-head-x").owned_by_raycluster("rc").gpus(1).running(since=t0).build()
+    rc = make_raycluster("ns", "rc").head(gpus=1).kai_queue("team-a").build()  # KAI's
+    job = make_rayjob("ns", "job").head(gpus=1).queue("user-queue")
+    cluster = job.raycluster().build()  # the RayCluster KubeRay makes for the job
 
 Every CRD-backed object they build validates against the upstream CRDs.
 """
@@ -37,12 +40,17 @@ from .queues import (
     resource_group,
 )
 from .ray import (
+    KAI_FRACTION,
     KAI_PRIORITY_LABEL,
     KAI_QUEUE_LABEL,
+    ORIGIN_KIND_LABEL,
+    ORIGIN_NAME_LABEL,
     PRIORITY_CLASS_LABEL,
     QUEUE_LABEL,
     RayClusterBuilder,
+    RayJobBuilder,
     make_raycluster,
+    make_rayjob,
 )
 from .workloads import (
     DEACTIVATED,
@@ -61,6 +69,7 @@ __all__ = [
     "GPU",
     "GROUP_LABEL",
     "JOB_UID_LABEL",
+    "KAI_FRACTION",
     "KAI_PODGROUP_VERSION",
     "KAI_PRIORITY_LABEL",
     "KAI_QUEUE_LABEL",
@@ -69,6 +78,8 @@ __all__ = [
     "KUEUE_V1BETA2",
     "NODE_TYPE_LABEL",
     "NO_LIMIT",
+    "ORIGIN_KIND_LABEL",
+    "ORIGIN_NAME_LABEL",
     "POD_GROUP_ANNOTATION",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
@@ -80,6 +91,7 @@ __all__ = [
     "PodBuilder",
     "PodGroupBuilder",
     "RayClusterBuilder",
+    "RayJobBuilder",
     "WorkloadBuilder",
     "flavor_quota",
     "fraction_pod",
@@ -91,6 +103,7 @@ __all__ = [
     "make_pod",
     "make_podgroup",
     "make_raycluster",
+    "make_rayjob",
     "make_resource_flavor",
     "make_workload",
     "make_workload_for",

@@ -173,8 +173,10 @@ def make_workload(namespace: str, name: str) -> WorkloadBuilder:
 
 
 def make_workload_for(raycluster: Object) -> WorkloadBuilder:
-    """The Workload Kueue creates for `raycluster`: name, owner, pod sets, queue, priority."""
-    meta, spec = raycluster["metadata"], raycluster["spec"]
+    """The Workload Kueue creates for `raycluster` (or a RayJob: its cluster's pod sets):
+    name, owner, pod sets, queue, priority."""
+    meta = raycluster["metadata"]
+    spec = raycluster["spec"].get("rayClusterSpec", raycluster["spec"])
     builder = make_workload(meta["namespace"], workload_name_for(raycluster)).owned_by(raycluster)
     builder.pod_set("head", count=1, template=spec["headGroupSpec"]["template"])
     for group in spec.get("workerGroupSpecs", []):
