@@ -14,24 +14,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.sim.admission import admit_pending, pending_reason
+from autoscaler.sim.cluster_pods import ClusterPods
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
 from autoscaler.sim.metrics import GpuHolding
-from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod, pods_for
+from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod
 from autoscaler.sim.workload_info import admitted_usage, cohort_of, sim_uid, workload_uid
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-POD_START = timedelta(seconds=30)  # image already on the node: the pods run within a cycle
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,6 @@ class AuditEntry:
 class _Objects:
     kueue: KueueState
     specs: dict[WorkloadRef, RayClusterSpec] = field(default_factory=dict)
-    pods: dict[WorkloadRef, tuple[SimPod, ...]] = field(default_factory=dict)
     annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
     owner_annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
     versions: dict[WorkloadRef, int] = field(default_factory=dict)
@@ -57,11 +55,9 @@ class _Objects:
 class SimulatedCluster:
     def __init__(self, *, kueue: KueueState, gpus: GpuPool, clock: Clock) -> None:
         self._objects = _Objects(kueue=kueue)
-        self._gpus = gpus
+        self._pods = ClusterPods(gpus)
         self._clock = clock
         self._lock = threading.RLock()
-        self._holdings: dict[tuple[str, str], GpuHolding] = {}  # (pod, uuid) -> holding
-        self._pod_count = 0
         self.pauses = Pauses()
         self.namespace_annotations: dict[str, dict[str, str]] = {}  # e.g. notify targets
         self.scaled_objects: list[Mapping[str, Any]] = []
@@ -106,7 +102,7 @@ class SimulatedCluster:
                 raise NotFound(f"workload {ref} not found")
             objects.kueue, events = objects.kueue.set_active(ref, active=active, now=now)
             if not active:
-                self._delete_pods(ref, now=now)
+                self._pods.delete(ref, now=now)
             self._touch(ref)
             self.events.extend(events)
 
@@ -162,7 +158,7 @@ class SimulatedCluster:
                 raise NotFound(f"the RayCluster of {ref} is not found")
             if owner_uid != sim_uid(objects.specs[ref].kind, ref):
                 raise Conflict(f"the RayCluster of {ref} is another object now")
-            self._delete_pods(ref, now=now)
+            self._pods.delete(ref, now=now)
             objects.kueue = objects.kueue.without_workload(ref)
             for found in (objects.specs, objects.annotations, objects.owner_annotations):
                 del found[ref]
@@ -178,7 +174,7 @@ class SimulatedCluster:
             objects.kueue, events = admit_pending(objects.kueue, now)
             for event in events:
                 if event.kind is EventKind.ADMITTED:
-                    self._create_pods(event.workload, now=now)
+                    self._pods.create(event.workload, objects.specs[event.workload], now=now)
                     self._touch(event.workload)
             self.events.extend(events)
             return events
@@ -193,12 +189,7 @@ class SimulatedCluster:
     def list_gpu_pods(self) -> Sequence[PodRecord]:
         with self._lock:
             now = self._clock.now()
-            return [
-                PodRecord(ref.namespace, pod.info(now))
-                for ref, pods in sorted(self._objects.pods.items())
-                for pod in pods
-                if pod.gpus and pod.running(now)
-            ]
+            return self._pods.running_with_gpus(now)
 
     def list_scaled_objects(self) -> Sequence[Mapping[str, Any]]:
         """The demo has no KEDA ScaledObjects unless a caller adds some."""
@@ -218,7 +209,7 @@ class SimulatedCluster:
 
     def gpu_holdings(self) -> Sequence[GpuHolding]:
         with self._lock:
-            return tuple(self._holdings.values())
+            return self._pods.holdings()
 
     def kueue(self) -> KueueState:
         with self._lock:
@@ -230,7 +221,7 @@ class SimulatedCluster:
 
     def pods(self, ref: WorkloadRef) -> tuple[SimPod, ...]:
         with self._lock:
-            return self._objects.pods.get(ref, ())
+            return self._pods.of(ref)
 
     def waiting_reason(self, ref: WorkloadRef) -> str | None:
         """Why Kueue has not admitted it (None when it is not pending)."""
@@ -247,25 +238,6 @@ class SimulatedCluster:
     def _touch(self, ref: WorkloadRef) -> None:
         versions = self._objects.versions
         versions[ref] = versions.get(ref, 0) + 1
-
-    def _create_pods(self, ref: WorkloadRef, *, now: datetime) -> None:
-        spec = self._objects.specs[ref]
-        self._pod_count += 1
-        pods = pods_for(spec, gpus=self._gpus, now=now, start=POD_START, seed=self._pod_count)
-        self._objects.pods[ref] = pods
-        held = [(pod, uuid) for pod in pods for uuid in pod.gpus]
-        for index, (pod, uuid) in enumerate(held):  # the RayCluster's GPUs, counted across pods
-            key = GpuKey(namespace=spec.namespace, pod=pod.name, uuid=uuid)
-            self._holdings[(pod.name, uuid)] = GpuHolding(
-                key=key, raycluster=spec.name, node=pod.node, start=pod.running_at, index=index
-            )
-
-    def _delete_pods(self, ref: WorkloadRef, *, now: datetime) -> None:
-        for pod in self._objects.pods.pop(ref, ()):
-            self._gpus.release(pod.gpus)
-            for uuid in pod.gpus:
-                holding = self._holdings[(pod.name, uuid)]
-                self._holdings[(pod.name, uuid)] = replace(holding, end=now)
 
     def _info(self, ref: WorkloadRef, now: datetime) -> WorkloadInfo:
         objects = self._objects
@@ -284,7 +256,7 @@ class SimulatedCluster:
             admitted_at=admission.at if admission is not None else None,
             created_at=workload.created_at,
             expected_pods=workload.pod_count,
-            pods=tuple(pod.info(now) for pod in objects.pods.get(ref, ())),
+            pods=tuple(pod.info(now) for pod in self._pods.of(ref)),
             priority_class=workload.priority_class,
             annotations=dict(objects.annotations[ref]),
             owner_annotations=dict(objects.owner_annotations[ref]),
