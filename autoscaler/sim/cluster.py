@@ -6,13 +6,14 @@ admits it, KubeRay creates its pods, which hold GPUs from the nodes and run afte
 start; `spec.active: false` evicts the Workload, suspends the RayCluster (its pods are
 deleted, the GPUs go back to the nodes) and frees the quota; the next `step` admits whatever
 now fits. Reactivating requeues it. Pod names follow KubeRay: `<rc>-head-xxxxx` and
-`<rc>-<group>-worker-xxxxx`.
+`<rc>-<group>-worker-xxxxx`. A RayCluster labelled with a KAI queue gets no Workload: it is
+a row of its own (`rayclusters`), suspended by `sim.suspend_actuator`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,12 +23,14 @@ from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.management import Manager
 from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.cluster_pods import ClusterPods
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
 from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod
+from autoscaler.sim.rayclusters import SuspendableRayClusters
 from autoscaler.sim.workload_info import admitted_usage, cohort_of, sim_uid, workload_uid
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -53,11 +56,21 @@ class _Objects:
 
 
 class SimulatedCluster:
-    def __init__(self, *, kueue: KueueState, gpus: GpuPool, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        kueue: KueueState,
+        gpus: GpuPool,
+        clock: Clock,
+        enabled: Collection[Manager] = (Manager.KUEUE,),
+    ) -> None:
+        """`enabled`: the service's actuators; a RayCluster no Workload admits is read as a
+        row only when one of them may suspend it (`sim.rayclusters`)."""
         self._objects = _Objects(kueue=kueue)
         self._pods = ClusterPods(gpus)
         self._clock = clock
         self._lock = threading.RLock()
+        self.rayclusters = SuspendableRayClusters(pods=self._pods, lock=self._lock, enabled=enabled)
         self.pauses = Pauses()
         self.namespace_annotations: dict[str, dict[str, str]] = {}  # e.g. notify targets
         self.scaled_objects: list[Mapping[str, Any]] = []
@@ -69,14 +82,19 @@ class SimulatedCluster:
         """The simulated cluster's namespaces are those its LocalQueues and Workloads live in."""
         with self._lock:
             kueue = self._objects.kueue
-            return any(ns == name for ns, _ in kueue.local_queues) or any(
-                ref.namespace == name for ref in kueue.workloads
+            return (
+                any(ns == name for ns, _ in kueue.local_queues)
+                or any(ref.namespace == name for ref in kueue.workloads)
+                or name in self.rayclusters.namespaces()
             )
 
     # What users and controllers do.
 
     def create(self, spec: RayClusterSpec, *, now: datetime) -> WorkloadRef:
-        """Apply a RayCluster: Kueue creates its Workload, pending until admitted."""
+        """Apply a RayCluster: Kueue creates its Workload, pending until admitted; a KAI one
+        is scheduled by KAI, a row of its own."""
+        if spec.manager is Manager.KAI:
+            return self.rayclusters.apply(spec, now=now)
         with self._changing() as objects:
             kueue = objects.kueue
             workload = Workload(
@@ -184,7 +202,8 @@ class SimulatedCluster:
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         with self._lock:
             now = self._clock.now()
-            return [self._info(ref, now) for ref in sorted(self._objects.kueue.workloads)]
+            kueue = [self._info(ref, now) for ref in sorted(self._objects.kueue.workloads)]
+            return kueue + self.rayclusters.rows(now=now, namespaces=self.namespace_annotations)
 
     def list_gpu_pods(self) -> Sequence[PodRecord]:
         with self._lock:
@@ -198,9 +217,10 @@ class SimulatedCluster:
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
         with self._lock:
+            now = self._clock.now()
             if ref not in self._objects.kueue.workloads:
-                return None
-            return self._info(ref, self._clock.now())
+                return self.rayclusters.row(ref, now=now, namespaces=self.namespace_annotations)
+            return self._info(ref, now)
 
     def read_pauses(self) -> Pauses:
         return self.pauses
@@ -216,8 +236,10 @@ class SimulatedCluster:
             return self._objects.kueue
 
     def spec(self, ref: WorkloadRef) -> RayClusterSpec:
+        """The RayCluster of a Workload, or of a row of its own."""
         with self._lock:
-            return self._objects.specs[ref]
+            own = self.rayclusters.get(ref)
+            return self._objects.specs[ref] if own is None else own.spec
 
     def pods(self, ref: WorkloadRef) -> tuple[SimPod, ...]:
         with self._lock:
