@@ -102,9 +102,7 @@ def render(summary: Summary) -> list[str]:
     ]
     for r in summary.reclaimed:
         end = "its reactivation" if r.reactivated else "the end of the story"
-        name = r.raycluster
-        if r.manager is not Manager.KUEUE:
-            name = managed_name(name, r.manager).removesuffix(")") + f", {stopped_word(r.manager)})"
+        name = managed_name(r.raycluster, r.manager, stopped_word(r.manager))
         lines.append(
             f"    {name}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
             f"{r.until:%H:%M} = {r.gpu_hours:.2f} GPU-hours"

@@ -19,10 +19,11 @@ STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workl
 _MANAGED_BY = {Manager.KAI: "KAI Scheduler", Manager.KUBERAY: "plain KubeRay"}
 
 
-def managed_name(name: str, manager: Manager) -> str:
-    """ "kai-notebook (KAI Scheduler)": who manages it, said when it is not Kueue."""
+def managed_name(name: str, manager: Manager, *more: str) -> str:
+    """The name, with who manages it when that is not Kueue, and `more`:
+    "kai-notebook (KAI Scheduler, suspended)"."""
     by = _MANAGED_BY.get(manager)
-    return name if by is None else f"{name} ({by})"
+    return name if by is None else f"{name} ({', '.join((by, *more))})"
 
 
 def stopped_word(manager: Manager) -> str:
