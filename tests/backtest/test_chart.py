@@ -64,7 +64,7 @@ def test_the_axes_are_fitted_to_the_data(page: str) -> None:
     hours_axis = [t.text for t in found["GPU-hours by window"].iter(f"{SVG}text") if t.text]
 
     assert "50" in gpu_axis and "60" not in gpu_axis  # 50 GPUs at most
-    assert "200" in hours_axis and "250" not in hours_axis  # 158.5 GPU-hours at most
+    assert "200" in hours_axis and "250" not in hours_axis  # 171.8 GPU-hours at most
 
 
 def test_the_bars_stand_next_to_the_time_axis_one_per_window(page: str) -> None:
