@@ -27,10 +27,10 @@ from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.run import ExtraServers, quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.demo.story import BuildService, Configure, World
+from autoscaler.demo.writes import simulated_actuator
 from autoscaler.domain.access import Target
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.tree import Settings
-from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.state import SimulatedRuntimeState
 
@@ -152,7 +152,9 @@ def simulated_backends(
     tokens = demo_tokens(token, admin=admin)
     if shared is None:
         state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
-        shared = SharedState(store=state, actuator=SimulatedActuator(cluster=cluster, clock=clock))
+        enabled = settings.actuators.enabled()
+        actuator = simulated_actuator(cluster, clock=clock, enabled=enabled)
+        shared = SharedState(store=state, actuator=actuator)
     return Backends(
         cluster=cluster,
         actuator=shared.actuator,

@@ -20,72 +20,25 @@
   nobody waits. A 4-GPU fine-tuning job then waits for cq-training: the borrowing notebook
   idle the longest is picked for it, and only that one: warned when picked (the product's
   15-minute `warnBefore`), deactivated 15 minutes later, and the job is admitted then.
+- `kai` (issue 17, in `demo.kai_story`): a Kueue team's trainer beside two RayClusters KAI
+  Scheduler queues; the idle KAI notebook is warned, then suspended (`spec.suspend`), and the
+  one sharing a GPU by fraction is reported unsupported, never stopped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import Mapping
+from datetime import UTC, datetime
 
+from autoscaler.demo.kai_story import kai
 from autoscaler.demo.people import SnoozeAtWarning
-from autoscaler.settings.tree import LoopSettings, PolicySettings, Settings
+from autoscaler.demo.scenario import CYCLE, ROOMY, Arrival, Scenario, scenario_settings
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
 from autoscaler.sim.pods import GPU, RayClusterSpec, WorkerGroup
 from autoscaler.sim.profiles import Profile
 from autoscaler.sim.quota import PODS, ClusterQueue
 
-CYCLE = timedelta(minutes=1)
-ROOMY = {"cpu": 96_000, "memory": 768 * 2**30}  # CPU and memory never hold anyone back here
-
-
-@dataclass(frozen=True)
-class Arrival:
-    """A RayCluster applied at `minute` (negative: before the demo starts) and its GPUs' story."""
-
-    minute: float
-    spec: RayClusterSpec
-    profile: Profile
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    title: str
-    start: datetime  # the simulated time of minute 0
-    kueue: KueueState
-    arrivals: tuple[Arrival, ...]
-    notes: tuple[tuple[float, str], ...]  # what happens at a minute, told in the live view
-    end_minute: float
-    rules: tuple[Mapping[str, Any], ...] = ()  # `rules:` entries, as a settings file has them
-    people: tuple[SnoozeAtWarning, ...] = ()  # what people do when the service tells them
-
-    @property
-    def gpus(self) -> int:
-        """GPUs on the nodes: the ClusterQueues' GPU quota."""
-        return sum(q.quotas[GPU].nominal for q in self.kueue.cluster_queues.values())
-
-    @property
-    def end(self) -> datetime:
-        return self.start + timedelta(minutes=self.end_minute)
-
-    def profiles(self) -> dict[tuple[str, str], Profile]:
-        return {(a.spec.namespace, a.spec.name): a.profile for a in self.arrivals}
-
-    def settings(self, *, dry_run: bool) -> Settings:
-        """The product's defaults (60-minute window, 5%, 15-minute grace), acting or not,
-        with the scenario's rules."""
-        return scenario_settings(dry_run=dry_run, rules=self.rules)
-
-
-def scenario_settings(*, dry_run: bool, rules: Sequence[Mapping[str, Any]]) -> Settings:
-    """Every scenario's settings are built here, and only here: the product's defaults, one
-    cycle a minute, and the scenario's `rules:` entries validated as a settings file's are."""
-    base = Settings(policy=PolicySettings(dry_run=dry_run), loop=LoopSettings(interval=CYCLE))
-    if not rules:
-        return base
-    return Settings.model_validate({"policy": base.policy, "loop": base.loop, "rules": rules})
+__all__ = ["CYCLE", "DEFAULT_SCENARIO", "SCENARIOS", "Arrival", "Scenario", "scenario_settings"]
 
 
 def two_clusters() -> Scenario:
@@ -261,6 +214,6 @@ def when_contended() -> Scenario:
 
 
 SCENARIOS: Mapping[str, Scenario] = {
-    s.name: s for s in (two_clusters(), rd_and_production(), noisy(), when_contended())
+    s.name: s for s in (two_clusters(), rd_and_production(), noisy(), when_contended(), kai())
 }
 DEFAULT_SCENARIO = "two-clusters"

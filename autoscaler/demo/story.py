@@ -24,12 +24,12 @@ from autoscaler.core.ports import (
 )
 from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import Scenario
+from autoscaler.demo.writes import simulated_actuator
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.settings.rules import longest_loading
 from autoscaler.settings.tree import Settings
-from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import DEFAULT_SPEED, SimulatedClock
 from autoscaler.sim.cluster import AuditEntry, SimulatedCluster
 from autoscaler.sim.kueue_model import Event, EventKind, Phase
@@ -95,9 +95,9 @@ class World:
             policy = settings.policy.model_copy(update={"dry_run": dry_run})
             settings = settings.model_copy(update={"policy": policy})
         clock = SimulatedClock(start=scenario.start, speed=speed)
-        cluster = SimulatedCluster(
-            kueue=scenario.kueue, gpus=GpuPool.for_gpus(scenario.gpus), clock=clock
-        )
+        enabled = settings.actuators.enabled()
+        gpus = GpuPool.for_gpus(scenario.gpus)
+        cluster = SimulatedCluster(kueue=scenario.kueue, gpus=gpus, clock=clock, enabled=enabled)
         timing = ExporterTiming(
             slot=int(settings.policy.slot.total_seconds()),
             lookback=int(settings.policy.idle_since_lookback.total_seconds()),
@@ -110,7 +110,7 @@ class World:
             timing=timing,
             evidence=settings.prometheus.evidence,
         )
-        actuator = SimulatedActuator(cluster=cluster, clock=clock)
+        actuator = simulated_actuator(cluster, clock=clock, enabled=enabled)
         service = build_service(
             settings,
             cluster=cluster,
@@ -244,14 +244,13 @@ def keep_serving(
 def outcome(world: World, watched: Mapping[str, Watch]) -> Outcome:
     cluster = world.cluster
     kueue = cluster.kueue()
-    names = {ref: cluster.spec(ref).name for ref in kueue.workloads}
+    names = {ref: cluster.spec(ref).name for ref in kueue.workloads} | cluster.rayclusters.names()
     admitted: dict[str, datetime] = {}
     for event in cluster.events:
         if event.kind is EventKind.ADMITTED:
             admitted.setdefault(names[event.workload], event.at)
-    reactivated = {
-        ref: w.requeued_at for ref, w in kueue.workloads.items() if w.requeued_at is not None
-    }
+    requeued = {ref: w.requeued_at for ref, w in kueue.workloads.items() if w.requeued_at}
+    reactivated = requeued | cluster.rayclusters.resumed()
     waiting = {
         names[w.ref]: cluster.waiting_reason(w.ref) or "pending"
         for w in kueue.in_phase(Phase.PENDING)

@@ -1,8 +1,9 @@
 """The end of the demo: what acting changed, against the same story replayed in dry-run.
 
 - GPU-hours reclaimed: from the audit records the service wrote, GPUs held x the time from
-  the deactivation until the Workload was reactivated or the story ended; the warnings and
-  snoozes that came before say why the deactivation came when it did;
+  the deactivation (a RayCluster's suspension, for one KAI Scheduler queues) until it was
+  reactivated or the story ended; the warnings and snoozes that came before say why the
+  stop came when it did; a workload Kueue does not manage is named with its manager;
 - admitted sooner: each RayCluster's first admission against the dry-run replay's (where
   nothing is ever deactivated); one still waiting there counts until the story's end, "at least";
 - left alone: every admitted workload the service did not stop, with its last reason, how
@@ -15,8 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Outcome, Watch
+from autoscaler.demo.telling import managed_name, stopped_word
 from autoscaler.domain.class_words import class_text, evidence_text
-from autoscaler.domain.models import Action, Decision, State
+from autoscaler.domain.management import Manager
+from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 
 _HOUR = timedelta(hours=1)
 _NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)
@@ -30,6 +33,7 @@ class Reclaimed:
     until: datetime
     reactivated: bool
     notice: str = ""  # the warnings and snoozes before the stop, as the summary says them
+    manager: Manager = Manager.KUEUE
 
     @property
     def gpu_hours(self) -> float:
@@ -60,6 +64,7 @@ class LeftAlone:
     unknown_reason: str
     loading_for: timedelta = timedelta(0)  # judged loading (evidence at near-zero compute)
     idle_held_gpus: int = 0  # the most GPUs held idle while the others were busy
+    manager: Manager = Manager.KUEUE
 
 
 @dataclass(frozen=True)
@@ -97,8 +102,9 @@ def render(summary: Summary) -> list[str]:
     ]
     for r in summary.reclaimed:
         end = "its reactivation" if r.reactivated else "the end of the story"
+        name = managed_name(r.raycluster, r.manager, stopped_word(r.manager))
         lines.append(
-            f"    {r.raycluster}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
+            f"    {name}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
             f"{r.until:%H:%M} = {r.gpu_hours:.2f} GPU-hours"
             + (f" ({r.notice})" if r.notice else "")
         )
@@ -116,10 +122,18 @@ def _reclaimed(live: Outcome) -> list[Reclaimed]:
         reactivated = back is not None and back > entry.audit.at
         until = back if back is not None and reactivated else live.ended_at
         notice = _notice_text(live.watched.get(entry.raycluster, Watch()))
+        manager = _manager(live, entry.workload)
         found.append(
-            Reclaimed(entry.raycluster, entry.gpus, entry.audit.at, until, reactivated, notice)
+            Reclaimed(
+                entry.raycluster, entry.gpus, entry.audit.at, until, reactivated, notice, manager
+            )
         )
     return found
+
+
+def _manager(live: Outcome, ref: WorkloadRef) -> Manager:
+    row = live.final.find(ref)
+    return Manager.KUEUE if row is None else row.info.manager
 
 
 def _notice_text(watch: Watch) -> str:
@@ -162,6 +176,7 @@ def _left_alone(live: Outcome) -> list[LeftAlone]:
                 unknown_reason=watch.last_unknown,
                 loading_for=watch.loading_cycles * cycle,
                 idle_held_gpus=watch.idle_held_gpus,
+                manager=row.info.manager,
             )
         )
     return found
@@ -170,7 +185,7 @@ def _left_alone(live: Outcome) -> list[LeftAlone]:
 def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
     last = alone.decision
     now = class_text(alone.state.value, idle_held_gpus=last.idle_held_gpus, gpus=last.gpus)
-    text = f"{alone.raycluster}, now {now}: {alone.reason}"
+    text = f"{managed_name(alone.raycluster, alone.manager)}, now {now}: {alone.reason}"
     if last.evidence:
         text += f"; evidence: {evidence_text(last.evidence)}"
     if alone.longest_idle:

@@ -10,11 +10,25 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Cycle, World
+from autoscaler.domain.management import SUSPENDED_BY_US, Manager
 from autoscaler.domain.models import Action, ActionRecord
 from autoscaler.domain.notices import Notice
 from autoscaler.domain.outcomes import OutcomeKind
 
 STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workload is gone
+_MANAGED_BY = {Manager.KAI: "KAI Scheduler", Manager.KUBERAY: "plain KubeRay"}
+
+
+def managed_name(name: str, manager: Manager, *more: str) -> str:
+    """The name, with who manages it when that is not Kueue, and `more`:
+    "kai-notebook (KAI Scheduler, suspended)"."""
+    by = _MANAGED_BY.get(manager)
+    return name if by is None else f"{name} ({', '.join((by, *more))})"
+
+
+def stopped_word(manager: Manager) -> str:
+    """What the service's stop is called: a Workload is deactivated, a RayCluster suspended."""
+    return "suspended" if manager in SUSPENDED_BY_US else "deactivated"
 
 
 def notice_text(notice: Notice) -> str | None:
@@ -47,7 +61,10 @@ def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     if decision is not None and record.action in (Action.WARN, Action.WARN_DELETE):
         warned = _warned_text(name, decision.notice, action=record.action, now=cycle.now)
         return warned or f"warned {name}: {reason}"
-    return f"{_DONE_WORDS.get(record.action, record.action.value)} {name}: {reason}"
+    word = _DONE_WORDS.get(record.action, record.action.value)
+    if record.action is Action.DEACTIVATE and row is not None:
+        word = stopped_word(row.info.manager)
+    return f"{word} {name}: {reason}"
 
 
 _DONE_WORDS = {

@@ -14,7 +14,13 @@ from datetime import datetime, timedelta
 from typing import Protocol, TextIO
 
 from autoscaler.demo.story import Cycle, World
-from autoscaler.demo.telling import STOPPING, action_text, notice_text
+from autoscaler.demo.telling import (
+    STOPPING,
+    action_text,
+    managed_name,
+    notice_text,
+    stopped_word,
+)
 from autoscaler.domain.class_words import class_text, evidence_text
 from autoscaler.domain.models import (
     Action,
@@ -199,6 +205,7 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
     held = sum(len(pod.gpus) for pod in world.cluster.pods(status.ref))
     util = world.exporter.utilization(spec.namespace, spec.name, cycle.now) if held else None
     name = spec.name if spec.kind == "RayCluster" else f"{spec.name} ({spec.kind})"
+    name = managed_name(name, status.info.manager)
     admitted_since_the_pass = status.decision.state is State.PENDING and any(
         e.kind is EventKind.ADMITTED and e.workload == status.ref for e in cycle.events
     )
@@ -214,8 +221,14 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
         queue=queue,
         gpus=f"{held}/{spec.gpus}",
         utilization="-" if util is None else f"{util:.0%}",
-        state=state or state_text(status.decision, now=cycle.now),
+        state=state or _stopped(state_text(status.decision, now=cycle.now), status),
     )
+
+
+def _stopped(text: str, status: WorkloadStatus) -> str:
+    """A RayCluster we suspend reads "suspended" where a Workload reads "deactivated"."""
+    word = stopped_word(status.info.manager)
+    return word + text.removeprefix("deactivated") if text.startswith("deactivated") else text
 
 
 def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]:

@@ -6,32 +6,34 @@ admits it, KubeRay creates its pods, which hold GPUs from the nodes and run afte
 start; `spec.active: false` evicts the Workload, suspends the RayCluster (its pods are
 deleted, the GPUs go back to the nodes) and frees the quota; the next `step` admits whatever
 now fits. Reactivating requeues it. Pod names follow KubeRay: `<rc>-head-xxxxx` and
-`<rc>-<group>-worker-xxxxx`.
+`<rc>-<group>-worker-xxxxx`. A RayCluster labelled with a KAI queue gets no Workload: it is
+a row of its own (`rayclusters`), suspended by `sim.suspend_actuator`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.management import Manager
 from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.sim.admission import admit_pending, pending_reason
+from autoscaler.sim.cluster_pods import ClusterPods
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
 from autoscaler.sim.metrics import GpuHolding
-from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod, pods_for
+from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod
+from autoscaler.sim.rayclusters import SuspendableRayClusters
 from autoscaler.sim.workload_info import admitted_usage, cohort_of, sim_uid, workload_uid
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-POD_START = timedelta(seconds=30)  # image already on the node: the pods run within a cycle
 
 
 @dataclass(frozen=True)
@@ -48,20 +50,27 @@ class AuditEntry:
 class _Objects:
     kueue: KueueState
     specs: dict[WorkloadRef, RayClusterSpec] = field(default_factory=dict)
-    pods: dict[WorkloadRef, tuple[SimPod, ...]] = field(default_factory=dict)
     annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
     owner_annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
     versions: dict[WorkloadRef, int] = field(default_factory=dict)
 
 
 class SimulatedCluster:
-    def __init__(self, *, kueue: KueueState, gpus: GpuPool, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        kueue: KueueState,
+        gpus: GpuPool,
+        clock: Clock,
+        enabled: Collection[Manager] = (Manager.KUEUE,),
+    ) -> None:
+        """`enabled`: the service's actuators; a RayCluster no Workload admits is read as a
+        row only when one of them may suspend it (`sim.rayclusters`)."""
         self._objects = _Objects(kueue=kueue)
-        self._gpus = gpus
+        self._pods = ClusterPods(gpus)
         self._clock = clock
         self._lock = threading.RLock()
-        self._holdings: dict[tuple[str, str], GpuHolding] = {}  # (pod, uuid) -> holding
-        self._pod_count = 0
+        self.rayclusters = SuspendableRayClusters(pods=self._pods, lock=self._lock, enabled=enabled)
         self.pauses = Pauses()
         self.namespace_annotations: dict[str, dict[str, str]] = {}  # e.g. notify targets
         self.scaled_objects: list[Mapping[str, Any]] = []
@@ -73,14 +82,19 @@ class SimulatedCluster:
         """The simulated cluster's namespaces are those its LocalQueues and Workloads live in."""
         with self._lock:
             kueue = self._objects.kueue
-            return any(ns == name for ns, _ in kueue.local_queues) or any(
-                ref.namespace == name for ref in kueue.workloads
+            return (
+                any(ns == name for ns, _ in kueue.local_queues)
+                or any(ref.namespace == name for ref in kueue.workloads)
+                or name in self.rayclusters.namespaces()
             )
 
     # What users and controllers do.
 
     def create(self, spec: RayClusterSpec, *, now: datetime) -> WorkloadRef:
-        """Apply a RayCluster: Kueue creates its Workload, pending until admitted."""
+        """Apply a RayCluster: Kueue creates its Workload, pending until admitted; a KAI one
+        is scheduled by KAI, a row of its own."""
+        if spec.manager is Manager.KAI:
+            return self.rayclusters.apply(spec, now=now)
         with self._changing() as objects:
             kueue = objects.kueue
             workload = Workload(
@@ -106,7 +120,7 @@ class SimulatedCluster:
                 raise NotFound(f"workload {ref} not found")
             objects.kueue, events = objects.kueue.set_active(ref, active=active, now=now)
             if not active:
-                self._delete_pods(ref, now=now)
+                self._pods.delete(ref, now=now)
             self._touch(ref)
             self.events.extend(events)
 
@@ -162,7 +176,7 @@ class SimulatedCluster:
                 raise NotFound(f"the RayCluster of {ref} is not found")
             if owner_uid != sim_uid(objects.specs[ref].kind, ref):
                 raise Conflict(f"the RayCluster of {ref} is another object now")
-            self._delete_pods(ref, now=now)
+            self._pods.delete(ref, now=now)
             objects.kueue = objects.kueue.without_workload(ref)
             for found in (objects.specs, objects.annotations, objects.owner_annotations):
                 del found[ref]
@@ -178,7 +192,7 @@ class SimulatedCluster:
             objects.kueue, events = admit_pending(objects.kueue, now)
             for event in events:
                 if event.kind is EventKind.ADMITTED:
-                    self._create_pods(event.workload, now=now)
+                    self._pods.create(event.workload, objects.specs[event.workload], now=now)
                     self._touch(event.workload)
             self.events.extend(events)
             return events
@@ -188,17 +202,13 @@ class SimulatedCluster:
     def list_workloads(self) -> Sequence[WorkloadInfo]:
         with self._lock:
             now = self._clock.now()
-            return [self._info(ref, now) for ref in sorted(self._objects.kueue.workloads)]
+            kueue = [self._info(ref, now) for ref in sorted(self._objects.kueue.workloads)]
+            return kueue + self.rayclusters.rows(now=now, namespaces=self.namespace_annotations)
 
     def list_gpu_pods(self) -> Sequence[PodRecord]:
         with self._lock:
             now = self._clock.now()
-            return [
-                PodRecord(ref.namespace, pod.info(now))
-                for ref, pods in sorted(self._objects.pods.items())
-                for pod in pods
-                if pod.gpus and pod.running(now)
-            ]
+            return self._pods.running_with_gpus(now)
 
     def list_scaled_objects(self) -> Sequence[Mapping[str, Any]]:
         """The demo has no KEDA ScaledObjects unless a caller adds some."""
@@ -207,9 +217,10 @@ class SimulatedCluster:
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
         with self._lock:
+            now = self._clock.now()
             if ref not in self._objects.kueue.workloads:
-                return None
-            return self._info(ref, self._clock.now())
+                return self.rayclusters.row(ref, now=now, namespaces=self.namespace_annotations)
+            return self._info(ref, now)
 
     def read_pauses(self) -> Pauses:
         return self.pauses
@@ -218,19 +229,21 @@ class SimulatedCluster:
 
     def gpu_holdings(self) -> Sequence[GpuHolding]:
         with self._lock:
-            return tuple(self._holdings.values())
+            return self._pods.holdings()
 
     def kueue(self) -> KueueState:
         with self._lock:
             return self._objects.kueue
 
     def spec(self, ref: WorkloadRef) -> RayClusterSpec:
+        """The RayCluster of a Workload, or of a row of its own."""
         with self._lock:
-            return self._objects.specs[ref]
+            own = self.rayclusters.get(ref)
+            return self._objects.specs[ref] if own is None else own.spec
 
     def pods(self, ref: WorkloadRef) -> tuple[SimPod, ...]:
         with self._lock:
-            return self._objects.pods.get(ref, ())
+            return self._pods.of(ref)
 
     def waiting_reason(self, ref: WorkloadRef) -> str | None:
         """Why Kueue has not admitted it (None when it is not pending)."""
@@ -247,25 +260,6 @@ class SimulatedCluster:
     def _touch(self, ref: WorkloadRef) -> None:
         versions = self._objects.versions
         versions[ref] = versions.get(ref, 0) + 1
-
-    def _create_pods(self, ref: WorkloadRef, *, now: datetime) -> None:
-        spec = self._objects.specs[ref]
-        self._pod_count += 1
-        pods = pods_for(spec, gpus=self._gpus, now=now, start=POD_START, seed=self._pod_count)
-        self._objects.pods[ref] = pods
-        held = [(pod, uuid) for pod in pods for uuid in pod.gpus]
-        for index, (pod, uuid) in enumerate(held):  # the RayCluster's GPUs, counted across pods
-            key = GpuKey(namespace=spec.namespace, pod=pod.name, uuid=uuid)
-            self._holdings[(pod.name, uuid)] = GpuHolding(
-                key=key, raycluster=spec.name, node=pod.node, start=pod.running_at, index=index
-            )
-
-    def _delete_pods(self, ref: WorkloadRef, *, now: datetime) -> None:
-        for pod in self._objects.pods.pop(ref, ()):
-            self._gpus.release(pod.gpus)
-            for uuid in pod.gpus:
-                holding = self._holdings[(pod.name, uuid)]
-                self._holdings[(pod.name, uuid)] = replace(holding, end=now)
 
     def _info(self, ref: WorkloadRef, now: datetime) -> WorkloadInfo:
         objects = self._objects
@@ -284,7 +278,7 @@ class SimulatedCluster:
             admitted_at=admission.at if admission is not None else None,
             created_at=workload.created_at,
             expected_pods=workload.pod_count,
-            pods=tuple(pod.info(now) for pod in objects.pods.get(ref, ())),
+            pods=tuple(pod.info(now) for pod in self._pods.of(ref)),
             priority_class=workload.priority_class,
             annotations=dict(objects.annotations[ref]),
             owner_annotations=dict(objects.owner_annotations[ref]),

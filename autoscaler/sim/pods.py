@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from autoscaler.domain.management import KAI_PRIORITY_LABEL, KAI_QUEUE_LABEL, Manager
 from autoscaler.domain.models import PodInfo
 from autoscaler.sim.kueue_model import PodSet
 
@@ -26,11 +27,12 @@ class WorkerGroup:
 
 @dataclass(frozen=True)
 class RayClusterSpec:
-    """A RayCluster (or the cluster of a RayJob, `kind="RayJob"`) submitted to a LocalQueue."""
+    """A RayCluster (or the cluster of a RayJob, `kind="RayJob"`) submitted to a LocalQueue;
+    or (`manager=KAI`) labelled with a KAI Scheduler queue, which no Kueue Workload admits."""
 
     namespace: str
     name: str
-    queue: str  # the LocalQueue in `namespace`
+    queue: str  # the LocalQueue in `namespace`; KAI's queue for `manager=KAI`
     head_gpus: int = 0
     workers: tuple[WorkerGroup, ...] = ()
     priority_class: str | None = None
@@ -38,6 +40,16 @@ class RayClusterSpec:
     head_cpu: int = 2000
     head_memory: int = 8 * 10**9
     annotations: Mapping[str, str] = field(default_factory=dict)  # on the owner
+    manager: Manager = Manager.KUEUE
+    gpu_fraction: str | None = None  # KAI's gpu-fraction annotation on every pod (GPU sharing)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """A KAI cluster's labels: its queue, and its priority class as KAI reads it."""
+        if self.manager is not Manager.KAI:
+            return {}
+        priority = {KAI_PRIORITY_LABEL: self.priority_class} if self.priority_class else {}
+        return {KAI_QUEUE_LABEL: self.queue} | priority
 
     @property
     def workload_name(self) -> str:

@@ -55,12 +55,14 @@ def test_the_policy_deactivates_what_the_live_demo_does_at_the_same_minutes(
         ("eval-server-gpu-group", "13:00"),
         ("bob-notebook-gpu-group", "13:05"),
         ("carol-notebook-gpu-group", "13:10"),
+        ("kai-notebook-gpu-group", "15:10"),  # the kai story's, suspended live at 15:10
     }
     assert (report["start"], report["end"]) == ("2026-03-02T09:00:00Z", "2026-03-02T20:15:00Z")
     # two-clusters' first RayCluster (the second never ran), rd's three workspaces (production
     # never ran either: nothing was freed for it), noisy's five 2-GPU clusters and its
-    # half-used 4-GPU one, when-contended's four (its fine-tuning job never ran)
-    assert report["gpus"] == 2 + 3 * 4 + (5 * 2 + 4) + 4 * 4
+    # half-used 4-GPU one, when-contended's four (its fine-tuning job never ran), kai's trainer
+    # and its KAI notebook (the notebook sharing a GPU by fraction holds no whole GPU)
+    assert report["gpus"] == 2 + 3 * 4 + (5 * 2 + 4) + 4 * 4 + (4 + 2)
 
 
 def test_short_windows_stop_the_bursty_and_slow_loading_clusters_and_regret_it(
@@ -103,6 +105,7 @@ def test_a_range_given_on_the_command_line_narrows_the_recorded_day(
         "eval-server-gpu-group",
         "bob-notebook-gpu-group",
         "carol-notebook-gpu-group",
+        "kai-notebook-gpu-group",
     }
 
 

@@ -1,0 +1,90 @@
+"""The `WorkloadActuator` for the simulated RayClusters no Kueue Workload admits (ISSUE 17): the
+suspend actuator's writes, in its order, on `SimulatedCluster.rayclusters`.
+
+Deactivate: the audit annotations and what spec.suspend was (`SUSPEND_WAS`), guarded by the
+row's resourceVersion, then spec.suspend true alone; if that is refused, the annotations are
+taken back. Reactivate: spec.suspend restored from `SUSPEND_WAS`, with the given annotations,
+in one guarded write; refused when this service did not suspend it. The row is the
+RayCluster, so every annotation lands on it and there is no owner to write besides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
+from autoscaler.core.ports import Clock
+from autoscaler.domain.annotations import SUSPEND_WAS, DeactivationAudit
+from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.records import Annotated
+from autoscaler.sim.cluster import AuditEntry, SimulatedCluster
+from autoscaler.sim.rayclusters import RayClusterObject
+
+Annotations = Mapping[str, str | None]
+_WAS = {True: "true", False: "false", None: "absent"}
+_RESTORED: dict[str, bool | None] = {"true": True, "false": False, "absent": None}
+
+
+class SimulatedSuspendActuator:
+    def __init__(self, *, cluster: SimulatedCluster, clock: Clock) -> None:
+        self._cluster = cluster
+        self._rayclusters = cluster.rayclusters
+        self._clock = clock
+
+    def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
+        ref, rayclusters = workload.ref, self._rayclusters
+        was = _WAS[self._object(workload).suspend]
+        record = {**audit.annotations(), SUSPEND_WAS: was}
+        rayclusters.annotate(ref, record, version=workload.resource_version)
+        try:
+            rayclusters.set_suspend(ref, True, now=self._clock.now())
+        except ClusterError as exc:
+            if not isinstance(exc, AnswerLost):  # refused: take our record back
+                rayclusters.annotate(ref, dict.fromkeys(record))
+            raise
+        self._cluster.audits.append(AuditEntry(ref, workload.ref.name, audit, workload.gpus))
+
+    def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
+        was = workload.annotations.get(SUSPEND_WAS)  # as read: the version guards the write
+        if was not in _RESTORED:
+            raise Conflict(
+                f"RayCluster {workload.ref} was not suspended by this service: "
+                "its spec.suspend is someone else's to undo"
+            )
+        self._rayclusters.set_suspend(
+            workload.ref,
+            _RESTORED[was],
+            now=self._clock.now(),
+            annotations={**annotations, SUSPEND_WAS: None},
+            version=workload.resource_version,
+        )
+
+    def writes_owner(self, workload: WorkloadInfo) -> bool:
+        return False  # the row is the RayCluster: its own patch carries every annotation
+
+    def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
+        return self.annotate_workload(workload, annotations)
+
+    def annotate_workload(
+        self,
+        workload: WorkloadInfo,
+        annotations: Annotations,
+        *,
+        resource_version: str | None = None,
+    ) -> Annotated:
+        ref = workload.ref
+        self._rayclusters.annotate(ref, annotations, version=resource_version or "")
+        return Annotated("RayCluster", ref.namespace, ref.name)
+
+    def delete_owner(self, workload: WorkloadInfo) -> None:
+        uid = workload.owner.uid if workload.owner is not None else ""
+        self._rayclusters.delete(workload.ref, uid=uid, now=self._clock.now())
+
+    def announce(self, workload: WorkloadInfo, *, reason: str, message: str) -> None:
+        self._cluster.announce(workload.ref, reason=reason, message=message)
+
+    def _object(self, workload: WorkloadInfo) -> RayClusterObject:
+        found = self._rayclusters.get(workload.ref)
+        if found is None:
+            raise NotFound(f"RayCluster {workload.ref} not found")
+        return found
