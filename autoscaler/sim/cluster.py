@@ -30,7 +30,7 @@ from autoscaler.sim.cluster_pods import ClusterPods
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload
 from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod
-from autoscaler.sim.rayclusters import SuspendableRayClusters
+from autoscaler.sim.rayclusters import SuspendableRayClusters, merge_annotations
 from autoscaler.sim.workload_info import admitted_usage, cohort_of, sim_uid, workload_uid
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -144,11 +144,7 @@ class SimulatedCluster:
                 raise Conflict(f"workload {ref} changed since version {version} (now {current})")
             chosen = ((workload, objects.annotations), (owner, objects.owner_annotations))
             for target in (found[ref] for wanted, found in chosen if wanted):
-                for key, value in changes.items():
-                    if value is None:
-                        target.pop(key, None)
-                    else:
-                        target[key] = value
+                merge_annotations(target, changes)
             self._touch(ref)
 
     def reactivate(

@@ -65,7 +65,7 @@ class SuspendableRayClusters:
         """A merge patch of metadata.annotations, only at `version` when one is named."""
         with self._lock:
             found = self._checked(ref, version)
-            _merge(found.annotations, changes)
+            merge_annotations(found.annotations, changes)
             found.version += 1
 
     def set_suspend(
@@ -81,7 +81,7 @@ class SuspendableRayClusters:
         deletes the pods when it turns true and creates them anew when it stops being true."""
         with self._lock:
             found = self._checked(ref, version)
-            _merge(found.annotations, annotations or {})
+            merge_annotations(found.annotations, annotations or {})
             was, found.suspend = found.suspend is True, suspend
             found.version += 1
             if suspend is True and not was:
@@ -157,7 +157,9 @@ class SuspendableRayClusters:
         return found
 
 
-def _merge(target: dict[str, str], changes: Mapping[str, str | None]) -> None:
+def merge_annotations(target: dict[str, str], changes: Mapping[str, str | None]) -> None:
+    """Apply `changes` to `target` as a merge patch of metadata.annotations does: None
+    removes the key."""
     for key, value in changes.items():
         if value is None:
             target.pop(key, None)
