@@ -23,7 +23,7 @@ from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.management import Manager
+from autoscaler.domain.management import KUEUE_QUEUE_LABEL, Manager
 from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.cluster_pods import ClusterPods
@@ -32,8 +32,6 @@ from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod
 from autoscaler.sim.rayclusters import SuspendableRayClusters, merge_annotations
 from autoscaler.sim.workload_info import admitted_usage, cohort_of, sim_uid, workload_uid
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 @dataclass(frozen=True)
@@ -261,7 +259,7 @@ class SimulatedCluster:
         objects = self._objects
         workload, spec = objects.kueue.workload(ref), objects.specs[ref]
         admission = workload.admission if workload.phase is Phase.ADMITTED else None
-        owner_labels = {QUEUE_LABEL: spec.queue}
+        owner_labels = {KUEUE_QUEUE_LABEL: spec.queue}
         if spec.priority_class:
             owner_labels[keys.PRIORITY_CLASS_LABEL] = spec.priority_class
         return WorkloadInfo(
