@@ -42,14 +42,15 @@ def raycluster_row(
     kai = manager is Manager.KAI
     gpus = sum(pod.gpus for pod in pods)
     uid = sim_uid("RayCluster", ref)
+    admitted = active and any(pod.running for pod in pods)
     return WorkloadInfo(
         ref=ref,
         uid=uid,
         queue=spec.queue if kai else "",
         owner=OwnerRef("ray.io/v1", "RayCluster", spec.name, uid),
         active=active,
-        admitted=active and any(pod.running for pod in pods),
-        admitted_at=min((pod.created_at for pod in pods), default=None),
+        admitted=admitted,
+        admitted_at=min(pod.created_at for pod in pods) if admitted else None,
         created_at=found.created_at,
         expected_pods=1 + sum(group.replicas for group in spec.workers),
         pods=pods,

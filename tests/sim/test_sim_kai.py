@@ -73,6 +73,16 @@ def test_a_raycluster_labelled_with_a_kai_queue_is_a_row_of_its_own_read_as_kais
     assert [w.ref for w in cluster.list_workloads()] == [NOTEBOOK]
 
 
+def test_a_kai_raycluster_whose_pods_are_not_running_yet_has_no_admission_time() -> None:
+    cluster, clock = kai_cluster()
+
+    ref = cluster.create(kai_spec(), now=clock.now())
+
+    found = row(cluster, ref)
+    assert (found.active, len(found.pods)) == (True, 2)
+    assert (found.admitted, found.admitted_at) == (False, None)  # as the real reader says
+
+
 def test_its_pods_gpus_are_reported_by_the_exporter_like_any_others() -> None:
     cluster, clock = kai_cluster()
 
