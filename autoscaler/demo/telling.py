@@ -61,14 +61,14 @@ def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     if decision is not None and record.action in (Action.WARN, Action.WARN_DELETE):
         warned = _warned_text(name, decision.notice, action=record.action, now=cycle.now)
         return warned or f"warned {name}: {reason}"
-    word = _DONE_WORDS.get(record.action, record.action.value)
-    if record.action is Action.DEACTIVATE and row is not None:
-        word = stopped_word(row.info.manager)
+    if record.action is Action.DEACTIVATE:
+        word = stopped_word(row.info.manager if row is not None else Manager.KUEUE)
+    else:
+        word = _DONE_WORDS.get(record.action, record.action.value)
     return f"{word} {name}: {reason}"
 
 
-_DONE_WORDS = {
-    Action.DEACTIVATE: "deactivated",
+_DONE_WORDS = {  # a deactivation's word is the manager's: `stopped_word`
     Action.ALL_CLEAR: "all clear for",
     Action.NOTIFY_IDLE_HELD: "told the owners of",
     Action.DELETE: "deleted",

@@ -85,17 +85,18 @@ class Filling:
 _SAYS_WHY = (State.LOADING, State.IDLE_HELD)
 
 
-def state_text(decision: Decision, *, now: datetime) -> str:
+def state_text(decision: Decision, *, now: datetime, stopped: str = "deactivated") -> str:
     """The API's words (busy, loading, idle-held, grace, pending, exempt, unknown, ...), with
     the idle time, the idle-held GPUs and the evidence of loading, the snooze and the planned
-    stop, and "deactivated" when this cycle acted."""
+    stop; `stopped` (`telling.stopped_word`: "deactivated", "suspended") when it is stopped or
+    this cycle stopped it."""
     if decision.action in STOPPING:
-        return "deactivated" if decision.action is Action.DEACTIVATE else "deleted"
+        return stopped if decision.action is Action.DEACTIVATE else "deleted"
     gone = decision.state in (State.DEACTIVATED, State.PENDING)  # a notice is for running ones
     notice = None if gone else notice_text(decision.notice)
     if decision.state is State.SNOOZED and notice:
         return notice  # "snoozed until 11:35 by demo-admin"
-    word = class_word(decision)
+    word = stopped if decision.state is State.DEACTIVATED else class_word(decision)
     if decision.state is State.IDLE:
         since = decision.idle_since or now
         word = f"idle for {int((now - since) / timedelta(minutes=1))} min"
@@ -213,6 +214,7 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
         f" -> {status.info.cluster_queue}" if status.info.cluster_queue else ""
     )
     state = Filling.of(world).text(status.decision, util)
+    stopped = stopped_word(status.info.manager)
     if admitted_since_the_pass:
         state = "admitted"
     return Row(
@@ -221,14 +223,8 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
         queue=queue,
         gpus=f"{held}/{spec.gpus}",
         utilization="-" if util is None else f"{util:.0%}",
-        state=state or _stopped(state_text(status.decision, now=cycle.now), status),
+        state=state or state_text(status.decision, now=cycle.now, stopped=stopped),
     )
-
-
-def _stopped(text: str, status: WorkloadStatus) -> str:
-    """A RayCluster we suspend reads "suspended" where a Workload reads "deactivated"."""
-    word = stopped_word(status.info.manager)
-    return word + text.removeprefix("deactivated") if text.startswith("deactivated") else text
 
 
 def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]:

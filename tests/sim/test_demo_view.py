@@ -153,6 +153,23 @@ def test_a_workloads_notice_is_shown_beside_its_state(
     assert state_text(decision, now=NOW) == expected
 
 
+@pytest.mark.parametrize(
+    ("state", "action", "expected"),
+    [
+        pytest.param(State.DEACTIVATED, Action.NONE, "suspended", id="a-stopped-one"),
+        pytest.param(State.IDLE, Action.DEACTIVATE, "suspended", id="stopped-this-cycle"),
+        pytest.param(State.IDLE, Action.DELETE, "deleted", id="a-deletion-keeps-its-word"),
+        pytest.param(State.BUSY, Action.NONE, "busy", id="a-running-one-keeps-its-class"),
+    ],
+)
+def test_a_stopped_workload_reads_the_stopped_word_it_is_given(
+    state: State, action: Action, expected: str
+) -> None:
+    decision = Decision(WorkloadRef("team-c", "kai-notebook"), state, action, "r")
+
+    assert state_text(decision, now=NOW, stopped="suspended") == expected
+
+
 def test_the_demo_uses_the_api_s_state_words(printed: str) -> None:
     assert "first-raycluster: grace -> busy (peak utilization 85%" in printed
     assert "second-raycluster: pending -> grace" in printed
