@@ -32,13 +32,13 @@ from datetime import UTC, datetime
 
 from autoscaler.demo.kai_story import kai
 from autoscaler.demo.people import SnoozeAtWarning
-from autoscaler.demo.scenario import CYCLE, ROOMY, Arrival, Scenario, scenario_settings
+from autoscaler.demo.scenario import ROOMY, Arrival, Scenario
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
 from autoscaler.sim.pods import GPU, RayClusterSpec, WorkerGroup
 from autoscaler.sim.profiles import Profile
 from autoscaler.sim.quota import PODS, ClusterQueue
 
-__all__ = ["CYCLE", "DEFAULT_SCENARIO", "SCENARIOS", "Arrival", "Scenario", "scenario_settings"]
+__all__ = ["DEFAULT_SCENARIO", "SCENARIOS", "Arrival", "Scenario"]
 
 
 def two_clusters() -> Scenario:
