@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from autoscaler.core.ports import Clock, WorkloadActuator
-from autoscaler.domain.management import Manager
+from autoscaler.domain.management import SUSPENDED_BY_US, Manager
 from autoscaler.engine.actuators import ActuatorByManager
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.cluster import SimulatedCluster
@@ -17,9 +17,11 @@ from autoscaler.sim.suspend_actuator import SimulatedSuspendActuator
 def simulated_actuator(
     cluster: SimulatedCluster, *, clock: Clock, enabled: Collection[Manager]
 ) -> ActuatorByManager:
-    every: dict[Manager, WorkloadActuator] = {
-        Manager.KUEUE: SimulatedActuator(cluster=cluster, clock=clock),
-        Manager.KAI: SimulatedSuspendActuator(cluster=cluster, clock=clock),
-        Manager.KUBERAY: SimulatedSuspendActuator(cluster=cluster, clock=clock),
-    }
-    return ActuatorByManager({manager: every[manager] for manager in enabled})
+    """Kueue's actuator when enabled, and one suspend actuator for the managers whose
+    RayClusters the service suspends itself (`compose.serve.build_actuator`'s shape)."""
+    actuators: dict[Manager, WorkloadActuator] = {}
+    if Manager.KUEUE in enabled:
+        actuators[Manager.KUEUE] = SimulatedActuator(cluster=cluster, clock=clock)
+    suspend = SimulatedSuspendActuator(cluster=cluster, clock=clock)
+    actuators.update(dict.fromkeys(frozenset(enabled) & SUSPENDED_BY_US, suspend))
+    return ActuatorByManager(actuators)
