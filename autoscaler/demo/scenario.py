@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.demo.people import SnoozeAtWarning
-from autoscaler.domain.management import Manager
+from autoscaler.domain.management import SUSPENDED_BY_US
 from autoscaler.settings.tree import LoopSettings, PolicySettings, Settings
 from autoscaler.sim.kueue_model import KueueState
 from autoscaler.sim.pods import GPU, RayClusterSpec
@@ -44,10 +44,10 @@ class Scenario:
     @property
     def gpus(self) -> int:
         """GPUs on the nodes: the ClusterQueues' GPU quota, and the GPUs of the RayClusters
-        KAI Scheduler places (no Kueue quota counts them)."""
+        no Kueue Workload admits (KAI Scheduler's, plain KubeRay's: no quota counts them)."""
         quota = sum(q.quotas[GPU].nominal for q in self.kueue.cluster_queues.values())
-        kai = sum(a.spec.gpus for a in self.arrivals if a.spec.manager is Manager.KAI)
-        return quota + kai
+        own = sum(a.spec.gpus for a in self.arrivals if a.spec.manager in SUSPENDED_BY_US)
+        return quota + own
 
     @property
     def end(self) -> datetime:

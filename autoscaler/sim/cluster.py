@@ -6,8 +6,8 @@ admits it, KubeRay creates its pods, which hold GPUs from the nodes and run afte
 start; `spec.active: false` evicts the Workload, suspends the RayCluster (its pods are
 deleted, the GPUs go back to the nodes) and frees the quota; the next `step` admits whatever
 now fits. Reactivating requeues it. Pod names follow KubeRay: `<rc>-head-xxxxx` and
-`<rc>-<group>-worker-xxxxx`. A RayCluster labelled with a KAI queue gets no Workload: it is
-a row of its own (`rayclusters`), suspended by `sim.suspend_actuator`.
+`<rc>-<group>-worker-xxxxx`. A RayCluster labelled with a KAI queue, or a plain KubeRay one,
+gets no Workload: it is a row of its own (`rayclusters`), suspended by `sim.suspend_actuator`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.management import KUEUE_QUEUE_LABEL, Manager
+from autoscaler.domain.management import KUEUE_QUEUE_LABEL, SUSPENDED_BY_US, Manager
 from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.cluster_pods import ClusterPods
@@ -89,9 +89,9 @@ class SimulatedCluster:
     # What users and controllers do.
 
     def create(self, spec: RayClusterSpec, *, now: datetime) -> WorkloadRef:
-        """Apply a RayCluster: Kueue creates its Workload, pending until admitted; a KAI one
-        is scheduled by KAI, a row of its own."""
-        if spec.manager is Manager.KAI:
+        """Apply a RayCluster: Kueue creates its Workload, pending until admitted; a KAI or
+        plain KubeRay one gets no Workload: it is a row of its own."""
+        if spec.manager in SUSPENDED_BY_US:
             return self.rayclusters.apply(spec, now=now)
         with self._changing() as objects:
             kueue = objects.kueue

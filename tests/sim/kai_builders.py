@@ -38,6 +38,12 @@ def kai_spec(
     )
 
 
+def plain_spec(name: str = "plain-notebook", *, gpus: int = 2) -> RayClusterSpec:
+    """A RayCluster in team-d with no Kueue queue and no KAI queue: plain KubeRay's."""
+    workers = (WorkerGroup("gpu-group", replicas=1, gpus=gpus),)
+    return RayClusterSpec("team-d", name, "", workers=workers, manager=Manager.KUBERAY)
+
+
 def kai_cluster(
     *, enabled: Collection[Manager] = WITH_KAI
 ) -> tuple[SimulatedCluster, SimulatedClock]:

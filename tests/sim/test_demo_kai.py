@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import httpx
@@ -16,12 +17,13 @@ from autoscaler.compose.api import build_api_on
 from autoscaler.compose.demo import build_demo_service, simulated_backends
 from autoscaler.compose.service import Service
 from autoscaler.demo.run import DemoOptions, DemoRun
-from autoscaler.demo.scenarios import SCENARIOS
+from autoscaler.demo.scenarios import SCENARIOS, Arrival
 from autoscaler.demo.story import World, play
 from autoscaler.domain.annotations import SUSPEND_WAS
 from autoscaler.domain.management import Manager
 from autoscaler.domain.models import State, WorkloadRef
 from autoscaler.sim.cluster_pods import POD_START
+from tests.sim.kai_builders import plain_spec
 from tests.support.demo_runs import play_served
 
 KAI = SCENARIOS["kai"]
@@ -31,6 +33,14 @@ TOKEN = "a-demo-token-of-some-length"
 
 def at(minute: float) -> datetime:
     return KAI.start + timedelta(minutes=minute)
+
+
+def test_the_nodes_hold_the_gpus_of_a_plain_kuberay_cluster_as_of_a_kai_one() -> None:
+    plain = Arrival(0, plain_spec(gpus=2), KAI.arrivals[0].profile)
+
+    with_plain = replace(KAI, arrivals=(*KAI.arrivals, plain))
+
+    assert with_plain.gpus == KAI.gpus + 2  # no Kueue quota counts them
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.cluster_pods import POD_START
 from autoscaler.sim.workload_info import sim_uid
-from tests.sim.kai_builders import START, WITH_KAI, kai_cluster, kai_spec, row
+from tests.sim.kai_builders import START, WITH_KAI, kai_cluster, kai_spec, plain_spec, row
 
 LOG = logging.getLogger("test-sim-kai")
 NOTEBOOK = WorkloadRef("team-c", "kai-notebook")
@@ -206,6 +206,23 @@ def test_deleting_it_takes_its_pods_and_its_row() -> None:
     simulated_actuator(cluster, clock=clock, enabled=WITH_KAI).delete_owner(row(cluster, ref))
 
     assert cluster.get_workload(ref) is None and cluster.list_gpu_pods() == []
+
+
+def test_a_plain_kuberay_raycluster_is_a_kuberay_row_and_is_suspended_not_a_workload() -> None:
+    managers = (Manager.KUEUE, Manager.KUBERAY)
+    cluster, clock = kai_cluster(enabled=managers)
+    ref = cluster.create(plain_spec(), now=clock.now())
+    clock.advance(POD_START)
+
+    read = row(cluster, ref)
+    writes = simulated_actuator(cluster, clock=clock, enabled=managers)
+    actuation.deactivate(writes, read, audit=AUDIT, message="idle", logger=LOG)
+
+    assert (read.manager, read.queue, read.cluster_queue) == (Manager.KUBERAY, "", None)
+    assert cluster.kueue().workloads == {}
+    assert cluster.rayclusters.get(ref).suspend is True  # type: ignore[union-attr]
+    assert row(cluster, ref).annotations[SUSPEND_WAS] == "absent"
+    assert cluster.list_gpu_pods() == []
 
 
 def test_a_kai_cluster_sharing_a_gpu_by_fraction_is_unsupported_hands_off() -> None:
