@@ -25,6 +25,7 @@ from autoscaler.core.ports import (
 from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import Scenario
 from autoscaler.demo.writes import simulated_actuator
+from autoscaler.domain.management import SUSPENDED_BY_US
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
@@ -244,7 +245,13 @@ def keep_serving(
 def outcome(world: World, watched: Mapping[str, Watch]) -> Outcome:
     cluster = world.cluster
     kueue = cluster.kueue()
-    names = {ref: cluster.spec(ref).name for ref in kueue.workloads} | cluster.rayclusters.names()
+    final = world.service.store.latest()
+    if final is None:
+        raise RuntimeError("the story ended before its first cycle")
+    own = {  # a suspended-by-us row is the RayCluster itself: its ref names it
+        row.ref: row.ref.name for row in final.workloads if row.info.manager in SUSPENDED_BY_US
+    }
+    names = {ref: cluster.spec(ref).name for ref in kueue.workloads} | own
     admitted: dict[str, datetime] = {}
     for event in cluster.events:
         if event.kind is EventKind.ADMITTED:
@@ -255,9 +262,6 @@ def outcome(world: World, watched: Mapping[str, Watch]) -> Outcome:
         names[w.ref]: cluster.waiting_reason(w.ref) or "pending"
         for w in kueue.in_phase(Phase.PENDING)
     }
-    final = world.service.store.latest()
-    if final is None:
-        raise RuntimeError("the story ended before its first cycle")
     return Outcome(
         scenario=world.scenario,
         dry_run=world.settings.policy.dry_run,

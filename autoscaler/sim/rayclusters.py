@@ -129,10 +129,6 @@ class SuspendableRayClusters:
                 namespace_annotations=namespaces.get(ref.namespace, {}),
             )
 
-    def names(self) -> dict[WorkloadRef, str]:
-        with self._lock:
-            return {ref: found.spec.name for ref, found in self._objects.items()}
-
     def resumed(self) -> dict[WorkloadRef, datetime]:
         """When each RayCluster was last resumed, for those that were."""
         with self._lock:
