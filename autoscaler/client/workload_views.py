@@ -8,6 +8,7 @@ from typing import Any
 
 from autoscaler.client.render import Json, minutes, percent, short, table
 from autoscaler.domain.class_words import class_text, evidence_text
+from autoscaler.domain.management import Manager
 from autoscaler.domain.text import escape
 
 WORKLOAD_COLUMNS = (
@@ -24,15 +25,12 @@ WORKLOAD_COLUMNS = (
 )
 
 
-KUEUE = "kueue"  # the manager an answer without one means (a service older than ISSUE 17)
-
-
 def workloads(body: Json) -> str:
     items = body.get("items") or []
     if not items:
         return "no workloads" + ("" if body.get("snapshot") else " (no cycle has finished yet)")
     rows = [_workload_row(item) for item in items]
-    if all(_manager(item) == KUEUE for item in items):
+    if all(_manager(item) == Manager.KUEUE for item in items):
         return table(WORKLOAD_COLUMNS, rows)  # a Kueue-only fleet reads as it always did
     # Some rows are RayClusters the service suspends itself: say who manages each.
     managers = [[row[0], _manager(item), *row[1:]] for row, item in zip(rows, items, strict=True)]
@@ -137,13 +135,14 @@ def _lines(value: Any) -> list[str]:
 
 
 def _manager(item: Json) -> str:
-    return str(item.get("manager") or KUEUE)
+    """An answer without a manager is Kueue's (a service older than ISSUE 17)."""
+    return str(item.get("manager") or Manager.KUEUE)
 
 
 def _manager_pairs(item: Json) -> list[tuple[str, str]]:
     """ "Managed by" only for a RayCluster the service suspends itself, not for Kueue's."""
     manager = _manager(item)
-    return [] if manager == KUEUE else [("Managed by", f"{manager} (spec.suspend)")]
+    return [] if manager == Manager.KUEUE else [("Managed by", f"{manager} (spec.suspend)")]
 
 
 def _owner(item: Json) -> str:

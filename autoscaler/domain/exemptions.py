@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
+from autoscaler.domain.management import SUSPENDED_BY_US
 from autoscaler.domain.models import WorkloadInfo
 
 EXEMPT_UNTIL_REQUESTED = keys.PREFIX + "exempt-until-requested"  # the value before a cut
@@ -59,9 +60,18 @@ def unexempting() -> dict[str, str | None]:
     return dict.fromkeys(EXEMPTION_KEYS)
 
 
+def annotation_sources(workload: WorkloadInfo) -> tuple[tuple[bool, Mapping[str, str]], ...]:
+    """Where a workload's exemption may be written, each with whether it is the owner's: the
+    Workload's own annotations, then its owner's. A RayCluster we suspend ourselves is its own
+    owner (the same annotations, written by the same patch), so it is one source, not two."""
+    if workload.manager in SUSPENDED_BY_US:
+        return ((False, workload.annotations),)
+    return ((False, workload.annotations), (True, workload.owner_annotations))
+
+
 def exemption_of(workload: WorkloadInfo, *, now: datetime) -> Exemption | None:
     """The exemption in force now: the Workload's own annotations first, then its owner's."""
-    for on_owner, source in ((False, workload.annotations), (True, workload.owner_annotations)):
+    for on_owner, source in annotation_sources(workload):
         found = keys.active_exemption(source, now=now)
         if found is not None:
             return Exemption(

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditSink, Clock, WorkloadWrites
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, cut_to_limit
+from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, annotation_sources, cut_to_limit
 from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadStatus
 from autoscaler.domain.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
 from autoscaler.engine.leadership import IsLeader, always_leading
@@ -65,8 +65,7 @@ class ExemptionLimiter:
     def _limit(self, row: WorkloadStatus, now: datetime) -> list[AuditRecord]:
         workload, maximum = row.info, self._maximum(row.decision.rule)
         done = []
-        sources = ((False, workload.annotations), (True, workload.owner_annotations))
-        for on_owner, found in sources:
+        for on_owner, found in annotation_sources(workload):
             patch = cut_to_limit(
                 found,
                 now=now,

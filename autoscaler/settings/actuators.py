@@ -26,8 +26,9 @@ class SuspendActuatorSettings(Section):
     enabled: bool = Field(
         False,
         description="Suspend idle RayClusters of this kind (`spec.suspend: true`, KubeRay "
-        "1.1+); reactivating restores what was there. Opt-in: the chart then grants `patch` "
-        "on RayClusters.",
+        "1.1+); reactivating restores what was there. Opt-in. No new write right: it uses the "
+        "`patch` on RayClusters that `cluster.ownerKinds.RayCluster` already grants (KAI's "
+        "adds only `list` on its Queues and PodGroups).",
     )
 
 

@@ -11,7 +11,9 @@ from autoscaler.domain.annotations import time_text
 from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, INDEFINITE, cut_to_limit
 from autoscaler.settings.api import ApiSettings
 from tests.api.rig import ApiRig
+from tests.support.builders import make_raycluster
 from tests.support.domain_builders import NOW
+from tests.support.ray_rig import put_raycluster
 
 WEEK = timedelta(days=7)
 LIMIT = time_text(NOW + WEEK)
@@ -67,3 +69,18 @@ def test_a_forbidden_indefinite_exemption_on_a_workload_becomes_the_maximum() ->
         }
         rig.clock.advance(timedelta(days=1, seconds=1))
         assert rig.cycle().workloads[0].decision.state == "idle"
+
+
+def test_an_over_long_exemption_on_a_raycluster_we_suspend_ourselves_is_cut_once() -> None:
+    """Its own annotations are its owner's: one patch and one record, not one per source."""
+    with ApiRig(suspending=("kuberay",)) as rig:
+        original = time_text(rig.now + timedelta(days=30))
+        plain = make_raycluster("team-a", "plain-rc").annotation(keys.EXEMPT_UNTIL, original)
+        put_raycluster(rig.kube, plain)
+        rig.cycle()
+        patches = [r for r in rig.kube.requests.writes() if "rayclusters" in r.path]
+        assert [r.body["metadata"]["annotations"] for r in patches] == [
+            {keys.EXEMPT_UNTIL: time_text(rig.now + WEEK), EXEMPT_UNTIL_REQUESTED: original}
+        ]
+        records = rig.reader.get("/api/v1/decisions").json()["items"]
+        assert [r["action"] for r in records if r["action"] == "cut-exemption"] == ["cut-exemption"]

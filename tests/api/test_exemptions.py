@@ -11,6 +11,8 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED
 from tests.api.rig import ApiRig
+from tests.support.builders import make_raycluster
+from tests.support.ray_rig import put_raycluster
 
 EXEMPTION = "/api/v1/workloads/team-a/alice-rc/exemption"
 
@@ -272,3 +274,20 @@ def test_an_over_long_hand_set_exemption_is_cut_once_to_the_maximum_keeping_the_
     ]
     assert original in record["reason"]
     assert cut in record["reason"]
+
+
+def test_removing_the_exemption_of_a_raycluster_we_suspend_ourselves_is_one_patch() -> None:
+    """The row is the RayCluster itself: its own annotations are its owner's, written once."""
+    with ApiRig(suspending=("kuberay",)) as rig:
+        until = time_text(rig.now + timedelta(hours=1))
+        plain = make_raycluster("team-a", "plain-rc").annotation(keys.EXEMPT_UNTIL, until)
+        put_raycluster(rig.kube, plain)
+        assert rig.cycle().workloads[0].decision.state == "exempt"
+        rig.kube.requests.clear()
+        response = rig.http.delete(
+            "/api/v1/workloads/team-a/plain-rc/exemption", headers=rig.as_user("alice")
+        )
+        assert response.status_code == 200
+        assert response.json()["annotated"] == "RayCluster team-a/plain-rc"
+        assert len([r for r in rig.kube.requests.writes() if "rayclusters" in r.path]) == 1
+        assert annotations_of(rig.owner("team-a", "plain-rc")) == {}

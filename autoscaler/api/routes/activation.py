@@ -1,9 +1,11 @@
 """Bringing a deactivated workload back, and (admins) deactivating one now.
 
-Reactivation sets `spec.active: true` and records who, when and why in annotations; the
-`reactivated-at` time starts a fresh grace period, so the loop does not deactivate it again
-at once. Both go through the loop's act sequence (`engine.actuation`): "deactivate now"
-writes the same patch, owner annotations and Event as the loop does.
+Reactivation sets a Workload's `spec.active: true`, or restores a RayCluster's `spec.suspend`
+as it was before the service suspended it, and records who, when and why in annotations;
+the `reactivated-at` time starts a fresh grace period, so the loop does not deactivate it
+again at once. Both go through the loop's act sequence (`engine.actuation`): "deactivate now"
+writes the same patch, owner annotations and Event as the loop does, and is refused for a
+workload the service must never stop.
 """
 
 from __future__ import annotations
@@ -42,8 +44,12 @@ def reactivate(
     name: WorkloadName,
     request: ReasonRequest,
 ) -> ChangeResult:
-    """Needs `patch` on the workload's owner (or the Workload). It may wait in the queue
-    until Kueue admits it again."""
+    """Needs `patch` on the workload's owner (or the Workload). A Kueue Workload gets
+    `spec.active: true` and may wait in its queue until Kueue admits it again. A RayCluster
+    the service suspended (`manager` `kai` or `kuberay`) gets `spec.suspend` back as it was
+    (removed, or `false`, from its `suspend-was` annotation, which goes too) and KubeRay
+    recreates its pods; one suspended by someone else (no `suspend-was`) is refused with 409.
+    The write is guarded by the version read: 409 if it changed meanwhile."""
     workload, _row = fresh_workload(context, caller, namespace, name)
     context.access.require_workload_change(caller, workload)
     if workload.active:
@@ -72,7 +78,11 @@ def deactivate(
     name: WorkloadName,
     request: ReasonRequest,
 ) -> ChangeResult:
-    """Whatever its usage, exemption or pause; also in dry-run, since a person asked."""
+    """Whatever its usage, exemption or pause; also in dry-run, since a person asked. A
+    Kueue Workload gets `spec.active: false`, a RayCluster the service may suspend
+    `spec.suspend: true`. Refused with 409, before any write, for a hands-off row: a
+    RayCluster another controller (a RayJob, an AppWrapper) owns, or one on KAI's
+    fractional GPUs: the service never stops those, whoever asks."""
     workload, row = fresh_workload(context, caller, namespace, name)
     context.access.require_admin(caller)
     if not workload.active:

@@ -18,7 +18,13 @@ from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, Wor
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
 from autoscaler.api.snoozes import rule_of
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.exemptions import EXEMPTION_KEYS, exempting, is_indefinite, unexempting
+from autoscaler.domain.exemptions import (
+    EXEMPTION_KEYS,
+    annotation_sources,
+    exempting,
+    is_indefinite,
+    unexempting,
+)
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.records import AuditRecord
 from autoscaler.domain.rules import ExemptionBounds, ExemptionRight
@@ -65,7 +71,7 @@ def exempt(
     if bounds.allowed_to is ExemptionRight.ADMINS:
         context.access.require_admin(caller)
     until = exemption_end(request, now=now, maximum=bounds.max_duration)
-    if is_indefinite(workload.annotations) or is_indefinite(workload.owner_annotations):
+    if any(is_indefinite(found) for _, found in annotation_sources(workload)):
         raise ApiProblem(
             409, f"{workload.ref} is exempt indefinitely by annotation; remove that first"
         )
@@ -110,18 +116,25 @@ def exemption_bounds(context: ApiContext, workload: WorkloadInfo) -> ExemptionBo
 def unexempt(
     context: Context, caller: Caller, namespace: NamespaceName, name: WorkloadName
 ) -> ExemptionResult:
-    """Removes the exemption annotations from the owner and the Workload alike."""
+    """Removes the exemption annotations from the owner and the Workload alike (one patch
+    for a RayCluster the service suspends itself: it is its own owner)."""
     workload, _row = fresh_workload(context, caller, namespace, name)
     context.access.require_workload_change(caller, workload)
-    on_workload = any(key in workload.annotations for key in EXEMPTION_KEYS)
-    on_owner = any(key in workload.owner_annotations for key in EXEMPTION_KEYS)
-    if not on_workload and not on_owner:
+    holding = [
+        on_owner
+        for on_owner, found in annotation_sources(workload)
+        if any(key in found for key in EXEMPTION_KEYS)
+    ]
+    if not holding:
         raise ApiProblem(409, f"{workload.ref} has no exemption")
-    annotated = []
-    if on_owner:
-        annotated.append(str(context.actuator.annotate_owner(workload, unexempting())))
-    if on_workload:
-        annotated.append(str(context.actuator.annotate_workload(workload, unexempting())))
+    annotated = [
+        str(
+            context.actuator.annotate_owner(workload, unexempting())
+            if on_owner
+            else context.actuator.annotate_workload(workload, unexempting())
+        )
+        for on_owner in sorted(holding, reverse=True)  # the owner first, as a user sees it
+    ]
     now = context.clock.now()
     context.audit(
         AuditRecord(
