@@ -5,7 +5,7 @@ also admits unlabelled RayClusters (`manageJobsWithoutQueueName`, a LocalQueue's
 and then only the Workload may be deactivated, never the RayCluster suspended under it. The
 checks, first that applies wins (each answer carries the reason the reader logs):
 
-1. a Workload references it (its owner reference): Kueue's;
+1. a Workload references it, or the object that controls it (its owner reference): Kueue's;
 2. it carries a `kueue.x-k8s.io/` label or annotation (no Workload yet, or Kueue's webhook
    touched it): Kueue's;
 3. another object controls it (a RayJob, a CodeFlare AppWrapper): that owner's, never
