@@ -27,7 +27,8 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.api.context import NO_NOTICES, Notices
 from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
-from autoscaler.compose.serve import build_shared_state
+from autoscaler.compose.serve import build_reader, build_shared_state
+from autoscaler.core.ports import ClusterReader
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import FleetUsage, GpuUsage, Snapshot, UsageView
 from autoscaler.domain.policy import Policy
@@ -35,7 +36,9 @@ from autoscaler.domain.rules import ExemptionBounds
 from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.settings.actuators import ActuatorSettings, SuspendActuatorSettings
 from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings, Settings
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.domain_builders import a_policy
@@ -91,7 +94,11 @@ class ApiRig:
         routers: Sequence[APIRouter] = (),
         policy: Policy | None = None,
         notices: Notices = NO_NOTICES,
+        suspending: Collection[str] = (),
     ) -> None:
+        """`suspending`: the suspend actuators to enable (`kai`, `kuberay`); with any, the
+        RayClusters no Workload admits are rows of their own, read as `serve` reads them."""
+        self.suspending = suspending
         self.routers = routers
         self.notices = notices
         self.policy = policy
@@ -116,15 +123,23 @@ class ApiRig:
         self._api_client = ApiClient(self.kube.configuration())
         self.client = KubeClient(self._api_client, timeout=timedelta(seconds=5))
         cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)
-        self.cluster = KueueCluster(client=self.client, settings=cluster_settings)
+        actuators = {name: SuspendActuatorSettings(enabled=True) for name in self.suspending}
+        settings = Settings(
+            cluster=cluster_settings,
+            api=self.settings,
+            actuators=ActuatorSettings.model_validate(actuators),
+            watch_cache=WatchCacheSettings(enabled=False),
+        )
+        kueue = KueueCluster(client=self.client, settings=cluster_settings)
+        self.cluster: ClusterReader = (
+            build_reader(settings, client=self.client, kueue=kueue, logger=self.logger)
+            if self.suspending
+            else kueue
+        )
         self.store = SnapshotStore()
         self.telemetry = ServiceMetrics(self.registry, clock=self.clock)
         self.shared = build_shared_state(
-            Settings(cluster=cluster_settings, api=self.settings),
-            client=self.client,
-            cluster=self.cluster,
-            clock=self.clock,
-            logger=self.logger,
+            settings, client=self.client, cluster=kueue, clock=self.clock, logger=self.logger
         )
         self.actuator = self.shared.actuator
         # The default rule's longest exemption is api.maxExemption, as build_policy makes it.
