@@ -11,16 +11,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autoscaler.adapters.kai.naming import KAI_FLAVOR, KAI_GPU, kai_cluster_queue
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kueue.context import NamespaceMeta
 from autoscaler.domain.claims import Claim
 from autoscaler.domain.management import (
+    KAI_FLAVOR,
     KAI_FRACTION_ANNOTATIONS,
+    KAI_GPU,
     KAI_PRIORITY_LABEL,
     KAI_QUEUE_LABEL,
     HandsOff,
     Manager,
+    kai_cluster_queue,
 )
 from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
 
