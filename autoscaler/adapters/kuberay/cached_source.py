@@ -23,7 +23,7 @@ from autoscaler.adapters.kuberay.source import (
     pod_selector,
     read_one,
 )
-from autoscaler.adapters.kubernetes.cache import WatchCache
+from autoscaler.adapters.kubernetes.cache import WatchCache, require_fresh, stop_all
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
 from autoscaler.core.errors import ClusterUnavailable
@@ -54,36 +54,19 @@ class CachedRayClusters:
 
     def read(self) -> RayClusterRead:
         clusters, pods = self._started()
-        wait = self._settings.sync_timeout.total_seconds()
-        for cache in (clusters, pods):
-            synced = cache.wait_synced(wait)
-            if (problem := cache.failing) is not None:
-                raise ClusterUnavailable(problem)
-            if not synced:
-                raise ClusterUnavailable(f"the {cache.name} cache is not filled yet")
+        require_fresh((clusters, pods), self._settings.sync_timeout)
         found = clusters.items()
         return RayClusterRead(found, group_pods(found, pods.items(), self._selector))
 
     def read_one(self, ref: WorkloadRef) -> tuple[Obj | None, tuple[RayPod, ...]]:
         return read_one(self._client, ref, selector=self._selector, gpus=self._gpu_resources)
 
-    def start(self) -> None:
-        self._started()
-
     def stop(self, timeout: timedelta | None = None) -> bool:
+        """Stop both caches at once, then join them; True when all threads ended."""
         with self._lock:
-            self._stopped = True
+            self._stopped = True  # stale from now on: never read again
             caches: tuple[WatchCache[Any], ...] = self._caches or ()
-        for cache in caches:
-            cache.stop(timeout=0)
-        seconds = timeout.total_seconds() if timeout is not None else None
-        return all([cache.stop(timeout=seconds) for cache in caches])
-
-    @property
-    def list_calls(self) -> int:
-        with self._lock:
-            caches: tuple[WatchCache[Any], ...] = self._caches or ()
-        return sum(cache.list_calls for cache in caches)
+        return stop_all(caches, timeout)
 
     def _started(self) -> tuple[WatchCache[Obj], WatchCache[NamespacedPod]]:
         with self._lock:
