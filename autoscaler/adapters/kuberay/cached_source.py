@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, TypeGuard
 
-from autoscaler.adapters.kuberay.rayclusters import RayPod
+from autoscaler.adapters.kuberay.rayclusters import RayPod, head_priority_class
 from autoscaler.adapters.kuberay.source import (
     NamespacedPod,
     RayClusterRead,
@@ -26,6 +26,7 @@ from autoscaler.adapters.kuberay.source import (
 from autoscaler.adapters.kubernetes.cache import WatchCache, require_fresh, stop_all
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
+from autoscaler.adapters.kueue.cache_convert import without_managed_fields
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.settings.ha import WatchCacheSettings
@@ -102,8 +103,8 @@ def trimmed(obj: Obj) -> Obj:
     """What a row is read from: the metadata (less managedFields), spec.suspend, each worker
     group's size and the head template's priority class. The rest of a RayCluster (its pod
     templates) is often large and never read here."""
-    meta = obj.get("metadata")
-    meta = {k: v for k, v in meta.items() if k != "managedFields"} if _is_map(meta) else {}
+    meta = without_managed_fields(obj).get("metadata")
+    meta = meta if _is_map(meta) else {}
     spec = obj.get("spec")
     spec = spec if _is_map(spec) else {}
     kept: dict[str, Any] = {}
@@ -114,18 +115,11 @@ def trimmed(obj: Obj) -> Obj:
         kept["workerGroupSpecs"] = [
             {k: g[k] for k in _GROUP_FIELDS if k in g} for g in groups if _is_map(g)
         ]
-    head_class = _head_priority_class(spec)
+    head_class = head_priority_class(spec)
     if head_class is not None:
         kept["headGroupSpec"] = {"template": {"spec": {"priorityClassName": head_class}}}
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta,
             "spec": kept}  # fmt: skip
-
-
-def _head_priority_class(spec: Mapping[str, Any]) -> Any:
-    head = spec.get("headGroupSpec")
-    template = head.get("template") if _is_map(head) else None
-    pod_spec = template.get("spec") if _is_map(template) else None
-    return pod_spec.get("priorityClassName") if _is_map(pod_spec) else None
 
 
 def _is_map(value: object) -> TypeGuard[Mapping[str, Any]]:

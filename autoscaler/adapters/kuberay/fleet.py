@@ -19,6 +19,7 @@ from autoscaler.adapters.kuberay.admissions import Admissions
 from autoscaler.adapters.kuberay.rayclusters import RayPod, parse_raycluster
 from autoscaler.adapters.kuberay.source import RayClusterSource
 from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.context import UNLISTED, NamespaceMeta
 from autoscaler.domain.claims import Claim, RayClusterFacts, claim
@@ -67,7 +68,7 @@ class FleetReader:
         workloads = {row.ref for row in rows}
         for obj, found in claimed:
             meta = _namespace(namespaces, obj)
-            row = self._row(obj, found, pods=read.pods_of(*_key(obj)), namespace=meta)
+            row = self._row(obj, found, pods=read.pods_of(*key_of(obj)), namespace=meta)
             rows += [_apart_from(workloads, row)] if row is not None else []
         return rows
 
@@ -154,14 +155,9 @@ def _claim_text(found: Claim) -> str:
     return f"{found.reason} (no row of its own)"
 
 
-def _key(obj: Obj) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace", "")), str(meta.get("name", ""))
-
-
 def _ref(obj: Obj) -> WorkloadRef:
-    return WorkloadRef(*_key(obj))
+    return WorkloadRef(*key_of(obj))
 
 
 def _namespace(namespaces: Mapping[str, NamespaceMeta] | None, obj: Obj) -> NamespaceMeta | None:
-    return None if namespaces is None else namespaces.get(_key(obj)[0], UNLISTED)
+    return None if namespaces is None else namespaces.get(key_of(obj)[0], UNLISTED)

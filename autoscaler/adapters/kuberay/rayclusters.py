@@ -93,8 +93,12 @@ def expected_pods(spec: Obj) -> int:
 
 
 def head_priority_class(spec: Obj) -> str | None:
-    template = (spec.get("headGroupSpec") or {}).get("template") or {}
-    name = (template.get("spec") or {}).get("priorityClassName")
+    """The head pod template's spec.priorityClassName; None when absent or not a mapping on
+    the way (the watch cache trims a RayCluster with it, before any validation)."""
+    head = spec.get("headGroupSpec")
+    template = head.get("template") if isinstance(head, Mapping) else None
+    pod_spec = template.get("spec") if isinstance(template, Mapping) else None
+    name = pod_spec.get("priorityClassName") if isinstance(pod_spec, Mapping) else None
     return str(name) if name else None
 
 

@@ -19,7 +19,7 @@ import logging
 import random
 import re
 import threading
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, TypeVar, cast
@@ -75,7 +75,8 @@ def retry_delay(
     return max(delay, min(hinted, maximum)) if hinted is not None else delay
 
 
-def key_of(obj: Obj) -> Key:
+def key_of(obj: Mapping[str, Any]) -> Key:
+    """(namespace, name), "" for either when missing: how caches and readers key objects."""
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
