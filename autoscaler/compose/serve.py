@@ -24,6 +24,7 @@ from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.compose.api import api_notices, build_api, build_auth, token_checker
+from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.pending import build_pending
 from autoscaler.compose.service import Service, StopOnly, build_service
@@ -189,7 +190,9 @@ def build_replica(
     elector: LeaderElector | None,
     metrics: MetricSource | None = None,
 ) -> Service:
-    """Everything `serve` runs, built and not started; `metrics`: Prometheus unless given."""
+    """Everything `serve` runs, built and not started; `metrics`: Prometheus unless given.
+    Raises ConfigError when Kueue's actuator is off on a cluster that serves Kueue."""
+    refuse_kueue_off_beside_kueue(settings, client)
     cluster = build_cluster(settings, client)
     reader = build_reader(settings, client=client, kueue=cluster, logger=logger)
     shared = build_shared_state(

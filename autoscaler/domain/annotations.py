@@ -20,9 +20,11 @@ DEACTIVATED_THRESHOLD = PREFIX + "deactivated-threshold"
 DEACTIVATED_POLICY = PREFIX + "deactivated-policy"
 DEACTIVATED_FOR = PREFIX + "deactivated-for"  # the waiting Workload it was for, if any
 REACTIVATED_AT = PREFIX + "reactivated-at"
-# A RayCluster we suspend (ISSUE 17): its spec.suspend before ("true", "false" or "absent"),
-# so reactivating restores exactly what was there.
+# A RayCluster we suspend (ISSUE 17): its spec.suspend before, "false" or "absent" (one
+# suspended already is never ours to suspend), so reactivating restores exactly what was
+# there. `suspend_was_text` writes it, `restored_suspend` reads it back.
 SUSPEND_WAS = PREFIX + "suspend-was"
+_SUSPEND_WAS_TEXT = {None: "absent", False: "false"}
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 # The warning stage (ISSUE 15). On the Workload (the owner gets STOP_PLANNED_AT to show):
@@ -66,6 +68,32 @@ class DeactivationAudit:
         if self.beneficiary is not None:
             written[DEACTIVATED_FOR] = self.beneficiary
         return written
+
+
+@dataclass(frozen=True)
+class NotOurs:
+    """Why a RayCluster's spec.suspend is not ours to undo."""
+
+    reason: str
+
+
+def suspend_was_text(suspend: bool | None) -> str:
+    """SUSPEND_WAS for a RayCluster whose spec.suspend is `suspend` (None: absent). Raises
+    ValueError for True: a RayCluster suspended already is someone else's to undo."""
+    if suspend is True:
+        raise ValueError("spec.suspend is true already: not ours to suspend")
+    return _SUSPEND_WAS_TEXT[suspend]
+
+
+def restored_suspend(text: str | None) -> bool | NotOurs | None:
+    """The spec.suspend to restore from SUSPEND_WAS (None: remove it); NotOurs for anything
+    this service does not write, so a hand-written "true" never passes for our suspend."""
+    if text is None:
+        return NotOurs(f"not suspended by this service (no {SUSPEND_WAS} annotation of ours)")
+    restored = {written: value for value, written in _SUSPEND_WAS_TEXT.items()}
+    if text not in restored:
+        return NotOurs(f"{SUSPEND_WAS} is {text!r}, never written by this service")
+    return restored[text]
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,14 @@ KAI_QUEUE_LABEL = "kai.scheduler/queue"
 KAI_PRIORITY_LABEL = "priorityClassName"  # KAI reads the priority class from this label
 # KAI's GPU sharing: a pod asks for a share of a device by annotation, with no GPU request.
 KAI_FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+# How KAI's queues are named in `domain/queues.py` terms, by its queues' reader and by the rows
+# of KAI-managed RayClusters alike: both must agree for the when-contended planner to match an
+# idle row with the waiter it would let in.
+KAI_FLAVOR = "kai"  # KAI has no flavors: one pseudo-flavor holds every KAI queue's GPUs
+KAI_GPU = "nvidia.com/gpu"  # whole GPUs; KAI's GPU sharing (fractions) is not modelled
+# Every KAI queue in one cohort: KAI reclaims across all its queues. The "/" keeps it apart
+# from any Kueue cohort, whose names are DNS labels.
+KAI_COHORT = "kai/all-queues"
 
 _INACTIVE = {
     Manager.KUEUE: "spec.active is false",
@@ -41,6 +49,12 @@ _PENDING = {
     Manager.KAI: "no pod running yet (KAI Scheduler has not placed its gang)",
     Manager.KUBERAY: "no pod running yet",
 }
+
+
+def kai_cluster_queue(queue: str) -> str:
+    """The ClusterQueue-like name of a KAI queue: "kai/<queue>" (never a Kueue name, which
+    cannot hold a "/")."""
+    return f"kai/{queue}"
 
 
 def inactive_reason(manager: Manager) -> str:

@@ -12,15 +12,19 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from autoscaler.domain.claims import RayClusterFacts, claim
-from autoscaler.domain.management import KAI_PRIORITY_LABEL, HandsOff, Manager
+from autoscaler.domain.management import (
+    KAI_FLAVOR,
+    KAI_GPU,
+    KAI_PRIORITY_LABEL,
+    HandsOff,
+    Manager,
+    kai_cluster_queue,
+)
 from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
-from autoscaler.sim.pods import GPU
 from autoscaler.sim.workload_info import sim_uid
 
 if TYPE_CHECKING:
     from autoscaler.sim.rayclusters import RayClusterObject
-
-KAI_FLAVOR = "kai"  # what KAI's pending-work reader names the flavor of its queues
 
 
 def raycluster_row(
@@ -58,10 +62,10 @@ def raycluster_row(
         annotations=dict(found.annotations),
         owner_annotations=dict(found.annotations),
         owner_labels=labels,
-        cluster_queue=f"kai/{spec.queue}" if kai else None,
+        cluster_queue=kai_cluster_queue(spec.queue) if kai else None,
         resource_version=str(found.version),
         namespace_annotations=dict(namespace_annotations),
-        admitted_usage={(KAI_FLAVOR, GPU): gpus} if kai and gpus else {},
+        admitted_usage={(KAI_FLAVOR, KAI_GPU): gpus} if kai and gpus else {},
         manager=manager,
         hands_off=_fractional(found, pods),
     )

@@ -14,15 +14,19 @@ from collections.abc import Mapping
 
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
 from autoscaler.core.ports import Clock
-from autoscaler.domain.annotations import SUSPEND_WAS, DeactivationAudit
+from autoscaler.domain.annotations import (
+    SUSPEND_WAS,
+    DeactivationAudit,
+    NotOurs,
+    restored_suspend,
+    suspend_was_text,
+)
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.records import Annotated
 from autoscaler.sim.cluster import AuditEntry, SimulatedCluster
 from autoscaler.sim.rayclusters import RayClusterObject
 
 Annotations = Mapping[str, str | None]
-_WAS = {True: "true", False: "false", None: "absent"}
-_RESTORED: dict[str, bool | None] = {"true": True, "false": False, "absent": None}
 
 
 class SimulatedSuspendActuator:
@@ -33,27 +37,27 @@ class SimulatedSuspendActuator:
 
     def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
         ref, rayclusters = workload.ref, self._rayclusters
-        was = _WAS[self._object(workload).suspend]
-        record = {**audit.annotations(), SUSPEND_WAS: was}
+        suspend = self._object(workload).suspend
+        if suspend is True:
+            raise Conflict(f"RayCluster {ref} is suspended already: left as it is")
+        record = {**audit.annotations(), SUSPEND_WAS: suspend_was_text(suspend)}
         rayclusters.annotate(ref, record, version=workload.resource_version)
         try:
             rayclusters.set_suspend(ref, True, now=self._clock.now())
         except ClusterError as exc:
-            if not isinstance(exc, AnswerLost):  # refused: take our record back
-                rayclusters.annotate(ref, dict.fromkeys(record))
+            if not isinstance(exc, AnswerLost):  # refused: each key back to what it held
+                rayclusters.annotate(ref, {key: workload.annotations.get(key) for key in record})
             raise
         self._cluster.audits.append(AuditEntry(ref, workload.ref.name, audit, workload.gpus))
 
     def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
-        was = workload.annotations.get(SUSPEND_WAS)  # as read: the version guards the write
-        if was not in _RESTORED:
-            raise Conflict(
-                f"RayCluster {workload.ref} was not suspended by this service: "
-                "its spec.suspend is someone else's to undo"
-            )
+        # As read: the version guards the write.
+        restored = restored_suspend(workload.annotations.get(SUSPEND_WAS))
+        if isinstance(restored, NotOurs):
+            raise Conflict(f"RayCluster {workload.ref}: {restored.reason}: left as it is")
         self._rayclusters.set_suspend(
             workload.ref,
-            _RESTORED[was],
+            restored,
             now=self._clock.now(),
             annotations={**annotations, SUSPEND_WAS: None},
             version=workload.resource_version,

@@ -137,6 +137,37 @@ def test_a_refused_suspend_takes_its_annotations_back(
     assert "suspend" not in stored(kube)["spec"]
 
 
+def test_a_refused_suspend_gives_back_an_earlier_deactivations_annotations(
+    kube: KubeServer, actuator: SuspendActuator
+) -> None:
+    earlier = {keys.DEACTIVATED_AT: "2026-02-01T09:00:00Z", keys.DEACTIVATED_REASON: "idle"}
+    builder = make_raycluster("team-a", "rc")
+    for key, value in earlier.items():
+        builder.annotation(key, value)
+    put_raycluster(kube, builder)
+    kube.faults.fail_next(
+        "PATCH", RC, status=422, when=lambda r: r.body == {"spec": {"suspend": True}}
+    )
+    with pytest.raises(Exception, match="injected failure 422"):
+        actuator.deactivate(row(kube), AUDIT)
+    annotations = stored(kube)["metadata"]["annotations"]
+    assert {k: v for k, v in annotations.items() if k.startswith(keys.PREFIX)} == earlier
+
+
+def test_reactivating_a_raycluster_whose_suspend_was_says_true_is_refused(
+    kube: KubeServer, actuator: SuspendActuator
+) -> None:
+    """This service never suspends a suspended RayCluster, so a "true" is not ours: undoing
+    it would answer OK and leave it suspended."""
+    builder = make_raycluster("team-a", "rc").suspended().annotation(keys.SUSPEND_WAS, "true")
+    put_raycluster(kube, builder, running=False)
+    found = row(kube)
+    with pytest.raises(Conflict, match="never written by this service"):
+        actuator.reactivate(found, {keys.REACTIVATED_AT: "2026-03-01T14:00:00Z"})
+    assert writes(kube) == []
+    assert stored(kube)["spec"]["suspend"] is True
+
+
 def test_reactivating_a_raycluster_suspended_by_someone_else_is_refused(
     kube: KubeServer, actuator: SuspendActuator
 ) -> None:

@@ -13,7 +13,7 @@ from autoscaler.adapters.kuberay.cached_source import CachedRayClusters
 from autoscaler.adapters.kuberay.fleet import FleetReader
 from autoscaler.adapters.kuberay.source import ListedRayClusters, RayClusterSource
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.domain.management import Manager
+from autoscaler.domain.management import HandsOff, Manager
 from autoscaler.domain.models import State, WorkloadInfo, WorkloadRef
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
@@ -106,6 +106,20 @@ def test_a_rayjobs_raycluster_whose_rayjob_kueue_admits_gets_no_row_of_its_own(
     kube.store.put(workload)
     rows = reader(kube).list_workloads()
     assert [row.ref.name for row in rows] == ["rayjob-nightly-1a2b3"]
+
+
+def test_a_raycluster_named_as_a_workload_of_its_namespace_is_left_alone(
+    kube: KubeServer,
+) -> None:
+    """A request or an action naming "rc" reaches the Workload first: never the RayCluster."""
+    put_raycluster(kube, make_raycluster("team-a", "rc"))
+    kube.store.put(make_workload("team-a", "rc").pod_set("main").build())
+    rows = {(row.manager, row.ref.name): row for row in reader(kube).list_workloads()}
+    assert set(rows) == {(Manager.KUEUE, "rc"), (Manager.KUBERAY, "rc")}
+    assert rows[(Manager.KUEUE, "rc")].hands_off is None
+    assert rows[(Manager.KUBERAY, "rc")].hands_off == HandsOff(
+        State.PROTECTED, "shares its name with Workload rc: left alone"
+    )
 
 
 def test_an_actuator_not_enabled_gives_its_rayclusters_no_row(kube: KubeServer) -> None:

@@ -320,6 +320,26 @@ def test_stopping_ends_every_cache_thread(kube: KubeServer, client: KubeClient) 
     assert not [t for t in threading.enumerate() if t.name.startswith("watch-cache-")]
 
 
+def test_with_kueue_not_read_only_pods_and_namespaces_are_watched(
+    kube: KubeServer, namespace: str, client: KubeClient
+) -> None:
+    """No Workload, so no owner of one: an unused RayCluster watch failing would otherwise
+    fail the cycle. Pods are kept for their GPUs only (no owner's pod label counts)."""
+    gpu_raycluster(kube, namespace, "rc")
+    cluster = CachedKueueCluster(
+        client=client, settings=SETTINGS, cache=FAST_CACHE, read_kueue=False
+    )
+    try:
+        started(cluster)
+        assert cluster.list_workloads() == []
+        assert gpu_pods(cluster.list_gpu_pods(), namespace) == {"rc-worker-0", "rc-worker-1"}
+    finally:
+        stop(kube, cluster)
+
+    watched = {r.path for r in kube.requests.all() if r.is_watch}
+    assert watched == {"/api/v1/pods", "/api/v1/namespaces"}
+
+
 def test_namespace_annotations_come_from_the_namespace_watch_with_no_extra_read(
     kube: KubeServer, namespace: str, cached: CachedKueueCluster
 ) -> None:

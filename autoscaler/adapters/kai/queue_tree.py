@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
-from autoscaler.adapters.kai.naming import KAI_COHORT, KAI_FLAVOR, KAI_GPU, kai_cluster_queue
+from autoscaler.domain.management import KAI_COHORT, KAI_FLAVOR, KAI_GPU, kai_cluster_queue
 from autoscaler.domain.quantity import parse_quantity
 from autoscaler.domain.queues import FlavorQuotas, QueueQuota, ResourceGroup, ResourceQuota
 

@@ -14,7 +14,7 @@ The model. A PodGroup that waits is one KAI found no room for now, so nothing is
   no cap; a limit of 0 or none caps it at its quota, KAI's documented meaning), lowered by
   each capped ancestor's room left;
 - the rows of KAI-managed RayClusters carry the same queue name and usage
-  (`naming.kai_cluster_queue`, (`kai`, `nvidia.com/gpu`)): freeing one gives its GPUs to
+  (`management.kai_cluster_queue`, (`kai`, `nvidia.com/gpu`)): freeing one gives its GPUs to
   the cohort, and a waiter fits exactly when the GPUs freed cover its request within its
   queue's cap.
 Not modelled, and which way that errs:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from autoscaler.adapters.kai.naming import KAI_GPU, POD_GROUP_ANNOTATION, kai_cluster_queue
+from autoscaler.adapters.kai.naming import POD_GROUP_ANNOTATION
 from autoscaler.adapters.kai.queue_tree import QueueTree
 from autoscaler.adapters.kubernetes.objects import annotations_of, pod_gpus, required_time
-from autoscaler.domain.management import KAI_FRACTION_ANNOTATIONS
+from autoscaler.domain.management import KAI_FRACTION_ANNOTATIONS, KAI_GPU, kai_cluster_queue
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.queues import QueueQuota, Waiter
 

@@ -19,13 +19,18 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import EVENTS, RAYCLUSTERS, Obj
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
 from autoscaler.core.ports import Clock
-from autoscaler.domain.annotations import SUSPEND_WAS, DeactivationAudit
+from autoscaler.domain.annotations import (
+    SUSPEND_WAS,
+    DeactivationAudit,
+    NotOurs,
+    restored_suspend,
+    suspend_was_text,
+)
 from autoscaler.domain.models import OwnerRef, WorkloadInfo
 from autoscaler.domain.records import Annotated
 
 Annotations = Mapping[str, str | None]
 SUSPEND = {"spec": {"suspend": True}}  # the issue's must-show: this body and nothing else
-_RESTORED: dict[str, bool | None] = {"absent": None, "false": False, "true": True}
 
 
 class SuspendActuator:
@@ -42,7 +47,7 @@ class SuspendActuator:
     def deactivate(self, workload: WorkloadInfo, audit: DeactivationAudit) -> None:
         """Annotations first (guarded), then the suspend. Raises AnswerLost when an answer is
         lost, Conflict when the RayCluster changed or is suspended already."""
-        was = self._suspend_now(workload)
+        was = suspend_was_text(self._suspend_now(workload))
         marked = {**audit.annotations(), SUSPEND_WAS: was}
         self.annotate_workload(workload, marked, resource_version=workload.resource_version)
         try:
@@ -56,16 +61,13 @@ class SuspendActuator:
     def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
         """spec.suspend as it was before we suspended it, with `annotations`, in one patch
         guarded by the row's resourceVersion; Conflict when we did not suspend it."""
-        was = workload.annotations.get(SUSPEND_WAS)
-        if was not in _RESTORED:
-            raise Conflict(
-                f"{workload.ref}: not suspended by this service (no {SUSPEND_WAS} annotation "
-                "of ours): left as it is"
-            )
+        restored = restored_suspend(workload.annotations.get(SUSPEND_WAS))
+        if isinstance(restored, NotOurs):
+            raise Conflict(f"{workload.ref}: {restored.reason}: left as it is")
         metadata: Obj = {"annotations": {**annotations, SUSPEND_WAS: None}}
         if workload.resource_version:
             metadata["resourceVersion"] = workload.resource_version
-        self._patch(workload, {"metadata": metadata, "spec": {"suspend": _RESTORED[was]}})
+        self._patch(workload, {"metadata": metadata, "spec": {"suspend": restored}})
 
     def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
         return self.annotate_workload(workload, annotations)
@@ -103,24 +105,23 @@ class SuspendActuator:
         ref = workload.ref
         self._client.delete(RAYCLUSTERS, ref.name, namespace=ref.namespace, uid=workload.uid)
 
-    def _suspend_now(self, workload: WorkloadInfo) -> str:
-        """What spec.suspend is now ("false" or "absent"), read at the row's version."""
+    def _suspend_now(self, workload: WorkloadInfo) -> bool | None:
+        """What spec.suspend is now (False, or None: absent), read at the row's version."""
         ref = workload.ref
         found = self._client.get(RAYCLUSTERS, ref.name, namespace=ref.namespace)
         version = str((found.get("metadata") or {}).get("resourceVersion", ""))
         if workload.resource_version and version != workload.resource_version:
             raise Conflict(f"{ref} changed since it was read: not suspended")
-        spec = found.get("spec") or {}
-        if "suspend" not in spec or spec["suspend"] is None:
-            return "absent"
-        if spec["suspend"] is True:
+        suspend = (found.get("spec") or {}).get("suspend")
+        if suspend is True:
             raise Conflict(f"{ref} is suspended already: left as it is")
-        return "false"
+        return None if suspend is None else False
 
     def _take_back(self, workload: WorkloadInfo, marked: Annotations) -> None:
-        """Best effort: the suspend was refused, so the annotations must not claim it."""
+        """Best effort: the suspend was refused, so the annotations must not claim it. Each
+        key gets back what it held before (an earlier deactivation's audit stays)."""
         try:
-            self.annotate_workload(workload, dict.fromkeys(marked))
+            self.annotate_workload(workload, {key: workload.annotations.get(key) for key in marked})
         except ClusterError as exc:
             self._log.warning(
                 "suspend of %s refused, and its annotations not taken back: %s", workload.ref, exc

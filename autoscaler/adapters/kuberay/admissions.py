@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoscaler.adapters.kuberay.rayclusters import KIND
+from autoscaler.adapters.kubernetes.cache import key_of
 
 Obj = Mapping[str, Any]
 RAY_GROUP = "ray.io"
@@ -26,9 +27,8 @@ class Admissions:
         by_uid: dict[str, str] = {}
         by_name: dict[tuple[str, str], str] = {}
         for workload in workloads:
-            meta = workload.get("metadata") or {}
-            namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-            for ref in meta.get("ownerReferences") or []:
+            namespace, name = key_of(workload)
+            for ref in (workload.get("metadata") or {}).get("ownerReferences") or []:
                 if isinstance(ref, Mapping) and ref.get("uid"):
                     by_uid[str(ref["uid"])] = name  # of any kind: a controller's too
                 elif _names_a_raycluster(ref):
@@ -39,8 +39,7 @@ class Admissions:
         """The name of a Workload that references this RayCluster or its controller."""
         meta = cluster.get("metadata") or {}
         uid = str(meta.get("uid", ""))
-        key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
-        found = (self.by_uid.get(uid) if uid else None) or self.by_name.get(key)
+        found = (self.by_uid.get(uid) if uid else None) or self.by_name.get(key_of(cluster))
         return found or self._admitting_controller(meta)
 
     def _admitting_controller(self, meta: Obj) -> str | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, TypeGuard
 
-from autoscaler.adapters.kuberay.rayclusters import RayPod
+from autoscaler.adapters.kuberay.rayclusters import RayPod, head_priority_class
 from autoscaler.adapters.kuberay.source import (
     NamespacedPod,
     RayClusterRead,
@@ -23,9 +23,10 @@ from autoscaler.adapters.kuberay.source import (
     pod_selector,
     read_one,
 )
-from autoscaler.adapters.kubernetes.cache import WatchCache
+from autoscaler.adapters.kubernetes.cache import WatchCache, require_fresh, stop_all
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
+from autoscaler.adapters.kueue.cache_convert import without_managed_fields
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.settings.ha import WatchCacheSettings
@@ -54,36 +55,19 @@ class CachedRayClusters:
 
     def read(self) -> RayClusterRead:
         clusters, pods = self._started()
-        wait = self._settings.sync_timeout.total_seconds()
-        for cache in (clusters, pods):
-            synced = cache.wait_synced(wait)
-            if (problem := cache.failing) is not None:
-                raise ClusterUnavailable(problem)
-            if not synced:
-                raise ClusterUnavailable(f"the {cache.name} cache is not filled yet")
+        require_fresh((clusters, pods), self._settings.sync_timeout)
         found = clusters.items()
         return RayClusterRead(found, group_pods(found, pods.items(), self._selector))
 
     def read_one(self, ref: WorkloadRef) -> tuple[Obj | None, tuple[RayPod, ...]]:
         return read_one(self._client, ref, selector=self._selector, gpus=self._gpu_resources)
 
-    def start(self) -> None:
-        self._started()
-
     def stop(self, timeout: timedelta | None = None) -> bool:
+        """Stop both caches at once, then join them; True when all threads ended."""
         with self._lock:
-            self._stopped = True
+            self._stopped = True  # stale from now on: never read again
             caches: tuple[WatchCache[Any], ...] = self._caches or ()
-        for cache in caches:
-            cache.stop(timeout=0)
-        seconds = timeout.total_seconds() if timeout is not None else None
-        return all([cache.stop(timeout=seconds) for cache in caches])
-
-    @property
-    def list_calls(self) -> int:
-        with self._lock:
-            caches: tuple[WatchCache[Any], ...] = self._caches or ()
-        return sum(cache.list_calls for cache in caches)
+        return stop_all(caches, timeout)
 
     def _started(self) -> tuple[WatchCache[Obj], WatchCache[NamespacedPod]]:
         with self._lock:
@@ -119,8 +103,8 @@ def trimmed(obj: Obj) -> Obj:
     """What a row is read from: the metadata (less managedFields), spec.suspend, each worker
     group's size and the head template's priority class. The rest of a RayCluster (its pod
     templates) is often large and never read here."""
-    meta = obj.get("metadata")
-    meta = {k: v for k, v in meta.items() if k != "managedFields"} if _is_map(meta) else {}
+    meta = without_managed_fields(obj).get("metadata")
+    meta = meta if _is_map(meta) else {}
     spec = obj.get("spec")
     spec = spec if _is_map(spec) else {}
     kept: dict[str, Any] = {}
@@ -131,18 +115,11 @@ def trimmed(obj: Obj) -> Obj:
         kept["workerGroupSpecs"] = [
             {k: g[k] for k in _GROUP_FIELDS if k in g} for g in groups if _is_map(g)
         ]
-    head_class = _head_priority_class(spec)
+    head_class = head_priority_class(spec)
     if head_class is not None:
         kept["headGroupSpec"] = {"template": {"spec": {"priorityClassName": head_class}}}
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta,
             "spec": kept}  # fmt: skip
-
-
-def _head_priority_class(spec: Mapping[str, Any]) -> Any:
-    head = spec.get("headGroupSpec")
-    template = head.get("template") if _is_map(head) else None
-    pod_spec = template.get("spec") if _is_map(template) else None
-    return pod_spec.get("priorityClassName") if _is_map(pod_spec) else None
 
 
 def _is_map(value: object) -> TypeGuard[Mapping[str, Any]]:

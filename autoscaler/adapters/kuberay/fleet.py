@@ -3,25 +3,28 @@ its own for each RayCluster no Kueue Workload admits, read only while a suspend 
 enabled. Whose a RayCluster is, `domain.claims.claim` decides; each claim is logged once per
 change. Before acting, `get_workload` re-claims a RayCluster from a fresh read, the
 Workloads of its namespace listed then: a Workload created since makes it Kueue's, and it is
-not ours to suspend.
+not ours to suspend. A RayCluster named as a Workload of its namespace is reported and left
+alone: a request or an action naming the two would reach the Workload.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from autoscaler.adapters.kuberay.admissions import Admissions
 from autoscaler.adapters.kuberay.rayclusters import RayPod, parse_raycluster
 from autoscaler.adapters.kuberay.source import RayClusterSource
 from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.context import UNLISTED, NamespaceMeta
 from autoscaler.domain.claims import Claim, RayClusterFacts, claim
-from autoscaler.domain.management import SUSPENDED_BY_US, Manager
-from autoscaler.domain.models import Pauses, PodRecord, WorkloadInfo, WorkloadRef
+from autoscaler.domain.management import SUSPENDED_BY_US, HandsOff, Manager
+from autoscaler.domain.models import Pauses, PodRecord, State, WorkloadInfo, WorkloadRef
 
 Obj = Mapping[str, Any]
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
@@ -62,10 +65,11 @@ class FleetReader:
         namespaces = self._kueue.namespace_meta()
         claimed = [(obj, c) for obj in read.clusters if (c := self._read_claim(obj, admissions))]
         self._log_claims(claimed)
+        workloads = {row.ref for row in rows}
         for obj, found in claimed:
             meta = _namespace(namespaces, obj)
-            row = self._row(obj, found, pods=read.pods_of(*_key(obj)), namespace=meta)
-            rows += [row] if row is not None else []
+            row = self._row(obj, found, pods=read.pods_of(*key_of(obj)), namespace=meta)
+            rows += [_apart_from(workloads, row)] if row is not None else []
         return rows
 
     def get_workload(self, ref: WorkloadRef) -> WorkloadInfo | None:
@@ -134,6 +138,15 @@ class FleetReader:
             self._log.info("raycluster %s: %s", ref, text)
 
 
+def _apart_from(workloads: Collection[WorkloadRef], row: WorkloadInfo) -> WorkloadInfo:
+    """The row, left alone when a Workload has its name: REST and the act sequence look a
+    name up as a Workload first, so acting on it would write the wrong object."""
+    if row.ref not in workloads or row.hands_off is not None:
+        return row
+    why = f"shares its name with Workload {row.ref.name}: left alone"
+    return replace(row, hands_off=HandsOff(State.PROTECTED, why))
+
+
 def _claim_text(found: Claim) -> str:
     if found.manager is not None:
         return f"{found.reason} (suspend actuator)"
@@ -142,14 +155,9 @@ def _claim_text(found: Claim) -> str:
     return f"{found.reason} (no row of its own)"
 
 
-def _key(obj: Obj) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace", "")), str(meta.get("name", ""))
-
-
 def _ref(obj: Obj) -> WorkloadRef:
-    return WorkloadRef(*_key(obj))
+    return WorkloadRef(*key_of(obj))
 
 
 def _namespace(namespaces: Mapping[str, NamespaceMeta] | None, obj: Obj) -> NamespaceMeta | None:
-    return None if namespaces is None else namespaces.get(_key(obj)[0], UNLISTED)
+    return None if namespaces is None else namespaces.get(key_of(obj)[0], UNLISTED)

@@ -11,16 +11,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autoscaler.adapters.kai.naming import KAI_FLAVOR, KAI_GPU, kai_cluster_queue
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kueue.context import NamespaceMeta
 from autoscaler.domain.claims import Claim
 from autoscaler.domain.management import (
+    KAI_FLAVOR,
     KAI_FRACTION_ANNOTATIONS,
+    KAI_GPU,
     KAI_PRIORITY_LABEL,
     KAI_QUEUE_LABEL,
     HandsOff,
     Manager,
+    kai_cluster_queue,
 )
 from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
 
@@ -91,8 +93,12 @@ def expected_pods(spec: Obj) -> int:
 
 
 def head_priority_class(spec: Obj) -> str | None:
-    template = (spec.get("headGroupSpec") or {}).get("template") or {}
-    name = (template.get("spec") or {}).get("priorityClassName")
+    """The head pod template's spec.priorityClassName; None when absent or not a mapping on
+    the way (the watch cache trims a RayCluster with it, before any validation)."""
+    head = spec.get("headGroupSpec")
+    template = head.get("template") if isinstance(head, Mapping) else None
+    pod_spec = template.get("spec") if isinstance(template, Mapping) else None
+    name = pod_spec.get("priorityClassName") if isinstance(pod_spec, Mapping) else None
     return str(name) if name else None
 
 

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from autoscaler.adapters.kuberay.rayclusters import RayPod, ray_pod
 from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
 from autoscaler.core.errors import NotFound
@@ -122,8 +123,7 @@ def group_pods(
         by_namespace[namespace].append(pod)
     grouped = {}
     for cluster in clusters:
-        meta = cluster.get("metadata") or {}
-        namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        namespace, name = key_of(cluster)
         candidates = by_namespace.get(namespace, [])
         mine = [p for p in candidates if selector.matches(p.pod.labels, owner=name)]
         grouped[(namespace, name)] = tuple(mine)

@@ -19,14 +19,15 @@ import logging
 import random
 import re
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar, cast
+from datetime import timedelta
+from typing import Any, Generic, TypeVar, cast
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import ApiResource, Obj
 from autoscaler.adapters.kubernetes.watching import WatchEvent
-from autoscaler.core.errors import ClusterError, NotFound, WatchExpired
+from autoscaler.core.errors import ClusterError, ClusterUnavailable, NotFound, WatchExpired
 from autoscaler.settings.ha import WatchCacheSettings
 
 T = TypeVar("T")
@@ -74,7 +75,8 @@ def retry_delay(
     return max(delay, min(hinted, maximum)) if hinted is not None else delay
 
 
-def key_of(obj: Obj) -> Key:
+def key_of(obj: Mapping[str, Any]) -> Key:
+    """(namespace, name), "" for either when missing: how caches and readers key objects."""
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
@@ -263,3 +265,23 @@ class WatchCache(Generic[T]):
             else:
                 self._items[key] = value
             self._version = version or self._version
+
+
+def require_fresh(caches: Iterable[WatchCache[Any]], wait: timedelta) -> None:
+    """Wait (up to `wait` each) for a first list; ClusterUnavailable unless each cache is
+    following: a reader never answers from a cache that may have missed a change."""
+    for cache in caches:
+        synced = cache.wait_synced(wait.total_seconds())
+        if (problem := cache.failing) is not None:
+            raise ClusterUnavailable(problem)
+        if not synced:
+            raise ClusterUnavailable(f"the {cache.name} cache is not filled yet")
+
+
+def stop_all(caches: Sequence[WatchCache[Any]], timeout: timedelta | None = None) -> bool:
+    """Tell every cache to stop first (each may be waiting out a quiet watch), then join
+    them; True when all threads ended."""
+    for cache in caches:
+        cache.stop(timeout=0)
+    seconds = timeout.total_seconds() if timeout is not None else None
+    return all([cache.stop(timeout=seconds) for cache in caches])

@@ -14,42 +14,6 @@ Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 # Read only to tell where Kueue's admission can be modelled (domain/queues.py, `unmodelled`).
 _QUEUE_READS = ("localqueues", "resourceflavors", "cohorts")
-# KAI Scheduler's queues and PodGroups: who waits under KAI (adapters/kai/queues.py), read
-# only with the KAI actuator enabled (the chart grants them only then).
-KAI_READS: frozenset[tuple[str, str, str]] = frozenset(
-    {("scheduling.run.ai", "queues", "list"), ("scheduling.run.ai", "podgroups", "list")}
-)
-
-ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
-        *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
-        ("ray.io", "rayclusters", "delete"),  # rule action `delete` only (opt-in, ISSUE 15)
-        *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
-        *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
-        *(("", "pods", v) for v in ("list", "watch")),
-        *(("", "namespaces", v) for v in ("get", "list", "watch")),
-        *(("kueue.x-k8s.io", "clusterqueues", v) for v in ("get", "list", "watch")),
-        *(("kueue.x-k8s.io", plural, v) for plural in _QUEUE_READS for v in ("list", "watch")),
-        ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads", "get"),
-        ("", "events", "create"),
-        *(("", "configmaps", v) for v in ("get", "create", "update")),
-        *(("keda.sh", "scaledobjects", v) for v in ("list", "watch")),
-        *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),
-        ("authentication.k8s.io", "tokenreviews", "create"),
-        ("authorization.k8s.io", "subjectaccessreviews", "create"),
-        *KAI_READS,
-    }
-)
-# Calls only ever made on the one object the settings name, so RBAC limits them with
-# resourceNames: the runtime-state ConfigMap (cluster.runtimeStateConfigMap) and the Lease
-# (leaderElection.leaseName). A create cannot be limited by name and is not among them.
-NAMED_CALLS: dict[tuple[str, str, str], str] = {
-    ("", "configmaps", "get"): "cluster.runtimeStateConfigMap",
-    ("", "configmaps", "update"): "cluster.runtimeStateConfigMap",
-    ("coordination.k8s.io", "leases", "get"): "leaderElection.leaseName",
-    ("coordination.k8s.io", "leases", "update"): "leaderElection.leaseName",
-}
 
 
 @dataclass(frozen=True)
@@ -87,6 +51,42 @@ TOKEN_REVIEWS = ApiResource("authentication.k8s.io", "v1", "tokenreviews", names
 ACCESS_REVIEWS = ApiResource("authorization.k8s.io", "v1", "subjectaccessreviews", namespaced=False)
 KAI_QUEUES = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
 KAI_PODGROUPS = ApiResource("scheduling.run.ai", "v2alpha2", "podgroups")
+# KAI Scheduler's queues and PodGroups: who waits under KAI (adapters/kai/queues.py), read
+# only with the KAI actuator enabled (the chart grants them only then).
+KAI_READS: frozenset[tuple[str, str, str]] = frozenset(
+    (resource.group, resource.plural, "list") for resource in (KAI_QUEUES, KAI_PODGROUPS)
+)
+
+ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
+    {
+        *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
+        *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
+        ("ray.io", "rayclusters", "delete"),  # rule action `delete` only (opt-in, ISSUE 15)
+        *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
+        *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
+        *(("", "pods", v) for v in ("list", "watch")),
+        *(("", "namespaces", v) for v in ("get", "list", "watch")),
+        *(("kueue.x-k8s.io", "clusterqueues", v) for v in ("get", "list", "watch")),
+        *(("kueue.x-k8s.io", plural, v) for plural in _QUEUE_READS for v in ("list", "watch")),
+        ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads", "get"),
+        ("", "events", "create"),
+        *(("", "configmaps", v) for v in ("get", "create", "update")),
+        *(("keda.sh", "scaledobjects", v) for v in ("list", "watch")),
+        *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),
+        ("authentication.k8s.io", "tokenreviews", "create"),
+        ("authorization.k8s.io", "subjectaccessreviews", "create"),
+        *KAI_READS,
+    }
+)
+# Calls only ever made on the one object the settings name, so RBAC limits them with
+# resourceNames: the runtime-state ConfigMap (cluster.runtimeStateConfigMap) and the Lease
+# (leaderElection.leaseName). A create cannot be limited by name and is not among them.
+NAMED_CALLS: dict[tuple[str, str, str], str] = {
+    ("", "configmaps", "get"): "cluster.runtimeStateConfigMap",
+    ("", "configmaps", "update"): "cluster.runtimeStateConfigMap",
+    ("coordination.k8s.io", "leases", "get"): "leaderElection.leaseName",
+    ("coordination.k8s.io", "leases", "update"): "leaderElection.leaseName",
+}
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, ever
 only when it holds GPUs or carries an owner kind's pod label, and stored parsed), and KEDA
 ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
 the policy leaves their Workloads alone whatever the owner says. With Kueue not read
-(`actuators.kueue.enabled: false`), there is no Workload or ClusterQueue cache.
+(`actuators.kueue.enabled: false`), there is no Workload, ClusterQueue or owner cache, and
+pods are kept only for their GPUs.
 
 Everything else is KueueCluster's own: `get_workload`, the fresh read before acting, still
 GETs the Workload and its owner and lists that owner's pods; an action still writes the
@@ -22,7 +23,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.cache import WatchCache
+from autoscaler.adapters.kubernetes.cache import WatchCache, require_fresh, stop_all
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import (
     NAMESPACES,
@@ -56,20 +57,26 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class _KueueCaches:
+    workloads: WatchCache[Obj]
+    cluster_queues: WatchCache[Obj]
+
+
 @dataclass
 class _Caches:
-    workloads: WatchCache[Obj] | None  # None: Kueue is not read (actuators.kueue.enabled)
-    owners: dict[str, WatchCache[Obj]]
+    owners: dict[str, WatchCache[Obj]]  # empty when Kueue is not read: no Workload has one
     pods: WatchCache[NamespacedPod]
-    cluster_queues: WatchCache[Obj] | None
     namespaces: WatchCache[NamespaceMeta]  # never required: failing or not filled: None
+    kueue: _KueueCaches | None = None  # None: Kueue is not read (actuators.kueue.enabled)
     scaled_objects: WatchCache[Obj] | None = None
     queue_objects: dict[str, WatchCache[Obj]] = field(default_factory=dict)  # started on use
     started: list[WatchCache[Any]] = field(default_factory=list)
 
     def cycle_caches(self) -> list[WatchCache[Any]]:
-        kueue = [c for c in (self.workloads, self.cluster_queues) if c is not None]
-        return [*kueue[:1], *self.owners.values(), self.pods, *kueue[1:]]
+        if self.kueue is None:
+            return [*self.owners.values(), self.pods]
+        return [self.kueue.workloads, *self.owners.values(), self.pods, self.kueue.cluster_queues]
 
 
 class CachedKueueCluster(KueueCluster):
@@ -87,8 +94,11 @@ class CachedKueueCluster(KueueCluster):
         self._caches: _Caches | None = None
         self._stopped = False
         self._lock = threading.Lock()
+        # Pods kept for an owner's sake only while Workloads (whose owners they are) are read.
         across = (selector.across_owners() for selector in self._selectors.values())
-        self._owner_pod_selectors = [objects.PodSelector.parse(s) for s in across if s]
+        self._owner_pod_selectors = (
+            [objects.PodSelector.parse(s) for s in across if s] if read_kueue else []
+        )
 
     def start(self) -> None:
         """Start the cycle's caches now (Kueue discovery included); raises ClusterError."""
@@ -104,10 +114,7 @@ class CachedKueueCluster(KueueCluster):
         with self._lock:
             self._stopped = True  # stale from now on: never read again
             started = list(self._caches.started) if self._caches else []
-        for cache in started:  # tell them all first: each may wait out a quiet watch
-            cache.stop(timeout=0)
-        seconds = timeout.total_seconds() if timeout is not None else None
-        return all([cache.stop(timeout=seconds) for cache in started])
+        return stop_all(started, timeout)
 
     @property
     def list_calls(self) -> int:
@@ -119,9 +126,9 @@ class CachedKueueCluster(KueueCluster):
     def list_workloads(self) -> list[WorkloadInfo]:
         caches = self._cycle_caches()
         self._require_fresh(caches.cycle_caches())
-        if caches.workloads is None:
+        if caches.kueue is None:
             return []
-        raw = caches.workloads.items()
+        raw = caches.kueue.workloads.items()
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
         owners = {kind: cache.snapshot() for kind, cache in caches.owners.items()}
         pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
@@ -151,11 +158,14 @@ class CachedKueueCluster(KueueCluster):
         """From the caches: Workloads and ClusterQueues follow every cycle, the other queue
         kinds (PendingWork's) start on first use; a kind not served is empty."""
         caches = self._cycle_caches()
-        if not self.reads_kueue:
+        if caches.kueue is None:
             return ()
-        if plural in ("workloads", "clusterqueues"):
-            chosen = caches.workloads if plural == "workloads" else caches.cluster_queues
-            cache = chosen if chosen is not None else self._queue_objects_cache(caches, plural)
+        followed = {
+            "workloads": caches.kueue.workloads,
+            "clusterqueues": caches.kueue.cluster_queues,
+        }
+        if plural in followed:
+            cache = followed[plural]
         else:
             cache = self._queue_objects_cache(caches, plural)
         self._require_fresh([cache])
@@ -195,13 +205,11 @@ class CachedKueueCluster(KueueCluster):
                 raise ClusterUnavailable("the watch caches are stopped")
             if self._caches is None:
                 caches = _Caches(
-                    workloads=None,
                     owners={
                         kind: self._cache(OWNER_RESOURCES[kind], owner_metadata)
                         for kind in self._enabled_owner_kinds()
                     },
                     pods=self._cache(PODS, self._kept_pod),
-                    cluster_queues=None,
                     namespaces=self._cache(NAMESPACES, kept_namespace),
                 )
                 if self.reads_kueue:
@@ -212,9 +220,11 @@ class CachedKueueCluster(KueueCluster):
 
     def _add_kueue_caches(self, caches: _Caches) -> None:
         workloads = self.workload_resource()  # discovery: may raise, retried next cycle
-        caches.workloads = self._cache(workloads, without_managed_fields)
         queues = kueue_resource(workloads.version, "clusterqueues")
-        caches.cluster_queues = self._cache(queues, without_managed_fields, missing_is_empty=True)
+        caches.kueue = _KueueCaches(
+            workloads=self._cache(workloads, without_managed_fields),
+            cluster_queues=self._cache(queues, without_managed_fields, missing_is_empty=True),
+        )
 
     def _scaled_objects_cache(self) -> WatchCache[Obj]:
         caches = self._cycle_caches()
@@ -249,15 +259,12 @@ class CachedKueueCluster(KueueCluster):
 
     def _require_fresh(self, caches: list[WatchCache[Any]]) -> None:
         """Wait (up to syncTimeout) for a first list; raise unless each cache is following."""
-        wait = self._cache_settings.sync_timeout.total_seconds()
-        for cache in caches:
-            synced = cache.wait_synced(wait)
-            if (problem := cache.failing) is not None:
-                raise ClusterUnavailable(problem)
-            if not synced:
-                raise ClusterUnavailable(f"the {cache.name} cache is not filled yet")
+        require_fresh(caches, self._cache_settings.sync_timeout)
 
     def _enabled_owner_kinds(self) -> list[str]:
+        """Owners are read for the Workloads they own: none while Kueue is not read."""
+        if not self.reads_kueue:
+            return []
         kinds = self._settings.owner_kinds
         return sorted(k for k in OWNER_RESOURCES if k in kinds and kinds[k].enabled)
 
