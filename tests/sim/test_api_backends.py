@@ -8,14 +8,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from autoscaler.compose.api import build_api_on
 from autoscaler.compose.demo import (
     DEMO_USER,
-    build_demo_service,
     demo_tokens,
-    simulated_backends,
 )
-from autoscaler.compose.service import Service
 from autoscaler.core.errors import Conflict
 from autoscaler.demo.scenarios import SCENARIOS
 from autoscaler.demo.story import World, play
@@ -28,8 +24,8 @@ from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.state import SimulatedRuntimeState
 from tests.sim.test_sim_cluster import raycluster, two_gpu_cluster
+from tests.support.demo_api import TOKEN, acting_world, world_api
 
-TOKEN = "a-demo-token-of-some-length"
 ADMIN = Target("update", "", "configmaps", "idle-gpu-autoscaler", "idle-gpu-autoscaler-state")
 NOTE = {keys.EXEMPT_UNTIL: "2026-03-02T12:00:00Z"}
 
@@ -105,38 +101,13 @@ def test_the_runtime_states_pauses_are_the_ones_the_cluster_reports_to_the_loop(
 
 @pytest.fixture
 def world() -> World:
-    return World.build(
-        SCENARIOS["two-clusters"],
-        dry_run=False,
-        speed=None,
-        build_service=build_demo_service,
-        logger=logging.getLogger("test-demo-api"),
-    )
+    return acting_world(SCENARIOS["two-clusters"], logger=logging.getLogger("test-demo-api"))
 
 
 @pytest.fixture
 def api(world: World) -> Iterator[httpx.Client]:
-    """The real app over the world's backends, on a loopback port."""
-    service = world.service
-    assert isinstance(service, Service)
-    backends = simulated_backends(
-        world.cluster, clock=world.clock, settings=world.settings, token=TOKEN,
-        shared=service.shared,
-    )  # fmt: skip
-    built = build_api_on(
-        world.settings.api.model_copy(update={"host": "127.0.0.1", "port": 0}),
-        backends=backends,
-        store=service.store,
-        telemetry=service.telemetry,
-        clock=world.clock,
-        logger=logging.getLogger("test-demo-api"),
-    )
-    built.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{built.server.port}", timeout=5) as client:
-            yield client
-    finally:
-        built.stop()
+    with world_api(world, logger=logging.getLogger("test-demo-api")) as client:
+        yield client
 
 
 def test_a_pause_set_through_the_demos_api_keeps_the_loop_from_acting(

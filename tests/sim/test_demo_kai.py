@@ -13,9 +13,6 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
-from autoscaler.compose.api import build_api_on
-from autoscaler.compose.demo import build_demo_service, simulated_backends
-from autoscaler.compose.service import Service
 from autoscaler.demo.run import DemoOptions, DemoRun
 from autoscaler.demo.scenarios import SCENARIOS, Arrival
 from autoscaler.demo.story import World, play
@@ -24,11 +21,11 @@ from autoscaler.domain.management import Manager
 from autoscaler.domain.models import State, WorkloadRef
 from autoscaler.sim.cluster_pods import POD_START
 from tests.sim.kai_builders import plain_spec
+from tests.support.demo_api import TOKEN, acting_world, world_api
 from tests.support.demo_runs import play_served
 
 KAI = SCENARIOS["kai"]
 NOTEBOOK = WorkloadRef("team-c", "kai-notebook")
-TOKEN = "a-demo-token-of-some-length"
 
 
 def at(minute: float) -> datetime:
@@ -114,38 +111,13 @@ def test_the_dry_run_replay_suspends_nothing(run: tuple[DemoRun, str]) -> None:
 
 @pytest.fixture
 def world() -> World:
-    return World.build(
-        KAI,
-        dry_run=False,
-        speed=None,
-        build_service=build_demo_service,
-        logger=logging.getLogger("test-demo-kai"),
-    )
+    return acting_world(KAI, logger=logging.getLogger("test-demo-kai"))
 
 
 @pytest.fixture
 def api(world: World) -> Iterator[httpx.Client]:
-    """The real REST app over the world's service, on a loopback port."""
-    service = world.service
-    assert isinstance(service, Service)
-    backends = simulated_backends(
-        world.cluster, clock=world.clock, settings=world.settings, token=TOKEN,
-        shared=service.shared,
-    )  # fmt: skip
-    built = build_api_on(
-        world.settings.api.model_copy(update={"host": "127.0.0.1", "port": 0}),
-        backends=backends,
-        store=service.store,
-        telemetry=service.telemetry,
-        clock=world.clock,
-        logger=logging.getLogger("test-demo-kai"),
-    )
-    built.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{built.server.port}", timeout=5) as client:
-            yield client
-    finally:
-        built.stop()
+    with world_api(world, logger=logging.getLogger("test-demo-kai")) as client:
+        yield client
 
 
 def test_reactivating_the_suspended_notebook_brings_back_exactly_what_was_there(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from autoscaler.sim.kueue_objects import (
     workload_status,
 )
 from tests.support.builders import make_pod
+from tests.support.builders.pods import PodBuilder
 from tests.support.kube_server import KubeServer
 
 Object = dict[str, Any]
@@ -122,24 +124,45 @@ class ClusterEmulator:
 
 def ray_pods(raycluster: Object, *, now: datetime) -> list[Object]:
     """The head and worker pods KubeRay would create, Running since `now`."""
-    meta, spec = raycluster["metadata"], raycluster["spec"]
+    pods = []
+    for slot in pod_slots(raycluster):
+        pod = slot.builder().build()
+        pod["spec"]["containers"] = copy.deepcopy(slot.template["spec"]["containers"])
+        pods.append(_running(pod, now))
+    return pods
+
+
+@dataclass(frozen=True)
+class PodSlot:
+    """One pod KubeRay makes for a RayCluster: its group and the template it is made from."""
+
+    raycluster: Object
+    node_type: str  # "head" or "worker"
+    group: str
+    index: int
+    template: Object
+
+    def builder(self) -> PodBuilder:
+        meta = self.raycluster["metadata"]
+        suffix = "head" if self.node_type == "head" else f"{self.group}-worker-{self.index}"
+        return make_pod(meta["namespace"], f"{meta['name']}-{suffix}").owned_by_raycluster(
+            self.raycluster, node_type=self.node_type, group=self.group
+        )
+
+
+def pod_slots(raycluster: Object) -> list[PodSlot]:
+    """Every pod of the head group and of each worker group's replicas, in order."""
+    spec = raycluster["spec"]
     groups = [("head", "headgroup", 1, spec["headGroupSpec"]["template"])]
     groups += [
         ("worker", g["groupName"], g.get("replicas", 1), g["template"])
         for g in spec.get("workerGroupSpecs", [])
     ]
-    pods = []
-    for node_type, group, replicas, template in groups:
-        for index in range(replicas):
-            suffix = "head" if node_type == "head" else f"{group}-worker-{index}"
-            pod = (
-                make_pod(meta["namespace"], f"{meta['name']}-{suffix}")
-                .owned_by_raycluster(raycluster, node_type=node_type, group=group)
-                .build()
-            )
-            pod["spec"]["containers"] = copy.deepcopy(template["spec"]["containers"])
-            pods.append(_running(pod, now))
-    return pods
+    return [
+        PodSlot(raycluster, node_type, group, index, template)
+        for node_type, group, replicas, template in groups
+        for index in range(replicas)
+    ]
 
 
 def _running(pod: Object, now: datetime) -> Object:

@@ -20,7 +20,8 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
-from tests.support.builders import ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL, make_pod, timestamp
+from tests.support.builders import ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL, timestamp
+from tests.support.cluster_emulator import pod_slots
 from tests.support.kube_server import Change, KubeServer
 
 Object = dict[str, Any]
@@ -76,21 +77,12 @@ class KubeRayEmulator:
 
 
 def kuberay_pods(raycluster: Object, *, now: datetime) -> list[Object]:
-    """The head and worker pods KubeRay would create, Running since `now`."""
-    meta, spec = raycluster["metadata"], raycluster["spec"]
-    groups = [("head", "headgroup", 1, spec["headGroupSpec"]["template"])]
-    groups += [
-        ("worker", g["groupName"], g.get("replicas", 1), g["template"])
-        for g in spec.get("workerGroupSpecs", [])
+    """The head and worker pods KubeRay would create, from their templates, Running since
+    `now`."""
+    return [
+        _from_template(slot.builder().build(), raycluster, slot.template, now=now)
+        for slot in pod_slots(raycluster)
     ]
-    pods = []
-    for node_type, group, replicas, template in groups:
-        for index in range(replicas):
-            suffix = "head" if node_type == "head" else f"{group}-worker-{index}"
-            builder = make_pod(meta["namespace"], f"{meta['name']}-{suffix}")
-            builder.owned_by_raycluster(raycluster, node_type=node_type, group=group)
-            pods.append(_from_template(builder.build(), raycluster, template, now=now))
-    return pods
 
 
 def _from_template(pod: Object, raycluster: Object, template: Object, *, now: datetime) -> Object:

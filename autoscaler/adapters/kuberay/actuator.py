@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.patches import annotations_patch
 from autoscaler.adapters.kubernetes.resources import EVENTS, RAYCLUSTERS, Obj
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
 from autoscaler.core.ports import Clock
@@ -64,9 +65,9 @@ class SuspendActuator:
         restored = restored_suspend(workload.annotations.get(SUSPEND_WAS))
         if isinstance(restored, NotOurs):
             raise Conflict(f"{workload.ref}: {restored.reason}: left as it is")
-        metadata: Obj = {"annotations": {**annotations, SUSPEND_WAS: None}}
-        if workload.resource_version:
-            metadata["resourceVersion"] = workload.resource_version
+        metadata = annotations_patch(
+            {**annotations, SUSPEND_WAS: None}, resource_version=workload.resource_version
+        )
         self._patch(workload, {"metadata": metadata, "spec": {"suspend": restored}})
 
     def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
@@ -80,9 +81,7 @@ class SuspendActuator:
         resource_version: str | None = None,
     ) -> Annotated:
         """The RayCluster's annotations; with `resource_version`, only while it is at it."""
-        metadata: Obj = {"annotations": dict(annotations)}
-        if resource_version:
-            metadata["resourceVersion"] = resource_version
+        metadata = annotations_patch(annotations, resource_version=resource_version)
         self._patch(workload, {"metadata": metadata})
         return Annotated("RayCluster", workload.ref.namespace, workload.ref.name)
 

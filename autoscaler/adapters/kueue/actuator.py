@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Mapping
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.patches import annotations_patch
 from autoscaler.adapters.kubernetes.resources import EVENTS, ApiResource, Obj
 from autoscaler.adapters.kueue.resources import owner_resource
 from autoscaler.core.errors import NotFound
@@ -47,9 +48,7 @@ class KueueActuator:
     def reactivate(self, workload: WorkloadInfo, annotations: Annotations) -> None:
         """`spec.active: true` and the reactivation record in one patch, applied only if the
         Workload is unchanged since it was read (else Conflict)."""
-        metadata: Obj = {"annotations": dict(annotations)}
-        if workload.resource_version:
-            metadata["resourceVersion"] = workload.resource_version
+        metadata = annotations_patch(annotations, resource_version=workload.resource_version)
         self._patch_workload(workload, {"metadata": metadata, "spec": {"active": True}})
 
     def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
@@ -71,9 +70,7 @@ class KueueActuator:
         resource_version: str | None = None,
     ) -> Annotated:
         """With `resource_version`, applied only if the Workload is still at it (Conflict)."""
-        metadata: Obj = {"annotations": dict(annotations)}
-        if resource_version:
-            metadata["resourceVersion"] = resource_version
+        metadata = annotations_patch(annotations, resource_version=resource_version)
         self._patch_workload(workload, {"metadata": metadata})
         ref = workload.ref
         return Annotated("Workload", ref.namespace, ref.name)
