@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import ApiResource, Obj
-from autoscaler.adapters.kubernetes.watching import WatchEvent
+from autoscaler.adapters.kubernetes.watching import WatchEvent, WatchInterrupt
 from autoscaler.core.errors import ClusterError, ClusterUnavailable, NotFound, WatchExpired
 from autoscaler.settings.ha import WatchCacheSettings
 
@@ -44,9 +44,8 @@ class CacheStopped(Exception):
 class _Interruptible(ApiResource):
     """The cached resource, refusing to give its path once the cache stops.
 
-    KubeClient.watch reopens a stream the server ended by itself, asking the resource for its
-    path each time, and yields nothing while the resource is quiet: raising here is how a
-    stopping cache regains control within one `watchTimeout`.
+    A stopping cache ends its open stream through its `WatchInterrupt`; refusing the path as
+    well means no list or watch request is sent once it stops, whatever it was doing.
     """
 
     stopping: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
@@ -102,6 +101,7 @@ class WatchCache(Generic[T]):
         jitter: Callable[[], float] = random.random,
     ) -> None:
         self._stop = threading.Event()
+        self._interrupt = WatchInterrupt()
         self._resource = _Interruptible(
             resource.group, resource.version, resource.plural, resource.namespaced, self._stop
         )
@@ -168,9 +168,10 @@ class WatchCache(Generic[T]):
         return self.synced
 
     def stop(self, timeout: float | None = None) -> bool:
-        """Stop following and join the thread (within `timeout` seconds when given): a quiet
-        watch notices at its next reopen, within `watchTimeout`. True when the thread ended."""
+        """Stop following and join the thread (within `timeout` seconds when given): the
+        stream being read is ended at once. True when the thread ended."""
         self._stop.set()
+        self._interrupt.fire()
         if self._thread.is_alive():
             self._thread.join(timeout)
         return not self._thread.is_alive()
@@ -245,6 +246,7 @@ class WatchCache(Generic[T]):
                 namespace=self._namespace,
                 label_selector=self._selector,
                 timeout_seconds=int(self._settings.watch_timeout.total_seconds()),
+                interrupt=self._interrupt,
             ),
         )
         try:

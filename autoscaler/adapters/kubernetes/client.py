@@ -30,7 +30,7 @@ from autoscaler.adapters.kubernetes.resources import (
     Obj,
     ObjectList,
 )
-from autoscaler.adapters.kubernetes.watching import WatchEvent, lines, watch_event
+from autoscaler.adapters.kubernetes.watching import WatchEvent, WatchInterrupt, lines, watch_event
 from autoscaler.core.errors import ClusterError, ConfigError, Forbidden, NotFound
 from autoscaler.settings.tree import ClusterSettings
 
@@ -171,20 +171,23 @@ class KubeClient:
         namespace: str | None = None,
         label_selector: str | None = None,
         timeout_seconds: int = 300,
+        interrupt: WatchInterrupt | None = None,
     ) -> Iterator[WatchEvent]:
         """Changes after `resource_version`, reconnecting from the last one seen (bookmarks too).
 
         Runs until the consumer closes it; raises WatchExpired when the version is too old.
+        `interrupt` ends the stream being read (the resource decides whether to reopen).
         """
         self._check(resource, "watch")
-        version = resource_version
-        while True:
+        version, interrupt = resource_version, interrupt or WatchInterrupt()
+        while not interrupt.fired:
             for kind, obj in self._watch_once(
                 resource,
                 namespace=namespace,
                 label_selector=label_selector,
                 resource_version=version,
                 timeout_seconds=timeout_seconds,
+                interrupt=interrupt,
             ):
                 version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
                 if kind != "BOOKMARK":
@@ -198,6 +201,7 @@ class KubeClient:
         label_selector: str | None,
         resource_version: str,
         timeout_seconds: int,
+        interrupt: WatchInterrupt,
     ) -> Iterator[tuple[str, Obj]]:
         query = [
             ("watch", "true"),
@@ -211,7 +215,7 @@ class KubeClient:
         path = resource.path(namespace=namespace)
         response = self._open("GET", path, query=query, what=what, timeout=timeout)
         try:
-            with _mapped_errors(what):
+            with _mapped_errors(what), interrupt.reading(response.response):
                 for line in lines(response.response.stream(amt=None, decode_content=True)):
                     yield watch_event(json.loads(line), what)
         finally:
