@@ -68,8 +68,8 @@ class WatchCacheSettings(Section):
     watch_timeout: Duration = Field(
         timedelta(seconds=60),
         description="Each watch request asks the server to end after this long and is "
-        "reopened from the last version at once: one request per resource per period. It "
-        "also bounds how long stopping waits for a quiet watch.",
+        "reopened from the last version at once: one request per resource per period. "
+        "Stopping does not wait for it: the stream being read is ended at once.",
     )
     backoff_initial: Duration = Field(
         timedelta(milliseconds=500),

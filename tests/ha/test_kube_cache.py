@@ -215,7 +215,7 @@ def test_a_failing_watch_reports_the_cache_failing_until_a_relist_succeeds(
 def test_stop_ends_a_quiet_watch_at_once_not_at_the_servers_timeout(
     make_cache: CacheFactory,
 ) -> None:
-    # A watch timeout of minutes (the product's default is 5): a stop that waited for the
+    # A watch timeout of minutes (the product's default is one): a stop that waited for the
     # server to end the stream would hold a shutdown past Kubernetes' termination grace.
     quiet = FAST_CACHE.model_copy(update={"watch_timeout": timedelta(minutes=5)})
     cache = started(make_cache(settings=quiet))
