@@ -26,9 +26,10 @@ pytestmark = pytest.mark.real
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
-# Three for utilization, one per evidence signal (framebuffer, PCIe, NVLink, Ray) and the
-# learned power baseline; this history has no power series, so no power matrix (ISSUE 16).
-QUERIES_PER_READ = 3 + 4 + 1
+# Three per utilization signal (two by default), one per evidence signal (framebuffer, PCIe,
+# NVLink, Ray) and the learned power baseline; this history has no power series, so no power
+# matrix (ISSUE 16).
+QUERIES_PER_READ = 3 * 2 + 4 + 1
 TOKEN = "views-token"
 DEFAULT = UsageView(HOUR, 0.05)
 VIEWS = (
@@ -112,9 +113,7 @@ def test_shorter_windows_and_higher_thresholds_are_judged_on_their_own(
 
 
 def test_a_template_adding_its_own_matchers_reads_the_same_usage(url: str, at: datetime) -> None:
-    templates = QueryTemplates(
-        slots='max_over_time({metric}{{{matchers}UUID!=""}}[{slot}]) / {scale}'
-    )
+    templates = QueryTemplates(slots='max_over_time({metric}{{{matchers}UUID!=""}}[{slot}])')
     made = PrometheusMetricSource(
         prometheus=PrometheusSettings(url=url), policy=PolicySettings(), templates=templates
     )
