@@ -96,6 +96,20 @@ def test_every_view_of_a_shared_read_is_what_a_read_of_that_view_alone_gives(
         assert {ns for ns, _ in shared[view].gpus} >= set(SHAPES)
 
 
+def test_a_source_reading_again_keeps_old_busy_steps_and_reads_what_a_fresh_one_reads(
+    url: str, at: datetime
+) -> None:
+    # The second and third reads ask only for the BUSY steps after the settled ones.
+    made = PrometheusMetricSource(prometheus=PrometheusSettings(url=url), policy=PolicySettings())
+    try:
+        for now in (at - 100 * MINUTE, at - 31 * MINUTE, at - timedelta(seconds=30), at):
+            again = made.read_views(VIEWS, now=now)
+            first, _ = read(VIEWS, url=url, now=now)
+            assert again == first, now
+    finally:
+        made.close()
+
+
 def test_shorter_windows_and_higher_thresholds_are_judged_on_their_own(
     url: str, at: datetime
 ) -> None:

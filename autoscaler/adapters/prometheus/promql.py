@@ -172,10 +172,16 @@ Queries = dict[Stat, tuple[str, ...]]  # per Stat, one query per signal, in the 
 
 
 def build_queries(
-    signals: Sequence[SignalSettings], *, span: QueryWindow, templates: QueryTemplates
+    signals: Sequence[SignalSettings],
+    *,
+    span: QueryWindow,
+    templates: QueryTemplates,
+    busy_reach: timedelta | None = None,
 ) -> Queries:
-    """Per `Stat`, one query per signal."""
-    reach = {Stat.SLOTS: (span.recent, span.slot), Stat.BUSY: (span.lookback, span.coarse)}
+    """Per `Stat`, one query per signal; BUSY reaches back `busy_reach` (default: the whole
+    lookback; less when earlier reads' steps are kept, `busy_history.py`)."""
+    busy = (busy_reach or span.lookback, span.coarse)
+    reach = {Stat.SLOTS: (span.recent, span.slot), Stat.BUSY: busy}
     built: Queries = {}
     for stat in Stat:
         filled = [_fill(templates.for_stat(stat), signal, span) for signal in signals]

@@ -27,6 +27,7 @@ import urllib3
 from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
 
+from autoscaler.adapters.prometheus.busy_history import BusyHistory
 from autoscaler.adapters.prometheus.device_evidence import FreshProbe
 from autoscaler.adapters.prometheus.evidence_base import EvidenceReader, merged
 from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
@@ -40,13 +41,12 @@ from autoscaler.adapters.prometheus.latest import latest_evidence, latest_query,
 from autoscaler.adapters.prometheus.promql import (
     QueryTemplates,
     QueryWindow,
-    Stat,
     build_queries,
     duration,
-    parse_columns,
     parse_vector,
 )
-from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end, usage_of_view
+from autoscaler.adapters.prometheus.utilization import read_utilization
+from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
 from autoscaler.domain.evidence import FleetEvidence
 from autoscaler.domain.fresh import LatestUsage
@@ -134,6 +134,7 @@ class PrometheusMetricSource:
             timeout=prometheus.timeout.total_seconds(),
             method="GET",
         )
+        self._busy = BusyHistory()
         self.queries_issued = 0
 
     def read_views(
@@ -158,6 +159,7 @@ class PrometheusMetricSource:
             return usage | {view: _failed(view, now, failure) for view in readable}
         warnings = self._inspector.warnings()
         if warnings:
+            self._busy.forget()  # partial data is never kept as clean
             self._log.warning("Prometheus returned partial data: %s", "; ".join(warnings))
         doubtful = EVERY_NAMESPACE if warnings else frozenset()
         evidence = self._evidence(span, now=now)
@@ -198,19 +200,10 @@ class PrometheusMetricSource:
         self._client.close()
 
     def _read(self, span: QueryWindow, *, now: datetime) -> FleetAnswers:
-        """Every query, in turn; the first failure ends the read, since the remaining
-        queries could not change the outcome, only delay it."""
-        signals = self._settings.signals
-        queries = build_queries(signals, span=span, templates=self._templates)
-        slots_at = slots_end(now, span.slot)
-        slots, busy, newest = [], [], []
-        for signal, query in zip(signals, queries[Stat.SLOTS], strict=True):
-            slots += parse_columns(self._query(query, at=slots_at), scale=signal.scale)
-        for signal, query in zip(signals, queries[Stat.BUSY], strict=True):
-            busy += parse_columns(self._query(query, at=now), scale=signal.scale)
-        for query in queries[Stat.NEWEST]:
-            newest += parse_vector(self._query(query, at=now))
-        return FleetAnswers.of(slots=slots, busy=busy, newest=newest)
+        signals, templates = self._settings.signals, self._templates
+        return read_utilization(
+            self._ask, signals=signals, span=span, templates=templates, history=self._busy, now=now
+        )
 
     def _evidence(self, span: QueryWindow, *, now: datetime) -> FleetEvidence:
         """Every reader in turn; one that fails (or answers with partial data, which does
