@@ -1,8 +1,9 @@
 """One fleet read beside the cheapest formulation of the same facts (issue 18), alternated.
 
 Run by `bench_cycle_queries --fleet-read` on its kept fleet. Each repeat times, in turn:
-  - the adapter's `read_views` (one 1 h view), without evidence readers and with the default
-    ones as the service builds them;
+  - the adapter's `read_views` (one 1 h view): a first read (a new source), and the next
+    cycle's (a source that read a minute before, so BUSY asks only for the steps it lacks),
+    without evidence readers and with the default ones as the service builds them;
   - the same read by an older adapter (`--before DIR`: a source tree holding `autoscaler/`,
     e.g. `git archive <commit> autoscaler | tar -x -C DIR`), in a child process that times
     the read itself, so interpreter start-up is not counted;
@@ -22,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -117,33 +118,44 @@ def measure(
     }
     older = _child(before, url, at, policy, evidence=False)["texts"] if before else {}
     bare = {**ours, **{f"before {name}": texts for name, texts in older.items()}, **cheap}
-    reads = _reads(settings, policy)
+    reads = _reads(settings, policy, at)
     cases = {label: Case(label) for label in [*reads, *_child_labels(before), *bare]}
     with requests.Session() as session:
         try:
             for _ in range(repeat):
                 for label, source in reads.items():
-                    _time_read(cases[label], source, at)
+                    _time_read(cases[label], source() if callable(source) else source, at)
                 for label, evidence in _child_labels(before).items():
                     _time_child(cases[label], before, url, at, policy, evidence=evidence)
                 for label, texts in bare.items():
                     _time_bare(cases[label], session, url, texts, at)
         finally:
             for source in reads.values():
-                source.close()
+                if isinstance(source, PrometheusMetricSource):
+                    source.close()
     return list(cases.values())
 
 
 def _reads(
-    settings: PrometheusSettings, policy: PolicySettings
-) -> dict[str, PrometheusMetricSource]:
-    return {
-        "after read_views, no evidence": PrometheusMetricSource(
+    settings: PrometheusSettings, policy: PolicySettings, at: datetime
+) -> dict[str, PrometheusMetricSource | Callable[[], PrometheusMetricSource]]:
+    """A first read (a new source each time: BUSY over the whole lookback) and the next
+    cycle's (a source that read a minute before: BUSY only after its settled steps)."""
+    warm = {
+        "after read_views, next cycle, no evidence": PrometheusMetricSource(
             prometheus=settings, policy=policy, readers=[]
         ),
-        "after read_views, default evidence": PrometheusMetricSource(
+        "after read_views, next cycle, default evidence": PrometheusMetricSource(
             prometheus=settings, policy=policy
         ),
+    }
+    for source in warm.values():
+        _check(source.read_views([VIEW], now=at - timedelta(minutes=1))[VIEW])
+    return {
+        "after read_views, first read, no evidence": lambda: PrometheusMetricSource(
+            prometheus=settings, policy=policy, readers=[]
+        ),
+        **warm,
     }
 
 
@@ -158,6 +170,8 @@ def _time_read(case: Case, source: PrometheusMetricSource, at: datetime) -> None
     began = time.perf_counter()
     usage = source.read_views([VIEW], now=at)[VIEW]
     case.seconds.append(time.perf_counter() - began)
+    if issued == 0:  # made for this read
+        source.close()
     _check(usage)
     case.requests, case.digest = source.queries_issued - issued, _digest(usage)
 
