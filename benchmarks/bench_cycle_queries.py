@@ -94,7 +94,12 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
             load = {"before": _load()}
             before = Path(args.before) if args.before else None
             cases = fleet_read.measure(
-                prom.url, policy=policy, at=at, repeat=args.repeat, before=before
+                prom.url,
+                policy=policy,
+                at=at,
+                repeat=args.repeat,
+                before=before,
+                evidence=not args.lean,
             )
             load["after"] = _load()
         else:
@@ -335,6 +340,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--fleet-read", action="store_true", help="the read beside the cheapest formulation"
     )
     parser.add_argument("--before", help="with --fleet-read: a tree holding an older autoscaler/")
+    parser.add_argument("--lean", action="store_true", help="with --fleet-read: no evidence reads")
     return parser.parse_args(argv)
 
 

@@ -106,7 +106,13 @@ def _selector(signal: SignalSettings) -> str:
 
 
 def measure(
-    url: str, *, policy: PolicySettings, at: datetime, repeat: int, before: Path | None
+    url: str,
+    *,
+    policy: PolicySettings,
+    at: datetime,
+    repeat: int,
+    before: Path | None,
+    evidence: bool = True,
 ) -> list[Case]:
     """Every case once per repeat, in the same order, so all see the same machine load."""
     settings = PrometheusSettings(url=url, timeout=timedelta(seconds=120))
@@ -119,14 +125,17 @@ def measure(
     older = _child(before, url, at, policy, evidence=False)["texts"] if before else {}
     bare = {**ours, **{f"before {name}": texts for name, texts in older.items()}, **cheap}
     reads = _reads(settings, policy, at)
-    cases = {label: Case(label) for label in [*reads, *_child_labels(before), *bare]}
+    if not evidence:  # a quicker run: the reads without evidence only
+        reads.pop("after read_views, next cycle, default evidence")
+    children = _child_labels(before, evidence=evidence)
+    cases = {label: Case(label) for label in [*reads, *children, *bare]}
     with requests.Session() as session:
         try:
             for _ in range(repeat):
                 for label, source in reads.items():
                     _time_read(cases[label], source() if callable(source) else source, at)
-                for label, evidence in _child_labels(before).items():
-                    _time_child(cases[label], before, url, at, policy, evidence=evidence)
+                for label, with_evidence in children.items():
+                    _time_child(cases[label], before, url, at, policy, evidence=with_evidence)
                 for label, texts in bare.items():
                     _time_bare(cases[label], session, url, texts, at)
         finally:
@@ -159,10 +168,11 @@ def _reads(
     }
 
 
-def _child_labels(before: Path | None) -> dict[str, bool]:
+def _child_labels(before: Path | None, *, evidence: bool = True) -> dict[str, bool]:
     if before is None:
         return {}
-    return {"before read_views, no evidence": False, "before read_views, default evidence": True}
+    labels = {"before read_views, no evidence": False, "before read_views, default evidence": True}
+    return labels if evidence else dict(list(labels.items())[:1])
 
 
 def _time_read(case: Case, source: PrometheusMetricSource, at: datetime) -> None:
