@@ -13,6 +13,10 @@ Prometheus, then measures, side by side in one run:
      pod, so `workloads x queries` requests per read, as a per-workload design would do;
   4. one read for four usage views (rules with other windows and thresholds) next to one for
      a single view, and next to four reads of one view each (what looping over views costs).
+
+With `--fleet-read` it measures instead the read beside the cheapest formulation of the same
+facts, each query's HTTP exchange apart from its parsing, and optionally an older adapter
+(`--before DIR`) in the same run (`fleet_read.py`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, S
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
+from benchmarks import fleet_read  # a namespace package, run from the repository root
 from tests.support.prom import (
     ALL_METRICS,
     GpuSeries,
@@ -85,8 +90,29 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
     with prom:
         at = datetime.fromtimestamp(end, UTC)
         _warm_up(prom.url, at)
-        timings, per_query = measure(prom.url, policy=policy, at=at, args=args)
+        if args.fleet_read:
+            load = {"before": _load()}
+            before = Path(args.before) if args.before else None
+            cases = fleet_read.measure(
+                prom.url,
+                policy=policy,
+                at=at,
+                repeat=args.repeat,
+                before=before,
+                evidence=not args.lean,
+            )
+            load["after"] = _load()
+        else:
+            timings, per_query = measure(prom.url, policy=policy, at=at, args=args)
+    if args.fleet_read:
+        print(f"Machine: {_machine()}; fleet: {args.workloads} workloads, {samples:,} samples")
+        fleet_read.report(cases, load=load)
+        return
     report(timings, per_query, args=args, samples=samples)
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def _history(prom: PrometheusServer, workdir: Path, args: argparse.Namespace) -> tuple[int, int]:
@@ -310,6 +336,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="do not delete the workdir")
     parser.add_argument("--reuse", action="store_true", help="reuse a kept --workdir's history")
     parser.add_argument("--timeout", type=float, default=60, help="adapter request timeout, s")
+    parser.add_argument(
+        "--fleet-read", action="store_true", help="the read beside the cheapest formulation"
+    )
+    parser.add_argument("--before", help="with --fleet-read: a tree holding an older autoscaler/")
+    parser.add_argument("--lean", action="store_true", help="with --fleet-read: no evidence reads")
     return parser.parse_args(argv)
 
 

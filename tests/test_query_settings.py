@@ -20,7 +20,7 @@ def settings_file(tmp_path: Path, queries: str) -> Path:
 
 
 def test_a_template_set_for_a_query_replaces_that_query_only(tmp_path: Path) -> None:
-    busy = "max_over_time({selector}[{coarse}]) / {scale} > {threshold}"
+    busy = "max_over_time({selector}[{coarse}]) > {threshold}"
     settings = load_settings(settings_file(tmp_path, f"{{busy: '{busy}'}}"))
     assert query_templates(settings.prometheus.queries) == QueryTemplates(busy=busy)
     assert query_templates(settings.prometheus.queries).slots == SLOTS

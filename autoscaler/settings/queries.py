@@ -1,6 +1,8 @@
 """`prometheus.queries`: the PromQL templates of a fleet read, for exporters that differ from
-dcgm-exporter's defaults. One template per signal for each of the read's three queries
-(adapters/prometheus/promql.py lists the placeholders); unset keeps the built-in one.
+dcgm-exporter's defaults. One template for each of the read's three queries, filled in once
+per signal (adapters/prometheus/promql.py lists the placeholders); unset keeps the built-in
+one. Since issue 18 a template returns the signal in its own unit (the service divides by
+the signal's `scale`), so one written with {scale} is refused at startup.
 
 Before issue 14 a read had one query per measure (peak, coverage, lastBusy). Those keys are
 still accepted when null, as the example configuration wrote them; a template set there
@@ -23,14 +25,19 @@ class QuerySettings(Section):
     ones (adapters/prometheus/promql.py lists the placeholders). Only for unusual exporters."""
 
     slots: str | None = Field(
-        None, description="Per GPU and slot, the highest ratio in that slot (each view's peak, "
-        "coverage and exact last busy time are read from it)."
+        None, description="Per raw series and slot, the signal's highest value in that slot, "
+        "in its own unit (the service divides by the signal's scale and merges a GPU's "
+        "series; each view's peak, coverage and exact last busy time are read from it)."
     )  # fmt: skip
     busy: str | None = Field(
-        None, description="Per GPU and coarse step over the idle-since lookback, the highest "
-        "ratio above the lowest threshold (the last busy time further back)."
+        None, description="Per raw series and coarse step over the idle-since lookback, the "
+        "highest value above {threshold}, the lowest threshold in the signal's unit (the last "
+        "busy time further back)."
     )  # fmt: skip
-    newest: str | None = Field(None, description="Newest real (non-NaN) sample per GPU.")
+    newest: str | None = Field(
+        None, description="Time of the newest real (non-NaN) sample per series, keeping the "
+        "labels that name the GPU."
+    )  # fmt: skip
 
     @model_validator(mode="before")
     @classmethod

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.real
 HOUR = timedelta(hours=1)
 ONE_VIEW = (UsageView(HOUR, 0.05),)
 THREE_VIEWS = (*ONE_VIEW, UsageView(HOUR / 4, 0.05), UsageView(2 * HOUR, 0.5))
-UTILIZATION = 3
+UTILIZATION = 3 * 2  # slots, busy and newest for each of the two default signals
 RAY = 1
 OFF = {"enabled": False}
 CONFIGURED = {"baselines": {A100: 60.0}}  # so the power matrix is sent wherever it is read

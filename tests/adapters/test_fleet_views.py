@@ -1,8 +1,10 @@
 """Each usage view judged from the shared answers of one fleet read (pure; no server needed).
 
-The answers are written as a Prometheus 2.x server returns them: the SLOTS matrix has a point
-per slot end (multiples of the slot, up to `now` rounded up to a slot) holding the highest
-ratio in that slot, NaN when the slot held only NaN, no point when it held no sample.
+The answers are written as a Prometheus 2.x server returns them, already divided by each
+signal's scale: the SLOTS matrix has, per raw series (one per signal, label style and
+exporter pod), a point per slot end (multiples of the slot, up to `now` rounded up to a slot)
+holding the highest ratio in that slot, NaN when the slot held only NaN, no point when it
+held no sample.
 The same shapes are read from a real Prometheus in test_prometheus_views.py.
 """
 
@@ -14,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.adapters.prometheus.promql import Points, QueryWindow, Row
+from autoscaler.adapters.prometheus.promql import Columns, QueryWindow, Row
 from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end, usage_of_view
 from autoscaler.domain.models import GpuUsage, UsageView
 
@@ -26,8 +28,6 @@ IDLE = 0.01
 NAN = math.nan
 VIEW = UsageView(HOUR, 0.05)
 
-Series = tuple[Mapping[str, str], Points]
-
 
 def labels(
     pod: str = "p", *, style: str = "exported", uuid: str = "GPU-1", **extra: str
@@ -36,9 +36,10 @@ def labels(
     return {f"{prefix}namespace": "ns", f"{prefix}pod": pod, "UUID": uuid, **extra}
 
 
-def slots(values: Mapping[int, float], **label: str) -> Series:
-    """Points `minutes ago -> ratio` for one GPU."""
-    return labels(**label), [(END - m * 60, v) for m, v in sorted(values.items(), reverse=True)]
+def slots(values: Mapping[int, float], **label: str) -> Columns:
+    """Points `minutes ago -> ratio` for one series of a GPU."""
+    ago = sorted(values, reverse=True)
+    return labels(**label), [END - m * 60 for m in ago], [values[m] for m in ago]
 
 
 def every_minute(value: float, *, minutes: int = 75, **overrides: float) -> dict[int, float]:
@@ -55,8 +56,8 @@ def newest(pod: str = "p", *, ago_s: float = 15, host: str = "node-1") -> Row:
 def judge(
     view: UsageView = VIEW,
     *,
-    matrix: Sequence[Series] = (),
-    busy: Sequence[Series] = (),
+    matrix: Sequence[Columns] = (),
+    busy: Sequence[Columns] = (),
     newest_rows: Sequence[Row] = (),
     now: datetime = NOW,
     views: Sequence[UsageView] = (),
@@ -188,5 +189,36 @@ def test_a_gpu_known_only_by_its_busy_past_or_its_newest_sample_is_reported() ->
 
 
 def test_series_without_a_namespace_pod_or_uuid_are_dropped() -> None:
-    nameless = ({"exported_pod": "p", "UUID": "GPU-1"}, [(END, 0.5)])
+    nameless = ({"exported_pod": "p", "UUID": "GPU-1"}, [END], [0.5])
     assert judge(matrix=[nameless], newest_rows=[({"UUID": "GPU-1"}, END)]) == {}
+
+
+def test_the_signals_of_a_gpu_merge_per_slot_the_highest_ratio_winning() -> None:
+    gr_engine = slots(every_minute(IDLE, **{"5": 0.3}), job="gr-engine")
+    gpu_util = slots(every_minute(0.02, **{"5": NAN, "9": 0.6}), job="gpu-util")
+    gpu = the_gpu(judge(matrix=[gr_engine, gpu_util]))
+    assert (gpu.peak, gpu.coverage, gpu.last_busy_at) == (0.6, 1.0, ago(5))
+
+
+def test_holes_of_one_signal_are_filled_by_the_other_and_holes_of_both_stay_holes() -> None:
+    gr_engine = slots({m: IDLE for m in range(76) if m % 2})  # every other slot
+    gpu_util = slots({m: IDLE for m in range(76) if m % 4 == 0}, style="plain")
+    gpu = the_gpu(judge(matrix=[gr_engine, gpu_util]))
+    held = [m for m in range(61) if m % 2 or m % 4 == 0]
+    assert gpu.coverage == pytest.approx(len(held) / 60)
+
+
+def test_the_newest_sample_is_read_from_raw_labels_of_either_style_over_every_signal() -> None:
+    exported = {"exported_namespace": "ns", "exported_pod": "p", "namespace": "gpu-operator"}
+    rows = [
+        ({**exported, "pod": "dcgm-old", "UUID": "GPU-1", "Hostname": "node-1"}, END - 50),
+        ({**exported, "pod": "dcgm-new", "UUID": "GPU-1", "Hostname": "node-2"}, END - 20),
+        ({"namespace": "ns", "pod": "h", "UUID": "GPU-9", "hostname": "node-3"}, END - 5),
+        ({"namespace": "ns", "pod": "h", "UUID": "GPU-9", "hostname": "node-3"}, NAN),
+    ]
+    fleet = judge(newest_rows=rows)
+    assert (the_gpu(fleet).last_sample_at, the_gpu(fleet).hostname) == (ago(20 / 60), "node-2")
+    assert (the_gpu(fleet, "h").last_sample_at, the_gpu(fleet, "h").hostname) == (
+        ago(5 / 60),
+        "node-3",
+    )

@@ -34,9 +34,10 @@ HOUR = 3600
 WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
 TOKEN = "token-1"
-# Three for utilization, one per evidence signal (framebuffer, PCIe, NVLink, Ray) and the
-# learned power baseline; this history has no power series, so no power matrix (ISSUE 16).
-QUERIES_PER_READ = 3 + 4 + 1
+# Three per utilization signal (two by default), one per evidence signal (framebuffer, PCIe,
+# NVLink, Ray) and the learned power baseline; this history has no power series, so no power
+# matrix (ISSUE 16).
+QUERIES_PER_READ = 3 * 2 + 4 + 1
 
 
 @dataclass(frozen=True)
@@ -432,6 +433,15 @@ def test_a_template_with_an_unknown_placeholder_is_refused_at_startup() -> None:
             prometheus=PrometheusSettings(),
             policy=PolicySettings(),
             templates=QueryTemplates(slots="max_over_time({selector}[{windwo}])"),
+        )
+
+
+def test_a_template_that_still_divides_by_scale_is_refused_at_startup_saying_why() -> None:
+    with pytest.raises(ConfigError, match=r"drop the division by \{scale\}"):
+        PrometheusMetricSource(
+            prometheus=PrometheusSettings(),
+            policy=PolicySettings(),
+            templates=QueryTemplates(slots="max_over_time({selector}[{slot}]) / {scale}"),
         )
 
 

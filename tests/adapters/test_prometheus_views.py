@@ -26,9 +26,10 @@ pytestmark = pytest.mark.real
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
-# Three for utilization, one per evidence signal (framebuffer, PCIe, NVLink, Ray) and the
-# learned power baseline; this history has no power series, so no power matrix (ISSUE 16).
-QUERIES_PER_READ = 3 + 4 + 1
+# Three per utilization signal (two by default), one per evidence signal (framebuffer, PCIe,
+# NVLink, Ray) and the learned power baseline; this history has no power series, so no power
+# matrix (ISSUE 16).
+QUERIES_PER_READ = 3 * 2 + 4 + 1
 TOKEN = "views-token"
 DEFAULT = UsageView(HOUR, 0.05)
 VIEWS = (
@@ -95,6 +96,20 @@ def test_every_view_of_a_shared_read_is_what_a_read_of_that_view_alone_gives(
         assert {ns for ns, _ in shared[view].gpus} >= set(SHAPES)
 
 
+def test_a_source_reading_again_keeps_old_busy_steps_and_reads_what_a_fresh_one_reads(
+    url: str, at: datetime
+) -> None:
+    # The second and third reads ask only for the BUSY steps after the settled ones.
+    made = PrometheusMetricSource(prometheus=PrometheusSettings(url=url), policy=PolicySettings())
+    try:
+        for now in (at - 100 * MINUTE, at - 31 * MINUTE, at - timedelta(seconds=30), at):
+            again = made.read_views(VIEWS, now=now)
+            first, _ = read(VIEWS, url=url, now=now)
+            assert again == first, now
+    finally:
+        made.close()
+
+
 def test_shorter_windows_and_higher_thresholds_are_judged_on_their_own(
     url: str, at: datetime
 ) -> None:
@@ -112,9 +127,7 @@ def test_shorter_windows_and_higher_thresholds_are_judged_on_their_own(
 
 
 def test_a_template_adding_its_own_matchers_reads_the_same_usage(url: str, at: datetime) -> None:
-    templates = QueryTemplates(
-        slots='max_over_time({metric}{{{matchers}UUID!=""}}[{slot}]) / {scale}'
-    )
+    templates = QueryTemplates(slots='max_over_time({metric}{{{matchers}UUID!=""}}[{slot}])')
     made = PrometheusMetricSource(
         prometheus=PrometheusSettings(url=url), policy=PolicySettings(), templates=templates
     )

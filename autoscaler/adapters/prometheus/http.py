@@ -56,7 +56,8 @@ class BearerTokenFile(AuthBase):
 
 
 class ReplyInspector:
-    """A response hook: raises `ExchangeError` for bad replies, keeps warnings per thread."""
+    """A response hook: raises `ExchangeError` for bad replies, keeps warnings per thread,
+    and the last reply's `data.result`, so a caller need not parse a large body twice."""
 
     def __init__(self) -> None:
         self._local = threading.local()
@@ -69,6 +70,14 @@ class ReplyInspector:
         """Warnings of this thread's replies since `forget()`."""
         return tuple(getattr(self._local, "warnings", ()))
 
+    def result_of(self, response: requests.Response) -> list[Any]:
+        """`data.result` of `response`, as this thread's last inspection parsed it."""
+        last, self._local.last = getattr(self._local, "last", None), None  # memory back
+        if last is not None and last[0] is response:
+            result: list[Any] = last[1]
+            return result
+        raise ExchangeError("the reply was not inspected")  # a session without the hook
+
     def __call__(self, response: requests.Response, *args: object, **kwargs: object) -> None:
         if response.is_redirect:
             return  # requests follows it; the final reply is inspected on its own
@@ -80,6 +89,7 @@ class ReplyInspector:
         data = body.get("data")
         if not isinstance(data, dict) or not isinstance(data.get("result"), list):
             raise ExchangeError("Prometheus replied success without a result")
+        self._local.last = (response, data["result"])
         found = body.get("warnings") or []
         if found:
             self._local.warnings = [*self.warnings(), *map(str, found)]

@@ -1,38 +1,41 @@
-"""The PromQL of one fleet read: three fleet-wide queries, whatever the number of GPUs and
-of usage views (rules with their own window and threshold; ISSUE 14).
+"""The PromQL of one fleet read: three fleet-wide queries per signal, whatever the number of
+GPUs and of usage views (rules with their own window and threshold; ISSUE 14).
 
-- SLOTS: per GPU and per slot, the highest ratio any signal reached in that slot, over the
+- SLOTS: per raw series and per slot, the signal's highest value in that slot, over the
   longest window of the views plus one coarse step. It is a subquery sent as an instant
   query, so its answer is a matrix: one point per slot end, NaN when the slot held only NaN,
   no point when it held no sample. Each view's peak, coverage and exact last busy time are
   read from it in Python (`views.py`), so views with other windows or thresholds cost nothing.
-- BUSY: per GPU and per coarse step, the highest ratio above the lowest threshold of the
-  views, over `policy.idleSinceLookback`: the last busy time further back than the slots
+- BUSY: per raw series and per coarse step, the highest value above the lowest threshold of
+  the views, over `policy.idleSinceLookback`: the last busy time further back than the slots
   reach, rounded up to a coarse step (a matrix too, nearly empty on an idle fleet).
-- NEWEST: the time of each GPU's newest real sample (staleness), with its host and model.
+- NEWEST: the time of each series' newest real sample (staleness), with its host and model.
 
-Each query is built from a per-signal template, one per entry of `prometheus.signals`; the
-signals are tagged with a `signal` label (so `or` keeps them all) and merged per GPU with
-`max`. Grouping by the GPU's labels alone also merges the series a GPU leaves behind when
-its exporter pod is replaced.
+The server does only what it must per step (ISSUE 18): the matrices are the raw series,
+neither scaled nor relabelled nor aggregated, because every operation inside a subquery runs
+once per series per step. Measured on 8,000 series over 76 slots (benchmarks/README.md), a
+`/ scale` made the slot matrix 2.5 times slower, a `max by` another 2 times, and tagging the
+signals with `label_replace` to join them with `or` more still. So each signal has queries of
+its own, and Python divides by the signal's `scale`, maps each series to its GPU from its
+raw labels (`workload_gpu_key`) and merges per GPU and step with max, a real value over NaN:
+the signals, both label styles, and the series a GPU leaves behind when its exporter pod is
+replaced. NEWEST, one step only, is grouped in the server by the raw labels Python needs.
 
 Label styles: behind a ServiceMonitor Prometheus keeps the exporter pod's namespace/pod and
 renames the workload's to exported_namespace/exported_pod; with honorLabels the workload's
-win. The two matrices merge per slot by the raw labels of each style (`exported_pod!=""`
-grouped by exported_namespace/exported_pod, `exported_pod=""` by namespace/pod), because a
-`label_replace` inside a subquery runs once per series per step (several times slower); the
-answer is mapped to workload_namespace/workload_pod in Python (`workload_gpu_key`). NEWEST,
-a plain instant query, maps in the server: `relabelled()` copies exported_* when present,
-else the plain label, into our own labels (and Hostname/hostname into gpu_host).
+win. `workload_gpu_key` takes exported_* when present, else the plain labels; the host is
+Hostname, else hostname.
 
-Template placeholders: {selector} (metric and matchers; for the matrices, one label style's),
-{metric} and {matchers} (the same matchers, each followed by a comma, to add your own:
-`{metric}{{{matchers}cluster="a"}}`), {renamed} and {kept} (the selector with
-`exported_pod!=""` / `exported_pod=""`), {scale} (divide to get a 0..1 ratio), {threshold}
-(the lowest of the views, as a ratio), {keys}, and the PromQL durations {window} (the
-longest view window), {slot}, {lookback}, {coarse} and {recent} (window + coarse). A matrix
-template is the per-signal value at one step (the subquery around it is added here);
-NEWEST's returns one series per GPU with the key labels.
+Templates (`prometheus.queries`), one per query, filled in once per signal. Since ISSUE 18 a
+template returns the signal in its own unit (the adapter divides by `scale`), so there is no
+{scale} placeholder; a template that still uses one is refused at startup. Placeholders:
+{selector} (the metric and its matchers), {metric} and {matchers} (the same matchers, each
+followed by a comma, to add your own: `{metric}{{{matchers}cluster="a"}}`), {renamed} and
+{kept} (the selector with `exported_pod!=""` / `exported_pod=""`), {threshold} (the lowest
+threshold of the views in the signal's unit: ratio x scale), {keys}, and the PromQL
+durations {window} (the longest view window), {slot}, {lookback}, {coarse} and {recent}
+(window + coarse). A matrix template is the value at one step (the subquery around it is
+added here); series must keep the labels that name the GPU.
 """
 
 from __future__ import annotations
@@ -54,7 +57,6 @@ POD = "workload_pod"
 HOST = "gpu_host"
 MIG_LABEL = "GPU_I_ID"
 KEY_LABELS = (NAMESPACE, POD, "UUID", MIG_LABEL)
-INFO_LABELS = (HOST, "modelName")
 COARSE_STEP = timedelta(minutes=15)
 
 # target ← sources, later ones winning when present and non-empty.
@@ -76,27 +78,37 @@ def relabelled(expr: str, sources: tuple[tuple[str, tuple[str, ...]], ...] = LAB
 class Stat(enum.Enum):
     """What a query measures per GPU; the first two answer with a matrix."""
 
-    SLOTS = "slots"  # per slot end over the views' reach: highest ratio in that slot
-    BUSY = "busy"  # per coarse step over the lookback: highest ratio above the lowest threshold
+    SLOTS = "slots"  # per slot end over the views' reach: highest value in that slot
+    BUSY = "busy"  # per coarse step over the lookback: highest value above the lowest threshold
     NEWEST = "newest"  # time of the newest real sample (staleness)
 
 
-# max_over_time ignores NaN unless every sample is NaN, and `max` across signals keeps a
-# real value over a NaN one, so a NaN point means "only NaN in this slot" (not coverage).
-SLOTS = "max_over_time({selector}[{slot}]) / {scale}"
+# max_over_time ignores NaN unless every sample is NaN, and the merge in Python keeps a real
+# value over a NaN one, so a NaN point means "only NaN in this slot" (not coverage).
+SLOTS = "max_over_time({selector}[{slot}])"
 
 # Only steps above the lowest threshold come back: an idle fleet answers with almost nothing.
-BUSY = "max_over_time({selector}[{coarse}]) / {scale} > {threshold}"
+BUSY = "max_over_time({selector}[{coarse}]) > {threshold}"
 
 # timestamp() applied directly to a selector returns the sample's own time; `and ... >= 0`
 # skips a NaN newest sample. The instant selector sees back as far as the server's
 # lookback delta (5m by default), which must not be shorter than policy.staleAfter.
-NEWEST = relabelled("timestamp({selector}) and ({selector} >= 0)", LABEL_SOURCES + HOST_SOURCES)
+NEWEST = "timestamp({selector}) and ({selector} >= 0)"
 
-# The raw labels each label style is merged by, and the matcher that selects that style.
+# The raw labels each label style is merged by, and the matcher that selects that style
+# (the evidence matrices still merge in the server).
 RAW_STYLES = (
     (("exported_namespace", "exported_pod", "UUID", MIG_LABEL), 'exported_pod!=""'),
     (("namespace", "pod", "UUID", MIG_LABEL), 'exported_pod=""'),
+)
+# NEWEST is grouped by every label Python reads (ours too, for a template that maps them).
+NEWEST_LABELS = (
+    *dict.fromkeys(label for labels, _ in RAW_STYLES for label in labels),
+    NAMESPACE,
+    POD,
+    *HOST_SOURCES[0][1],
+    HOST,
+    "modelName",
 )
 
 
@@ -156,62 +168,39 @@ class QueryWindow:
 
 
 _SPANS = ("window", "slot", "lookback", "coarse", "recent")
+Queries = dict[Stat, tuple[str, ...]]  # per Stat, one query per signal, in the signals' order
 
 
 def build_queries(
-    signals: Sequence[SignalSettings], *, span: QueryWindow, templates: QueryTemplates
-) -> dict[Stat, str]:
-    """One query per `Stat`, each covering every signal."""
-    reach = {Stat.SLOTS: (span.recent, span.slot), Stat.BUSY: (span.lookback, span.coarse)}
-    return {
-        stat: _matrix(signals, span, templates.for_stat(stat), *reach[stat])
-        if stat in reach
-        else _vector(signals, span, templates.for_stat(stat))
-        for stat in Stat
-    }
-
-
-def _matrix(
     signals: Sequence[SignalSettings],
+    *,
     span: QueryWindow,
-    template: str,
-    reach: timedelta,
-    step: timedelta,
-) -> str:
-    """Signals merged per GPU at every step, each label style by its own raw labels."""
-    styles = [
-        f"max by ({', '.join(labels)}) ({_tagged(template, signals, span, matcher)})"
-        for labels, matcher in RAW_STYLES
-    ]
-    return f"({' or '.join(styles)})[{duration(reach)}:{duration(step)}]"
+    templates: QueryTemplates,
+    busy_reach: timedelta | None = None,
+) -> Queries:
+    """Per `Stat`, one query per signal; BUSY reaches back `busy_reach` (default: the whole
+    lookback; less when earlier reads' steps are kept, `busy_history.py`)."""
+    busy = (busy_reach or span.lookback, span.coarse)
+    reach = {Stat.SLOTS: (span.recent, span.slot), Stat.BUSY: busy}
+    built: Queries = {}
+    for stat in Stat:
+        filled = [_fill(templates.for_stat(stat), signal, span) for signal in signals]
+        if stat in reach:
+            over, step = reach[stat]
+            built[stat] = tuple(f"({text})[{duration(over)}:{duration(step)}]" for text in filled)
+        else:
+            built[stat] = tuple(f"max by ({', '.join(NEWEST_LABELS)}) ({text})" for text in filled)
+    return built
 
 
-def _vector(signals: Sequence[SignalSettings], span: QueryWindow, template: str) -> str:
-    return f"max by ({', '.join((*KEY_LABELS, *INFO_LABELS))}) ({_tagged(template, signals, span)})"
-
-
-def _tagged(
-    template: str, signals: Sequence[SignalSettings], span: QueryWindow, *matchers: str
-) -> str:
-    return " or ".join(
-        f"label_replace({_fill(template, signal, span, matchers)}, "
-        f'"signal", "{signal.metric}", "", "")'
-        for signal in signals
-    )
-
-
-def _fill(
-    template: str, signal: SignalSettings, span: QueryWindow, matchers: tuple[str, ...]
-) -> str:
-    every = _matchers(signal, *matchers)
+def _fill(template: str, signal: SignalSettings, span: QueryWindow) -> str:
     return template.format(
-        selector=selector(signal, *matchers),
+        selector=selector(signal),
         metric=signal.metric,
-        matchers="".join(f"{matcher}," for matcher in every),
+        matchers="".join(f"{matcher}," for matcher in _matchers(signal)),
         renamed=selector(signal, 'exported_pod!=""'),
         kept=selector(signal, 'exported_pod=""'),
-        scale=_number(signal.scale),
-        threshold=_number(span.threshold),
+        threshold=_number(span.threshold * signal.scale),
         keys=", ".join(KEY_LABELS),
         **{name: duration(getattr(span, name)) for name in _SPANS},
     )
@@ -250,8 +239,8 @@ def gpu_key(labels: Mapping[str, str]) -> GpuKey | None:
 
 
 def workload_gpu_key(labels: Mapping[str, str]) -> GpuKey | None:
-    """The GPU a matrix series speaks of, its raw labels mapped as `relabelled()` maps them
-    in the server: each later source label wins when present and non-empty."""
+    """The GPU a series speaks of, from its raw labels as `relabelled()` would map them in
+    the server: each later source label wins when present and non-empty."""
     mapped = dict(labels)
     for target, sources in LABEL_SOURCES:
         for source in sources:
@@ -260,8 +249,14 @@ def workload_gpu_key(labels: Mapping[str, str]) -> GpuKey | None:
     return gpu_key(mapped)
 
 
+def host_of(labels: Mapping[str, str]) -> str | None:
+    """The GPU's node: our own label when a template wrote it, else Hostname, else hostname."""
+    return labels.get(HOST) or labels.get("Hostname") or labels.get("hostname") or None
+
+
 Row = tuple[Mapping[str, str], float]
 Points = list[tuple[float, float]]  # (unix seconds, value), ascending
+Columns = tuple[Mapping[str, str], list[float], list[float]]  # labels, step ends (s), values
 
 
 def parse_vector(result: Sequence[Mapping[str, Any]]) -> list[Row]:
@@ -277,3 +272,20 @@ def parse_matrix(result: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str,
         (dict(item["metric"]), [(float(at), float(value)) for at, value in item["values"]])
         for item in result
     ]
+
+
+def parse_columns(result: Sequence[Mapping[str, Any]], *, scale: float = 1.0) -> list[Columns]:
+    """A matrix's `data.result` as (labels, step ends, values divided by `scale`), in one pass
+    per column: a fleet's slot matrix holds some 600,000 points per 1,000 workloads.
+    KeyError/TypeError/ValueError when it is not one."""
+    found: list[Columns] = []
+    for item in result:
+        points = item["values"]
+        ends = [at for at, _ in points]
+        if ends and not isinstance(ends[-1], int | float):
+            raise TypeError(f"a step time must be a number, got {ends[-1]!r}")
+        values = [float(value) for _, value in points]
+        if scale != 1:
+            values = [value / scale for value in values]
+        found.append((dict(item["metric"]), ends, values))
+    return found

@@ -1,13 +1,14 @@
 """The metric source backed by Prometheus or Thanos Querier: the one module that imports
 `prometheus_api_client`.
 
-A read sends the three fleet-wide queries of `promql`, over one GET each, for every usage
-view at once: their number depends neither on the fleet nor on the views, each view being
-judged in Python from the shared answers (`views`). Then each evidence reader sends its own
-(one per signal, the learned power baseline one more); a reader that fails makes only its
-signal failed (`FleetEvidence.failures`), and the merged evidence goes with every view. The
-fresh check before acting sends the one query of `latest`, the evidence probes included.
-A read never raises: a failed request (after one quick retry), an error envelope, a refused
+A read sends the three fleet-wide queries of `promql` per signal, over one GET each, for
+every usage view at once: their number depends neither on the fleet nor on the views, each
+view being judged in Python from the shared answers (`views`). Then each evidence reader
+sends its own (one per signal, the learned power baseline one more); a reader that fails
+makes only its signal failed (`FleetEvidence.failures`), and the merged evidence goes with
+every view. The fresh check before acting sends the one query of `latest`, the evidence
+probes included. Every body is parsed once, by the session's `ReplyInspector`. A read never
+raises: a failed request (after one quick retry), an error envelope, a refused
 token or an unreadable reply makes every view's usage a `FleetUsage(failure=...)`; warnings
 (partial data) make every namespace doubtful in every view, because a warning does not say
 which series it left out.
@@ -26,6 +27,7 @@ import urllib3
 from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
 
+from autoscaler.adapters.prometheus.busy_history import BusyHistory
 from autoscaler.adapters.prometheus.device_evidence import FreshProbe
 from autoscaler.adapters.prometheus.evidence_base import EvidenceReader, merged
 from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
@@ -39,13 +41,12 @@ from autoscaler.adapters.prometheus.latest import latest_evidence, latest_query,
 from autoscaler.adapters.prometheus.promql import (
     QueryTemplates,
     QueryWindow,
-    Stat,
     build_queries,
     duration,
-    parse_matrix,
     parse_vector,
 )
-from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end, usage_of_view
+from autoscaler.adapters.prometheus.utilization import read_utilization
+from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
 from autoscaler.domain.evidence import FleetEvidence
 from autoscaler.domain.fresh import LatestUsage
@@ -57,6 +58,10 @@ EVERY_NAMESPACE = frozenset({"*"})
 _TIMED_OUT = "Prometheus did not answer in time"
 _UNREADABLE = "cannot build the queries or read their answers"
 _EMPTY_WINDOW = f"{_UNREADABLE}: a usage view's window must be positive"
+_NO_SCALE = (
+    " (since issue 18 a template returns the signal in its own unit and the service divides"
+    " by prometheus.signals[].scale: drop the division by {scale})"
+)
 # First match wins: subclasses before their bases.
 _REASONS: tuple[tuple[type[Exception] | tuple[type[Exception], ...], str], ...] = (
     (ExchangeError, ""),  # already says what happened
@@ -120,19 +125,22 @@ class PrometheusMetricSource:
         self._templates = _checked(templates or QueryTemplates(), prometheus, self._rules)
         self._log = logger or logging.getLogger(__name__)
         self._inspector = ReplyInspector()
-        self._client = PrometheusConnect(
+        self._session = build_session(prometheus, inspector=self._inspector)
+        self._endpoint = f"{prometheus.url.rstrip('/')}/api/v1/query"
+        self._client = PrometheusConnect(  # mounts the retrying adapter on the session
             url=prometheus.url.rstrip("/"),
-            session=build_session(prometheus, inspector=self._inspector),
+            session=self._session,
             retry=build_retry(prometheus.retries),
             timeout=prometheus.timeout.total_seconds(),
             method="GET",
         )
+        self._busy = BusyHistory()
         self.queries_issued = 0
 
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
     ) -> dict[UsageView, FleetUsage]:
-        """One fleet read, the same three queries for any number of views."""
+        """One fleet read, the same queries (three per signal) for any number of views."""
         wanted = sorted(set(views))
         unreadable = [view for view in wanted if view.window <= timedelta(0)]
         readable = [view for view in wanted if view.window > timedelta(0)]
@@ -151,6 +159,7 @@ class PrometheusMetricSource:
             return usage | {view: _failed(view, now, failure) for view in readable}
         warnings = self._inspector.warnings()
         if warnings:
+            self._busy.forget()  # partial data is never kept as clean
             self._log.warning("Prometheus returned partial data: %s", "; ".join(warnings))
         doubtful = EVERY_NAMESPACE if warnings else frozenset()
         evidence = self._evidence(span, now=now)
@@ -191,13 +200,10 @@ class PrometheusMetricSource:
         self._client.close()
 
     def _read(self, span: QueryWindow, *, now: datetime) -> FleetAnswers:
-        """Every query, in turn; the first failure ends the read, since the remaining
-        queries could not change the outcome, only delay it."""
-        queries = build_queries(self._settings.signals, span=span, templates=self._templates)
-        slots = parse_matrix(self._query(queries[Stat.SLOTS], at=slots_end(now, span.slot)))
-        busy = parse_matrix(self._query(queries[Stat.BUSY], at=now))
-        newest = parse_vector(self._query(queries[Stat.NEWEST], at=now))
-        return FleetAnswers.of(slots=slots, busy=busy, newest=newest)
+        signals, templates = self._settings.signals, self._templates
+        return read_utilization(
+            self._ask, signals=signals, span=span, templates=templates, history=self._busy, now=now
+        )
 
     def _evidence(self, span: QueryWindow, *, now: datetime) -> FleetEvidence:
         """Every reader in turn; one that fails (or answers with partial data, which does
@@ -223,10 +229,21 @@ class PrometheusMetricSource:
         return self._query(promql, at=at)
 
     def _query(self, promql: str, *, at: datetime) -> Sequence[Mapping[str, Any]]:
+        """One instant query over the session; the body is parsed once, by the inspector
+        (the client library would parse it again: seconds for a large fleet's matrix)."""
         self.queries_issued += 1
-        params = {"time": f"{at.timestamp():.3f}", "timeout": duration(self._settings.timeout)}
-        result: Sequence[Mapping[str, Any]] = self._client.custom_query(promql, params=params)
-        return result
+        params = {
+            "query": promql,
+            "time": f"{at.timestamp():.3f}",
+            "timeout": duration(self._settings.timeout),
+        }
+        timeout = self._settings.timeout.total_seconds()
+        # verify given again: requests lets REQUESTS_CA_BUNDLE override the session's
+        session = self._session
+        response = session.get(
+            self._endpoint, params=params, timeout=timeout, verify=session.verify
+        )
+        return self._inspector.result_of(response)
 
 
 def _checked(
@@ -236,7 +253,10 @@ def _checked(
     span = QueryWindow(rules.slot, rules.slot, rules.lookback, threshold=0.0)
     try:
         build_queries(settings.signals, span=span, templates=templates)
-    except (KeyError, IndexError, ValueError) as exc:
+    except KeyError as exc:
+        hint = _NO_SCALE if exc.args == ("scale",) else ""
+        raise ConfigError([f"prometheus query templates: {exc!r}{hint}"]) from exc
+    except (IndexError, ValueError) as exc:
         raise ConfigError([f"prometheus query templates: {exc!r}"]) from exc
     return templates
 

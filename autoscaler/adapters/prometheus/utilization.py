@@ -1,0 +1,55 @@
+"""The utilization part of a fleet read: SLOTS, BUSY and NEWEST for each signal (`promql`),
+parsed once and scaled to ratios, then handed to `views` as the read's shared answers.
+BUSY goes through the source's `BusyHistory`, which asks only for the steps it lacks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from autoscaler.adapters.prometheus.busy_history import BusyHistory
+from autoscaler.adapters.prometheus.promql import (
+    Columns,
+    QueryTemplates,
+    QueryWindow,
+    Stat,
+    build_queries,
+    parse_columns,
+    parse_vector,
+)
+from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end
+from autoscaler.settings.tree import SignalSettings
+
+Ask = Callable[[str, datetime], Sequence[Mapping[str, Any]]]  # PromQL, time -> data.result
+
+
+def read_utilization(
+    ask: Ask,
+    *,
+    signals: Sequence[SignalSettings],
+    span: QueryWindow,
+    templates: QueryTemplates,
+    history: BusyHistory,
+    now: datetime,
+) -> FleetAnswers:
+    """Every query, in turn; the first failure ends the read (the exception goes up),
+    since the remaining queries could not change the outcome, only delay it."""
+    queries = build_queries(signals, span=span, templates=templates)
+    slots_at = slots_end(now, span.slot)
+    slots = [
+        column
+        for signal, query in zip(signals, queries[Stat.SLOTS], strict=True)
+        for column in parse_columns(ask(query, slots_at), scale=signal.scale)
+    ]
+
+    def busy_over(reach: timedelta) -> list[list[Columns]]:
+        built = build_queries(signals, span=span, templates=templates, busy_reach=reach)
+        return [
+            parse_columns(ask(query, now), scale=signal.scale)
+            for signal, query in zip(signals, built[Stat.BUSY], strict=True)
+        ]
+
+    busy = history.read(busy_over, signals=signals, span=span, now=now)
+    newest = [row for query in queries[Stat.NEWEST] for row in parse_vector(ask(query, now))]
+    return FleetAnswers.of(slots=slots, busy=busy, newest=newest)
