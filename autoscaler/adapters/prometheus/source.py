@@ -1,8 +1,9 @@
 """The metric source backed by Prometheus or Thanos Querier: the one module that imports
 `prometheus_api_client`.
 
-A read sends the three fleet-wide queries of `promql` per signal, over one GET each, for
-every usage view at once: their number depends neither on the fleet nor on the views, each
+A read sends the three fleet-wide queries of `promql` per signal (SLOTS from the recorded
+series when they can be trusted: `slot_reader`), over one GET each, for every usage view at
+once: their number depends neither on the fleet nor on the views, each
 view being judged in Python from the shared answers (`views`). Then each evidence reader
 sends its own (one per signal, the learned power baseline one more); a reader that fails
 makes only its signal failed (`FleetEvidence.failures`), and the merged evidence goes with
@@ -46,7 +47,8 @@ from autoscaler.adapters.prometheus.promql import (
     parse_columns,
     parse_vector,
 )
-from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end, usage_of_view
+from autoscaler.adapters.prometheus.slot_reader import SlotReader
+from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
 from autoscaler.domain.evidence import FleetEvidence
 from autoscaler.domain.fresh import LatestUsage
@@ -124,6 +126,7 @@ class PrometheusMetricSource:
         self._rules = QueryRules.from_policy(policy, loading=longest_loading)
         self._templates = _checked(templates or QueryTemplates(), prometheus, self._rules)
         self._log = logger or logging.getLogger(__name__)
+        self.slots = SlotReader(settings=prometheus, templates=self._templates, logger=self._log)
         self._inspector = ReplyInspector()
         self._session = build_session(prometheus, inspector=self._inspector)
         self._endpoint = f"{prometheus.url.rstrip('/')}/api/v1/query"
@@ -202,10 +205,7 @@ class PrometheusMetricSource:
         queries could not change the outcome, only delay it."""
         signals = self._settings.signals
         queries = build_queries(signals, span=span, templates=self._templates)
-        slots_at = slots_end(now, span.slot)
-        slots, busy, newest = [], [], []
-        for signal, query in zip(signals, queries[Stat.SLOTS], strict=True):
-            slots += parse_columns(self._query(query, at=slots_at), scale=signal.scale)
+        slots, busy, newest = self.slots.read(self._ask, span=span, now=now), [], []
         for signal, query in zip(signals, queries[Stat.BUSY], strict=True):
             busy += parse_columns(self._query(query, at=now), scale=signal.scale)
         for query in queries[Stat.NEWEST]:
