@@ -2,16 +2,15 @@
 they cannot be trusted. Pure: slot_reader.py sends the queries and decides.
 
 The recorded matrix is the rule's own samples over the slots' reach (a range selector, no
-subquery). A sample evaluated at time e holds the peak of [e - slot, e]; it is put at the slot
-end that is `e` rounded up to a whole slot: exactly the raw slot when the ruler evaluates on
-slot boundaries (as a backfill from a whole minute does), else at most one slot later, so a
-busy sample is never seen earlier, nor left out of the window.
+subquery). A sample evaluated at time e holds the raw slot ending at e rounded down to a whole
+slot (recording_rules.py), so it is put at that slot end: the very point the raw SLOTS query
+has there.
 
 A recording is used only when it is trustworthy, else the raw query is (missing data is never
 idle): every signal must have recorded series (else `ABSENT`), its newest evaluation no older
 than `maxAge` (else `STALE`); the slots after the newest evaluation are read raw (the tail);
 and a GPU whose recorded slots have a hole between its first one in the reach and the
-signal's newest evaluation (a missed evaluation can hide a burst), or that has raw tail slots
+signal's newest recorded slot (a missed evaluation can hide a burst), or that has raw tail slots
 but no recorded ones, is read raw as a whole (`holey`).
 """
 
@@ -30,8 +29,8 @@ ABSENT, STALE, HOLES = "absent", "stale", "holes"
 
 
 def recorded_query(span: QueryWindow) -> str:
-    """Every recorded slot over the reach, and one slot more: an evaluation just after the
-    reach's first slot end is put at that end."""
+    """Every recorded slot over the reach, and one slot more: the first slot end's
+    evaluation comes up to a slot after it."""
     return f"{SLOT_PEAK}[{duration(span.recent + span.slot)}]"
 
 
@@ -52,7 +51,7 @@ class RecordedSlots:
             key, signal = workload_gpu_key(labels), labels.get(SIGNAL_LABEL)
             if key is None or not signal or not ends:
                 continue
-            at = [-(-round(end * 1000) // slot_ms) * slot_ms for end in ends]
+            at = [round(end * 1000) // slot_ms * slot_ms for end in ends]
             found.setdefault(signal, []).append((key, at, values))
             evaluated[signal] = max(evaluated.get(signal, 0), round(ends[-1] * 1000))
         return cls(found, evaluated, slot_ms)
@@ -74,14 +73,14 @@ class RecordedSlots:
         return None
 
     def newest_end(self, signal: str) -> int | None:
-        """The slot end of `signal`'s newest evaluation."""
+        """The slot `signal`'s newest evaluation recorded."""
         evaluated = self.evaluated.get(signal)
-        return None if evaluated is None else -(-evaluated // self.slot_ms) * self.slot_ms
+        return None if evaluated is None else evaluated // self.slot_ms * self.slot_ms
 
     def tail_from(self, signals: Sequence[SignalSettings]) -> int:
-        """The first slot end the raw tail must cover: the oldest newest-end of the signals
-        (its recorded slot may lack the samples after the evaluation)."""
-        return min(self.newest_end(signal.metric) or 0 for signal in signals)
+        """The first slot end the raw tail must cover: the one after the oldest of the
+        signals' newest recorded slots."""
+        return min(self.newest_end(signal.metric) or 0 for signal in signals) + self.slot_ms
 
     def holey(self, *, reach_from: int, tail: Iterable[GpuKey]) -> frozenset[GpuKey]:
         """GPUs to read raw: a hole in a signal's slots, or tail slots but no recorded ones."""

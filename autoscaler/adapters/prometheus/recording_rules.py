@@ -3,12 +3,16 @@ of truth for the CLI's rules file (`idle-gpu-autoscaler recording-rules`), the c
 config/, and the chart's PrometheusRule (a test keeps the chart's template equal to this).
 
 Per utilization signal one rule, evaluated once per slot (the group's interval is
-`policy.slot`): per GPU, the slot's peak as a ratio, NaN when the slot held only NaN, no
-sample when it held none. That is the raw SLOTS query's value at one step (`promql.SLOTS`,
-or the configured `prometheus.queries.slots`), relabelled to our labels (`promql.relabelled`,
-both label styles) and merged per GPU with `max by`, which keeps a real value over NaN like
-the raw read's merge in Python: the split series of a replaced exporter pod become one. The
-signal's metric name is kept in the label `signal`.
+`policy.slot`): per GPU, the peak of the last whole slot as a ratio, NaN when the slot held
+only NaN, no sample when it held none. The slot is the raw read's own, whenever the ruler
+evaluates: a subquery's steps sit on multiples of its step, so `max_over_time((X)[slot -
+1ms:slot])` at an evaluation time e is X at the slot end at or before e, i.e. the raw SLOTS
+query's point there, and the ruler's hash-based offset within the interval only delays it
+(which also lets that slot's last scrapes land first). X is the raw SLOTS query's value at one
+step (`promql.SLOTS`, or the configured `prometheus.queries.slots`); the result is relabelled
+to our labels (`promql.relabelled`, both label styles) and merged per GPU with `max by`,
+which keeps a real value over NaN like the raw read's merge in Python: the split series of a
+replaced exporter pod become one. The signal's metric name is kept in the label `signal`.
 
 Coverage needs no rule of its own: a slot counts when its peak is a real value, as in the raw
 read; a sample count per slot would double the recorded series for nothing the read uses.
@@ -45,7 +49,11 @@ def slot_peak_rule(
 ) -> dict[str, Any]:
     """The rule recording `signal`'s per-GPU slot peaks."""
     span = QueryWindow(window=slot, slot=slot, lookback=slot, threshold=0.0)
-    peak = f"max by ({', '.join(KEY_LABELS)}) ({relabelled(fill(template, signal, span=span))})"
+    just_before = duration(slot - timedelta(milliseconds=1))
+    last_slot = (
+        f"max_over_time(({fill(template, signal, span=span)})[{just_before}:{duration(slot)}])"
+    )
+    peak = f"max by ({', '.join(KEY_LABELS)}) ({relabelled(last_slot)})"
     expr = peak if signal.scale == 1 else f"{peak} / {float(signal.scale)!r}"
     return {"record": SLOT_PEAK, "expr": expr, "labels": {SIGNAL_LABEL: signal.metric}}
 
