@@ -79,8 +79,7 @@ def build_service(
     and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
     leading = is_leader or always_leading
     store, policy = SnapshotStore(), build_policy(settings)
-    telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
-    _report_usage_source(metrics, telemetry)
+    telemetry = _telemetry(metrics, clock=clock)
     guards = None if shared is None else build_guards(
         settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
     )  # fmt: skip
@@ -186,7 +185,9 @@ class StopOnly:
         self.stop_part()
 
 
-def _report_usage_source(metrics: MetricSource, telemetry: ServiceMetrics) -> None:
-    """Prometheus reads say where their slots came from: recorded series or raw queries."""
-    if isinstance(metrics, PrometheusMetricSource):
+def _telemetry(metrics: MetricSource, *, clock: Clock) -> ServiceMetrics:
+    """The service's metrics; Prometheus reads also say where their slots came from."""
+    telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
+    if isinstance(metrics, PrometheusMetricSource):  # recorded or raw (docs/RECORDING-RULES.md)
         metrics.slots.observer = UsageSourceMetrics(telemetry.registry).observe
+    return telemetry
