@@ -5,9 +5,9 @@ config/, and the chart's PrometheusRule (a test keeps the chart's template equal
 Per utilization signal one rule, evaluated once per slot (the group's interval is
 `policy.slot`): per GPU, the peak of the last whole slot as a ratio, NaN when the slot held
 only NaN, no sample when it held none. The slot is the raw read's own, whenever the ruler
-evaluates: a subquery's steps sit on multiples of its step, so `max_over_time((X)[slot -
-1ms:slot])` at an evaluation time e is X at the slot end at or before e, i.e. the raw SLOTS
-query's point there, and the ruler's hash-based offset within the interval only delays it
+evaluates: a subquery's steps sit on multiples of its step, so `last_over_time((X)[slot:slot])`
+at an evaluation time e is X at the slot end at or before e, i.e. the raw SLOTS query's point
+there, and the ruler's hash-based offset within the interval only delays it
 (which also lets that slot's last scrapes land first). X is the raw SLOTS query's value at one
 step (`promql.SLOTS`, or the configured `prometheus.queries.slots`); the result is relabelled
 to our labels (`promql.relabelled`, both label styles) and merged per GPU with `max by`,
@@ -56,6 +56,12 @@ def slot_peak_rule(
     peak = f"max by ({', '.join(KEY_LABELS)}) ({relabelled(last_slot)})"
     expr = peak if signal.scale == 1 else f"{peak} / {float(signal.scale)!r}"
     return {"record": SLOT_PEAK, "expr": expr, "labels": {SIGNAL_LABEL: signal.metric}}
+
+
+def _number(value: float) -> str:
+    """As the chart's template writes it (Go's %v): 100, not 100.0."""
+    text = repr(float(value))
+    return text.removesuffix(".0")
 
 
 def rule_group(
