@@ -67,10 +67,9 @@ def test_one_rule_per_signal_at_the_slot_tagged_with_its_metric_and_divided_by_i
     [rule] = group["rules"]
     assert group["interval"] == "120s"
     assert rule["record"] == SLOT_PEAK and rule["labels"] == {"signal": SM_ACTIVE.metric}
-    assert (
-        'max_over_time((max_over_time(DCGM_FI_PROF_SM_ACTIVE{GPU_I_ID=""}[120s]))' in rule["expr"]
-    )
-    assert "[119999ms:120s]" in rule["expr"] and rule["expr"].endswith(" / 100.0")
+    inner = 'max_over_time(DCGM_FI_PROF_SM_ACTIVE{GPU_I_ID=""}[120s])'
+    assert f"last_over_time(({inner})[120s:120s])" in rule["expr"]
+    assert rule["expr"].endswith(" / 100")
     assert rule["expr"].startswith("max by (workload_namespace, workload_pod, UUID, GPU_I_ID)")
 
 

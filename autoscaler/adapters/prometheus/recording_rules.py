@@ -49,12 +49,10 @@ def slot_peak_rule(
 ) -> dict[str, Any]:
     """The rule recording `signal`'s per-GPU slot peaks."""
     span = QueryWindow(window=slot, slot=slot, lookback=slot, threshold=0.0)
-    just_before = duration(slot - timedelta(milliseconds=1))
-    last_slot = (
-        f"max_over_time(({fill(template, signal, span=span)})[{just_before}:{duration(slot)}])"
-    )
+    step = duration(slot)
+    last_slot = f"last_over_time(({fill(template, signal, span=span)})[{step}:{step}])"
     peak = f"max by ({', '.join(KEY_LABELS)}) ({relabelled(last_slot)})"
-    expr = peak if signal.scale == 1 else f"{peak} / {float(signal.scale)!r}"
+    expr = peak if signal.scale == 1 else f"{peak} / {_number(signal.scale)}"
     return {"record": SLOT_PEAK, "expr": expr, "labels": {SIGNAL_LABEL: signal.metric}}
 
 
