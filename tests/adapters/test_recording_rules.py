@@ -18,7 +18,7 @@ from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 from tests.support.prom import require_binaries
 
-CONFIG = Path(__file__).parents[2] / "config"
+RULES = Path(__file__).parents[2] / "config" / "recording-rules"
 MINUTE = timedelta(minutes=1)
 SM_ACTIVE = SignalSettings(metric="DCGM_FI_PROF_SM_ACTIVE", scale=100, valid_on_mig=False)
 
@@ -30,17 +30,17 @@ def cli_output(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 @pytest.mark.parametrize(
     ("name", "flags"),
-    [("recording-rules.yaml", ()), ("recording-rules-thanos.yaml", ("--thanos",))],
+    [("prometheus.yaml", ()), ("thanos-ruler.yaml", ("--thanos",))],
 )
 def test_the_shipped_rules_files_are_what_the_generator_prints_for_the_defaults(
     capsys: pytest.CaptureFixture[str], name: str, flags: tuple[str, ...]
 ) -> None:
-    assert (CONFIG / name).read_text(encoding="utf-8") == cli_output(capsys, *flags)
+    assert (RULES / name).read_text(encoding="utf-8") == cli_output(capsys, *flags)
 
 
 def test_promtool_accepts_the_prometheus_rules_file() -> None:
     promtool = require_binaries().promtool
-    command = [str(promtool), "check", "rules", str(CONFIG / "recording-rules.yaml")]
+    command = [str(promtool), "check", "rules", str(RULES / "prometheus.yaml")]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -1,6 +1,7 @@
 """The recording rules of docs/RECORDING-RULES.md, generated from the settings: the one source
-of truth for the CLI's rules file (`idle-gpu-autoscaler recording-rules`), the copy in
-config/, and the chart's PrometheusRule (a test keeps the chart's template equal to this).
+of truth for the CLI's rules file (`idle-gpu-autoscaler recording-rules`), the copies in
+config/recording-rules/, and the chart's PrometheusRule (a test keeps the chart's template
+equal to this).
 
 Per utilization signal one rule, evaluated once per slot (the group's interval is
 `policy.slot`): per GPU, the peak of the last whole slot as a ratio, NaN when the slot held
