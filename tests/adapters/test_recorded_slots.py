@@ -159,3 +159,18 @@ def test_stale_or_absent_recordings_fall_back_to_raw_with_a_warning_and_never_id
     assert seen.reads == [{"source": "raw", "fallback": reason, "raw_gpus": 0}]
     assert any(f"usage read from raw series: {reason}" in r.message for r in caplog.records)
     assert usage == read(rig, now=now, mode="off", views=(VIEW,))
+
+
+def test_a_recorded_read_costs_the_same_queries_for_one_view_or_several(rig: Rig) -> None:
+    def queries(views: tuple[UsageView, ...]) -> int:
+        settings = PrometheusSettings(url=rig.server.url)
+        source = PrometheusMetricSource(prometheus=settings, policy=PolicySettings())
+        try:
+            source.read_views(views, now=rig.end)
+            return source.queries_issued
+        finally:
+            source.close()
+
+    # the recorded slots; per signal the tail, the GPUs with holes, BUSY and NEWEST; then the
+    # evidence (framebuffer, PCIe, NVLink, Ray, the learned power baseline)
+    assert queries((VIEW,)) == queries(VIEWS) == 1 + 4 * 2 + 5
