@@ -16,6 +16,7 @@ but no recorded ones, is read raw as a whole (`holey`).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,25 +35,43 @@ def recorded_query(span: QueryWindow) -> str:
     return f"{SLOT_PEAK}[{duration(span.recent + span.slot)}]"
 
 
+Tail = Mapping[GpuKey, tuple[list[float], list[float]]]  # per GPU: slot ends (s), peaks
+
+
+@dataclass(frozen=True)
+class Series:
+    """One GPU's recorded slots for one signal: slot ends in ms (holes) and in seconds (the
+    views' columns). Series evaluated alike share the lists: never mutate them."""
+
+    key: GpuKey
+    at_ms: list[int]
+    at_s: list[float]
+    values: list[float]
+
+
 @dataclass(frozen=True)
 class RecordedSlots:
-    """The recorded answer, parsed: per signal, its series put at slot ends (milliseconds)."""
+    """The recorded answer, parsed: per signal, its series put at slot ends."""
 
-    series: Mapping[str, list[tuple[GpuKey, list[int], list[float]]]]
+    series: Mapping[str, list[Series]]
     evaluated: Mapping[str, int]  # per signal, its newest evaluation (ms)
     slot_ms: int
 
     @classmethod
     def of(cls, result: Sequence[Columns], *, slot: timedelta) -> RecordedSlots:
         slot_ms = _ms(slot)
-        found: dict[str, list[tuple[GpuKey, list[int], list[float]]]] = {}
+        found: dict[str, list[Series]] = {}
         evaluated: dict[str, int] = {}
+        seen: tuple[list[float], list[int], list[float], list[int]] | None = None
         for labels, ends, values in result:
             key, signal = workload_gpu_key(labels), labels.get(SIGNAL_LABEL)
             if key is None or not signal or not ends:
                 continue
-            at = [round(end * 1000) // slot_ms * slot_ms for end in ends]
-            found.setdefault(signal, []).append((key, at, values))
+            if seen is None or ends != seen[0]:  # the rules are evaluated alike: map once
+                seen = (ends, *_slot_ends(ends, slot_ms))
+            at_ms, at_s, kept = seen[1], seen[2], seen[3]
+            kept_values = values if len(kept) == len(values) else [values[i] for i in kept]
+            found.setdefault(signal, []).append(Series(key, at_ms, at_s, kept_values))
             evaluated[signal] = max(evaluated.get(signal, 0), round(ends[-1] * 1000))
         return cls(found, evaluated, slot_ms)
 
@@ -86,35 +105,69 @@ class RecordedSlots:
         """GPUs to read raw: a hole in a signal's slots, or tail slots but no recorded ones."""
         newest = {signal: self.newest_end(signal) or 0 for signal in self.series}
         found = {
-            key
+            one.key
             for signal, series in self.series.items()
-            for key, at, _ in series
-            if has_holes(at, first=reach_from, last=newest[signal], slot_ms=self.slot_ms)
+            for one in series
+            if has_holes(one.at_ms, first=reach_from, last=newest[signal], slot_ms=self.slot_ms)
         }
-        recorded = {key for series in self.series.values() for key, _, _ in series}
+        recorded = {one.key for series in self.series.values() for one in series}
         return frozenset(found | (set(tail) - recorded))
 
-    def columns(self, *, reach_from: int, leaving: frozenset[GpuKey]) -> list[Columns]:
-        """The recorded slots from `reach_from` on, as raw SLOTS columns (slot ends in
-        seconds), for the GPUs not in `leaving`."""
+    def columns(
+        self, *, reach_from: int, leaving: frozenset[GpuKey], tails: Mapping[str, Tail]
+    ) -> list[Columns]:
+        """The recorded slots from `reach_from` on, each followed by its signal's raw tail
+        (so a GPU's columns keep one list of slot ends), as raw SLOTS columns, for the GPUs
+        not in `leaving`."""
         found: list[Columns] = []
-        for series in self.series.values():
-            for key, at, values in series:
-                if key in leaving:
+        for signal, series in self.series.items():
+            tail = dict(tails.get(signal, {}))
+            for one in series:
+                if one.key in leaving:
                     continue
-                first = next((i for i, end in enumerate(at) if end >= reach_from), len(at))
-                found.append((_labels(key), [end / 1000 for end in at[first:]], values[first:]))
+                first = bisect_left(one.at_ms, reach_from)
+                ends, values = one.at_s[first:], one.values[first:]
+                more_ends, more_values = tail.pop(one.key, ([], []))
+                after = bisect_right(more_ends, ends[-1]) if ends else 0
+                found.append(
+                    (_labels(one.key), ends + more_ends[after:], values + more_values[after:])
+                )
+            found += [(_labels(key), *points) for key, points in tail.items() if key not in leaving]
         return found
 
 
+def merged_tail(columns: Iterable[Columns]) -> dict[GpuKey, tuple[list[float], list[float]]]:
+    """A signal's raw tail per GPU, its series merged per slot end (a real value over NaN)."""
+    found: dict[GpuKey, dict[float, float]] = {}
+    for labels, ends, values in columns:
+        key = workload_gpu_key(labels)
+        if key is None:
+            continue
+        points = found.setdefault(key, {})
+        for end, value in zip(ends, values, strict=True):
+            held = points.get(end)
+            if held is None or held != held or value > held:  # noqa: PLR0124 - NaN check
+                points[end] = value
+    return {key: (sorted(p), [p[end] for end in sorted(p)]) for key, p in found.items()}
+
+
 def has_holes(ends: Sequence[int], *, first: int, last: int, slot_ms: int) -> bool:
-    """Whether slot ends (ascending, ms) miss one between the later of `first` and the series'
-    own first end, and `last`: a series that stops before `last` has holes too."""
-    inside = [end for end in ends if first <= end <= last]
-    if not inside:
+    """Whether slot ends (ascending, distinct, ms) miss one between the later of `first` and
+    the series' own first end, and `last`: a series that stops before `last` has holes too."""
+    low, high = bisect_left(ends, first), bisect_right(ends, last)
+    if low == high:
         return bool(ends) and ends[-1] < last
-    expected = (last - inside[0]) // slot_ms + 1
-    return len(set(inside)) < expected
+    return high - low < (last - ends[low]) // slot_ms + 1
+
+
+def _slot_ends(ends: Sequence[float], slot_ms: int) -> tuple[list[int], list[float], list[int]]:
+    """Evaluation times as slot ends in ms and in seconds, and which points to keep: after a
+    ruler restart two evaluations can record the same slot; the later one stays."""
+    at = [round(end * 1000) // slot_ms * slot_ms for end in ends]
+    kept = [i for i in range(len(at)) if i + 1 == len(at) or at[i + 1] != at[i]]
+    if len(kept) != len(at):
+        at = [at[i] for i in kept]
+    return at, [end / 1000 for end in at], kept
 
 
 def _labels(key: GpuKey) -> dict[str, str]:

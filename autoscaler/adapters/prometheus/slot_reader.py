@@ -27,11 +27,16 @@ from autoscaler.adapters.prometheus.promql import (
     parse_columns,
     workload_gpu_key,
 )
-from autoscaler.adapters.prometheus.recorded import HOLES, RecordedSlots, recorded_query
+from autoscaler.adapters.prometheus.recorded import (
+    HOLES,
+    RecordedSlots,
+    merged_tail,
+    recorded_query,
+)
 from autoscaler.adapters.prometheus.views import slots_end
 from autoscaler.core.ports import UsageSourceObserver
 from autoscaler.domain.gpus import GpuKey
-from autoscaler.settings.tree import PrometheusSettings
+from autoscaler.settings.tree import PrometheusSettings, SignalSettings
 
 RECORDED, RAW = "recorded", "raw"
 
@@ -74,16 +79,19 @@ class SlotReader:
         reach_from = _ms_at(at) - _ms(span.recent)
         tail_from = recorded.tail_from(self._signals)
         over = timedelta(milliseconds=_ms_at(at) - tail_from) + span.slot
-        tail = [_since(c, tail_from) for c in self._raw(ask, span=span, at=at, over=over)]
-        tail = [column for column in tail if column[1]]
-        tail_keys = {key for key in map(_key, tail) if key is not None}
-        holey = recorded.holey(reach_from=reach_from, tail=tail_keys)
+        tails = {
+            signal.metric: merged_tail(
+                _since(column, tail_from)
+                for column in self._raw_signal(ask, signal, span=span, at=at, over=over)
+            )
+            for signal in self._signals
+        }
+        holey = recorded.holey(reach_from=reach_from, tail=[k for t in tails.values() for k in t])
         if len(holey) > self._recorded.max_raw_gpus:
             why = f"{HOLES}: {len(holey)} GPUs have holes, above maxRawGpus"
             self._report(RAW, why, raw_gpus=len(holey))
             return self._raw(ask, span=span, at=at, over=span.recent)
-        columns = recorded.columns(reach_from=reach_from, leaving=holey)
-        columns += [column for column in tail if _key(column) not in holey]
+        columns = recorded.columns(reach_from=reach_from, leaving=holey, tails=tails)
         if holey:
             columns += self._raw_gpus(ask, holey, span=span, at=at)
         holes = f"{HOLES}: {len(holey)} GPUs read raw" if holey else None
@@ -111,10 +119,22 @@ class SlotReader:
         """The raw SLOTS query per signal over `over` back from `at`."""
         found: list[Columns] = []
         for signal in self._signals:
-            text = fill(self._templates.slots, signal, span=span, matchers=matchers)
-            query = f"({text})[{duration(over)}:{duration(span.slot)}]"
-            found += parse_columns(ask(query, at), scale=signal.scale)
+            found += self._raw_signal(ask, signal, span=span, at=at, over=over, matchers=matchers)
         return found
+
+    def _raw_signal(
+        self,
+        ask: Ask,
+        signal: SignalSettings,
+        *,
+        span: QueryWindow,
+        at: datetime,
+        over: timedelta,
+        matchers: tuple[str, ...] = (),
+    ) -> list[Columns]:
+        text = fill(self._templates.slots, signal, span=span, matchers=matchers)
+        query = f"({text})[{duration(over)}:{duration(span.slot)}]"
+        return parse_columns(ask(query, at), scale=signal.scale)
 
     def _report(self, source: str, why: str | None, *, raw_gpus: int) -> None:
         """Log a change of source or reason once; tell the observer every read."""
