@@ -25,14 +25,14 @@ from autoscaler.domain.models import FleetUsage, State, UsageView
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.support.domain_builders import a_workload
 from tests.support.prom import PrometheusServer
-from tests.support.recorded_rig import AFTER, BURST_AGO, start_recorded_rig
+from tests.support.recorded_rig import BURST_AGO, rig_end, start_recorded_rig
 
 pytestmark = pytest.mark.real
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 VIEW = UsageView(HOUR, 0.05)
-VIEWS = (VIEW, UsageView(15 * MINUTE, 0.05), UsageView(150 * MINUTE, 0.5))
+VIEWS = (VIEW, UsageView(15 * MINUTE, 0.05), UsageView(30 * MINUTE, 0.5))  # within RECORDED
 RULES = UsageRules(
     threshold=0.05, window=HOUR, slot=MINUTE, min_coverage=0.8, stale_after=3 * MINUTE
 )
@@ -47,7 +47,7 @@ class Rig:
 
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
-    end = (int(datetime.now(UTC).timestamp()) // 60 - 1) * 60 - AFTER
+    end = rig_end(int(datetime.now(UTC).timestamp()))
     server = start_recorded_rig(tmp_path_factory.mktemp("recorded"), end=end)
     try:
         _miss_one_evaluation(server, at=end - BURST_AGO)
@@ -61,7 +61,7 @@ def _miss_one_evaluation(server: PrometheusServer, *, at: int) -> None:
     match = f'{SLOT_PEAK}{{workload_namespace="lone-burst"}}'
     reply = requests.post(
         f"{server.url}/api/v1/admin/tsdb/delete_series",
-        params={"match[]": match, "start": at, "end": at + 59},
+        params={"match[]": match, "start": at, "end": at + 59.999},  # evaluated in that minute
         timeout=10,
     )
     reply.raise_for_status()
@@ -120,7 +120,8 @@ def test_recorded_and_raw_reads_give_the_same_usage_and_decisions(rig: Rig, offs
 def test_a_missed_evaluation_hiding_a_burst_reads_that_gpu_raw_and_busy(rig: Rig) -> None:
     burst_slot = rig.end - timedelta(seconds=BURST_AGO)
     hidden = rig.server.query(
-        f'{SLOT_PEAK}{{workload_namespace="lone-burst"}}[1m]', at=burst_slot.timestamp() + 59
+        f'{SLOT_PEAK}{{workload_namespace="lone-burst"}}[59999ms]',
+        at=burst_slot.timestamp() + 59.999,
     )
     assert hidden == [], "the rig lost the recorded slot"
     seen = Seen()

@@ -3,6 +3,7 @@ that decides which GPUs are read raw (no server needed, but promtool checks the 
 
 from __future__ import annotations
 
+import math
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from autoscaler.adapters.prometheus.promql import Columns
-from autoscaler.adapters.prometheus.recorded import RecordedSlots, has_holes
+from autoscaler.adapters.prometheus.recorded import RecordedSlots, has_holes, merged_tail
 from autoscaler.adapters.prometheus.recording_rules import SLOT_PEAK, rule_group
 from autoscaler.cli import main
 from autoscaler.domain.gpus import GpuKey
@@ -142,3 +143,27 @@ def test_recordings_are_unusable_when_a_signal_has_none_or_its_newest_is_too_old
     now = datetime.fromtimestamp(now_s, UTC)
     why = slots.unusable(wanted, now=now, max_age=3 * MINUTE)
     assert (why.split(":")[0] if why else None) == reason
+
+
+def test_two_evaluations_of_one_slot_after_a_ruler_restart_count_once_the_later_kept() -> None:
+    restarted: Columns = (
+        {"workload_namespace": "ns", "workload_pod": "p", "UUID": "GPU-p", "signal": "A"},
+        [10.0, 50.0, 70.0, 110.0],  # evaluated at +10 s, then, after a restart, at +50 s
+        [0.1, 0.2, 0.3, 0.4],
+    )
+    [series] = RecordedSlots.of([restarted], slot=MINUTE).series["A"]
+    assert (series.at_ms, series.at_s, series.values) == ([0, M], [0.0, 60.0], [0.2, 0.4])
+    assert not has_holes(series.at_ms, first=0, last=M, slot_ms=M)
+
+
+def test_a_signal_s_raw_tail_is_merged_per_gpu_a_real_value_over_nan() -> None:
+    style = {"exported_namespace": "ns", "exported_pod": "p", "UUID": "GPU-p"}
+    tail = merged_tail(
+        [
+            ({**style, "pod": "exporter-a"}, [60.0, 120.0], [float("nan"), 0.1]),
+            ({**style, "pod": "exporter-b"}, [120.0, 180.0], [0.5, float("nan")]),
+        ]
+    )
+    [(ends, values)] = tail.values()
+    assert ends == [60.0, 120.0, 180.0] and values[1] == 0.5
+    assert math.isnan(values[0]) and math.isnan(values[2])  # NaN alone stays NaN

@@ -4,10 +4,12 @@ The raw history is `prometheus_adapter`'s (tests/support/prom_histories.py) plus
 idle but for one slot, backfilled as the session's is and extended `AFTER` past `end` so that
 reads after the recordings stop still find raw data. The recorded series are what the
 generated rules file (recording_rules.py, for the default settings) records: promtool
-evaluates it against this very server over [end - 3 h, end] (`create-blocks-from rules`,
-one evaluation per whole minute, as a ruler evaluating on slot boundaries), and the server is
-restarted to load those blocks. A server of its own, since the session's serves live data
-that a restart would interrupt.
+evaluates it against this very server over the `RECORDED` span before `end`
+(`create-blocks-from rules`, once a minute at the group's own offset into the minute, as a
+ruler would), and the server is restarted to load those blocks. The span sits inside one of
+promtool's 2 h blocks (`rig_end`): at a block boundary promtool skips the evaluation that
+falls in the boundary's last second, a fleet-wide hole the read would rightly read raw.
+A server of its own, since the session's serves live data that a restart would interrupt.
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ from tests.support.prom_histories import Backfill, backfill, prometheus_adapter,
 
 M, H = 60, 3600
 AFTER = 90 * M  # raw history after the recordings stop
+RECORDED = 100 * M  # recordings before `end`: the reach of a one-hour view and more
+BLOCK = 2 * H  # promtool's block length for rules
 BURST_AGO = 25 * M  # lone-burst is busy in the slot ending this long before `end`
+
+
+def rig_end(now: int) -> int:
+    """A whole minute, AFTER and more in the past, with its RECORDED span in one 2 h block."""
+    block_start = (now - AFTER - 2 * M - BLOCK) // BLOCK * BLOCK
+    return block_start + BLOCK - M
 
 
 def lone_burst(end: int) -> Backfill:
@@ -47,7 +57,7 @@ def start_recorded_rig(workdir: Path, *, end: int) -> PrometheusServer:
     )
     command = [
         str(binaries.promtool), "tsdb", "create-blocks-from", "rules", "--quiet",
-        f"--start={end - 3 * H}", f"--end={end}", f"--url={server.url}",
+        f"--start={end - RECORDED}", f"--end={end}", f"--url={server.url}",
         f"--output-dir={server.data_dir}", str(rules),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=workdir)
