@@ -37,6 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     if args.command == "check-config":
         return _check_config(settings)
+    if args.command == "recording-rules":
+        from autoscaler.compose.recording_rules import recording_rules_text  # noqa: PLC0415
+
+        print(recording_rules_text(settings, thanos=args.thanos), end="")
+        return 0
     from autoscaler.compose.backtest import backtest  # noqa: PLC0415 - lazy, see below
     from autoscaler.compose.serve import serve  # noqa: PLC0415 - lazy, see below
 
@@ -60,6 +65,14 @@ def _parser() -> argparse.ArgumentParser:
     ):
         command = commands.add_parser(name, help=text, description=text)
         command.add_argument("--config", type=Path, help="YAML configuration file")
+    rules = commands.add_parser(
+        "recording-rules",
+        help="print the recording rules file for the configured signals and slot",
+        description="print the recording rules (docs/RECORDING-RULES.md) for the configured "
+        "signals and slot, for a Prometheus `rule_files` entry or a Thanos Ruler",
+    )
+    rules.add_argument("--config", type=Path, help="YAML configuration file")
+    rules.add_argument("--thanos", action="store_true", help="add partial_response_strategy: abort")
     backtest = commands.add_parser(
         "backtest", help="replay a policy over Prometheus history: what would it have done?"
     )

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import grpc
 import pytest
 
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.compose.service import build_service
 from autoscaler.domain.models import Action, State, WorkloadInfo, WorkloadRef
 from autoscaler.engine.telemetry import LOOP_CRASH, PREFIX
@@ -148,3 +149,25 @@ def test_a_crashed_cycle_reaches_the_errors_metric_and_the_log(
     [crash] = [r for r in caplog.records if r.name == "tests.crash.loop"]
     assert "reconcile cycle crashed" in crash.getMessage()
     assert crash.exc_info is not None and "a bug in the cycle" in str(crash.exc_info[1])
+
+
+def test_a_prometheus_source_tells_the_service_metrics_which_slots_it_read() -> None:
+    settings = Settings()
+    source = PrometheusMetricSource(prometheus=settings.prometheus, policy=settings.policy)
+    cluster = FakeCluster(workloads=[])
+    service = build_service(
+        settings,
+        cluster=cluster,
+        actuator=cluster,
+        metrics=source,
+        clock=FakeClock(NOW),
+        logger=logging.getLogger("tests.usage-source"),
+    )
+    try:
+        assert source.slots.observer is not None
+        source.slots.observer(source="raw", fallback="stale", raw_gpus=0)
+        value = service.telemetry.registry.get_sample_value
+        assert value(PREFIX + "usage_source", {"source": "raw"}) == 1.0
+        assert value(PREFIX + "usage_source_fallbacks_total", {"reason": "stale"}) == 1.0
+    finally:
+        source.close()

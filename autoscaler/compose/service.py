@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from prometheus_client import CollectorRegistry
 
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.compose.loop_parts import SharedState, build_guards, subscribe_listeners
 from autoscaler.compose.notify import Notifications, build_notifications
 from autoscaler.core.ports import (
@@ -28,6 +29,7 @@ from autoscaler.engine.reconciler import Reconciler
 from autoscaler.engine.scheduler import LoopRunner
 from autoscaler.engine.snapshots import SnapshotStore
 from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.engine.usage_source_metrics import UsageSourceMetrics
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.server import KedaGrpcServer
 from autoscaler.keda.targets import Judging
@@ -77,7 +79,7 @@ def build_service(
     and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
     leading = is_leader or always_leading
     store, policy = SnapshotStore(), build_policy(settings)
-    telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
+    telemetry = _telemetry(metrics, clock=clock)
     guards = None if shared is None else build_guards(
         settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
     )  # fmt: skip
@@ -181,3 +183,11 @@ class StopOnly:
 
     def stop(self) -> None:
         self.stop_part()
+
+
+def _telemetry(metrics: MetricSource, *, clock: Clock) -> ServiceMetrics:
+    """The service's metrics; Prometheus reads also say where their slots came from."""
+    telemetry = ServiceMetrics(CollectorRegistry(), clock=clock)
+    if isinstance(metrics, PrometheusMetricSource):  # recorded or raw (docs/RECORDING-RULES.md)
+        metrics.slots.observer = UsageSourceMetrics(telemetry.registry).observe
+    return telemetry

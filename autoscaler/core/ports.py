@@ -239,3 +239,11 @@ class Server(Protocol):
     def start(self) -> object: ...
 
     def stop(self) -> None: ...
+
+
+class UsageSourceObserver(Protocol):
+    """Told after every fleet read which source its slots came from (`recorded` or `raw`),
+    why it fell back to raw (None when it did not), and how many GPUs with holes in their
+    recorded slots were read raw (docs/RECORDING-RULES.md)."""
+
+    def __call__(self, *, source: str, fallback: str | None, raw_gpus: int) -> None: ...

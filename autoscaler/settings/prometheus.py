@@ -15,6 +15,7 @@ from pydantic import Field
 from autoscaler.settings.base import Duration, Section
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.queries import QuerySettings
+from autoscaler.settings.recorded import RecordedSeriesSettings
 
 
 class SignalSettings(Section):
@@ -70,6 +71,11 @@ class PrometheusSettings(Section):
         "(e.g. nvidia-gpu-operator), sent as the `namespace` parameter.",
     )
     queries: QuerySettings = Field(default_factory=QuerySettings)
+    recorded_series: RecordedSeriesSettings = Field(
+        default_factory=RecordedSeriesSettings,
+        description="Per-slot peaks recorded by the recording rules of "
+        "`idle-gpu-autoscaler recording-rules` (docs/RECORDING-RULES.md), for big fleets.",
+    )
     signals: list[SignalSettings] = Field(
         default_factory=_default_signals,
         description="Utilization metrics; a GPU is idle only when every present one is idle.",

@@ -36,8 +36,9 @@ THRESHOLD = 0.05
 TOKEN = "token-1"
 # Three per utilization signal (two by default), one per evidence signal (framebuffer, PCIe,
 # NVLink, Ray) and the learned power baseline; this history has no power series, so no power
-# matrix (ISSUE 16).
-QUERIES_PER_READ = 3 * 2 + 4 + 1
+# matrix (ISSUE 16); and the recorded slots' query, which finds none here and falls back to
+# the raw read (docs/RECORDING-RULES.md).
+QUERIES_PER_READ = 1 + 3 * 2 + 4 + 1
 
 
 @dataclass(frozen=True)

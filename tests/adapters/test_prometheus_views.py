@@ -28,8 +28,9 @@ MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 # Three per utilization signal (two by default), one per evidence signal (framebuffer, PCIe,
 # NVLink, Ray) and the learned power baseline; this history has no power series, so no power
-# matrix (ISSUE 16).
-QUERIES_PER_READ = 3 * 2 + 4 + 1
+# matrix (ISSUE 16); and the recorded slots' query, which finds none here and falls back to
+# the raw read (docs/RECORDING-RULES.md).
+QUERIES_PER_READ = 1 + 3 * 2 + 4 + 1
 TOKEN = "views-token"
 DEFAULT = UsageView(HOUR, 0.05)
 VIEWS = (

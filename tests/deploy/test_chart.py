@@ -37,6 +37,7 @@ OPTIONAL_KINDS = {
     "TriggerAuthentication",
     "Ingress",  # the snooze links' (notifications.links.ingress)
     "Secret",  # the links' generated signing key
+    "PrometheusRule",  # the recording rules (test_chart_recording_rules.py)
 }
 
 

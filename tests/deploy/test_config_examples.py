@@ -26,8 +26,13 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 SERVICE_HOST = f"{RELEASE}.{RELEASE}.svc.cluster.local"
 
 
+RULES = (
+    CONFIG / "recording-rules"
+)  # Prometheus rules files (tests/adapters/test_recording_rules.py)
+
+
 def config_files() -> list[Path]:
-    return sorted(CONFIG.rglob("*.yaml"))
+    return sorted(path for path in CONFIG.rglob("*.yaml") if RULES not in path.parents)
 
 
 def is_service_config(path: Path) -> bool:

@@ -21,8 +21,14 @@ from tests.support.crd_validation import load_crd_schemas
 
 # The chart's kubeVersion floor and the newest schemas kubernetes-validate ships.
 KUBERNETES_VERSIONS = ("1.29.0", kubernetes_validate.latest_version())
-# No upstream CRD for it in tests/crds; its fields are few and fixed by the template.
-UNVALIDATED_KINDS = frozenset({("monitoring.coreos.com/v1", "ServiceMonitor")})
+# No upstream CRD for them in tests/crds; their fields are few and fixed by the templates (the
+# PrometheusRule's rules are checked by promtool in test_chart_recording_rules.py).
+UNVALIDATED_KINDS = frozenset(
+    {
+        ("monitoring.coreos.com/v1", "ServiceMonitor"),
+        ("monitoring.coreos.com/v1", "PrometheusRule"),
+    }
+)
 
 
 def problems(manifest: Manifest) -> list[str]:

@@ -184,7 +184,7 @@ def build_queries(
     reach = {Stat.SLOTS: (span.recent, span.slot), Stat.BUSY: busy}
     built: Queries = {}
     for stat in Stat:
-        filled = [_fill(templates.for_stat(stat), signal, span) for signal in signals]
+        filled = [fill(templates.for_stat(stat), signal, span=span) for signal in signals]
         if stat in reach:
             over, step = reach[stat]
             built[stat] = tuple(f"({text})[{duration(over)}:{duration(step)}]" for text in filled)
@@ -193,13 +193,16 @@ def build_queries(
     return built
 
 
-def _fill(template: str, signal: SignalSettings, span: QueryWindow) -> str:
+def fill(
+    template: str, signal: SignalSettings, *, span: QueryWindow, matchers: tuple[str, ...] = ()
+) -> str:
+    """`template` for `signal`; `matchers` narrow its selectors (recorded.py: some GPUs)."""
     return template.format(
-        selector=selector(signal),
+        selector=selector(signal, *matchers),
         metric=signal.metric,
-        matchers="".join(f"{matcher}," for matcher in _matchers(signal)),
-        renamed=selector(signal, 'exported_pod!=""'),
-        kept=selector(signal, 'exported_pod=""'),
+        matchers="".join(f"{matcher}," for matcher in _matchers(signal, *matchers)),
+        renamed=selector(signal, *matchers, 'exported_pod!=""'),
+        kept=selector(signal, *matchers, 'exported_pod=""'),
         threshold=_number(span.threshold * signal.scale),
         keys=", ".join(KEY_LABELS),
         **{name: duration(getattr(span, name)) for name in _SPANS},

@@ -1,8 +1,9 @@
 """The metric source backed by Prometheus or Thanos Querier: the one module that imports
 `prometheus_api_client`.
 
-A read sends the three fleet-wide queries of `promql` per signal, over one GET each, for
-every usage view at once: their number depends neither on the fleet nor on the views, each
+A read sends the three fleet-wide queries of `promql` per signal (SLOTS from the recorded
+series when they can be trusted: `slot_reader`), over one GET each, for every usage view at
+once: their number depends neither on the fleet nor on the views, each
 view being judged in Python from the shared answers (`views`). Then each evidence reader
 sends its own (one per signal, the learned power baseline one more); a reader that fails
 makes only its signal failed (`FleetEvidence.failures`), and the merged evidence goes with
@@ -45,6 +46,7 @@ from autoscaler.adapters.prometheus.promql import (
     duration,
     parse_vector,
 )
+from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.utilization import read_utilization
 from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
@@ -124,6 +126,7 @@ class PrometheusMetricSource:
         self._rules = QueryRules.from_policy(policy, loading=longest_loading)
         self._templates = _checked(templates or QueryTemplates(), prometheus, self._rules)
         self._log = logger or logging.getLogger(__name__)
+        self.slots = SlotReader(settings=prometheus, templates=self._templates, logger=self._log)
         self._inspector = ReplyInspector()
         self._session = build_session(prometheus, inspector=self._inspector)
         self._endpoint = f"{prometheus.url.rstrip('/')}/api/v1/query"
@@ -202,7 +205,13 @@ class PrometheusMetricSource:
     def _read(self, span: QueryWindow, *, now: datetime) -> FleetAnswers:
         signals, templates = self._settings.signals, self._templates
         return read_utilization(
-            self._ask, signals=signals, span=span, templates=templates, history=self._busy, now=now
+            self._ask,
+            signals=signals,
+            span=span,
+            templates=templates,
+            slots=self.slots,
+            history=self._busy,
+            now=now,
         )
 
     def _evidence(self, span: QueryWindow, *, now: datetime) -> FleetEvidence:

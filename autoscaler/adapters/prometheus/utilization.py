@@ -1,6 +1,7 @@
 """The utilization part of a fleet read: SLOTS, BUSY and NEWEST for each signal (`promql`),
 parsed once and scaled to ratios, then handed to `views` as the read's shared answers.
-BUSY goes through the source's `BusyHistory`, which asks only for the steps it lacks."""
+SLOTS goes through the source's `SlotReader` (recorded series when they can be trusted, else
+raw), BUSY through its `BusyHistory`, which asks only for the steps it lacks."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from autoscaler.adapters.prometheus.promql import (
     parse_columns,
     parse_vector,
 )
-from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end
+from autoscaler.adapters.prometheus.slot_reader import SlotReader
+from autoscaler.adapters.prometheus.views import FleetAnswers
 from autoscaler.settings.tree import SignalSettings
 
 Ask = Callable[[str, datetime], Sequence[Mapping[str, Any]]]  # PromQL, time -> data.result
@@ -30,18 +32,14 @@ def read_utilization(
     signals: Sequence[SignalSettings],
     span: QueryWindow,
     templates: QueryTemplates,
+    slots: SlotReader,
     history: BusyHistory,
     now: datetime,
 ) -> FleetAnswers:
     """Every query, in turn; the first failure ends the read (the exception goes up),
     since the remaining queries could not change the outcome, only delay it."""
     queries = build_queries(signals, span=span, templates=templates)
-    slots_at = slots_end(now, span.slot)
-    slots = [
-        column
-        for signal, query in zip(signals, queries[Stat.SLOTS], strict=True)
-        for column in parse_columns(ask(query, slots_at), scale=signal.scale)
-    ]
+    slot_columns = slots.read(ask, span=span, now=now)
 
     def busy_over(reach: timedelta) -> list[list[Columns]]:
         built = build_queries(signals, span=span, templates=templates, busy_reach=reach)
@@ -52,4 +50,4 @@ def read_utilization(
 
     busy = history.read(busy_over, signals=signals, span=span, now=now)
     newest = [row for query in queries[Stat.NEWEST] for row in parse_vector(ask(query, now))]
-    return FleetAnswers.of(slots=slots, busy=busy, newest=newest)
+    return FleetAnswers.of(slots=slot_columns, busy=busy, newest=newest)

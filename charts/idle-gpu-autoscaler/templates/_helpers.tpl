@@ -158,6 +158,7 @@ config.policy.namespaces.include entry.
 {{- with $p.tenancyNamespace }}{{ $_ := set $out "tenancyNamespace" . }}{{ end }}
 {{- with $p.signals }}{{ $_ := set $out "signals" . }}{{ end }}
 {{- with $p.evidence }}{{ $_ := set $out "evidence" . }}{{ end }}
+{{- with $p.recordedSeries }}{{ $_ := set $out "recordedSeries" . }}{{ end }}
 {{- toYaml $out }}
 {{- end }}
 

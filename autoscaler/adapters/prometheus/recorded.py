@@ -1,0 +1,183 @@
+"""The recorded slots (recording_rules.py) turned into the raw SLOTS answer's shape, and where
+they cannot be trusted. Pure: slot_reader.py sends the queries and decides.
+
+The recorded matrix is the rule's own samples over the slots' reach (a range selector, no
+subquery). A sample evaluated at time e holds the raw slot ending at e rounded down to a whole
+slot (recording_rules.py), so it is put at that slot end: the very point the raw SLOTS query
+has there.
+
+A recording is used only when it is trustworthy, else the raw query is (missing data is never
+idle): every signal must have recorded series (else `ABSENT`), its newest evaluation no older
+than `maxAge` (else `STALE`); the slots after the newest evaluation are read raw (the tail);
+and a GPU whose recorded slots have a hole between its first one in the reach and the
+signal's newest recorded slot (a missed evaluation can hide a burst), or that has raw tail slots
+but no recorded ones, is read raw as a whole (`holey`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from autoscaler.adapters.prometheus.promql import Columns, QueryWindow, duration, workload_gpu_key
+from autoscaler.adapters.prometheus.recording_rules import SIGNAL_LABEL, SLOT_PEAK
+from autoscaler.domain.gpus import GpuKey
+from autoscaler.settings.tree import SignalSettings
+
+ABSENT, STALE, HOLES = "absent", "stale", "holes"
+
+
+def recorded_query(span: QueryWindow) -> str:
+    """Every recorded slot over the reach, and one slot more: the first slot end's
+    evaluation comes up to a slot after it."""
+    return f"{SLOT_PEAK}[{duration(span.recent + span.slot)}]"
+
+
+Tail = Mapping[GpuKey, tuple[list[float], list[float]]]  # per GPU: slot ends (s), peaks
+
+
+@dataclass(frozen=True)
+class Series:
+    """One GPU's recorded slots for one signal: slot ends in ms (holes) and in seconds (the
+    views' columns). Series evaluated alike share the lists: never mutate them."""
+
+    key: GpuKey
+    at_ms: list[int]
+    at_s: list[float]
+    values: list[float]
+
+
+@dataclass(frozen=True)
+class RecordedSlots:
+    """The recorded answer, parsed: per signal, its series put at slot ends."""
+
+    series: Mapping[str, list[Series]]
+    evaluated: Mapping[str, int]  # per signal, its newest evaluation (ms)
+    slot_ms: int
+
+    @classmethod
+    def of(cls, result: Sequence[Columns], *, slot: timedelta) -> RecordedSlots:
+        slot_ms = _ms(slot)
+        found: dict[str, list[Series]] = {}
+        evaluated: dict[str, int] = {}
+        seen: tuple[list[float], list[int], list[float], list[int]] | None = None
+        for labels, ends, values in result:
+            key, signal = workload_gpu_key(labels), labels.get(SIGNAL_LABEL)
+            if key is None or not signal or not ends:
+                continue
+            if seen is None or ends != seen[0]:  # the rules are evaluated alike: map once
+                seen = (ends, *_slot_ends(ends, slot_ms))
+            at_ms, at_s, kept = seen[1], seen[2], seen[3]
+            kept_values = values if len(kept) == len(values) else [values[i] for i in kept]
+            found.setdefault(signal, []).append(Series(key, at_ms, at_s, kept_values))
+            evaluated[signal] = max(evaluated.get(signal, 0), round(ends[-1] * 1000))
+        return cls(found, evaluated, slot_ms)
+
+    def unusable(
+        self, signals: Sequence[SignalSettings], *, now: datetime, max_age: timedelta
+    ) -> str | None:
+        """Why the recordings cannot serve this read (absent, stale), or None."""
+        for signal in signals:
+            evaluated = self.evaluated.get(signal.metric)
+            if evaluated is None:
+                return (
+                    f"{ABSENT}: no recorded series {SLOT_PEAK}{{signal={signal.metric!r}}} "
+                    "(install the recording rules, or set prometheus.recordedSeries.mode: off)"
+                )
+            age = _ms_at(now) - evaluated
+            if age > _ms(max_age):
+                return f"{STALE}: {signal.metric}'s newest recorded slot is {age / 1000:.0f}s old"
+        return None
+
+    def newest_end(self, signal: str) -> int | None:
+        """The slot `signal`'s newest evaluation recorded."""
+        evaluated = self.evaluated.get(signal)
+        return None if evaluated is None else evaluated // self.slot_ms * self.slot_ms
+
+    def tail_from(self, signals: Sequence[SignalSettings]) -> int:
+        """The first slot end the raw tail must cover: the one after the oldest of the
+        signals' newest recorded slots."""
+        return min(self.newest_end(signal.metric) or 0 for signal in signals) + self.slot_ms
+
+    def holey(self, *, reach_from: int, tail: Iterable[GpuKey]) -> frozenset[GpuKey]:
+        """GPUs to read raw: a hole in a signal's slots, or tail slots but no recorded ones."""
+        newest = {signal: self.newest_end(signal) or 0 for signal in self.series}
+        found = {
+            one.key
+            for signal, series in self.series.items()
+            for one in series
+            if has_holes(one.at_ms, first=reach_from, last=newest[signal], slot_ms=self.slot_ms)
+        }
+        recorded = {one.key for series in self.series.values() for one in series}
+        return frozenset(found | (set(tail) - recorded))
+
+    def columns(
+        self, *, reach_from: int, leaving: frozenset[GpuKey], tails: Mapping[str, Tail]
+    ) -> list[Columns]:
+        """The recorded slots from `reach_from` on, each followed by its signal's raw tail
+        (so a GPU's columns keep one list of slot ends), as raw SLOTS columns, for the GPUs
+        not in `leaving`."""
+        found: list[Columns] = []
+        for signal, series in self.series.items():
+            tail = dict(tails.get(signal, {}))
+            for one in series:
+                if one.key in leaving:
+                    continue
+                first = bisect_left(one.at_ms, reach_from)
+                ends, values = one.at_s[first:], one.values[first:]
+                more_ends, more_values = tail.pop(one.key, ([], []))
+                after = bisect_right(more_ends, ends[-1]) if ends else 0
+                found.append(
+                    (_labels(one.key), ends + more_ends[after:], values + more_values[after:])
+                )
+            found += [(_labels(key), *points) for key, points in tail.items() if key not in leaving]
+        return found
+
+
+def merged_tail(columns: Iterable[Columns]) -> dict[GpuKey, tuple[list[float], list[float]]]:
+    """A signal's raw tail per GPU, its series merged per slot end (a real value over NaN)."""
+    found: dict[GpuKey, dict[float, float]] = {}
+    for labels, ends, values in columns:
+        key = workload_gpu_key(labels)
+        if key is None:
+            continue
+        points = found.setdefault(key, {})
+        for end, value in zip(ends, values, strict=True):
+            held = points.get(end)
+            if held is None or held != held or value > held:  # noqa: PLR0124 - NaN check
+                points[end] = value
+    return {key: (sorted(p), [p[end] for end in sorted(p)]) for key, p in found.items()}
+
+
+def has_holes(ends: Sequence[int], *, first: int, last: int, slot_ms: int) -> bool:
+    """Whether slot ends (ascending, distinct, ms) miss one between the later of `first` and
+    the series' own first end, and `last`: a series that stops before `last` has holes too."""
+    low, high = bisect_left(ends, first), bisect_right(ends, last)
+    if low == high:
+        return bool(ends) and ends[-1] < last
+    return high - low < (last - ends[low]) // slot_ms + 1
+
+
+def _slot_ends(ends: Sequence[float], slot_ms: int) -> tuple[list[int], list[float], list[int]]:
+    """Evaluation times as slot ends in ms and in seconds, and which points to keep: after a
+    ruler restart two evaluations can record the same slot; the later one stays."""
+    at = [round(end * 1000) // slot_ms * slot_ms for end in ends]
+    kept = [i for i in range(len(at)) if i + 1 == len(at) or at[i + 1] != at[i]]
+    if len(kept) != len(at):
+        at = [at[i] for i in kept]
+    return at, [end / 1000 for end in at], kept
+
+
+def _labels(key: GpuKey) -> dict[str, str]:
+    labels = {"workload_namespace": key.namespace, "workload_pod": key.pod, "UUID": key.uuid}
+    return labels | ({"GPU_I_ID": key.mig_instance} if key.mig_instance else {})
+
+
+def _ms(span: timedelta) -> int:
+    return round(span.total_seconds() * 1000)
+
+
+def _ms_at(moment: datetime) -> int:
+    return round(moment.timestamp() * 1000)

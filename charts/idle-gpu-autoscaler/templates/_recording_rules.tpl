@@ -1,0 +1,50 @@
+{{/*
+The recording rules of docs/RECORDING-RULES.md, written as the service's generator writes them
+(autoscaler/adapters/prometheus/recording_rules.py; tests/deploy compares the two).
+*/}}
+
+{{/* The utilization signals: prometheus.signals, else the service's defaults. */}}
+{{- define "iga.utilizationSignals" -}}
+{{- if .Values.prometheus.signals }}
+{{- toYaml .Values.prometheus.signals }}
+{{- else }}
+- metric: DCGM_FI_PROF_GR_ENGINE_ACTIVE
+  scale: 1
+  validOnMig: true
+- metric: DCGM_FI_DEV_GPU_UTIL
+  scale: 100
+  validOnMig: false
+{{- end }}
+{{- end }}
+
+{{/* A settings duration (90s, 1m, 1h30m, or seconds) as PromQL writes it: 90s, 60s, 5400s. */}}
+{{- define "iga.promDuration" -}}
+{{- $text := toString . }}
+{{- $ms := 0 }}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 }}
+{{- if regexMatch "^[0-9]+$" $text }}
+{{- $ms = mul (atoi $text) 1000 }}
+{{- else }}
+{{- range regexFindAll "[0-9]+(ms|s|m|h|d)" $text -1 }}
+{{- $ms = add $ms (mul (atoi (regexFind "^[0-9]+" .)) (get $units (regexReplaceAll "^[0-9]+" . ""))) }}
+{{- end }}
+{{- end }}
+{{- if mod $ms 1000 }}{{ $ms }}ms{{ else }}{{ div $ms 1000 }}s{{ end }}
+{{- end }}
+
+{{/*
+One signal's per-GPU slot peak: the raw slot at the last slot end (an aligned subquery),
+relabelled to our labels (both label styles), merged per GPU, divided by the scale.
+*/}}
+{{- define "iga.slotPeakExpr" -}}
+{{- $signal := .signal }}
+{{- $selector := $signal.metric }}
+{{- if not $signal.validOnMig }}{{ $selector = printf "%s{GPU_I_ID=\"\"}" $signal.metric }}{{ end }}
+{{- $expr := printf "last_over_time((max_over_time(%s[%s]))[%s:%s])" $selector .slot .slot .slot }}
+{{- range list (list "workload_namespace" "namespace") (list "workload_namespace" "exported_namespace") (list "workload_pod" "pod") (list "workload_pod" "exported_pod") }}
+{{- $expr = printf "label_replace(%s, \"%s\", \"$1\", \"%s\", \"(.+)\")" $expr (index . 0) (index . 1) }}
+{{- end }}
+{{- $expr = printf "max by (workload_namespace, workload_pod, UUID, GPU_I_ID) (%s)" $expr }}
+{{- if ne (float64 $signal.scale) 1.0 }}{{ $expr = printf "%s / %v" $expr $signal.scale }}{{ end }}
+{{- $expr }}
+{{- end }}
