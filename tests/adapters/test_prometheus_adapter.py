@@ -17,7 +17,12 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.prometheus.http import BearerTokenFile, ExchangeError
+from autoscaler.adapters.prometheus.http import (
+    BearerTokenFile,
+    ExchangeError,
+    ReplyInspector,
+    build_session,
+)
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.core.errors import ConfigError
@@ -267,6 +272,16 @@ def test_the_query_count_is_the_same_for_one_gpu_and_for_a_hundred(
     assert sum(len(g) for g in one.gpus.values()) == 1
     assert sum(len(g) for g in many.gpus.values()) > 100
     assert small.queries_issued == large.queries_issued == QUERIES_PER_READ
+
+
+def test_a_reply_is_parsed_once_and_the_client_library_is_handed_that_parse(rig: Rig) -> None:
+    # The hook parses every body to check it; a second parse by the client library cost
+    # seconds per read on a large fleet's slot matrix.
+    session = build_session(PrometheusSettings(url=rig.prom.url), inspector=ReplyInspector())
+    reply = session.get(f"{rig.prom.url}/api/v1/query", params={"query": "vector(1)"})
+    first = reply.json()
+    assert first["data"]["result"][0]["value"][1] == "1"
+    assert reply.json() is first
 
 
 # -- through the TLS auth proxy ------------------------------------------------------------

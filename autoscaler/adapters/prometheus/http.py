@@ -56,8 +56,9 @@ class BearerTokenFile(AuthBase):
 
 
 class ReplyInspector:
-    """A response hook: raises `ExchangeError` for bad replies, keeps warnings per thread,
-    and the last reply's `data.result`, so a caller need not parse a large body twice."""
+    """A response hook: raises `ExchangeError` for bad replies and keeps warnings per thread.
+    The body it parsed is what the reply's `json()` then returns, so the client library does
+    not parse a large body a second time (seconds for a big fleet's slot matrix)."""
 
     def __init__(self) -> None:
         self._local = threading.local()
@@ -70,14 +71,6 @@ class ReplyInspector:
         """Warnings of this thread's replies since `forget()`."""
         return tuple(getattr(self._local, "warnings", ()))
 
-    def result_of(self, response: requests.Response) -> list[Any]:
-        """`data.result` of `response`, as this thread's last inspection parsed it."""
-        last, self._local.last = getattr(self._local, "last", None), None  # memory back
-        if last is not None and last[0] is response:
-            result: list[Any] = last[1]
-            return result
-        raise ExchangeError("the reply was not inspected")  # a session without the hook
-
     def __call__(self, response: requests.Response, *args: object, **kwargs: object) -> None:
         if response.is_redirect:
             return  # requests follows it; the final reply is inspected on its own
@@ -89,7 +82,9 @@ class ReplyInspector:
         data = body.get("data")
         if not isinstance(data, dict) or not isinstance(data.get("result"), list):
             raise ExchangeError("Prometheus replied success without a result")
-        self._local.last = (response, data["result"])
+        # This one reply's json() answers with the parse above (an instance attribute: the
+        # Response class is untouched).
+        vars(response)["json"] = lambda **_: body
         found = body.get("warnings") or []
         if found:
             self._local.warnings = [*self.warnings(), *map(str, found)]

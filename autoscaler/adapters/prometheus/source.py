@@ -128,11 +128,9 @@ class PrometheusMetricSource:
         self._log = logger or logging.getLogger(__name__)
         self.slots = SlotReader(settings=prometheus, templates=self._templates, logger=self._log)
         self._inspector = ReplyInspector()
-        self._session = build_session(prometheus, inspector=self._inspector)
-        self._endpoint = f"{prometheus.url.rstrip('/')}/api/v1/query"
-        self._client = PrometheusConnect(  # mounts the retrying adapter on the session
+        self._client = PrometheusConnect(
             url=prometheus.url.rstrip("/"),
-            session=self._session,
+            session=build_session(prometheus, inspector=self._inspector),
             retry=build_retry(prometheus.retries),
             timeout=prometheus.timeout.total_seconds(),
             method="GET",
@@ -238,21 +236,10 @@ class PrometheusMetricSource:
         return self._query(promql, at=at)
 
     def _query(self, promql: str, *, at: datetime) -> Sequence[Mapping[str, Any]]:
-        """One instant query over the session; the body is parsed once, by the inspector
-        (the client library would parse it again: seconds for a large fleet's matrix)."""
         self.queries_issued += 1
-        params = {
-            "query": promql,
-            "time": f"{at.timestamp():.3f}",
-            "timeout": duration(self._settings.timeout),
-        }
-        timeout = self._settings.timeout.total_seconds()
-        # verify given again: requests lets REQUESTS_CA_BUNDLE override the session's
-        session = self._session
-        response = session.get(
-            self._endpoint, params=params, timeout=timeout, verify=session.verify
-        )
-        return self._inspector.result_of(response)
+        params = {"time": f"{at.timestamp():.3f}", "timeout": duration(self._settings.timeout)}
+        result: Sequence[Mapping[str, Any]] = self._client.custom_query(promql, params=params)
+        return result
 
 
 def _checked(
