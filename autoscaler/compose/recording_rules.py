@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from autoscaler.adapters.prometheus.promql import SLOTS
 from autoscaler.adapters.prometheus.recording_rules import rules_file
+from autoscaler.compose.serve import query_templates
 from autoscaler.settings.tree import Settings
 
 
@@ -13,6 +13,6 @@ def recording_rules_text(settings: Settings, *, thanos: bool) -> str:
     return rules_file(
         settings.prometheus.signals,
         slot=settings.policy.slot,
-        template=settings.prometheus.queries.slots or SLOTS,
+        template=query_templates(settings.prometheus.queries).slots,
         thanos=thanos,
     )

@@ -253,8 +253,10 @@ def workload_gpu_key(labels: Mapping[str, str]) -> GpuKey | None:
 
 
 def host_of(labels: Mapping[str, str]) -> str | None:
-    """The GPU's node: our own label when a template wrote it, else Hostname, else hostname."""
-    return labels.get(HOST) or labels.get("Hostname") or labels.get("hostname") or None
+    """The GPU's node: our own label when a template wrote it, else its sources as
+    `relabelled()` maps them (the later one winning when present)."""
+    sources = reversed(HOST_SOURCES[0][1])
+    return labels.get(HOST) or next((labels[s] for s in sources if labels.get(s)), None)
 
 
 Row = tuple[Mapping[str, str], float]

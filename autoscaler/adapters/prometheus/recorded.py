@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 from autoscaler.adapters.prometheus.promql import Columns, QueryWindow, duration, workload_gpu_key
 from autoscaler.adapters.prometheus.recording_rules import SIGNAL_LABEL, SLOT_PEAK
+from autoscaler.adapters.prometheus.views import span_ms, unix_ms
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 
@@ -59,7 +60,7 @@ class RecordedSlots:
 
     @classmethod
     def of(cls, result: Sequence[Columns], *, slot: timedelta) -> RecordedSlots:
-        slot_ms = _ms(slot)
+        slot_ms = span_ms(slot)
         found: dict[str, list[Series]] = {}
         evaluated: dict[str, int] = {}
         seen: tuple[list[float], list[int], list[float], list[int]] | None = None
@@ -86,8 +87,8 @@ class RecordedSlots:
                     f"{ABSENT}: no recorded series {SLOT_PEAK}{{signal={signal.metric!r}}} "
                     "(install the recording rules, or set prometheus.recordedSeries.mode: off)"
                 )
-            age = _ms_at(now) - evaluated
-            if age > _ms(max_age):
+            age = unix_ms(now) - evaluated
+            if age > span_ms(max_age):
                 return f"{STALE}: {signal.metric}'s newest recorded slot is {age / 1000:.0f}s old"
         return None
 
@@ -173,11 +174,3 @@ def _slot_ends(ends: Sequence[float], slot_ms: int) -> tuple[list[int], list[flo
 def _labels(key: GpuKey) -> dict[str, str]:
     labels = {"workload_namespace": key.namespace, "workload_pod": key.pod, "UUID": key.uuid}
     return labels | ({"GPU_I_ID": key.mig_instance} if key.mig_instance else {})
-
-
-def _ms(span: timedelta) -> int:
-    return round(span.total_seconds() * 1000)
-
-
-def _ms_at(moment: datetime) -> int:
-    return round(moment.timestamp() * 1000)

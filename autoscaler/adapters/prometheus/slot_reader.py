@@ -33,7 +33,7 @@ from autoscaler.adapters.prometheus.recorded import (
     merged_tail,
     recorded_query,
 )
-from autoscaler.adapters.prometheus.views import slots_end
+from autoscaler.adapters.prometheus.views import slots_end, span_ms, unix_ms
 from autoscaler.core.ports import UsageSourceObserver
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.tree import PrometheusSettings, SignalSettings
@@ -76,9 +76,9 @@ class SlotReader:
         self, ask: Ask, recorded: RecordedSlots, *, span: QueryWindow, at: datetime
     ) -> list[Columns]:
         """The recorded slots, the raw tail after them, and the GPUs with holes read raw."""
-        reach_from = _ms_at(at) - _ms(span.recent)
+        reach_from = unix_ms(at) - span_ms(span.recent)
         tail_from = recorded.tail_from(self._signals)
-        over = timedelta(milliseconds=_ms_at(at) - tail_from) + span.slot
+        over = timedelta(milliseconds=unix_ms(at) - tail_from) + span.slot
         tails = {
             signal.metric: merged_tail(
                 _since(column, tail_from)
@@ -158,11 +158,3 @@ def _since(column: Columns, first: int) -> Columns:
     labels, ends, values = column
     start = next((i for i, end in enumerate(ends) if round(end * 1000) >= first), len(ends))
     return labels, ends[start:], values[start:]
-
-
-def _ms(span: timedelta) -> int:
-    return round(span.total_seconds() * 1000)
-
-
-def _ms_at(moment: datetime) -> int:
-    return round(moment.timestamp() * 1000)

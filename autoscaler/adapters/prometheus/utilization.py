@@ -5,11 +5,11 @@ raw), BUSY through its `BusyHistory`, which asks only for the steps it lacks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from autoscaler.adapters.prometheus.busy_history import BusyHistory
+from autoscaler.adapters.prometheus.evidence_base import Ask
 from autoscaler.adapters.prometheus.promql import (
     Columns,
     QueryTemplates,
@@ -22,8 +22,6 @@ from autoscaler.adapters.prometheus.promql import (
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.views import FleetAnswers
 from autoscaler.settings.tree import SignalSettings
-
-Ask = Callable[[str, datetime], Sequence[Mapping[str, Any]]]  # PromQL, time -> data.result
 
 
 def read_utilization(

@@ -79,8 +79,8 @@ class FleetAnswers:
 
 def slots_end(now: datetime, slot: timedelta) -> datetime:
     """`now` rounded up to a whole slot: where the SLOTS matrix is evaluated."""
-    step = _ms(slot)
-    return _time(-(-_ms_at(now) // step) * step / 1000)
+    step = span_ms(slot)
+    return _time(-(-unix_ms(now) // step) * step / 1000)
 
 
 def usage_of_view(
@@ -111,13 +111,13 @@ class _Frame:
 
     @classmethod
     def of(cls, view: UsageView, *, span: QueryWindow, now: datetime) -> _Frame:
-        end = _ms_at(slots_end(now, span.slot))
+        end = unix_ms(slots_end(now, span.slot))
         return cls(
-            window_start=(end - _ms(view.window)) / 1000,
-            recent_start=(end - _ms(view.window) - _ms(span.coarse)) / 1000,
+            window_start=(end - span_ms(view.window)) / 1000,
+            recent_start=(end - span_ms(view.window) - span_ms(span.coarse)) / 1000,
             slots=view.window / span.slot,
             threshold=view.threshold,
-            now=_ms_at(now) / 1000,
+            now=unix_ms(now) / 1000,
         )
 
     def judge(
@@ -190,11 +190,13 @@ def _nan_lowest(value: float) -> float:
     return -math.inf if math.isnan(value) else value
 
 
-def _ms(span: timedelta) -> int:
+def span_ms(span: timedelta) -> int:
+    """A span in whole milliseconds, as slot ends are compared here and in the recorded read."""
     return round(span.total_seconds() * 1000)
 
 
-def _ms_at(moment: datetime) -> int:
+def unix_ms(moment: datetime) -> int:
+    """A moment in whole unix milliseconds."""
     return round(moment.timestamp() * 1000)
 
 
