@@ -5,6 +5,12 @@
 # pytest runs the tests in a random order (pytest-randomly), its seed printed first and again
 # after a failure; Hypothesis draws from the same seed. Replay an order with
 # TEST_SEED=N scripts/test.sh (or pass --randomly-seed=N, or -p no:randomly for file order).
+#
+# The test files are spread over TEST_WORKERS pytest-xdist workers (default 2), whole files
+# at a time; each worker is a pytest session with its own test API server and Prometheus. Most
+# of the suite's time is spent waiting on real clocks (live exporters, child processes), so
+# two workers halve it even on two cores. TEST_WORKERS=0 runs in this one process, in exactly
+# the seed's order (with workers, which worker takes which file depends on timing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +51,9 @@ if [[ " $* " != *" --randomly-seed"* && " $* " != *"no:randomly"* ]]; then
   order=(-p randomly "--randomly-seed=${seed}" "--hypothesis-seed=${seed}")
   echo "test order: random, seed ${seed} (replay: TEST_SEED=${seed} scripts/test.sh)"
 fi
+workers=(-n "${TEST_WORKERS:-2}" --dist loadfile)
 status=0
-.venv/bin/python -m pytest "${order[@]}" "$@" || status=$?
+.venv/bin/python -m pytest "${workers[@]}" "${order[@]}" "$@" || status=$?
 if [[ ${status} -ne 0 && -n "${seed:-}" ]]; then
   echo "test order: random, seed ${seed} (replay: TEST_SEED=${seed} scripts/test.sh)"
 fi

@@ -1,5 +1,6 @@
-"""Session-wide rigs: one test Kubernetes API server and one real Prometheus. Tests keep to
-their own namespaces (and, for backfilled history, their own hours) so they can share them."""
+"""Session-wide rigs: one test Kubernetes API server and one real Prometheus per pytest
+session (each pytest-xdist worker is one). Tests keep to their own namespaces (and, for
+backfilled history, their own hours) so they can share them."""
 
 from __future__ import annotations
 
