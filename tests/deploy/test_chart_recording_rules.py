@@ -14,7 +14,7 @@ import yaml
 
 from autoscaler.adapters.prometheus.recording_rules import rule_group
 from autoscaler.settings.tree import Settings, SignalSettings
-from tests.deploy.tooling import find, render, settings_from
+from tests.deploy.tooling import find, render, settings_from, template_result
 from tests.support.prom import require_binaries
 
 pytestmark = pytest.mark.real
@@ -67,3 +67,10 @@ def test_promtool_accepts_the_rendered_rules(tmp_path: Path) -> None:
 def test_recorded_series_values_reach_the_service_settings(tmp_path: Path) -> None:
     settings = settings_from(render("--set", "prometheus.recordedSeries.mode=off", *ON), tmp_path)
     assert settings.prometheus.recorded_series.mode == "off"
+
+
+def test_the_chart_takes_no_query_templates_so_its_rules_follow_the_built_in_slots() -> None:
+    # The PrometheusRule writes the built-in SLOTS expression; a custom `queries.slots` (a
+    # settings file's, followed by the `recording-rules` command) cannot come through the chart.
+    code, _, err = template_result(*ON, "--set", "prometheus.queries.slots=max(x)")
+    assert code != 0 and "queries" in err
