@@ -18,6 +18,7 @@ from requests.auth import AuthBase
 from urllib3.util.retry import Retry
 
 from autoscaler import __version__
+from autoscaler.adapters.prometheus.replies import parse_reply
 from autoscaler.settings.tree import PrometheusSettings
 
 RETRY_ON_STATUS = (502, 503, 504)  # a proxy or querier restarting; 429 waits are not ours to take
@@ -134,8 +135,8 @@ def _verification(settings: PrometheusSettings) -> bool | str:
 
 def _json_or_none(response: requests.Response) -> Any:
     try:
-        return response.json()
-    except ValueError:  # requests' JSONDecodeError is a ValueError
+        return parse_reply(response.content)
+    except ValueError:
         return None
 
 

@@ -289,7 +289,9 @@ def parse_columns(result: Sequence[Mapping[str, Any]], *, scale: float = 1.0) ->
         ends = [at for at, _ in points]
         if ends and not isinstance(ends[-1], int | float):
             raise TypeError(f"a step time must be a number, got {ends[-1]!r}")
-        values = [float(value) for _, value in points]
+        values = [value for _, value in points]
+        if values and not isinstance(values[0], float):  # a reply the standard library read
+            values = [float(value) for value in values]
         if scale != 1:
             values = [value / scale for value in values]
         found.append((dict(item["metric"]), ends, values))
