@@ -1,7 +1,8 @@
 """The utilization part of a fleet read: SLOTS, BUSY and NEWEST for each signal (`promql`),
 parsed once and scaled to ratios, then handed to `views` as the read's shared answers.
 SLOTS goes through the source's `SlotReader` (recorded series when they can be trusted, else
-raw), BUSY through its `BusyHistory`, which asks only for the steps it lacks."""
+raw: per-series summaries for each view, per slot only where they are not exact), BUSY
+through its `BusyHistory`, which asks only for the steps it lacks."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from autoscaler.adapters.prometheus.promql import (
 )
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.views import FleetAnswers
+from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import SignalSettings
 
 
@@ -32,12 +34,13 @@ def read_utilization(
     templates: QueryTemplates,
     slots: SlotReader,
     history: BusyHistory,
+    views: Sequence[UsageView],
     now: datetime,
 ) -> FleetAnswers:
     """Every query, in turn; the first failure ends the read (the exception goes up),
     since the remaining queries could not change the outcome, only delay it."""
     queries = build_queries(signals, span=span, templates=templates)
-    slot_columns = slots.read(ask, span=span, now=now)
+    slot_part = slots.read(ask, span=span, views=views, now=now)
 
     def busy_over(reach: timedelta) -> list[list[Columns]]:
         built = build_queries(signals, span=span, templates=templates, busy_reach=reach)
@@ -48,4 +51,6 @@ def read_utilization(
 
     busy = history.read(busy_over, signals=signals, span=span, now=now)
     newest = [row for query in queries[Stat.NEWEST] for row in parse_vector(ask(query, now))]
-    return FleetAnswers.of(slots=slot_columns, busy=busy, newest=newest)
+    return FleetAnswers.of(
+        slots=slot_part.columns, busy=busy, newest=newest, summaries=slot_part.summaries
+    )
