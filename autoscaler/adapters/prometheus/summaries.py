@@ -55,7 +55,8 @@ from autoscaler.settings.tree import SignalSettings
 # Every raw label that names a GPU, in either style: `by` these keeps the series of
 # different GPUs apart and the merge in Python maps each group to its GPU.
 GPU_LABELS = ", ".join(dict.fromkeys(label for labels, _ in RAW_STYLES for label in labels))
-_Values = list[tuple[GpuKey, float]]  # per row of an answer: its GPU and value
+Values = list[tuple[GpuKey, float]]  # per row of an answer: its GPU and value
+ViewRows = tuple[Values, Values, Values]  # one signal's PEAK (ratios), HELD and LAST rows
 
 
 @dataclass(frozen=True)
@@ -110,27 +111,31 @@ def read_summaries(
 ) -> Summaries:
     """Every view's summaries, from the queries above evaluated at `at` (a slot end)."""
     longest = max(view.window for view in views)
-    nan = {
-        key
-        for signal in signals
-        for key, value in _rows(ask(nan_query(signal, window=longest, slot=slot), at))
-        if math.isnan(value)
-    }
+    nan = [_rows(ask(nan_query(signal, window=longest, slot=slot), at)) for signal in signals]
     rows = {
         view: _view_rows(ask, view, signals=signals, slot=slot, coarse=coarse, at=at)
         for view in views
     }
-    found = {view: _merged(parts) for view, parts in rows.items()}
-    # A count or a time that is not a number is no answer (a proxy's, say): read per slot.
+    return summarised(nan=nan, views=rows, slot=slot)
+
+
+def summarised(
+    *, nan: Sequence[Values], views: Mapping[UsageView, Sequence[ViewRows]], slot: timedelta
+) -> Summaries:
+    """The answers merged per GPU; the GPUs they cannot judge exactly listed apart: a NaN
+    sample, several series with holes in a view, or a count or a time that is not a number
+    (no answer Prometheus gives; a proxy's, say)."""
+    found = {view: _merged(parts) for view, parts in views.items()}
     odd = {
         key
-        for parts in rows.values()
+        for parts in views.values()
         for _, held, last in parts
         for key, value in (*held, *last)
         if not math.isfinite(value)
     }
+    with_nan = {key for rows in nan for key, value in rows if math.isnan(value)}
     inconclusive = (_inconclusive(one, view, slot) for view, one in found.items())
-    detail = frozenset(nan | odd).union(*inconclusive)
+    detail = frozenset(with_nan | odd).union(*inconclusive)
     kept = {view: {k: s for k, s in one.items() if k not in detail} for view, one in found.items()}
     return Summaries(kept, detail)
 
@@ -143,7 +148,7 @@ def _view_rows(
     slot: timedelta,
     coarse: timedelta,
     at: datetime,
-) -> list[tuple[_Values, _Values, _Values]]:
+) -> list[ViewRows]:
     """Per signal, the rows of its PEAK (as ratios), HELD and LAST for `view`."""
     found = []
     for signal in signals:
@@ -153,7 +158,7 @@ def _view_rows(
     return found
 
 
-def _rows(result: Sequence[Mapping[str, Any]], *, scale: float = 1.0) -> _Values:
+def _rows(result: Sequence[Mapping[str, Any]], *, scale: float = 1.0) -> Values:
     """Each row's GPU and value (divided by `scale`, as the per-slot read does)."""
     return [
         (key, value / scale if scale != 1 else value)
@@ -162,7 +167,7 @@ def _rows(result: Sequence[Mapping[str, Any]], *, scale: float = 1.0) -> _Values
     ]
 
 
-def _merged(parts: Sequence[Sequence[_Values]]) -> dict[GpuKey, Summary]:
+def _merged(parts: Sequence[Sequence[Values]]) -> dict[GpuKey, Summary]:
     """Per GPU over every signal: the highest peak (a real value over NaN), the most slots
     one series holds and how many series hold any, the latest busy slot end."""
     peak: dict[GpuKey, float] = {}
