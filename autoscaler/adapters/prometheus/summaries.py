@@ -15,7 +15,8 @@ per-slot read):
   it is conclusive: the GPU has one series, or one series reaches W / slot (coverage caps
   at 1). Otherwise (holes in every series of a GPU: an exporter gap, a replaced exporter's
   split series with holes) the GPU is read per slot.
-- LAST: per raw series, the latest slot end in [E - W - coarse, E] whose peak is busy:
+- LAST: the latest slot end in [E - W - coarse, E] whose peak is busy, per raw series and
+  then `max by` the GPU labels (the latest is what the merge keeps):
   `max_over_time(timestamp(max_over_time(sel[slot]) >= floor)[W + coarse:slot])`, where
   `floor` is the smallest float whose division by the signal's scale is above T, so the
   server's comparison is Python's `value / scale > T` to the last bit. `timestamp()` of a
@@ -89,8 +90,8 @@ def view_queries(
     return (
         f"max by ({GPU_LABELS}) (max_over_time({sel}[{duration(peak_reach)}]))",
         f"count_over_time(({slot_peak})[{duration(view.window)}:{step}])",
-        f"max_over_time(timestamp({slot_peak} >= {floor})"
-        f"[{duration(view.window + coarse)}:{step}])",
+        f"max by ({GPU_LABELS}) (max_over_time(timestamp({slot_peak} >= {floor})"
+        f"[{duration(view.window + coarse)}:{step}]))",
     )
 
 

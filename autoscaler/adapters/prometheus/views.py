@@ -1,4 +1,10 @@
-"""Every usage view of one fleet read, judged in Python from the read's three answers.
+"""Every usage view of one fleet read, judged in Python from the read's answers.
+
+A GPU is judged from its SLOTS columns when it has some (the recorded read, a configured
+SLOTS template, or a GPU the summaries cannot judge exactly), else from its `Summary` per
+view (`summaries.py`: per raw series the server's peak, count of held slots and latest busy
+slot end, merged per GPU), which gives the very numbers below; then BUSY and NEWEST as for
+any GPU.
 
 The SLOTS matrix is evaluated at `now` rounded up to a whole slot (`slots_end`), so its last
 slot holds the newest samples; its points are the slot ends t (multiples of the slot), each
