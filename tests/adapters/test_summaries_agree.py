@@ -18,8 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autoscaler.adapters.prometheus.promql import Columns, QueryWindow, Row, workload_gpu_key
-from autoscaler.adapters.prometheus.summaries import ViewRows, busy_floor, summarised
+from autoscaler.adapters.prometheus.summaries import (
+    GPU_LABELS,
+    SERIES,
+    ViewRows,
+    busy_floor,
+    summarised,
+)
 from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
+from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import UsageView
 
 SLOT = timedelta(minutes=1)
@@ -109,6 +116,7 @@ def answer(series: list[Series], view: UsageView, span: QueryWindow) -> list[Vie
     found = []
     for scale in SCALES:
         peaks, held, last = [], [], []
+        held_in: dict[tuple[str, ...], tuple[GpuKey, list[int]]] = {}  # `sum by` the labels
         floor = busy_floor(view.threshold, scale=scale)
         for one in (s for s in series if s.scale == scale):
             key = workload_gpu_key(one.labels)
@@ -119,11 +127,15 @@ def answer(series: list[Series], view: UsageView, span: QueryWindow) -> list[Vie
                 real = [value for value in after if not math.isnan(value)]
                 peaks.append((key, max(real) / scale if real else math.nan))
             if in_window:
-                held.append((key, float(len(in_window))))
+                group = tuple(one.labels.get(name, "") for name in GPU_LABELS.split(", "))
+                held_in[group] = (key, [*held_in.get(group, (key, []))[1], len(in_window)])
             recent = window - span.coarse.total_seconds()
             busy = [at for at, value in one.points(recent) if value >= floor]
             if busy:
                 last.append((key, float(max(busy))))
+        cap = -(-view.window // SLOT)
+        for key, counts in held_in.values():
+            held.append((key, float(sum(min(c, cap) for c in counts) + SERIES * len(counts))))
         found.append((peaks, held, last))
     return found
 

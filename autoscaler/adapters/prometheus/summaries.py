@@ -14,7 +14,12 @@ per-slot read):
   ending in [E - W, E] that hold a sample. A series' count is the GPU's coverage only when
   it is conclusive: the GPU has one series, or one series reaches W / slot (coverage caps
   at 1). Otherwise (holes in every series of a GPU: an exporter gap, a replaced exporter's
-  split series with holes) the GPU is read per slot.
+  split series with holes) the GPU is read per slot. Per series rows would carry every
+  label (twice the bytes of the others), so the counts are capped at c = ceil(W / slot)
+  (which changes no coverage) and summed `by` the GPU labels with `SERIES` added per
+  series: a group's n series and their sum s come back as one number. A group is conclusive
+  when n = 1 (its count is s) or s = n·c (every series reaches the cap); otherwise the
+  counts of its series are unknown and it counts as holes.
 - LAST: the latest slot end in [E - W - coarse, E] whose peak is busy, per raw series and
   then `max by` the GPU labels (the latest is what the merge keeps):
   `max_over_time(timestamp(max_over_time(sel[slot]) >= floor)[W + coarse:slot])`, where
@@ -58,6 +63,7 @@ from autoscaler.settings.tree import SignalSettings
 GPU_LABELS = ", ".join(dict.fromkeys(label for labels, _ in RAW_STYLES for label in labels))
 Values = list[tuple[GpuKey, float]]  # per row of an answer: its GPU and value
 ViewRows = tuple[Values, Values, Values]  # one signal's PEAK (ratios), HELD and LAST rows
+SERIES = 2**20  # per series in a HELD sum, above any capped count of slots (exact in floats)
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,8 @@ def view_queries(
     peak_reach = -(-view.window // slot) * slot  # the slots ending in (E - W, E]
     return (
         f"max by ({GPU_LABELS}) (max_over_time({sel}[{duration(peak_reach)}]))",
-        f"count_over_time(({slot_peak})[{duration(view.window)}:{step}])",
+        f"sum by ({GPU_LABELS}) (clamp_max(count_over_time(({slot_peak})"
+        f"[{duration(view.window)}:{step}]), {_cap(view, slot)}) + {SERIES})",
         f"max by ({GPU_LABELS}) (max_over_time(timestamp({slot_peak} >= {floor})"
         f"[{duration(view.window + coarse)}:{step}]))",
     )
@@ -126,7 +133,7 @@ def summarised(
     """The answers merged per GPU; the GPUs they cannot judge exactly listed apart: a NaN
     sample, several series with holes in a view, or a count or a time that is not a number
     (no answer Prometheus gives; a proxy's, say)."""
-    found = {view: _merged(parts) for view, parts in views.items()}
+    found = {view: _merged(parts, cap=_cap(view, slot)) for view, parts in views.items()}
     odd = {
         key
         for parts in views.values()
@@ -168,9 +175,9 @@ def _rows(result: Sequence[Mapping[str, Any]], *, scale: float = 1.0) -> Values:
     ]
 
 
-def _merged(parts: Sequence[Sequence[Values]]) -> dict[GpuKey, Summary]:
+def _merged(parts: Sequence[ViewRows], *, cap: int) -> dict[GpuKey, Summary]:
     """Per GPU over every signal: the highest peak (a real value over NaN), the most slots
-    one series holds and how many series hold any, the latest busy slot end."""
+    one series surely holds and how many series hold any, the latest busy slot end."""
     peak: dict[GpuKey, float] = {}
     held: dict[GpuKey, tuple[int, int]] = {}
     last: dict[GpuKey, float] = {}
@@ -179,9 +186,10 @@ def _merged(parts: Sequence[Sequence[Values]]) -> dict[GpuKey, Summary]:
             known = peak.get(key)
             if known is None or known != known or value > known:  # noqa: PLR0124 - NaN check
                 peak[key] = value
-        for key, count in counts:
+        for key, value in counts:
             most, series = held.get(key, (0, 0))
-            held[key] = (max(most, int(count) if math.isfinite(count) else 0), series + 1)
+            surely, more = _held(value, cap=cap) if math.isfinite(value) else (0, 1)
+            held[key] = (max(most, surely), series + more)
         for key, at in busy:
             if math.isfinite(at):
                 last[key] = max(last.get(key, at), at)
@@ -194,6 +202,19 @@ def _merged(parts: Sequence[Sequence[Values]]) -> dict[GpuKey, Summary]:
         )
         for key in peak.keys() | held.keys() | last.keys()
     }
+
+
+def _held(value: float, *, cap: int) -> tuple[int, int]:
+    """A HELD row as (the slots one of its series surely holds, 0 when unknown; its series)."""
+    series, total = divmod(int(value), SERIES)
+    if series == 1:
+        return total, 1
+    return (cap if total == series * cap else 0), series
+
+
+def _cap(view: UsageView, slot: timedelta) -> int:
+    """The fewest held slots that make a view's coverage 1."""
+    return -(-view.window // slot)
 
 
 def _inconclusive(
