@@ -10,9 +10,9 @@ Run by `bench_cycle_queries --fleet-read` on its kept fleet. Each repeat times, 
   - the same read by an older adapter (`--before DIR`: a source tree holding `autoscaler/`,
     e.g. `git archive <commit> autoscaler | tar -x -C DIR`), in a child process that times
     the read itself, so interpreter start-up is not counted;
-  - each query of the read (this adapter's and the older one's) and the cheapest formulation,
-    sent with plain `requests`: the HTTP exchange (server and transfer) timed apart from
-    `json.loads`.
+  - each query of the read (this adapter's and the older one's), of the per-series summary
+    formulation (`summary_queries.py`) and of the cheapest formulation, sent with plain
+    `requests`: the HTTP exchange (server and transfer) timed apart from `json.loads`.
 The cheapest formulation: per GPU over both signals, `max_over_time` over the window,
 `count_over_time` over it and the newest sample time; three plain instant queries.
 """
@@ -36,13 +36,13 @@ import requests
 from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, Stat, build_queries
 from autoscaler.adapters.prometheus.recorded import recorded_query
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.adapters.prometheus.summaries import nan_query, view_queries
 from autoscaler.domain.models import FleetUsage, UsageView
 from autoscaler.settings.recorded import RecordedSeriesSettings
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings, SignalSettings
+from benchmarks.summary_queries import nan_query, view_queries
 
 VIEW = UsageView(timedelta(hours=1), 0.05)
-SUMMARIES = ("PEAK", "HELD", "LAST")  # summaries.view_queries, in its order
+SUMMARIES = ("PEAK", "HELD", "LAST")  # summary_queries.view_queries, in its order
 KEYS = "exported_namespace, exported_pod, UUID, GPU_I_ID"
 
 # The child process: one read by the adapter found first on sys.path, its time, the digest of
@@ -137,7 +137,7 @@ def measure(
     if recorded:
         bare["recorded: the recorded slots (a range selector)"] = [recorded_query(span)]
     if not evidence:  # a quicker run: the reads without evidence only
-        reads.pop("after read_views, next cycle, default evidence")
+        reads.pop("read_views, next cycle, default evidence")
     children = _child_labels(before, evidence=evidence)
     cases = {label: Case(label) for label in [*reads, *children, *bare]}
     with requests.Session() as session:
@@ -157,14 +157,16 @@ def measure(
 
 
 def _ours(signals: Sequence[SignalSettings], span: QueryWindow) -> dict[str, list[str]]:
-    """The raw read's queries, one line per kind, each for every signal."""
+    """The read's queries and the summary formulation's (`summary_queries.py`), one line per
+    kind, each for every signal."""
     summaries = [view_queries(s, VIEW, slot=span.slot, coarse=span.coarse) for s in signals]
     built = build_queries(signals, span=span, templates=QueryTemplates())
     return {
-        "after NaN check": [nan_query(s, window=VIEW.window, slot=span.slot) for s in signals],
-        **{f"after {name}": [q[i] for q in summaries] for i, name in enumerate(SUMMARIES)},
-        "after busy (whole lookback)": list(built[Stat.BUSY]),
-        "after newest": list(built[Stat.NEWEST]),
+        "raw slots": list(built[Stat.SLOTS]),
+        "raw busy (whole lookback)": list(built[Stat.BUSY]),
+        "raw newest": list(built[Stat.NEWEST]),
+        "summaries: NaN check": [nan_query(s, window=VIEW.window, slot=span.slot) for s in signals],
+        **{f"summaries: {name}": [q[i] for q in summaries] for i, name in enumerate(SUMMARIES)},
     }
 
 
@@ -176,10 +178,10 @@ def _reads(
     raw series; and the next cycle's from the recorded series when there are some."""
     raw = settings.model_copy(update={"recorded_series": RecordedSeriesSettings(mode="off")})
     warm = {
-        "after read_views, next cycle, no evidence": PrometheusMetricSource(
+        "read_views, next cycle, no evidence": PrometheusMetricSource(
             prometheus=raw, policy=policy, readers=[]
         ),
-        "after read_views, next cycle, default evidence": PrometheusMetricSource(
+        "read_views, next cycle, default evidence": PrometheusMetricSource(
             prometheus=raw, policy=policy
         ),
     }
@@ -190,7 +192,7 @@ def _reads(
     for source in warm.values():
         _check(source.read_views([VIEW], now=at - timedelta(minutes=1))[VIEW])
     return {
-        "after read_views, first read, no evidence": lambda: PrometheusMetricSource(
+        "read_views, first read, no evidence": lambda: PrometheusMetricSource(
             prometheus=raw, policy=policy, readers=[]
         ),
         **warm,

@@ -35,9 +35,7 @@ class RecordedSeriesSettings(Section):
         ge=0,
         description="At most this many GPUs with holes in their recorded slots are read raw "
         "by one narrowed query per signal (their UUIDs in one matcher); above it the whole "
-        "read is raw, since a longer matcher would cost more than the raw read it saves. The "
-        "raw read's summaries leave GPUs with NaN or holes in every series to the same "
-        "narrowed per-slot query, with the same bound (above it the whole fleet per slot).",
+        "read is raw, since a longer matcher would cost more than the raw read it saves.",
     )
 
     @field_validator("max_age")

@@ -1,8 +1,7 @@
 """How many queries a fleet read sends once evidence is read (ISSUE 16), against the session's
-real Prometheus: utilization's (tests/support/read_counts.py), one per enabled evidence signal
-(Ray's included), one more for the learned power baseline, and the power matrix only once
-some model has a baseline. The evidence queries are the same for one view or three, and the
-read's the same for one GPU or a hundred.
+real Prometheus: three for utilization, one per enabled evidence signal (Ray's included), one
+more for the learned power baseline, and the power matrix only once some model has a
+baseline. The same for one GPU or a hundred, for one view or three.
 """
 
 from __future__ import annotations
@@ -18,15 +17,15 @@ from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom.dcgm import A100
 from tests.support.prom_histories import Area
-from tests.support.read_counts import utilization_queries
 
 pytestmark = pytest.mark.real
 
 HOUR = timedelta(hours=1)
 ONE_VIEW = (UsageView(HOUR, 0.05),)
 THREE_VIEWS = (*ONE_VIEW, UsageView(HOUR / 4, 0.05), UsageView(2 * HOUR, 0.5))
-# The utilization queries of one view; none of these histories' GPUs is read per slot.
-UTILIZATION = utilization_queries(1, per_slot=False)
+# slots, busy and newest for each of the two default signals, and the recorded slots' query
+# (none here: the raw read follows)
+UTILIZATION = 1 + 3 * 2
 RAY = 1
 OFF = {"enabled": False}
 CONFIGURED = {"baselines": {A100: 60.0}}  # so the power matrix is sent wherever it is read
@@ -63,29 +62,25 @@ def queries(
         ),
     ],
 )
-def test_evidence_queries_grow_with_the_signals_not_with_the_views(
+def test_queries_grow_with_the_signals_not_with_the_views(
     prometheus_session: PrometheusSession, evidence: dict[str, Any], expected: int
 ) -> None:
     for views in (ONE_VIEW, THREE_VIEWS):
-        more_views = utilization_queries(len(views), per_slot=False) - UTILIZATION
-        sent = queries(prometheus_session, Area.DEVICE_EVIDENCE, views, **evidence)
-        assert sent == expected + more_views
+        assert queries(prometheus_session, Area.DEVICE_EVIDENCE, views, **evidence) == expected
 
 
-def test_a_hundred_gpus_cost_the_queries_of_one_and_the_per_slot_query_of_those_with_holes(
+def test_one_gpu_and_a_hundred_cost_the_same_queries(
     prometheus_session: PrometheusSession,
 ) -> None:
     alone = queries(prometheus_session, Area.ONE_GPU, ONE_VIEW, power=CONFIGURED)
     fleet = queries(prometheus_session, Area.PROMETHEUS_ADAPTER, ONE_VIEW, power=CONFIGURED)
-    assert alone == UTILIZATION + 3 + 2 + RAY
-    assert fleet == utilization_queries(1, per_slot=True) + 3 + 2 + RAY
+    assert alone == fleet == UTILIZATION + 3 + 2 + RAY
 
 
 def test_without_any_baseline_the_power_matrix_is_not_sent(
     prometheus_session: PrometheusSession,
 ) -> None:
     """The adapter's fleet has no power series: nothing is learned, nothing else is asked."""
-    utilization = utilization_queries(1, per_slot=True)  # the fleet has GPUs with holes
     assert (
-        queries(prometheus_session, Area.PROMETHEUS_ADAPTER, ONE_VIEW) == utilization + 3 + 1 + RAY
+        queries(prometheus_session, Area.PROMETHEUS_ADAPTER, ONE_VIEW) == UTILIZATION + 3 + 1 + RAY
     )

@@ -31,7 +31,6 @@ from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files, wait_until
 from tests.support.prom_histories import Area
-from tests.support.read_counts import utilization_queries
 
 pytestmark = pytest.mark.real
 
@@ -40,10 +39,11 @@ HOUR = 3600
 WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
 TOKEN = "token-1"
-# Utilization's for one view, with the per-slot query of the GPUs with holes or NaN
-# (tests/support/read_counts.py), one per evidence signal (framebuffer, PCIe, NVLink, Ray) and
-# the learned power baseline; this history has no power series, so no power matrix (ISSUE 16).
-QUERIES_PER_READ = utilization_queries(1, per_slot=True) + 4 + 1
+# Three per utilization signal (two by default), one per evidence signal (framebuffer, PCIe,
+# NVLink, Ray) and the learned power baseline; this history has no power series, so no power
+# matrix (ISSUE 16); and the recorded slots' query, which finds none here and falls back to
+# the raw read (docs/RECORDING-RULES.md).
+QUERIES_PER_READ = 1 + 3 * 2 + 4 + 1
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,7 @@ def test_a_pod_with_two_gpus_has_two_entries(usage: FleetUsage) -> None:
     assert sorted(g.peak or 0 for g in gpus) == [0.0, pytest.approx(0.6)]
 
 
-def test_a_hundred_gpus_cost_the_queries_of_one_and_the_per_slot_query_of_those_with_holes(
+def test_the_query_count_is_the_same_for_one_gpu_and_for_a_hundred(
     rig: Rig, source: Source
 ) -> None:
     small, large = source(url=rig.prom.url), source(url=rig.prom.url)
@@ -271,8 +271,7 @@ def test_a_hundred_gpus_cost_the_queries_of_one_and_the_per_slot_query_of_those_
     many = read(large, rig)
     assert sum(len(g) for g in one.gpus.values()) == 1
     assert sum(len(g) for g in many.gpus.values()) > 100
-    assert small.queries_issued == utilization_queries(1, per_slot=False) + 4 + 1
-    assert large.queries_issued == QUERIES_PER_READ
+    assert small.queries_issued == large.queries_issued == QUERIES_PER_READ
 
 
 def test_a_reply_is_parsed_once_and_the_client_library_is_handed_that_parse(rig: Rig) -> None:

@@ -206,8 +206,7 @@ def test_the_leader_dying_mid_cycle_hands_over_and_the_window_still_holds(
     both = replicas(
         tmp_path, kube_server, namespace=namespace, prometheus=prometheus_config, **sections
     )
-    # Each cycle outlasts the 1 s interval: some 19 queries since ISSUE 18 (12 before, at 0.3 s).
-    proxy.delay(0.15, times=None)
+    proxy.delay(0.3, times=None)
     with both["replica-1"], both["replica-2"]:
         wait_for(lambda: lease_holder(kube_server, namespace) != "", within=20, what="a leader")
         leader = lease_holder(kube_server, namespace)

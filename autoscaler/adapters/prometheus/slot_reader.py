@@ -1,11 +1,5 @@
 """The SLOTS part of a fleet read: from the recorded series when they can be trusted, else
-from the raw series (recorded.py says when; docs/RECORDING-RULES.md).
-
-Raw, with the built-in SLOTS expression, the read is per-series summaries (`summaries.py`:
-a few values per series instead of one per slot) and the per-slot columns of only the GPUs
-they cannot judge exactly, by one narrowed query per signal (their UUIDs in one matcher; the
-whole fleet per slot above `maxRawGpus` of them). A configured SLOTS template is read per
-slot for the whole fleet, as it is the only thing known of it.
+from the raw query (recorded.py says when; docs/RECORDING-RULES.md).
 
 In `auto` a read sends the recorded query (which is also the detection: an absent recording
 answers with nothing, cheaply), then per signal one raw query for the slots after the newest
@@ -20,13 +14,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from autoscaler.adapters.prometheus.evidence_base import Ask
 from autoscaler.adapters.prometheus.promql import (
-    SLOTS,
     Columns,
     QueryTemplates,
     QueryWindow,
@@ -41,23 +33,12 @@ from autoscaler.adapters.prometheus.recorded import (
     merged_tail,
     recorded_query,
 )
-from autoscaler.adapters.prometheus.summaries import read_summaries
-from autoscaler.adapters.prometheus.views import Summary, slots_end, span_ms, unix_ms
+from autoscaler.adapters.prometheus.views import slots_end, span_ms, unix_ms
 from autoscaler.core.ports import UsageSourceObserver
 from autoscaler.domain.gpus import GpuKey
-from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import PrometheusSettings, SignalSettings
 
 RECORDED, RAW = "recorded", "raw"
-
-
-@dataclass(frozen=True)
-class SlotPart:
-    """The SLOTS part of a read: per-slot columns, and per view the summaries of the GPUs
-    that have none."""
-
-    columns: list[Columns]
-    summaries: Mapping[UsageView, Mapping[GpuKey, Summary]] = field(default_factory=dict)
 
 
 class SlotReader:
@@ -79,44 +60,21 @@ class SlotReader:
         self._state: tuple[str, str | None] = (RAW, None)
         self.source = RAW
 
-    def read(
-        self, ask: Ask, *, span: QueryWindow, views: Sequence[UsageView], now: datetime
-    ) -> SlotPart:
+    def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> list[Columns]:
         at = slots_end(now, span.slot)
         if self._recorded.mode == "off":
             self._report(RAW, None, raw_gpus=0)
-            return self._raw_read(ask, span=span, views=views, at=at)
+            return self._raw(ask, span=span, at=at, over=span.recent)
         recorded = RecordedSlots.of(parse_columns(ask(recorded_query(span), at)), slot=span.slot)
         why = recorded.unusable(self._signals, now=now, max_age=self._recorded.max_age)
         if why is not None:
             self._report(RAW, why, raw_gpus=0)
-            return self._raw_read(ask, span=span, views=views, at=at)
-        return self._from_recorded(ask, recorded, span=span, views=views, at=at)
-
-    def _raw_read(
-        self, ask: Ask, *, span: QueryWindow, views: Sequence[UsageView], at: datetime
-    ) -> SlotPart:
-        """The summaries and the per-slot columns of the GPUs they cannot judge; the whole
-        fleet per slot with a configured template or too many such GPUs."""
-        if self._templates.slots != SLOTS or not views:
-            return SlotPart(self._raw(ask, span=span, at=at, over=span.recent))
-        found = read_summaries(
-            ask, signals=self._signals, views=views, slot=span.slot, coarse=span.coarse, at=at
-        )
-        if len(found.detail) > self._recorded.max_raw_gpus:
-            return SlotPart(self._raw(ask, span=span, at=at, over=span.recent))
-        columns = self._raw_gpus(ask, found.detail, span=span, at=at) if found.detail else []
-        return SlotPart(columns, found.views)
+            return self._raw(ask, span=span, at=at, over=span.recent)
+        return self._from_recorded(ask, recorded, span=span, at=at)
 
     def _from_recorded(
-        self,
-        ask: Ask,
-        recorded: RecordedSlots,
-        *,
-        span: QueryWindow,
-        views: Sequence[UsageView],
-        at: datetime,
-    ) -> SlotPart:
+        self, ask: Ask, recorded: RecordedSlots, *, span: QueryWindow, at: datetime
+    ) -> list[Columns]:
         """The recorded slots, the raw tail after them, and the GPUs with holes read raw."""
         reach_from = unix_ms(at) - span_ms(span.recent)
         tail_from = recorded.tail_from(self._signals)
@@ -132,13 +90,13 @@ class SlotReader:
         if len(holey) > self._recorded.max_raw_gpus:
             why = f"{HOLES}: {len(holey)} GPUs have holes, above maxRawGpus"
             self._report(RAW, why, raw_gpus=len(holey))
-            return self._raw_read(ask, span=span, views=views, at=at)
+            return self._raw(ask, span=span, at=at, over=span.recent)
         columns = recorded.columns(reach_from=reach_from, leaving=holey, tails=tails)
         if holey:
             columns += self._raw_gpus(ask, holey, span=span, at=at)
         holes = f"{HOLES}: {len(holey)} GPUs read raw" if holey else None
         self._report(RECORDED, holes, raw_gpus=len(holey))
-        return SlotPart(columns)
+        return columns
 
     def _raw_gpus(
         self, ask: Ask, gpus: Collection[GpuKey], *, span: QueryWindow, at: datetime

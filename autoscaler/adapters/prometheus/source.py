@@ -154,7 +154,7 @@ class PrometheusMetricSource:
         )
         self._inspector.forget()
         try:
-            answers = self._read(span, views=readable, now=now)
+            answers = self._read(span, now=now)
         except _EXCHANGE_ERRORS as exc:
             failure = str(_translated(exc))
             return usage | {view: _failed(view, now, failure) for view in readable}
@@ -200,9 +200,7 @@ class PrometheusMetricSource:
     def close(self) -> None:
         self._client.close()
 
-    def _read(
-        self, span: QueryWindow, *, views: Sequence[UsageView], now: datetime
-    ) -> FleetAnswers:
+    def _read(self, span: QueryWindow, *, now: datetime) -> FleetAnswers:
         signals, templates = self._settings.signals, self._templates
         return read_utilization(
             self._ask,
@@ -211,7 +209,6 @@ class PrometheusMetricSource:
             templates=templates,
             slots=self.slots,
             history=self._busy,
-            views=views,
             now=now,
         )
 

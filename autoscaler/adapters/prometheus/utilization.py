@@ -1,8 +1,7 @@
 """The utilization part of a fleet read: SLOTS, BUSY and NEWEST for each signal (`promql`),
 parsed once and scaled to ratios, then handed to `views` as the read's shared answers.
 SLOTS goes through the source's `SlotReader` (recorded series when they can be trusted, else
-raw: per-series summaries for each view, per slot only where they are not exact), BUSY
-through its `BusyHistory`, which asks only for the steps it lacks."""
+raw), BUSY through its `BusyHistory`, which asks only for the steps it lacks."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ from autoscaler.adapters.prometheus.promql import (
 )
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.views import FleetAnswers
-from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import SignalSettings
 
 
@@ -34,13 +32,12 @@ def read_utilization(
     templates: QueryTemplates,
     slots: SlotReader,
     history: BusyHistory,
-    views: Sequence[UsageView],
     now: datetime,
 ) -> FleetAnswers:
     """Every query, in turn; the first failure ends the read (the exception goes up),
     since the remaining queries could not change the outcome, only delay it."""
     queries = build_queries(signals, span=span, templates=templates)
-    slot_part = slots.read(ask, span=span, views=views, now=now)
+    slot_columns = slots.read(ask, span=span, now=now)
 
     def busy_over(reach: timedelta) -> list[list[Columns]]:
         built = build_queries(signals, span=span, templates=templates, busy_reach=reach)
@@ -51,6 +48,4 @@ def read_utilization(
 
     busy = history.read(busy_over, signals=signals, span=span, now=now)
     newest = [row for query in queries[Stat.NEWEST] for row in parse_vector(ask(query, now))]
-    return FleetAnswers.of(
-        slots=slot_part.columns, busy=busy, newest=newest, summaries=slot_part.summaries
-    )
+    return FleetAnswers.of(slots=slot_columns, busy=busy, newest=newest)

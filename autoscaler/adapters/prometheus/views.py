@@ -1,10 +1,4 @@
-"""Every usage view of one fleet read, judged in Python from the read's answers.
-
-A GPU is judged from its SLOTS columns when it has some (the recorded read, a configured
-SLOTS template, or a GPU the summaries cannot judge exactly), else from its `Summary` per
-view (`summaries.py`: per raw series the server's peak, count of held slots and latest busy
-slot end, merged per GPU), which gives the very numbers below; then BUSY and NEWEST as for
-any GPU.
+"""Every usage view of one fleet read, judged in Python from the read's three answers.
 
 The SLOTS matrix is evaluated at `now` rounded up to a whole slot (`slots_end`), so its last
 slot holds the newest samples; its points are the slot ends t (multiples of the slot), each
@@ -65,26 +59,12 @@ class Steps:
 
 
 @dataclass(frozen=True)
-class Summary:
-    """One GPU's slots for one view, summarised by the server per series and merged over its
-    series (`summaries.py`): exact only where `summaries.py` says so, else the GPU's slots
-    are read."""
-
-    peak: float | None  # the highest point after E - W, NaN when every one is NaN
-    held: int  # the points from E - W on holding a real value (the union of its series)
-    series: int  # series with a point from E - W on (0: a GPU seen only by its last busy)
-    last_busy: float | None  # the latest point above the threshold from E - W - coarse on
-
-
-@dataclass(frozen=True)
 class FleetAnswers:
-    """The answers of one fleet read, per GPU: slots where they were read per slot, else each
-    view's summaries; then the coarse busy steps and the newest samples."""
+    """The three answers of one fleet read, per GPU."""
 
     slots: Mapping[GpuKey, Steps]
     busy: Mapping[GpuKey, Steps]
     newest: Mapping[GpuKey, Newest]
-    summaries: Mapping[UsageView, Mapping[GpuKey, Summary]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -93,9 +73,8 @@ class FleetAnswers:
         slots: Sequence[Columns],
         busy: Sequence[Columns],
         newest: Sequence[Row],
-        summaries: Mapping[UsageView, Mapping[GpuKey, Summary]] | None = None,
     ) -> FleetAnswers:
-        return cls(_steps(slots), _steps(busy), _newest(newest), summaries or {})
+        return cls(_steps(slots), _steps(busy), _newest(newest))
 
 
 def slots_end(now: datetime, slot: timedelta) -> datetime:
@@ -109,14 +88,11 @@ def usage_of_view(
 ) -> dict[tuple[str, str], tuple[GpuUsage, ...]]:
     """The view's GPUs grouped by (namespace, pod), judged on its own window and threshold."""
     frame = _Frame.of(view, span=span, now=now)
-    summaries = answers.summaries.get(view, {})
-    keys = answers.slots.keys() | answers.busy.keys() | answers.newest.keys() | summaries.keys()
     grouped: dict[tuple[str, str], list[GpuUsage]] = {}
-    for key in sorted(keys):
-        slots = answers.slots.get(key)
-        summary = summaries.get(key)
-        facts = _of(summary) if slots is None and summary is not None else frame.of_steps(slots)
-        usage = frame.judge(key, facts, answers.busy.get(key), answers.newest.get(key))
+    for key in sorted(answers.slots.keys() | answers.busy.keys() | answers.newest.keys()):
+        usage = frame.judge(
+            key, answers.slots.get(key), answers.busy.get(key), answers.newest.get(key)
+        )
         if usage is not None:
             grouped.setdefault((key.namespace, key.pod), []).append(usage)
     return {pod: tuple(gpus) for pod, gpus in grouped.items()}
@@ -144,50 +120,30 @@ class _Frame:
             now=unix_ms(now) / 1000,
         )
 
-    def of_steps(self, steps: Steps | None) -> _Facts:
-        """What the view reads from a GPU's slots."""
-        steps = steps or Steps()
+    def judge(
+        self, key: GpuKey, slots: Steps | None, busy: Steps | None, newest: Newest | None
+    ) -> GpuUsage | None:
+        steps = slots or Steps()
         first = bisect_left(steps.ends, self.window_start)
         window = steps.values[first:]
+        last_busy = steps.last_above(self.threshold, since=self.recent_start)
+        if last_busy is None and busy is not None:
+            last_busy = busy.last_above(self.threshold)
+        if not window and last_busy is None and newest is None:
+            return None
+        sample_at, host, model = newest or (None, None, None)
         after_start = bisect_right(steps.ends, self.window_start) - first
         peaks = list(filterfalse(math.isnan, window[after_start:]))
         held = len(peaks) + sum(1 for value in window[:after_start] if not math.isnan(value))
-        last_busy = steps.last_above(self.threshold, since=self.recent_start)
-        return _Facts(max(peaks) if peaks else None, held, bool(window), last_busy)
-
-    def judge(
-        self, key: GpuKey, facts: _Facts, busy: Steps | None, newest: Newest | None
-    ) -> GpuUsage | None:
-        last_busy = facts.last_busy
-        if last_busy is None and busy is not None:
-            last_busy = busy.last_above(self.threshold)
-        if not facts.in_window and last_busy is None and newest is None:
-            return None
-        sample_at, host, model = newest or (None, None, None)
         return GpuUsage(
             key=key,
-            peak=facts.peak,
-            coverage=min(1.0, facts.held / self.slots),
+            peak=max(peaks) if peaks else None,
+            coverage=min(1.0, held / self.slots),
             last_sample_at=sample_at,
             last_busy_at=None if last_busy is None else _time(min(last_busy, self.now)),
             hostname=host,
             model=model,
         )
-
-
-@dataclass(frozen=True)
-class _Facts:
-    """What one view reads from one GPU's slots or summary."""
-
-    peak: float | None
-    held: int
-    in_window: bool  # a point (NaN too) from E - W on
-    last_busy: float | None
-
-
-def _of(summary: Summary) -> _Facts:
-    peak = None if summary.peak is None or math.isnan(summary.peak) else summary.peak
-    return _Facts(peak, summary.held, summary.series > 0, summary.last_busy)
 
 
 def _steps(series: Sequence[Columns]) -> dict[GpuKey, Steps]:
