@@ -37,9 +37,10 @@ from pathlib import Path
 import requests
 
 from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, Stat, build_queries
+from autoscaler.adapters.prometheus.recording_rules import rules_file
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import UsageView
-from autoscaler.settings.tree import PolicySettings, PrometheusSettings
+from autoscaler.settings.tree import PolicySettings, PrometheusSettings, Settings
 from benchmarks import fleet_read  # a namespace package, run from the repository root
 from tests.support.prom import (
     ALL_METRICS,
@@ -58,6 +59,9 @@ FOUR_VIEWS = (
     UsageView(timedelta(hours=2), THRESHOLD),
     UsageView(timedelta(minutes=30), 0.01),
 )
+RECORDED_MARKER = "recorded.txt"
+RULE_BLOCK_S = 2 * 3600  # promtool's block length for rules
+RECORDED_S = 77 * 60  # a one-hour view's reach (window, coarse step, one slot) and a minute
 _METRIC = re.compile(r'(?<!")(DCGM_FI_\w+)(\{([^}]*)\})?')
 
 
@@ -100,6 +104,7 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
                 repeat=args.repeat,
                 before=before,
                 evidence=not args.lean,
+                recorded=(workdir / RECORDED_MARKER).exists(),
             )
             load["after"] = _load()
         else:
@@ -121,6 +126,8 @@ def _history(prom: PrometheusServer, workdir: Path, args: argparse.Namespace) ->
     if args.reuse and marker.exists():
         end, samples = map(int, marker.read_text().split())
         print(f"reusing the history in {workdir}", flush=True)
+        if args.fleet_read and not (workdir / RECORDED_MARKER).exists():
+            record(prom, workdir, end=end)
         return end, samples
     end = int(time.time()) // 60 * 60 - 120
     series = mixed_fleet(args.workloads, args.gpus_per_workload)
@@ -132,7 +139,35 @@ def _history(prom: PrometheusServer, workdir: Path, args: argparse.Namespace) ->
         flush=True,
     )
     marker.write_text(f"{end} {stats.samples}")
+    if args.fleet_read:
+        record(prom, workdir, end=end)
     return end, stats.samples
+
+
+def record(prom: PrometheusServer, workdir: Path, *, end: int) -> None:
+    """The recording rules' series (docs/RECORDING-RULES.md) for the slots a read reaches, as
+    a ruler would have written them: promtool evaluates the generated rules file against the
+    server. They stay inside one of promtool's 2 h blocks: at a block boundary promtool skips
+    an evaluation, a fleet-wide hole the read would rightly read raw
+    (tests/support/recorded_rig.py)."""
+    settings = Settings()
+    rules = workdir / "rules.yaml"
+    rules.write_text(
+        rules_file(settings.prometheus.signals, slot=settings.policy.slot, thanos=False)
+    )
+    start = end // RULE_BLOCK_S * RULE_BLOCK_S + 60
+    if end - start < RECORDED_S:
+        print(f"  no recordings: only {end - start} s of {end}'s block before it", flush=True)
+        return
+    began = time.perf_counter()
+    with prom:  # the server answers promtool's queries; a restart loads the blocks
+        command = [
+            "promtool", "tsdb", "create-blocks-from", "rules", "--quiet", f"--start={start}",
+            f"--end={end}", f"--url={prom.url}", f"--output-dir={prom.data_dir}", str(rules),
+        ]  # fmt: skip
+        subprocess.run(command, check=True, cwd=workdir, capture_output=True)
+    (workdir / RECORDED_MARKER).write_text(f"{start} {end}")
+    print(f"  recorded {end - start} s of slots in {time.perf_counter() - began:.0f} s", flush=True)
 
 
 def mixed_fleet(workloads: int, gpus_per_workload: int) -> list[GpuSeries]:

@@ -1,15 +1,18 @@
 """One fleet read beside the cheapest formulation of the same facts (issue 18), alternated.
 
 Run by `bench_cycle_queries --fleet-read` on its kept fleet. Each repeat times, in turn:
-  - the adapter's `read_views` (one 1 h view): a first read (a new source), and the next
-    cycle's (a source that read a minute before, so BUSY asks only for the steps it lacks),
-    without evidence readers and with the default ones as the service builds them;
+  - the adapter's `read_views` (one 1 h view) of the raw series (`recordedSeries.mode: off`):
+    a first read (a new source), and the next cycle's (a source that read a minute before, so
+    BUSY asks only for the steps it lacks), without evidence readers and with the default
+    ones as the service builds them;
+  - the same from the recorded series (`mode: auto`, when the fleet has recordings:
+    `bench_cycle_queries` backfills them with promtool), next cycle, no evidence;
   - the same read by an older adapter (`--before DIR`: a source tree holding `autoscaler/`,
     e.g. `git archive <commit> autoscaler | tar -x -C DIR`), in a child process that times
     the read itself, so interpreter start-up is not counted;
-  - each query of the read (this adapter's and the older one's) and the cheapest formulation,
-    sent with plain `requests`: the HTTP exchange (server and transfer) timed apart from
-    `json.loads`.
+  - each query of the read (this adapter's and the older one's), of the per-series summary
+    formulation (`summary_queries.py`) and of the cheapest formulation, sent with plain
+    `requests`: the HTTP exchange (server and transfer) timed apart from `json.loads`.
 The cheapest formulation: per GPU over both signals, `max_over_time` over the window,
 `count_over_time` over it and the newest sample time; three plain instant queries.
 """
@@ -30,12 +33,16 @@ from pathlib import Path
 
 import requests
 
-from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, build_queries
+from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, Stat, build_queries
+from autoscaler.adapters.prometheus.recorded import recorded_query
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import FleetUsage, UsageView
+from autoscaler.settings.recorded import RecordedSeriesSettings
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings, SignalSettings
+from benchmarks.summary_queries import nan_query, view_queries
 
 VIEW = UsageView(timedelta(hours=1), 0.05)
+SUMMARIES = ("PEAK", "HELD", "LAST")  # summary_queries.view_queries, in its order
 KEYS = "exported_namespace, exported_pod, UUID, GPU_I_ID"
 
 # The child process: one read by the adapter found first on sys.path, its time, the digest of
@@ -49,7 +56,9 @@ from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 url, at, lookback, evidence = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 policy = PolicySettings(idle_since_lookback=timedelta(seconds=lookback))
-settings = PrometheusSettings(url=url, timeout=timedelta(seconds=120))
+raw = {"recorded_series": {"mode": "off"}}  # the raw read, before recordings existed too
+raw = raw if "recorded_series" in PrometheusSettings.model_fields else {}
+settings = PrometheusSettings(url=url, timeout=timedelta(seconds=120), **raw)
 source = PrometheusMetricSource(
     prometheus=settings, policy=policy, readers=None if evidence == "yes" else []
 )
@@ -113,20 +122,22 @@ def measure(
     repeat: int,
     before: Path | None,
     evidence: bool = True,
+    recorded: bool = False,
 ) -> list[Case]:
     """Every case once per repeat, in the same order, so all see the same machine load."""
     settings = PrometheusSettings(url=url, timeout=timedelta(seconds=120))
     span = QueryWindow(VIEW.window, policy.slot, policy.idle_since_lookback, VIEW.threshold)
-    built = build_queries(settings.signals, span=span, templates=QueryTemplates())
-    ours = {f"after {stat.value}": list(texts) for stat, texts in built.items()}
+    ours = _ours(settings.signals, span)
     cheap = {
         f"cheapest {name}": [text] for name, text in cheapest(settings.signals, "3600s").items()
     }
     older = _child(before, url, at, policy, evidence=False)["texts"] if before else {}
     bare = {**ours, **{f"before {name}": texts for name, texts in older.items()}, **cheap}
-    reads = _reads(settings, policy, at)
+    reads = _reads(settings, policy, at, recorded=recorded)
+    if recorded:
+        bare["recorded: the recorded slots (a range selector)"] = [recorded_query(span)]
     if not evidence:  # a quicker run: the reads without evidence only
-        reads.pop("after read_views, next cycle, default evidence")
+        reads.pop("read_views, next cycle, default evidence")
     children = _child_labels(before, evidence=evidence)
     cases = {label: Case(label) for label in [*reads, *children, *bare]}
     with requests.Session() as session:
@@ -145,24 +156,44 @@ def measure(
     return list(cases.values())
 
 
+def _ours(signals: Sequence[SignalSettings], span: QueryWindow) -> dict[str, list[str]]:
+    """The read's queries and the summary formulation's (`summary_queries.py`), one line per
+    kind, each for every signal."""
+    summaries = [view_queries(s, VIEW, slot=span.slot, coarse=span.coarse) for s in signals]
+    built = build_queries(signals, span=span, templates=QueryTemplates())
+    return {
+        "raw slots": list(built[Stat.SLOTS]),
+        "raw busy (whole lookback)": list(built[Stat.BUSY]),
+        "raw newest": list(built[Stat.NEWEST]),
+        "summaries: NaN check": [nan_query(s, window=VIEW.window, slot=span.slot) for s in signals],
+        **{f"summaries: {name}": [q[i] for q in summaries] for i, name in enumerate(SUMMARIES)},
+    }
+
+
 def _reads(
-    settings: PrometheusSettings, policy: PolicySettings, at: datetime
+    settings: PrometheusSettings, policy: PolicySettings, at: datetime, *, recorded: bool
 ) -> dict[str, PrometheusMetricSource | Callable[[], PrometheusMetricSource]]:
     """A first read (a new source each time: BUSY over the whole lookback) and the next
-    cycle's (a source that read a minute before: BUSY only after its settled steps)."""
+    cycle's (a source that read a minute before: BUSY only after its settled steps), of the
+    raw series; and the next cycle's from the recorded series when there are some."""
+    raw = settings.model_copy(update={"recorded_series": RecordedSeriesSettings(mode="off")})
     warm = {
-        "after read_views, next cycle, no evidence": PrometheusMetricSource(
-            prometheus=settings, policy=policy, readers=[]
+        "read_views, next cycle, no evidence": PrometheusMetricSource(
+            prometheus=raw, policy=policy, readers=[]
         ),
-        "after read_views, next cycle, default evidence": PrometheusMetricSource(
-            prometheus=settings, policy=policy
+        "read_views, next cycle, default evidence": PrometheusMetricSource(
+            prometheus=raw, policy=policy
         ),
     }
+    if recorded:
+        warm["recorded read_views, next cycle, no evidence"] = PrometheusMetricSource(
+            prometheus=settings, policy=policy, readers=[]
+        )
     for source in warm.values():
         _check(source.read_views([VIEW], now=at - timedelta(minutes=1))[VIEW])
     return {
-        "after read_views, first read, no evidence": lambda: PrometheusMetricSource(
-            prometheus=settings, policy=policy, readers=[]
+        "read_views, first read, no evidence": lambda: PrometheusMetricSource(
+            prometheus=raw, policy=policy, readers=[]
         ),
         **warm,
     }
@@ -177,13 +208,23 @@ def _child_labels(before: Path | None, *, evidence: bool = True) -> dict[str, bo
 
 def _time_read(case: Case, source: PrometheusMetricSource, at: datetime) -> None:
     issued = source.queries_issued
+    received: list[int] = []
+    hooks = source._client._session.hooks["response"]  # to count the bytes received
+    hooks.append(lambda response, *_, **__: received.append(len(response.content)))
     began = time.perf_counter()
     usage = source.read_views([VIEW], now=at)[VIEW]
     case.seconds.append(time.perf_counter() - began)
+    hooks.pop()
     if issued == 0:  # made for this read
         source.close()
     _check(usage)
-    case.requests, case.digest = source.queries_issued - issued, _digest(usage)
+    if case.label.startswith("recorded") and source.slots.source != "recorded":
+        raise SystemExit(f"{case.label} read the raw series")
+    case.requests, case.digest, case.size = (
+        source.queries_issued - issued,
+        _digest(usage),
+        sum(received),
+    )
 
 
 def _time_child(
