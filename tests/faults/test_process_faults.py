@@ -126,6 +126,10 @@ def test_a_process_killed_mid_window_and_restarted_neither_acts_early_nor_forget
 
 
 LEADER_WINDOW_S = 7.0  # a kill a third in, a 3 s Lease to expire, then the rest of the window
+# Each query slowed by this much: a cycle's dozen queries outlast the 1 s loop interval, so the
+# replicas are always mid-cycle, and a slowed cycle (about 2 s) still leaves the deadline below
+# room on two busy cores (at 0.3 s a cycle took some 4 s and the deadline was met by luck).
+SLOWED_QUERY_S = 0.15
 LEADER_ELECTION = {
     "enabled": True,
     "leaseDuration": "3s",
@@ -206,7 +210,7 @@ def test_the_leader_dying_mid_cycle_hands_over_and_the_window_still_holds(
     both = replicas(
         tmp_path, kube_server, namespace=namespace, prometheus=prometheus_config, **sections
     )
-    proxy.delay(0.3, times=None)
+    proxy.delay(SLOWED_QUERY_S, times=None)
     with both["replica-1"], both["replica-2"]:
         wait_for(lambda: lease_holder(kube_server, namespace) != "", within=20, what="a leader")
         leader = lease_holder(kube_server, namespace)
