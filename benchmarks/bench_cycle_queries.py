@@ -37,10 +37,9 @@ from pathlib import Path
 import requests
 
 from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, Stat, build_queries
-from autoscaler.adapters.prometheus.recording_rules import rules_file
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import UsageView
-from autoscaler.settings.tree import PolicySettings, PrometheusSettings, Settings
+from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from benchmarks import fleet_read  # a namespace package, run from the repository root
 from tests.support.prom import (
     ALL_METRICS,
@@ -50,6 +49,7 @@ from tests.support.prom import (
     fleet,
     require_binaries,
 )
+from tests.support.recorded_rig import record_rules
 
 WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
         at = datetime.fromtimestamp(end, UTC)
         _warm_up(prom.url, at)
         if args.fleet_read:
-            load = {"before": _load()}
+            load = {"before": load_average()}
             before = Path(args.before) if args.before else None
             cases = fleet_read.measure(
                 prom.url,
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
                 evidence=not args.lean,
                 recorded=(workdir / RECORDED_MARKER).exists(),
             )
-            load["after"] = _load()
+            load["after"] = load_average()
         else:
             timings, per_query = measure(prom.url, policy=policy, at=at, args=args)
     if args.fleet_read:
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
     report(timings, per_query, args=args, samples=samples)
 
 
-def _load() -> str:
+def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
@@ -150,22 +150,13 @@ def record(prom: PrometheusServer, workdir: Path, *, end: int) -> None:
     server. They stay inside one of promtool's 2 h blocks: at a block boundary promtool skips
     an evaluation, a fleet-wide hole the read would rightly read raw
     (tests/support/recorded_rig.py)."""
-    settings = Settings()
-    rules = workdir / "rules.yaml"
-    rules.write_text(
-        rules_file(settings.prometheus.signals, slot=settings.policy.slot, thanos=False)
-    )
     start = end // RULE_BLOCK_S * RULE_BLOCK_S + 60
     if end - start < RECORDED_S:
         print(f"  no recordings: only {end - start} s of {end}'s block before it", flush=True)
         return
     began = time.perf_counter()
     with prom:  # the server answers promtool's queries; a restart loads the blocks
-        command = [
-            "promtool", "tsdb", "create-blocks-from", "rules", "--quiet", f"--start={start}",
-            f"--end={end}", f"--url={prom.url}", f"--output-dir={prom.data_dir}", str(rules),
-        ]  # fmt: skip
-        subprocess.run(command, check=True, cwd=workdir, capture_output=True)
+        record_rules(prom, workdir=workdir, start=start, end=end)
     (workdir / RECORDED_MARKER).write_text(f"{start} {end}")
     print(f"  recorded {end - start} s of slots in {time.perf_counter() - began:.0f} s", flush=True)
 

@@ -43,16 +43,16 @@ from pathlib import Path
 
 import requests
 
-from autoscaler.adapters.prometheus.recording_rules import rules_file
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.compose.serve import build_metric_source
 from autoscaler.compose.service import Service, build_service
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.settings.tree import Settings
-from benchmarks.bench_cycle_queries import mixed_fleet
+from benchmarks.bench_cycle_queries import load_average, mixed_fleet
 from tests.support.domain_builders import a_workload
 from tests.support.fakes import FakeClock, FakeCluster
 from tests.support.prom import PrometheusServer, require_binaries
+from tests.support.recorded_rig import record_rules
 
 M, H = 60, 3600
 BLOCK = 2 * H  # promtool's block length for rule backfills
@@ -112,19 +112,8 @@ def history(server: PrometheusServer, *, size: int, workdir: Path, args: argpars
 
 
 def record(server: PrometheusServer, *, workdir: Path, end: int) -> None:
-
-    settings = Settings()
-    rules = workdir / "rules.yaml"
-    rules.write_text(
-        rules_file(settings.prometheus.signals, slot=settings.policy.slot, thanos=False)
-    )
-    with server:
-        command = [
-            str(require_binaries().promtool), "tsdb", "create-blocks-from", "rules", "--quiet",
-            f"--start={end - RECORDED}", f"--end={end}", f"--url={server.url}",
-            f"--output-dir={server.data_dir}", str(rules),
-        ]  # fmt: skip
-        subprocess.run(command, check=True, cwd=workdir, capture_output=True)
+    with server:  # the server answers promtool's queries; the next start loads the blocks
+        record_rules(server, workdir=workdir, start=end - RECORDED, end=end)
 
 
 def run_child(
@@ -213,7 +202,7 @@ def response_bytes(session: requests.Session, url: str) -> int:
 def report(
     results: dict[int, dict[str, list[dict[str, object]]]], *, args: argparse.Namespace
 ) -> None:
-    print(f"\nload average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    print(f"\nload average {load_average()}")
     print(
         "| workloads | read | first cycle s | next cycles s (median) | queries per cycle "
         "| bytes per cycle | peak RSS MiB |"

@@ -50,19 +50,29 @@ def start_recorded_rig(workdir: Path, *, end: int) -> PrometheusServer:
     parts = [replace(part, end=part.end + AFTER) for part in prometheus_adapter(end)]
     backfill([*parts, lone_burst(end)], server.data_dir, promtool=binaries.promtool)
     server.start(wait_for_targets=False)
+    try:
+        record_rules(server, workdir=workdir, start=end - RECORDED, end=end)
+    except RuntimeError:
+        server.stop()
+        raise
+    server.restart(wait_for_targets=False)
+    return server
+
+
+def record_rules(server: PrometheusServer, *, workdir: Path, start: int, end: int) -> None:
+    """The generated rules file (default settings) evaluated over [start, end] against the
+    running `server` by `promtool tsdb create-blocks-from rules`, into its data directory:
+    what a ruler would have recorded. The blocks load when the server restarts."""
     settings = Settings()
     rules = workdir / "rules.yaml"
     rules.write_text(
         rules_file(settings.prometheus.signals, slot=settings.policy.slot, thanos=False)
     )
     command = [
-        str(binaries.promtool), "tsdb", "create-blocks-from", "rules", "--quiet",
-        f"--start={end - RECORDED}", f"--end={end}", f"--url={server.url}",
+        str(require_binaries().promtool), "tsdb", "create-blocks-from", "rules", "--quiet",
+        f"--start={start}", f"--end={end}", f"--url={server.url}",
         f"--output-dir={server.data_dir}", str(rules),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=workdir)
     if done.returncode != 0:
-        server.stop()
         raise RuntimeError(f"promtool rules backfill failed: {done.stderr[-2000:]}")
-    server.restart(wait_for_targets=False)
-    return server
