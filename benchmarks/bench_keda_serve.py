@@ -25,10 +25,11 @@ import multiprocessing
 import statistics
 from collections.abc import Awaitable
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from benchmarks import bench_keda  # a namespace package, run from the repository root
-from benchmarks.serve_rig import ServeRig, load_average
+from benchmarks.serve_rig import ServeRig, observed
 
 
 def run_constant(conn: Connection) -> None:
@@ -78,29 +79,30 @@ def main() -> None:
     parser.add_argument("--callers", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--rounds", type=int, default=20, help="bursts per measurement")
     parser.add_argument("--workloads", type=int, default=1000, help="Workloads in the fleet")
+    parser.add_argument("--before", type=Path, help="run serve from an older autoscaler/ here")
     args = parser.parse_args()
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
     constant = context.Process(target=run_constant, args=(child,), daemon=True)
     constant.start()
     try:
-        with ServeRig.running(workloads=args.workloads) as rig:
-            states, cycles, load = rig.snapshot_summary(), rig.cycles(), [load_average()]
-            rows = asyncio.run(
-                bench_keda.measure_servers(
-                    {"serve": rig.keda_port, "constant": parent.recv()},
-                    calls=calls(rig),
-                    callers=args.callers,
-                    rounds=args.rounds,
-                    workloads=len(rig.targets),
+        with ServeRig.running(workloads=args.workloads, before=args.before) as rig:
+            states = rig.snapshot_summary()
+            with observed(rig) as notes:
+                rows = asyncio.run(
+                    bench_keda.measure_servers(
+                        {"serve": rig.keda_port, "constant": parent.recv()},
+                        calls=calls(rig),
+                        callers=args.callers,
+                        rounds=args.rounds,
+                        workloads=len(rig.targets),
+                    )
                 )
-            )
-            cycles, load = rig.cycles() - cycles, [*load, load_average()]
     finally:
         parent.send("stop")
         constant.join(10)
-    print(f"Machine: {bench_keda.machine()}; load average {load[0]} before, {load[1]} after")
-    print(f"Snapshot: {args.workloads:,} Workloads {states}; {cycles} cycles during the run")
+    print(f"Machine: {bench_keda.machine()}; serve from {args.before or 'this tree'}")
+    print(f"Snapshot: {args.workloads:,} Workloads {states}; {notes.text()}")
     print(f"{args.rounds} bursts per row\n")
     print("| RPC | concurrent callers | server | calls | p50 ms | p99 ms | max ms |")
     print("|---|---:|---|---:|---:|---:|---:|")

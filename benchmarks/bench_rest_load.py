@@ -32,10 +32,11 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from benchmarks.bench_keda import machine
-from benchmarks.serve_rig import ServeRig, load_average
+from benchmarks.serve_rig import ServeRig, observed
 
 Paths = Callable[[], str]  # the next request's path
 
@@ -198,7 +199,7 @@ def _named(read: str, result: Result, how: str | None = None) -> Result:
     return result
 
 
-def report(results: list[Result], single: dict[str, float], args: argparse.Namespace) -> None:
+def report(results: list[Result], single: dict[str, float]) -> None:
     print("| read | load | requests | requests/s | p50 ms | p99 ms | max ms |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for result in results:
@@ -221,14 +222,15 @@ def main() -> None:
     parser.add_argument("--open-seconds", type=float, default=60)
     parser.add_argument("--alone", type=int, default=200, help="requests one at a time")
     parser.add_argument("--bursts", type=int, default=5)
+    parser.add_argument("--before", type=Path, help="run serve from an older autoscaler/ here")
     args = parser.parse_args()
-    with ServeRig.running(workloads=args.workloads) as rig:
-        states, cycles, load = rig.snapshot_summary(), rig.cycles(), [load_average()]
-        results, single = asyncio.run(measure(rig, args))
-        cycles, load = rig.cycles() - cycles, [*load, load_average()]
-    print(f"Machine: {machine()}; load average {load[0]} before, {load[1]} after")
-    print(f"Snapshot: {args.workloads:,} Workloads {states}; {cycles} cycles during the run\n")
-    report(results, single, args)
+    with ServeRig.running(workloads=args.workloads, before=args.before) as rig:
+        states = rig.snapshot_summary()
+        with observed(rig) as notes:
+            results, single = asyncio.run(measure(rig, args))
+    print(f"Machine: {machine()}; serve from {args.before or 'this tree'}")
+    print(f"Snapshot: {args.workloads:,} Workloads {states}; {notes.text()}\n")
+    report(results, single)
 
 
 if __name__ == "__main__":

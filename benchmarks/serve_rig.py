@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -52,6 +53,7 @@ LOOKBACK = "2h"
 TOKEN = "bench-reader"  # a bearer token that may list Workloads everywhere
 SERVE_TOKEN = "bench-serve"
 READY_TIMEOUT_S = 300.0
+CYCLE_METRIC = "idle_gpu_autoscaler_cycle_duration_seconds"
 
 
 def gpu_of(i: int) -> Gpu:
@@ -140,9 +142,13 @@ class ServeRig:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
-    def cycles(self) -> int:
-        """Cycles `serve` has logged so far."""
-        return sum(1 for message in self.serve.messages() if message.startswith("cycle "))
+    def cycle_seconds(self) -> tuple[int, float]:
+        """Cycles run and their total wall time, from `serve`'s own /metrics."""
+        text = httpx.get(f"{self.api}/metrics", timeout=30).text
+        found = dict(
+            line.rsplit(" ", 1) for line in text.splitlines() if line.startswith(CYCLE_METRIC)
+        )
+        return int(float(found[f"{CYCLE_METRIC}_count"])), float(found[f"{CYCLE_METRIC}_sum"])
 
     def snapshot_summary(self) -> dict[str, int]:
         """How many rows the latest snapshot holds in each state."""
@@ -154,7 +160,11 @@ class ServeRig:
 
     @classmethod
     @contextmanager
-    def running(cls, *, workloads: int, workdir: Path | None = None) -> Iterator[ServeRig]:
+    def running(
+        cls, *, workloads: int, workdir: Path | None = None, before: Path | None = None
+    ) -> Iterator[ServeRig]:
+        """`before`: a directory holding an older `autoscaler/` package for `serve` to run
+        (e.g. `git archive <commit> autoscaler | tar -x -C DIR`), to compare in one run."""
         with ExitStack() as stack:
             files = workdir or Path(tempfile.mkdtemp(prefix="bench-serve-"))
             if workdir is None:
@@ -167,11 +177,17 @@ class ServeRig:
             settings = serve_settings(
                 kubeconfig=kubeconfig, prometheus=prom.url, api_port=api_port, keda_port=keda_port
             )
-            serve = ServeProcess(write_config(files / "config.yaml", settings), log=files / "log")
+            env = {"PYTHONPATH": str(before)} if before else None
+            config = write_config(files / "config.yaml", settings)
+            serve = ServeProcess(config, log=files / "log", env=env)
             stack.enter_context(serve)
             rig = cls(f"http://127.0.0.1:{api_port}", keda_port, targets, serve)
             rig.wait_ready(workloads)
-            yield rig
+            try:
+                yield rig
+            except Exception:
+                print(f"serve's log ends:\n{_tail(serve.log)}", file=sys.stderr)
+                raise
 
     def wait_ready(self, workloads: int) -> None:
         """Until a cycle has published every workload with its usage known."""
@@ -187,6 +203,10 @@ class ServeRig:
                 return
             time.sleep(1)
         raise RuntimeError(f"serve not ready in {READY_TIMEOUT_S:.0f}s; its log: {self.serve.log}")
+
+
+def _tail(log: Path, *, lines: int = 40) -> str:
+    return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
 
 
 @dataclass(frozen=True)
@@ -219,6 +239,32 @@ def _prometheus(files: Path, exporter: ExporterTarget, workloads: int) -> Promet
     ]
     prom.backfill(series, start=end - int(HISTORY.total_seconds()), end=end, step_s=HISTORY_STEP_S)
     return prom
+
+
+@dataclass
+class RunNotes:
+    """What shared the machine with a measurement: the load average and `serve`'s cycles."""
+
+    load_before: str = ""
+    load_after: str = ""
+    cycles: int = 0
+    cycle_seconds: float = 0.0
+
+    def text(self) -> str:
+        return (
+            f"load average {self.load_before} before, {self.load_after} after; "
+            f"{self.cycles} cycles of serve during the run ({self.cycle_seconds:.1f} s in all)"
+        )
+
+
+@contextmanager
+def observed(rig: ServeRig) -> Iterator[RunNotes]:
+    notes = RunNotes(load_before=load_average())
+    cycles, seconds = rig.cycle_seconds()
+    yield notes
+    notes.load_after = load_average()
+    now_cycles, now_seconds = rig.cycle_seconds()
+    notes.cycles, notes.cycle_seconds = now_cycles - cycles, now_seconds - seconds
 
 
 def load_average() -> str:
