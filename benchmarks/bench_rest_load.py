@@ -11,7 +11,8 @@ production). Two reads: the whole listing (`GET /api/v1/workloads`, every row of
 and one workload (`GET /api/v1/workloads/{namespace}/{name}`, a different one each time).
 For each, side by side in one run:
 
-  1. one request alone: requests one after the other on one keep-alive connection;
+  1. one request alone: requests one at a time on one keep-alive connection, back to back (a
+     warm pipeline) and one every 0.1 s (each on a server gone idle, as a lone caller sees it);
   2. throughput: 1, 50 and 200 keep-alive clients each sending its next request as soon as the
      last one is answered, for `--seconds`;
   3. open loop: `--rate` requests a second on a schedule, for `--open-seconds`, each timed from
@@ -53,15 +54,13 @@ class Connection:
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
         return cls(reader, writer)
 
-    async def get(self, path: str, *, headers: bytes) -> int:
-        """The body's length; raises unless the answer is 200."""
+    async def get(self, path: str, *, headers: bytes) -> str | None:
+        """None once the whole body is read, if the answer is 200; else what went wrong."""
         self._writer.write(b"GET %s HTTP/1.1\r\nHost: bench\r\n%s\r\n" % (path.encode(), headers))
         head = await self._reader.readuntil(b"\r\n\r\n")
         status, length = _status_and_length(head)
         body = await self._reader.readexactly(length)
-        if status != 200:
-            raise RuntimeError(f"GET {path}: {status} {body[:200]!r}")
-        return length
+        return None if status == 200 else f"GET {path}: {status} {body[:200]!r}"
 
     async def close(self) -> None:
         self._writer.close()
@@ -80,14 +79,20 @@ def _status_and_length(head: bytes) -> tuple[int, int]:
 class Client:
     url: str
     headers: bytes
+    errors: list[str] = field(default_factory=list)  # answers other than 200, counted apart
 
     async def connections(self, count: int) -> list[Connection]:
         return list(await asyncio.gather(*(Connection.open(self.url) for _ in range(count))))
 
     async def timed(self, connection: Connection, path: str) -> float:
         started = time.perf_counter()
-        await connection.get(path, headers=self.headers)
+        await self.get(connection, path)
         return time.perf_counter() - started
+
+    async def get(self, connection: Connection, path: str) -> None:
+        error = await connection.get(path, headers=self.headers)
+        if error is not None:
+            self.errors.append(error)
 
 
 @dataclass
@@ -112,13 +117,18 @@ class Result:
         )
 
 
-async def alone(client: Client, paths: Paths, *, requests: int) -> list[float]:
+async def alone(client: Client, paths: Paths, *, requests: int, gap: float = 0.0) -> Result:
+    """Requests one at a time on one keep-alive connection, `gap` seconds apart (0: each
+    as soon as the last is answered, a warm pipeline; 0.1: each on a server gone idle)."""
     [connection] = await client.connections(1)
     for _ in range(10):  # warm-up: the token review, the first rendering
         await client.timed(connection, paths())
-    found = [await client.timed(connection, paths()) for _ in range(requests)]
+    result = Result("", f"alone, every {gap:g} s" if gap else "alone, back to back")
+    for _ in range(requests):
+        await asyncio.sleep(gap)
+        result.latencies.append(await client.timed(connection, paths()))
     await connection.close()
-    return found
+    return result
 
 
 async def closed_loop(client: Client, paths: Paths, *, clients: int, seconds: float) -> Result:
@@ -149,7 +159,7 @@ async def open_loop(client: Client, paths: Paths, *, rate: float, seconds: float
     async def one(due: float) -> None:
         await asyncio.sleep(max(due - time.perf_counter(), 0))
         connection = await pool.get()
-        await connection.get(paths(), headers=client.headers)
+        await client.get(connection, paths())
         result.latencies.append(time.perf_counter() - due)
         pool.put_nowait(connection)
 
@@ -171,21 +181,20 @@ async def bursts(client: Client, paths: Paths, *, size: int, times: int) -> Resu
     return result
 
 
-async def measure(rig: ServeRig, args: argparse.Namespace) -> tuple[list[Result], dict[str, float]]:
-    client = Client(rig.api, f"Authorization: Bearer {rig.token}\r\n".encode())
+async def measure(rig: ServeRig, args: argparse.Namespace, client: Client) -> list[Result]:
     reads = {"list": lambda: "/api/v1/workloads", "one": one_workload_paths(rig)}
-    results, single = [], {}
+    results = []
     for read, paths in reads.items():
-        latencies = await alone(client, paths, requests=args.alone)
-        single[read] = statistics.median(latencies)
-        results.append(_named(read, Result("", "one at a time", latencies), "one at a time"))
+        found = [
+            await alone(client, paths, requests=args.alone),
+            await alone(client, paths, requests=args.alone // 2, gap=0.1),
+        ]
         for clients in args.clients:
-            found = await closed_loop(client, paths, clients=clients, seconds=args.seconds)
-            results.append(_named(read, found))
-        found = await open_loop(client, paths, rate=args.rate, seconds=args.open_seconds)
-        results.append(_named(read, found))
-        results.append(_named(read, await bursts(client, paths, size=200, times=args.bursts)))
-    return results, single
+            found.append(await closed_loop(client, paths, clients=clients, seconds=args.seconds))
+        found.append(await open_loop(client, paths, rate=args.rate, seconds=args.open_seconds))
+        found.append(await bursts(client, paths, size=200, times=args.bursts))
+        results += [_named(read, result) for result in found]
+    return results
 
 
 def one_workload_paths(rig: ServeRig) -> Paths:
@@ -193,24 +202,29 @@ def one_workload_paths(rig: ServeRig) -> Paths:
     return lambda: "/api/v1/workloads/{}/{}".format(*next(cycle))
 
 
-def _named(read: str, result: Result, how: str | None = None) -> Result:
+def _named(read: str, result: Result) -> Result:
     result.read = read
-    result.how = how or result.how
     return result
 
 
-def report(results: list[Result], single: dict[str, float]) -> None:
+def report(results: list[Result]) -> None:
     print("| read | load | requests | requests/s | p50 ms | p99 ms | max ms |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for result in results:
         print(result.line())
-    print("\n| read | one request alone, median ms | p99 at the open loop, ms | ratio |")
+    print(
+        "\n| read | p99 at the open loop, ms | ÷ median alone, back to back "
+        "| ÷ median alone, every 0.1 s |"
+    )
     print("|---|---:|---:|---:|")
-    for result in results:
-        if result.how.startswith("open loop"):
-            alone_ms = 1000 * single[result.read]
-            ratio = result.p(99) / alone_ms
-            print(f"| {result.read} | {alone_ms:.1f} | {result.p(99):.1f} | {ratio:.1f} |")
+    for read in dict.fromkeys(result.read for result in results):
+        mine = [result for result in results if result.read == read]
+        [back, spaced, opened] = (
+            next(r for r in mine if r.how.startswith(how))
+            for how in ("alone, back", "alone, every", "open loop")
+        )
+        p99 = opened.p(99)
+        print(f"| {read} | {p99:.1f} | {p99 / back.p(50):.1f} | {p99 / spaced.p(50):.1f} |")
 
 
 def main() -> None:
@@ -226,11 +240,15 @@ def main() -> None:
     args = parser.parse_args()
     with ServeRig.running(workloads=args.workloads, before=args.before) as rig:
         states = rig.snapshot_summary()
+        client = Client(rig.api, f"Authorization: Bearer {rig.token}\r\n".encode())
         with observed(rig) as notes:
-            results, single = asyncio.run(measure(rig, args))
+            results = asyncio.run(measure(rig, args, client))
+        failures = rig.failures()
     print(f"Machine: {machine()}; serve from {args.before or 'this tree'}")
     print(f"Snapshot: {args.workloads:,} Workloads {states}; {notes.text()}\n")
-    report(results, single)
+    report(results)
+    print(f"\n{len(client.errors)} answers other than 200 (not timed apart)", *client.errors[:5])
+    print(f"serve's log: {len(failures)} errors", *failures[:5], sep="\n")
 
 
 if __name__ == "__main__":

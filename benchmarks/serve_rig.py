@@ -150,6 +150,11 @@ class ServeRig:
         )
         return int(float(found[f"{CYCLE_METRIC}_count"])), float(found[f"{CYCLE_METRIC}_sum"])
 
+    def failures(self) -> list[str]:
+        """serve's log lines at ERROR level or with a traceback."""
+        text = self.serve.log.read_text(encoding="utf-8", errors="replace")
+        return [line for line in text.splitlines() if '"ERROR"' in line or "Traceback" in line]
+
     def snapshot_summary(self) -> dict[str, int]:
         """How many rows the latest snapshot holds in each state."""
         body = httpx.get(f"{self.api}/api/v1/workloads", headers=self.headers, timeout=30).json()
