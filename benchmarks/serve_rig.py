@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -182,9 +183,10 @@ class ServeRig:
             settings = serve_settings(
                 kubeconfig=kubeconfig, prometheus=prom.url, api_port=api_port, keda_port=keda_port
             )
-            env = {"PYTHONPATH": str(before)} if before else None
             config = write_config(files / "config.yaml", settings)
-            serve = ServeProcess(config, log=files / "log", env=env)
+            serve = (OlderServe if before else ServeProcess)(config, log=files / "log")
+            if before:
+                serve.env["BENCH_TREE"] = str(before)
             stack.enter_context(serve)
             rig = cls(f"http://127.0.0.1:{api_port}", keda_port, targets, serve)
             rig.wait_ready(workloads)
@@ -208,6 +210,21 @@ class ServeRig:
                 return
             time.sleep(1)
         raise RuntimeError(f"serve not ready in {READY_TIMEOUT_S:.0f}s; its log: {self.serve.log}")
+
+
+class OlderServe(ServeProcess):
+    """`serve` from the tree in env BENCH_TREE: `python -m` puts its working directory first
+    on the path, before PYTHONPATH and the editable install, so it runs there."""
+
+    def start(self) -> None:
+        with self.log.open("ab") as sink:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "autoscaler", "serve", "--config", str(self.config)],
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+                env=self.env,
+                cwd=self.env["BENCH_TREE"],
+            )
 
 
 def _tail(log: Path, *, lines: int = 40) -> str:
