@@ -26,7 +26,7 @@ import platform
 import statistics
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from multiprocessing.connection import Connection
@@ -164,9 +164,14 @@ _REFS: dict[int, pb.ScaledObjectRef] = {}
 
 def ref(i: int) -> pb.ScaledObjectRef:
     if i not in _REFS:
-        metadata = {"scalerAddress": "idle-gpu-autoscaler.gpu-ops.svc:9090", "workload": f"rc-{i}"}
-        _REFS[i] = pb.ScaledObjectRef(name=f"so-{i}", namespace="ml", scalerMetadata=metadata)
+        _REFS[i] = scaled_object_ref(name=f"so-{i}", namespace="ml", workload=f"rc-{i}")
     return _REFS[i]
+
+
+def scaled_object_ref(*, name: str, namespace: str, workload: str) -> pb.ScaledObjectRef:
+    """What KEDA sends for a ScaledObject whose trigger names a Workload."""
+    metadata = {"scalerAddress": "idle-gpu-autoscaler.gpu-ops.svc:9090", "workload": workload}
+    return pb.ScaledObjectRef(name=name, namespace=namespace, scalerMetadata=metadata)
 
 
 async def burst(stubs: list[Any], call: Call, callers: int, *, workloads: int) -> list[float]:
@@ -195,26 +200,49 @@ class Row:
 
 
 async def measure(args: argparse.Namespace, conn: Connection, ports: tuple[int, int]) -> list[Row]:
+    def publish() -> None:
+        conn.send("publish")
+        conn.recv()
+
+    return await measure_servers(
+        dict(zip(("keda scaler", "constant"), ports, strict=True)),
+        calls=(("IsActive", is_active), ("GetMetrics", get_metrics)),
+        callers=args.callers,
+        rounds=args.rounds,
+        workloads=args.workloads,
+        before_round=publish,
+    )
+
+
+async def measure_servers(
+    ports: dict[str, int],
+    *,
+    calls: Sequence[tuple[str, Call]],
+    callers: Sequence[int],
+    rounds: int,
+    workloads: int,
+    before_round: Callable[[], None] = lambda: None,
+) -> list[Row]:
+    """Each RPC at each number of callers: one warm-up burst per server, then `rounds` bursts
+    on every server in turn (the order alternates per round, so neither always goes first)."""
     channels = {
         name: [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(CHANNELS)]
-        for name, port in zip(("keda scaler", "constant"), ports, strict=True)
+        for name, port in ports.items()
     }
     stubs = {
         name: [pb_grpc.ExternalScalerStub(c) for c in chans] for name, chans in channels.items()
     }
     rows: list[Row] = []
-    for rpc, call in (("IsActive", is_active), ("GetMetrics", get_metrics)):
-        for callers in args.callers:
+    for rpc, call in calls:
+        for count in callers:
             for pool in stubs.values():
-                await burst(pool, call, callers, workloads=args.workloads)  # warm-up, not measured
-            found = {name: Row(name, rpc, callers, []) for name in stubs}
-            for _ in range(args.rounds):
-                conn.send("publish")
-                conn.recv()
-                for name, pool in stubs.items():
-                    found[name].latencies += await burst(
-                        pool, call, callers, workloads=args.workloads
-                    )
+                await burst(pool, call, count, workloads=workloads)  # warm-up, not measured
+            found = {name: Row(name, rpc, count, []) for name in stubs}
+            for index in range(rounds):
+                before_round()
+                order = list(stubs.items())
+                for name, pool in order if index % 2 == 0 else order[::-1]:
+                    found[name].latencies += await burst(pool, call, count, workloads=workloads)
             rows += found.values()
     for chans in channels.values():
         for channel in chans:

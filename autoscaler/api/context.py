@@ -4,7 +4,7 @@ FastAPI dependencies that hand it (and the authenticated caller) to the routes."
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
@@ -12,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CollectorRegistry
 
 from autoscaler.api.access import Access
+from autoscaler.api.listing import Listings
 from autoscaler.api.middleware import IDENTITY
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.errors import ClusterError
@@ -54,6 +55,7 @@ class ApiContext:
     logger: logging.Logger
     policy: Policy | None = None  # the loop's, whose rules `explain` and exemptions match
     notices: Notices = NO_NOTICES
+    listings: Listings = field(default_factory=Listings)  # the listing, rendered per snapshot
 
     def audit(self, *records: AuditRecord) -> None:
         """Keep audit records. A failure is logged and counted; the change itself stands."""

@@ -2,7 +2,9 @@
 
 No call reaches Prometheus or Kubernetes. Each snapshot is indexed once (workloads by
 reference, GPU pods by namespace), and each distinct target is judged at most once per
-snapshot, so thousands of ScaledObjects and open streams cost lookups, not work.
+snapshot, so thousands of ScaledObjects and open streams cost lookups, not work. A trigger's
+metadata is read (validated) once too: KEDA sends the same metadata on every poll, and
+validating it was most of our own time per call (issue 18: measured against `serve`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import timedelta
 
 from autoscaler.core.ports import Clock
 from autoscaler.domain.models import DEFAULT_PROFILE, PodInfo, Snapshot, State, WorkloadRef
-from autoscaler.keda.metadata import parse_metadata
+from autoscaler.keda.metadata import ParsedMetadata, parse_metadata
 from autoscaler.keda.targets import (
     Activity,
     Judgement,
@@ -26,6 +28,11 @@ from autoscaler.keda.targets import (
 
 _MEMO_LIMIT = 10_000  # distinct targets remembered per snapshot; beyond it, judged per call
 _WARNED_LIMIT = 10_000
+_READ_LIMIT = 10_000  # distinct trigger metadata remembered; when full, forgotten at once
+# Metadata larger than this (in characters) is read on every call, never remembered: KEDA's
+# own keys are not ours to bound, and the memory kept must stay small whoever calls.
+_READ_MAX_CHARS = 2048
+MetadataKey = tuple[str | None, frozenset[tuple[str, str]]]
 
 
 class SnapshotView:
@@ -100,17 +107,31 @@ class KedaAnswers:
         self._log = logger
         self._view: SnapshotView | None = None
         self._warned: set[tuple[str, str]] = set()
+        # Read and written from the gRPC loop and HTTP worker threads alike: a race at worst
+        # reads the same metadata twice. Refused metadata is never kept: it raises each time.
+        self._read: dict[MetadataKey, ParsedMetadata] = {}
 
     def target(
         self, metadata: Mapping[str, str], *, default_namespace: str | None, caller: str
     ) -> Target:
         """The trigger's target; raises MetadataError. `caller` names it in warnings."""
-        parsed = parse_metadata(
-            metadata, default_namespace=default_namespace, profiles=self._profiles
-        )
-        for key in parsed.ignored_tls_keys:
-            self._warn_once(caller, key)
+        key: MetadataKey = (default_namespace, frozenset(metadata.items()))
+        parsed = self._read.get(key)
+        if parsed is None:
+            parsed = parse_metadata(
+                metadata, default_namespace=default_namespace, profiles=self._profiles
+            )
+            self._remember(key, parsed)
+        for tls_key in parsed.ignored_tls_keys:
+            self._warn_once(caller, tls_key)
         return parsed.target
+
+    def _remember(self, key: MetadataKey, parsed: ParsedMetadata) -> None:
+        if sum(len(name) + len(value) for name, value in key[1]) > _READ_MAX_CHARS:
+            return
+        if len(self._read) >= _READ_LIMIT:
+            self._read.clear()
+        self._read[key] = parsed
 
     def judge(self, target: Target) -> Judgement:
         snapshot = self._latest()

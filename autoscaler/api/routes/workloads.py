@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from autoscaler.api.context import Context, Reader
+from autoscaler.api.listing import ListingFilter
 from autoscaler.api.lookup import require_row
-from autoscaler.api.presenters import snapshot_view, workload_view
+from autoscaler.api.presenters import workload_view
 from autoscaler.api.problems import error_responses
 from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import WorkloadList, WorkloadView
@@ -21,6 +22,7 @@ router = APIRouter(prefix="/api/v1", tags=["workloads"])
 @router.get(
     "/workloads",
     summary="List workloads with their state and decision",
+    response_model=WorkloadList,
     responses=error_responses(401, 403, 422, 503),
 )
 def list_workloads(
@@ -33,25 +35,14 @@ def list_workloads(
         str | None, Query(max_length=253, pattern=SUBDOMAIN_PATTERN, examples=["user-queue"])
     ] = None,
     state: Annotated[State | None, Query(examples=["idle"])] = None,
-) -> WorkloadList:
+) -> Response:
     """Every workload of the latest cycle, optionally only one namespace, queue or state.
     Unless reads are open: `list` on Kueue Workloads in that namespace, or in every
     namespace when none is given."""
     context.access.require_read(reader, namespace)
-    snapshot = context.store.latest()
-    if snapshot is None:
-        return WorkloadList(snapshot=None, items=[])
-    now = context.clock.now()
-    rows = [
-        row
-        for row in snapshot.workloads
-        if (namespace is None or row.ref.namespace == namespace)
-        and (queue is None or row.info.queue == queue)
-        and (state is None or row.decision.state is state)
-    ]
-    return WorkloadList(
-        snapshot=snapshot_view(snapshot), items=[workload_view(row, now=now) for row in rows]
-    )
+    wanted = ListingFilter(namespace=namespace, queue=queue, state=state)
+    body = context.listings.body(context.store.latest(), wanted, now=context.clock.now())
+    return Response(body, media_type="application/json")
 
 
 @router.get(

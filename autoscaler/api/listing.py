@@ -1,0 +1,89 @@
+"""The workload listing, rendered once per snapshot and filter instead of once per request.
+
+Rendering every row of a thousand-workload fleet (views, validation, JSON) took about 20 ms,
+so the listing answered at most about 40 requests a second however many callers waited, and
+each one waited behind all the others (issue 18, `benchmarks/bench_rest_load.py`). A listing
+changes only when a cycle publishes or when an exemption it shows runs out: a rendering is kept
+until then. One lock makes the callers who arrive together after a publish wait for one
+rendering instead of each making their own.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+
+from autoscaler.api.presenters import snapshot_view, workload_view
+from autoscaler.api.schemas.views import WorkloadList, WorkloadView
+from autoscaler.domain.models import Snapshot, State, WorkloadStatus
+
+RENDERINGS_KEPT = 64  # filters kept per snapshot; beyond it, all are forgotten at once
+
+
+@dataclass(frozen=True)
+class ListingFilter:
+    """The listing's query: None keeps every value."""
+
+    namespace: str | None = None
+    queue: str | None = None
+    state: State | None = None
+
+    def keeps(self, row: WorkloadStatus) -> bool:
+        return (
+            (self.namespace is None or row.ref.namespace == self.namespace)
+            and (self.queue is None or row.info.queue == self.queue)
+            and (self.state is None or row.decision.state is self.state)
+        )
+
+
+@dataclass(frozen=True)
+class Rendering:
+    snapshot: Snapshot | None  # what it renders
+    body: bytes  # the WorkloadList's JSON, as the route's response model serializes it
+    expires: datetime | None  # when the first exemption it shows runs out; None: never
+
+    def serves(self, snapshot: Snapshot | None, now: datetime) -> bool:
+        return snapshot is self.snapshot and (self.expires is None or now < self.expires)
+
+
+def render(snapshot: Snapshot | None, wanted: ListingFilter, *, now: datetime) -> Rendering:
+    if snapshot is None:
+        empty = WorkloadList(snapshot=None, items=[])
+        return Rendering(None, empty.model_dump_json(by_alias=True).encode(), None)
+    items = [workload_view(row, now=now) for row in snapshot.workloads if wanted.keeps(row)]
+    listing = WorkloadList(snapshot=snapshot_view(snapshot), items=items)
+    return Rendering(
+        snapshot, listing.model_dump_json(by_alias=True).encode(), _first_expiry(items)
+    )
+
+
+def _first_expiry(items: list[WorkloadView]) -> datetime | None:
+    ends = [i.exemption.until for i in items if i.exemption and i.exemption.until is not None]
+    return min(ends, default=None)
+
+
+class Listings:
+    """The latest snapshot's renderings, per filter. Routes run on worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[ListingFilter, Rendering] = {}
+
+    def body(self, snapshot: Snapshot | None, wanted: ListingFilter, *, now: datetime) -> bytes:
+        """The listing's JSON for `snapshot` (the latest) as seen at `now`."""
+        found = self._kept.get(wanted)
+        if found is not None and found.serves(snapshot, now):
+            return found.body
+        with self._lock:  # the callers who missed together wait for one rendering
+            found = self._kept.get(wanted)
+            if found is None or not found.serves(snapshot, now):
+                found = render(snapshot, wanted, now=now)
+                self._keep(wanted, found)
+            return found.body
+
+    def _keep(self, wanted: ListingFilter, rendering: Rendering) -> None:
+        stale = any(kept.snapshot is not rendering.snapshot for kept in self._kept.values())
+        if stale or len(self._kept) >= RENDERINGS_KEPT:
+            self._kept = {}  # a new snapshot: the older renderings will not serve again
+        self._kept[wanted] = rendering
