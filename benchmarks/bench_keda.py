@@ -3,7 +3,7 @@
 Run by hand from the repository root (about a minute on two cores):
 
     python -m benchmarks.bench_keda                 # 100 and 1,000 concurrent callers
-    python -m benchmarks.bench_keda --rounds 5      # a quick look
+    python -m benchmarks.bench_keda --calls 2000    # a quick look
 
 Both servers run in one child process, each on its own thread and event loop as in the service
 (grpc.aio, plaintext); the callers run in this process on grpc.aio channels, so callers and
@@ -208,7 +208,7 @@ async def measure(args: argparse.Namespace, conn: Connection, ports: tuple[int, 
         dict(zip(("keda scaler", "constant"), ports, strict=True)),
         calls=(("IsActive", is_active), ("GetMetrics", get_metrics)),
         callers=args.callers,
-        rounds=args.rounds,
+        calls_per_row=args.calls,
         workloads=args.workloads,
         before_round=publish,
     )
@@ -219,12 +219,14 @@ async def measure_servers(
     *,
     calls: Sequence[tuple[str, Call]],
     callers: Sequence[int],
-    rounds: int,
+    calls_per_row: int,
     workloads: int,
     before_round: Callable[[], None] = lambda: None,
 ) -> list[Row]:
-    """Each RPC at each number of callers: one warm-up burst per server, then `rounds` bursts
-    on every server in turn (the order alternates per round, so neither always goes first)."""
+    """Each RPC at each number of callers: one warm-up burst per server, then bursts on every
+    server in turn (the order alternates per round, so neither always goes first) until each
+    row holds `calls_per_row` calls. Equal rows make p99 mean the same at every number of
+    callers: with 20 bursts of 100, p99 was the slowest call of one or two bursts."""
     channels = {
         name: [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(CHANNELS)]
         for name, port in ports.items()
@@ -238,7 +240,7 @@ async def measure_servers(
             for pool in stubs.values():
                 await burst(pool, call, count, workloads=workloads)  # warm-up, not measured
             found = {name: Row(name, rpc, count, []) for name in stubs}
-            for index in range(rounds):
+            for index in range(bursts_for(calls_per_row, count)):
                 before_round()
                 order = list(stubs.items())
                 for name, pool in order if index % 2 == 0 else order[::-1]:
@@ -248,6 +250,11 @@ async def measure_servers(
         for channel in chans:
             await channel.close()
     return rows
+
+
+def bursts_for(calls_per_row: int, callers: int) -> int:
+    """Bursts of `callers` calls that hold at least `calls_per_row` calls (one at least)."""
+    return max(1, -(-calls_per_row // callers))
 
 
 def machine() -> str:
@@ -268,7 +275,7 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--callers", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--rounds", type=int, default=20, help="bursts per measurement")
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per row, per server")
     parser.add_argument("--workloads", type=int, default=1000, help="Workloads in the snapshot")
     args = parser.parse_args()
     parent, child = multiprocessing.get_context("spawn").Pipe()
@@ -286,7 +293,8 @@ def main() -> None:
         process.join(10)
     print(f"Machine: {machine()}")
     print(
-        f"Fleet: {args.workloads:,} Workloads; {args.rounds} bursts per row, fresh snapshot each\n"
+        f"Fleet: {args.workloads:,} Workloads; {args.calls:,} calls per row, a fresh snapshot "
+        "before each round\n"
     )
     print("| RPC | concurrent callers | server | calls | p50 ms | p99 ms | max ms |")
     print("|---|---:|---|---:|---:|---:|---:|")

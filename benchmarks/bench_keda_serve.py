@@ -3,7 +3,7 @@
 Run by hand from the repository root (needs prometheus and promtool; a few minutes):
 
     python -m benchmarks.bench_keda_serve                 # 1,000 Workloads; 100 and 1,000 callers
-    python -m benchmarks.bench_keda_serve --rounds 5      # a quick look
+    python -m benchmarks.bench_keda_serve --calls 2000    # a quick look
 
 `serve` runs over the fleet of `serve_rig.py` (the test Kubernetes API server, a real
 Prometheus, a live exporter), its KEDA external scaler on plaintext gRPC as deployed. The
@@ -77,7 +77,7 @@ def _p99(values: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--callers", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--rounds", type=int, default=20, help="bursts per measurement")
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per row, per server")
     parser.add_argument("--workloads", type=int, default=1000, help="Workloads in the fleet")
     parser.add_argument("--before", type=Path, help="run serve from an older autoscaler/ here")
     args = parser.parse_args()
@@ -94,7 +94,7 @@ def main() -> None:
                         {"serve": rig.keda_port, "constant": parent.recv()},
                         calls=calls(rig),
                         callers=args.callers,
-                        rounds=args.rounds,
+                        calls_per_row=args.calls,
                         workloads=len(rig.targets),
                     )
                 )
@@ -103,7 +103,7 @@ def main() -> None:
         constant.join(10)
     print(f"Machine: {bench_keda.machine()}; serve from {args.before or 'this tree'}")
     print(f"Snapshot: {args.workloads:,} Workloads {states}; {notes.text()}")
-    print(f"{args.rounds} bursts per row\n")
+    print(f"{args.calls:,} calls per row (bursts of the callers' number)\n")
     print("| RPC | concurrent callers | server | calls | p50 ms | p99 ms | max ms |")
     print("|---|---:|---|---:|---:|---:|---:|")
     for row in rows:
