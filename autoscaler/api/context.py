@@ -66,7 +66,10 @@ class ApiContext:
             self.metrics.error("runtime-state")
 
 
-def _context(request: Request) -> ApiContext:
+# The dependencies below only read what the app and the middleware hold: `async`, so FastAPI
+# calls them on the event loop instead of a worker thread. Each thread hop waits for the GIL,
+# which the loop's cycle holds for long stretches (issue 18: REST p99 during a cycle).
+async def _context(request: Request) -> ApiContext:
     context: ApiContext = request.app.state.context
     return context
 
@@ -78,7 +81,7 @@ BEARER = HTTPBearer(
 )
 
 
-def _caller(
+async def _caller(
     request: Request,
     _credentials: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
 ) -> Identity:
@@ -89,7 +92,7 @@ def _caller(
     return identity
 
 
-def _reader(request: Request) -> Identity | None:
+async def _reader(request: Request) -> Identity | None:
     """The user the middleware authenticated, if any. Not declared as a security requirement
     in the schema: with `readsOpen` a read needs no token, so the header is not required."""
     identity = getattr(request.state, IDENTITY, None)

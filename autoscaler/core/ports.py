@@ -6,7 +6,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from autoscaler.domain.access import Identity, Target, Verdict
+from autoscaler.domain.access import Identity, Recalled, Target, Verdict
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.guards import GuardMemory, LoopRecord
@@ -208,6 +208,11 @@ class StateStore(Protocol):
 class Authenticator(Protocol):
     def authenticate(self, token: str) -> Identity | None:
         """The token's user, or None when it is not a valid token. Raises ClusterError."""
+        ...
+
+    def recall(self, token: str) -> Recalled | None:
+        """The token's answer when it is at hand without I/O, else None (then ask
+        `authenticate`, off the event loop). Never raises."""
         ...
 
 

@@ -17,6 +17,14 @@ class Identity:
 
 
 @dataclass(frozen=True)
+class Recalled:
+    """A token's answer at hand without I/O (kept from an earlier review, or a table in
+    memory). `identity` None: the token is known not to be valid."""
+
+    identity: Identity | None
+
+
+@dataclass(frozen=True)
 class Target:
     """The Kubernetes permission a change needs, as a SubjectAccessReview asks it."""
 

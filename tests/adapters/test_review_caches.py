@@ -106,3 +106,19 @@ def test_a_failed_review_is_not_cached(setup: Setup) -> None:
     with pytest.raises(ClusterError):
         setup.reviews.authenticate("alice-token")
     assert setup.reviews.authenticate("alice-token") is not None
+
+
+def test_recall_answers_only_what_a_review_already_gave(setup: Setup) -> None:
+    assert setup.reviews.recall("alice-token") is None  # never reviewed: nothing at hand
+    reviewed = setup.reviews.authenticate("alice-token")
+    recalled = setup.reviews.recall("alice-token")
+    assert recalled is not None and recalled.identity == reviewed
+    assert setup.token_reviews() == 1  # recalling asks nobody
+
+
+def test_recall_keeps_a_refusal_as_known_invalid_until_its_ttl(setup: Setup) -> None:
+    setup.reviews.authenticate("garbage")
+    recalled = setup.reviews.recall("garbage")
+    assert recalled is not None and recalled.identity is None
+    setup.timer.now += 2.1
+    assert setup.reviews.recall("garbage") is None  # expired: a review must ask again

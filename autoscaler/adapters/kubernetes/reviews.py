@@ -22,7 +22,7 @@ from cachetools import TTLCache
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import ACCESS_REVIEWS, TOKEN_REVIEWS, Obj
-from autoscaler.domain.access import Identity, Target, Verdict
+from autoscaler.domain.access import Identity, Recalled, Target, Verdict
 
 T = TypeVar("T")
 
@@ -64,15 +64,22 @@ class ReviewCaches:
 
     def answer(self, key: Hashable, review: Callable[[], T], *, granted: Callable[[T], bool]) -> T:
         """The cached answer for `key`, else `review()` (outside the lock), then kept."""
-        with self._lock:
-            for cache in (self._granted, self._refused):
-                if key in cache:
-                    found: T = cache[key]
-                    return found
+        kept = self.kept(key)
+        if kept is not None:
+            found: T = kept[0]
+            return found
         fresh = review()
         with self._lock:
             (self._granted if granted(fresh) else self._refused)[key] = fresh
         return fresh
+
+    def kept(self, key: Hashable) -> tuple[Any] | None:
+        """The cached answer for `key` in a 1-tuple (an answer may itself be None), else None."""
+        with self._lock:
+            for cache in (self._granted, self._refused):
+                if key in cache:
+                    return (cache[key],)
+        return None
 
 
 class KubernetesReviews:
@@ -93,10 +100,15 @@ class KubernetesReviews:
         self._access = ReviewCaches(policy, timer=timer)
 
     def authenticate(self, token: str) -> Identity | None:
-        key = hashlib.sha256(token.encode()).hexdigest()
         return self._tokens.answer(
-            key, lambda: self._review_token(token), granted=lambda found: found is not None
+            _token_key(token),
+            lambda: self._review_token(token),
+            granted=lambda found: found is not None,
         )
+
+    def recall(self, token: str) -> Recalled | None:
+        kept = self._tokens.kept(_token_key(token))
+        return None if kept is None else Recalled(kept[0])
 
     def authorize(self, identity: Identity, target: Target) -> Verdict:
         extra = tuple(sorted(identity.extra.items()))
@@ -146,3 +158,8 @@ def _extra(raw: object) -> dict[str, tuple[str, ...]]:
     if not isinstance(raw, Mapping):
         return {}
     return {str(key): tuple(str(v) for v in values or []) for key, values in raw.items()}
+
+
+def _token_key(token: str) -> str:
+    """Tokens are kept by digest: the cache never holds a credential."""
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -48,13 +48,17 @@ def list_workloads(
 @router.get(
     "/workloads/{namespace}/{name}",
     summary="Inspect one workload, by Workload name or owner name",
+    response_model=WorkloadView,
     responses=error_responses(401, 403, 404, 409, 422, 503),
 )
 def get_workload(
     context: Context, reader: Reader, namespace: NamespaceName, name: WorkloadName
-) -> WorkloadView:
+) -> Response:
     """`name` is the Workload's name or its owner's, such as the RayCluster's name. Unless
     reads are open: `list` on Kueue Workloads in the namespace, asked before the lookup."""
     context.access.require_read(reader, namespace)
     row = require_row(context.store.latest(), namespace, name)
-    return workload_view(row, now=context.clock.now())
+    # Rendered here, on this worker thread: a returned model would be validated and encoded
+    # in a second trip to a worker thread, one more wait for the GIL (as the listing is).
+    view = workload_view(row, now=context.clock.now())
+    return Response(view.model_dump_json(by_alias=True), media_type="application/json")
