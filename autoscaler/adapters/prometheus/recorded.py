@@ -60,7 +60,7 @@ class RecordedSlots:
     slot_ms: int
 
     @classmethod
-    def of(cls, result: Sequence[Columns], *, slot: timedelta) -> RecordedSlots:
+    def of(cls, result: Iterable[Columns], *, slot: timedelta) -> RecordedSlots:
         slot_ms = span_ms(slot)
         found: dict[str, list[Series]] = {}
         evaluated: dict[str, int] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from datetime import datetime, timedelta
 
 from autoscaler.adapters.prometheus.evidence_base import Ask
@@ -137,7 +137,7 @@ class SlotReader:
         at: datetime,
         over: timedelta,
         matchers: tuple[str, ...] = (),
-    ) -> list[Columns]:
+    ) -> Iterator[Columns]:
         text = fill(self._templates.slots, signal, span=span, matchers=matchers)
         query = f"({text})[{duration(over)}:{duration(span.slot)}]"
         return slot_columns(ask(query, at), scale=signal.scale)

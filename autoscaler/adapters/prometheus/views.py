@@ -179,7 +179,7 @@ def _merged(one: Steps, other: Steps) -> Steps:
     return Steps(ends, array("d", [values[at] for at in ends]))
 
 
-def newest_of(rows: Sequence[Row]) -> dict[GpuKey, Newest]:
+def newest_of(rows: Iterable[Row]) -> dict[GpuKey, Newest]:
     """Newest sample time per GPU (over its signals and series), with the host and model of
     the series that had it."""
     best: dict[GpuKey, tuple[float, str | None, str | None]] = {}
