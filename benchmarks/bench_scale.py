@@ -24,13 +24,18 @@ busy, 10 % bursty, both signals), in `--workdir/f<size>`:
      wall time, the queries it sent, the bytes Prometheus answered (its own
      `prometheus_http_response_size_bytes` counter) and the process's peak RSS at the end.
 A child process per mode and repeat: RSS is that process's own, and no cache outlives it.
+With `--before DIR` (a tree holding an older `autoscaler/`), each repeat also runs both modes
+with that tree's service, in turn with this one's, on the same server: before and after side
+by side (rows marked "before").
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
+import os
 import resource
 import statistics
 import subprocess
@@ -43,10 +48,11 @@ from pathlib import Path
 
 import requests
 
+import autoscaler
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.compose.serve import build_metric_source
 from autoscaler.compose.service import Service, build_service
-from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.models import Snapshot, WorkloadInfo
 from autoscaler.settings.tree import Settings
 from benchmarks.bench_cycle_queries import load_average, mixed_fleet
 from tests.support.domain_builders import a_workload
@@ -84,11 +90,16 @@ def measure_size(size: int, *, args: argparse.Namespace) -> dict[str, list[dict[
     workdir = Path(args.workdir) / f"f{size}"
     server = PrometheusServer(workdir / "prom", binaries=require_binaries())
     end = history(server, size=size, workdir=workdir, args=args)
-    runs: dict[str, list[dict[str, object]]] = {mode: [] for mode in MODES}
+    trees = [None, Path(args.before)] if args.before else [None]
+    runs: dict[str, list[dict[str, object]]] = {}
     with server:
         for _ in range(args.repeat):
-            for mode in MODES:
-                runs[mode].append(run_child(server.url, size=size, mode=mode, end=end, args=args))
+            for tree in trees:
+                for mode in MODES:
+                    result = run_child(
+                        server.url, size=size, mode=mode, end=end, args=args, tree=tree
+                    )
+                    runs.setdefault(f"{mode}{' before' if tree else ''}", []).append(result)
     return runs
 
 
@@ -117,14 +128,18 @@ def record(server: PrometheusServer, *, workdir: Path, end: int) -> None:
 
 
 def run_child(
-    url: str, *, size: int, mode: str, end: int, args: argparse.Namespace
+    url: str, *, size: int, mode: str, end: int, args: argparse.Namespace, tree: Path | None
 ) -> dict[str, object]:
-    command = [sys.executable, "-m", "benchmarks.bench_scale", "--child", "--url", url]
+    """One child; with `tree`, its `autoscaler/` is that tree's (`-P`: the working directory,
+    which holds this tree's, is not put first on the path; benchmarks/ and tests/ stay ours)."""
+    command = [sys.executable, "-P", "-m", "benchmarks.bench_scale", "--child", "--url", url]
     command += ["--sizes", str(size), "--mode", mode, "--end", str(end)]
     command += ["--cycles", str(args.cycles)]
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    path = [str(tree)] if tree else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, os.getcwd()])}
+    done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
     result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    print(f"  {size} {mode}: {result}", flush=True)
+    print(f"  {size} {mode}{' (before)' if tree else ''}: {result}", flush=True)
     return result
 
 
@@ -155,14 +170,27 @@ def child(args: argparse.Namespace) -> None:
         for _ in range(args.cycles):
             cycles.append(one_cycle(service, metrics=metrics, session=session, url=args.url))
             clock.advance(timedelta(minutes=1))
+    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     snapshot = service.store.latest()
     print(json.dumps({
+        "tree": str(Path(autoscaler.__file__).parent.parent),
         "cycles": [vars(cycle) for cycle in cycles],
         "source": metrics.slots.source,
         "workloads": len(snapshot.workloads) if snapshot else 0,
         "rss_start_mib": before_rss / 1024,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak_rss_mib,
+        "digest": digest(snapshot),
     }))  # fmt: skip
+
+
+def digest(snapshot: Snapshot | None) -> str:
+    """The last cycle's decisions and usage, hashed: before and after must read alike
+    (floats by repr: every bit but a NaN's)."""
+    if snapshot is None:
+        return ""
+    decisions = [row.decision for row in snapshot.workloads]
+    usage = sorted(snapshot.usage.items())
+    return hashlib.sha256(repr((decisions, usage)).encode()).hexdigest()[:16]
 
 
 def _mode(args: argparse.Namespace) -> str:
@@ -205,9 +233,9 @@ def report(
     print(f"\nload average {load_average()}")
     print(
         "| workloads | read | first cycle s | next cycles s (median) | queries per cycle "
-        "| bytes per cycle | peak RSS MiB |"
+        "| bytes per cycle | peak RSS MiB | digest |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
     for size, runs in results.items():
         for mode, children in runs.items():
             first = [c["cycles"][0]["seconds"] for c in children]  # type: ignore[index]
@@ -217,7 +245,7 @@ def report(
             print(
                 f"| {size:,} | {mode} ({children[0]['source']}) | {statistics.median(first):.2f} "
                 f"| {statistics.median(later):.2f} | {last['queries']} | {last['bytes']:,} "
-                f"| {rss:.0f} |"
+                f"| {rss:.0f} | {' '.join(sorted({str(c['digest']) for c in children}))} |"
             )
 
 
@@ -240,6 +268,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--cycles", type=int, default=4)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--before", help="a tree holding an older autoscaler/, run beside")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)

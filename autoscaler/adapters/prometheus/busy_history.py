@@ -16,7 +16,9 @@ that failed or answered with warnings (partial data is never kept as clean).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import sys
+from array import array
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -25,8 +27,11 @@ from autoscaler.settings.tree import SignalSettings
 
 # Per signal, the BUSY answer's columns for a query reaching back the given span.
 AskBusy = Callable[[timedelta], list[list[Columns]]]
-_Labels = tuple[tuple[str, str], ...]
-_Series = dict[_Labels, tuple[list[float], list[float]]]  # per raw series: step ends, values
+# A raw series' labels, sorted, as name, value, name, value...: one tuple, not one per label.
+_Labels = tuple[str, ...]
+# Per raw series: step ends and values, as arrays: at 10,000 workloads the settled steps of a
+# day of busy GPUs are millions of floats, 8 bytes each here instead of 32 as Python floats.
+_Series = dict[_Labels, tuple["array[float]", "array[float]"]]
 
 
 @dataclass(frozen=True)
@@ -84,10 +89,11 @@ class BusyHistory:
 
 def _merged(fresh: list[Columns], kept: _Series | None = None, *, after: float = 0) -> _Series:
     """Kept steps, then the fresh ones after them, per raw series."""
-    merged = {labels: (list(ends), list(values)) for labels, (ends, values) in (kept or {}).items()}
+    merged = {
+        key: (array("d", ends), array("d", values)) for key, (ends, values) in (kept or {}).items()
+    }
     for labels, ends, values in fresh:
-        key = tuple(sorted(labels.items()))
-        old_ends, old_values = merged.setdefault(key, ([], []))
+        old_ends, old_values = merged.setdefault(_key(labels), (array("d"), array("d")))
         for end, value in zip(ends, values, strict=True):
             if end > after:
                 old_ends.append(end)
@@ -104,10 +110,17 @@ def _settled(merged: _Series, settled: int) -> _Series:
     return kept
 
 
-def _column(labels: _Labels, ends: list[float], values: list[float], first: float) -> Columns:
+def _key(labels: Mapping[str, str]) -> _Labels:
+    """Interned: most label values (namespace, node, model, job...) repeat across series."""
+    return tuple(sys.intern(part) for label in sorted(labels.items()) for part in label)
+
+
+def _column(
+    labels: _Labels, ends: Sequence[float], values: Sequence[float], first: float
+) -> Columns:
     """One series' steps inside the lookback (`first` on: a whole lookback's first step)."""
     skip = sum(1 for end in ends if end < first)
-    return dict(labels), ends[skip:], values[skip:]
+    return dict(zip(labels[::2], labels[1::2], strict=True)), list(ends[skip:]), list(values[skip:])
 
 
 def _seconds(span: timedelta | datetime) -> float:

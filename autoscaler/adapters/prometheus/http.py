@@ -18,12 +18,13 @@ from requests.auth import AuthBase
 from urllib3.util.retry import Retry
 
 from autoscaler import __version__
-from autoscaler.adapters.prometheus.replies import parse_reply
+from autoscaler.adapters.prometheus.replies import Result, parse_envelope
 from autoscaler.settings.tree import PrometheusSettings
 
 RETRY_ON_STATUS = (502, 503, 504)  # a proxy or querier restarting; 429 waits are not ours to take
 RETRY_BACKOFF_S = 0.2
 _EXCERPT = 200
+_CHUNK = 1 << 20  # bytes read at a time: a large body grows one buffer, never held twice
 
 
 class ExchangeError(Exception):
@@ -59,7 +60,10 @@ class BearerTokenFile(AuthBase):
 class ReplyInspector:
     """A response hook: raises `ExchangeError` for bad replies and keeps warnings per thread.
     The body it parsed is what the reply's `json()` then returns, so the client library does
-    not parse a large body a second time (seconds for a big fleet's slot matrix)."""
+    not parse a large body a second time (seconds for a big fleet's slot matrix). It reads
+    the body itself, into one growing buffer: `requests` would hold it twice while joining
+    its chunks (150 MB for one signal's slot matrix at 10,000 workloads); `content` is then
+    empty."""
 
     def __init__(self) -> None:
         self._local = threading.local()
@@ -75,13 +79,14 @@ class ReplyInspector:
     def __call__(self, response: requests.Response, *args: object, **kwargs: object) -> None:
         if response.is_redirect:
             return  # requests follows it; the final reply is inspected on its own
-        body = _json_or_none(response)
+        text = _body(response)
+        body = _json_or_none(text)
         if not isinstance(body, dict):
-            raise ExchangeError(_describe_non_json(response))
+            raise ExchangeError(_describe_non_json(response, text))
         if body.get("status") != "success" or response.status_code != 200:
-            raise ExchangeError(_describe_error(response, body))
+            raise ExchangeError(_describe_error(response, body, text))
         data = body.get("data")
-        if not isinstance(data, dict) or not isinstance(data.get("result"), list):
+        if not isinstance(data, dict) or not _is_list(data.get("result")):
             raise ExchangeError("Prometheus replied success without a result")
         # This one reply's json() answers with the parse above (an instance attribute: the
         # Response class is untouched).
@@ -133,22 +138,39 @@ def _verification(settings: PrometheusSettings) -> bool | str:
     return True
 
 
-def _json_or_none(response: requests.Response) -> Any:
+def _body(response: requests.Response) -> bytearray:
+    body = bytearray()
+    for chunk in response.raw.stream(_CHUNK, decode_content=True):
+        body += chunk
+    return body
+
+
+def _json_or_none(body: bytearray) -> Any:
     try:
-        return parse_reply(response.content)
+        return parse_envelope(body)
     except ValueError:
         return None
 
 
-def _describe_non_json(response: requests.Response) -> str:
+def _is_list(result: object) -> bool:
+    return result.is_list() if isinstance(result, Result) else isinstance(result, list)
+
+
+def _describe_non_json(response: requests.Response, body: bytearray) -> str:
     kind = response.headers.get("Content-Type", "no content type")
-    return f"HTTP {response.status_code} {response.reason} ({kind}): {_excerpt(response.text)}"
+    return (
+        f"HTTP {response.status_code} {response.reason} ({kind}): {_excerpt(_text(response, body))}"
+    )
 
 
-def _describe_error(response: requests.Response, body: dict[str, Any]) -> str:
+def _describe_error(response: requests.Response, body: dict[str, Any], text: bytearray) -> str:
     error_type = body.get("errorType") or "error"
-    error = body.get("error") or _excerpt(response.text)
+    error = body.get("error") or _excerpt(_text(response, text))
     return f"HTTP {response.status_code} {response.reason}: {error_type}: {error}"
+
+
+def _text(response: requests.Response, body: bytearray) -> str:
+    return body.decode(response.encoding or "utf-8", errors="replace")
 
 
 def _excerpt(text: str) -> str:

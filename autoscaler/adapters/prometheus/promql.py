@@ -261,7 +261,8 @@ def host_of(labels: Mapping[str, str]) -> str | None:
 
 Row = tuple[Mapping[str, str], float]
 Points = list[tuple[float, float]]  # (unix seconds, value), ascending
-Columns = tuple[Mapping[str, str], list[float], list[float]]  # labels, step ends (s), values
+# labels, step ends (s), values; lists, or arrays of values (slot_columns.py)
+Columns = tuple[Mapping[str, str], Sequence[float], Sequence[float]]
 
 
 def parse_vector(result: Sequence[Mapping[str, Any]]) -> list[Row]:

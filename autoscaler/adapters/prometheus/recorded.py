@@ -16,6 +16,7 @@ but no recorded ones, is read raw as a whole (`holey`).
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ class Series:
     key: GpuKey
     at_ms: list[int]
     at_s: list[float]
-    values: list[float]
+    values: Sequence[float]
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,11 @@ class RecordedSlots:
     slot_ms: int
 
     @classmethod
-    def of(cls, result: Sequence[Columns], *, slot: timedelta) -> RecordedSlots:
+    def of(cls, result: Iterable[Columns], *, slot: timedelta) -> RecordedSlots:
         slot_ms = span_ms(slot)
         found: dict[str, list[Series]] = {}
         evaluated: dict[str, int] = {}
-        seen: tuple[list[float], list[int], list[float], list[int]] | None = None
+        seen: tuple[Sequence[float], list[int], list[float], list[int]] | None = None
         for labels, ends, values in result:
             key, signal = workload_gpu_key(labels), labels.get(SIGNAL_LABEL)
             if key is None or not signal or not ends:
@@ -121,18 +122,19 @@ class RecordedSlots:
         (so a GPU's columns keep one list of slot ends), as raw SLOTS columns, for the GPUs
         not in `leaving`."""
         found: list[Columns] = []
+        shared: dict[tuple[float, ...], list[float]] = {}  # equal slot ends, one list
         for signal, series in self.series.items():
             tail = dict(tails.get(signal, {}))
             for one in series:
                 if one.key in leaving:
                     continue
                 first = bisect_left(one.at_ms, reach_from)
-                ends, values = one.at_s[first:], one.values[first:]
+                ends, values = one.at_s[first:], array("d", one.values[first:])
                 more_ends, more_values = tail.pop(one.key, ([], []))
                 after = bisect_right(more_ends, ends[-1]) if ends else 0
-                found.append(
-                    (_labels(one.key), ends + more_ends[after:], values + more_values[after:])
-                )
+                ends += more_ends[after:]
+                values.extend(more_values[after:])
+                found.append((_labels(one.key), shared.setdefault(tuple(ends), ends), values))
             found += [(_labels(key), *points) for key, points in tail.items() if key not in leaving]
         return found
 

@@ -17,10 +17,10 @@ from autoscaler.adapters.prometheus.promql import (
     Stat,
     build_queries,
     parse_columns,
-    parse_vector,
 )
+from autoscaler.adapters.prometheus.slot_columns import newest_rows
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
-from autoscaler.adapters.prometheus.views import FleetAnswers
+from autoscaler.adapters.prometheus.views import FleetAnswers, merged_steps, newest_of
 from autoscaler.settings.tree import SignalSettings
 
 
@@ -37,7 +37,7 @@ def read_utilization(
     """Every query, in turn; the first failure ends the read (the exception goes up),
     since the remaining queries could not change the outcome, only delay it."""
     queries = build_queries(signals, span=span, templates=templates)
-    slot_columns = slots.read(ask, span=span, now=now)
+    slot_steps = slots.read(ask, span=span, now=now)
 
     def busy_over(reach: timedelta) -> list[list[Columns]]:
         built = build_queries(signals, span=span, templates=templates, busy_reach=reach)
@@ -46,6 +46,10 @@ def read_utilization(
             for signal, query in zip(signals, built[Stat.BUSY], strict=True)
         ]
 
-    busy = history.read(busy_over, signals=signals, span=span, now=now)
-    newest = [row for query in queries[Stat.NEWEST] for row in parse_vector(ask(query, now))]
-    return FleetAnswers.of(slots=slot_columns, busy=busy, newest=newest)
+    # Each answer merged per GPU as soon as it is read, its columns or rows gone before the
+    # next query (10,000 workloads: tens of MB each).
+    busy = merged_steps(history.read(busy_over, signals=signals, span=span, now=now))
+    newest = newest_of(
+        row for query in queries[Stat.NEWEST] for row in newest_rows(ask(query, now))
+    )
+    return FleetAnswers(slot_steps, busy, newest)

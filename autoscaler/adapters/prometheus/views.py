@@ -23,8 +23,9 @@ a last busy time, or a newest sample, as with one query per measure before.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import filterfalse
@@ -45,10 +46,10 @@ Newest = tuple[datetime | None, str | None, str | None]  # sample time, host, mo
 @dataclass(frozen=True)
 class Steps:
     """One GPU's points of a matrix: step ends (unix seconds as the server wrote them,
-    ascending) and values."""
+    ascending; often one list shared by many GPUs: never mutate it) and values."""
 
-    ends: list[float] = field(default_factory=list)
-    values: list[float] = field(default_factory=list)
+    ends: Sequence[float] = field(default_factory=list)
+    values: Sequence[float] = field(default_factory=list)
 
     def last_above(self, threshold: float, *, since: float = 0) -> float | None:
         """The latest end at or after `since` whose value is above `threshold`."""
@@ -74,7 +75,7 @@ class FleetAnswers:
         busy: Sequence[Columns],
         newest: Sequence[Row],
     ) -> FleetAnswers:
-        return cls(_steps(slots), _steps(busy), _newest(newest))
+        return cls(merged_steps(slots), merged_steps(busy), newest_of(newest))
 
 
 def slots_end(now: datetime, slot: timedelta) -> datetime:
@@ -146,10 +147,14 @@ class _Frame:
         )
 
 
-def _steps(series: Sequence[Columns]) -> dict[GpuKey, Steps]:
+def merged_steps(
+    series: Iterable[Columns], *, into: dict[GpuKey, Steps] | None = None
+) -> dict[GpuKey, Steps]:
     """Points per GPU; the several series of one GPU (one per signal, both label styles, the
-    series of a replaced exporter pod) merged per step with max, a real value over a NaN."""
-    found: dict[GpuKey, Steps] = {}
+    series of a replaced exporter pod) merged per step with max, a real value over a NaN.
+    `into`: the steps merged so far, added to (so a signal's columns can go before the next
+    signal is read)."""
+    found: dict[GpuKey, Steps] = {} if into is None else into
     for labels, ends, values in series:
         key = workload_gpu_key(labels)
         if key is None:
@@ -160,19 +165,21 @@ def _steps(series: Sequence[Columns]) -> dict[GpuKey, Steps]:
 
 
 def _merged(one: Steps, other: Steps) -> Steps:
-    if one.ends == other.ends:  # the usual case: every step in both, merged pairwise
+    """The two merged, values in an array (8 bytes a point: 40,000 GPUs at 10,000 workloads)."""
+    if one.ends is other.ends or one.ends == other.ends:  # the usual case: merged pairwise
         # `b > a` is False when either is NaN, and `a != a` only when a is NaN: inline,
         # since a call per point costs a tenth of a second per 1,000 workloads.
         pairs = zip(one.values, other.values, strict=True)
-        return Steps(one.ends, [b if a != a or b > a else a for a, b in pairs])  # noqa: PLR0124
+        merged = [b if a != a or b > a else a for a, b in pairs]  # noqa: PLR0124
+        return Steps(one.ends, array("d", merged))
     values = dict(zip(one.ends, one.values, strict=True))
     for at, value in zip(other.ends, other.values, strict=True):
         values[at] = max(values.get(at, value), value, key=_nan_lowest)
     ends = sorted(values)
-    return Steps(ends, [values[at] for at in ends])
+    return Steps(ends, array("d", [values[at] for at in ends]))
 
 
-def _newest(rows: Sequence[Row]) -> dict[GpuKey, Newest]:
+def newest_of(rows: Iterable[Row]) -> dict[GpuKey, Newest]:
     """Newest sample time per GPU (over its signals and series), with the host and model of
     the series that had it."""
     best: dict[GpuKey, tuple[float, str | None, str | None]] = {}
