@@ -176,7 +176,6 @@ def child(args: argparse.Namespace) -> None:
         "tree": str(Path(autoscaler.__file__).parent.parent),
         "cycles": [vars(cycle) for cycle in cycles],
         "source": metrics.slots.source,
-        "summarised": getattr(metrics.slots, "summarised", None),  # GPUs, the summary read's
         "workloads": len(snapshot.workloads) if snapshot else 0,
         "rss_start_mib": before_rss / 1024,
         "peak_rss_mib": peak_rss_mib,

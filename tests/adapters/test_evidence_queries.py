@@ -25,7 +25,7 @@ ONE_VIEW = (UsageView(HOUR, 0.05),)
 THREE_VIEWS = (*ONE_VIEW, UsageView(HOUR / 4, 0.05), UsageView(2 * HOUR, 0.5))
 # slots, busy and newest for each of the two default signals, and the recorded slots' query
 # (none here: the raw read follows)
-UTILIZATION = 1 + 1 + 3 * 2  # the evaluation marker first (absent here)
+UTILIZATION = 1 + 3 * 2
 RAY = 1
 OFF = {"enabled": False}
 CONFIGURED = {"baselines": {A100: 60.0}}  # so the power matrix is sent wherever it is read

@@ -43,7 +43,7 @@ TOKEN = "token-1"
 # NVLink, Ray) and the learned power baseline; this history has no power series, so no power
 # matrix (ISSUE 16); and the recorded slots' query, which finds none here and falls back to
 # the raw read (docs/RECORDING-RULES.md).
-QUERIES_PER_READ = 1 + 3 * 2 + 4 + 1 + 1  # + the evaluation marker, absent here
+QUERIES_PER_READ = 1 + 3 * 2 + 4 + 1
 
 
 @dataclass(frozen=True)

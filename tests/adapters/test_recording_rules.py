@@ -13,7 +13,7 @@ import yaml
 
 from autoscaler.adapters.prometheus.promql import Columns
 from autoscaler.adapters.prometheus.recorded import RecordedSlots, has_holes, merged_tail
-from autoscaler.adapters.prometheus.recording_rules import SLOT_EVALUATION, SLOT_PEAK, rule_group
+from autoscaler.adapters.prometheus.recording_rules import SLOT_PEAK, rule_group
 from autoscaler.cli import main
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
@@ -65,8 +65,7 @@ def test_one_rule_per_signal_at_the_slot_tagged_with_its_metric_and_divided_by_i
     }
     config.write_text(yaml.safe_dump(settings), encoding="utf-8")
     [group] = yaml.safe_load(cli_output(capsys, "--config", str(config)))["groups"]
-    [rule, marker] = group["rules"]
-    assert marker == {"record": SLOT_EVALUATION, "expr": "vector(1)"}
+    [rule] = group["rules"]
     assert group["interval"] == "120s"
     assert rule["record"] == SLOT_PEAK and rule["labels"] == {"signal": SM_ACTIVE.metric}
     inner = 'max_over_time(DCGM_FI_PROF_SM_ACTIVE{GPU_I_ID=""}[120s])'

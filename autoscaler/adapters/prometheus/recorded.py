@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -31,10 +31,10 @@ from autoscaler.settings.tree import SignalSettings
 ABSENT, STALE, HOLES = "absent", "stale", "holes"
 
 
-def recorded_query(span: QueryWindow, *, matchers: str = "") -> str:
+def recorded_query(span: QueryWindow) -> str:
     """Every recorded slot over the reach, and one slot more: the first slot end's
-    evaluation comes up to a slot after it. `matchers`: `{...}` narrowing the series."""
-    return f"{SLOT_PEAK}{matchers}[{duration(span.recent + span.slot)}]"
+    evaluation comes up to a slot after it."""
+    return f"{SLOT_PEAK}[{duration(span.recent + span.slot)}]"
 
 
 Tail = Mapping[GpuKey, tuple[list[float], list[float]]]  # per GPU: slot ends (s), peaks
@@ -76,15 +76,6 @@ class RecordedSlots:
             found.setdefault(signal, []).append(Series(key, at_ms, at_s, kept_values))
             evaluated[signal] = max(evaluated.get(signal, 0), round(ends[-1] * 1000))
         return cls(found, evaluated, slot_ms)
-
-    def narrowed(self, keys: Collection[GpuKey], *, newest: int) -> RecordedSlots:
-        """Only the series of `keys`, each signal's newest evaluation taken as `newest` (ms):
-        the summaries' newest slot, so that their tail and these slots' holes end alike."""
-        series = {
-            signal: [one for one in found if one.key in keys]
-            for signal, found in self.series.items()
-        }
-        return RecordedSlots(series, dict.fromkeys(series, newest), self.slot_ms)
 
     def unusable(
         self, signals: Sequence[SignalSettings], *, now: datetime, max_age: timedelta

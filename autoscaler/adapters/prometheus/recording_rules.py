@@ -17,13 +17,6 @@ replaced exporter pod become one. The signal's metric name is kept in the label 
 
 Coverage needs no rule of its own: a slot counts when its peak is a real value, as in the raw
 read; a sample count per slot would double the recorded series for nothing the read uses.
-
-One more rule records the group's evaluations themselves: `vector(1)`, one series, whose
-samples sit at the very evaluation times of the peaks (a group's rules share one). It reads no
-data, so it misses an evaluation only when the whole group does: from its samples the read
-tells that every slot of its reach was evaluated exactly once (no missed evaluation, no slot
-recorded twice after a restart), and then a GPU series holding as many samples as there are
-slots holds one in each (recorded_summary.py), which a count alone cannot tell.
 """
 
 from __future__ import annotations
@@ -45,8 +38,6 @@ from autoscaler.adapters.prometheus.promql import (
 from autoscaler.settings.tree import SignalSettings
 
 SLOT_PEAK = "gpu:idle_gpu_autoscaler_slot_peak:ratio"
-SLOT_EVALUATION = "gpu:idle_gpu_autoscaler_slot_evaluation:marker"
-EVALUATION_RULE = {"record": SLOT_EVALUATION, "expr": "vector(1)"}
 SIGNAL_LABEL = "signal"
 GROUP = "idle-gpu-autoscaler-slots"
 # Thanos Ruler only: a rule evaluated on partial data (a store down) must fail, not be
@@ -77,7 +68,6 @@ def rule_group(
 ) -> dict[str, Any]:
     """The one group, evaluated once per slot; with the abort strategy for a Thanos Ruler."""
     rules = [slot_peak_rule(signal, slot=slot, template=template) for signal in signals]
-    rules.append(dict(EVALUATION_RULE))
     strategy = THANOS_STRATEGY if thanos else {}
     return {"name": GROUP, "interval": duration(slot), **strategy, "rules": rules}
 

@@ -154,7 +154,7 @@ class PrometheusMetricSource:
         )
         self._inspector.forget()
         try:
-            answers = self._read(span, views=readable, now=now)
+            answers = self._read(span, now=now)
         except _EXCHANGE_ERRORS as exc:
             failure = str(_translated(exc))
             return usage | {view: _failed(view, now, failure) for view in readable}
@@ -200,15 +200,12 @@ class PrometheusMetricSource:
     def close(self) -> None:
         self._client.close()
 
-    def _read(
-        self, span: QueryWindow, *, views: Collection[UsageView], now: datetime
-    ) -> FleetAnswers:
+    def _read(self, span: QueryWindow, *, now: datetime) -> FleetAnswers:
         signals, templates = self._settings.signals, self._templates
         return read_utilization(
             self._ask,
             signals=signals,
             span=span,
-            views=views,
             templates=templates,
             slots=self.slots,
             history=self._busy,

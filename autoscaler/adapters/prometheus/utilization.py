@@ -5,7 +5,7 @@ raw), BUSY through its `BusyHistory`, which asks only for the steps it lacks."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from autoscaler.adapters.prometheus.busy_history import BusyHistory
@@ -21,7 +21,6 @@ from autoscaler.adapters.prometheus.promql import (
 )
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.views import FleetAnswers, merged_steps, newest_of
-from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import SignalSettings
 
 
@@ -30,7 +29,6 @@ def read_utilization(
     *,
     signals: Sequence[SignalSettings],
     span: QueryWindow,
-    views: Collection[UsageView],
     templates: QueryTemplates,
     slots: SlotReader,
     history: BusyHistory,
@@ -39,7 +37,7 @@ def read_utilization(
     """Every query, in turn; the first failure ends the read (the exception goes up),
     since the remaining queries could not change the outcome, only delay it."""
     queries = build_queries(signals, span=span, templates=templates)
-    slot_steps, summaries = slots.read(ask, span=span, views=views, now=now)
+    slot_steps = slots.read(ask, span=span, now=now)
 
     def busy_over(reach: timedelta) -> list[list[Columns]]:
         built = build_queries(signals, span=span, templates=templates, busy_reach=reach)
@@ -50,4 +48,4 @@ def read_utilization(
 
     busy = history.read(busy_over, signals=signals, span=span, now=now)
     newest = [row for query in queries[Stat.NEWEST] for row in parse_vector(ask(query, now))]
-    return FleetAnswers(slot_steps, merged_steps(busy), newest_of(newest), summaries)
+    return FleetAnswers(slot_steps, merged_steps(busy), newest_of(newest))

@@ -15,10 +15,6 @@ with the highest ratio in [t - slot, t]. For a view (window W, threshold T), wit
   after `now`), else the latest coarse step above T in the BUSY matrix (rounded up to a
   coarse step, so before the window).
 
-A GPU the recorded summaries cover (recorded_summary.py) has, besides its raw tail's points,
-a `Summary` of its recorded slots, every one held and real: its peak per window, its newest
-slot's value and its highest's; the view adds them to the tail's as if the slots were there.
-
 A view uses only its own span of the shared answer, so each view reads the same usage as a
 read of that view alone. A GPU belongs to a view when it has a point in the view's window,
 a last busy time, or a newest sample, as with one query per measure before.
@@ -41,7 +37,6 @@ from autoscaler.adapters.prometheus.promql import (
     host_of,
     workload_gpu_key,
 )
-from autoscaler.adapters.prometheus.recorded_summary import Summary, Undecided
 from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import GpuUsage, UsageView
 
@@ -66,13 +61,11 @@ class Steps:
 
 @dataclass(frozen=True)
 class FleetAnswers:
-    """The three answers of one fleet read, per GPU; for the GPUs the recorded summaries
-    cover, `slots` holds only the raw tail after them."""
+    """The three answers of one fleet read, per GPU."""
 
     slots: Mapping[GpuKey, Steps]
     busy: Mapping[GpuKey, Steps]
     newest: Mapping[GpuKey, Newest]
-    summaries: Mapping[GpuKey, Summary] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -97,35 +90,13 @@ def usage_of_view(
     """The view's GPUs grouped by (namespace, pod), judged on its own window and threshold."""
     frame = _Frame.of(view, span=span, now=now)
     grouped: dict[tuple[str, str], list[GpuUsage]] = {}
-    keys = answers.slots.keys() | answers.busy.keys() | answers.newest.keys()
-    for key in sorted(keys | answers.summaries.keys()):
+    for key in sorted(answers.slots.keys() | answers.busy.keys() | answers.newest.keys()):
         usage = frame.judge(
-            key,
-            _Facts.of(frame, answers.slots.get(key), answers.summaries.get(key)),
-            answers.busy.get(key),
-            answers.newest.get(key),
+            key, answers.slots.get(key), answers.busy.get(key), answers.newest.get(key)
         )
         if usage is not None:
             grouped.setdefault((key.namespace, key.pod), []).append(usage)
     return {pod: tuple(gpus) for pod, gpus in grouped.items()}
-
-
-def undecided(
-    views: Iterable[UsageView],
-    *,
-    span: QueryWindow,
-    now: datetime,
-    tails: Mapping[GpuKey, Steps],
-    summaries: Mapping[GpuKey, Summary],
-) -> set[GpuKey]:
-    """The summarised GPUs a view cannot judge without their recorded slots: a busy slot
-    before the newest, none in the raw tail (recorded_summary.py)."""
-    frames = [_Frame.of(view, span=span, now=now) for view in views]
-    return {
-        key
-        for key, summary in summaries.items()
-        if any(frame.undecided(tails.get(key), summary) for frame in frames)
-    }
 
 
 @dataclass(frozen=True)
@@ -138,85 +109,42 @@ class _Frame:
     slots: float  # W / slot, the denominator of coverage
     threshold: float
     now: float
-    window: timedelta  # the view's, naming its peak in a Summary
-    window_start_ms: int  # window_start and recent_start in ms, as a Summary counts
-    recent_start_ms: int
 
     @classmethod
     def of(cls, view: UsageView, *, span: QueryWindow, now: datetime) -> _Frame:
         end = unix_ms(slots_end(now, span.slot))
-        window_start = end - span_ms(view.window)
-        recent_start = window_start - span_ms(span.coarse)
         return cls(
-            window_start=window_start / 1000,
-            recent_start=recent_start / 1000,
+            window_start=(end - span_ms(view.window)) / 1000,
+            recent_start=(end - span_ms(view.window) - span_ms(span.coarse)) / 1000,
             slots=view.window / span.slot,
             threshold=view.threshold,
             now=unix_ms(now) / 1000,
-            window=view.window,
-            window_start_ms=window_start,
-            recent_start_ms=recent_start,
         )
 
-    def undecided(self, tail: Steps | None, summary: Summary) -> bool:
-        """Whether only the GPU's recorded slots can tell this view its last busy slot."""
-        try:
-            _Facts.of(self, tail, summary)
-        except Undecided:
-            return True
-        return False
-
     def judge(
-        self, key: GpuKey, facts: _Facts, busy: Steps | None, newest: Newest | None
+        self, key: GpuKey, slots: Steps | None, busy: Steps | None, newest: Newest | None
     ) -> GpuUsage | None:
-        last_busy = facts.last_busy
+        steps = slots or Steps()
+        first = bisect_left(steps.ends, self.window_start)
+        window = steps.values[first:]
+        last_busy = steps.last_above(self.threshold, since=self.recent_start)
         if last_busy is None and busy is not None:
             last_busy = busy.last_above(self.threshold)
-        if not facts.present and last_busy is None and newest is None:
+        if not window and last_busy is None and newest is None:
             return None
         sample_at, host, model = newest or (None, None, None)
+        after_start = bisect_right(steps.ends, self.window_start) - first
+        peaks = list(filterfalse(math.isnan, window[after_start:]))
+        held = len(peaks) + sum(1 for value in window[:after_start] if not math.isnan(value))
         return GpuUsage(
             key=key,
-            peak=facts.peak,
-            coverage=min(1.0, facts.held / self.slots),
+            peak=max(peaks) if peaks else None,
+            coverage=min(1.0, held / self.slots),
             last_sample_at=sample_at,
             last_busy_at=None if last_busy is None else _time(min(last_busy, self.now)),
             hostname=host,
             model=model,
         )
-
-
-@dataclass(frozen=True)
-class _Facts:
-    """What a view reads from a GPU's slots: the peak after E - W, the points from E - W on
-    holding a real value, whether it has points there at all, its last busy slot end."""
-
-    peak: float | None
-    held: int
-    present: bool
-    last_busy: float | None
-
-    @classmethod
-    def of(cls, frame: _Frame, slots: Steps | None, summary: Summary | None) -> _Facts:
-        """From the slots, and the recorded slots before them that `summary` stands for
-        (Undecided when it cannot place the last busy slot)."""
-        steps = slots or Steps()
-        first = bisect_left(steps.ends, frame.window_start)
-        window = steps.values[first:]
-        after_start = bisect_right(steps.ends, frame.window_start) - first
-        peaks = list(filterfalse(math.isnan, window[after_start:]))
-        held = len(peaks) + sum(1 for value in window[:after_start] if not math.isnan(value))
-        last_busy = steps.last_above(frame.threshold, since=frame.recent_start)
-        if summary is None:
-            return cls(max(peaks) if peaks else None, held, bool(window), last_busy)
-        recorded = summary.peaks.get(frame.window)
-        peaks += [] if recorded is None else [recorded]
-        recorded_held = summary.held_from(frame.window_start_ms)
-        if last_busy is None:
-            at = summary.last_busy(frame.threshold, since=frame.recent_start_ms)
-            last_busy = None if at is None else at / 1000
-        present = bool(window) or recorded_held > 0
-        return cls(max(peaks) if peaks else None, held + recorded_held, present, last_busy)
 
 
 def merged_steps(
