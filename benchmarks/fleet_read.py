@@ -303,7 +303,9 @@ def report(cases: Sequence[Case], *, load: Mapping[str, str]) -> None:
     print()
     print(f"Load average before / after: {load['before']} / {load['after']}")
     print()
-    print("| what | requests | median (of 5) | HTTP | json.loads | bytes | × cheapest | usage |")
+    repeats = max((len(case.seconds) for case in cases), default=0)
+    columns = ("HTTP", "json.loads", "bytes", "× cheapest", "usage")
+    print(f"| what | requests | median (of {repeats}) | {' | '.join(columns)} |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for case in cases:
         http = f"{statistics.median(case.http):.3f} s" if case.http else ""
