@@ -17,7 +17,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from autoscaler.adapters.prometheus.promql import Columns, QueryWindow, Row
-from autoscaler.adapters.prometheus.views import FleetAnswers, slots_end, usage_of_view
+from autoscaler.adapters.prometheus.views import (
+    FleetAnswers,
+    merged_steps,
+    newest_of,
+    slots_end,
+    usage_of_view,
+)
 from autoscaler.domain.models import GpuUsage, UsageView
 
 MINUTE = timedelta(minutes=1)
@@ -62,7 +68,7 @@ def judge(
     now: datetime = NOW,
     views: Sequence[UsageView] = (),
 ) -> dict[tuple[str, str], tuple[GpuUsage, ...]]:
-    answers = FleetAnswers.of(slots=matrix, busy=busy, newest=newest_rows)
+    answers = FleetAnswers(merged_steps(matrix), merged_steps(busy), newest_of(newest_rows))
     span = QueryWindow.for_views([view, *views], slot=MINUTE, lookback=6 * HOUR)
     return usage_of_view(answers, view, span=span, now=now)
 

@@ -67,16 +67,6 @@ class FleetAnswers:
     busy: Mapping[GpuKey, Steps]
     newest: Mapping[GpuKey, Newest]
 
-    @classmethod
-    def of(
-        cls,
-        *,
-        slots: Sequence[Columns],
-        busy: Sequence[Columns],
-        newest: Sequence[Row],
-    ) -> FleetAnswers:
-        return cls(merged_steps(slots), merged_steps(busy), newest_of(newest))
-
 
 def slots_end(now: datetime, slot: timedelta) -> datetime:
     """`now` rounded up to a whole slot: where the SLOTS matrix is evaluated."""
