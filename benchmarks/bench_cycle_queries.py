@@ -117,7 +117,8 @@ def run(args: argparse.Namespace, workdir: Path) -> None:
 
 
 def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    """The 1, 5 and 15 minute load averages: the cores are shared."""
+    return " ".join(Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3])
 
 
 def _history(prom: PrometheusServer, workdir: Path, args: argparse.Namespace) -> tuple[int, int]:

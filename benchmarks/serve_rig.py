@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.bench_cycle_queries import load_average
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.kube_server import KubeServer
 from tests.support.prom import (
@@ -287,8 +288,3 @@ def observed(rig: ServeRig) -> Iterator[RunNotes]:
     notes.load_after = load_average()
     now_cycles, now_seconds = rig.cycle_seconds()
     notes.cycles, notes.cycle_seconds = now_cycles - cycles, now_seconds - seconds
-
-
-def load_average() -> str:
-    """The 1, 5 and 15 minute load averages: the cores are shared."""
-    return " ".join(Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3])
