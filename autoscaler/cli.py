@@ -14,7 +14,7 @@ from autoscaler.client.commands import COMMANDS, add_commands, join_option_value
 from autoscaler.client.commands import run as run_client
 from autoscaler.core.errors import ConfigError
 from autoscaler.demo.run import add_demo_arguments
-from autoscaler.domain.rule_checks import shadowed
+from autoscaler.domain.policy.checks import shadowed
 from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings

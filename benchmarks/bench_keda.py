@@ -35,7 +35,7 @@ from typing import Any
 import grpc
 
 from autoscaler.domain.models import Action, Decision, PodRecord, Snapshot, State, WorkloadStatus
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.keda.answers import KedaAnswers

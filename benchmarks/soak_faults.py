@@ -22,8 +22,8 @@ from typing import Any
 
 from autoscaler.core.errors import AnswerLost, ClusterUnavailable, Conflict
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.models import FleetUsage, GpuUsage, Pauses, WorkloadInfo, WorkloadRef
+from autoscaler.domain.usage.fresh import LatestUsage
 
 # Chance per call (per cycle for the usage read) of each fault.
 RATES: Mapping[str, float] = {

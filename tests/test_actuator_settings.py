@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autoscaler.core.errors import ConfigError
-from autoscaler.domain.management import Manager
+from autoscaler.domain.policy.management import Manager
 from autoscaler.settings.tree import load_settings
 
 NO_RAYCLUSTER_OWNER = """

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from autoscaler.core.errors import ConfigError
-from autoscaler.domain.notices import NoticeRules, SnoozeBounds
-from autoscaler.domain.rules import RuleAction
+from autoscaler.domain.notices.notice import NoticeRules, SnoozeBounds
+from autoscaler.domain.policy.rules import RuleAction
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
 

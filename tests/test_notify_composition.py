@@ -16,8 +16,8 @@ from prometheus_client import CollectorRegistry
 from autoscaler.compose.notify import Notifications, build_notifications
 from autoscaler.core.errors import ConfigError
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.notifications import Notification
-from autoscaler.engine.notifying import send
+from autoscaler.domain.notices.notifications import Notification
+from autoscaler.engine.notify.notices import send
 from autoscaler.settings.tree import Settings
 from tests.support.domain_builders import NOW, a_policy, a_workload
 from tests.support.fakes import FakeClock

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autoscaler.core.errors import ConfigError
-from autoscaler.domain.rules import ExemptionRight, Reclaim, RuleAction, Selector
+from autoscaler.domain.policy.rules import ExemptionRight, Reclaim, RuleAction, Selector
 from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings

@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.core.errors import AnswerLost, ClusterUnavailable, Conflict, NotFound
-from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import DEFAULT_PROFILE, Action, Pauses, State, WorkloadRef
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.engine.reconciler import Reconciler
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.domain.usage.idleness import UsageRules
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from tests.support.domain_builders import NOW, a_policy, a_workload, minutes_ago, usage
 from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
 

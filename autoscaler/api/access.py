@@ -17,7 +17,7 @@ from autoscaler.api.problems import ApiProblem
 from autoscaler.core.ports import Authorizer
 from autoscaler.domain.access import Identity, Target
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.owners import KUEUE_GROUP, WORKLOADS, known_owner
+from autoscaler.domain.policy.owners import KUEUE_GROUP, WORKLOADS, known_owner
 from autoscaler.settings.api import AdminVerbSettings
 
 PATCH = "patch"

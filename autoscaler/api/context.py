@@ -18,13 +18,13 @@ from autoscaler.api.problems import ApiProblem
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import Clock, ClusterReader, StateStore, WorkloadActuator
 from autoscaler.domain.access import Identity
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.records import AuditRecord
-from autoscaler.engine.links import LinkSigner
-from autoscaler.engine.notifying import EVENTS_ONLY
-from autoscaler.engine.notifying import Notices as LoopNotices
-from autoscaler.engine.snapshots import SnapshotStore
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.domain.audit.records import AuditRecord
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.engine.cycle.snapshots import SnapshotStore
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
+from autoscaler.engine.notify.links import LinkSigner
+from autoscaler.engine.notify.notices import EVENTS_ONLY
+from autoscaler.engine.notify.notices import Notices as LoopNotices
 from autoscaler.settings.api import ApiSettings
 
 

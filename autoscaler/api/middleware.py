@@ -21,7 +21,7 @@ from autoscaler.api.problems import problem_response
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import Authenticator
 from autoscaler.domain.access import Identity
-from autoscaler.engine.links import LINK_PATH
+from autoscaler.engine.notify.links import LINK_PATH
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 ALWAYS_OPEN = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"})

@@ -17,11 +17,11 @@ from autoscaler.api.schemas.views import (
     WorkloadView,
 )
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.breaker import BreakerState
+from autoscaler.domain.audit.records import EVERYTHING, AuditRecord, RuntimeState
 from autoscaler.domain.exemptions import Exemption, exemption_of
+from autoscaler.domain.guards.breaker import BreakerState
 from autoscaler.domain.models import GuardReport, Snapshot, WorkloadStatus
-from autoscaler.domain.notices import NO_NOTICE, Notice
-from autoscaler.domain.records import EVERYTHING, AuditRecord, RuntimeState
+from autoscaler.domain.notices.notice import NO_NOTICE, Notice
 
 
 def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:

@@ -10,13 +10,13 @@ from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.errors import Conflict
 from autoscaler.domain.annotations import time_text
+from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.notifications import NoticeKind, Notification
-from autoscaler.domain.records import AuditRecord
-from autoscaler.domain.rules import Rule
-from autoscaler.domain.snoozes import SnoozeGrant
-from autoscaler.engine import snoozing
-from autoscaler.engine.notifying import send
+from autoscaler.domain.notices.notifications import NoticeKind, Notification
+from autoscaler.domain.notices.snoozes import SnoozeGrant
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.engine.acting import snooze as snoozing
+from autoscaler.engine.notify.notices import send
 
 
 class SnoozeRaced(ApiProblem):

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from autoscaler.domain.evidence import quantile
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.evidence import quantile
+from autoscaler.domain.usage.gpus import GpuKey
 
 
 def idle_steps(compute: Sequence[float], *, threshold: float, span: int) -> list[int]:

@@ -34,7 +34,7 @@ from autoscaler.backtest.variant import ALWAYS, PER_RULE, WHEN_CONTENDED, Varian
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
-from autoscaler.domain.policy import Policy
+from autoscaler.domain.policy.decisions import Policy
 from autoscaler.settings.tree import Settings, parse_duration
 
 EXIT_METRICS = 1

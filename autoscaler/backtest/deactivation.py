@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from autoscaler.backtest.identity import WorkloadKey
-from autoscaler.domain.rules import DEFAULT_RULE
+from autoscaler.domain.policy.rules import DEFAULT_RULE
 
 
 @dataclass(frozen=True)

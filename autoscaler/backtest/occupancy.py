@@ -18,7 +18,7 @@ from operator import add, ge, le
 
 from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.timeline import Chunk
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 
 POINTS = 360  # buckets on the time axis at most
 

@@ -28,9 +28,9 @@ from autoscaler.backtest.states import StateCount, StateTally
 from autoscaler.backtest.stepping import Pass
 from autoscaler.backtest.timeline import Chunk, GpuTrack, WorkloadTrack
 from autoscaler.backtest.variant import Variant
-from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
-from autoscaler.domain.gpus import GpuKey
-from autoscaler.domain.policy import Policy
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
+from autoscaler.domain.usage.gpus import GpuKey
 
 
 @dataclass(frozen=True)

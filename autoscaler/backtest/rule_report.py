@@ -11,8 +11,8 @@ from typing import Any
 from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.rulebook import HistoryMatch
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.rules import RuleAction
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import RuleAction
 from autoscaler.settings.tree import format_duration
 
 RULE_UNKNOWN = "rule unknown"

@@ -6,7 +6,7 @@ ClusterQueue. A rule selecting on anything else (namespace labels, local queue, 
 priority class, owner labels; a ClusterQueue the map does not give) cannot be evaluated: unless
 a criterion the history shows already rules it out, that workload's rule is unknown and it is
 not judged. It never falls through to a later rule, whose numbers were never meant for it, as
-in the live service (`domain/rules.py`).
+in the live service (`domain/policy/rules.py`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from datetime import UTC, datetime, timedelta
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.variant import PER_RULE, Variant
 from autoscaler.domain.models import OwnerRef, WorkloadInfo, WorkloadRef
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.rules import MISS, Reclaim, Rule, RuleAction, Selector, evaluate
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import MISS, Reclaim, Rule, RuleAction, Selector, evaluate
 
 EVERYONE = "*"  # the one view of a variant that judges every workload alike
 OWNER = OwnerRef("ray.io/v1", "RayCluster", "")

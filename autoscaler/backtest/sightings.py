@@ -26,9 +26,9 @@ from autoscaler.backtest.baselines import learned_baselines
 from autoscaler.backtest.matrix import RangeAnswer
 from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery, PowerBar, detail, power_bar
 from autoscaler.backtest.timeline import Chunk, placed
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
-from autoscaler.domain.gpus import GpuKey
-from autoscaler.domain.policy import Policy
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import Settings
 
 Row = tuple[GpuKey, str, list[float]]  # a GPU, its modelName ("" unknown), its slot values

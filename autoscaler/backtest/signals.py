@@ -22,7 +22,7 @@ from datetime import timedelta
 from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL, SLOT_EXPRESSIONS
 from autoscaler.adapters.prometheus.promql import duration
 from autoscaler.backtest.matrix import RangeAnswer
-from autoscaler.domain.evidence import Signal
+from autoscaler.domain.usage.evidence import Signal
 from autoscaler.settings.evidence import EvidenceSettings
 
 MIB = 1.0

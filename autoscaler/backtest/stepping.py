@@ -28,7 +28,7 @@ from autoscaler.backtest.timeline import (
 from autoscaler.backtest.usage import Judged, Reading, judge
 from autoscaler.backtest.variant import ALWAYS
 from autoscaler.domain.models import Action, Decision, FleetUsage, GpuUsage, Pauses, State
-from autoscaler.domain.policy import apply_cap, decide
+from autoscaler.domain.policy.decisions import apply_cap, decide
 
 if TYPE_CHECKING:
     from autoscaler.backtest.replay import Replay, Run

@@ -18,7 +18,7 @@ from operator import ge, gt, itemgetter, truediv
 from autoscaler.adapters.prometheus.promql import workload_gpu_key
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.matrix import Series
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 
 NAN = math.nan
 

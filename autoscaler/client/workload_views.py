@@ -1,15 +1,15 @@
 """Workloads as a person reads them: the list, one workload with its decision and
 evidence, and the rule explanation. The class is worded as every surface words it
-(`domain/class_words.py`); every value is escaped before it reaches the terminal."""
+(`domain/usage/words.py`); every value is escaped before it reaches the terminal."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from autoscaler.client.render import Json, minutes, percent, short, table
-from autoscaler.domain.class_words import class_text, evidence_text
-from autoscaler.domain.management import Manager
+from autoscaler.domain.policy.management import Manager
 from autoscaler.domain.text import escape
+from autoscaler.domain.usage.words import class_text, evidence_text
 
 WORKLOAD_COLUMNS = (
     "NAMESPACE",

@@ -43,9 +43,9 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.access import Target
-from autoscaler.domain.policy import Policy
-from autoscaler.engine.snapshots import SnapshotStore
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.engine.cycle.snapshots import SnapshotStore
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.tree import ClusterSettings
 

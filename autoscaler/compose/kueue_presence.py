@@ -12,7 +12,7 @@ from __future__ import annotations
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.resources import KUEUE_GROUP
 from autoscaler.core.errors import ClusterError, ConfigError
-from autoscaler.domain.management import SUSPENDED_BY_US
+from autoscaler.domain.policy.management import SUSPENDED_BY_US
 from autoscaler.settings.tree import Settings
 
 

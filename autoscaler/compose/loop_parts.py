@@ -20,17 +20,17 @@ from autoscaler.core.ports import (
     StateBacking,
     WorkloadActuator,
 )
-from autoscaler.domain.policy import Policy
-from autoscaler.engine.action_metrics import ActionCounter
-from autoscaler.engine.exemption_limits import ExemptionLimiter
-from autoscaler.engine.follow_ups import FollowUps
-from autoscaler.engine.guarding import Guards
-from autoscaler.engine.leadership import IsLeader, always_leading
-from autoscaler.engine.loop_audit import LoopAuditor
-from autoscaler.engine.savings_metrics import SavingsGauges
-from autoscaler.engine.snapshots import SnapshotStore
-from autoscaler.engine.snooze_limits import SnoozeLimiter
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.cycle.snapshots import SnapshotStore
+from autoscaler.engine.listeners.exemption_limits import ExemptionLimiter
+from autoscaler.engine.listeners.follow_ups import FollowUps
+from autoscaler.engine.listeners.loop_audit import LoopAuditor
+from autoscaler.engine.listeners.snooze_limits import SnoozeLimiter
+from autoscaler.engine.metrics.actions import ActionCounter
+from autoscaler.engine.metrics.savings import SavingsGauges
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.tree import Settings
 

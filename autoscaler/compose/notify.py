@@ -19,12 +19,12 @@ from autoscaler.adapters.notify.webhook import WebhookNotifier
 from autoscaler.core.errors import ConfigError
 from autoscaler.core.ports import Clock, Notifier
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.notifications import Link, Notification
-from autoscaler.domain.routing import targets_for
-from autoscaler.domain.rules import Rule
-from autoscaler.engine.dispatch import LinkMaker, NotificationDispatcher
-from autoscaler.engine.links import LinkSigner
-from autoscaler.engine.notifying import Notices, Route
+from autoscaler.domain.notices.notifications import Link, Notification
+from autoscaler.domain.notices.routing import targets_for
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.engine.notify.dispatch import LinkMaker, NotificationDispatcher
+from autoscaler.engine.notify.links import LinkSigner
+from autoscaler.engine.notify.notices import Notices, Route
 from autoscaler.settings.notice_checks import check_notifications
 from autoscaler.settings.notifications import LinkSettings, TargetSettings
 from autoscaler.settings.tree import Settings

@@ -26,7 +26,7 @@ from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.compose.api import api_notices, build_api, build_auth, token_checker
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
-from autoscaler.compose.pending import build_pending
+from autoscaler.compose.queues import build_pending
 from autoscaler.compose.service import Service, StopOnly, build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.logs import configure_logging
@@ -37,8 +37,8 @@ from autoscaler.core.ports import (
     Server,
     WorkloadActuator,
 )
-from autoscaler.domain.management import SUSPENDED_BY_US, Manager
-from autoscaler.engine.actuators import ActuatorByManager
+from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
+from autoscaler.engine.acting.by_manager import ActuatorByManager
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import enabled_owner_kinds, longest_loading

@@ -23,13 +23,13 @@ from autoscaler.core.ports import (
     Server,
     WorkloadActuator,
 )
-from autoscaler.domain.policy import Policy
-from autoscaler.engine.leadership import IsLeader, always_leading
-from autoscaler.engine.reconciler import Reconciler
-from autoscaler.engine.scheduler import LoopRunner
-from autoscaler.engine.snapshots import SnapshotStore
-from autoscaler.engine.telemetry import ServiceMetrics
-from autoscaler.engine.usage_source_metrics import UsageSourceMetrics
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.cycle.scheduler import LoopRunner
+from autoscaler.engine.cycle.snapshots import SnapshotStore
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
+from autoscaler.engine.metrics.usage_source import UsageSourceMetrics
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.server import KedaGrpcServer
 from autoscaler.keda.targets import Judging

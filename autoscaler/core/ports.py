@@ -8,8 +8,8 @@ from typing import Any, Protocol
 
 from autoscaler.domain.access import Identity, Recalled, Target, Verdict
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.fresh import LatestUsage
-from autoscaler.domain.guards import GuardMemory, LoopRecord
+from autoscaler.domain.audit.records import Annotated, AuditRecord, Edit, RuntimeState
+from autoscaler.domain.guards.screen import GuardMemory, LoopRecord
 from autoscaler.domain.models import (
     FleetUsage,
     Pauses,
@@ -18,9 +18,9 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.domain.notifications import Link, Notification
-from autoscaler.domain.queues import QueueFacts
-from autoscaler.domain.records import Annotated, AuditRecord, Edit, RuntimeState
+from autoscaler.domain.notices.notifications import Link, Notification
+from autoscaler.domain.queues.facts import QueueFacts
+from autoscaler.domain.usage.fresh import LatestUsage
 
 
 class Clock(Protocol):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from autoscaler.demo.scenario import ROOMY, Arrival, Scenario
-from autoscaler.domain.management import Manager
+from autoscaler.domain.policy.management import Manager
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
 from autoscaler.sim.pods import GPU, RayClusterSpec, WorkerGroup
 from autoscaler.sim.profiles import Profile

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.demo.people import SnoozeAtWarning
-from autoscaler.domain.management import SUSPENDED_BY_US
+from autoscaler.domain.policy.management import SUSPENDED_BY_US
 from autoscaler.settings.tree import LoopSettings, PolicySettings, Settings
 from autoscaler.sim.kueue_model import KueueState
 from autoscaler.sim.pods import GPU, RayClusterSpec

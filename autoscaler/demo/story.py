@@ -25,10 +25,10 @@ from autoscaler.core.ports import (
 from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import Scenario
 from autoscaler.demo.writes import simulated_actuator
-from autoscaler.domain.management import SUSPENDED_BY_US
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
-from autoscaler.engine.reconciler import Reconciler
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.domain.policy.management import SUSPENDED_BY_US
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.settings.rules import longest_loading
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.clock import DEFAULT_SPEED, SimulatedClock

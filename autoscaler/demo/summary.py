@@ -17,9 +17,9 @@ from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Outcome, Watch
 from autoscaler.demo.telling import managed_name, stopped_word
-from autoscaler.domain.class_words import class_text, evidence_text
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
+from autoscaler.domain.policy.management import Manager
+from autoscaler.domain.usage.words import class_text, evidence_text
 
 _HOUR = timedelta(hours=1)
 _NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)

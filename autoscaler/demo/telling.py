@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Cycle, World
-from autoscaler.domain.management import SUSPENDED_BY_US, Manager
 from autoscaler.domain.models import Action, ActionRecord
-from autoscaler.domain.notices import Notice
+from autoscaler.domain.notices.notice import Notice
 from autoscaler.domain.outcomes import OutcomeKind
+from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
 
 STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workload is gone
 _MANAGED_BY = {Manager.KAI: "KAI Scheduler", Manager.KUBERAY: "plain KubeRay"}

@@ -21,7 +21,6 @@ from autoscaler.demo.telling import (
     notice_text,
     stopped_word,
 )
-from autoscaler.domain.class_words import class_text, evidence_text
 from autoscaler.domain.models import (
     Action,
     Decision,
@@ -29,6 +28,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
     WorkloadStatus,
 )
+from autoscaler.domain.usage.words import class_text, evidence_text
 from autoscaler.sim.admission import queue_usage
 from autoscaler.sim.kueue_model import Event, EventKind
 from autoscaler.sim.pods import GPU

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from autoscaler.core.ports import Clock, WorkloadActuator
-from autoscaler.domain.management import SUSPENDED_BY_US, Manager
-from autoscaler.engine.actuators import ActuatorByManager
+from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
+from autoscaler.engine.acting.by_manager import ActuatorByManager
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.suspend_actuator import SimulatedSuspendActuator

@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.management import SUSPENDED_BY_US
 from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.policy.management import SUSPENDED_BY_US
 
 EXEMPT_UNTIL_REQUESTED = keys.PREFIX + "exempt-until-requested"  # the value before a cut
 REACTIVATED_BY = keys.PREFIX + "reactivated-by"

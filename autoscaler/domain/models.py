@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from autoscaler.domain.breaker import BreakerState
-from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
-from autoscaler.domain.gpus import GpuKey
-from autoscaler.domain.management import HandsOff, Manager
-from autoscaler.domain.notices import NO_NOTICE, Notice
+from autoscaler.domain.guards.breaker import BreakerState
+from autoscaler.domain.notices.notice import NO_NOTICE, Notice
 from autoscaler.domain.outcomes import Outcome
+from autoscaler.domain.policy.management import HandsOff, Manager
 
 # Re-exported (the explicit alias): every layer imports the states and actions from here.
 from autoscaler.domain.states import Action as Action  # noqa: PLC0414
 from autoscaler.domain.states import State as State  # noqa: PLC0414
+from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
+from autoscaler.domain.usage.gpus import GpuKey
 
 
 @dataclass(frozen=True, order=True)
@@ -260,7 +260,7 @@ class ActionRecord:
 @dataclass(frozen=True)
 class WaitersSeen:
     """What one cycle learned about the Workloads waiting for quota, read only when a
-    `when-contended` rule had a stop due (engine/reclaiming.py)."""
+    `when-contended` rule had a stop due (engine/cycle/reclaim.py)."""
 
     source: str  # "visibility" (Kueue's pendingworkloads API) or "workloads"
     failure: str | None = None  # nothing known about waiters: when-contended stops nothing

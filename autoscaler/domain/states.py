@@ -31,7 +31,8 @@ class Action(StrEnum):
     DEACTIVATE = "deactivate"
     WOULD_DEACTIVATE = "would-deactivate"  # dry-run: decided, reported, never patched
     DEFERRED = "deferred"  # idle, but over the per-cycle cap: waits for a later cycle
-    # The warning stage (ISSUE 15, domain/staging.py). Each is one write of annotations on the
+    # The warning stage (ISSUE 15, domain/notices/staging.py). Each is one write of annotations on
+    # the
     # Workload and its owner, an Event and the notifications; never a change of spec.
     WARN = "warn"  # a stop is planned: stop-planned-at and warned-at written, people told
     ALL_CLEAR = "all-clear"  # busy or loading again after a warning: the warning removed

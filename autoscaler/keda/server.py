@@ -21,7 +21,7 @@ import grpc
 
 from autoscaler.core.errors import ConfigError
 from autoscaler.domain.models import Snapshot
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.servicer import ExternalScalerServicer, SnapshotSignal

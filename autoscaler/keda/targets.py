@@ -24,7 +24,6 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from autoscaler.domain.annotations import active_exemption
-from autoscaler.domain.idleness import UsageRules, assess
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
     FleetUsage,
@@ -35,7 +34,8 @@ from autoscaler.domain.models import (
     WorkloadRef,
     WorkloadStatus,
 )
-from autoscaler.domain.policy import grace_end, not_before
+from autoscaler.domain.policy.decisions import grace_end, not_before
+from autoscaler.domain.usage.idleness import UsageRules, assess
 from autoscaler.keda.selectors import Selector
 
 METRIC_PREFIX = "gpu-peak-utilization"

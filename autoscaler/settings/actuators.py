@@ -2,7 +2,7 @@
 
 Kueue's (deactivate the Workload) is on by default; the two that suspend a RayCluster
 directly are opt-in, since they act on objects no queueing system admits. Which one applies
-to a RayCluster is decided by `domain/claims.py`: a RayCluster a Kueue Workload admits is
+to a RayCluster is decided by `domain/policy/claims.py`: a RayCluster a Kueue Workload admits is
 never suspended, whatever is enabled here. docs/ACTUATORS.md has the whole story.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from autoscaler.domain.management import Manager
+from autoscaler.domain.policy.management import Manager
 from autoscaler.settings.base import Section
 
 

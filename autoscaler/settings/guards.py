@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from pydantic import Field, model_validator
 
-from autoscaler.domain.breaker import BreakerRules
-from autoscaler.domain.guards import ContestedRules, GuardRules
+from autoscaler.domain.guards.breaker import BreakerRules
+from autoscaler.domain.guards.screen import ContestedRules, GuardRules
 from autoscaler.settings.base import Duration, Section
 
 

@@ -14,8 +14,8 @@ from typing import Self
 
 from pydantic import Field, model_validator
 
-from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import DEFAULT_PROFILE
+from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.settings.base import Duration, Section
 
 SERVICE_NAME = "idle-gpu-autoscaler"  # the chart's Service, whose DNS names are ours

@@ -14,9 +14,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from autoscaler.domain.deletion import DELETABLE_KINDS
-from autoscaler.domain.routing import EVENTS_ONLY
-from autoscaler.domain.rules import DEFAULT_RULE
+from autoscaler.domain.notices.deletion import DELETABLE_KINDS
+from autoscaler.domain.notices.routing import EVENTS_ONLY
+from autoscaler.domain.policy.rules import DEFAULT_RULE
 from autoscaler.settings.notifications import TARGET_NAME, NotificationSettings, TargetSettings
 from autoscaler.settings.rule_settings import RuleSettings, written_default
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from autoscaler.domain.rule_checks import impossible
-from autoscaler.domain.rules import DEFAULT_RULE, Selector
+from autoscaler.domain.policy.checks import impossible
+from autoscaler.domain.policy.rules import DEFAULT_RULE, Selector
 from autoscaler.settings.base import Duration, Section
 from autoscaler.settings.notice_settings import RuleSnoozeSettings
 

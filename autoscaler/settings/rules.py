@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from autoscaler.domain.idleness import UsageRules
-from autoscaler.domain.notices import NoticeRules, SnoozeBounds
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.rules import (
+from autoscaler.domain.notices.notice import NoticeRules, SnoozeBounds
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import (
     DEFAULT_RULE,
     ExemptionBounds,
     ExemptionRight,
@@ -16,6 +15,7 @@ from autoscaler.domain.rules import (
     Rule,
     RuleAction,
 )
+from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.settings.rule_settings import RuleSettings, written_default
 from autoscaler.settings.tree import Settings
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from autoscaler.core.ports import Clock
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.records import Annotated
 from autoscaler.sim.cluster import SimulatedCluster
 
 Annotations = Mapping[str, str | None]

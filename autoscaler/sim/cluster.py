@@ -23,8 +23,8 @@ from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.management import KUEUE_QUEUE_LABEL, SUSPENDED_BY_US, Manager
 from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.management import KUEUE_QUEUE_LABEL, SUSPENDED_BY_US, Manager
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.cluster_pods import ClusterPods
 from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Workload

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import PodRecord, WorkloadRef
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.sim.holdings import GpuHolding
 from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod, pods_for
 

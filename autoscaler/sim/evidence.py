@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from autoscaler.domain.evidence import (
+from autoscaler.domain.usage.evidence import (
     FleetEvidence,
     Sighting,
     Signal,
@@ -36,7 +36,7 @@ from autoscaler.domain.evidence import (
     quantile,
     receiving,
 )
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.sim.holdings import GpuHolding
 

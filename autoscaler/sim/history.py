@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from autoscaler.domain.evidence import Signal
+from autoscaler.domain.usage.evidence import Signal
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.tree import SignalSettings
 from autoscaler.sim.clock import SimulatedClock

@@ -20,10 +20,10 @@ import math
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
-from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence, Signal
-from autoscaler.domain.fresh import LatestSample, LatestUsage
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import FleetUsage, GpuUsage, UsageView
+from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence, Signal
+from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.sim.evidence import Reach, SimulatedEvidence
 from autoscaler.sim.holdings import ExporterTiming, GpuHolding, GpuHoldings

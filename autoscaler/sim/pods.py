@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from autoscaler.domain.management import KAI_PRIORITY_LABEL, KAI_QUEUE_LABEL, Manager
 from autoscaler.domain.models import PodInfo
+from autoscaler.domain.policy.management import KAI_PRIORITY_LABEL, KAI_QUEUE_LABEL, Manager
 from autoscaler.sim.kueue_model import PodSet
 
 GPU = "nvidia.com/gpu"

@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from autoscaler.domain.evidence import Signal
+from autoscaler.domain.usage.evidence import Signal
 
 NO_SAMPLE = None
 _FOREVER = math.inf

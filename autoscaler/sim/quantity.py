@@ -1,11 +1,11 @@
 """Kubernetes quantities and timestamps, in the units the Kueue model counts in. The
-quantities are the domain's (`domain/quantity.py`), shared with the Kueue adapter."""
+quantities are the domain's (`domain/queues/quantity.py`), shared with the Kueue adapter."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from autoscaler.domain.quantity import format_quantity, parse_quantity
+from autoscaler.domain.queues.quantity import format_quantity, parse_quantity
 
 __all__ = ["format_quantity", "parse_quantity", "parse_time", "rfc3339"]
 

@@ -1,5 +1,5 @@
 """The `PendingWork` port over the simulated Kueue: each ClusterQueue's quota and usage, and
-the Workloads that wait, as `domain/queues.py` values, so `when-contended` rules judge the
+the Workloads that wait, as `domain/queues/facts.py` values, so `when-contended` rules judge the
 demo's cohorts with the same fit model as a real cluster's.
 
 The simulation has one ResourceFlavor per ClusterQueue, so each queue is one resource group
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autoscaler.domain import queues as facts
+from autoscaler.domain.queues import facts
 from autoscaler.sim.admission import ledger
 from autoscaler.sim.kueue_model import KueueState, Phase, Workload
 from autoscaler.sim.quota import ClusterQueue, Ledger, QueueingStrategy

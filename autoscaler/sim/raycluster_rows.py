@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
-from autoscaler.domain.claims import RayClusterFacts, claim
-from autoscaler.domain.management import (
+from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.claims import RayClusterFacts, claim
+from autoscaler.domain.policy.management import (
     KAI_FLAVOR,
     KAI_GPU,
     KAI_PRIORITY_LABEL,
@@ -20,7 +21,6 @@ from autoscaler.domain.management import (
     Manager,
     kai_cluster_queue,
 )
-from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
 from autoscaler.sim.workload_info import sim_uid
 
 if TYPE_CHECKING:

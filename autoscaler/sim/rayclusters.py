@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from autoscaler.core.errors import Conflict, NotFound
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.management import Manager
 from autoscaler.sim.cluster_pods import ClusterPods
 from autoscaler.sim.pods import RayClusterSpec
 from autoscaler.sim.raycluster_rows import raycluster_row

@@ -11,7 +11,7 @@ import threading
 from dataclasses import replace
 from datetime import datetime
 
-from autoscaler.domain.records import AuditRecord, Edit, RuntimeState
+from autoscaler.domain.audit.records import AuditRecord, Edit, RuntimeState
 from autoscaler.sim.cluster import SimulatedCluster
 
 

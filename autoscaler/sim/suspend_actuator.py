@@ -21,8 +21,8 @@ from autoscaler.domain.annotations import (
     restored_suspend,
     suspend_was_text,
 )
+from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.records import Annotated
 from autoscaler.sim.cluster import AuditEntry, SimulatedCluster
 from autoscaler.sim.rayclusters import RayClusterObject
 

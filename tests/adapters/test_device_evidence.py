@@ -23,8 +23,8 @@ from autoscaler.adapters.prometheus.device_evidence import (
 )
 from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.domain.models import UsageView
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.settings.evidence import FramebufferSettings
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession

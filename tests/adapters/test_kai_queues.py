@@ -14,10 +14,15 @@ import pytest
 
 from autoscaler.adapters.kai.queues import KaiQueues
 from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
-from autoscaler.domain.contention import ReclaimPlan, WaiterOutcome, candidate_of, plan_reclaim
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.domain.queues import QueueFacts
+from autoscaler.domain.policy.management import Manager
+from autoscaler.domain.queues.contention import (
+    ReclaimPlan,
+    WaiterOutcome,
+    candidate_of,
+    plan_reclaim,
+)
+from autoscaler.domain.queues.facts import QueueFacts
 from tests.support.builders import (
     GPU,
     fraction_pod,

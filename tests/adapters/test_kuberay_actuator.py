@@ -19,8 +19,8 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.core.errors import Conflict
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.management import Manager
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import make_raycluster
 from tests.support.kube_server import KubeServer

@@ -13,8 +13,8 @@ from autoscaler.adapters.kuberay.cached_source import CachedRayClusters
 from autoscaler.adapters.kuberay.fleet import FleetReader
 from autoscaler.adapters.kuberay.source import ListedRayClusters, RayClusterSource
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.domain.management import HandsOff, Manager
 from autoscaler.domain.models import State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.management import HandsOff, Manager
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import make_raycluster, make_workload, make_workload_for

@@ -9,9 +9,9 @@ import pytest
 from autoscaler.adapters.kuberay.rayclusters import parse_raycluster, ray_pod
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kueue.context import NamespaceMeta
-from autoscaler.domain.claims import RayClusterFacts, claim
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import OwnerRef, State, WorkloadInfo
+from autoscaler.domain.policy.claims import RayClusterFacts, claim
+from autoscaler.domain.policy.management import Manager
 from tests.support.builders import RayClusterBuilder, make_raycluster, timestamp
 from tests.support.ray_rig import T0, ray_pods
 

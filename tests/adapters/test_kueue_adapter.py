@@ -18,10 +18,10 @@ from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable, ConfigError, Conflict, NotFound
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadInfo, WorkloadRef
-from autoscaler.domain.owners import KNOWN_OWNERS
-from autoscaler.domain.records import Annotated
-from autoscaler.engine import actuation
+from autoscaler.domain.policy.owners import KNOWN_OWNERS
+from autoscaler.engine.acting import sequence as actuation
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.support.builders import (
     KUEUE_V1BETA1,

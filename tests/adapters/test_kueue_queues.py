@@ -14,7 +14,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.queues import KueueQueues
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.queues import FlavorQuotas, ResourceGroup, ResourceQuota
+from autoscaler.domain.queues.facts import FlavorQuotas, ResourceGroup, ResourceQuota
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import (
     GPU,

@@ -17,7 +17,7 @@ from autoscaler.adapters.notify.wording import word
 from autoscaler.client.actions import plan
 from autoscaler.client.commands import add_commands
 from autoscaler.core.errors import NotifyError
-from autoscaler.domain.notifications import Link, NoticeKind
+from autoscaler.domain.notices.notifications import Link, NoticeKind
 from tests.support.domain_builders import NOW
 from tests.support.fakes import FakeClock
 from tests.support.notification_builders import a_notification

@@ -26,8 +26,8 @@ from autoscaler.adapters.prometheus.promql import (
     selector,
     workload_gpu_key,
 )
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import UsageView
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import PrometheusSettings, SignalSettings
 
 HOUR = timedelta(hours=1)

@@ -23,7 +23,7 @@ import pytest
 
 from autoscaler.adapters.prometheus.promql import QueryWindow
 from autoscaler.adapters.prometheus.ray import RayReader
-from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence, Signal
+from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence, Signal
 from autoscaler.settings.evidence import RaySettings
 from tests.support.prom import PrometheusServer, require_binaries
 from tests.support.ray_metrics import (

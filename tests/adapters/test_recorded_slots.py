@@ -20,8 +20,8 @@ import requests
 
 from autoscaler.adapters.prometheus.recording_rules import SLOT_PEAK
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.domain.idleness import UsageRules, assess
 from autoscaler.domain.models import FleetUsage, State, UsageView
+from autoscaler.domain.usage.idleness import UsageRules, assess
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.support.domain_builders import a_workload
 from tests.support.prom import PrometheusServer

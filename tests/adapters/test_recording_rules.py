@@ -15,7 +15,7 @@ from autoscaler.adapters.prometheus.promql import Columns
 from autoscaler.adapters.prometheus.recorded import RecordedSlots, has_holes, merged_tail
 from autoscaler.adapters.prometheus.recording_rules import SLOT_PEAK, rule_group
 from autoscaler.cli import main
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 from tests.support.prom import require_binaries
 

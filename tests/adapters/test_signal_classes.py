@@ -19,9 +19,9 @@ from autoscaler.adapters.prometheus.device_evidence import (
 from autoscaler.adapters.prometheus.evidence_base import EvidenceReader
 from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.domain.evidence import Signal
 from autoscaler.domain.models import Decision, FleetUsage, Pauses, State, UsageView
-from autoscaler.domain.policy import decide
+from autoscaler.domain.policy.decisions import decide
+from autoscaler.domain.usage.evidence import Signal
 from autoscaler.settings.evidence import FramebufferSettings
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings, Settings

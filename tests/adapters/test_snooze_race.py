@@ -19,10 +19,10 @@ from autoscaler.core.errors import Conflict
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.notices import NoticeRules
-from autoscaler.domain.rules import Rule
-from autoscaler.domain.snoozes import SnoozeGrant
-from autoscaler.engine.snoozing import snooze
+from autoscaler.domain.notices.notice import NoticeRules
+from autoscaler.domain.notices.snoozes import SnoozeGrant
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.engine.acting.snooze import snooze
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import make_raycluster, make_workload_for
 from tests.support.domain_builders import a_policy

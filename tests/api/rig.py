@@ -29,13 +29,13 @@ from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_reader, build_shared_state
 from autoscaler.core.ports import ClusterReader
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import FleetUsage, GpuUsage, Snapshot, UsageView
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.rules import ExemptionBounds
-from autoscaler.engine.reconciler import Reconciler
-from autoscaler.engine.snapshots import SnapshotStore
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import ExemptionBounds
+from autoscaler.domain.usage.gpus import GpuKey
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.cycle.snapshots import SnapshotStore
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.actuators import ActuatorSettings, SuspendActuatorSettings
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.ha import WatchCacheSettings

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.cli import main as console_main
-from autoscaler.domain.rules import Rule, RuleAction, Selector
+from autoscaler.domain.policy.rules import Rule, RuleAction, Selector
 from tests.api.rig import TOKENS, ApiRig
 from tests.support.domain_builders import a_policy
 

@@ -22,7 +22,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from autoscaler.engine.links import LINK_PATH
+from autoscaler.engine.notify.links import LINK_PATH
 from tests.api.rig import ApiRig
 
 CHECKS = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoscaler.engine.telemetry import METRIC_NAMES
+from autoscaler.engine.metrics.telemetry import METRIC_NAMES
 from autoscaler.settings.api import ApiSettings
 from tests.api.rig import ApiRig
 

@@ -22,11 +22,11 @@ from autoscaler.compose.notify import build_notifications
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.domain.notifications import NoticeKind, Notification
-from autoscaler.domain.routing import targets_for
-from autoscaler.domain.rules import Rule
-from autoscaler.engine.links import LinkSigner
-from autoscaler.engine.notifying import Notices as LoopNotices
+from autoscaler.domain.notices.notifications import NoticeKind, Notification
+from autoscaler.domain.notices.routing import targets_for
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.engine.notify.links import LinkSigner
+from autoscaler.engine.notify.notices import Notices as LoopNotices
 from autoscaler.settings.tree import Settings
 from tests.api.rig import ApiRig
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver

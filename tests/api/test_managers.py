@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from autoscaler.domain.management import HandsOff, Manager
 from autoscaler.domain.models import OwnerRef, State, WorkloadStatus
+from autoscaler.domain.policy.management import HandsOff, Manager
 from tests.api.rig import ApiRig
 from tests.support.decision_builders import a_decision
 from tests.support.domain_builders import a_workload

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from prometheus_client import CollectorRegistry
 
-from autoscaler.domain.breaker import CLOSED, BreakerState
+from autoscaler.domain.guards.breaker import CLOSED, BreakerState
 from autoscaler.domain.models import (
     Action,
     ActionRecord,
@@ -20,7 +20,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from tests.support.domain_builders import NOW, a_workload
 from tests.support.fakes import FakeClock
 

@@ -13,8 +13,8 @@ from kubernetes.client import ApiClient
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.state.store import RuntimeStateStore
-from autoscaler.domain.records import LOOP_ACTOR, AuditRecord
-from autoscaler.domain.subjects import Subject
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
+from autoscaler.domain.audit.subjects import Subject
 from tests.support.domain_builders import NOW
 from tests.support.kube_server import KubeServer
 

@@ -7,8 +7,8 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from autoscaler.domain.records import LOOP_ACTOR, AuditRecord
-from autoscaler.domain.subjects import Subject
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
+from autoscaler.domain.audit.subjects import Subject
 from tests.api.rig import ApiRig
 from tests.api.test_client import cli
 

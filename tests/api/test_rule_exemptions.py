@@ -11,7 +11,7 @@ import pytest
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.rules import ExemptionBounds, ExemptionRight, Rule, Selector
+from autoscaler.domain.policy.rules import ExemptionBounds, ExemptionRight, Rule, Selector
 from tests.api.rig import ApiRig
 from tests.support.domain_builders import a_policy
 

@@ -14,8 +14,14 @@ from autoscaler.adapters.kubernetes import objects as kube_objects
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.core.errors import ClusterUnavailable, Conflict
+from autoscaler.domain.audit.records import (
+    EVERYTHING,
+    LOOP_ACTOR,
+    AuditRecord,
+    PauseNote,
+    RecordKey,
+)
 from autoscaler.domain.models import Pauses
-from autoscaler.domain.records import EVERYTHING, LOOP_ACTOR, AuditRecord, PauseNote, RecordKey
 from tests.support.domain_builders import NOW
 from tests.support.kube_server import KubeServer
 

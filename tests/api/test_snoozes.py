@@ -13,7 +13,7 @@ from autoscaler.api.presenters import workload_view
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import Action, Decision, State, WorkloadStatus
-from autoscaler.domain.notices import Notice
+from autoscaler.domain.notices.notice import Notice
 from tests.api.rig import ApiRig
 from tests.support.domain_builders import NOW, a_workload
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 from autoscaler.backtest.sightings import EvidenceTrack
 from autoscaler.backtest.signals import evidence_queries
 from autoscaler.backtest.source import ChunkPlan, RangeQueries, chunks, slot_queries
-from autoscaler.domain.evidence import FleetEvidence
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.evidence import FleetEvidence
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 

@@ -15,8 +15,8 @@ import pytest
 
 from autoscaler.backtest.baselines import promql_quantile
 from autoscaler.backtest.command import backtest
-from autoscaler.domain.evidence import FleetEvidence, Signal
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.evidence import FleetEvidence, Signal
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from autoscaler.adapters.prometheus.range import PrometheusRange
-from autoscaler.domain.evidence import Signal
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.evidence import Signal
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom import gpu_uuid

@@ -18,7 +18,7 @@ from autoscaler.backtest.timeline import (
     runs,
     silence,
 )
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 
 KEY = GpuKey("ns", "rc-head-abcde", "GPU-1")
 EXPORTER = {"namespace": "nvidia-gpu-operator", "pod": "nvidia-dcgm-exporter-abcde"}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autoscaler.adapters.kubernetes.resources import KAI_READS
-from autoscaler.domain.management import Manager
+from autoscaler.domain.policy.management import Manager
 from tests.deploy.rbac_golden import GOLDEN_RENDERS, golden, rbac_summary
 from tests.deploy.test_rbac_matches_client import Call, granted, own_roles
 from tests.deploy.tooling import find, notes, render, settings_from, template_result

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.engine.keda_managed import keda_managed_targets
+from autoscaler.engine.cycle.keda_managed import keda_managed_targets
 from tests.deploy.tooling import (
     CHART,
     NAMESPACE,

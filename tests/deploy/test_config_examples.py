@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from autoscaler.engine.keda_managed import keda_managed_targets
+from autoscaler.engine.cycle.keda_managed import keda_managed_targets
 from autoscaler.keda.http import PREFIX as KEDA_HTTP_PREFIX
 from autoscaler.keda.http import VALUE_LOCATION
 from autoscaler.keda.metadata import parse_metadata

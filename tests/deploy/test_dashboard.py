@@ -1,4 +1,5 @@
-"""The Grafana dashboard queries only metrics the service exports (autoscaler.engine.telemetry's
+"""The Grafana dashboard queries only metrics the service exports
+(autoscaler.engine.metrics.telemetry's
 METRIC_NAMES), in valid PromQL, and never adds up what every replica reports alike."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from autoscaler.engine.telemetry import METRIC_NAMES
+from autoscaler.engine.metrics.telemetry import METRIC_NAMES
 from tests.deploy.tooling import CHART, require_tool, run
 
 DASHBOARD = CHART / "dashboards" / "idle-gpu-autoscaler.json"

@@ -16,7 +16,7 @@ import pytest
 
 from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
-from autoscaler.domain.management import Manager
+from autoscaler.domain.policy.management import Manager
 from autoscaler.settings.tree import Settings
 from tests.deploy.tooling import (
     CI_VALUES,

@@ -18,8 +18,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from autoscaler.domain.annotations import EXEMPT, EXEMPT_UNTIL, REACTIVATED_AT
-from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import GpuUsage, OwnerRef, Pauses, State
+from autoscaler.domain.usage.idleness import UsageRules
 from tests.domain.strategies import NAMESPACE, POD_COUNT, Case, minutes
 from tests.support.domain_builders import NOW, a_policy, a_workload, rfc3339, usage
 

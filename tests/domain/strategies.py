@@ -25,7 +25,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.domain.policy import Policy, decide
+from autoscaler.domain.policy.decisions import Policy, decide
 from tests.support.domain_builders import (
     NOW,
     UsageBuilder,

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.audit.subjects import Subject, subject_of
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
-from autoscaler.domain.subjects import Subject, subject_of
-from autoscaler.engine.acting import deactivation_message
+from autoscaler.engine.acting.stop import deactivation_message
 from tests.support.domain_builders import NOW, a_workload
 
 WAITER = WorkloadRef("team-b", "waiter")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from autoscaler.domain.caps import NOTHING_AT_ALL, WARNINGS, defer, hold, release_broken_sets
+from autoscaler.domain.guards.caps import NOTHING_AT_ALL, WARNINGS, defer, hold, release_broken_sets
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
-from autoscaler.domain.notices import Notice
+from autoscaler.domain.notices.notice import Notice
 from tests.support.domain_builders import minutes_ago
 
 WAITER = WorkloadRef("team-a", "waiter")

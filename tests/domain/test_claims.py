@@ -1,4 +1,4 @@
-"""Whose a RayCluster is (domain/claims.py), as a decision table: only a RayCluster no
+"""Whose a RayCluster is (domain/policy/claims.py), as a decision table: only a RayCluster no
 queueing system admits, no other object controls, and whose actuator is enabled is ours to
 suspend; Kueue's is recognised by its Workload even without any label."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from autoscaler.domain.claims import Claim, RayClusterFacts, claim
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import OwnerRef
+from autoscaler.domain.policy.claims import Claim, RayClusterFacts, claim
+from autoscaler.domain.policy.management import Manager
 
 BOTH = frozenset({Manager.KUEUE, Manager.KAI, Manager.KUBERAY})
 KAI_LABEL = {"kai.scheduler/queue": "team-a"}

@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 import pytest
 
 from autoscaler.domain import annotations as ann
-from autoscaler.domain.deletion import delete_stage
 from autoscaler.domain.models import Action, Pauses, State
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.rules import Rule, RuleAction
+from autoscaler.domain.notices.deletion import delete_stage
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import Rule, RuleAction
 from tests.support.domain_builders import NOW, WorkloadBuilder, a_policy, minutes_ago, rfc3339
 from tests.support.notice_builders import (
     LEAD,

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from autoscaler.domain.fit import NOTHING_FREED, FitOutcome, Freed, fit
-from autoscaler.domain.queues import QueueQuota
+from autoscaler.domain.queues.facts import QueueQuota
+from autoscaler.domain.queues.fit import NOTHING_FREED, FitOutcome, Freed, fit
 from tests.support.quota_builders import GPU, a_flavor, a_queue, a_waiter, gpu_queue, queues, quota
 
 CPU = 1000  # millicores

@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from autoscaler.domain.management import HandsOff, Manager
 from autoscaler.domain.models import Action, FleetUsage, Pauses, State, WorkloadInfo
-from autoscaler.domain.policy import decide
-from autoscaler.domain.protection import protection
+from autoscaler.domain.policy.decisions import decide
+from autoscaler.domain.policy.management import HandsOff, Manager
+from autoscaler.domain.policy.protection import protection
 from tests.support.domain_builders import NOW, a_policy, a_workload, minutes_ago, usage
 
 NS = "team-a"

@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autoscaler.domain.annotations import EXEMPT, EXEMPT_UNTIL, REACTIVATED_AT
-from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     Action,
     Decision,
@@ -29,7 +28,8 @@ from autoscaler.domain.models import (
     State,
     WorkloadInfo,
 )
-from autoscaler.domain.policy import Policy, apply_cap, decide, decide_fleet
+from autoscaler.domain.policy.decisions import Policy, apply_cap, decide, decide_fleet
+from autoscaler.domain.usage.idleness import UsageRules
 from tests.domain.due_workloads import DOUBTS, PICK, WAITS, due_cases
 from tests.domain.strategies import DECISIONS, Case, cases, fleets, run, some_minutes_ago
 from tests.support.domain_builders import NOW

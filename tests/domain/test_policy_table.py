@@ -15,7 +15,7 @@ import pytest
 
 from autoscaler.domain.annotations import EXEMPT
 from autoscaler.domain.models import Action, Decision, FleetUsage, Pauses, State, WorkloadInfo
-from autoscaler.domain.policy import Policy, apply_cap, decide, decide_fleet
+from autoscaler.domain.policy.decisions import Policy, apply_cap, decide, decide_fleet
 from tests.support.domain_builders import (
     NOW,
     UsageBuilder,

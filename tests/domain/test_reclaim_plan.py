@@ -15,15 +15,15 @@ from dataclasses import replace
 
 import pytest
 
-from autoscaler.domain.contention import (
+from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.queues.contention import (
     Candidate,
     ReclaimPlan,
     WaiterOutcome,
     candidate_of,
     plan_reclaim,
 )
-from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.queues import QueueFacts, QueueQuota, ResourceQuota, Waiter
+from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, ResourceQuota, Waiter
 from tests.support.domain_builders import a_workload
 from tests.support.quota_builders import (
     GPU,

@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autoscaler.domain.contention import Candidate, plan_reclaim
-from autoscaler.domain.fit import fit
-from autoscaler.domain.queues import QueueFacts, QueueQuota, Waiter
+from autoscaler.domain.queues.contention import Candidate, plan_reclaim
+from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, Waiter
+from autoscaler.domain.queues.fit import fit
 from tests.support.quota_builders import GPU, a_waiter, an_idle, gpu_queue, queues, quota
 
 QUEUES = ("cq0", "cq1", "cq2")

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RecordKey, RuntimeState
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey, RuntimeState
 from tests.support.domain_builders import NOW
 
 UID = "4f1c-uid"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from autoscaler.domain.annotations import NOTIFY
-from autoscaler.domain.idleness import UsageRules
-from autoscaler.domain.notices import NoticeRules
-from autoscaler.domain.routing import targets_for
-from autoscaler.domain.rules import Rule
+from autoscaler.domain.notices.notice import NoticeRules
+from autoscaler.domain.notices.routing import targets_for
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.usage.idleness import UsageRules
 from tests.support.domain_builders import HOUR, THRESHOLD, a_workload
 
 USAGE = UsageRules(

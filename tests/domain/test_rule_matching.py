@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.rule_checks import covers, impossible, shadowed
-from autoscaler.domain.rules import Rule, RuleMatch, Selector, match_rule
+from autoscaler.domain.policy.checks import covers, impossible, shadowed
+from autoscaler.domain.policy.rules import Rule, RuleMatch, Selector, match_rule
+from autoscaler.domain.usage.idleness import UsageRules
 from tests.support.domain_builders import HOUR, THRESHOLD, a_workload
 
 USAGE = UsageRules(

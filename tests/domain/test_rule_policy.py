@@ -14,8 +14,8 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.models import Action, FleetUsage, Pauses, State
-from autoscaler.domain.policy import Policy, decide, decide_fleet
-from autoscaler.domain.rules import Reclaim, Rule, RuleAction, Selector
+from autoscaler.domain.policy.decisions import Policy, decide, decide_fleet
+from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction, Selector
 from tests.support.domain_builders import HOUR, NOW, a_policy, a_workload, minutes_ago, usage
 
 BASE = a_policy()

@@ -7,9 +7,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.domain.models import Action, Decision, State, WorkloadStatus
-from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RecordKey
-from autoscaler.domain.savings import (
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
+from autoscaler.domain.audit.savings import (
     Figures,
     Group,
     our_deactivations,
@@ -17,7 +16,8 @@ from autoscaler.domain.savings import (
     per_queue,
     savings,
 )
-from autoscaler.domain.subjects import Subject
+from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.models import Action, Decision, State, WorkloadStatus
 from tests.support.domain_builders import NOW, a_workload
 
 DAY_AGO = NOW - timedelta(days=1)

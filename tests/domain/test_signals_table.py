@@ -18,9 +18,9 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.domain.evidence import Signal
 from autoscaler.domain.models import Action, Decision, FleetUsage, Pauses, State, WorkloadInfo
-from autoscaler.domain.policy import Policy, decide
+from autoscaler.domain.policy.decisions import Policy, decide
+from autoscaler.domain.usage.evidence import Signal
 from tests.support.domain_builders import (
     UsageBuilder,
     WorkloadBuilder,

@@ -15,9 +15,9 @@ import pytest
 
 from autoscaler.domain import annotations as ann
 from autoscaler.domain.models import Action, Decision, Pauses, State
-from autoscaler.domain.policy import decide
-from autoscaler.domain.rules import Reclaim, Rule, RuleAction
-from autoscaler.domain.staging import stage
+from autoscaler.domain.notices.staging import stage
+from autoscaler.domain.policy.decisions import decide
+from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
 from tests.support.domain_builders import NOW, WorkloadBuilder, a_policy, minutes_ago, usage
 from tests.support.notice_builders import (
     LEAD,

@@ -15,8 +15,8 @@ import pytest
 
 from autoscaler.domain import annotations as ann
 from autoscaler.domain.models import Action, Decision, State
-from autoscaler.domain.rules import Rule, RuleAction
-from autoscaler.domain.staging import stage
+from autoscaler.domain.notices.staging import stage
+from autoscaler.domain.policy.rules import Rule, RuleAction
 from tests.support.domain_builders import NOW, WorkloadBuilder, minutes_ago, rfc3339
 from tests.support.notice_builders import (
     a_decision,

@@ -32,8 +32,8 @@ from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.core.clock import SystemClock
 from autoscaler.domain.models import Action, Snapshot, State, WorkloadRef
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.engine.reconciler import Reconciler
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 from tests.conftest import LiveMetrics

@@ -1,4 +1,4 @@
-"""One actuator over several (engine/actuators.py): each workload is written by its own
+"""One actuator over several (engine/acting/by_manager.py): each workload is written by its own
 manager's actuator; one whose manager has none enabled, or one marked hands-off, is refused
 (a Conflict: the REST 409) before any write."""
 
@@ -12,9 +12,9 @@ import pytest
 
 from autoscaler.core.errors import Conflict
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.management import HandsOff, Manager
 from autoscaler.domain.models import State, WorkloadInfo
-from autoscaler.engine.actuators import ActuatorByManager
+from autoscaler.domain.policy.management import HandsOff, Manager
+from autoscaler.engine.acting.by_manager import ActuatorByManager
 from tests.support.domain_builders import NOW, a_workload
 from tests.support.fakes import FakeCluster
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.engine.scheduler import LoopRunner, collector_paused
+from autoscaler.engine.cycle.scheduler import LoopRunner, collector_paused
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 from autoscaler.core.logs import JsonFormatter, TextFormatter
 from autoscaler.domain.models import Action, WorkloadStatus
-from autoscaler.engine.decision_log import log_decision
+from autoscaler.engine.cycle.decision_log import log_decision
 from tests.support.decision_builders import (
     DRIVER_ATTACHED,
     FB_CLIMBING,

@@ -20,8 +20,8 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.notify.webhook import WebhookNotifier
 from autoscaler.core.ports import Notifier
-from autoscaler.domain.notifications import Link, NoticeKind, Notification
-from autoscaler.engine.dispatch import LinkMaker, NotificationDispatcher, Wait, backoffs
+from autoscaler.domain.notices.notifications import Link, NoticeKind, Notification
+from autoscaler.engine.notify.dispatch import LinkMaker, NotificationDispatcher, Wait, backoffs
 from tests.support.notification_builders import a_notification
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
 

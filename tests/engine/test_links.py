@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.notifications import NoticeKind
-from autoscaler.engine.links import LINK_PATH, LinkRefused, LinkSigner, SnoozeClaim
+from autoscaler.domain.notices.notifications import NoticeKind
+from autoscaler.engine.notify.links import LINK_PATH, LinkRefused, LinkSigner, SnoozeClaim
 from tests.support.domain_builders import NOW
 from tests.support.notification_builders import WARNED_AT, a_notification
 

@@ -1,5 +1,6 @@
 """What the loop keeps of the warning stage (ISSUE 15): hand-set snoozes bounded and audited
-after each cycle (engine/snooze_limits.py), warnings and all-clears in the loop's audit trail
+after each cycle (engine/listeners/snooze_limits.py), warnings and all-clears in the loop's audit
+trail
 once each, and the actions counted by kind."""
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RuntimeState
-from autoscaler.engine.action_metrics import ACTIONS_METRIC, ActionCounter
-from autoscaler.engine.loop_audit import LoopAuditor
-from autoscaler.engine.snooze_limits import SnoozeLimiter
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RuntimeState
+from autoscaler.engine.listeners.loop_audit import LoopAuditor
+from autoscaler.engine.listeners.snooze_limits import SnoozeLimiter
+from autoscaler.engine.metrics.actions import ACTIONS_METRIC, ActionCounter
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from tests.engine.warning_rig import T0, Rig, due, minutes
 
 

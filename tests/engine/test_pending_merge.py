@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from autoscaler.domain.contention import WaiterOutcome, plan_reclaim
-from autoscaler.domain.pending import merge_queue_facts
-from autoscaler.domain.queues import QueueFacts
-from autoscaler.engine.pending import PendingWorkOf
+from autoscaler.domain.queues.contention import WaiterOutcome, plan_reclaim
+from autoscaler.domain.queues.facts import QueueFacts
+from autoscaler.domain.queues.pending import merge_queue_facts
+from autoscaler.engine.cycle.queues import PendingWorkOf
 from tests.support.quota_builders import GPU, a_waiter, an_idle, gpu_queue, queues
 
 KUEUE_CQ, KAI_CQ = "team-a-cq", "kai/team-b"

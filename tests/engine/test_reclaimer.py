@@ -17,9 +17,9 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.domain.queues import QueueFacts
-from autoscaler.engine.reclaiming import Reclaimer
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.domain.queues.facts import QueueFacts
+from autoscaler.engine.cycle.reclaim import Reclaimer
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from tests.support.domain_builders import NOW, a_workload, minutes_ago
 from tests.support.fakes import FakeClock
 from tests.support.quota_builders import GPU, a_flavor, a_queue, a_waiter, queues

@@ -10,11 +10,11 @@ from datetime import timedelta
 
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain import annotations as keys
+from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.notices import NoticeRules, SnoozeBounds
-from autoscaler.domain.records import Annotated
-from autoscaler.domain.rules import Rule
-from autoscaler.engine.snoozing import snooze, unsnooze
+from autoscaler.domain.notices.notice import NoticeRules, SnoozeBounds
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.engine.acting.snooze import snooze, unsnooze
 from tests.support.domain_builders import NOW, a_policy, a_workload, rfc3339
 from tests.support.fakes import FakeCluster
 

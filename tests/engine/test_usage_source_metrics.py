@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
-from autoscaler.engine.usage_source_metrics import UsageSourceMetrics
+from autoscaler.engine.metrics.usage_source import UsageSourceMetrics
 
 
 def value(registry: CollectorRegistry, name: str, **labels: str) -> float | None:

@@ -12,9 +12,9 @@ import pytest
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import Action, Pauses, State, WorkloadInfo
-from autoscaler.domain.notifications import NoticeKind
+from autoscaler.domain.notices.notifications import NoticeKind
 from autoscaler.domain.outcomes import OutcomeKind
-from autoscaler.domain.rules import Rule, RuleAction
+from autoscaler.domain.policy.rules import Rule, RuleAction
 from tests.engine.warning_rig import NAMESPACE, T0, Rig, a_policy, due, minutes
 
 WARNING_KEYS = (keys.WARNED_AT, keys.WARNED_UID, keys.STOP_PLANNED_AT)

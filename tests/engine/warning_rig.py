@@ -16,9 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from autoscaler.core.errors import AnswerLost, ClusterUnavailable
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.fresh import LatestSample, LatestUsage
-from autoscaler.domain.gpus import GpuKey
-from autoscaler.domain.idleness import UsageRules
+from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import (
     FleetUsage,
     GpuUsage,
@@ -28,13 +26,15 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.domain.notices import NoticeRules
-from autoscaler.domain.notifications import NoticeKind, Notification
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.records import Annotated
-from autoscaler.domain.rules import Rule, RuleAction
-from autoscaler.engine.notifying import Notices, Route
-from autoscaler.engine.reconciler import Reconciler
+from autoscaler.domain.notices.notice import NoticeRules
+from autoscaler.domain.notices.notifications import NoticeKind, Notification
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import Rule, RuleAction
+from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
+from autoscaler.domain.usage.gpus import GpuKey
+from autoscaler.domain.usage.idleness import UsageRules
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.notify.notices import Notices, Route
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster

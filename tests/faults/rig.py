@@ -38,7 +38,7 @@ from autoscaler.compose.service import build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import Action, Pauses, Snapshot
-from autoscaler.domain.policy import Policy, decide_fleet
+from autoscaler.domain.policy.decisions import Policy, decide_fleet
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 from tests.support.builders import make_raycluster

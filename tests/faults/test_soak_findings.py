@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoscaler.domain.guards import Contest, GuardMemory
+from autoscaler.domain.guards.screen import Contest, GuardMemory
 from tests.guards.fleet import Gpu, GuardedFleet, ref
 from tests.support.domain_builders import NOW
 

@@ -14,12 +14,12 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.breaker import BreakerRules
-from autoscaler.domain.guards import ContestedRules, GuardRules
+from autoscaler.domain.guards.breaker import BreakerRules
+from autoscaler.domain.guards.screen import ContestedRules, GuardRules
 from autoscaler.domain.models import Snapshot, WorkloadRef
-from autoscaler.engine.guarding import Guards
-from autoscaler.engine.reconciler import Reconciler
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from tests.support.domain_builders import NOW, UsageBuilder, a_policy, a_workload, usage
 from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeGuardState, FakeMetrics
 

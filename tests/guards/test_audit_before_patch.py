@@ -23,11 +23,11 @@ from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.engine.guarding import Guards
-from autoscaler.engine.loop_audit import LoopAuditor
-from autoscaler.engine.reconciler import Reconciler
-from autoscaler.engine.snapshots import SnapshotStore
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.engine.cycle.reconciler import Reconciler
+from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.cycle.snapshots import SnapshotStore
+from autoscaler.engine.listeners.loop_audit import LoopAuditor
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.tree import ClusterSettings
 from tests.guards.fleet import RULES
 from tests.support.builders import make_pod, make_raycluster, make_workload_for

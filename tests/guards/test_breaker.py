@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autoscaler.domain.breaker import (
+from autoscaler.domain.guards.breaker import (
     CLOSED,
     BreakerRules,
     BreakerState,

@@ -7,6 +7,9 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from autoscaler.domain.audit.records import AuditRecord, RuntimeState
+from autoscaler.domain.audit.savings import savings
+from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.models import (
     Action,
     ActionRecord,
@@ -18,10 +21,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.records import AuditRecord, RuntimeState
-from autoscaler.domain.savings import savings
-from autoscaler.domain.subjects import Subject
-from autoscaler.engine.follow_ups import FollowUps
+from autoscaler.engine.listeners.follow_ups import FollowUps
 from tests.support.domain_builders import NOW, a_workload
 
 LOG = logging.getLogger("tests.follow_ups")

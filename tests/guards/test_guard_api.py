@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.adapters.state.guards import RuntimeGuardStore
-from autoscaler.domain.breaker import BreakerState
-from autoscaler.domain.guards import Contest, Deed
+from autoscaler.domain.guards.breaker import BreakerState
+from autoscaler.domain.guards.screen import Contest, Deed
 from autoscaler.domain.models import GuardReport, WorkloadRef
 from tests.api.rig import SERVICE_NAMESPACE, STATE_CONFIG_MAP, ApiRig
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autoscaler.domain.breaker import BreakerState
-from autoscaler.domain.guards import GuardMemory
+from autoscaler.domain.guards.breaker import BreakerState
+from autoscaler.domain.guards.screen import GuardMemory
 from autoscaler.domain.models import Action
 from tests.guards.fleet import RULES, Gpu, GuardedFleet
 

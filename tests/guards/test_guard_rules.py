@@ -9,8 +9,8 @@ import pytest
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.caps import defer
-from autoscaler.domain.guards import (
+from autoscaler.domain.guards.caps import defer
+from autoscaler.domain.guards.screen import (
     Contest,
     ContestedRules,
     Deed,
@@ -21,9 +21,9 @@ from autoscaler.domain.guards import (
     settle_lost_answers,
     started_in_last_hour,
 )
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.domain.outcomes import Outcome
+from autoscaler.domain.policy.management import Manager
 from tests.support.domain_builders import NOW, WorkloadBuilder, a_workload, minutes_ago
 
 RC = WorkloadRef("team-a", "rc")

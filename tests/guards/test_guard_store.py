@@ -16,11 +16,11 @@ from kubernetes.client import ApiClient
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.state.guards import RuntimeGuardStore, outcome_of
 from autoscaler.adapters.state.store import RuntimeStateStore
-from autoscaler.domain.breaker import CLOSED, BreakerState
-from autoscaler.domain.guards import Contest, Deed, GuardMemory, LoopRecord
+from autoscaler.domain.audit.records import AuditRecord
+from autoscaler.domain.guards.breaker import CLOSED, BreakerState
+from autoscaler.domain.guards.screen import Contest, Deed, GuardMemory, LoopRecord
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.records import AuditRecord
 from tests.support.domain_builders import NOW
 from tests.support.fakes import FakeClock
 from tests.support.kube_server import KubeServer

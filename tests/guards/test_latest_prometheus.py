@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.domain.fresh import LatestUsage
+from autoscaler.domain.usage.fresh import LatestUsage
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom_histories import Area

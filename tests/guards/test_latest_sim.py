@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.domain.fresh import LatestUsage
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.fresh import LatestUsage
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.sim.metrics import ExporterTiming, GpuHolding, SimulatedExporter
 from autoscaler.sim.profiles import Profile
 

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta
 
 from prometheus_client import CollectorRegistry
 
+from autoscaler.domain.audit.records import AuditRecord, RuntimeState
 from autoscaler.domain.models import Action, Decision, Snapshot, State, WorkloadStatus
-from autoscaler.domain.records import AuditRecord, RuntimeState
-from autoscaler.engine.loop_audit import LoopAuditor
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.engine.listeners.loop_audit import LoopAuditor
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from tests.support.domain_builders import NOW, a_workload
 from tests.support.fakes import FakeClock
 

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.domain.evidence import Signal
-from autoscaler.domain.fresh import LatestSample, LatestUsage, pods_of, still_idle
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.guards.turnover import judge, observable, turnover
 from autoscaler.domain.models import State, WorkloadInfo, WorkloadRef
-from autoscaler.domain.turnover import judge, observable, turnover
+from autoscaler.domain.usage.evidence import Signal
+from autoscaler.domain.usage.fresh import LatestSample, LatestUsage, pods_of, still_idle
+from autoscaler.domain.usage.gpus import GpuKey
 from tests.support.domain_builders import (
     NOW,
     UsageBuilder,

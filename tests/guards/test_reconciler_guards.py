@@ -10,14 +10,14 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from autoscaler.core.errors import ClusterUnavailable
-from autoscaler.domain.fresh import LatestSample
-from autoscaler.domain.gpus import GpuKey
-from autoscaler.domain.guards import Deed, GuardMemory, LoopRecord
+from autoscaler.domain.audit.records import AuditRecord
+from autoscaler.domain.guards.screen import Deed, GuardMemory, LoopRecord
 from autoscaler.domain.models import Action, State
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.domain.records import AuditRecord
-from autoscaler.engine.loop_audit import LoopAuditor
-from autoscaler.engine.telemetry import ServiceMetrics
+from autoscaler.domain.usage.fresh import LatestSample
+from autoscaler.domain.usage.gpus import GpuKey
+from autoscaler.engine.listeners.loop_audit import LoopAuditor
+from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from tests.guards.fleet import Gpu, GuardedFleet, ref
 from tests.support.evidence_builders import evidence
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from autoscaler.domain.models import Action, FleetUsage, Snapshot, UsageView
-from autoscaler.domain.policy import Policy
-from autoscaler.domain.rules import Reclaim, Rule, RuleAction, Selector
-from autoscaler.engine.reconciler import Reconciler
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction, Selector
+from autoscaler.engine.cycle.reconciler import Reconciler
 from tests.support.domain_builders import HOUR, NOW, a_policy, a_workload, minutes_ago, usage
 from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
 

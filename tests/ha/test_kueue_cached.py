@@ -22,7 +22,7 @@ from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import PodRecord, WorkloadInfo, WorkloadRef
-from autoscaler.engine import actuation
+from autoscaler.engine.acting import sequence as actuation
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.ha.conftest import FAST_CACHE, eventually

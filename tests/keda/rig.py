@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import grpc
 
 from autoscaler.domain.models import Snapshot
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.keda.answers import KedaAnswers

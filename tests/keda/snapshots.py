@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
     Action,
@@ -24,6 +23,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadStatus,
 )
+from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.keda.targets import Judging
 from tests.support.domain_builders import HOUR, LONG_AGO, NOW, THRESHOLD, UsageBuilder, usage
 

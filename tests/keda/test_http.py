@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import Snapshot
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda.http import VALUE_LOCATION, keda_router
 from autoscaler.keda.targets import Activity, Target
 from tests.keda.rig import DEADLINE, FakeClock, keda_ref, make_answers, running_scaler, stub_for

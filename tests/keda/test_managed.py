@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.engine.keda_managed import ManagedTarget, keda_managed_targets
+from autoscaler.engine.cycle.keda_managed import ManagedTarget, keda_managed_targets
 from autoscaler.settings.keda import default_self_addresses
 
 OURS = default_self_addresses("gpu-ops", port=9090)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from autoscaler.domain.idleness import UsageRules
-from autoscaler.engine.reconciler import Reconciler
+from autoscaler.domain.usage.idleness import UsageRules
+from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.keda import externalscaler_pb2 as pb
 from tests.keda.rig import DEADLINE, running_scaler, stub_for
 from tests.support.domain_builders import NOW, a_policy, a_workload, usage

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
-from autoscaler.domain.idleness import UsageRules
+from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.settings.keda import KedaSettings
 
 

@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from autoscaler.domain.evidence import Signal
 from autoscaler.domain.models import Snapshot
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.domain.usage.evidence import Signal
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.selectors import parse_selector
 from autoscaler.keda.targets import Activity, Judgement, Target

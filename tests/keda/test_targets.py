@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.models import Pauses, PodRecord, Snapshot, State
-from autoscaler.engine.snapshots import SnapshotStore
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.selectors import parse_selector
 from autoscaler.keda.targets import Activity, Judgement, Target

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.management import Manager
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import KueueState

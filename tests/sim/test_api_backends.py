@@ -17,8 +17,8 @@ from autoscaler.demo.scenarios import SCENARIOS
 from autoscaler.demo.story import World, play
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.access import Identity, Target
+from autoscaler.domain.audit.records import AuditRecord, PauseNote
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.domain.records import AuditRecord, PauseNote
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster

@@ -14,7 +14,7 @@ from autoscaler.compose.service import build_service
 from autoscaler.demo.run import DemoOptions, DemoRun, play_demo
 from autoscaler.demo.scenarios import SCENARIOS, Scenario
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
-from autoscaler.engine.reclaiming import Reclaimer
+from autoscaler.engine.cycle.reclaim import Reclaimer
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.pods import GpuPool

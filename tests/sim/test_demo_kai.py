@@ -17,8 +17,8 @@ from autoscaler.demo.run import DemoOptions, DemoRun
 from autoscaler.demo.scenarios import SCENARIOS, Arrival
 from autoscaler.demo.story import World, play
 from autoscaler.domain.annotations import SUSPEND_WAS
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import State, WorkloadRef
+from autoscaler.domain.policy.management import Manager
 from autoscaler.sim.cluster_pods import POD_START
 from tests.sim.kai_builders import plain_spec
 from tests.support.demo_api import TOKEN, acting_world, world_api

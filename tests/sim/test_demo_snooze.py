@@ -19,7 +19,7 @@ from autoscaler.demo.people import People, Ran
 from autoscaler.demo.scenarios import SCENARIOS
 from autoscaler.demo.story import Cycle, Outcome, World, play
 from autoscaler.domain.models import Action, State, WorkloadRef
-from autoscaler.domain.notices import Notice
+from autoscaler.domain.notices.notice import Notice
 from autoscaler.sim.kueue_model import EventKind
 
 SCENARIO = SCENARIOS["two-clusters"]

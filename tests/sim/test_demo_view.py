@@ -21,7 +21,7 @@ from autoscaler.demo.screen import LiveTable, rows_taken
 from autoscaler.demo.story import World
 from autoscaler.demo.view import Filling, state_text
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
-from autoscaler.domain.notices import Notice
+from autoscaler.domain.notices.notice import Notice
 from tests.support.demo_runs import play_served
 
 NOW = SCENARIOS["two-clusters"].start + timedelta(minutes=65)  # 11:05

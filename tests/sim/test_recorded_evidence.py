@@ -10,7 +10,7 @@ import pytest
 from autoscaler.adapters.prometheus.evidence_base import SLOT_EXPRESSIONS
 from autoscaler.compose.backtest import recorded_story
 from autoscaler.demo.scenarios import SCENARIOS
-from autoscaler.domain.evidence import Signal
+from autoscaler.domain.usage.evidence import Signal
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.history import RecordedHistory, RecordedSeries

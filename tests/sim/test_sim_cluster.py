@@ -12,7 +12,7 @@ from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.engine import actuation
+from autoscaler.engine.acting import sequence as actuation
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import UsageView
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.evidence import EvidenceSettings, FramebufferSettings, PowerSettings
 from autoscaler.sim.metrics import GPU_MODEL, GpuHolding, SimulatedExporter
 from autoscaler.sim.pods import gpu_uuid

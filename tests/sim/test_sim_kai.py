@@ -13,9 +13,9 @@ from autoscaler.demo.writes import simulated_actuator
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import SUSPEND_WAS, DeactivationAudit
 from autoscaler.domain.exemptions import reactivating
-from autoscaler.domain.management import KAI_PRIORITY_LABEL, KAI_QUEUE_LABEL, Manager
 from autoscaler.domain.models import OwnerRef, State, WorkloadRef
-from autoscaler.engine import actuation
+from autoscaler.domain.policy.management import KAI_PRIORITY_LABEL, KAI_QUEUE_LABEL, Manager
+from autoscaler.engine.acting import sequence as actuation
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.cluster_pods import POD_START

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import FleetUsage, GpuUsage
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from autoscaler.sim.metrics import GpuHolding, SimulatedExporter
 from autoscaler.sim.pods import gpu_uuid

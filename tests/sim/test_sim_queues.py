@@ -7,8 +7,8 @@ import logging
 from datetime import timedelta
 
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
-from autoscaler.domain.queues import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
-from autoscaler.engine.reclaiming import Reclaimer
+from autoscaler.domain.queues.facts import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
+from autoscaler.engine.cycle.reclaim import Reclaimer
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import KueueState, LocalQueue

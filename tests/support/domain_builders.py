@@ -17,9 +17,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Self
 
 from autoscaler.domain import annotations as ann
-from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
-from autoscaler.domain.gpus import GpuKey
-from autoscaler.domain.idleness import UsageRules
 from autoscaler.domain.models import (
     FleetUsage,
     GpuUsage,
@@ -28,7 +25,10 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.domain.policy import Policy
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
+from autoscaler.domain.usage.gpus import GpuKey
+from autoscaler.domain.usage.idleness import UsageRules
 
 NOW = datetime(2025, 3, 3, 12, 0, tzinfo=UTC)
 LONG_AGO = NOW - timedelta(days=1)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Self
 
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.usage.gpus import GpuKey
 from tests.support.domain_builders import NOW
 
 BOARD_WIDE = frozenset({Signal.POWER, Signal.PCIE, Signal.NVLINK})

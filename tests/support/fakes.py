@@ -10,9 +10,8 @@ from typing import Any
 from autoscaler.adapters.state.guards import audit_record
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.evidence import NO_EVIDENCE, FleetEvidence
-from autoscaler.domain.fresh import LatestSample, LatestUsage
-from autoscaler.domain.guards import GuardMemory, LoopRecord
+from autoscaler.domain.audit.records import Annotated
+from autoscaler.domain.guards.screen import GuardMemory, LoopRecord
 from autoscaler.domain.models import (
     FleetUsage,
     Pauses,
@@ -21,7 +20,8 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
-from autoscaler.domain.records import Annotated
+from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
+from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
 
 Journal = list[tuple[str, WorkloadRef | None]]
 Annotations = Mapping[str, str | None]

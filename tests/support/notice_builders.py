@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain import annotations as ann
 from autoscaler.domain.models import Action, Decision, State, WorkloadInfo, WorkloadRef
-from autoscaler.domain.notices import NoticeRules, SnoozeBounds
-from autoscaler.domain.rules import Reclaim, Rule, RuleAction
+from autoscaler.domain.notices.notice import NoticeRules, SnoozeBounds
+from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
 from tests.support.domain_builders import (
     WorkloadBuilder,
     a_policy,

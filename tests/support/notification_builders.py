@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from autoscaler.domain.models import OwnerRef, WorkloadRef
-from autoscaler.domain.notifications import NoticeKind, Notification
+from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from tests.support.domain_builders import NOW
 
 WARNED_AT = NOW - timedelta(minutes=1)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import gpu_uuid
 from autoscaler.sim.profiles import Profile as SimProfile

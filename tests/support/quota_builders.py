@@ -1,4 +1,4 @@
-"""Builders for Kueue's queues as domain values (domain/queues.py) and reclaim candidates.
+"""Builders for Kueue's queues as domain values (domain/queues/facts.py) and reclaim candidates.
 
     team_a = a_queue("team-a-cq", cohort="team-ab").group(a_flavor("default", {"cpu": 9000}))
     facts = QueueFacts(queues=queues(team_a.using("default", "cpu", 9000), team_b))
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Self
 
-from autoscaler.domain.contention import Candidate
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.queues import (
+from autoscaler.domain.queues.contention import Candidate
+from autoscaler.domain.queues.facts import (
     FlavorQuotas,
     FlavorResource,
     QueueQuota,

@@ -1,6 +1,7 @@
 """What only the KAI adapter reads of KAI Scheduler's objects. How KAI's queues are named in
-`domain/queues.py` terms (`KAI_FLAVOR`, `KAI_GPU`, `KAI_COHORT`, `kai_cluster_queue`) lives in
-`domain/management.py`, shared with the rows of KAI-managed RayClusters and the simulation."""
+`domain/queues/facts.py` terms (`KAI_FLAVOR`, `KAI_GPU`, `KAI_COHORT`, `kai_cluster_queue`) lives in
+`domain/policy/management.py`, shared with the rows of KAI-managed RayClusters and the
+simulation."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The `PendingWork` port over NVIDIA KAI Scheduler: its queues and who waits in them, as
-`QueueFacts` the when-contended planner (`domain/contention.py`, `domain/fit.py`) judges
+`QueueFacts` the when-contended planner (`domain/queues/contention.py`, `domain/queues/fit.py`)
+judges
 unchanged, beside or instead of Kueue's.
 
 Calls per read, three lists: KAI's Queues, its PodGroups, and the Pending pods bound to no
@@ -49,7 +50,7 @@ from autoscaler.adapters.kai.waiters import name_of, pending_pods_by_group, wait
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import KAI_PODGROUPS, KAI_QUEUES, PODS
 from autoscaler.core.errors import ClusterError, NotFound
-from autoscaler.domain.queues import QueueFacts
+from autoscaler.domain.queues.facts import QueueFacts
 
 Obj = Mapping[str, Any]
 SOURCE = "kai-podgroups"

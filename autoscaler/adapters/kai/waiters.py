@@ -21,9 +21,9 @@ from typing import Any
 from autoscaler.adapters.kai.naming import POD_GROUP_ANNOTATION
 from autoscaler.adapters.kai.queue_tree import QueueTree
 from autoscaler.adapters.kubernetes.objects import annotations_of, pod_gpus, required_time
-from autoscaler.domain.management import KAI_FRACTION_ANNOTATIONS, KAI_GPU, kai_cluster_queue
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.queues import QueueQuota, Waiter
+from autoscaler.domain.policy.management import KAI_FRACTION_ANNOTATIONS, KAI_GPU, kai_cluster_queue
+from autoscaler.domain.queues.facts import QueueQuota, Waiter
 
 Obj = Mapping[str, Any]
 Key = tuple[str, str]  # (namespace, PodGroup name)

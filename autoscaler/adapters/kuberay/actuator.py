@@ -27,8 +27,8 @@ from autoscaler.domain.annotations import (
     restored_suspend,
     suspend_was_text,
 )
+from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import OwnerRef, WorkloadInfo
-from autoscaler.domain.records import Annotated
 
 Annotations = Mapping[str, str | None]
 SUSPEND = {"spec": {"suspend": True}}  # the must-show: this body and nothing else

@@ -22,9 +22,9 @@ from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.context import UNLISTED, NamespaceMeta
-from autoscaler.domain.claims import Claim, RayClusterFacts, claim
-from autoscaler.domain.management import SUSPENDED_BY_US, HandsOff, Manager
 from autoscaler.domain.models import Pauses, PodRecord, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.claims import Claim, RayClusterFacts, claim
+from autoscaler.domain.policy.management import SUSPENDED_BY_US, HandsOff, Manager
 
 Obj = Mapping[str, Any]
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)

@@ -13,8 +13,9 @@ from typing import Any
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kueue.context import NamespaceMeta
-from autoscaler.domain.claims import Claim
-from autoscaler.domain.management import (
+from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.claims import Claim
+from autoscaler.domain.policy.management import (
     KAI_FLAVOR,
     KAI_FRACTION_ANNOTATIONS,
     KAI_GPU,
@@ -24,7 +25,6 @@ from autoscaler.domain.management import (
     Manager,
     kai_cluster_queue,
 )
-from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
 
 Obj = Mapping[str, Any]
 KIND, API_VERSION = "RayCluster", "ray.io/v1"

@@ -17,7 +17,7 @@ from typing import Any
 from autoscaler.adapters.kubernetes.workload_fields import priority_of, queue_name_of
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
-from autoscaler.domain.quantity import parse_quantity
+from autoscaler.domain.queues.quantity import parse_quantity
 from autoscaler.domain.text import escape
 
 Obj = Mapping[str, Any]

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
-# Read only to tell where Kueue's admission can be modelled (domain/queues.py, `unmodelled`).
+# Read only to tell where Kueue's admission can be modelled (domain/queues/facts.py, `unmodelled`).
 _QUEUE_READS = ("localqueues", "resourceflavors", "cohorts")
 
 

@@ -16,8 +16,8 @@ from autoscaler.adapters.kueue.resources import owner_resource
 from autoscaler.core.errors import NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import OwnerRef, WorkloadInfo
-from autoscaler.domain.records import Annotated
 
 Annotations = Mapping[str, str | None]
 

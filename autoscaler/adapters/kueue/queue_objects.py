@@ -1,4 +1,4 @@
-"""Kueue's queue objects read into the domain's queue values (domain/queues.py); no I/O.
+"""Kueue's queue objects read into the domain's queue values (domain/queues/facts.py); no I/O.
 
 ClusterQueues give quotas (spec.resourceGroups, flavors in Kueue's order), the cohort
 (`spec.cohortName` in v1beta2, `spec.cohort` in v1beta1) and usage (status.flavorsReservation,
@@ -19,8 +19,8 @@ from typing import Any
 from autoscaler.adapters.kubernetes.objects import required_time
 from autoscaler.adapters.kubernetes.workload_fields import priority_of, queue_name_of
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.quantity import parse_quantity
-from autoscaler.domain.queues import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
+from autoscaler.domain.queues.facts import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
+from autoscaler.domain.queues.quantity import parse_quantity
 
 Obj = Mapping[str, Any]
 Requests = dict[str, int]

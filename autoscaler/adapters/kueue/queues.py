@@ -31,7 +31,7 @@ from autoscaler.adapters.kubernetes.workload_fields import queue_name_of
 from autoscaler.adapters.kueue import queue_objects as parse
 from autoscaler.adapters.kueue.unmodelled import unmodelled_reasons
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
-from autoscaler.domain.queues import QueueFacts, QueueQuota, Waiter
+from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, Waiter
 
 Obj = Mapping[str, Any]
 Key = tuple[str, str]

@@ -1,5 +1,5 @@
 """Where Kueue's Workloads and their owners live in the API: the domain's owner kinds
-(domain/owners.py) with the versions this adapter reads and writes."""
+(domain/policy/owners.py) with the versions this adapter reads and writes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from autoscaler.adapters.kubernetes.resources import JOBS, RAYCLUSTERS, RAYJOBS, ApiResource
 from autoscaler.domain.models import OwnerRef
-from autoscaler.domain.owners import KUEUE_GROUP, known_owner
+from autoscaler.domain.policy.owners import KUEUE_GROUP, known_owner
 
 __all__ = ["KUEUE_GROUP", "KUEUE_VERSIONS", "OWNER_RESOURCES", "owner_resource"]
 

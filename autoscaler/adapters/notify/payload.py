@@ -12,7 +12,7 @@ from typing import Any
 
 from autoscaler.adapters.notify.wording import word
 from autoscaler.domain.annotations import optional_time_text, time_text
-from autoscaler.domain.notifications import Link, Notification
+from autoscaler.domain.notices.notifications import Link, Notification
 
 SCHEMA_VERSION = 1
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from autoscaler.adapters.notify.http import post
 from autoscaler.adapters.notify.wording import Wording, when, word
-from autoscaler.domain.notifications import Link, NoticeKind, Notification
+from autoscaler.domain.notices.notifications import Link, NoticeKind, Notification
 
 HEADER_LIMIT = 150
 BUTTON_TEXT_LIMIT = 75

@@ -23,7 +23,7 @@ from autoscaler.adapters.notify.payload import as_json
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.ports import Clock
 from autoscaler.domain.annotations import optional_time_text, time_text
-from autoscaler.domain.notifications import Link, Notification
+from autoscaler.domain.notices.notifications import Link, Notification
 
 SIGNATURE_HEADER = "X-Idle-GPU-Signature"
 DELIVERY_HEADER = "X-Idle-GPU-Delivery"

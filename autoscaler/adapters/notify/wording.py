@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from autoscaler.domain.notifications import NoticeKind, Notification
+from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.text import escape
 
 # Commands as the CLI parses them (tests/adapters/test_notifiers.py runs each through it).

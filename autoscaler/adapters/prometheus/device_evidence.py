@@ -36,14 +36,14 @@ from autoscaler.adapters.prometheus.promql import (
     workload_gpu_key,
 )
 from autoscaler.adapters.prometheus.views import slots_end
-from autoscaler.domain.evidence import (
+from autoscaler.domain.usage.evidence import (
     FleetEvidence,
     Sighting,
     Signal,
     framebuffer_growth,
     receiving,
 )
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 
 # Builds the signal's filtered per-slot expression for a selector with these matchers.
 Filtered = Callable[[tuple[str, ...]], str]

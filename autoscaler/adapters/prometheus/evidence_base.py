@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from autoscaler.adapters.prometheus.promql import QueryWindow
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.usage.gpus import GpuKey
 
 # "{selector}" is the metric with its matchers, "{slot}" the slot as a PromQL duration.
 SLOT_EXPRESSIONS: Mapping[Signal, str] = {

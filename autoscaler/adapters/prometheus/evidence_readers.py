@@ -12,7 +12,7 @@ from autoscaler.adapters.prometheus.device_evidence import (
 from autoscaler.adapters.prometheus.evidence_base import EvidenceReader
 from autoscaler.adapters.prometheus.power_evidence import PowerEvidenceReader
 from autoscaler.adapters.prometheus.ray import RayReader
-from autoscaler.domain.evidence import Signal
+from autoscaler.domain.usage.evidence import Signal
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.prometheus import SignalSettings
 

@@ -25,9 +25,9 @@ from datetime import UTC, datetime, timedelta
 from autoscaler.adapters.prometheus.device_evidence import FreshProbe
 from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL
 from autoscaler.adapters.prometheus.promql import KEY_LABELS, Row, gpu_key, relabelled, selector
-from autoscaler.domain.evidence import FleetEvidence, Sighting
-from autoscaler.domain.fresh import LatestSample
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting
+from autoscaler.domain.usage.fresh import LatestSample
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 
 STAT = "stat"

@@ -36,7 +36,7 @@ from autoscaler.adapters.prometheus.promql import (
     selector,
 )
 from autoscaler.adapters.prometheus.views import slots_end
-from autoscaler.domain.evidence import FleetEvidence, Signal, power_draw
+from autoscaler.domain.usage.evidence import FleetEvidence, Signal, power_draw
 from autoscaler.settings.evidence import PowerSettings
 from autoscaler.settings.prometheus import SignalSettings
 

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import UsageView
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 
 # Our own label names: writing into `namespace`/`pod` could make two series of a replaced

@@ -52,7 +52,7 @@ from typing import Any
 from autoscaler.adapters.prometheus.evidence_base import Ask
 from autoscaler.adapters.prometheus.promql import QueryWindow, duration, parse_matrix
 from autoscaler.adapters.prometheus.views import slots_end
-from autoscaler.domain.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.settings.evidence import RaySettings
 
 PART = "ray_part"  # our tag label: which part of the query a series answers

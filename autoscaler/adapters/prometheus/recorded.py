@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from autoscaler.adapters.prometheus.promql import Columns, QueryWindow, duration, workload_gpu_key
 from autoscaler.adapters.prometheus.recording_rules import SIGNAL_LABEL, SLOT_PEAK
 from autoscaler.adapters.prometheus.views import span_ms, unix_ms
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
 
 ABSENT, STALE, HOLES = "absent", "stale", "holes"

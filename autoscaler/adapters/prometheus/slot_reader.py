@@ -37,7 +37,7 @@ from autoscaler.adapters.prometheus.recorded import (
 from autoscaler.adapters.prometheus.slot_columns import slot_columns
 from autoscaler.adapters.prometheus.views import Steps, merged_steps, slots_end, span_ms, unix_ms
 from autoscaler.core.ports import UsageSourceObserver
-from autoscaler.domain.gpus import GpuKey
+from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import PrometheusSettings, SignalSettings
 
 RECORDED, RAW = "recorded", "raw"

@@ -50,9 +50,9 @@ from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.utilization import read_utilization
 from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
 from autoscaler.core.errors import ConfigError, MetricsUnavailable
-from autoscaler.domain.evidence import FleetEvidence
-from autoscaler.domain.fresh import LatestUsage
 from autoscaler.domain.models import FleetUsage, UsageView
+from autoscaler.domain.usage.evidence import FleetEvidence
+from autoscaler.domain.usage.fresh import LatestUsage
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 
 EVERY_NAMESPACE = frozenset({"*"})

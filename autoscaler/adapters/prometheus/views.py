@@ -37,8 +37,8 @@ from autoscaler.adapters.prometheus.promql import (
     host_of,
     workload_gpu_key,
 )
-from autoscaler.domain.gpus import GpuKey
 from autoscaler.domain.models import GpuUsage, UsageView
+from autoscaler.domain.usage.gpus import GpuKey
 
 Newest = tuple[datetime | None, str | None, str | None]  # sample time, host, model
 

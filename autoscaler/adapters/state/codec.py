@@ -23,10 +23,10 @@ from datetime import datetime
 from typing import Any
 
 from autoscaler.domain.annotations import parse_time, time_text
-from autoscaler.domain.breaker import CLOSED, BreakerState
-from autoscaler.domain.guards import Contest
+from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.guards.breaker import CLOSED, BreakerState
+from autoscaler.domain.guards.screen import Contest
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.subjects import Subject
 
 BREAKER_KEY = "breaker"
 CONTESTED_KEY = "contested"

@@ -15,9 +15,9 @@ from datetime import datetime
 
 from autoscaler.adapters.state.codec import ref_of
 from autoscaler.core.ports import Clock, StateBacking
-from autoscaler.domain.guards import Deed, GuardMemory, LoopRecord
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RuntimeState
+from autoscaler.domain.guards.screen import Deed, GuardMemory, LoopRecord
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.domain.records import LOOP_ACTOR, AuditRecord, RuntimeState
 
 _DEEDS = {deed.value: deed for deed in Deed}
 _KINDS = {kind.value: kind for kind in OutcomeKind}

@@ -37,10 +37,10 @@ from autoscaler.adapters.state.codec import (
 )
 from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.breaker import BreakerState
-from autoscaler.domain.guards import Contest
+from autoscaler.domain.audit.records import AuditRecord, Edit, PauseNote, RecordKey, RuntimeState
+from autoscaler.domain.guards.breaker import BreakerState
+from autoscaler.domain.guards.screen import Contest
 from autoscaler.domain.models import OwnerRef, Pauses, WorkloadRef
-from autoscaler.domain.records import AuditRecord, Edit, PauseNote, RecordKey, RuntimeState
 
 DETAILS_KEY = "pause-details"
 AUDIT_KEY = "audit"

@@ -22,10 +22,10 @@ from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest, Worklo
 from autoscaler.api.schemas.views import ChangeResult
 from autoscaler.domain.access import Identity
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.exemptions import reactivating
 from autoscaler.domain.models import DEFAULT_PROFILE, WorkloadInfo, WorkloadStatus
-from autoscaler.domain.records import AuditRecord
-from autoscaler.engine import actuation
+from autoscaler.engine.acting import sequence as actuation
 
 router = APIRouter(prefix="/api/v1", tags=["activation"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)

@@ -18,6 +18,7 @@ from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, Wor
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
 from autoscaler.api.snoozes import rule_of
 from autoscaler.domain.annotations import time_text
+from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.exemptions import (
     EXEMPTION_KEYS,
     annotation_sources,
@@ -26,8 +27,7 @@ from autoscaler.domain.exemptions import (
     unexempting,
 )
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.records import AuditRecord
-from autoscaler.domain.rules import ExemptionBounds, ExemptionRight
+from autoscaler.domain.policy.rules import ExemptionBounds, ExemptionRight
 from autoscaler.settings.tree import format_duration
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])

@@ -11,7 +11,7 @@ from autoscaler.api.presenters import workload_view
 from autoscaler.api.problems import error_responses
 from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExplainView, MissView
-from autoscaler.domain.policy import gpu_models_of
+from autoscaler.domain.policy.decisions import gpu_models_of
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
 

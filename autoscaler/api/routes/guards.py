@@ -15,9 +15,9 @@ from autoscaler.api.presenters import breaker_view
 from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest, WorkloadName
 from autoscaler.api.schemas.views import BreakerView, ChangeResult
-from autoscaler.domain.guards import Deed
+from autoscaler.domain.audit.records import AuditRecord, RuntimeState
+from autoscaler.domain.guards.screen import Deed
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.records import AuditRecord, RuntimeState
 
 router = APIRouter(prefix="/api/v1", tags=["guards"])
 CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)

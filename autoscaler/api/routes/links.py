@@ -24,10 +24,10 @@ from autoscaler.api.snoozes import SnoozeRaced, keep, rule_of
 from autoscaler.core.errors import ClusterError
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
-from autoscaler.domain.rules import Rule
-from autoscaler.domain.snoozes import SnoozeGrant
-from autoscaler.domain.staging import read_notice
-from autoscaler.engine.links import LINK_PATH, LinkRefused, SnoozeClaim
+from autoscaler.domain.notices.snoozes import SnoozeGrant
+from autoscaler.domain.notices.staging import read_notice
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.engine.notify.links import LINK_PATH, LinkRefused, SnoozeClaim
 from autoscaler.settings.durations import format_duration
 
 router = APIRouter(tags=["snoozes"])

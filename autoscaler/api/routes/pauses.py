@@ -15,7 +15,7 @@ from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest
 from autoscaler.api.schemas.views import PausesView
 from autoscaler.domain.access import Identity
-from autoscaler.domain.records import EVERYTHING, AuditRecord, PauseNote
+from autoscaler.domain.audit.records import EVERYTHING, AuditRecord, PauseNote
 
 router = APIRouter(prefix="/api/v1", tags=["pauses"])
 CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from autoscaler.api.context import Context, Reader
 from autoscaler.api.problems import error_responses, invalid
 from autoscaler.api.schemas.savings import SavingsFigures, SavingsReport, SavingsRow
-from autoscaler.domain.savings import Savings, per_namespace, per_queue, savings
+from autoscaler.domain.audit.savings import Savings, per_namespace, per_queue, savings
 from autoscaler.domain.text import LABEL_PATTERN
 from autoscaler.settings.durations import parse_duration
 

@@ -17,8 +17,8 @@ from autoscaler.api.schemas.requests import NamespaceName, SnoozeRequest, Worklo
 from autoscaler.api.schemas.views import SnoozeResult
 from autoscaler.api.snoozes import keep, rule_of
 from autoscaler.domain.annotations import SNOOZED_UNTIL
-from autoscaler.domain.records import AuditRecord
-from autoscaler.engine import snoozing
+from autoscaler.domain.audit.records import AuditRecord
+from autoscaler.engine.acting import snooze as snoozing
 
 router = APIRouter(prefix="/api/v1", tags=["snoozes"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)

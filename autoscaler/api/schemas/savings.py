@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import Field
 
 from autoscaler.api.schemas.views import _View
-from autoscaler.domain.savings import Figures, Group
+from autoscaler.domain.audit.savings import Figures, Group
 
 
 class SavingsFigures(_View):

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from autoscaler.api.schemas.words import MANAGER_WORDS, STATE_WORDS
-from autoscaler.domain.management import Manager
 from autoscaler.domain.models import Action, State
+from autoscaler.domain.policy.management import Manager
 
 
 class _View(BaseModel):

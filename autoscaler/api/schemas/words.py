@@ -1,5 +1,6 @@
 """How the OpenAPI document explains the words a workload view carries: its state and what
-manages it. Every surface uses the same words (`domain/states.py`, `domain/management.py`)."""
+manages it. Every surface uses the same words (`domain/states.py`,
+`domain/policy/management.py`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,262 @@
+"""What the service's deactivations saved and cost, from the durable audit trail and the latest
+snapshot: pure, `now` and the period's start are arguments. Every figure is defined in
+docs/SAVINGS.md; in short, over the period [since, now]:
+
+- GPU-hours held idle: GPUs × time idle before our deactivation (from the idle episode's
+  start), plus the workloads idle now × time idle so far;
+- GPU-hours reclaimed: GPUs × time from our deactivation until the workload was active again
+  (its owner reactivated it), or until now;
+- queue wait shortened: for each waiter admitted, its admission time minus the time the
+  deactivation made for it was decided;
+- regretted: our deactivations undone within an hour; contested: the workloads marked so.
+
+Figures are grouped by the deactivated workload's namespace, LocalQueue and owner, as its
+records say (a record without them, from before they were kept, falls back to the snapshot,
+then to "?"). What is not known counts as nothing: no idle episode start, no GPUs held idle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
+from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.models import WorkloadRef, WorkloadStatus
+
+WAITER_ADMITTED = "waiter-admitted"  # the loop saw a deactivation's waiter admitted
+SEEN_REACTIVATED = "seen-reactivated"  # the loop saw a deactivated workload active again
+REACTIVATED = ("reactivate", "undone", SEEN_REACTIVATED)  # a person's, or one the loop saw
+CONTESTED = "contested"
+REGRET_WITHIN = timedelta(hours=1)
+UNKNOWN = "?"
+_BEGUN = ("started", "done", "unknown")
+_HOUR = 3600.0
+
+
+@dataclass(frozen=True, order=True)
+class Group:
+    namespace: str
+    queue: str = UNKNOWN  # the LocalQueue
+    owner: str = UNKNOWN  # "Kind/name"
+
+
+@dataclass(frozen=True)
+class Figures:
+    held_idle_gpu_hours: float = 0.0
+    reclaimed_gpu_hours: float = 0.0
+    wait_shortened: timedelta = timedelta(0)
+    waiters_admitted: int = 0
+    deactivations: int = 0
+    regretted: int = 0
+    contested: int = 0
+
+    def __add__(self, other: Figures) -> Figures:
+        return Figures(
+            held_idle_gpu_hours=self.held_idle_gpu_hours + other.held_idle_gpu_hours,
+            reclaimed_gpu_hours=self.reclaimed_gpu_hours + other.reclaimed_gpu_hours,
+            wait_shortened=self.wait_shortened + other.wait_shortened,
+            waiters_admitted=self.waiters_admitted + other.waiters_admitted,
+            deactivations=self.deactivations + other.deactivations,
+            regretted=self.regretted + other.regretted,
+            contested=self.contested + other.contested,
+        )
+
+
+@dataclass(frozen=True)
+class Savings:
+    since: datetime
+    until: datetime
+    by_owner: Mapping[Group, Figures] = field(default_factory=dict)
+
+    def by(self, level: Callable[[Group], Group]) -> dict[Group, Figures]:
+        """Rolled up, e.g. `by(per_queue)`."""
+        rolled: dict[Group, Figures] = {}
+        for group, figures in self.by_owner.items():
+            key = level(group)
+            rolled[key] = rolled.get(key, Figures()) + figures
+        return dict(sorted(rolled.items()))
+
+    @property
+    def total(self) -> Figures:
+        return sum(self.by_owner.values(), Figures())
+
+
+def per_namespace(group: Group) -> Group:
+    return Group(group.namespace, queue="", owner="")
+
+
+def per_queue(group: Group) -> Group:
+    return Group(group.namespace, queue=group.queue, owner="")
+
+
+@dataclass(frozen=True)
+class Deactivation:
+    """One deactivation of ours that applied (or may have: its answer was lost)."""
+
+    target: WorkloadRef
+    at: datetime
+    gpus: int
+    subject: Subject | None
+
+
+def our_deactivations(trail: Iterable[AuditRecord]) -> list[Deactivation]:
+    """The loop's deactivations, oldest first, less those a follow-up says were not done.
+    A deactivation is one (target, time), however many records speak of it: a lost answer
+    has the deed, its "unknown" follow-up and later the settling "done"; the deed's record
+    (the one with a subject) stands for it."""
+    records = list(trail)
+    not_done = {(r.target, r.at) for r in records if _is_ours(r) and _word(r) not in _BEGUN}
+    begun: dict[tuple[str, datetime], AuditRecord] = {}
+    for r in records:
+        key = (r.target, r.at)
+        counts = _is_ours(r) and _word(r) in _BEGUN and key not in not_done
+        if counts and (key not in begun or begun[key].subject is None):
+            begun[key] = r
+    found = [
+        Deactivation(ref, r.at, r.gpus or 0, r.subject)
+        for r in begun.values()
+        if (ref := WorkloadRef.parse(r.target)) is not None
+    ]
+    return sorted(found, key=lambda d: (d.at, d.target))
+
+
+def savings(
+    trail: Sequence[AuditRecord],
+    workloads: Sequence[WorkloadStatus],
+    *,
+    since: datetime,
+    now: datetime,
+    namespace: str | None = None,
+) -> Savings:
+    """The figures over [since, now], per (namespace, queue, owner); one namespace if named."""
+    rows = {row.ref: row for row in workloads}
+    ours = our_deactivations(trail)
+    found: dict[Group, Figures] = {}
+    parts = [
+        *(_of_deactivation(d, ours, trail, rows, since=since, now=now) for d in ours),
+        *(_of_idle_now(row, since=since, now=now) for row in workloads),
+        *(_of_contest(r, ours, rows, since=since, now=now) for r in trail),
+    ]
+    for group, figures in (part for part in parts if part is not None):
+        if namespace is None or group.namespace == namespace:
+            found[group] = found.get(group, Figures()) + figures
+    return Savings(since=since, until=now, by_owner=dict(sorted(found.items())))
+
+
+def _of_deactivation(
+    deactivation: Deactivation,
+    ours: Sequence[Deactivation],
+    trail: Sequence[AuditRecord],
+    rows: Mapping[WorkloadRef, WorkloadStatus],
+    *,
+    since: datetime,
+    now: datetime,
+) -> tuple[Group, Figures] | None:
+    d = deactivation
+    back = _back_at(d, ours, trail)
+    idle_since = d.subject.idle_since if d.subject is not None else None
+    held = _overlap(idle_since, d.at, since=since, now=now) if idle_since else 0.0
+    figures = Figures(
+        held_idle_gpu_hours=d.gpus * held,
+        reclaimed_gpu_hours=d.gpus * _overlap(d.at, back or now, since=since, now=now),
+        deactivations=int(since <= d.at <= now),
+        regretted=int(since <= d.at <= now and back is not None and back - d.at <= REGRET_WITHIN),
+    )
+    admitted = _admitted_at(d, trail)
+    if admitted is not None and since <= admitted <= now and _first_for_its_waiter(d, ours):
+        figures = replace(figures, wait_shortened=admitted - d.at, waiters_admitted=1)
+    if figures == Figures():
+        return None
+    return _group(d.target, d.subject, rows), figures
+
+
+def _back_at(
+    d: Deactivation, ours: Sequence[Deactivation], trail: Sequence[AuditRecord]
+) -> datetime | None:
+    """When the workload was active again: the first reactivation seen after `d`, bounded by
+    our next deactivation of it (it must have been active again to be deactivated again)."""
+    target = str(d.target)
+    later = [o.at for o in ours if o.target == d.target and o.at > d.at]
+    found = [r.at for r in trail if r.target == target and r.action in REACTIVATED and r.at >= d.at]
+    candidates = [*found, *later[:1]]
+    return min(candidates) if candidates else None
+
+
+def _first_for_its_waiter(d: Deactivation, ours: Sequence[Deactivation]) -> bool:
+    """A waiter that needed several deactivations counts its wait once, on the first."""
+    waiter = d.subject.beneficiary if d.subject is not None else None
+    return not any(o.subject and o.subject.beneficiary == waiter and o.at < d.at for o in ours)
+
+
+def _admitted_at(d: Deactivation, trail: Sequence[AuditRecord]) -> datetime | None:
+    episode = d.at.replace(microsecond=0)
+    return next(
+        (
+            r.at
+            for r in trail
+            if r.action == WAITER_ADMITTED
+            and r.target == str(d.target)
+            and r.key is not None
+            and r.key.episode == episode
+        ),
+        None,
+    )
+
+
+def _of_idle_now(
+    row: WorkloadStatus, *, since: datetime, now: datetime
+) -> tuple[Group, Figures] | None:
+    idle_since = row.decision.idle_since
+    if idle_since is None or not row.info.active:
+        return None
+    gpus = row.decision.gpus or row.info.gpus
+    held = gpus * _overlap(idle_since, now, since=since, now=now)
+    return (
+        (_group(row.ref, None, {row.ref: row}), Figures(held_idle_gpu_hours=held)) if held else None
+    )
+
+
+def _of_contest(
+    record: AuditRecord,
+    ours: Sequence[Deactivation],
+    rows: Mapping[WorkloadRef, WorkloadStatus],
+    *,
+    since: datetime,
+    now: datetime,
+) -> tuple[Group, Figures] | None:
+    ref = WorkloadRef.parse(record.target)
+    if record.action != CONTESTED or ref is None or not since <= record.at <= now:
+        return None
+    subject = next((d.subject for d in reversed(ours) if d.target == ref and d.subject), None)
+    return _group(ref, subject, rows), Figures(contested=1)
+
+
+def _group(
+    ref: WorkloadRef, subject: Subject | None, rows: Mapping[WorkloadRef, WorkloadStatus]
+) -> Group:
+    row = rows.get(ref)
+    owner = row.info.owner if row is not None else None
+    queue = subject.queue if subject is not None else None
+    named = subject.owner if subject is not None else None
+    return Group(
+        namespace=ref.namespace,
+        queue=queue or (row.info.queue if row is not None and row.info.queue else UNKNOWN),
+        owner=named or (f"{owner.kind}/{owner.name}" if owner is not None else UNKNOWN),
+    )
+
+
+def _overlap(start: datetime, end: datetime, *, since: datetime, now: datetime) -> float:
+    """Hours of [start, end] inside [since, now]."""
+    seconds = (min(end, now) - max(start, since)).total_seconds()
+    return max(seconds, 0.0) / _HOUR
+
+
+def _is_ours(record: AuditRecord) -> bool:
+    return record.action == "deactivate" and record.actor == LOOP_ACTOR
+
+
+def _word(record: AuditRecord) -> str:
+    """ "failed: …" → "failed"; "skipped, retried next cycle: …" → "skipped"."""
+    return record.outcome.partition(":")[0].partition(",")[0].strip()

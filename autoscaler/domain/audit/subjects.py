@@ -1,0 +1,42 @@
+"""What a durable record says about the workload it is about, as it stood when acted on: the
+rule that matched, its queues and owner, when its idle episode began, the waiting
+Workload a contention-driven deactivation was for, and what the evidence signals saw (an
+idle notebook's attached Ray driver, say: shown, never use). The savings report groups by
+these, so a record keeps them even after the workload is gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from autoscaler.domain.models import Decision, WorkloadInfo
+from autoscaler.domain.usage.words import evidence_text
+
+
+@dataclass(frozen=True)
+class Subject:
+    rule: str | None = None
+    beneficiary: str | None = None  # "namespace/name" of the waiter it was for
+    queue: str | None = None  # the Workload's LocalQueue
+    cluster_queue: str | None = None
+    owner: str | None = None  # "Kind/name"
+    idle_since: datetime | None = None  # Decision.idle_since: the idle episode's start
+    evidence: str | None = None  # Decision.evidence on one line; None when nothing was seen
+
+
+def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject | None:
+    """None when neither is known (a record about a workload no longer read)."""
+    if info is None and decision is None:
+        return None
+    owner = info.owner if info is not None else None
+    beneficiary = decision.beneficiary if decision is not None else None
+    return Subject(
+        rule=decision.rule if decision is not None else None,
+        beneficiary=str(beneficiary) if beneficiary is not None else None,
+        queue=(info.queue or None) if info is not None else None,
+        cluster_queue=info.cluster_queue if info is not None else None,
+        owner=f"{owner.kind}/{owner.name}" if owner is not None else None,
+        idle_since=decision.idle_since if decision is not None else None,
+        evidence=evidence_text(decision.evidence) if decision and decision.evidence else None,
+    )

@@ -1,0 +1,270 @@
+"""The policy engine: from what the cluster and Prometheus say to one decision per workload.
+
+Each workload first falls under its rule (`domain/policy/rules.py`, first match wins), whose
+window, threshold, grace and action judge it. Checks then run in a fixed order, and the first
+that applies names the state: inactive → pending → KEDA-managed → kind not enabled →
+namespace → priority class (those four are `protection`, which the delete rung asks too) →
+exemption → rule unknown → grace → usage (busy, loading, idle-held, idle or unknown:
+`idleness.assess`) → pause. Only "idle for the whole window"
+under a rule whose action is `deactivate` or `delete` leads to an action, and the per-cycle
+cap then orders the candidates longest-idle first. (The warning stage, `domain/notices/staging.py`,
+runs after: it may turn that action into a warning, and warns for a `warn` rule.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from functools import cached_property
+
+from autoscaler.domain.annotations import Exemption, active_exemption, reactivated_at
+from autoscaler.domain.guards.caps import defer
+from autoscaler.domain.models import (
+    Action,
+    Decision,
+    FleetUsage,
+    Pauses,
+    State,
+    WorkloadInfo,
+)
+from autoscaler.domain.notices.notice import NoticeRules
+from autoscaler.domain.policy.management import inactive_reason, pending_reason
+from autoscaler.domain.policy.protection import protection
+from autoscaler.domain.policy.rules import (
+    DEFAULT_RULE,
+    ExemptionBounds,
+    Reclaim,
+    Rule,
+    RuleAction,
+    RuleMatch,
+    match_rule,
+)
+from autoscaler.domain.usage.idleness import Assessment, UsageRules, assess
+
+# The fleet's usage: one read for a single view, or one per rule name (the reconciler's).
+Usage = FleetUsage | Mapping[str, FleetUsage]
+
+
+@dataclass(frozen=True)
+class Policy:
+    rules: UsageRules
+    grace_period: timedelta
+    actionable_kinds: frozenset[str]
+    protected_priority_classes: frozenset[str] = frozenset()
+    include_namespaces: frozenset[str] = frozenset()  # empty: every namespace
+    exclude_namespaces: frozenset[str] = frozenset()
+    max_deactivations_per_cycle: int = 5
+    dry_run: bool = True
+    # The rules before the default one, first match wins; `rules` and `grace_period` above
+    # and the three `default_*` below are the default rule that closes the list.
+    scoped: tuple[Rule, ...] = ()
+    default_reclaim: Reclaim = Reclaim.ALWAYS
+    default_action: RuleAction = RuleAction.DEACTIVATE
+    default_exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
+    default_notice: NoticeRules = field(default_factory=NoticeRules)
+
+    @cached_property
+    def default_rule(self) -> Rule:
+        return Rule(
+            name=DEFAULT_RULE,
+            usage=self.rules,
+            grace_period=self.grace_period,
+            reclaim=self.default_reclaim,
+            action=self.default_action,
+            exemptions=self.default_exemptions,
+            notice=self.default_notice,
+        )
+
+    @cached_property
+    def rulebook(self) -> tuple[Rule, ...]:
+        # Cached: matched per workload, several times a cycle; the policy never changes.
+        """Every rule in matching order, the default last."""
+        return (*self.scoped, self.default_rule)
+
+    def rule_named(self, name: str) -> Rule | None:
+        return next((rule for rule in self.rulebook if rule.name == name), None)
+
+    def rule_for(self, name: str | None) -> Rule:
+        """The rule a decision names; the default rule for a name no longer in the rulebook."""
+        found = self.rule_named(name) if name is not None else None
+        return found or self.default_rule
+
+    @cached_property
+    def longest_loading(self) -> timedelta:
+        """The longest maxLoading of every rule: how far back evidence reads must reach."""
+        return max(rule.usage.max_loading for rule in self.rulebook)
+
+    def match(self, workload: WorkloadInfo, usage: Usage) -> RuleMatch:
+        return match_rule(workload, self.rulebook, gpu_models=gpu_models_of(workload, usage))
+
+
+def decide_fleet(
+    workloads: Iterable[WorkloadInfo],
+    usage: Usage,
+    *,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
+) -> tuple[Decision, ...]:
+    """Decide every workload, then apply the per-cycle cap to the deactivations."""
+    decisions = [decide(w, usage, policy=policy, pauses=pauses, now=now) for w in workloads]
+    return apply_cap(decisions, limit=policy.max_deactivations_per_cycle)
+
+
+def decide(
+    workload: WorkloadInfo,
+    usage: Usage,
+    *,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
+) -> Decision:
+    """Judge the workload under the rule it falls under; the decision names that rule."""
+    match = policy.match(workload, usage)
+    decided = _decide_under(workload, match, usage, policy=policy, pauses=pauses, now=now)
+    return replace(decided, rule=match.rule.name, rule_unknown=match.unknown)
+
+
+def _decide_under(
+    workload: WorkloadInfo,
+    match: RuleMatch,
+    usage: Usage,
+    *,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
+) -> Decision:
+    early = _before_usage(workload, policy=policy, now=now)
+    if early is not None:
+        return early
+    rule = match.rule
+    if match.unknown is not None:
+        why = f"rule {rule.name} cannot be evaluated: {match.unknown}; no action"
+        return _decision(workload, State.UNKNOWN, why)
+    ends = grace_end(workload, grace_period=rule.grace_period)
+    if ends is not None and now < ends:
+        return _decision(workload, State.GRACE, f"in grace period until {ends.isoformat()}")
+    fleet = usage_for(usage, rule, now=now)
+    verdict = assess(workload, fleet, rules=rule.usage, not_before=not_before(workload), now=now)
+    return _after_usage(workload, verdict, rule=rule, dry_run=policy.dry_run, pauses=pauses)
+
+
+def usage_for(usage: Usage, rule: Rule, *, now: datetime) -> FleetUsage:
+    """The fleet's usage at the rule's (window, threshold); none read is a failure."""
+    if isinstance(usage, FleetUsage):
+        return usage
+    found = usage.get(rule.name)
+    if found is not None:
+        return found
+    return FleetUsage(
+        window=rule.usage.window,
+        threshold=rule.usage.threshold,
+        evaluated_at=now,
+        failure=f"no usage was read for rule {rule.name}",
+    )
+
+
+def gpu_models_of(workload: WorkloadInfo, usage: Usage) -> frozenset[str]:
+    """dcgm-exporter's modelName of the workload's GPUs, as this cycle's read says. Every view
+    comes from the same fleet read, so any of them tells."""
+    fleets = [usage] if isinstance(usage, FleetUsage) else list(usage.values())[:1]
+    namespace = workload.ref.namespace
+    return frozenset(
+        gpu.model
+        for fleet in fleets
+        for pod in workload.gpu_pods
+        for gpu in fleet.for_pod(namespace, pod.name)
+        if gpu.model
+    )
+
+
+def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, ...]:
+    """The per-cycle cap: the longest idle first; the rest wait for a later cycle."""
+    return defer(decisions, keep=limit, why=f"cap of {limit} deactivations per cycle reached")
+
+
+def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> Decision | None:
+    if not workload.active:
+        return _decision(workload, State.DEACTIVATED, inactive_reason(workload.manager))
+    if not workload.admitted:
+        return _decision(workload, State.PENDING, pending_reason(workload.manager))
+    protected = protection(workload, policy=policy)
+    if protected is not None:
+        return _decision(workload, *protected)
+    exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
+    if exemption is not None:
+        return _decision(workload, State.EXEMPT, _exemption_text(exemption))
+    return None
+
+
+def _exemption_text(exemption: Exemption | None) -> str:
+    if exemption is None or exemption.until is None:
+        return "exempt indefinitely"
+    return f"exempt until {exemption.until.isoformat()}"
+
+
+def grace_end(workload: WorkloadInfo, *, grace_period: timedelta) -> datetime | None:
+    reactivated = reactivated_at(workload.annotations, workload.owner_annotations)
+    # Admitted with no recorded time: count the grace from creation rather than skip it.
+    admitted = workload.admitted_at or workload.created_at
+    starts = [admitted, reactivated]
+    known = [t for t in starts if t is not None]
+    return max(known) + grace_period if known else None
+
+
+def not_before(workload: WorkloadInfo) -> datetime:
+    """Idleness counts only after admission, reactivation and the GPU pods' creation."""
+    starts = [
+        workload.created_at,
+        workload.admitted_at,
+        reactivated_at(workload.annotations, workload.owner_annotations),
+        *(pod.created_at for pod in workload.gpu_pods),
+    ]
+    return max(t for t in starts if t is not None)
+
+
+def _after_usage(
+    workload: WorkloadInfo, verdict: Assessment, *, rule: Rule, dry_run: bool, pauses: Pauses
+) -> Decision:
+    wants_action = (
+        verdict.state is State.IDLE
+        and verdict.idle_for >= rule.usage.window
+        and verdict.peak is not None
+        and verdict.peak <= rule.usage.threshold
+    )
+    action = Action.NONE
+    state, reason = verdict.state, verdict.reason
+    if wants_action and rule.action is RuleAction.OBSERVE:
+        reason = f"{reason}; observed only (rule {rule.name}'s action is observe): no action"
+    elif wants_action and rule.action is RuleAction.WARN:
+        reason = f"{reason}; warn only (rule {rule.name}'s action is warn)"
+    elif wants_action:
+        action = Action.WOULD_DEACTIVATE if dry_run else Action.DEACTIVATE
+    if pauses.covers(workload.ref.namespace):
+        scope = "service" if pauses.everything else f"namespace {workload.ref.namespace}"
+        state, action = State.PAUSED, Action.NONE
+        reason = f"paused ({scope}); would be {verdict.state.value}: {verdict.reason}"
+    time_left = None
+    if verdict.state is State.IDLE:
+        time_left = max(rule.usage.window - verdict.idle_for, timedelta(0))
+    return Decision(
+        workload=workload.ref,
+        state=state,
+        action=action,
+        reason=reason,
+        gpus=workload.gpus,
+        peak=verdict.peak,
+        coverage=verdict.coverage,
+        idle_since=verdict.idle_since,
+        time_left=time_left,
+        evidence=verdict.evidence,
+        idle_held_gpus=verdict.idle_held_gpus,
+        loading_counts_until=verdict.loading_counts_until,
+    )
+
+
+def _decision(workload: WorkloadInfo, state: State, reason: str) -> Decision:
+    return Decision(
+        workload=workload.ref, state=state, action=Action.NONE, reason=reason, gpus=workload.gpus
+    )

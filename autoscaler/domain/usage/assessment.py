@@ -1,0 +1,78 @@
+"""What judging one workload's usage yields, and the numbers it is judged by.
+
+Kept apart from `idleness.py` (the entry point) so the modules that weigh compute and
+evidence (`classify.py`, `loading.py`) can share them without importing each other.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeGuard
+
+from autoscaler.domain.models import State
+from autoscaler.domain.usage.evidence import Sighting
+
+
+@dataclass(frozen=True)
+class UsageRules:
+    threshold: float  # utilization ratio at or below which a GPU counts as idle
+    window: timedelta  # how long every GPU must stay idle
+    slot: timedelta  # resolution of coverage and of "idle since"
+    min_coverage: float  # share of slots that must hold a real sample
+    stale_after: timedelta  # newest sample older than this: stale
+    # Loading (evidence at near-zero compute) counts as activity for at most this long after
+    # compute stopped (or admission); past it, the workload is judged on compute alone.
+    max_loading: timedelta = timedelta(minutes=60)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    state: State  # BUSY, LOADING, IDLE_HELD, IDLE or UNKNOWN
+    reason: str
+    peak: float | None = None
+    coverage: float | None = None
+    idle_since: datetime | None = None
+    idle_for: timedelta = timedelta(0)
+    evidence: tuple[str, ...] = ()  # what the evidence signals saw, one line each
+    idle_held_gpus: int = 0  # IDLE_HELD: GPUs idle the whole window beside busy ones
+    # Until when loading would still count as activity (compute stopped + max_loading): the
+    # fresh check blocks a stop on new loading evidence only before then. None: not idle.
+    loading_counts_until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Compute:
+    """What compute (and Ray task execution) says, before the device evidence is weighed."""
+
+    peak: float | None  # highest utilization in the window, any GPU
+    coverage: float  # the thinnest GPU's
+    since: datetime  # idle since: the last busy sample or Ray task, or `not_before`
+    recently_busy: bool  # some GPU's peak in the window is above the threshold
+
+
+def known(peak: float | None) -> TypeGuard[float]:
+    """A NaN compares false with everything, so it would pass for idle: treat it as absent."""
+    return peak is not None and not math.isnan(peak)
+
+
+def minutes(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    if seconds % 60:
+        return f"{seconds}s"
+    return f"{seconds // 60}m"
+
+
+def clock(at: datetime) -> str:
+    """A time of day as the reasons show it (UTC, like every time in the domain)."""
+    return at.strftime("%H:%M")
+
+
+# A sighting whose slot ended at most this many slots before now is current: the newest
+# slot of a read ends at its step, up to a slot before the cycle's `now`.
+CURRENT_SLOTS = 2
+
+
+def current(sighting: Sighting, *, rules: UsageRules, now: datetime) -> bool:
+    return now - sighting.last_at <= rules.slot * CURRENT_SLOTS

@@ -1,0 +1,88 @@
+"""The delete rung's act step (ISSUE 15; rule action `delete`, opt-in), on the leader only.
+
+The same durable path as a deactivation: the Workload read and decided again (an exemption,
+a snooze or a reactivation made since wins), the audit record written BEFORE the request
+(no record, no delete), then ONE delete of the owner with its UID as read for a
+precondition (a RayCluster re-created under the same name is another object and stays),
+the Event, and the notification.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import ClusterReader, WorkloadActuator
+from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
+from autoscaler.domain.outcomes import Outcome
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.engine.acting import sequence as actuation
+from autoscaler.engine.acting.audited import audited_write
+from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.stop import outcome_of
+from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
+from autoscaler.engine.notify.notices import DELETED_EVENT, EVENTS_ONLY, Notices, event_message
+
+
+class Deleter:
+    def __init__(
+        self,
+        *,
+        cluster: ClusterReader,
+        actuator: WorkloadActuator,
+        policy: Policy,
+        logger: logging.Logger,
+        guards: Guards | None = None,
+        notices: Notices = EVENTS_ONLY,
+        may_act: IsLeader = always_leading,
+    ) -> None:
+        self._cluster = cluster
+        self._actuator = actuator
+        self._policy = policy
+        self._log = logger
+        self._guards = guards
+        self._notices = notices
+        self._may_act = may_act
+
+    def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
+        chosen = [d for d in decisions if d.action is Action.DELETE]
+        if not chosen or not self._may_act():
+            return ()
+        return tuple(self._delete(inputs, decision) for decision in chosen)
+
+    def _delete(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
+        now = inputs.now
+        checked = recheck(self._cluster, inputs, decision, policy=self._policy)
+        if isinstance(checked, Outcome):
+            return action_record(self._log, decision, now=now, outcome=checked)
+        fresh, again = checked
+        if not self._may_act():
+            skipped = Outcome.skipped("no longer the leader")
+            return action_record(self._log, again, now=now, outcome=skipped)
+        outcome, audited = audited_write(
+            self._guards,
+            fresh,
+            again,
+            now=now,
+            write=lambda: self._request(fresh, again, now=now),
+        )
+        return action_record(self._log, again, now=now, outcome=outcome, audited=audited)
+
+    def _request(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:
+        try:
+            self._actuator.delete_owner(workload)
+        except ClusterError as exc:
+            return outcome_of(exc)
+        actuation.announce(
+            self._actuator,
+            workload,
+            reason=DELETED_EVENT,
+            message=event_message(decision),
+            logger=self._log,
+        )
+        rule = self._policy.rule_for(decision.rule)
+        self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
+        return Outcome.done()

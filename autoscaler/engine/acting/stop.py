@@ -1,0 +1,189 @@
+"""The act step of a reconcile pass: deactivate what the decisions say, and nothing else.
+
+Before each action the Workload is read again and decided again, under the pauses the act
+steps read again (`engine.act_steps`), so a change made since the cycle began (kill switch,
+exemption, reactivation, deletion) wins. With guards, one query first re-reads every
+candidate's newest samples, and each action writes its durable audit record before its
+patch. The writes themselves are the act sequence of `engine.actuation`, shared with the
+REST API.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
+from autoscaler.core.ports import Clock, ClusterReader, WorkloadActuator
+from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.guards.caps import release_broken_sets
+from autoscaler.domain.models import (
+    Action,
+    ActionRecord,
+    Decision,
+    WorkloadInfo,
+    WorkloadRef,
+)
+from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.policy.decisions import Policy
+from autoscaler.engine.acting import sequence as actuation
+from autoscaler.engine.acting.audited import audited_write
+from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
+from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
+
+
+class Deactivator:
+    def __init__(
+        self,
+        *,
+        cluster: ClusterReader,
+        actuator: WorkloadActuator,
+        policy: Policy,
+        clock: Clock,
+        logger: logging.Logger,
+        guards: Guards | None = None,
+        may_act: IsLeader = always_leading,
+        notices: Notices = EVENTS_ONLY,
+    ) -> None:
+        """`may_act`: asked before the first action and again before each patch, so a leader
+        that lost its lease mid-cycle stops at once. `notices`: where a done deactivation is
+        told (ISSUE 15)."""
+        self._cluster = cluster
+        self._actuator = actuator
+        self._policy = policy
+        self._clock = clock
+        self._log = logger
+        self._guards = guards
+        self._may_act = may_act
+        self._notices = notices
+
+    def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
+        """Deactivate what the decisions say, each checked once more right before. The
+        pauses in `inputs` were read again after the cycle's decisions (`ActSteps.act`)."""
+        chosen = [d for d in decisions if d.action is Action.DEACTIVATE]
+        if not chosen or not self._may_act():
+            return ()  # another replica leads: it acts
+        checked = self._checked_again(inputs, chosen)
+        return tuple(
+            self._deactivate(inputs, d)
+            if again.action is Action.DEACTIVATE
+            else self._record(d, inputs.now, Outcome.skipped(again.reason))
+            for d, again in zip(chosen, checked, strict=True)
+        )
+
+    def _checked_again(self, inputs: CycleInputs, chosen: list[Decision]) -> tuple[Decision, ...]:
+        """The fresh check: a candidate busy or unknown now stays, and so does the rest of a
+        waiter's set it belonged to (the caps' rule, `release_broken_sets`)."""
+        left_alone = self._fresh_check(inputs, chosen)
+        return release_broken_sets(
+            [
+                replace(d, action=Action.NONE, reason=left_alone[d.workload])
+                if d.workload in left_alone
+                else d
+                for d in chosen
+            ]
+        )
+
+    def _fresh_check(self, inputs: CycleInputs, chosen: list[Decision]) -> dict[WorkloadRef, str]:
+        """One query over every candidate's newest samples; those now busy or unknown stay."""
+        if self._guards is None:
+            return {}
+        wanted = {d.workload for d in chosen}
+        candidates = [w for w in inputs.workloads if w.ref in wanted]
+        rule_of = {d.workload: d.rule for d in chosen}
+        loading_until = {d.workload: d.loading_counts_until for d in chosen}
+        return self._guards.fresh_check(
+            candidates, now=self._clock.now(), rule_of=rule_of, loading_until=loading_until
+        )
+
+    def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
+        checked = recheck(
+            self._cluster,
+            inputs,
+            decision,
+            policy=self._policy,
+            unreadable=lambda exc: outcome_of(exc, wrote=False),
+            changed=lambda again: Outcome.skipped(f"now {again.state}"),
+        )
+        if isinstance(checked, Outcome):
+            return self._record(decision, inputs.now, checked)
+        fresh, again = checked
+        # The cycle's reclaim plan chose whom this stop serves; deciding again keeps that.
+        again = replace(again, beneficiary=decision.beneficiary, reason=decision.reason)
+        return self._patch(fresh, again, now=inputs.now)
+
+    def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
+        """The durable audit record, then the act sequence (one patch, owner, Event)."""
+        if not self._may_act():
+            return self._record(decision, now, Outcome.skipped("no longer the leader"))
+        outcome, audited = audited_write(
+            self._guards,
+            workload,
+            decision,
+            now=now,
+            write=lambda: self._write(workload, decision, now=now),
+        )
+        if outcome.kind is OutcomeKind.DONE:
+            rule = self._policy.rule_for(decision.rule)
+            self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
+        return self._record(decision, now, outcome, audited=audited)
+
+    def _write(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> Outcome:
+        try:
+            actuation.deactivate(
+                self._actuator,
+                workload,
+                audit=self._audit(decision, now),
+                message=deactivation_message(decision),
+                logger=self._log,
+            )
+        except ClusterError as exc:
+            return outcome_of(exc)
+        return Outcome.done()
+
+    def _audit(self, decision: Decision, now: datetime) -> DeactivationAudit:
+        rule = self._policy.rule_for(decision.rule)
+        rules = rule.usage
+        return DeactivationAudit(
+            at=now,
+            reason=decision.reason,
+            peak=decision.peak,
+            threshold=rules.threshold,
+            policy=f"rule {rule.name}: threshold {rules.threshold:.0%}, window {rules.window}, "
+            f"min coverage {rules.min_coverage:.0%}, grace {rule.grace_period}",
+            beneficiary=str(decision.beneficiary) if decision.beneficiary else None,
+        )
+
+    def _record(
+        self, decision: Decision, now: datetime, outcome: Outcome, *, audited: bool = False
+    ) -> ActionRecord:
+        # audited: its durable audit record is written, the loop audit must not add one
+        return action_record(self._log, decision, now=now, outcome=outcome, audited=audited)
+
+
+def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:
+    """How a call that raised went: a write whose answer was lost may have applied (a read's
+    lost answer changed nothing); a 404 or 409 is decided again next cycle; anything else
+    was refused."""
+    if isinstance(exc, AnswerLost) and wrote:
+        return Outcome.unknown(f"answer lost, settled next cycle: {exc}")
+    if isinstance(exc, NotFound | Conflict):
+        return Outcome.skipped(f"retried next cycle: {exc}")
+    return Outcome.failed(str(exc))
+
+
+def deactivation_message(decision: Decision) -> str:
+    name = decision.workload.name
+    namespace = decision.workload.namespace
+    waiter = decision.beneficiary
+    for_whom = f"Its GPUs are for the waiting Workload {waiter}. " if waiter else ""
+    return (
+        f"Deactivated by idle-gpu-autoscaler: {decision.reason}. {for_whom}"
+        f"To bring it back: kubectl patch workload {name} -n {namespace} --type merge "
+        '-p \'{"spec":{"active":true}}\'. The cluster\'s in-memory Ray state is gone, '
+        "and it may wait in the queue until quota is free."
+    )

@@ -1,0 +1,237 @@
+"""One reconcile pass: read the cluster → query Prometheus (a constant number of fleet-wide
+queries) → decide → guard → act (engine/acting/stop.py) → publish an immutable snapshot.
+
+Failing outside systems never cause a deactivation: a cluster read failure publishes the
+previous rows as unknown and acts on nothing; a metrics failure makes every workload
+unknown inside the policy engine.
+
+With `guards` (engine/cycle/screen.py) the decisions then pass the contested marks, the mass-idle
+circuit breaker and the hourly cap, and the snapshot reports what they held back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    MetricSource,
+    PendingWork,
+    WorkloadActuator,
+)
+from autoscaler.domain.guards.caps import release_broken_sets
+from autoscaler.domain.models import (
+    DEFAULT_PROFILE,
+    Action,
+    Decision,
+    FleetUsage,
+    GuardReport,
+    Pauses,
+    Snapshot,
+    State,
+    UsageView,
+    WaitersSeen,
+    WorkloadInfo,
+    WorkloadStatus,
+)
+from autoscaler.domain.policy.decisions import Policy, apply_cap, decide
+from autoscaler.domain.policy.rules import Reclaim
+from autoscaler.domain.usage.idleness import UsageRules
+from autoscaler.engine.acting.leadership import always_leading
+from autoscaler.engine.acting.steps import ActSteps
+from autoscaler.engine.cycle.decision_log import log_decision
+from autoscaler.engine.cycle.keda_managed import keda_managed_targets, mark_keda_managed
+from autoscaler.engine.cycle.reclaim import Reclaimer
+from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.cycle.stage import CycleInputs, stage_all
+from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
+
+
+class Reconciler:
+    def __init__(
+        self,
+        *,
+        cluster: ClusterReader,
+        actuator: WorkloadActuator,
+        metrics: MetricSource,
+        policy: Policy,
+        clock: Clock,
+        publish: Callable[[Snapshot], None],
+        logger: logging.Logger,
+        profiles: Mapping[str, UsageRules] | None = None,
+        keda_addresses: Sequence[str] = (),
+        guards: Guards | None = None,
+        is_leader: Callable[[], bool] | None = None,
+        pending: PendingWork | None = None,
+        notices: Notices = EVENTS_ONLY,
+    ) -> None:
+        """`is_leader`: with several replicas, only the leader acts (and writes the guards'
+        state); every replica decides and publishes snapshots. None: this one always leads.
+        `notices`: where warnings, all-clears, stops and deletes are told besides Events."""
+        self._cluster = cluster
+        self._metrics = metrics
+        self._policy = policy
+        self._clock = clock
+        self._publish = publish
+        self._log = logger
+        self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
+        self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
+        self._guards = guards
+        self._is_leader = is_leader or always_leading
+        self._actor = ActSteps(
+            cluster=cluster,
+            actuator=actuator,
+            policy=policy,
+            clock=clock,
+            logger=logger,
+            guards=guards,
+            may_act=self._is_leader,
+            notices=notices,
+        )
+        self._reclaimer = Reclaimer(pending=pending, logger=logger)
+        self._cycle = 0
+        self._previous: Snapshot | None = None
+
+    @property
+    def policy(self) -> Policy:
+        return self._policy
+
+    def run_once(self) -> Snapshot:
+        self._cycle += 1
+        now = self._clock.now()
+        try:
+            workloads = self._keda_marked(self._cluster.list_workloads())
+            gpu_pods = self._cluster.list_gpu_pods()
+            pauses = self._cluster.read_pauses()
+        except ClusterError as exc:
+            return self._finish(self._cluster_outage(now, exc))
+        usage_by_rule = self._read_usage(now)
+        usage = usage_by_rule[DEFAULT_PROFILE]
+        inputs = CycleInputs(
+            workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage_by_rule, now=now
+        )
+        decisions, report, waiters = self._decide(inputs)
+        for info, decision in zip(workloads, decisions, strict=True):
+            log_decision(self._log, info, decision, now=now)
+        actions = self._actor.act(inputs, decisions)
+        rows = tuple(WorkloadStatus(info, d) for info, d in zip(workloads, decisions, strict=True))
+        return self._finish(
+            Snapshot(
+                cycle=self._cycle,
+                taken_at=now,
+                workloads=rows,
+                cluster_ok=True,
+                metrics_ok=usage.failure is None,
+                dry_run=self._policy.dry_run,
+                pauses=pauses,
+                errors=(usage.failure,) if usage.failure else (),
+                actions=actions,
+                usage=usage_by_rule,
+                gpu_pods=tuple(gpu_pods),
+                guards=report,
+                waiters=waiters,
+            )
+        )
+
+    def _decide(
+        self, inputs: CycleInputs
+    ) -> tuple[tuple[Decision, ...], GuardReport | None, WaitersSeen | None]:
+        """Decide, reclaim where someone waits, stage the warnings, guard, cap."""
+        workloads, now = inputs.workloads, inputs.now
+        decided, waiters = self._reclaimer.screen(
+            workloads,
+            [
+                decide(w, inputs.usage, policy=self._policy, pauses=inputs.pauses, now=now)
+                for w in workloads
+            ],
+            contended=self._contended,
+        )
+        # The warning stage after the reclaim screen (a contended stop is warned when it is
+        # picked) and before the guards (a held warning is never given).
+        decided = stage_all(workloads, decided, policy=self._policy, pauses=inputs.pauses, now=now)
+        # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
+        # the guards hold back (contested ones would take them cycle after cycle).
+        screened, report = self._screen(inputs, decided)
+        capped = apply_cap(screened, limit=self._policy.max_deactivations_per_cycle)
+        return release_broken_sets(capped), report, waiters
+
+    def _contended(self, decision: Decision) -> bool:
+        """Whether the decision's rule reclaims only when someone waits."""
+        rule = self._policy.rule_named(decision.rule)
+        return rule is not None and rule.reclaim is Reclaim.WHEN_CONTENDED
+
+    def _screen(
+        self, inputs: CycleInputs, decisions: tuple[Decision, ...]
+    ) -> tuple[tuple[Decision, ...], GuardReport | None]:
+        if self._guards is None:
+            return decisions, None
+        screened = self._guards.screen(
+            inputs.workloads, inputs.usage, decisions, now=inputs.now, leading=self._is_leader()
+        )
+        return screened.decisions, screened.report
+
+    def _keda_marked(self, workloads: Sequence[WorkloadInfo]) -> Sequence[WorkloadInfo]:
+        """Workloads a ScaledObject scales through our signal are KEDA's: never patched."""
+        if not self._keda_addresses:
+            return workloads
+        targets = keda_managed_targets(
+            self._cluster.list_scaled_objects(), self_addresses=self._keda_addresses
+        )
+        return mark_keda_managed(workloads, targets)
+
+    def _read_usage(self, now: datetime) -> dict[str, FleetUsage]:
+        """One fleet-wide read for every rule (and every legacy KEDA profile), keyed by name:
+        the count of queries never depends on the fleet's size, nor on how many rules or
+        profiles judge it."""
+        named = {rule.name: rule.usage for rule in self._policy.rulebook}
+        profiles = {name: r for name, r in self._profiles.items() if name not in named}
+        views = {
+            name: UsageView(r.window, r.threshold) for name, r in {**named, **profiles}.items()
+        }
+        read = self._metrics.read_views(set(views.values()), now=now)
+        return {name: read[view] for name, view in views.items()}
+
+    def _finish(self, snapshot: Snapshot) -> Snapshot:
+        self._previous = snapshot
+        self._publish(snapshot)
+        self._log.info(
+            "cycle %d: %d workloads, %d actions%s",
+            snapshot.cycle,
+            len(snapshot.workloads),
+            len(snapshot.actions),
+            "" if snapshot.cluster_ok and snapshot.metrics_ok else " (degraded)",
+            extra={
+                "cycle": snapshot.cycle,
+                "cluster_ok": snapshot.cluster_ok,
+                "metrics_ok": snapshot.metrics_ok,
+            },
+        )
+        return snapshot
+
+    def _cluster_outage(self, now: datetime, exc: ClusterError) -> Snapshot:
+        reason = f"cluster unreachable: {exc}"
+        self._log.warning("cycle skipped: %s", reason, extra={"error_source": "cluster"})
+        old_rows = self._previous.workloads if self._previous else ()
+        rows = tuple(WorkloadStatus(row.info, _unknown(row.decision, reason)) for row in old_rows)
+        return Snapshot(
+            cycle=self._cycle,
+            taken_at=now,
+            workloads=rows,
+            cluster_ok=False,
+            metrics_ok=self._previous.metrics_ok if self._previous else False,
+            dry_run=self._policy.dry_run,
+            pauses=self._previous.pauses if self._previous else Pauses(),
+            errors=(reason,),
+            guards=self._previous.guards if self._previous else None,
+        )
+
+
+def _unknown(decision: Decision, reason: str) -> Decision:
+    if decision.state in (State.DEACTIVATED, State.PENDING):
+        return decision
+    return replace(decision, state=State.UNKNOWN, action=Action.NONE, reason=reason)

@@ -1,0 +1,91 @@
+"""The savings report's figures as Prometheus gauges, per namespace and LocalQueue only (the
+per-owner figures live in the REST report: an owner label would grow without bound).
+
+Each gauge is the figure over the trailing `period` (24 hours by default) as of the latest
+refresh, recomputed from the audit trail at most every `refresh`, so a replica reads the
+runtime-state ConfigMap a few times an hour, not each cycle. Every replica reports the same
+values: a dashboard takes their `max`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from prometheus_client import CollectorRegistry, Gauge
+
+from autoscaler.core.errors import ClusterError
+from autoscaler.core.ports import StateBacking
+from autoscaler.domain.audit.savings import Figures, Group, per_queue, savings
+from autoscaler.domain.models import Snapshot
+
+PREFIX = "idle_gpu_autoscaler_savings_"
+LABELS = ("namespace", "queue")
+_FIGURES: dict[str, tuple[str, Callable[[Figures], float]]] = {
+    "held_idle_gpu_hours": (
+        "GPU-hours held idle over the trailing period: before our deactivations, and idle now.",
+        lambda f: f.held_idle_gpu_hours,
+    ),
+    "reclaimed_gpu_hours": (
+        "GPU-hours reclaimed over the trailing period: from our deactivation until reactivated.",
+        lambda f: f.reclaimed_gpu_hours,
+    ),
+    "wait_shortened_seconds": (
+        "Queue wait shortened over the trailing period: per waiter admitted, its admission time "
+        "minus the time the deactivation made for it was decided.",
+        lambda f: f.wait_shortened.total_seconds(),
+    ),
+    "regretted": (
+        "Deactivations in the trailing period undone within an hour.",
+        lambda f: f.regretted,
+    ),
+    "contested": (
+        "Workloads marked contested in the trailing period.",
+        lambda f: f.contested,
+    ),
+}
+SAVINGS_METRIC_NAMES = tuple(PREFIX + name for name in _FIGURES)
+
+
+class SavingsGauges:
+    """A snapshot subscriber; every replica runs one (it only reads)."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        *,
+        state: StateBacking,
+        logger: logging.Logger,
+        period: timedelta = timedelta(hours=24),
+        refresh: timedelta = timedelta(minutes=5),
+    ) -> None:
+        self._state = state
+        self._log = logger
+        self._period = period
+        self._refresh = refresh
+        self._last: datetime | None = None
+        self._gauges = {
+            name: Gauge(PREFIX + name, text, LABELS, registry=registry)
+            for name, (text, _figure) in _FIGURES.items()
+        }
+
+    def __call__(self, snapshot: Snapshot) -> None:
+        now = snapshot.taken_at
+        if self._last is not None and now - self._last < self._refresh:
+            return
+        try:
+            trail = self._state.read().audit
+        except ClusterError as exc:
+            self._log.warning("savings metrics not refreshed: %s", exc)
+            return
+        self._last = now
+        found = savings(trail, snapshot.workloads, since=now - self._period, now=now)
+        self._show(found.by(per_queue))
+
+    def _show(self, rows: dict[Group, Figures]) -> None:
+        for name, (_text, figure) in _FIGURES.items():
+            gauge = self._gauges[name]
+            gauge.clear()  # a queue with nothing left in the period drops out
+            for group, figures in rows.items():
+                gauge.labels(group.namespace, group.queue).set(figure(figures))
