@@ -7,15 +7,13 @@ A rule named `default` may be written last, without `match`, to set the default 
 reclaim, action, exemptions and notice (warning, snooze, notify); a knob set both there and in
 `policy:` is an error naming both.
 
-`api.maxExemption` and `keda.profiles` are the older spellings of what rules now say: the
-default rule's `exemptions.maxDuration`, and a named (window, threshold) view a KEDA trigger
-picks with `profile:` (a trigger may now name a rule instead). They still work, with a
-deprecation warning (`deprecations`).
+The older spellings of what rules now say, `api.maxExemption` and `keda.profiles`, were removed
+at 1.0: a file that still has them is refused naming the replacement (`settings/tree.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
@@ -85,7 +83,9 @@ class RuleExemptionSettings(Section):
     max_duration: Duration | None = Field(
         None,
         description="Longest exemption (API or hand-set `exempt-until`) for this rule's "
-        "workloads. Unset: the default rule's (api.maxExemption, a week).",
+        "workloads; longer hand-set values are cut to now + this once, keeping the original. "
+        "Unset: the default rule's, a week: it covers a holiday demo without letting a "
+        "forgotten exemption hold GPUs for months.",
     )
     allowed_to: Literal["workload-editors", "admins"] | None = Field(
         None,
@@ -176,7 +176,7 @@ SHARED_KNOBS = {
 def check_rules(settings: Settings) -> list[str]:
     """Every problem of the `rules:` list, each naming its key; empty when sound."""
     rules = settings.rules
-    problems = _names(rules, profiles=settings.keda.profiles)
+    problems = _names(rules)
     enabled = [kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled]
     for index, rule in enumerate(rules):
         if rule.match is not None:
@@ -195,14 +195,12 @@ def written_default(rules: Sequence[RuleSettings]) -> RuleSettings | None:
     return rules[-1] if rules and rules[-1].name == DEFAULT_RULE else None
 
 
-def _names(rules: Sequence[RuleSettings], *, profiles: Collection[str]) -> list[str]:
+def _names(rules: Sequence[RuleSettings]) -> list[str]:
     problems, seen = [], set()
     for index, rule in enumerate(rules):
         key = f"rules[{index}].name"
         if rule.name in seen:
             problems.append(f"{key}: {rule.name} is used by an earlier rule")
-        if rule.name in profiles:
-            problems.append(f"{key}: {rule.name} is also a keda.profiles name")
         if rule.name == DEFAULT_RULE and index != len(rules) - 1:
             problems.append(f"{key}: the default rule closes the list: write it last")
         if rule.name == DEFAULT_RULE and rule.match is not None:
@@ -235,28 +233,4 @@ def _conflicts(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
                 f"rules[{index}].{key} and {section}.{key} both set the default rule's {key}: "
                 "keep one"
             )
-    if (
-        rule.exemptions.max_duration is not None
-        and "max_exemption" in settings.api.model_fields_set
-    ):
-        problems.append(
-            f"rules[{index}].exemptions.maxDuration and api.maxExemption both set the default "
-            "rule's longest exemption: keep one (api.maxExemption is deprecated)"
-        )
     return problems
-
-
-def deprecations(settings: Settings) -> list[str]:
-    """Older keys that still work, and what to write instead."""
-    said = []
-    if "max_exemption" in settings.api.model_fields_set:
-        said.append(
-            "api.maxExemption is deprecated: write it as exemptions.maxDuration of a rule "
-            "named default (last in rules:)"
-        )
-    for name in settings.keda.profiles:
-        said.append(
-            f"keda.profiles.{name} is deprecated: triggers may name a rule in `profile:`, "
-            "which judges them with that rule's idleWindow and thresholdPercent"
-        )
-    return said

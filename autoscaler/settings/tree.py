@@ -227,6 +227,14 @@ ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Keys removed at 1.0 → what to write instead: a file that still has one is refused saying so.
+REMOVED_KEYS = {
+    "api.maxExemption": "exemptions.maxDuration in a rule named default, last in `rules:`",
+    "keda.profiles": "a rule per profile, of the same name, with its idleWindow and "
+    "thresholdPercent: a KEDA trigger that names the rule in `profile:` is judged with them",
+}
+
+
 def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None) -> Settings:
     """Read, override from the environment, validate. Raises ConfigError naming each bad key."""
     raw = _read_yaml(path) if path is not None else {}
@@ -271,6 +279,8 @@ def _set_nested(raw: dict[str, Any], keys: tuple[str, ...], value: str) -> None:
 
 def _describe(error: Mapping[str, Any]) -> str:
     location = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden" and location in REMOVED_KEYS:
+        return f"{location}: removed at 1.0; write {REMOVED_KEYS[location]}"
     if error["type"] == "extra_forbidden":
         return f"{location}: unknown key (check its spelling)"
     return f"{location}: {error['msg']}"
