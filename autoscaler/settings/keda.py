@@ -46,13 +46,16 @@ class KedaTlsSettings(Section):
 class KedaSettings(Section):
     enabled: bool = Field(
         False,
-        description="Serve the external scaler (gRPC) and the metrics-api endpoint. Off by "
-        "default: no port is opened unless someone asks for it.",
+        description="Serve KEDA's external-scaler protocol (gRPC) and the metrics-api "
+        "endpoint, so a ScaledObject can use the idle signal. Off by default: no port is opened "
+        "unless someone asks for it.",
     )
     port: int = Field(9090, ge=1, le=65535, description="gRPC port of the external scaler.")
     tls: KedaTlsSettings = Field(
         default_factory=KedaTlsSettings,
-        description="Server certificate and optional client CA; plaintext when unset.",
+        description="Server certificate and key, and a client CA for mutual TLS (KEDA's "
+        "TriggerAuthentication carries the matching caCert / tlsClientCert / tlsClientKey). "
+        "Unset: plaintext.",
     )
     self_addresses: list[str] = Field(
         default_factory=list,
@@ -62,8 +65,8 @@ class KedaSettings(Section):
     )
     heartbeat_interval: Duration = Field(
         timedelta(seconds=30),
-        description="StreamIsActive repeats the current answer this often when nothing "
-        "changed, so a silently broken stream is noticed.",
+        description="StreamIsActive (external-push) repeats the current answer this often "
+        "when nothing changed, so a silently broken stream is noticed.",
     )
 
     @model_validator(mode="after")

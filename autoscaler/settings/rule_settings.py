@@ -18,45 +18,60 @@ from datetime import timedelta
 from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, JsonValue
 
 from autoscaler.domain.policy.checks import impossible
 from autoscaler.domain.policy.rules import DEFAULT_RULE, Selector
-from autoscaler.settings.base import Duration, Section
+from autoscaler.settings.base import POSITIVE, Duration, Section
 from autoscaler.settings.notice_settings import RuleSnoozeSettings
+from autoscaler.settings.notifications import TARGET_NAME
 
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
 
 RULE_NAME = r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$"  # also a KEDA profile and a metric label
+NAMED: dict[str, JsonValue] = {"items": {"minLength": 1}}  # the chart's schema: no empty name
 
 
 class MatchSettings(Section):
     """What a rule selects. Every key set must hold (AND); a key left out matches anything;
     within a list, any entry matches (OR). An empty list matches nothing and is an error."""
 
-    namespaces: list[str] | None = Field(None, description="Namespace names.")
+    namespaces: list[str] | None = Field(
+        None, description="Namespace names.", json_schema_extra=NAMED
+    )
     namespace_labels: dict[str, str] | None = Field(
         None,
         description="Labels the namespace must carry, key=value equality like `matchLabels`. "
         "When the namespace's labels cannot be read, the workload's rule is unknown (no action) "
         "rather than the next rule's.",
     )
-    local_queues: list[str] | None = Field(None, description="Kueue LocalQueue names.")
-    cluster_queues: list[str] | None = Field(
-        None, description="Kueue ClusterQueue names (the one that admitted the workload)."
+    local_queues: list[str] | None = Field(
+        None, description="Kueue LocalQueue names.", json_schema_extra=NAMED
     )
-    cohorts: list[str] | None = Field(None, description="Cohorts of the workload's ClusterQueue.")
+    cluster_queues: list[str] | None = Field(
+        None,
+        description="Kueue ClusterQueue names (the one that admitted the workload).",
+        json_schema_extra=NAMED,
+    )
+    cohorts: list[str] | None = Field(
+        None, description="Cohorts of the workload's ClusterQueue.", json_schema_extra=NAMED
+    )
     priority_classes: list[str] | None = Field(
-        None, description="(Workload)PriorityClass names, as the Workload names them."
+        None,
+        description="(Workload)PriorityClass names, as the Workload names them.",
+        json_schema_extra=NAMED,
     )
     gpu_models: list[str] | None = Field(
         None,
         description="dcgm-exporter `modelName` values (e.g. `NVIDIA H100 80GB HBM3`); every GPU "
         "of the workload must be one of them. No model known this cycle: the rule is unknown.",
+        json_schema_extra=NAMED,
     )
     owner_kinds: list[str] | None = Field(
-        None, description="Owner kinds (RayCluster, RayJob, Job); each must be enabled."
+        None,
+        description="Owner kinds (RayCluster, RayJob, Job); each must be enabled.",
+        json_schema_extra=NAMED,
     )
     owner_labels: dict[str, str] | None = Field(
         None, description="Labels the owner (e.g. the RayCluster) must carry, equality."
@@ -86,6 +101,7 @@ class RuleExemptionSettings(Section):
         "workloads; longer hand-set values are cut to now + this once, keeping the original. "
         "Unset: the default rule's, a week: it covers a holiday demo without letting a "
         "forgotten exemption hold GPUs for months.",
+        json_schema_extra=POSITIVE,
     )
     allowed_to: Literal["workload-editors", "admins"] | None = Field(
         None,
@@ -97,6 +113,18 @@ class RuleExemptionSettings(Section):
 
 
 class RuleSettings(Section):
+    # What the service checks across keys (settings/notice_checks.py), the chart's schema too.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"action": {"const": "delete"}}, "required": ["action"]},
+                    "then": {"required": ["deleteAfter"]},
+                }
+            ]
+        }
+    )
+
     name: str = Field(
         pattern=RULE_NAME,
         description="1-32 lowercase letters, digits or '-'. Decisions, logs and `explain` name "
@@ -137,14 +165,20 @@ class RuleSettings(Section):
         "the RayCluster once inactive for `deleteAfter` (opt-in; match.ownerKinds must be "
         "[RayCluster]). Unset: the default rule's (deactivate).",
     )
-    exemptions: RuleExemptionSettings = Field(default_factory=RuleExemptionSettings)
+    exemptions: RuleExemptionSettings = Field(
+        default_factory=RuleExemptionSettings,
+        description="How long, and by whom, this rule's workloads may be exempted.",
+    )
     warn_before: Duration | None = Field(
         None,
         description="The least notice before a stop (and before a deletion): the warning "
         "(Event, annotations, notifications) comes this long ahead; 0s: no warning. Unset: "
         "policy.warnBefore.",
     )
-    snooze: RuleSnoozeSettings = Field(default_factory=RuleSnoozeSettings)
+    snooze: RuleSnoozeSettings = Field(
+        default_factory=RuleSnoozeSettings,
+        description="What people may ask when they snooze this rule's warnings.",
+    )
     delete_after: Duration | None = Field(
         None,
         gt=timedelta(0),
@@ -157,6 +191,7 @@ class RuleSettings(Section):
         description="Names of notifications.targets for this rule's workloads when their "
         "namespace names none (`idle-gpu-autoscaler.io/notify`). Unset: "
         "the default rule's, else notifications.defaultTargets.",
+        json_schema_extra={"items": {"pattern": TARGET_NAME}, "uniqueItems": True},
     )
 
 
