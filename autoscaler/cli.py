@@ -15,7 +15,6 @@ from autoscaler.client.commands import run as run_client
 from autoscaler.core.errors import ConfigError
 from autoscaler.demo.run import add_demo_arguments
 from autoscaler.domain.policy.checks import shadowed
-from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
 
@@ -88,9 +87,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check_config(settings: Settings) -> int:
-    """The effective settings on stdout; deprecated keys and rules that can never match (an
-    earlier rule selects all they select) as warnings on stderr: valid, but worth a look."""
-    for warning in (*deprecations(settings), *shadowed(build_policy(settings).rulebook)):
+    """The effective settings on stdout; rules that can never match (an earlier rule selects
+    all they select) as warnings on stderr: valid, but worth a look."""
+    for warning in shadowed(build_policy(settings).rulebook):
         print(f"warning: {warning}", file=sys.stderr)
     effective = settings.model_dump(mode="json", by_alias=True)
     print("# effective configuration (defaults filled in, environment applied)")

@@ -48,11 +48,9 @@ def settings() -> Settings:
         {
             "policy": {"dryRun": False},
             "cluster": {"serviceNamespace": "gpu-ops"},
-            "keda": {
-                "enabled": True,
-                "port": free_port(),
-                "profiles": {"short": {"idleWindow": "10m", "thresholdPercent": 5}},
-            },
+            "keda": {"enabled": True, "port": free_port()},
+            # A second view, as a trigger's `profile: short` names it; team-a is not its.
+            "rules": [{"name": "short", "match": {"namespaces": ["team-b"]}, "idleWindow": "10m"}],
         }
     )
 
@@ -79,7 +77,7 @@ def test_a_workload_scaled_through_our_keda_signal_is_reported_and_never_patched
     assert row.decision.state is State.KEDA_MANAGED
     assert row.decision.action is Action.NONE
     assert cluster.deactivated() == []
-    assert len(metrics.reads) == 2  # the policy's window and the "short" profile
+    assert len(metrics.reads) == 2  # the policy's window and the "short" rule's
     assert set(snapshot.usage) == {"default", "short"}
 
 

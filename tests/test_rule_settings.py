@@ -12,7 +12,6 @@ import pytest
 
 from autoscaler.core.errors import ConfigError
 from autoscaler.domain.policy.rules import ExemptionRight, Reclaim, RuleAction, Selector
-from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
 
@@ -72,7 +71,7 @@ def test_without_rules_the_default_rule_is_todays_policy() -> None:
     assert policy.rulebook == (policy.default_rule,)
     assert policy.default_rule.usage.window == settings.policy.idle_window
     assert policy.default_rule.grace_period == settings.policy.grace_period
-    assert policy.default_rule.exemptions.max_duration == settings.api.max_exemption
+    assert policy.default_rule.exemptions.max_duration == timedelta(days=7)
     assert (policy.default_rule.reclaim, policy.default_rule.action) == (
         Reclaim.ALWAYS,
         RuleAction.DEACTIVATE,
@@ -134,13 +133,13 @@ BAD = [
     ),
     pytest.param(
         "api: {maxExemption: 3d}\nrules:\n  - name: default\n    exemptions: {maxDuration: 1d}\n",
-        "rules[0].exemptions.maxDuration and api.maxExemption both set",
+        "api.maxExemption: removed at 1.0; write exemptions.maxDuration in a rule named default",
         id="api-and-default-rule-both-set-the-longest-exemption",
     ),
     pytest.param(
         "keda: {profiles: {fast: {idleWindow: 10m, thresholdPercent: 5}}}\n"
         "rules:\n  - name: fast\n    match: {namespaces: [x]}\n",
-        "rules[0].name: fast is also a keda.profiles name",
+        "keda.profiles: removed at 1.0; write a rule per profile, of the same name",
         id="rule-and-profile-share-a-name",
     ),
     pytest.param(
@@ -161,20 +160,36 @@ def test_a_bad_rule_fails_naming_its_key(tmp_path: Path, text: str, expected: st
     assert expected in problems_of(tmp_path, text)
 
 
-def test_older_keys_still_work_with_a_deprecation_warning(tmp_path: Path) -> None:
+def test_the_removed_keys_are_refused_naming_their_replacement(tmp_path: Path) -> None:
     text = (
         "api: {maxExemption: 3d}\n"
         "keda: {profiles: {fast: {idleWindow: 10m, thresholdPercent: 5}}}\n"
     )
-    settings = load_settings(write(tmp_path, text))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autoscaler",
+            "check-config",
+            "--config",
+            str(write(tmp_path, text)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
-    assert build_policy(settings).default_rule.exemptions.max_duration == timedelta(days=3)
-    assert deprecations(settings) == [
-        "api.maxExemption is deprecated: write it as exemptions.maxDuration of a rule named "
-        "default (last in rules:)",
-        "keda.profiles.fast is deprecated: triggers may name a rule in `profile:`, which "
-        "judges them with that rule's idleWindow and thresholdPercent",
-    ]
+    assert result.returncode == 2
+    assert (
+        "api.maxExemption: removed at 1.0; write exemptions.maxDuration in a rule named default, "
+        "last in `rules:`" in result.stderr
+    )
+    assert (
+        "keda.profiles: removed at 1.0; write a rule per profile, of the same name, with its "
+        "idleWindow and thresholdPercent: a KEDA trigger that names the rule in `profile:` is "
+        "judged with them" in result.stderr
+    )
+    assert result.stdout == ""
 
 
 def test_check_config_explains_rules_that_can_never_match(tmp_path: Path) -> None:

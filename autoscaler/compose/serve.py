@@ -40,7 +40,6 @@ from autoscaler.core.ports import (
 from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
 from autoscaler.engine.acting.by_manager import ActuatorByManager
 from autoscaler.keda.http import keda_router
-from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import enabled_owner_kinds, longest_loading
 from autoscaler.settings.tree import QuerySettings, Settings
 
@@ -230,8 +229,6 @@ def build_replica(
 def serve(settings: Settings) -> int:
     """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
     logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
-    for warning in deprecations(settings):
-        logger.warning("%s", warning)
     client = KubeClient.from_settings(settings.cluster)
     elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
     service = build_replica(

@@ -94,7 +94,6 @@ def build_service(
         clock=clock,
         publish=store.publish,
         logger=logger.getChild("decisions"),
-        profiles=settings.keda.profile_rules(policy.rules) if settings.keda.enabled else None,
         keda_addresses=_keda_addresses(settings),
         guards=guards,
         is_leader=leading,
@@ -162,8 +161,8 @@ def build_keda_answers(
             rule_grace={rule.name: rule.grace_period for rule in policy.rulebook},
             rule_loading={rule.name: rule.usage.max_loading for rule in policy.rulebook},
         ),
-        # A trigger may name a rule (its view) or a legacy keda.profiles entry.
-        profiles={*settings.keda.profiles, *(rule.name for rule in policy.scoped)},
+        # A trigger may name a rule in `profile:`: it is judged with that rule's view.
+        profiles={rule.name for rule in policy.scoped},
         clock=clock,
         # Older than three cycles: the loop is stuck, and KEDA must hold, not scale to zero.
         max_snapshot_age=max(3 * settings.loop.interval, timedelta(seconds=30)),

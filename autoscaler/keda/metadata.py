@@ -58,7 +58,8 @@ class ScalerMetadata(BaseModel):
         DEFAULT_PROFILE,
         min_length=1,
         max_length=63,
-        description="A configured (window, threshold) profile.",
+        description="A rule's name: the target is judged with that rule's window and "
+        "threshold; `default` is the policy's own.",
     )
 
     @model_validator(mode="after")

@@ -17,8 +17,9 @@ from autoscaler.settings.base import Section
 class KueueActuatorSettings(Section):
     enabled: bool = Field(
         True,
-        description="Deactivate idle Kueue Workloads (`spec.active: false`). Off only on a "
-        "cluster without Kueue: the service then reads no Workload at all.",
+        description="Deactivate idle Kueue Workloads (merge patch `spec.active: false`). Off "
+        "only on a cluster without Kueue (KAI Scheduler alone, say): the service then reads no "
+        "Workload, nor any kueue.x-k8s.io object, at all.",
     )
 
 
@@ -26,14 +27,17 @@ class SuspendActuatorSettings(Section):
     enabled: bool = Field(
         False,
         description="Suspend idle RayClusters of this kind (`spec.suspend: true`, KubeRay "
-        "1.1+); reactivating restores what was there. Opt-in. No new write right: it uses the "
-        "`patch` on RayClusters that `cluster.ownerKinds.RayCluster` already grants (KAI's "
-        "adds only `list` on its Queues and PodGroups).",
+        "1.1+); reactivating restores what was there. Opt-in; needs "
+        "`cluster.ownerKinds.RayCluster` enabled (the row is the RayCluster). No new write "
+        "right: it uses the `patch` on RayClusters that owner kind already grants (KAI's adds "
+        "only `list` on its Queues and PodGroups, who waits).",
     )
 
 
 class ActuatorSettings(Section):
-    kueue: KueueActuatorSettings = Field(default_factory=KueueActuatorSettings)
+    kueue: KueueActuatorSettings = Field(
+        default_factory=KueueActuatorSettings, description="Kueue Workloads."
+    )
     kai: SuspendActuatorSettings = Field(
         default_factory=SuspendActuatorSettings,
         description="RayClusters labelled `kai.scheduler/queue` (NVIDIA KAI Scheduler) that "

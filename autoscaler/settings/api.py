@@ -1,17 +1,15 @@
-"""The REST API's settings: where it listens, who may read and change, how long exemptions last.
+"""The REST API's settings: where it listens, who may read and change, what the audit keeps.
 
 Mounted as `api:` in the service's settings tree (camelCase keys in YAML, like the rest).
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from autoscaler.settings.base import Duration
 from autoscaler.settings.base import Section as _Section
 
 
@@ -104,16 +102,11 @@ class ApiSettings(_Section):
         default_factory=AdminVerbSettings,
         description="The permission that makes a caller an admin of this service.",
     )
-    max_exemption: Duration = Field(
-        timedelta(days=7),
-        description="Longest exemption (API or hand-set `exempt-until`). A week covers a "
-        "holiday demo without letting a forgotten exemption hold GPUs for months; longer "
-        "hand-set values are cut to now + this once, keeping the original.",
-    )
     allow_indefinite_exemption: bool = Field(
         True,
         description='Honour `idle-gpu-autoscaler.io/exempt: "true"` without an end. When '
-        "false, such an annotation is turned into an exemption of `maxExemption`.",
+        "false, such an annotation is turned into an exemption as long as its rule's "
+        "`exemptions.maxDuration`.",
     )
     audit_record_limit: int = Field(
         200,
@@ -129,13 +122,6 @@ class ApiSettings(_Section):
         description="Read-modify-write attempts on the runtime-state ConfigMap when another "
         "replica wrote it first (409); five absorb any realistic race.",
     )
-
-    @field_validator("max_exemption")
-    @classmethod
-    def _positive(cls, value: timedelta) -> timedelta:
-        if value <= timedelta(0):
-            raise ValueError("must be longer than zero")
-        return value
 
     @model_validator(mode="after")
     def _static_mode_has_tokens(self) -> ApiSettings:

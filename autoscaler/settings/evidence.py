@@ -44,16 +44,18 @@ class PowerSettings(Section):
     )
     learn_baseline: bool = Field(
         True,
-        description="Learn each GPU model's idle draw every cycle: a low quantile of the "
-        "power of the GPUs of that model whose compute was idle the whole window.",
+        description="Learn each GPU model's idle draw every cycle, from idle GPUs: a low "
+        "quantile of the power of the GPUs of that model whose compute was idle the whole "
+        "window.",
     )
     baseline_quantile: float = Field(
         0.1, gt=0, lt=1, description="The quantile of the learned baseline."
     )
     baselines: dict[str, float] = Field(
         default_factory=dict,
-        description="Idle draw in watts per dcgm-exporter `modelName`; overrides the learned "
-        "one. A model with no baseline (none set, none learned) gives no power evidence.",
+        description="Idle draw in watts per dcgm-exporter `modelName` (e.g. "
+        '`{"NVIDIA A100-SXM4-80GB": 60}`); overrides the learned one. A model with no baseline '
+        "(none set, none learned) gives no power evidence.",
     )
     margin_watts: float = Field(
         30,
@@ -138,8 +140,21 @@ class RaySettings(Section):
 
 
 class EvidenceSettings(Section):
-    framebuffer: FramebufferSettings = Field(default_factory=FramebufferSettings)
-    power: PowerSettings = Field(default_factory=PowerSettings)
-    pcie: PcieSettings = Field(default_factory=PcieSettings)
-    nvlink: NvlinkSettings = Field(default_factory=NvlinkSettings)
-    ray: RaySettings = Field(default_factory=RaySettings)
+    framebuffer: FramebufferSettings = Field(
+        default_factory=FramebufferSettings,
+        description="Framebuffer growth: weights or data landing on the GPU (loading).",
+    )
+    power: PowerSettings = Field(
+        default_factory=PowerSettings,
+        description="Power drawn over the GPU model's idle draw (loading).",
+    )
+    pcie: PcieSettings = Field(
+        default_factory=PcieSettings, description="PCIe receive: data arriving (loading)."
+    )
+    nvlink: NvlinkSettings = Field(
+        default_factory=NvlinkSettings,
+        description="NVLink receive: data from the other GPUs (loading).",
+    )
+    ray: RaySettings = Field(
+        default_factory=RaySettings, description="Ray's own metrics: tasks executing (use)."
+    )

@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 
 from autoscaler.domain.guards.breaker import BreakerRules
 from autoscaler.domain.guards.screen import ContestedRules, GuardRules
-from autoscaler.settings.base import Duration, Section
+from autoscaler.settings.base import POSITIVE, Duration, Section
 
 
 class BreakerSettings(Section):
@@ -44,6 +44,7 @@ class ContestedSettings(Section):
         description="A deactivation of ours seen set back to active this soon counts as undone "
         "(duration). Ten minutes catches a GitOps tool's self-heal or a user's reflex, not a "
         "reactivation the next morning.",
+        json_schema_extra=POSITIVE,
     )
     times: int = Field(
         3,
@@ -55,6 +56,7 @@ class ContestedSettings(Section):
         timedelta(hours=24),
         description="The span the undos are counted over (duration). A day sees every shift "
         "of the people or tools involved.",
+        json_schema_extra=POSITIVE,
     )
 
     @model_validator(mode="after")
@@ -66,11 +68,20 @@ class ContestedSettings(Section):
 
 class GuardSettings(Section):
     breaker: BreakerSettings = Field(
-        default_factory=BreakerSettings, description="The mass-idle circuit breaker."
+        default_factory=BreakerSettings,
+        description="The mass-idle circuit breaker: when more than max(minWorkloads, "
+        "sharePercent % of the workloads busy last cycle) turn idle or unknown in one cycle (an "
+        "exporter restarting, frozen counters), the data is more likely wrong than the fleet, "
+        "so every deactivation waits until closeAfterCycles normal cycles in a row, or an "
+        "admin's POST /api/v1/breaker/reset. Reported in /readyz (without failing it), "
+        "GET /api/v1/breaker and an Event.",
     )
     contested: ContestedSettings = Field(
         default_factory=ContestedSettings,
-        description="When to stop fighting another writer over `spec.active`.",
+        description="When to stop fighting another writer over `spec.active` (a GitOps tool, "
+        "a user): a workload whose deactivation was undone within undoneWithin, `times` times "
+        "within `within`, is marked contested and left alone until an admin clears the mark "
+        "(DELETE /api/v1/workloads/<namespace>/<name>/contested).",
     )
 
     def rules(self, *, max_per_hour: int) -> GuardRules:

@@ -13,7 +13,7 @@ from typing import Self
 
 from pydantic import Field, model_validator
 
-from autoscaler.settings.base import Duration, Section
+from autoscaler.settings.base import POSITIVE, Duration, Section
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
@@ -21,8 +21,10 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 class LeaderElectionSettings(Section):
     enabled: bool = Field(
         False,
-        description="Elect one acting replica through a Lease. Off for a single replica, "
-        "which has no one to agree with; the chart turns it on with its 2 replicas.",
+        description="Elect one acting replica through a Lease; only it deactivates workloads "
+        "(the others decide and serve, and take over within leaseDuration when it dies). Each "
+        "pod's identity is env POD_NAME (downward API). Off for a single replica, which has no "
+        "one to agree with; the chart turns it on with its 2 replicas.",
     )
     lease_name: str = Field(
         "idle-gpu-autoscaler",
@@ -32,18 +34,21 @@ class LeaderElectionSettings(Section):
     lease_duration: Duration = Field(
         timedelta(seconds=15),
         description="Whole seconds a Lease stays taken without a renewal: how long the "
-        "others wait after a leader dies without releasing it. controller-runtime's default.",
+        "others wait after a leader dies without releasing it (a clean stop releases it at "
+        "once). controller-runtime's default.",
     )
     renew_deadline: Duration = Field(
         timedelta(seconds=10),
-        description="The leader stops acting when it has not renewed for this long, so it "
-        "stops (leaseDuration - renewDeadline) before anyone else may take over. "
+        description="The leader stops acting when it has not renewed for this long (below "
+        "leaseDuration), so it stops (leaseDuration - renewDeadline) before anyone else may "
+        "take over. "
         "controller-runtime's default.",
     )
     retry_period: Duration = Field(
         timedelta(seconds=2),
-        description="How often the leader renews and the others try to acquire; a released "
-        "Lease is taken over within about this long. controller-runtime's default.",
+        description="How often the leader renews and the others try to acquire (below "
+        "renewDeadline); a released Lease is taken over within about this long. "
+        "controller-runtime's default.",
     )
 
     @model_validator(mode="after")
@@ -63,28 +68,33 @@ class WatchCacheSettings(Section):
         True,
         description="Read Workloads, owners, pods and ScaledObjects from watch caches "
         "(list once, then watch), so a steady cycle makes no list call. Needs the `watch` "
-        "verb on each of them.",
+        "verb on each of them; false lists everything every cycle.",
     )
     watch_timeout: Duration = Field(
         timedelta(seconds=60),
         description="Each watch request asks the server to end after this long and is "
-        "reopened from the last version at once: one request per resource per period. "
-        "Stopping does not wait for it: the stream being read is ended at once.",
+        "reopened from the last version at once: one request per resource per period (at "
+        "least 1s). Stopping does not wait for it: the stream being read is ended at once.",
+        json_schema_extra=POSITIVE,
     )
     backoff_initial: Duration = Field(
         timedelta(milliseconds=500),
         description="First wait after a failed list or watch; doubled per failure, with "
         "jitter, and never shorter than the server's Retry-After.",
+        json_schema_extra=POSITIVE,
     )
     backoff_max: Duration = Field(
         timedelta(seconds=30),
         description="Longest wait between attempts, so a recovered API server is noticed "
-        "within half a minute; also how often an absent CRD (KEDA) is looked for again.",
+        "within half a minute; also how often an absent CRD (KEDA's) is looked for again. At "
+        "least backoffInitial.",
+        json_schema_extra=POSITIVE,
     )
     sync_timeout: Duration = Field(
         timedelta(seconds=30),
         description="How long the first cycle waits for the caches' first list. A cycle "
         "with an unfilled or failing cache is a cluster outage: reported, nothing acted on.",
+        json_schema_extra=POSITIVE,
     )
 
     @model_validator(mode="after")

@@ -1,4 +1,4 @@
-"""The `keda:` section of the settings tree: the external scaler's port, TLS and profiles.
+"""The `keda:` section of the settings tree: the external scaler's port, TLS and addresses.
 
 `autoscaler.settings.tree.Settings` mounts `KedaSettings` as `keda:`; the section conventions
 (frozen, camelCase, unknown keys rejected, durations) come from `autoscaler.settings.base`.
@@ -6,20 +6,15 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Self
 
 from pydantic import Field, model_validator
 
-from autoscaler.domain.models import DEFAULT_PROFILE
-from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.settings.base import Duration, Section
 
 SERVICE_NAME = "idle-gpu-autoscaler"  # the chart's Service, whose DNS names are ours
-_PROFILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
 
 
 class KedaTlsSettings(Section):
@@ -48,32 +43,19 @@ class KedaTlsSettings(Section):
         return self.cert_file is not None
 
 
-class KedaProfileSettings(Section):
-    idle_window: Duration = Field(
-        description="How long every GPU must stay at or below the threshold before the "
-        "target counts as idle for triggers choosing this profile."
-    )
-    threshold_percent: float = Field(
-        ge=0, lt=100, description="Utilization (percent) at or below which a GPU is idle."
-    )
-
-
 class KedaSettings(Section):
     enabled: bool = Field(
         False,
-        description="Serve the external scaler (gRPC) and the metrics-api endpoint. Off by "
-        "default: no port is opened unless someone asks for it.",
+        description="Serve KEDA's external-scaler protocol (gRPC) and the metrics-api "
+        "endpoint, so a ScaledObject can use the idle signal. Off by default: no port is opened "
+        "unless someone asks for it.",
     )
     port: int = Field(9090, ge=1, le=65535, description="gRPC port of the external scaler.")
     tls: KedaTlsSettings = Field(
         default_factory=KedaTlsSettings,
-        description="Server certificate and optional client CA; plaintext when unset.",
-    )
-    profiles: dict[str, KedaProfileSettings] = Field(
-        default_factory=dict,
-        description="Extra (idleWindow, thresholdPercent) views a trigger may pick with "
-        "`profile: <name>` (deprecated: a trigger may name a rule instead). The one "
-        "fleet-wide read of each cycle serves every profile: they cost no extra query.",
+        description="Server certificate and key, and a client CA for mutual TLS (KEDA's "
+        "TriggerAuthentication carries the matching caCert / tlsClientCert / tlsClientKey). "
+        "Unset: plaintext.",
     )
     self_addresses: list[str] = Field(
         default_factory=list,
@@ -83,17 +65,12 @@ class KedaSettings(Section):
     )
     heartbeat_interval: Duration = Field(
         timedelta(seconds=30),
-        description="StreamIsActive repeats the current answer this often when nothing "
-        "changed, so a silently broken stream is noticed.",
+        description="StreamIsActive (external-push) repeats the current answer this often "
+        "when nothing changed, so a silently broken stream is noticed.",
     )
 
     @model_validator(mode="after")
-    def _profile_names(self) -> Self:
-        for name in self.profiles:
-            if name == DEFAULT_PROFILE:
-                raise ValueError(f"profile {name!r} is reserved for the policy's own settings")
-            if not _PROFILE_NAME.match(name):
-                raise ValueError(f"profile {name!r}: use 1-32 lowercase letters, digits or '-'")
+    def _positive_heartbeat(self) -> Self:
         if self.heartbeat_interval <= timedelta(0):
             raise ValueError("heartbeatInterval must be positive")
         return self
@@ -103,15 +80,6 @@ class KedaSettings(Section):
         if self.self_addresses:
             return tuple(self.self_addresses)
         return default_self_addresses(namespace, port=self.port)
-
-    def profile_rules(self, base: UsageRules) -> dict[str, UsageRules]:
-        """Each profile as UsageRules; slot, coverage and staleness come from the policy."""
-        return {
-            name: replace(
-                base, window=profile.idle_window, threshold=profile.threshold_percent / 100
-            )
-            for name, profile in self.profiles.items()
-        }
 
 
 def default_self_addresses(namespace: str, *, port: int) -> tuple[str, ...]:

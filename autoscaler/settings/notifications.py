@@ -23,16 +23,19 @@ TARGET_NAME = r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$"  # also a label value and 
 class TargetSettings(Section):
     type: Literal["webhook", "slack"] = Field(
         description="`webhook`: our JSON, signed with HMAC-SHA256 over the timestamp and body "
-        "(docs/NOTIFICATIONS.md). `slack`: a Slack-compatible incoming webhook (blocks, with "
-        "the Keep buttons as links)."
+        "in the header X-Idle-GPU-Signature (docs/NOTIFICATIONS.md). `slack`: a "
+        "Slack-compatible incoming webhook (blocks, with the Keep buttons as links)."
     )
     url: str | None = Field(
         None, description="Where to POST. Slack's incoming-webhook URL is a secret: use urlFile."
     )
-    url_file: Path | None = Field(None, description="A file holding the URL (a mounted Secret).")
+    url_file: Path | None = Field(
+        None, description="A file holding the URL (a mounted Secret): the URL is the secret."
+    )
     secret_file: Path | None = Field(
         None,
-        description="`webhook` only: the HMAC key the receiver verifies the signature with. "
+        description="`webhook` only: a file holding the HMAC key (32 bytes or more, a mounted "
+        "Secret) the receiver verifies the signature with. "
         "Unset: the payload is sent unsigned (the receiver cannot tell it came from us).",
     )
     timeout: Duration = Field(
@@ -45,7 +48,9 @@ class RetrySettings(Section):
     initial_backoff: Duration = Field(
         timedelta(seconds=2), description="The wait before the first retry; doubled each time."
     )
-    max_backoff: Duration = Field(timedelta(minutes=1), description="The longest wait.")
+    max_backoff: Duration = Field(
+        timedelta(minutes=1), description="The longest wait between retries."
+    )
 
 
 class LinkSettings(Section):
@@ -62,25 +67,54 @@ class LinkSettings(Section):
         "mint links.",
     )
     ttl: Duration = Field(
-        timedelta(hours=24), description="A link expires this long after it was sent."
+        timedelta(hours=24),
+        description="A link expires this long after it was sent (a day: the next warning "
+        "brings new ones).",
     )
     choices: list[Duration] = Field(
         default_factory=lambda: [timedelta(hours=4), timedelta(hours=8), timedelta(hours=24)],
-        description="The Keep buttons' snooze lengths; each is clipped to the rule's bound.",
+        description="The Keep buttons' snooze lengths; each is clipped to the rule's "
+        "snooze.maxDuration.",
     )
 
 
 class NotificationSettings(Section):
     targets: dict[str, TargetSettings] = Field(
         default_factory=dict,
-        description="Named targets. None: Events only (the Event is always written).",
+        description="Named targets (1-32 lowercase letters, digits or '-'; not `none`). None: "
+        "Events only (the Event is always written).",
+        examples=[
+            {
+                "ml-slack": {
+                    "type": "slack",
+                    "urlFile": "/etc/idle-gpu-autoscaler/notify/ml-slack-url",
+                    "timeout": "5s",
+                },
+                "team-hook": {
+                    "type": "webhook",
+                    "url": "https://gpu-hooks.example.com/idle",
+                    "secretFile": "/etc/idle-gpu-autoscaler/notify/team-hook-key",
+                },
+            }
+        ],
     )
     default_targets: list[str] = Field(
         default_factory=list,
-        description="Targets for workloads whose namespace and rule name none.",
+        description="Targets for workloads whose namespace and rule name none (e.g. "
+        "[team-hook]); empty: Events only.",
     )
-    links: LinkSettings = Field(default_factory=LinkSettings)
-    retry: RetrySettings = Field(default_factory=RetrySettings)
+    links: LinkSettings = Field(
+        default_factory=LinkSettings,
+        description='The signed "keep it" links in a warning. GET opens a confirm page and '
+        "changes nothing (link scanners fetch links); the snooze is the page's POST, once, for "
+        "that workload and warning.",
+    )
+    retry: RetrySettings = Field(
+        default_factory=RetrySettings,
+        description="A failed delivery (5xx, timeout, refused) is retried with doubling waits, "
+        "counted in idle_gpu_autoscaler_notification_retries_total; a notifier never holds up "
+        "or hastens a stop.",
+    )
     queue_limit: int = Field(
         1000,
         ge=1,

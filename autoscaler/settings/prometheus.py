@@ -39,20 +39,22 @@ class PrometheusSettings(Section):
     url: str = Field(
         "http://localhost:9090",
         description="Prometheus or Thanos Querier base URL. OpenShift: "
-        "https://thanos-querier.openshift-monitoring.svc:9091 (env IGA_PROMETHEUS_URL).",
+        "https://thanos-querier.openshift-monitoring.svc:9091.",
     )
     bearer_token_file: Path | None = Field(
         None,
-        description="File holding the bearer token; re-read when it changes, because "
-        "projected service-account tokens rotate (env IGA_PROMETHEUS_TOKEN_FILE).",
+        description="File holding the bearer token (OpenShift: the pod's service-account "
+        "token); re-read when it changes, because projected service-account tokens rotate.",
     )
     ca_file: Path | None = Field(
         None,
-        description="CA bundle to verify the server; system CAs when unset "
-        "(env IGA_PROMETHEUS_CA_FILE).",
+        description="CA bundle to verify the server (OpenShift: the injected service CA); "
+        "system CAs when unset.",
     )
     insecure_skip_verify: bool = Field(
-        False, description="Skip TLS verification. Off: a token must not go to an unverified peer."
+        False,
+        description="Skip TLS verification; tests only. Off: a token must not go to an "
+        "unverified peer.",
     )
     timeout: Duration = Field(
         timedelta(seconds=10),
@@ -63,24 +65,38 @@ class PrometheusSettings(Section):
         1,
         ge=0,
         le=1,
-        description="Retries of a failed request. One absorbs a blip; more only delays the cycle.",
+        description="Retries of a failed request (0 or 1). One absorbs a blip; more would "
+        "only stretch a failing cycle.",
     )
     tenancy_namespace: str | None = Field(
         None,
         description="Thanos tenancy port 9092 only: dcgm-exporter's own namespace "
         "(e.g. nvidia-gpu-operator), sent as the `namespace` parameter.",
     )
-    queries: QuerySettings = Field(default_factory=QuerySettings)
+    queries: QuerySettings = Field(
+        default_factory=QuerySettings,
+        description="PromQL templates for the three queries of a fleet read (slots, busy, "
+        "newest), each filled in per signal and returning the signal's own unit (no {scale}: "
+        "the service divides); unset keeps the built-in ones (adapters/prometheus/promql.py "
+        "lists the placeholders). Only for exporters that differ from dcgm-exporter's defaults.",
+    )
     recorded_series: RecordedSeriesSettings = Field(
         default_factory=RecordedSeriesSettings,
-        description="Per-slot peaks recorded by the recording rules of "
-        "`idle-gpu-autoscaler recording-rules` (docs/RECORDING-RULES.md), for big fleets.",
+        description="Per-slot peaks recorded by the recording rules, for big fleets "
+        "(docs/RECORDING-RULES.md; the file comes from `idle-gpu-autoscaler recording-rules`, "
+        "the chart has recordingRules.enabled). A GPU with holes in its recordings is read raw.",
     )
     signals: list[SignalSettings] = Field(
         default_factory=_default_signals,
-        description="Utilization metrics; a GPU is idle only when every present one is idle.",
+        description="Utilization metrics; a GPU is idle only when every one present is at or "
+        "below the threshold. DCGM_FI_DEV_GPU_UTIL reads 0 on MIG instances whatever the load, "
+        "so it is no evidence there (validOnMig: false).",
     )
     evidence: EvidenceSettings = Field(
         default_factory=EvidenceSettings,
-        description="Evidence signals besides utilization: loading and Ray use (ISSUE 16).",
+        description="Evidence besides utilization (docs/SIGNALS.md), one fleet-wide query "
+        "each. Activity at near-zero compute is loading (framebuffer growing, data arriving, "
+        "power above the GPU model's idle draw) and Ray tasks executing are use; a signal whose "
+        "series are absent is no evidence either way, and a signal whose query fails makes its "
+        "workloads unknown.",
     )

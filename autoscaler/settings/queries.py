@@ -21,9 +21,6 @@ _REPLACED = ("peak", "coverage", "lastBusy", "last_busy")
 
 
 class QuerySettings(Section):
-    """PromQL templates per signal, one per query of a fleet read; unset keeps the built-in
-    ones (adapters/prometheus/promql.py lists the placeholders). Only for unusual exporters."""
-
     slots: str | None = Field(
         None, description="Per raw series and slot, the signal's highest value in that slot, "
         "in its own unit (the service divides by the signal's scale and merges a GPU's "

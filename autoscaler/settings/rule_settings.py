@@ -7,58 +7,71 @@ A rule named `default` may be written last, without `match`, to set the default 
 reclaim, action, exemptions and notice (warning, snooze, notify); a knob set both there and in
 `policy:` is an error naming both.
 
-`api.maxExemption` and `keda.profiles` are the older spellings of what rules now say: the
-default rule's `exemptions.maxDuration`, and a named (window, threshold) view a KEDA trigger
-picks with `profile:` (a trigger may now name a rule instead). They still work, with a
-deprecation warning (`deprecations`).
+The older spellings of what rules now say, `api.maxExemption` and `keda.profiles`, were removed
+at 1.0: a file that still has them is refused naming the replacement (`settings/tree.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, JsonValue
 
 from autoscaler.domain.policy.checks import impossible
 from autoscaler.domain.policy.rules import DEFAULT_RULE, Selector
-from autoscaler.settings.base import Duration, Section
+from autoscaler.settings.base import POSITIVE, Duration, Section
 from autoscaler.settings.notice_settings import RuleSnoozeSettings
+from autoscaler.settings.notifications import TARGET_NAME
 
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
 
 RULE_NAME = r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$"  # also a KEDA profile and a metric label
+NAMED: dict[str, JsonValue] = {"items": {"minLength": 1}}  # the chart's schema: no empty name
 
 
 class MatchSettings(Section):
     """What a rule selects. Every key set must hold (AND); a key left out matches anything;
     within a list, any entry matches (OR). An empty list matches nothing and is an error."""
 
-    namespaces: list[str] | None = Field(None, description="Namespace names.")
+    namespaces: list[str] | None = Field(
+        None, description="Namespace names.", json_schema_extra=NAMED
+    )
     namespace_labels: dict[str, str] | None = Field(
         None,
         description="Labels the namespace must carry, key=value equality like `matchLabels`. "
         "When the namespace's labels cannot be read, the workload's rule is unknown (no action) "
         "rather than the next rule's.",
     )
-    local_queues: list[str] | None = Field(None, description="Kueue LocalQueue names.")
-    cluster_queues: list[str] | None = Field(
-        None, description="Kueue ClusterQueue names (the one that admitted the workload)."
+    local_queues: list[str] | None = Field(
+        None, description="Kueue LocalQueue names.", json_schema_extra=NAMED
     )
-    cohorts: list[str] | None = Field(None, description="Cohorts of the workload's ClusterQueue.")
+    cluster_queues: list[str] | None = Field(
+        None,
+        description="Kueue ClusterQueue names (the one that admitted the workload).",
+        json_schema_extra=NAMED,
+    )
+    cohorts: list[str] | None = Field(
+        None, description="Cohorts of the workload's ClusterQueue.", json_schema_extra=NAMED
+    )
     priority_classes: list[str] | None = Field(
-        None, description="(Workload)PriorityClass names, as the Workload names them."
+        None,
+        description="(Workload)PriorityClass names, as the Workload names them.",
+        json_schema_extra=NAMED,
     )
     gpu_models: list[str] | None = Field(
         None,
         description="dcgm-exporter `modelName` values (e.g. `NVIDIA H100 80GB HBM3`); every GPU "
         "of the workload must be one of them. No model known this cycle: the rule is unknown.",
+        json_schema_extra=NAMED,
     )
     owner_kinds: list[str] | None = Field(
-        None, description="Owner kinds (RayCluster, RayJob, Job); each must be enabled."
+        None,
+        description="Owner kinds (RayCluster, RayJob, Job); each must be enabled.",
+        json_schema_extra=NAMED,
     )
     owner_labels: dict[str, str] | None = Field(
         None, description="Labels the owner (e.g. the RayCluster) must carry, equality."
@@ -85,7 +98,10 @@ class RuleExemptionSettings(Section):
     max_duration: Duration | None = Field(
         None,
         description="Longest exemption (API or hand-set `exempt-until`) for this rule's "
-        "workloads. Unset: the default rule's (api.maxExemption, a week).",
+        "workloads; longer hand-set values are cut to now + this once, keeping the original. "
+        "Unset: the default rule's, a week: it covers a holiday demo without letting a "
+        "forgotten exemption hold GPUs for months.",
+        json_schema_extra=POSITIVE,
     )
     allowed_to: Literal["workload-editors", "admins"] | None = Field(
         None,
@@ -97,6 +113,18 @@ class RuleExemptionSettings(Section):
 
 
 class RuleSettings(Section):
+    # What the service checks across keys (settings/notice_checks.py), the chart's schema too.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"action": {"const": "delete"}}, "required": ["action"]},
+                    "then": {"required": ["deleteAfter"]},
+                }
+            ]
+        }
+    )
+
     name: str = Field(
         pattern=RULE_NAME,
         description="1-32 lowercase letters, digits or '-'. Decisions, logs and `explain` name "
@@ -137,14 +165,20 @@ class RuleSettings(Section):
         "the RayCluster once inactive for `deleteAfter` (opt-in; match.ownerKinds must be "
         "[RayCluster]). Unset: the default rule's (deactivate).",
     )
-    exemptions: RuleExemptionSettings = Field(default_factory=RuleExemptionSettings)
+    exemptions: RuleExemptionSettings = Field(
+        default_factory=RuleExemptionSettings,
+        description="How long, and by whom, this rule's workloads may be exempted.",
+    )
     warn_before: Duration | None = Field(
         None,
         description="The least notice before a stop (and before a deletion): the warning "
         "(Event, annotations, notifications) comes this long ahead; 0s: no warning. Unset: "
         "policy.warnBefore.",
     )
-    snooze: RuleSnoozeSettings = Field(default_factory=RuleSnoozeSettings)
+    snooze: RuleSnoozeSettings = Field(
+        default_factory=RuleSnoozeSettings,
+        description="What people may ask when they snooze this rule's warnings.",
+    )
     delete_after: Duration | None = Field(
         None,
         gt=timedelta(0),
@@ -157,6 +191,7 @@ class RuleSettings(Section):
         description="Names of notifications.targets for this rule's workloads when their "
         "namespace names none (`idle-gpu-autoscaler.io/notify`). Unset: "
         "the default rule's, else notifications.defaultTargets.",
+        json_schema_extra={"items": {"pattern": TARGET_NAME}, "uniqueItems": True},
     )
 
 
@@ -176,7 +211,7 @@ SHARED_KNOBS = {
 def check_rules(settings: Settings) -> list[str]:
     """Every problem of the `rules:` list, each naming its key; empty when sound."""
     rules = settings.rules
-    problems = _names(rules, profiles=settings.keda.profiles)
+    problems = _names(rules)
     enabled = [kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled]
     for index, rule in enumerate(rules):
         if rule.match is not None:
@@ -195,14 +230,12 @@ def written_default(rules: Sequence[RuleSettings]) -> RuleSettings | None:
     return rules[-1] if rules and rules[-1].name == DEFAULT_RULE else None
 
 
-def _names(rules: Sequence[RuleSettings], *, profiles: Collection[str]) -> list[str]:
+def _names(rules: Sequence[RuleSettings]) -> list[str]:
     problems, seen = [], set()
     for index, rule in enumerate(rules):
         key = f"rules[{index}].name"
         if rule.name in seen:
             problems.append(f"{key}: {rule.name} is used by an earlier rule")
-        if rule.name in profiles:
-            problems.append(f"{key}: {rule.name} is also a keda.profiles name")
         if rule.name == DEFAULT_RULE and index != len(rules) - 1:
             problems.append(f"{key}: the default rule closes the list: write it last")
         if rule.name == DEFAULT_RULE and rule.match is not None:
@@ -235,28 +268,4 @@ def _conflicts(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
                 f"rules[{index}].{key} and {section}.{key} both set the default rule's {key}: "
                 "keep one"
             )
-    if (
-        rule.exemptions.max_duration is not None
-        and "max_exemption" in settings.api.model_fields_set
-    ):
-        problems.append(
-            f"rules[{index}].exemptions.maxDuration and api.maxExemption both set the default "
-            "rule's longest exemption: keep one (api.maxExemption is deprecated)"
-        )
     return problems
-
-
-def deprecations(settings: Settings) -> list[str]:
-    """Older keys that still work, and what to write instead."""
-    said = []
-    if "max_exemption" in settings.api.model_fields_set:
-        said.append(
-            "api.maxExemption is deprecated: write it as exemptions.maxDuration of a rule "
-            "named default (last in rules:)"
-        )
-    for name in settings.keda.profiles:
-        said.append(
-            f"keda.profiles.{name} is deprecated: triggers may name a rule in `profile:`, "
-            "which judges them with that rule's idleWindow and thresholdPercent"
-        )
-    return said

@@ -45,7 +45,8 @@ def build_policy(settings: Settings) -> Policy:
 
 
 def default_rule(settings: Settings) -> Rule:
-    """`policy:` (and `api.maxExemption`), with what a written `default` rule adds."""
+    """`policy:`, with what a written `default` rule adds (a week's exemptions unless it
+    says otherwise)."""
     policy = settings.policy
     base = Rule(
         name=DEFAULT_RULE,
@@ -58,7 +59,7 @@ def default_rule(settings: Settings) -> Rule:
             max_loading=policy.max_loading,
         ),
         grace_period=policy.grace_period,
-        exemptions=ExemptionBounds(max_duration=settings.api.max_exemption),
+        exemptions=ExemptionBounds(),
         notice=NoticeRules(
             warn_before=policy.warn_before,
             snooze=SnoozeBounds(

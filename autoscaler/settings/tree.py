@@ -3,6 +3,8 @@
 Every field says its unit and why its default. Keys are camelCase in YAML, like the Helm
 values they are rendered from. Secrets and URLs can be overridden from the environment
 (see `ENVIRONMENT_OVERRIDES`), so a chart can mount them without templating the file.
+The fields' descriptions are the only copy of the settings text: docs/CONFIG.md,
+config/example.yaml and the chart schema's `config` part are drawn from them (`reference/`).
 """
 
 from __future__ import annotations
@@ -14,25 +16,29 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError
 
 from autoscaler.core.errors import ConfigError
 from autoscaler.settings.actuator_checks import check_actuators
 from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.base import Duration, Section, format_duration, parse_duration
+from autoscaler.settings.cluster import ClusterSettings, OwnerKindSettings
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
 from autoscaler.settings.notice_checks import check_notices
-from autoscaler.settings.notice_settings import SnoozeSettings
 from autoscaler.settings.notifications import NotificationSettings
+from autoscaler.settings.policy import PolicySettings
 from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
 from autoscaler.settings.queries import QuerySettings
 from autoscaler.settings.rule_settings import RuleSettings, check_rules
 
 __all__ = [
+    "ClusterSettings",
     "Duration",
+    "OwnerKindSettings",
+    "PolicySettings",
     "PrometheusSettings",
     "QuerySettings",
     "RuleSettings",
@@ -44,177 +50,105 @@ __all__ = [
 ]
 
 
-class NamespaceSettings(Section):
-    include: list[str] = Field(
-        default_factory=list, description="Only these namespaces; empty means all."
-    )
-    exclude: list[str] = Field(
-        default_factory=list, description="Never these namespaces, whatever `include` says."
-    )
-
-
-class PolicySettings(Section):
-    threshold_percent: float = Field(
-        5,
-        ge=0,
-        lt=100,
-        description="A GPU at or below this utilization (percent) is idle. "
-        "5 tolerates monitoring noise while any real job is far above it.",
-    )
-    idle_window: Duration = Field(
-        timedelta(minutes=60),
-        description="How long every GPU must stay idle. An hour survives a coffee break "
-        "or a slow data load; shorter windows stop people mid-thought.",
-    )
-    grace_period: Duration = Field(
-        timedelta(minutes=15),
-        description="No action this long after admission or reactivation: pods start, "
-        "weights load.",
-    )
-    min_coverage: float = Field(
-        0.8,
-        gt=0,
-        le=1,
-        description="Share of the window's slots that must hold a real "
-        "sample; less is unknown, never idle.",
-    )
-    slot: Duration = Field(
-        timedelta(minutes=1),
-        description="Coverage and idle-since resolution. One minute fits the usual 15-30 s scrape.",
-    )
-    stale_after: Duration = Field(
-        timedelta(minutes=3),
-        le=timedelta(minutes=5),
-        description="A GPU whose newest sample is older is stale "
-        "(unknown). Three minutes outlasts a few missed scrapes; at most 5m, Prometheus' "
-        "lookback, beyond which the newest sample is invisible anyway.",
-    )
-    max_loading: Duration = Field(
-        timedelta(minutes=60),
-        description="Loading (framebuffer growing, data arriving, power over the idle draw, "
-        "at near-zero compute) counts as activity for at most this long after compute "
-        "stopped or admission; past it, the workload is judged on compute alone.",
-    )
-    idle_since_lookback: Duration = Field(
-        timedelta(hours=6),
-        description="How far back to look for a GPU's last busy sample when reporting "
-        "`idle since`. It sets the cost of the heaviest query; at least the idle window.",
-    )
-    protected_priority_classes: list[str] = Field(
-        default_factory=list, description="Workloads of these priority classes are never touched."
-    )
-    namespaces: NamespaceSettings = Field(default_factory=NamespaceSettings)
-    max_deactivations_per_cycle: int = Field(
-        5, ge=0, description="A cap that bounds the harm of a wrong signal in one cycle."
-    )
-    max_deactivations_per_hour: int = Field(
-        20,
-        ge=0,
-        description="At most this many deactivations by the loop in any hour (count), counted "
-        "from the durable audit records so a restart does not reset it; the rest wait. Twenty "
-        "frees a busy cluster's idle GPUs within a morning while bounding a wrong signal "
-        "that outlasts the breaker. Keep api.auditRecordLimit well above it.",
-    )
-
-    warn_before: Duration = Field(
-        timedelta(minutes=15),
-        description="The default rule's least notice before a stop: the warning (Event, "
-        "annotations, notifications) comes this long ahead, and the stop never sooner however "
-        "the service restarts. 15 minutes lets a person answer a message; 0s: no warning.",
-    )
-    snooze: SnoozeSettings = Field(default_factory=SnoozeSettings)
-
-    @model_validator(mode="after")
-    def _spans_fit_the_window(self) -> PolicySettings:
-        if self.idle_since_lookback < self.idle_window:
-            raise ValueError("idleSinceLookback must be at least idleWindow")
-        if self.slot > self.idle_window:
-            raise ValueError("slot must not be longer than idleWindow")
-        return self
-
-    dry_run: bool = Field(
-        True,
-        description="Decide and report, patch nothing. On by default so an admin "
-        "sees the decisions first.",
-    )
-
-
-class OwnerKindSettings(Section):
-    enabled: bool = Field(description="Deactivate Workloads owned by this kind.")
-    pod_selector: str = Field(
-        description="Label selector of the owner's pods; `{name}` is the owner's name."
-    )
-
-
-def _default_owner_kinds() -> dict[str, OwnerKindSettings]:
-    return {
-        "RayCluster": OwnerKindSettings(enabled=True, pod_selector="ray.io/cluster={name}"),
-        # Deactivating a RayJob deletes its RayCluster: the job reruns from scratch.
-        "RayJob": OwnerKindSettings(
-            enabled=False, pod_selector="ray.io/originated-from-cr-name={name}"
-        ),
-        # A batch Job finishes by itself.
-        "Job": OwnerKindSettings(enabled=False, pod_selector="batch.kubernetes.io/job-name={name}"),
-    }
-
-
-class ClusterSettings(Section):
-    kubeconfig: Path | None = Field(
-        None, description="Kubeconfig path; in-cluster config when unset and running in a pod."
-    )
-    context: str | None = Field(None, description="Kubeconfig context; the current one when unset.")
-    owner_kinds: dict[str, OwnerKindSettings] = Field(
-        default_factory=_default_owner_kinds,
-        description="Owner kind → pod selector; only `enabled` kinds are acted on.",
-    )
-    gpu_resources: list[str] = Field(
-        default_factory=lambda: ["nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"],
-        description="Resource names (trailing * is a prefix) that make a pod a GPU pod.",
-    )
-    service_namespace: str = Field(
-        "idle-gpu-autoscaler", description="Namespace of the service (env POD_NAMESPACE)."
-    )
-    runtime_state_config_map: str = Field(
-        "idle-gpu-autoscaler-state",
-        description="ConfigMap with pauses and audit; the chart never renders it.",
-    )
-    request_timeout: Duration = Field(
-        timedelta(seconds=10), description="Kubernetes API request timeout."
-    )
-
-
 class LoopSettings(Section):
     interval: Duration = Field(
         timedelta(seconds=60),
-        description="Time between cycles. A minute matches the slot; faster buys nothing "
-        "against a 60-minute window.",
+        description="Time between reconcile cycles. A minute matches the slot; faster buys "
+        "nothing against a 60-minute window.",
     )
 
 
 class LoggingSettings(Section):
-    format: Literal["text", "json"] = Field("text", description="json for log collectors.")
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO")
+    format: Literal["text", "json"] = Field(
+        "text", description="text for terminals, json for log collectors (the chart's choice)."
+    )
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="The least severe level logged."
+    )
 
 
 class Settings(Section):
     """The whole configuration file."""
 
-    prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
-    policy: PolicySettings = Field(default_factory=PolicySettings)
-    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
-    actuators: ActuatorSettings = Field(default_factory=ActuatorSettings)
-    loop: LoopSettings = Field(default_factory=LoopSettings)
-    logging: LoggingSettings = Field(default_factory=LoggingSettings)
-    api: ApiSettings = Field(default_factory=ApiSettings)
-    leader_election: LeaderElectionSettings = Field(default_factory=LeaderElectionSettings)
-    watch_cache: WatchCacheSettings = Field(default_factory=WatchCacheSettings)
-    keda: KedaSettings = Field(default_factory=KedaSettings)
-    guards: GuardSettings = Field(default_factory=GuardSettings)
-    notifications: NotificationSettings = Field(default_factory=NotificationSettings)
+    prometheus: PrometheusSettings = Field(
+        default_factory=PrometheusSettings,
+        description="Where the GPU metrics are (Prometheus or Thanos Querier) and how to read "
+        "them: utilization signals, evidence signals, recorded series.",
+    )
+    policy: PolicySettings = Field(
+        default_factory=PolicySettings,
+        description="The default rule (what idle means, how long, how much notice) and the "
+        "service-wide bounds: namespaces, protected priority classes, caps, dry run.",
+    )
+    cluster: ClusterSettings = Field(
+        default_factory=ClusterSettings,
+        description="The Kubernetes side: how to reach the API server, which owners and "
+        "resources count, where the service keeps its state.",
+    )
+    actuators: ActuatorSettings = Field(
+        default_factory=ActuatorSettings,
+        description="How idle GPUs are freed, per what manages the workload (docs/ACTUATORS.md). "
+        "A RayCluster that a Kueue Workload admits, or that carries any kueue.x-k8s.io/ label, "
+        "is always Kueue's (only its Workload is deactivated, whatever is enabled here); one "
+        "controlled by a RayJob or an AppWrapper is never suspended on its own. At least one "
+        "actuator must be enabled.",
+    )
+    loop: LoopSettings = Field(default_factory=LoopSettings, description="The reconcile loop.")
+    logging: LoggingSettings = Field(
+        default_factory=LoggingSettings, description="The service's log, on standard error."
+    )
+    api: ApiSettings = Field(
+        default_factory=ApiSettings,
+        description="The REST API (exemptions, pauses, audit), /healthz, /readyz, /metrics and "
+        "KEDA's metrics-api endpoint, all on one port (docs/API.md).",
+    )
+    leader_election: LeaderElectionSettings = Field(
+        default_factory=LeaderElectionSettings,
+        description="One acting replica among several, elected through a coordination.k8s.io/v1 "
+        "Lease (needs get, create and update on Leases).",
+    )
+    watch_cache: WatchCacheSettings = Field(
+        default_factory=WatchCacheSettings,
+        description="Watch caches of the objects each cycle reads.",
+    )
+    keda: KedaSettings = Field(
+        default_factory=KedaSettings,
+        description="The idle signal for KEDA (docs/KEDA.md): an external scaler (gRPC) and a "
+        "metrics-api endpoint, so a ScaledObject can scale on it.",
+    )
+    guards: GuardSettings = Field(
+        default_factory=GuardSettings,
+        description="Guards against doing harm, after the policy has decided. Their state "
+        "(breaker, contested marks) lives in the runtime-state ConfigMap (docs/API.md).",
+    )
+    notifications: NotificationSettings = Field(
+        default_factory=NotificationSettings,
+        description="Where warnings, all-clears and idle-but-held notices go "
+        "(docs/NOTIFICATIONS.md). Without targets the Kubernetes Event (always written) is the "
+        "only notice. Targets are named here only: a namespace's annotation or label "
+        "idle-gpu-autoscaler.io/notify (a comma list of these names, or `none` for Events "
+        "only) picks them, else the rule's `notify`, else defaultTargets; nobody who can "
+        "annotate a namespace can make the service post to an address of their choosing.",
+    )
     rules: list[RuleSettings] = Field(
         default_factory=list,
         description="Scoped rules, first match wins; the default rule (`policy:`) closes the "
-        "list. See docs/RULES.md.",
+        "list (docs/RULES.md). Each sets any of the default rule's knobs for what it matches; "
+        "an unset knob inherits the default rule's.",
+        examples=[
+            [
+                {
+                    "name": "sandbox",
+                    "match": {"namespaces": ["sandbox"], "ownerKinds": ["RayCluster"]},
+                    "action": "delete",
+                    "deleteAfter": "3d",
+                    "warnBefore": "1h",
+                    "snooze": {"maxDuration": "8h", "perDay": 2},
+                    "notify": ["ml-slack"],
+                },
+                {"name": "research", "match": {"namespaces": ["research"]}, "action": "warn"},
+            ]
+        ],
     )
 
 
@@ -224,6 +158,14 @@ ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {
     "IGA_PROMETHEUS_CA_FILE": ("prometheus", "caFile"),
     "IGA_KUBECONFIG": ("cluster", "kubeconfig"),
     "POD_NAMESPACE": ("cluster", "serviceNamespace"),
+}
+
+
+# Keys removed at 1.0 → what to write instead: a file that still has one is refused saying so.
+REMOVED_KEYS = {
+    "api.maxExemption": "exemptions.maxDuration in a rule named default, last in `rules:`",
+    "keda.profiles": "a rule per profile, of the same name, with its idleWindow and "
+    "thresholdPercent: a KEDA trigger that names the rule in `profile:` is judged with them",
 }
 
 
@@ -271,6 +213,8 @@ def _set_nested(raw: dict[str, Any], keys: tuple[str, ...], value: str) -> None:
 
 def _describe(error: Mapping[str, Any]) -> str:
     location = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden" and location in REMOVED_KEYS:
+        return f"{location}: removed at 1.0; write {REMOVED_KEYS[location]}"
     if error["type"] == "extra_forbidden":
         return f"{location}: unknown key (check its spelling)"
     return f"{location}: {error['msg']}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
@@ -31,7 +31,6 @@ from autoscaler.compose.serve import build_reader, build_shared_state
 from autoscaler.core.ports import ClusterReader
 from autoscaler.domain.models import FleetUsage, GpuUsage, Snapshot, UsageView
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.domain.policy.rules import ExemptionBounds
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.snapshots import SnapshotStore
@@ -142,9 +141,8 @@ class ApiRig:
             settings, client=self.client, cluster=kueue, clock=self.clock, logger=self.logger
         )
         self.actuator = self.shared.actuator
-        # The default rule's longest exemption is api.maxExemption, as build_policy makes it.
-        bounds = ExemptionBounds(max_duration=self.settings.max_exemption)
-        policy = self.policy or replace(a_policy(dry_run=self.dry_run), default_exemptions=bounds)
+        # The default rule's exemptions are a week's, as build_policy makes them.
+        policy = self.policy or a_policy(dry_run=self.dry_run)
         subscribe_listeners(
             self.store,
             settings=self.settings,

@@ -69,7 +69,7 @@ def test_an_admins_only_rule_refuses_a_workload_editor(rig: ApiRig) -> None:
 
 
 def test_a_hand_set_exemption_is_cut_to_its_own_rules_maximum() -> None:
-    """team-a's rule allows 2h, the default (api.maxExemption) a week: the loop cuts each
+    """team-a's rule allows 2h, the default rule a week: the loop cuts each
     kubectl-set exemption to the bound of the rule its workload falls under."""
     with ApiRig(policy=POLICY) as rig:
         names = {ns: rig.add_raycluster(ns, f"{ns}-rc") for ns in ("team-a", "team-c")}

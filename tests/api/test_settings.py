@@ -9,6 +9,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from autoscaler.settings.api import AdminVerbSettings, ApiSettings, AuthSettings
+from autoscaler.settings.rules import build_policy
+from autoscaler.settings.tree import Settings
 
 
 def test_the_defaults_are_closed_reads_token_review_a_body_cap_and_a_week_of_exemption() -> None:
@@ -16,21 +18,19 @@ def test_the_defaults_are_closed_reads_token_review_a_body_cap_and_a_week_of_exe
     assert (settings.host, settings.port, settings.reads_open) == ("0.0.0.0", 8080, False)
     assert settings.max_request_bytes == 64 * 1024
     assert settings.auth.mode == "tokenReview"
-    assert settings.max_exemption == timedelta(days=7)
+    assert build_policy(Settings()).default_rule.exemptions.max_duration == timedelta(days=7)
     assert settings.allow_indefinite_exemption is True
-    assert settings.model_dump(mode="json", by_alias=True)["maxExemption"] == "7d"
 
 
 def test_yaml_keys_are_camel_case_like_the_rest_of_the_settings() -> None:
     settings = ApiSettings.model_validate(
         {
             "readsOpen": False,
-            "maxExemption": "36h",
             "auditRecordLimit": 50,
             "admin": {"verb": "delete", "name": "kill-switch"},
         }
     )
-    assert (settings.reads_open, settings.max_exemption) == (False, timedelta(hours=36))
+    assert (settings.reads_open, settings.audit_record_limit) == (False, 50)
     assert settings.admin.name == "kill-switch"
 
 
@@ -38,8 +38,7 @@ def test_yaml_keys_are_camel_case_like_the_rest_of_the_settings() -> None:
     "raw",
     [
         pytest.param({"readsopen": True}, id="misspelt-key"),
-        pytest.param({"maxExemption": "0s"}, id="zero-maximum"),
-        pytest.param({"maxExemption": "a week"}, id="not-a-duration"),
+        pytest.param({"maxExemption": "7d"}, id="removed-longest-exemption"),
         pytest.param({"auth": {"mode": "static"}}, id="static-without-a-token-file"),
         pytest.param({"auth": {"mode": "basic"}}, id="unknown-auth-mode"),
         pytest.param({"auditRecordLimit": 100000}, id="audit-beyond-a-config-map"),

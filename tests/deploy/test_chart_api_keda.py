@@ -194,18 +194,23 @@ def test_the_keda_example_authenticates_as_the_server_asks() -> None:
         pytest.param(
             ("--set", "api.auditRecordLimit=5000"), "/api/auditRecordLimit", id="audit-limit"
         ),
-        pytest.param(("--set", "api.maxExemption=0s"), "/api/maxExemption", id="zero-exemption"),
+        pytest.param(
+            ("--set", "api.maxExemption=0s"),
+            "api.maxExemption was removed at 1.0: set exemptions.maxDuration in a rule named "
+            "default, last in config.rules",
+            id="zero-exemption",
+        ),
         pytest.param(
             ("--set-string", "api.readsOpen=yes"), "/api/readsOpen", id="reads-open-as-string"
         ),
         pytest.param(
             ("--set", "keda.profiles.default.idleWindow=5m"),
-            "/keda/profiles",
+            "keda.profiles was removed at 1.0: write a rule per profile in config.rules",
             id="reserved-profile-name",
         ),
         pytest.param(
             ("--set", "keda.profiles.fast.idleWindow=15m"),
-            "missing property 'thresholdPercent'",
+            "keda.profiles was removed at 1.0: write a rule per profile in config.rules",
             id="profile-without-threshold",
         ),
         pytest.param(

@@ -195,7 +195,7 @@ def test_keda_examples_point_at_the_chart_service_ports() -> None:
 
 
 def test_every_trigger_selects_a_target_the_scaler_accepts() -> None:
-    profiles = {name for s in service_configs() for name in s.keda.profiles}
+    profiles = {rule.name for s in service_configs() for rule in s.rules}  # a trigger's views
     for namespace, trigger in triggers_with_namespace():
         metadata = trigger["metadata"]
         if trigger["type"] == "metrics-api":

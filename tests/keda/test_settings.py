@@ -5,7 +5,6 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
-from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.settings.keda import KedaSettings
 
 
@@ -34,32 +33,12 @@ def test_yaml_keys_are_camel_case_with_durations_as_text() -> None:
             "port": 9443,
             "heartbeatInterval": "10s",
             "tls": {"certFile": "/tls/tls.crt", "keyFile": "/tls/tls.key", "clientCaFile": "/ca"},
-            "profiles": {"fast": {"idleWindow": "15m", "thresholdPercent": 10}},
+            "selfAddresses": ["scaler.example.com:443"],
         }
     )
     assert settings.heartbeat_interval == timedelta(seconds=10)
-    assert settings.profiles["fast"].idle_window == timedelta(minutes=15)
+    assert settings.self_addresses == ["scaler.example.com:443"]
     assert settings.tls.client_ca_file is not None
-
-
-def test_profiles_become_usage_rules_sharing_the_policys_slot_coverage_and_staleness() -> None:
-    base = UsageRules(
-        threshold=0.05,
-        window=timedelta(hours=1),
-        slot=timedelta(minutes=1),
-        min_coverage=0.8,
-        stale_after=timedelta(minutes=3),
-    )
-    settings = KedaSettings.model_validate(
-        {"profiles": {"fast": {"idleWindow": "15m", "thresholdPercent": 10}}}
-    )
-    fast = settings.profile_rules(base)["fast"]
-    assert (fast.window, fast.threshold) == (timedelta(minutes=15), pytest.approx(0.10))
-    assert (fast.slot, fast.min_coverage, fast.stale_after) == (
-        base.slot,
-        base.min_coverage,
-        base.stale_after,
-    )
 
 
 @pytest.mark.parametrize(
@@ -68,20 +47,8 @@ def test_profiles_become_usage_rules_sharing_the_policys_slot_coverage_and_stale
         pytest.param({"prot": 9090}, id="unknown-key"),
         pytest.param({"port": 0}, id="port-zero"),
         pytest.param(
-            {"profiles": {"default": {"idleWindow": "1h", "thresholdPercent": 5}}},
-            id="reserved-profile-name",
-        ),
-        pytest.param(
-            {"profiles": {"Fast_1": {"idleWindow": "1h", "thresholdPercent": 5}}},
-            id="profile-name-not-a-label",
-        ),
-        pytest.param(
-            {"profiles": {"fast": {"idleWindow": "1h", "thresholdPercent": 100}}},
-            id="threshold-of-100",
-        ),
-        pytest.param(
-            {"profiles": {"fast": {"idleWindow": "soon", "thresholdPercent": 5}}},
-            id="window-not-a-duration",
+            {"profiles": {"fast": {"idleWindow": "1h", "thresholdPercent": 5}}},
+            id="removed-profiles",
         ),
         pytest.param({"heartbeatInterval": "0s"}, id="no-heartbeat"),
         pytest.param({"tls": {"keyFile": "/tls/tls.key"}}, id="key-without-certificate"),
@@ -93,7 +60,7 @@ def test_invalid_keda_settings_are_refused(raw: dict[str, object]) -> None:
 
 
 def test_settings_dump_to_the_same_yaml_shape_they_read() -> None:
-    raw = {"profiles": {"fast": {"idleWindow": "15m", "thresholdPercent": 10.0}}}
+    raw = {"tls": {"certFile": "/tls/tls.crt", "keyFile": "/tls/tls.key", "clientCaFile": None}}
     dumped = KedaSettings.model_validate(raw).model_dump(mode="json", by_alias=True)
-    assert dumped["profiles"] == raw["profiles"]
+    assert dumped["tls"] == raw["tls"]
     assert dumped["heartbeatInterval"] == "30s"

@@ -102,9 +102,9 @@ def exempt(
 
 def exemption_bounds(context: ApiContext, workload: WorkloadInfo) -> ExemptionBounds:
     """The bounds of the rule the workload falls under (matched as it is now); without a
-    rulebook, `api.maxExemption` and anyone who may patch it."""
+    rulebook, the default rule's: a week, and anyone who may patch it."""
     if context.policy is None:
-        return ExemptionBounds(max_duration=context.settings.max_exemption)
+        return ExemptionBounds()
     return rule_of(context, workload).exemptions
 
 

@@ -202,7 +202,6 @@ Service ports (service.httpPort, service.grpcPort), which the probes and Service
 {{- $out := dict "host" "0.0.0.0" "port" (int (include "iga.httpContainerPort" .)) "readsOpen" $api.readsOpen }}
 {{- $_ := set $out "auth" $auth }}
 {{- $_ := set $out "admin" $admin }}
-{{- $_ := set $out "maxExemption" $api.maxExemption }}
 {{- $_ := set $out "allowIndefiniteExemption" $api.allowIndefiniteExemption }}
 {{- $_ := set $out "auditRecordLimit" $api.auditRecordLimit }}
 {{- $_ := set $out "writeAttempts" $api.writeAttempts }}
@@ -242,7 +241,6 @@ the gRPC port (external, external-push) and the HTTP port (the metrics-api URL h
 {{- end }}
 {{- $out := dict "enabled" $keda.enabled "port" (int (include "iga.grpcContainerPort" .)) }}
 {{- $_ := set $out "tls" $tls }}
-{{- $_ := set $out "profiles" $keda.profiles }}
 {{- $_ := set $out "selfAddresses" $addresses }}
 {{- $_ := set $out "heartbeatInterval" $keda.heartbeatInterval }}
 {{- toYaml $out }}
@@ -263,6 +261,7 @@ leader; a PDB that no eviction can satisfy would block every node drain.
 */}}
 {{- define "iga.validate" -}}
 {{- include "iga.validate.actuators" . }}
+{{- include "iga.validate.removed" . }}
 {{- $le := .Values.leaderElection.enabled }}
 {{- if and (gt (int .Values.replicaCount) 1) (not $le) }}
 {{- fail (printf "replicaCount %d needs leaderElection.enabled=true: without a leader every replica would deactivate workloads" (int .Values.replicaCount)) }}
@@ -275,6 +274,16 @@ leader; a PDB that no eviction can satisfy would block every node drain.
 {{- if ge (int $pdb.minAvailable) (int .Values.replicaCount) }}
 {{- fail (printf "podDisruptionBudget.minAvailable %d with replicaCount %d would block every node drain: raise replicaCount or set podDisruptionBudget.maxUnavailable" (int $pdb.minAvailable) (int .Values.replicaCount)) }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Values removed at 1.0 (settings/tree.py REMOVED_KEYS): refused naming the replacement. */}}
+{{- define "iga.validate.removed" -}}
+{{- if hasKey .Values.api "maxExemption" }}
+{{- fail "api.maxExemption was removed at 1.0: set exemptions.maxDuration in a rule named default, last in config.rules" }}
+{{- end }}
+{{- if hasKey .Values.keda "profiles" }}
+{{- fail "keda.profiles was removed at 1.0: write a rule per profile in config.rules, of the same name, with its idleWindow and thresholdPercent; a KEDA trigger that names the rule in `profile:` is judged with them" }}
 {{- end }}
 {{- end }}
 

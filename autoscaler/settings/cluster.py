@@ -1,0 +1,68 @@
+"""The `cluster:` section of the settings tree: how to reach the API server, which owner kinds
+and resources count, and where the service keeps its state.
+
+`autoscaler.settings.tree.Settings` mounts `ClusterSettings` as `cluster:`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from pydantic import Field
+
+from autoscaler.settings.base import Duration, Section
+
+
+class OwnerKindSettings(Section):
+    enabled: bool = Field(description="Deactivate Workloads owned by this kind.")
+    pod_selector: str = Field(
+        description="Label selector of the owner's pods; `{name}` is the owner's name.",
+        json_schema_extra={"minLength": 1},
+    )
+
+
+def _default_owner_kinds() -> dict[str, OwnerKindSettings]:
+    """Only RayCluster enabled; the description of `owner_kinds` says why."""
+    return {
+        "RayCluster": OwnerKindSettings(enabled=True, pod_selector="ray.io/cluster={name}"),
+        "RayJob": OwnerKindSettings(
+            enabled=False, pod_selector="ray.io/originated-from-cr-name={name}"
+        ),
+        "Job": OwnerKindSettings(enabled=False, pod_selector="batch.kubernetes.io/job-name={name}"),
+    }
+
+
+class ClusterSettings(Section):
+    kubeconfig: Path | None = Field(
+        None,
+        description="Kubeconfig path; in a pod, the in-cluster configuration when unset.",
+    )
+    context: str | None = Field(None, description="Kubeconfig context; the current one when unset.")
+    owner_kinds: dict[str, OwnerKindSettings] = Field(
+        default_factory=_default_owner_kinds,
+        description="Owner kind of a Workload → the label selector of its pods (`{name}` is "
+        "the owner's name). Only enabled kinds are acted on. Deactivating a RayCluster suspends "
+        "it and Kueue keeps it queued for later; RayJob is off because deactivating one deletes "
+        "its RayCluster (the job reruns from scratch), Job because a batch Job finishes by "
+        "itself.",
+        json_schema_extra={"propertyNames": {"pattern": "^[A-Z][A-Za-z0-9]*$"}},
+    )
+    gpu_resources: list[str] = Field(
+        default_factory=lambda: ["nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"],
+        description="Resource names that make a pod a GPU pod; a trailing * matches a prefix "
+        "(MIG profiles, for one).",
+        json_schema_extra={"items": {"minLength": 1}, "minItems": 1, "uniqueItems": True},
+    )
+    service_namespace: str = Field(
+        "idle-gpu-autoscaler",
+        description="Namespace of the service: its runtime-state ConfigMap and Lease are there.",
+    )
+    runtime_state_config_map: str = Field(
+        "idle-gpu-autoscaler-state",
+        description="ConfigMap (in serviceNamespace) with pauses, snoozes, contested marks "
+        "and the audit; the chart never renders it, so an upgrade cannot erase them.",
+    )
+    request_timeout: Duration = Field(
+        timedelta(seconds=10), description="Kubernetes API request timeout."
+    )
