@@ -20,14 +20,13 @@ from datetime import UTC, datetime, timedelta
 from itertools import compress, repeat
 from operator import ge
 
-from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL
 from autoscaler.adapters.prometheus.promql import QueryWindow, workload_gpu_key
 from autoscaler.backtest.baselines import learned_baselines
 from autoscaler.backtest.matrix import RangeAnswer
-from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery, PowerBar, detail, power_bar
+from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery, PowerBar, power_bar
 from autoscaler.backtest.timeline import Chunk, placed
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal, replayed_detail
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import Settings
 
@@ -60,6 +59,7 @@ class EvidenceTrack:
         self._seen: dict[GpuKey, dict[Signal, _Seen]] = {}
         self._failed: list[_Failure] = []
         self._models: dict[GpuKey, str] = {}
+        self._slot = 0  # seconds, the chunks'
         self.learned: dict[str, float] = {}  # the latest chunk's baselines that learned one
 
     @classmethod
@@ -88,6 +88,7 @@ class EvidenceTrack:
     def feed(self, chunk: Chunk, answers: Sequence[EvidenceAnswer]) -> list[str]:
         """Take in a chunk's answers; returns a warning per failed query."""
         self._forget(up_to=chunk.start - self._reach)
+        self._slot = chunk.slot
         warnings = []
         last = chunk.time(chunk.steps - 1)
         for answer in answers:
@@ -99,7 +100,7 @@ class EvidenceTrack:
                                 f"{_stamp(last)} (its workloads unknown there): {why}")  # fmt: skip
                 continue
             rows = _rows(answer.reply, chunk)
-            if signal is Signal.POWER and self._power.learn:
+            if signal.row.over_baseline and self._power.learn:
                 self.learned.update(self._learn(rows, chunk))
             for key, model, slots in rows:
                 self._add(key, answer.query, slots, chunk=chunk, model=model)
@@ -129,19 +130,16 @@ class EvidenceTrack:
         if first >= after:
             return None
         baseline = self.baselines.get(self._models.get(key, ""))
-        return Sighting(
-            signal=signal,
-            last_at=_utc(seen.times[after - 1]),
-            first_at=_utc(seen.times[first]),
-            detail=detail(signal, seen.values[first:after], baseline=baseline),
-            device_level=signal in DEVICE_LEVEL,
-        )
+        values = seen.values[first:after]
+        over = timedelta(seconds=self._slot * len(values))  # as the live read's words count
+        said = replayed_detail(signal, values, over=over, baseline=baseline)
+        return Sighting(signal, _utc(seen.times[after - 1]), _utc(seen.times[first]), said)
 
     def _add(
         self, key: GpuKey, query: EvidenceQuery, slots: list[float], *, chunk: Chunk, model: str
     ) -> None:
         bar = query.bar
-        if query.signal is Signal.POWER:
+        if query.signal.row.over_baseline:
             baseline = self.baselines.get(model)
             if baseline is None:
                 return  # no baseline for this model: no power evidence

@@ -1,14 +1,16 @@
 """The evidence signals' range queries, one per enabled device signal and chunk (ISSUE 16).
 
-Each query is the live read's own per-slot expression (`SLOT_EXPRESSIONS` of the Prometheus
-adapter), evaluated at every slot of the chunk, so the backtest sees the slots the live service
-would have seen: framebuffer growth over the slot, and the slot's mean power and receive rates.
-A slot counts as activity when it reaches the signal's bar, as in the live read:
+Each query is the live read's own per-slot expression (`slot_promql` of the Prometheus
+adapter, by the signal's `SlotForm`), evaluated at every slot of the chunk, so the backtest
+sees the slots the live service would have seen: framebuffer growth over the slot, and the
+slot's mean power and receive rates. A slot counts as activity when it reaches the signal's
+bar (the settings field its row in `SIGNALS` names), as in the live read:
 - framebuffer: grew by at least `minRiseMib`;
 - PCIe / NVLink receive: averaged at least `minBytesPerSecond`;
-- power: drew at least the model's idle baseline plus `marginWatts`. The baseline is the one
-  set in `baselines`, else the one learned from the chunk itself (see `baselines.py`): no
-  query beyond the signal's own, so each enabled signal adds exactly one query per chunk.
+- power (over a baseline): drew at least the model's idle baseline plus `marginWatts`. The
+  baseline is the one set in `baselines`, else the one learned from the chunk itself (see
+  `baselines.py`): no query beyond the signal's own, so each enabled signal adds exactly one
+  query per chunk.
 
 Ray's metrics are read per pod by the live service only (the backtest follows GPU series).
 """
@@ -19,14 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL, SLOT_EXPRESSIONS
-from autoscaler.adapters.prometheus.promql import duration
+from autoscaler.adapters.prometheus.evidence_base import slot_promql
 from autoscaler.backtest.matrix import RangeAnswer
-from autoscaler.domain.usage.evidence import Signal
+from autoscaler.domain.usage.evidence import DEVICE_SIGNALS, Signal
 from autoscaler.settings.evidence import EvidenceSettings
-
-MIB = 1.0
-GIB = 1024.0  # MiB
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ class EvidenceQuery:
 
     @property
     def device_level(self) -> bool:
-        return self.signal in DEVICE_LEVEL
+        return self.signal.device_level
 
 
 @dataclass(frozen=True)
@@ -61,23 +59,18 @@ class EvidenceAnswer:
 
 
 def evidence_queries(settings: EvidenceSettings, *, slot: timedelta) -> tuple[EvidenceQuery, ...]:
-    """The enabled device signals' queries, in a fixed order (framebuffer, PCIe, NVLink,
-    power)."""
-    every = duration(slot)
-    wanted = (
-        (Signal.FRAMEBUFFER, settings.framebuffer.enabled, settings.framebuffer.metric,
-         settings.framebuffer.min_rise_mib),
-        (Signal.PCIE, settings.pcie.enabled, settings.pcie.metric,
-         settings.pcie.min_bytes_per_second),
-        (Signal.NVLINK, settings.nvlink.enabled, settings.nvlink.metric,
-         settings.nvlink.min_bytes_per_second),
-        (Signal.POWER, settings.power.enabled, settings.power.metric,
-         settings.power.margin_watts),
-    )  # fmt: skip
+    """The enabled device signals' queries, in the table's order with the signals over a
+    baseline last (framebuffer, PCIe, NVLink, power), the order the backtest has always
+    sent them in."""
+    ordered = sorted(DEVICE_SIGNALS, key=lambda signal: signal.row.over_baseline)
     return tuple(
-        EvidenceQuery(signal, SLOT_EXPRESSIONS[signal].format(selector=metric, slot=every), bar)
-        for signal, enabled, metric, bar in wanted
-        if enabled
+        EvidenceQuery(
+            signal,
+            slot_promql(signal, settings.device(signal).metric, slot=slot),
+            bar=settings.bar(signal),
+        )
+        for signal in ordered
+        if settings.reads(signal)
     )
 
 
@@ -89,13 +82,3 @@ def power_bar(settings: EvidenceSettings) -> PowerBar:
         learn=power.learn_baseline,
         quantile=power.baseline_quantile,
     )
-
-
-def detail(signal: Signal, values: list[float], *, baseline: float | None = None) -> str:
-    """One line for people about the active slots' values in the reach."""
-    if signal is Signal.FRAMEBUFFER:
-        return f"framebuffer rose {sum(values) / GIB:.1f} GiB"
-    if signal is Signal.POWER:
-        return f"power {max(values):.0f} W > baseline {baseline or 0.0:.0f} W"
-    name = "PCIe" if signal is Signal.PCIE else "NVLink"
-    return f"{name} receive {max(values) / 1e6:.0f} MB/s"

@@ -5,14 +5,18 @@ whatever the number of workloads and rules. A signal counts only where its serie
 activity makes a workload busy (Ray tasks) or loading (the device signals), its absence is
 no evidence either way. A signal whose query fails or times out makes the workloads it
 covers unknown for that cycle, never idle. Set `enabled: false` to stop reading one.
+
+Each signal of `autoscaler.domain.usage.evidence.SIGNALS` has a section here named as it; a
+device signal's holds `enabled`, `metric` and the bar its row names (`EvidenceSettings.bar`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from pydantic import Field, StringConstraints
 
+from autoscaler.domain.usage.evidence import Signal
 from autoscaler.settings.base import Section
 
 # Names go into PromQL as written: anything else is refused at load time, naming the key.
@@ -21,6 +25,16 @@ LabelName = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$"
 
 # A Ray state name as Ray prints it (`RUNNING`, `ALIVE`): joined into a PromQL regex unescaped.
 RayState = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]+$")]
+
+
+class DeviceSignalSection(Protocol):
+    """What every device signal's section holds, besides its bar."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    @property
+    def metric(self) -> str: ...
 
 
 class FramebufferSettings(Section):
@@ -158,3 +172,17 @@ class EvidenceSettings(Section):
     ray: RaySettings = Field(
         default_factory=RaySettings, description="Ray's own metrics: tasks executing (use)."
     )
+
+    def reads(self, signal: Signal) -> bool:
+        """Whether the signal is read (its section's `enabled`)."""
+        on: bool = getattr(self, signal.value).enabled
+        return on
+
+    def device(self, signal: Signal) -> DeviceSignalSection:
+        """A device signal's section."""
+        section: DeviceSignalSection = getattr(self, signal.value)
+        return section
+
+    def bar(self, signal: Signal) -> float:
+        """A device signal's bar, in its slot form's unit: the field its row names."""
+        return float(getattr(self.device(signal), signal.row.bar))

@@ -2,22 +2,22 @@
 
 Re-stated from the Prometheus adapter (the simulation never imports it), slot by slot over
 the read's reach (the longest window and one coarse step, at multiples of the slot, both
-ends included, as a `[reach:slot]` subquery evaluates), in dcgm-exporter's units:
+ends included, as a `[reach:slot]` subquery evaluates), in dcgm-exporter's units, for every
+device signal of `SIGNALS` by its row:
 
-- framebuffer (MiB): the newest sample at the slot's end minus the newest a slot earlier
-  (`M - M offset slot`, each within the 5-minute lookback delta); a rise of at least
-  `minRiseMib` is activity;
-- PCIe / NVLink receive (bytes/s): the slot's mean (`avg_over_time(M[slot])`) at or above
-  `minBytesPerSecond`;
-- power (W): the slot's mean at or above the model's baseline plus `marginWatts`. The
+- its `SlotForm`: growth is the newest sample at the slot's end minus the newest a slot
+  earlier (`M - M offset slot`, each within the 5-minute lookback delta); mean is the slot's
+  mean (`avg_over_time(M[slot])`);
+- its bar, the settings field its row names (`minRiseMib`, `minBytesPerSecond`); a signal over
+  a baseline (power) at or above the model's baseline plus its margin (`marginWatts`). The
   baseline is the configured one, else (when learned) the `baselineQuantile` quantile, per
   model, of the window's mean draw of the GPUs whose utilization stayed at or below the
   lowest threshold the whole window; a model with neither gives no power evidence.
 
 A NaN in a slot makes its mean NaN, which reaches no bar. Each GPU with activity gets one
-sighting per signal: from its earliest to its latest active slot. Power, PCIe and NVLink are
-device-level. The fresh check asks the slot ending now, power against the last read's
-baselines. Ray is not simulated: the demo's clusters export no Ray metrics.
+sighting per signal: from its earliest to its latest active slot. The fresh check asks the
+slot ending now, power against the last read's baselines. Ray is not simulated: the demo's
+clusters export no Ray metrics.
 """
 
 from __future__ import annotations
@@ -28,21 +28,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from autoscaler.domain.usage.evidence import (
+    DEVICE_SIGNALS,
     FleetEvidence,
     Sighting,
     Signal,
-    framebuffer_growth,
-    power_draw,
+    SlotForm,
+    detail,
     quantile,
-    receiving,
 )
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.sim.holdings import GpuHolding
 
 COARSE_STEP = 15 * 60  # seconds: the live read's reach is the window and one coarse step
-DEVICE_SIGNALS = (Signal.FRAMEBUFFER, Signal.POWER, Signal.PCIE, Signal.NVLINK)
-DEVICE_LEVEL = frozenset({Signal.POWER, Signal.PCIE, Signal.NVLINK})
 
 
 class FieldSamples(Protocol):
@@ -108,14 +106,7 @@ class SimulatedEvidence:
         return FleetEvidence(gpus=gpus, power_baselines=dict(self.baselines))
 
     def _enabled(self) -> list[Signal]:
-        evidence = self._settings
-        on = {
-            Signal.FRAMEBUFFER: evidence.framebuffer.enabled,
-            Signal.POWER: evidence.power.enabled,
-            Signal.PCIE: evidence.pcie.enabled,
-            Signal.NVLINK: evidence.nvlink.enabled,
-        }
-        return [signal for signal in DEVICE_SIGNALS if on[signal]]
+        return [signal for signal in DEVICE_SIGNALS if self._settings.reads(signal)]
 
     def _sighting(
         self, holding: GpuHolding, signal: Signal, *, steps: Iterable[int], slot: int
@@ -126,45 +117,24 @@ class SimulatedEvidence:
         active = [
             (step, value)
             for step in steps
-            if (value := self._slot_value(holding, signal, step, slot)) is not None
+            if (value := slot_value(self._samples, holding, signal, step=step, slot=slot))
+            is not None
             if value >= bar
         ]
         if not active:
             return None
-        return Sighting(
-            signal,
-            last_at=_time(active[-1][0]),
-            first_at=_time(active[0][0]),
-            detail=self._detail(signal, [value for _, value in active], slot=slot),
-            device_level=signal in DEVICE_LEVEL,
-        )
+        values = [value for _, value in active]
+        over = timedelta(seconds=slot * len(values))
+        baseline = self.baselines.get(self._model) if signal.row.over_baseline else None
+        said = detail(signal, values, over=over, baseline=baseline)
+        return Sighting(signal, _time(active[-1][0]), _time(active[0][0]), said)
 
     def _bar(self, signal: Signal) -> float | None:
-        evidence = self._settings
-        if signal is Signal.FRAMEBUFFER:
-            return evidence.framebuffer.min_rise_mib
-        if signal is Signal.POWER:
-            baseline = self.baselines.get(self._model)
-            return None if baseline is None else baseline + evidence.power.margin_watts
-        transfer = evidence.pcie if signal is Signal.PCIE else evidence.nvlink
-        return transfer.min_bytes_per_second
-
-    def _slot_value(
-        self, holding: GpuHolding, signal: Signal, step: int, slot: int
-    ) -> float | None:
-        if signal is Signal.FRAMEBUFFER:  # `M - M offset slot`
-            now = self._samples.field_newest(holding, signal, step)
-            before = self._samples.field_newest(holding, signal, step - slot)
-            return None if now is None or before is None else now - before
-        values = self._samples.field_values(holding, signal, step - slot, step)
-        return sum(values) / len(values) if values else None  # `avg_over_time(M[slot])`
-
-    def _detail(self, signal: Signal, values: Sequence[float], *, slot: int) -> str:
-        if signal is Signal.FRAMEBUFFER:
-            return framebuffer_growth(sum(values), over=timedelta(seconds=slot * len(values)))
-        if signal is Signal.POWER:
-            return power_draw(values[-1], baseline=self.baselines[self._model])
-        return receiving("PCIe" if signal is Signal.PCIE else "NVLink", values[-1])
+        bar = self._settings.bar(signal)
+        if not signal.row.over_baseline:
+            return bar
+        baseline = self.baselines.get(self._model)
+        return None if baseline is None else baseline + bar
 
     def _learned(self, holdings: Sequence[GpuHolding], reach: Reach) -> dict[str, float]:
         power = self._settings.power
@@ -180,6 +150,25 @@ class SimulatedEvidence:
             if values:
                 draws.append(sum(values) / len(values))
         return {} if not draws else {self._model: quantile(power.baseline_quantile, draws)}
+
+
+def slot_value(
+    samples: FieldSamples,
+    holding: GpuHolding,
+    signal: Signal,
+    *,
+    step: int,
+    slot: int,
+    form: SlotForm | None = None,
+) -> float | None:
+    """The device field's value in the slot ending at `step`, by `form` (default: the
+    signal's own)."""
+    if (form or signal.row.form) is SlotForm.GROWTH:  # `M - M offset slot`
+        now = samples.field_newest(holding, signal, step)
+        before = samples.field_newest(holding, signal, step - slot)
+        return None if now is None or before is None else now - before
+    values = samples.field_values(holding, signal, step - slot, step)
+    return sum(values) / len(values) if values else None  # `avg_over_time(M[slot])`
 
 
 def _time(second: int) -> datetime:

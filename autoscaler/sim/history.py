@@ -12,10 +12,10 @@ labels as a ServiceMonitor scrape writes them (`exported_namespace`, `exported_p
 `Hostname`, ...), in the metric's own unit (a percentage for `DCGM_FI_DEV_GPU_UTIL`). A slot
 without a real sample is left out, as Prometheus leaves a step without samples.
 
-It also answers the evidence signals' per-slot forms (the live read's `SLOT_EXPRESSIONS`, with
-`prometheus.evidence`'s metrics), in dcgm-exporter's units: `(M - M offset <slot>)` for the
-framebuffer's growth (MiB) and `avg_over_time(M[<slot>])` for power (W) and PCIe / NVLink
-receive (bytes/s), computed as `autoscaler.sim.evidence` reads the same samples.
+It also answers the device evidence signals' per-slot forms (the live read's `SLOT_PROMQL`,
+with `prometheus.evidence`'s metrics), in dcgm-exporter's units: `(M - M offset <slot>)` for
+growth (the framebuffer's, MiB) and `avg_over_time(M[<slot>])` for a mean (power in W, PCIe /
+NVLink receive in bytes/s), computed as `autoscaler.sim.evidence` reads the same samples.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from autoscaler.domain.usage.evidence import Signal
+from autoscaler.domain.usage.evidence import DEVICE_SIGNALS, Signal, SlotForm
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.tree import SignalSettings
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
+from autoscaler.sim.evidence import slot_value
 from autoscaler.sim.kueue_model import KueueState
 from autoscaler.sim.metrics import GPU_MODEL, ExporterTiming, GpuHolding, SimulatedExporter
 from autoscaler.sim.pods import GpuPool, RayClusterSpec
@@ -42,12 +43,14 @@ _SLOT_QUERY = re.compile(
     r"^max_over_time\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?\[(?P<slot>\w+)\]\)$"
 )
 # Spaces removed, as `_metric` does: `(M{...} - M{...} offset 60s)`, `avg_over_time(M{...}[60s])`.
-_GROWTH_QUERY = re.compile(
-    r"^\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?-(?P=metric)(\{[^}]*\})?offset(?P<slot>\w+)\)$"
-)
-_MEAN_QUERY = re.compile(
-    r"^avg_over_time\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?\[(?P<slot>\w+)\]\)$"
-)
+_FORMS = {
+    SlotForm.GROWTH: re.compile(
+        r"^\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?-(?P=metric)(\{[^}]*\})?offset(?P<slot>\w+)\)$"
+    ),
+    SlotForm.MEAN: re.compile(
+        r"^avg_over_time\((?P<metric>[A-Za-z_:][\w:]*)(\{[^}]*\})?\[(?P<slot>\w+)\]\)$"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -110,12 +113,7 @@ class RecordedHistory:
         self.end = end
         self._scales = {signal.metric: float(signal.scale) for signal in signals}
         fields = evidence or EvidenceSettings()
-        self._fields = {
-            fields.framebuffer.metric: Signal.FRAMEBUFFER,
-            fields.power.metric: Signal.POWER,
-            fields.pcie.metric: Signal.PCIE,
-            fields.nvlink.metric: Signal.NVLINK,
-        }
+        self._fields = {fields.device(signal).metric: signal for signal in DEVICE_SIGNALS}
         self._slot = int(slot.total_seconds())
         self._recordings = [self._record(story) for story in stories]
 
@@ -147,18 +145,18 @@ class RecordedHistory:
                     found.append(RecordedSeries(_labels(holding), pairs))
         return RecordedReply(series=tuple(found))
 
-    def _evidence_form(self, promql: str) -> tuple[Signal, bool] | None:
-        """The device field a per-slot evidence form asks about, and whether it asks for
-        growth (rather than the slot's mean); None for any other query."""
+    def _evidence_form(self, promql: str) -> tuple[Signal, SlotForm] | None:
+        """The device field a per-slot evidence form asks about, and the form; None for any
+        other query."""
         compact = promql.replace(" ", "")
-        for growth, form in ((True, _GROWTH_QUERY), (False, _MEAN_QUERY)):
-            query = form.match(compact)
+        for form, pattern in _FORMS.items():
+            query = pattern.match(compact)
             if query is not None and query["metric"] in self._fields:
                 self._check_slot(query["slot"])
-                return self._fields[query["metric"]], growth
+                return self._fields[query["metric"]], form
         return None
 
-    def _evidence(self, signal: Signal, growth: bool, *, times: range) -> RecordedReply:
+    def _evidence(self, signal: Signal, form: SlotForm, *, times: range) -> RecordedReply:
         found = []
         for recording in self._recordings:
             for holding in recording.holdings:
@@ -166,23 +164,17 @@ class RecordedHistory:
                     (at, value)
                     for at in times
                     if at >= holding.start.timestamp()
-                    if (value := self._slot_value(recording, holding, signal, growth, at))
-                    is not None
+                    if (value := self._slot_value(recording, holding, signal, form, at)) is not None
                 ]
                 if values:
                     found.append(RecordedSeries(_labels(holding), values))
         return RecordedReply(series=tuple(found))
 
     def _slot_value(
-        self, recording: _Recording, holding: GpuHolding, signal: Signal, growth: bool, at: int
+        self, recording: _Recording, holding: GpuHolding, signal: Signal, form: SlotForm, at: int
     ) -> float | None:
-        samples = recording.exporter
-        if growth:  # `M - M offset slot`: both instant selectors must find a sample
-            now = samples.field_newest(holding, signal, at)
-            before = samples.field_newest(holding, signal, at - self._slot)
-            return None if now is None or before is None else now - before
-        values = samples.field_values(holding, signal, at - self._slot, at)
-        return sum(values) / len(values) if values else None
+        exporter = recording.exporter
+        return slot_value(exporter, holding, signal, step=at, slot=self._slot, form=form)
 
     def _check_slot(self, slot: str) -> None:
         if slot != f"{self._slot}s":

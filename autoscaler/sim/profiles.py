@@ -16,10 +16,11 @@ Besides utilization, each GPU reports the device fields the evidence signals rea
 dcgm-exporter's own units (NVIDIA/dcgm-exporter etc/dcp-metrics-included.csv: FB_USED
 "Framebuffer memory used (in MiB)", POWER_USAGE "Power draw (in W)", PROF_PCIE_RX_BYTES and
 PROF_NVLINK_RX_BYTES "the rate of data received ... in bytes per second", all gauges). A
-field left unscripted follows utilization as an A100 does: power from its idle draw up to
-its board limit, PCIe receiving input batches in proportion, framebuffer flat; NVLink is not
-exported unless scripted (absence is no evidence). When utilization has no sample (the
-exporter is down) no field has one; when it is NaN the derived fields have none either.
+field left unscripted follows utilization as an A100 does, by its signal's `demo` row in
+`SIGNALS`: power from its idle draw up to its board limit, PCIe receiving input batches in
+proportion, framebuffer flat; a signal without one (NVLink) is not exported unless scripted
+(absence is no evidence). When utilization has no sample (the exporter is down) no field has
+one; when it is NaN the derived fields have none either.
 """
 
 from __future__ import annotations
@@ -28,21 +29,25 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from autoscaler.domain.usage.evidence import Signal
+from autoscaler.domain.usage.evidence import MIB_PER_GIB, DemoField, Signal
 
 NO_SAMPLE = None
 _FOREVER = math.inf
-MIB_PER_GIB = 1024
 
-# An A100-SXM4-80GB with a CUDA context and nothing running draws about 60 W; its board
-# limit is 400 W. An idle GPU receives kilobytes a second over PCIe; a training step's input
-# batches arrive at a few hundred MB/s. A process holding its CUDA context and a model keeps
-# its framebuffer flat: the level itself says nothing, only a rise does.
-IDLE_WATTS = 60.0
-BOARD_WATTS = 400.0
-IDLE_PCIE_BYTES = 20e3
-BUSY_PCIE_BYTES = 600e6
-HELD_MIB = 16 * MIB_PER_GIB
+
+def _demo(signal: Signal) -> DemoField:
+    field = signal.row.demo
+    if field is None:
+        raise ValueError(f"the demo's A100 derives no {signal} (see its row in SIGNALS)")
+    return field
+
+
+# The A100 of the signals' `demo` rows, for the profiles that script its fields.
+_POWER, _PCIE = _demo(Signal.POWER), _demo(Signal.PCIE)
+IDLE_WATTS = _POWER.idle
+IDLE_PCIE_BYTES = _PCIE.idle
+BUSY_PCIE_BYTES = _PCIE.rise
+HELD_MIB = _demo(Signal.FRAMEBUFFER).idle
 CONTEXT_MIB = 512.0  # a CUDA context alone, before any weights
 # dcgm-exporter counts protocol headers in the PCIe receive rate (its field description):
 # the wire carries more than the payload that lands in the framebuffer.
@@ -158,7 +163,7 @@ class Profile:
             .field(Signal.PCIE, BUSY_PCIE_BYTES * pct / 100, start=done)
             .field(Signal.POWER, IDLE_WATTS)
             .field(Signal.POWER, LOADING_WATTS, start=start, end=done)
-            .field(Signal.POWER, _watts(pct), start=done)
+            .field(Signal.POWER, _POWER.at(pct), start=done)
             .described(f"loads {gib:g} GiB of weights at 0-2% for {minutes:g} min, then trains")
         )  # fmt: skip
 
@@ -249,14 +254,5 @@ def _scripted(fields: tuple[tuple[Signal, Track], ...]) -> Mapping[Signal, Track
 
 
 def _derived(signal: Signal, pct: float) -> float | None:
-    if signal is Signal.POWER:
-        return _watts(pct)
-    if signal is Signal.PCIE:
-        return IDLE_PCIE_BYTES + BUSY_PCIE_BYTES * pct / 100
-    if signal is Signal.FRAMEBUFFER:
-        return HELD_MIB
-    return None  # NVLink: not exported unless scripted
-
-
-def _watts(pct: float) -> float:
-    return IDLE_WATTS + (BOARD_WATTS - IDLE_WATTS) * pct / 100
+    field = signal.row.demo
+    return None if field is None else field.at(pct)  # None: not exported unless scripted

@@ -17,10 +17,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.prometheus.device_evidence import (
-    DeviceEvidenceReader,
-    framebuffer_detail,
-)
+from autoscaler.adapters.prometheus.device_evidence import DeviceEvidenceReader
 from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import UsageView
@@ -184,9 +181,7 @@ def test_a_failing_signal_query_fails_that_signal_and_leaves_the_others(
     # Settings refuse a name that is not a metric name; built directly, the framebuffer
     # reader sends a query the real server refuses, as a broken exporter rename would.
     settings = PrometheusSettings(url=prometheus_session.server.url)
-    broken = DeviceEvidenceReader(
-        Signal.FRAMEBUFFER, "DCGM_FI_DEV_FB_USED{", 256, framebuffer_detail
-    )
+    broken = DeviceEvidenceReader(Signal.FRAMEBUFFER, "DCGM_FI_DEV_FB_USED{", 256)
     others = evidence_readers(
         settings.evidence.model_copy(update={"framebuffer": FramebufferSettings(enabled=False)}),
         compute=settings.signals,

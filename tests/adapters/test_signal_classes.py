@@ -12,10 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from autoscaler.adapters.prometheus.device_evidence import (
-    DeviceEvidenceReader,
-    framebuffer_detail,
-)
+from autoscaler.adapters.prometheus.device_evidence import DeviceEvidenceReader
 from autoscaler.adapters.prometheus.evidence_base import EvidenceReader
 from autoscaler.adapters.prometheus.evidence_readers import evidence_readers
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
@@ -100,9 +97,7 @@ def test_a_failing_evidence_query_makes_the_idle_workloads_unknown_not_idle(
     prometheus_session: PrometheusSession,
 ) -> None:
     # Built directly: settings refuse the name; the real server refuses the query.
-    broken = DeviceEvidenceReader(
-        Signal.FRAMEBUFFER, "DCGM_FI_DEV_FB_USED{", 256, framebuffer_detail
-    )
+    broken = DeviceEvidenceReader(Signal.FRAMEBUFFER, "DCGM_FI_DEV_FB_USED{", 256)
     defaults = PrometheusSettings()
     others = evidence_readers(
         defaults.evidence.model_copy(update={"framebuffer": FramebufferSettings(enabled=False)}),

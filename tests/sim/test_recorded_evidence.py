@@ -1,5 +1,6 @@
 """`backtest --demo`'s recorded history answers the evidence signals' per-slot forms exactly as
-the live read writes them (`SLOT_EXPRESSIONS`), from the noisy story's samples."""
+the live read writes them (`SLOT_PROMQL`, by each signal's form), from the noisy story's
+samples."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.adapters.prometheus.evidence_base import SLOT_EXPRESSIONS
+from autoscaler.adapters.prometheus.evidence_base import SLOT_PROMQL
 from autoscaler.compose.backtest import recorded_story
 from autoscaler.demo.scenarios import SCENARIOS
-from autoscaler.domain.usage.evidence import Signal
+from autoscaler.domain.usage.evidence import DEVICE_SIGNALS, Signal, SlotForm
 from autoscaler.settings.evidence import EvidenceSettings
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.history import RecordedHistory, RecordedSeries
@@ -19,12 +20,7 @@ from autoscaler.sim.metrics import GPU_MODEL
 NOISY = SCENARIOS["noisy"]
 SLOT = timedelta(seconds=60)
 FIELDS = EvidenceSettings()
-METRICS = {
-    Signal.FRAMEBUFFER: FIELDS.framebuffer.metric,
-    Signal.POWER: FIELDS.power.metric,
-    Signal.PCIE: FIELDS.pcie.metric,
-    Signal.NVLINK: FIELDS.nvlink.metric,
-}
+METRICS = {signal: FIELDS.device(signal).metric for signal in DEVICE_SIGNALS}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +39,9 @@ def at(minute: float) -> datetime:
 
 def ask(history: RecordedHistory, signal: Signal, *, slot: str = "60s") -> list[RecordedSeries]:
     selector = f'{METRICS[signal]}{{exported_namespace=~".+"}}'
-    promql = SLOT_EXPRESSIONS[signal].format(selector=selector, slot=slot)
+    form = signal.row.form
+    assert isinstance(form, SlotForm)
+    promql = SLOT_PROMQL[form].format(selector=selector, slot=slot)
     reply = history.query_range(promql, start=at(40), end=at(70), step=SLOT)
     return list(reply.series)
 

@@ -5,7 +5,7 @@
 
 A sighting is activity a signal saw from `since` to `until` (default: the latest slot, at
 `NOW`); its detail is what a person reads. Power, PCIe and NVLink sightings are device-level
-(one value for the whole board), as the readers mark them.
+(one value for the whole board), as their rows in `SIGNALS` say.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from typing import Self
 from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.domain.usage.gpus import GpuKey
 from tests.support.domain_builders import NOW
-
-BOARD_WIDE = frozenset({Signal.POWER, Signal.PCIE, Signal.NVLINK})
 
 
 @dataclass
@@ -41,7 +39,7 @@ class EvidenceBuilder:
         mig: str | None = None,
     ) -> Self:
         key = GpuKey(namespace, pod, uuid, mig)
-        sighting = Sighting(signal, until, since, detail, device_level=signal in BOARD_WIDE)
+        sighting = Sighting(signal, until, since, detail)
         self.gpus.setdefault(key, []).append(sighting)
         return self
 

@@ -1,4 +1,5 @@
-"""Framebuffer growth and PCIe / NVLink receive as evidence: one fleet-wide query per signal.
+"""Device signals read against one fixed bar (framebuffer growth, PCIe / NVLink receive, and
+any device signal of `SIGNALS` without a reader of its own): one fleet-wide query per signal.
 
 Each query is an instant query holding a subquery over the read's reach (`span.evidence_reach` at
 `span.slot`, evaluated at `slots_end`, like the SLOTS query), of the signal's per-slot
@@ -15,7 +16,7 @@ Series shapes, from dcgm-exporter's own counter lists:
   evidence.
 - DCGM_FI_PROF_PCIE_RX_BYTES / DCGM_FI_PROF_NVLINK_RX_BYTES are gauges of the receive rate in
   bytes per second (dcgm-exporter etc/dcp-metrics-included.csv). They are one value for the
-  board, hence device-level (`DEVICE_LEVEL`).
+  board, hence device-level (their rows' `device_level`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL, SLOT_EXPRESSIONS, Ask
+from autoscaler.adapters.prometheus.evidence_base import Ask, slot_promql
 from autoscaler.adapters.prometheus.promql import (
     RAW_STYLES,
     Points,
@@ -36,19 +37,13 @@ from autoscaler.adapters.prometheus.promql import (
     workload_gpu_key,
 )
 from autoscaler.adapters.prometheus.views import slots_end
-from autoscaler.domain.usage.evidence import (
-    FleetEvidence,
-    Sighting,
-    Signal,
-    framebuffer_growth,
-    receiving,
-)
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal, detail
 from autoscaler.domain.usage.gpus import GpuKey
 
 # Builds the signal's filtered per-slot expression for a selector with these matchers.
 Filtered = Callable[[tuple[str, ...]], str]
-# The detail of a sighting from its points (ascending) and the labels of its series.
-Describe = Callable[[Sequence[float], timedelta, Mapping[str, str]], str]
+# The idle baseline a series' sighting is worded with (power: its model's), None without one.
+BaselineOf = Callable[[Mapping[str, str]], float | None]
 
 
 @runtime_checkable
@@ -74,12 +69,11 @@ class DeviceEvidenceReader:
     signal: Signal
     metric: str
     bar: float  # in the per-slot expression's unit: MiB per slot, bytes per second
-    describe: Describe
 
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
         query = device_matrix(self.filtered(slot=span.slot), span=span)
         series = parse_matrix(ask(query, slots_end(now, span.slot)))
-        return FleetEvidence(gpus=sightings(series, self.signal, self.describe, slot=span.slot))
+        return FleetEvidence(gpus=sightings(series, self.signal, slot=span.slot))
 
     def filtered(self, *, slot: timedelta) -> Filtered:
         def expression(matchers: tuple[str, ...]) -> str:
@@ -91,12 +85,12 @@ class DeviceEvidenceReader:
         return self.filtered(slot=slot)(matchers)
 
     def fresh_detail(self, value: float, *, slot: timedelta, labels: Mapping[str, str]) -> str:
-        return self.describe([value], slot, labels)
+        return detail(self.signal, [value], over=slot)
 
 
 def slot_expression(signal: Signal, metric: str, matchers: tuple[str, ...], slot: timedelta) -> str:
     selector = f"{metric}{{{','.join(matchers)}}}" if matchers else metric
-    return SLOT_EXPRESSIONS[signal].format(selector=selector, slot=duration(slot))
+    return slot_promql(signal, selector, slot=slot)
 
 
 def above(expression: str, bar: float) -> str:
@@ -117,9 +111,9 @@ def device_matrix(filtered: Filtered, *, span: QueryWindow, extra: tuple[str, ..
 def sightings(
     series: Sequence[tuple[Mapping[str, str], Points]],
     signal: Signal,
-    describe: Describe,
     *,
     slot: timedelta,
+    baseline_of: BaselineOf = lambda _: None,
 ) -> dict[GpuKey, tuple[Sighting, ...]]:
     """One sighting per GPU: its points of both label styles merged per slot end."""
     points: dict[GpuKey, dict[float, float]] = {}
@@ -138,28 +132,10 @@ def sightings(
         if by_time:
             ends = sorted(by_time)
             values = [by_time[at] for at in ends]
-            found_for[key] = (
-                Sighting(
-                    signal,
-                    last_at=_time(ends[-1]),
-                    first_at=_time(ends[0]),
-                    detail=describe(values, slot * len(values), labels_of[key]),
-                    device_level=signal in DEVICE_LEVEL,
-                ),
-            )
+            baseline = baseline_of(labels_of[key])
+            said = detail(signal, values, over=slot * len(values), baseline=baseline)
+            found_for[key] = (Sighting(signal, _time(ends[-1]), _time(ends[0]), said),)
     return found_for
-
-
-def framebuffer_detail(values: Sequence[float], active: timedelta, _: Mapping[str, str]) -> str:
-    """The rises of the active slots add up to the growth over them."""
-    return framebuffer_growth(sum(values), over=active)
-
-
-def receive_detail(link: str) -> Describe:
-    def detail(values: Sequence[float], _: timedelta, __: Mapping[str, str]) -> str:
-        return receiving(link, values[-1])
-
-    return detail
 
 
 def _time(unix_seconds: float) -> datetime:

@@ -1,42 +1,46 @@
-"""What every evidence reader shares: the per-slot expression of each device signal, which
-signals are device-level, the shape of a reader, and how their answers merge (ISSUE 16).
+"""What every evidence reader shares: the PromQL of each slot form, the shape of a reader,
+and how their answers merge (ISSUE 16).
 
 A reader sends its own queries through `Ask` (one per signal; the learned power baseline one
 more) and returns its part of the cycle's `FleetEvidence`; the metric source merges the parts.
 A reader whose query fails raises, and the source records that signal as failed (its
 workloads unknown) while the other signals still count.
 
-The per-slot expressions are the live read's, the simulation's and the backtest's alike, in
-the units dcgm-exporter publishes (see the dcgm-exporter default counters CSV):
+A device signal's per-slot expression is its `SlotForm`'s (its row in
+`autoscaler.domain.usage.evidence.SIGNALS`), the live read's, the backtest's and the recorded
+demo history's alike, in the units dcgm-exporter publishes (see the dcgm-exporter default
+counters CSV):
 
-- framebuffer (DCGM_FI_DEV_FB_USED, MiB): growth over the slot ending at the step, the newest
-  sample minus the newest one a slot earlier;
-- power (DCGM_FI_DEV_POWER_USAGE, W): the slot's mean draw, compared with the model's baseline;
-- PCIe / NVLink receive (DCGM_FI_PROF_PCIE_RX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES, bytes/s):
-  the slot's mean rate.
+- growth (framebuffer, DCGM_FI_DEV_FB_USED, MiB): the newest sample minus the newest one a
+  slot earlier;
+- mean (power, DCGM_FI_DEV_POWER_USAGE, W, compared with the model's baseline; PCIe / NVLink
+  receive, DCGM_FI_PROF_PCIE_RX_BYTES, DCGM_FI_PROF_NVLINK_RX_BYTES, bytes/s): the slot's mean.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from autoscaler.adapters.prometheus.promql import QueryWindow
-from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
+from autoscaler.adapters.prometheus.promql import QueryWindow, duration
+from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal, SlotForm
 from autoscaler.domain.usage.gpus import GpuKey
 
 # "{selector}" is the metric with its matchers, "{slot}" the slot as a PromQL duration.
-SLOT_EXPRESSIONS: Mapping[Signal, str] = {
-    Signal.FRAMEBUFFER: "({selector} - {selector} offset {slot})",
-    Signal.POWER: "avg_over_time({selector}[{slot}])",
-    Signal.PCIE: "avg_over_time({selector}[{slot}])",
-    Signal.NVLINK: "avg_over_time({selector}[{slot}])",
+SLOT_PROMQL: Mapping[SlotForm, str] = {
+    SlotForm.GROWTH: "({selector} - {selector} offset {slot})",
+    SlotForm.MEAN: "avg_over_time({selector}[{slot}])",
 }
 
-# One value for the whole board, whatever MIG instance or sharer a series is labelled with:
-# never evidence for a MIG instance or a time-shared GPU.
-DEVICE_LEVEL = frozenset({Signal.POWER, Signal.PCIE, Signal.NVLINK})
+
+def slot_promql(signal: Signal, selector: str, *, slot: timedelta) -> str:
+    """The device signal's value in the slot ending at each step."""
+    form = signal.row.form
+    if form is None:
+        raise ValueError(f"{signal} is not a device signal")
+    return SLOT_PROMQL[form].format(selector=selector, slot=duration(slot))
+
 
 # Sends one instant query evaluated at the given time; returns `data.result`. Raises what the
 # HTTP exchange raises (the source translates it).

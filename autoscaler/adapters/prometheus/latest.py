@@ -23,7 +23,6 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from autoscaler.adapters.prometheus.device_evidence import FreshProbe
-from autoscaler.adapters.prometheus.evidence_base import DEVICE_LEVEL
 from autoscaler.adapters.prometheus.promql import KEY_LABELS, Row, gpu_key, relabelled, selector
 from autoscaler.domain.usage.evidence import FleetEvidence, Sighting
 from autoscaler.domain.usage.fresh import LatestSample
@@ -102,7 +101,7 @@ def latest_evidence(
         if (key.namespace, key.pod) not in asked or not math.isfinite(value):
             continue
         detail = probe.fresh_detail(value, slot=slot, labels=labels)
-        seen = Sighting(probe.signal, now, now, detail, probe.signal in DEVICE_LEVEL)
+        seen = Sighting(probe.signal, now, now, detail)
         found[key] = (*found.get(key, ()), seen)
     return FleetEvidence(gpus=found)
 

@@ -36,7 +36,7 @@ from autoscaler.adapters.prometheus.promql import (
     selector,
 )
 from autoscaler.adapters.prometheus.views import slots_end
-from autoscaler.domain.usage.evidence import FleetEvidence, Signal, power_draw
+from autoscaler.domain.usage.evidence import FleetEvidence, Signal, detail
 from autoscaler.settings.evidence import PowerSettings
 from autoscaler.settings.prometheus import SignalSettings
 
@@ -66,7 +66,7 @@ class PowerEvidenceReader:
             return FleetEvidence()
         query = device_matrix(self._filtered(slot=span.slot), span=span, extra=(MODEL,))
         series = parse_matrix(ask(query, slots_end(now, span.slot)))
-        found = sightings(series, self.signal, self._describe, slot=span.slot)
+        found = sightings(series, self.signal, slot=span.slot, baseline_of=self._baseline)
         return FleetEvidence(gpus=found, power_baselines=baselines)
 
     def baseline_query(self, span: QueryWindow) -> str:
@@ -86,7 +86,7 @@ class PowerEvidenceReader:
         return self._filtered(slot=slot)(matchers) if self.baselines else None
 
     def fresh_detail(self, value: float, *, slot: timedelta, labels: Mapping[str, str]) -> str:
-        return self._describe([value], slot, labels)
+        return detail(self.signal, [value], over=slot, baseline=self._baseline(labels))
 
     def _learned(self, ask: Ask, *, span: QueryWindow, now: datetime) -> dict[str, float]:
         rows = parse_vector(ask(self.baseline_query(span), now))
@@ -112,8 +112,8 @@ class PowerEvidenceReader:
 
         return expression
 
-    def _describe(self, values: Sequence[float], _: timedelta, labels: Mapping[str, str]) -> str:
-        return power_draw(values[-1], baseline=self.baselines.get(labels.get(MODEL, "")))
+    def _baseline(self, labels: Mapping[str, str]) -> float | None:
+        return self.baselines.get(labels.get(MODEL, ""))
 
 
 def _model(name: str) -> str:

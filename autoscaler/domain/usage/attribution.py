@@ -2,9 +2,10 @@
 signals and notes. The rule, with its sources, is in docs/SIGNALS.md.
 
 - A GPU's device evidence is what was seen under its own `GpuKey` (namespace, pod, uuid,
-  MIG instance). A device-level sighting (power, PCIe, NVLink: one value for the whole
-  board) is ignored for a MIG instance and for a time-shared GPU: it cannot say whose
-  activity it is, and a neighbour's must never keep (or stop) this workload.
+  MIG instance). A device-level sighting (`EvidenceSignal.device_level`: one value for the
+  whole board, as power, PCIe and NVLink) is ignored for a MIG instance and for a
+  time-shared GPU: it cannot say whose activity it is, and a neighbour's must never keep
+  (or stop) this workload.
 - A time-shared GPU is one whose (uuid, MIG instance) is also reported, with a recent
   sample, under another pod. Its compute is the device's, so every sharer is judged on the
   busiest series of the device: any sharer's use keeps every sharer busy, and one sharer's

@@ -28,8 +28,6 @@ from autoscaler.domain.usage.assessment import (
 from autoscaler.domain.usage.attribution import Attributed
 from autoscaler.domain.usage.evidence import Sighting, Signal
 
-RAY_OWNERS = frozenset({"RayCluster", "RayJob"})
-
 
 def weigh(
     workload: WorkloadInfo,
@@ -84,10 +82,12 @@ def _loading_or_idle(
 
 
 def failure_covering(workload: WorkloadInfo, failures: Mapping[Signal, str]) -> str | None:
-    """A failed device signal covers every GPU workload; a failed Ray signal, Ray's."""
-    ray_owned = workload.owner is not None and workload.owner.kind in RAY_OWNERS
+    """A failed signal covers the owner kinds of its row (a device signal: every workload;
+    Ray: RayClusters and RayJobs)."""
+    owner = workload.owner
     for signal in sorted(failures):
-        if signal is not Signal.RAY or ray_owned:
+        covers = signal.row.covers
+        if covers is None or (owner is not None and owner.kind in covers):
             return f"evidence signal {signal.value} failed: {failures[signal]}"
     return None
 
