@@ -190,7 +190,7 @@ def test_a_replica_that_does_not_lead_decides_and_publishes_but_patches_nothing(
         clock=FakeClock(NOW),
         publish=SnapshotStore().publish,
         logger=logging.getLogger("test"),
-        is_leader=lambda: False,
+        leads=lambda: False,
     )
     snapshot = loop.run_once()
     assert cluster.deactivated() == []
@@ -215,7 +215,7 @@ def test_a_leader_that_loses_its_lease_mid_cycle_stops_before_the_next_patch() -
         clock=FakeClock(NOW),
         publish=SnapshotStore().publish,
         logger=logging.getLogger("test"),
-        is_leader=lambda: next(answers),
+        leads=lambda: next(answers),
     )
     snapshot = loop.run_once()
     assert len(cluster.deactivated()) == 1

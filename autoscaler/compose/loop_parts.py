@@ -2,8 +2,8 @@
 guards, the service's metrics and the snapshot listeners (loop audit, exemption and
 snooze limits, action counts).
 
-Every replica builds them all. Only the leader writes: the guards are told `leading` each
-cycle, and the listeners ask `is_leader` before each write; a follower computes the same
+Every replica builds them all. Only the leader writes: the guards are told `leads` each
+cycle, and the listeners ask `leads` before each write; a follower computes the same
 view and serves it (REST, KEDA, /metrics) without a single write request.
 """
 
@@ -21,7 +21,7 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.listeners.exemption_limits import ExemptionLimiter
@@ -81,7 +81,7 @@ def subscribe_listeners(
     clock: Clock,
     logger: logging.Logger,
     policy: Policy,
-    is_leader: IsLeader = always_leading,
+    leads: Leads = always_leads,
 ) -> None:
     """Metrics from every snapshot; with `shared`, the leader's loop audit and exemption cuts.
     `policy`: its rules set each workload's longest exemption."""
@@ -94,14 +94,14 @@ def subscribe_listeners(
             audit=shared.store,
             metrics=telemetry,
             logger=logger.getChild("audit"),
-            leading=is_leader,
+            leads=leads,
         )
     )
     store.subscribe(
         SavingsGauges(telemetry.registry, state=shared.store, logger=logger.getChild("savings"))
     )
     store.subscribe(
-        FollowUps(state=shared.store, logger=logger.getChild("follow-ups"), leading=is_leader)
+        FollowUps(state=shared.store, logger=logger.getChild("follow-ups"), leads=leads)
     )
     store.subscribe(
         ExemptionLimiter(
@@ -111,12 +111,10 @@ def subscribe_listeners(
             maximum=lambda rule: policy.rule_for(rule).exemptions.max_duration,
             allow_indefinite=settings.allow_indefinite_exemption,
             logger=logger.getChild("exemptions"),
-            leading=is_leader,
+            leads=leads,
         )
     )
-    store.subscribe(
-        snooze_limiter(shared, clock=clock, logger=logger, policy=policy, is_leader=is_leader)
-    )
+    store.subscribe(snooze_limiter(shared, clock=clock, logger=logger, policy=policy, leads=leads))
 
 
 def snooze_limiter(
@@ -125,7 +123,7 @@ def snooze_limiter(
     clock: Clock,
     logger: logging.Logger,
     policy: Policy,
-    is_leader: IsLeader,
+    leads: Leads,
 ) -> SnoozeLimiter:
     """Hand-set snoozes bounded by each workload's rule, after every cycle (ISSUE 15)."""
     return SnoozeLimiter(
@@ -134,5 +132,5 @@ def snooze_limiter(
         clock=clock,
         policy=policy,
         logger=logger.getChild("snoozes"),
-        leading=is_leader,
+        leads=leads,
     )

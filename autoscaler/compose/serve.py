@@ -39,6 +39,7 @@ from autoscaler.core.ports import (
 )
 from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
 from autoscaler.engine.acting.by_manager import ActuatorByManager
+from autoscaler.engine.acting.leadership import always_leads
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import enabled_owner_kinds, longest_loading
@@ -205,7 +206,7 @@ def build_replica(
         metrics=metrics or build_metric_source(settings),
         clock=clock,
         logger=logger,
-        is_leader=elector.is_leader if elector else None,
+        leads=elector.leads if elector else always_leads,
         shared=shared,
         # Who waits for Kueue's and KAI's quota (when-contended rules), per enabled actuator.
         pending=build_pending(

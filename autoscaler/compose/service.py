@@ -24,7 +24,7 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.scheduler import LoopRunner
 from autoscaler.engine.cycle.snapshots import SnapshotStore
@@ -70,14 +70,13 @@ def build_service(
     clock: Clock,
     logger: logging.Logger,
     bind_host: str = "[::]",
-    is_leader: IsLeader | None = None,
+    leads: Leads = always_leads,
     shared: SharedState | None = None,
     pending: PendingWork | None = None,  # who waits for quota (when-contended rules)
 ) -> Service:
-    """`is_leader`: only the leader writes (acts, guard state, loop audit, exemption cuts);
+    """`leads`: only the leader writes (acts, guard state, loop audit, exemption cuts);
     every replica decides, publishes snapshots and serves them. `shared`: the runtime state
     and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
-    leading = is_leader or always_leading
     store, policy = SnapshotStore(), build_policy(settings)
     telemetry = _telemetry(metrics, clock=clock)
     guards = None if shared is None else build_guards(
@@ -97,12 +96,12 @@ def build_service(
         profiles=settings.keda.profile_rules(policy.rules) if settings.keda.enabled else None,
         keda_addresses=_keda_addresses(settings),
         guards=guards,
-        is_leader=leading,
+        leads=leads,
         pending=pending,
         notices=notifications.notices,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
-                        clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
+                        clock=clock, logger=logger, policy=policy, leads=leads)  # fmt: skip
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
         reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared

@@ -173,7 +173,7 @@ class Rig:
     policy: Policy = field(default_factory=a_policy)
     clock: SimulatedClock = field(default_factory=lambda: SimulatedClock(start=T0, speed=None))
     sink: RecordingSink = field(default_factory=RecordingSink)
-    leading: bool = True
+    leads: bool = True
     route: Route = targets_from_namespace
 
     def __post_init__(self) -> None:
@@ -205,7 +205,7 @@ class Rig:
             clock=self.clock,
             publish=lambda _snapshot: None,
             logger=logging.getLogger("test.warning"),
-            is_leader=lambda: self.leading,
+            leads=lambda: self.leads,
             notices=Notices(sink=self.sink, route=self.route),
         )
 

@@ -54,7 +54,7 @@ class GuardedFleet:
     clock: FakeClock = field(default_factory=lambda: FakeClock(NOW))
     stopped_at: dict[str, datetime] = field(default_factory=dict)
     store: SnapshotStore = field(default_factory=SnapshotStore)
-    leading: bool = True
+    leads: bool = True
 
     def __post_init__(self) -> None:
         self.cluster = FakeCluster(
@@ -90,7 +90,7 @@ class GuardedFleet:
             publish=self.store.publish,
             logger=logging.getLogger("test.decisions"),
             guards=self.guards,
-            is_leader=lambda: self.leading,
+            leads=lambda: self.leads,
         )
 
     def add(self, name: str, gpu: Gpu) -> None:

@@ -20,7 +20,7 @@ from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting import sequence as actuation
 from autoscaler.engine.acting.audited import audited_write
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.acting.stop import outcome_of
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
@@ -37,7 +37,7 @@ class Deleter:
         logger: logging.Logger,
         guards: Guards | None = None,
         notices: Notices = EVENTS_ONLY,
-        may_act: IsLeader = always_leading,
+        leads: Leads = always_leads,
     ) -> None:
         self._cluster = cluster
         self._actuator = actuator
@@ -45,11 +45,11 @@ class Deleter:
         self._log = logger
         self._guards = guards
         self._notices = notices
-        self._may_act = may_act
+        self._leads = leads
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action is Action.DELETE]
-        if not chosen or not self._may_act():
+        if not chosen or not self._leads():
             return ()
         return tuple(self._delete(inputs, decision) for decision in chosen)
 
@@ -59,7 +59,7 @@ class Deleter:
         if isinstance(checked, Outcome):
             return action_record(self._log, decision, now=now, outcome=checked)
         fresh, again = checked
-        if not self._may_act():
+        if not self._leads():
             skipped = Outcome.skipped("no longer the leader")
             return action_record(self._log, again, now=now, outcome=skipped)
         outcome, audited = audited_write(

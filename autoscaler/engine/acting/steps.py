@@ -16,7 +16,7 @@ from autoscaler.domain.models import Action, ActionRecord, Decision
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting.delete import Deleter
-from autoscaler.engine.acting.leadership import IsLeader
+from autoscaler.engine.acting.leadership import Leads
 from autoscaler.engine.acting.stop import Deactivator
 from autoscaler.engine.acting.warn import Warner
 from autoscaler.engine.cycle.screen import Guards
@@ -36,10 +36,10 @@ class ActSteps:
         clock: Clock,
         logger: logging.Logger,
         guards: Guards | None,
-        may_act: IsLeader,
+        leads: Leads,
         notices: Notices,
     ) -> None:
-        self._cluster, self._log, self._may_act = cluster, logger, may_act
+        self._cluster, self._log, self._leads = cluster, logger, leads
         self._deactivator = Deactivator(
             cluster=cluster,
             actuator=actuator,
@@ -47,7 +47,7 @@ class ActSteps:
             clock=clock,
             logger=logger,
             guards=guards,
-            may_act=may_act,
+            leads=leads,
             notices=notices,
         )
         self._warner = Warner(
@@ -56,7 +56,7 @@ class ActSteps:
             policy=policy,
             logger=logger,
             notices=notices,
-            may_act=may_act,
+            leads=leads,
         )
         self._deleter = Deleter(
             cluster=cluster,
@@ -65,12 +65,12 @@ class ActSteps:
             logger=logger,
             guards=guards,
             notices=notices,
-            may_act=may_act,
+            leads=leads,
         )
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action in ACTED]
-        if not chosen or not self._may_act():
+        if not chosen or not self._leads():
             return ()  # nothing to write, or another replica leads: it acts
         try:
             pauses = self._cluster.read_pauses()  # a kill switch set mid-cycle still wins

@@ -30,7 +30,7 @@ from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting import sequence as actuation
 from autoscaler.engine.acting.audited import audited_write
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
 from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
@@ -46,10 +46,10 @@ class Deactivator:
         clock: Clock,
         logger: logging.Logger,
         guards: Guards | None = None,
-        may_act: IsLeader = always_leading,
+        leads: Leads = always_leads,
         notices: Notices = EVENTS_ONLY,
     ) -> None:
-        """`may_act`: asked before the first action and again before each patch, so a leader
+        """`leads`: asked before the first action and again before each patch, so a leader
         that lost its lease mid-cycle stops at once. `notices`: where a done deactivation is
         told (ISSUE 15)."""
         self._cluster = cluster
@@ -58,14 +58,14 @@ class Deactivator:
         self._clock = clock
         self._log = logger
         self._guards = guards
-        self._may_act = may_act
+        self._leads = leads
         self._notices = notices
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         """Deactivate what the decisions say, each checked once more right before. The
         pauses in `inputs` were read again after the cycle's decisions (`ActSteps.act`)."""
         chosen = [d for d in decisions if d.action is Action.DEACTIVATE]
-        if not chosen or not self._may_act():
+        if not chosen or not self._leads():
             return ()  # another replica leads: it acts
         checked = self._checked_again(inputs, chosen)
         return tuple(
@@ -118,7 +118,7 @@ class Deactivator:
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
         """The durable audit record, then the act sequence (one patch, owner, Event)."""
-        if not self._may_act():
+        if not self._leads():
             return self._record(decision, now, Outcome.skipped("no longer the leader"))
         outcome, audited = audited_write(
             self._guards,

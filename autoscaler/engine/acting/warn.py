@@ -24,7 +24,7 @@ from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInf
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting import sequence as actuation
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.acting.stop import outcome_of
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
 from autoscaler.engine.notify.notices import (
@@ -47,18 +47,18 @@ class Warner:
         policy: Policy,
         logger: logging.Logger,
         notices: Notices = EVENTS_ONLY,
-        may_act: IsLeader = always_leading,
+        leads: Leads = always_leads,
     ) -> None:
         self._cluster = cluster
         self._actuator = actuator
         self._policy = policy
         self._log = logger
         self._notices = notices
-        self._may_act = may_act
+        self._leads = leads
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action in NOTICE_ACTIONS]
-        if not chosen or not self._may_act():
+        if not chosen or not self._leads():
             return ()  # another replica leads: it writes and tells
         return tuple(self._notice(inputs, decision) for decision in chosen)
 
@@ -68,7 +68,7 @@ class Warner:
         if isinstance(checked, Outcome):
             return action_record(self._log, decision, now=now, outcome=checked)
         fresh, again = checked
-        if not self._may_act():
+        if not self._leads():
             return action_record(self._log, again, now=now, outcome=_NOT_LEADING)
         patch = workload_patch(fresh, again, now=now)
         try:

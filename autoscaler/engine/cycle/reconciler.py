@@ -42,7 +42,7 @@ from autoscaler.domain.models import (
 from autoscaler.domain.policy.decisions import Policy, apply_cap, decide
 from autoscaler.domain.policy.rules import Reclaim
 from autoscaler.domain.usage.idleness import UsageRules
-from autoscaler.engine.acting.leadership import always_leading
+from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.acting.steps import ActSteps
 from autoscaler.engine.cycle.decision_log import log_decision
 from autoscaler.engine.cycle.keda_managed import keda_managed_targets, mark_keda_managed
@@ -66,12 +66,12 @@ class Reconciler:
         profiles: Mapping[str, UsageRules] | None = None,
         keda_addresses: Sequence[str] = (),
         guards: Guards | None = None,
-        is_leader: Callable[[], bool] | None = None,
+        leads: Leads = always_leads,
         pending: PendingWork | None = None,
         notices: Notices = EVENTS_ONLY,
     ) -> None:
-        """`is_leader`: with several replicas, only the leader acts (and writes the guards'
-        state); every replica decides and publishes snapshots. None: this one always leads.
+        """`leads`: with several replicas, only the leader acts (and writes the guards'
+        state); every replica decides and publishes snapshots. By default this one always leads.
         `notices`: where warnings, all-clears, stops and deletes are told besides Events."""
         self._cluster = cluster
         self._metrics = metrics
@@ -82,7 +82,7 @@ class Reconciler:
         self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
         self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
         self._guards = guards
-        self._is_leader = is_leader or always_leading
+        self._leads = leads
         self._actor = ActSteps(
             cluster=cluster,
             actuator=actuator,
@@ -90,7 +90,7 @@ class Reconciler:
             clock=clock,
             logger=logger,
             guards=guards,
-            may_act=self._is_leader,
+            leads=self._leads,
             notices=notices,
         )
         self._reclaimer = Reclaimer(pending=pending, logger=logger)
@@ -171,7 +171,7 @@ class Reconciler:
         if self._guards is None:
             return decisions, None
         screened = self._guards.screen(
-            inputs.workloads, inputs.usage, decisions, now=inputs.now, leading=self._is_leader()
+            inputs.workloads, inputs.usage, decisions, now=inputs.now, leads=self._leads()
         )
         return screened.decisions, screened.report
 

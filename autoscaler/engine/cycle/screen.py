@@ -86,9 +86,9 @@ class Guards:
         decisions: Sequence[Decision],
         *,
         now: datetime,
-        leading: bool = True,
+        leads: bool = True,
     ) -> Screened:
-        """`leading`: this replica acts, so it also writes the guards' state and Events;
+        """`leads`: this replica acts, so it also writes the guards' state and Events;
         another replica computes the same view without writing (and keeps a warm baseline)."""
         seen = self._watch.observe(workloads, usage, now=now)
         try:
@@ -96,9 +96,9 @@ class Guards:
             records = list(self._audit.recent(now - max(self._rules.contested.span, HOUR)))
         except ClusterError as exc:
             return self._blind(decisions, f"guard state unreadable, nothing acted: {exc}")
-        records = self._settle(workloads, records, leading=leading)
-        memory = self._step_breaker(memory, seen, now=now, leading=leading)
-        memory, records = self._contest(workloads, records, memory, now=now, leading=leading)
+        records = self._settle(workloads, records, leads=leads)
+        memory = self._step_breaker(memory, seen, now=now, leads=leads)
+        memory, records = self._contest(workloads, records, memory, now=now, leads=leads)
         return self._apply(decisions, memory, records, now=now)
 
     def fresh_check(
@@ -146,7 +146,7 @@ class Guards:
             self._log.warning("audit record of an action's outcome not written: %s", exc)
 
     def _settle(
-        self, workloads: Sequence[WorkloadInfo], records: list[LoopRecord], *, leading: bool
+        self, workloads: Sequence[WorkloadInfo], records: list[LoopRecord], *, leads: bool
     ) -> list[LoopRecord]:
         """Settle deactivations whose answer was lost, from the Workloads as read now."""
         settled = settle_lost_answers(workloads, records)
@@ -154,7 +154,7 @@ class Guards:
             self._log.warning(
                 "deactivate %s at %s, answer lost: %s", record.workload, record.at, record.outcome
             )
-        if settled and leading:
+        if settled and leads:
             try:
                 self._audit.record(*settled)
             except ClusterError as exc:  # settled again next cycle
@@ -162,7 +162,7 @@ class Guards:
         return [*settled, *records]
 
     def _step_breaker(
-        self, memory: GuardMemory, seen: Turnover, *, now: datetime, leading: bool
+        self, memory: GuardMemory, seen: Turnover, *, now: datetime, leads: bool
     ) -> GuardMemory:
         rules = self._rules.breaker
         if step(memory.breaker, seen, rules=rules, now=now) == memory.breaker:
@@ -171,8 +171,8 @@ class Guards:
         def stepped(current: GuardMemory) -> GuardMemory:  # redone on the state as written
             return replace(current, breaker=step(current.breaker, seen, rules=rules, now=now))
 
-        saved = self._keep(memory, stepped, records=(), leading=leading)
-        if leading:
+        saved = self._keep(memory, stepped, records=(), leads=leads)
+        if leads:
             self._announce(memory.breaker, saved.breaker)
         return saved
 
@@ -182,10 +182,10 @@ class Guards:
         edit: Callable[[GuardMemory], GuardMemory],
         *,
         records: Sequence[LoopRecord],
-        leading: bool,
+        leads: bool,
     ) -> GuardMemory:
         """Write the edit and its records when leading; honour it this cycle all the same."""
-        if not leading:
+        if not leads:
             return edit(memory)
         try:
             return self._state.change(edit, records=records)
@@ -220,7 +220,7 @@ class Guards:
         memory: GuardMemory,
         *,
         now: datetime,
-        leading: bool,
+        leads: bool,
     ) -> tuple[GuardMemory, list[LoopRecord]]:
         rules = self._rules.contested
         undone = newly_undone(workloads, records, rules=rules, now=now)
@@ -235,7 +235,7 @@ class Guards:
         def marked(current: GuardMemory) -> GuardMemory:
             return replace(current, contested={**current.contested, **new})
 
-        memory = self._keep(memory, marked, records=(*undone, *marks), leading=leading)
+        memory = self._keep(memory, marked, records=(*undone, *marks), leads=leads)
         return memory, [*marks, *records]
 
     def _apply(
