@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from autoscaler.api.access import admin_target
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
-from autoscaler.compose.api import Api, Backends, api_notices, build_api_on, token_checker
+from autoscaler.compose.api import Api, Backends, build_api_on, snooze_notifications, token_checker
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.core.ports import (
@@ -116,7 +116,7 @@ def demo_api(service: Service, *, world: World, token: str) -> Api:
         logger=quiet_logger().getChild("api"),
         routers=routers,
         policy=service.reconciler.policy,
-        notices=api_notices(service.notifications),
+        notices=snooze_notifications(service.notifications),
     )
 
 

@@ -23,7 +23,7 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
-from autoscaler.compose.api import api_notices, build_api, build_auth, token_checker
+from autoscaler.compose.api import build_api, build_auth, snooze_notifications, token_checker
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.queues import build_pending
@@ -87,7 +87,7 @@ def add_rest_api(
             auth=auth,
             routers=routers,
             policy=service.reconciler.policy,
-            notices=api_notices(service.notifications),
+            notices=snooze_notifications(service.notifications),
         )
     )
 

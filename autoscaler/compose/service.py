@@ -98,7 +98,7 @@ def build_service(
         guards=guards,
         leads=leads,
         pending=pending,
-        notices=notifications.notices,
+        notices=notifications.teller,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, policy=policy, leads=leads)  # fmt: skip

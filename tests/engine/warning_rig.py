@@ -34,7 +34,7 @@ from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.cycle.reconciler import Reconciler
-from autoscaler.engine.notify.notices import Notices, Route
+from autoscaler.engine.notify.notices import NoticeTeller, Route
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
@@ -206,7 +206,7 @@ class Rig:
             publish=lambda _snapshot: None,
             logger=logging.getLogger("test.warning"),
             leads=lambda: self.leads,
-            notices=Notices(sink=self.sink, route=self.route),
+            notices=NoticeTeller(sink=self.sink, route=self.route),
         )
 
     def cycle_at(self, offset: timedelta) -> Snapshot:

@@ -24,7 +24,7 @@ from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.acting.stop import outcome_of
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
-from autoscaler.engine.notify.notices import DELETED_EVENT, EVENTS_ONLY, Notices, event_message
+from autoscaler.engine.notify.notices import DELETED_EVENT, EVENTS_ONLY, NoticeTeller, event_message
 
 
 class Deleter:
@@ -36,7 +36,7 @@ class Deleter:
         policy: Policy,
         logger: logging.Logger,
         guards: Guards | None = None,
-        notices: Notices = EVENTS_ONLY,
+        notices: NoticeTeller = EVENTS_ONLY,
         leads: Leads = always_leads,
     ) -> None:
         self._cluster = cluster

@@ -21,7 +21,7 @@ from autoscaler.engine.acting.stop import Deactivator
 from autoscaler.engine.acting.warn import Warner
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.stage import CycleInputs, action_record
-from autoscaler.engine.notify.notices import NOTICE_ACTIONS, Notices
+from autoscaler.engine.notify.notices import NOTICE_ACTIONS, NoticeTeller
 
 ACTED = frozenset({Action.DEACTIVATE, Action.DELETE, *NOTICE_ACTIONS})  # what the steps write
 
@@ -37,7 +37,7 @@ class ActSteps:
         logger: logging.Logger,
         guards: Guards | None,
         leads: Leads,
-        notices: Notices,
+        notices: NoticeTeller,
     ) -> None:
         self._cluster, self._log, self._leads = cluster, logger, leads
         self._deactivator = Deactivator(

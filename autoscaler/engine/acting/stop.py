@@ -33,7 +33,7 @@ from autoscaler.engine.acting.audited import audited_write
 from autoscaler.engine.acting.leadership import Leads, always_leads
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
-from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
+from autoscaler.engine.notify.notices import EVENTS_ONLY, NoticeTeller
 
 
 class Deactivator:
@@ -47,7 +47,7 @@ class Deactivator:
         logger: logging.Logger,
         guards: Guards | None = None,
         leads: Leads = always_leads,
-        notices: Notices = EVENTS_ONLY,
+        notices: NoticeTeller = EVENTS_ONLY,
     ) -> None:
         """`leads`: asked before the first action and again before each patch, so a leader
         that lost its lease mid-cycle stops at once. `notices`: where a done deactivation is

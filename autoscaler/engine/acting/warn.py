@@ -31,7 +31,7 @@ from autoscaler.engine.notify.notices import (
     EVENT_OF,
     EVENTS_ONLY,
     NOTICE_ACTIONS,
-    Notices,
+    NoticeTeller,
     event_message,
 )
 
@@ -46,7 +46,7 @@ class Warner:
         actuator: WorkloadActuator,
         policy: Policy,
         logger: logging.Logger,
-        notices: Notices = EVENTS_ONLY,
+        notices: NoticeTeller = EVENTS_ONLY,
         leads: Leads = always_leads,
     ) -> None:
         self._cluster = cluster

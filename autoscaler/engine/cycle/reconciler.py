@@ -49,7 +49,7 @@ from autoscaler.engine.cycle.keda_managed import keda_managed_targets, mark_keda
 from autoscaler.engine.cycle.reclaim import Reclaimer
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.stage import CycleInputs, stage_all
-from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
+from autoscaler.engine.notify.notices import EVENTS_ONLY, NoticeTeller
 
 
 class Reconciler:
@@ -68,7 +68,7 @@ class Reconciler:
         guards: Guards | None = None,
         leads: Leads = always_leads,
         pending: PendingWork | None = None,
-        notices: Notices = EVENTS_ONLY,
+        notices: NoticeTeller = EVENTS_ONLY,
     ) -> None:
         """`leads`: with several replicas, only the leader acts (and writes the guards'
         state); every replica decides and publishes snapshots. By default this one always leads.
