@@ -62,7 +62,7 @@ class LoopView(Protocol):
     def telemetry(self) -> ServiceMetrics: ...
 
     @property
-    def shared(self) -> SharedState | None: ...
+    def shared(self) -> SharedState: ...
 
 
 @dataclass
@@ -115,8 +115,6 @@ def build_api(
         config_map=cluster_settings.runtime_state_config_map,
         namespace=cluster_settings.service_namespace,
     )
-    if loop.shared is None:
-        raise ValueError("the API changes the runtime state the loop reads: build it with one")
     backends = Backends(
         cluster=cluster,
         actuator=loop.shared.actuator,

@@ -39,7 +39,7 @@ from autoscaler.core.ports import (
 )
 from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
 from autoscaler.engine.acting.by_manager import ActuatorByManager
-from autoscaler.engine.acting.leadership import always_leads
+from autoscaler.engine.acting.context import always_leads
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.rule_settings import deprecations
 from autoscaler.settings.rules import enabled_owner_kinds, longest_loading
@@ -202,7 +202,6 @@ def build_replica(
     service = build_service(
         settings,
         cluster=reader,
-        actuator=shared.actuator,
         metrics=metrics or build_metric_source(settings),
         clock=clock,
         logger=logger,

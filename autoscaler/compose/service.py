@@ -13,18 +13,11 @@ from datetime import timedelta
 from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.compose.loop_parts import SharedState, build_guards, subscribe_listeners
+from autoscaler.compose.loop_parts import SharedState, build_screen, subscribe_listeners
 from autoscaler.compose.notify import Notifications, build_notifications
-from autoscaler.core.ports import (
-    Clock,
-    ClusterReader,
-    MetricSource,
-    PendingWork,
-    Server,
-    WorkloadActuator,
-)
+from autoscaler.core.ports import Clock, ClusterReader, MetricSource, PendingWork, Server
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.engine.acting.leadership import Leads, always_leads
+from autoscaler.engine.acting.context import ActContext, Leads, always_leads
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.scheduler import LoopRunner
 from autoscaler.engine.cycle.snapshots import SnapshotStore
@@ -46,7 +39,7 @@ class Service:
     loop: LoopRunner
     telemetry: ServiceMetrics  # fed by the loop's snapshots; the API serves it on /metrics
     notifications: Notifications  # the loop's notices; the API's links and snoozes use them too
-    shared: SharedState | None = None  # where the loop writes; the API changes the same
+    shared: SharedState  # where the loop writes; the API changes the same
     servers: list[Server] = field(default_factory=list)
     keda_answers: KedaAnswers | None = None
 
@@ -65,40 +58,41 @@ def build_service(
     settings: Settings,
     *,
     cluster: ClusterReader,
-    actuator: WorkloadActuator,
     metrics: MetricSource,
     clock: Clock,
     logger: logging.Logger,
+    shared: SharedState,
     bind_host: str = "[::]",
     leads: Leads = always_leads,
-    shared: SharedState | None = None,
     pending: PendingWork | None = None,  # who waits for quota (when-contended rules)
 ) -> Service:
-    """`leads`: only the leader writes (acts, guard state, loop audit, exemption cuts);
-    every replica decides, publishes snapshots and serves them. `shared`: the runtime state
-    and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
+    """`shared`: the runtime state (the guards' memory, the audit trail) and the actuator the
+    loop, its listeners and the API write through. `leads`: only the leader writes (acts, guard
+    state, loop audit, exemption cuts); every replica decides, publishes and serves."""
     store, policy = SnapshotStore(), build_policy(settings)
     telemetry = _telemetry(metrics, clock=clock)
-    guards = None if shared is None else build_guards(
-        settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
-    )  # fmt: skip
+    guards = shared.guard_store(audit_limit=settings.api.audit_record_limit, clock=clock)
     notifications = build_notifications(
         settings, registry=telemetry.registry, clock=clock, logger=logger.getChild("notify")
     )
-    reconciler = Reconciler(
+    context = ActContext(
         cluster=cluster,
-        actuator=actuator,
+        actuator=shared.actuator,
         metrics=metrics,
+        audit=guards,
         policy=policy,
         clock=clock,
-        publish=store.publish,
         logger=logger.getChild("decisions"),
+        teller=notifications.teller,
+        leads=leads,
+    )
+    reconciler = Reconciler(
+        context=context,
+        screen=build_screen(settings, store=guards, policy=policy, metrics=metrics, logger=logger),
+        publish=store.publish,
+        pending=pending,
         profiles=settings.keda.profile_rules(policy.rules) if settings.keda.enabled else None,
         keda_addresses=_keda_addresses(settings),
-        guards=guards,
-        leads=leads,
-        pending=pending,
-        notices=notifications.teller,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, policy=policy, leads=leads)  # fmt: skip

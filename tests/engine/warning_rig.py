@@ -41,6 +41,8 @@ from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
 from autoscaler.sim.pods import GPU, GpuPool, RayClusterSpec, WorkerGroup
 from autoscaler.sim.quota import ClusterQueue
+from tests.support.fakes import FakeAuditLog
+from tests.support.loop_builders import a_loop
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 WINDOW = timedelta(hours=1)
@@ -184,6 +186,7 @@ class Rig:
         self.cluster.namespace_annotations[NAMESPACE] = {keys.NOTIFY: "team-a-slack"}
         self.actuator = FlakyActuator(cluster=self.cluster, clock=self.clock)
         self.fleet = ScriptedFleet(self.cluster, idle_since=T0)
+        self.audit = FakeAuditLog()  # durable, like the runtime state: it outlives a restart
         spec = RayClusterSpec(
             NAMESPACE,
             "rc",
@@ -197,16 +200,16 @@ class Rig:
 
     def restarted(self) -> Reconciler:
         """A new Reconciler on the same cluster objects: nothing carried over in memory."""
-        return Reconciler(
-            cluster=self.cluster,
+        return a_loop(
+            self.cluster,
+            self.fleet,
             actuator=self.actuator,
-            metrics=self.fleet,
             policy=self.policy,
             clock=self.clock,
-            publish=lambda _snapshot: None,
             logger=logging.getLogger("test.warning"),
+            audit=self.audit,
             leads=lambda: self.leads,
-            notices=NoticeTeller(sink=self.sink, route=self.route),
+            teller=NoticeTeller(sink=self.sink, route=self.route),
         )
 
     def cycle_at(self, offset: timedelta) -> Snapshot:

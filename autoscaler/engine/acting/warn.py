@@ -12,49 +12,28 @@ announced and told like any other (its stop will come); else it is settled next 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from autoscaler.core.errors import AnswerLost, ClusterError
-from autoscaler.core.ports import ClusterReader, WorkloadActuator
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import optional_time_text, time_text
 from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting import sequence as actuation
-from autoscaler.engine.acting.leadership import Leads, always_leads
+from autoscaler.engine.acting.context import ActContext
 from autoscaler.engine.acting.stop import outcome_of
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
-from autoscaler.engine.notify.notices import (
-    EVENT_OF,
-    EVENTS_ONLY,
-    NOTICE_ACTIONS,
-    NoticeTeller,
-    event_message,
-)
+from autoscaler.engine.notify.notices import EVENT_OF, NOTICE_ACTIONS, event_message
 
 Patch = Mapping[str, str | None]
 
 
 class Warner:
-    def __init__(
-        self,
-        *,
-        cluster: ClusterReader,
-        actuator: WorkloadActuator,
-        policy: Policy,
-        logger: logging.Logger,
-        notices: NoticeTeller = EVENTS_ONLY,
-        leads: Leads = always_leads,
-    ) -> None:
-        self._cluster = cluster
-        self._actuator = actuator
-        self._policy = policy
-        self._log = logger
-        self._notices = notices
-        self._leads = leads
+    def __init__(self, context: ActContext) -> None:
+        self._cluster, self._actuator = context.cluster, context.actuator
+        self._policy = context.policy
+        self._log, self._leads, self._notices = context.logger, context.leads, context.teller
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action in NOTICE_ACTIONS]

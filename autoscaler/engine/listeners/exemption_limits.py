@@ -25,7 +25,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.audit.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
 from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, annotation_sources, cut_to_limit
 from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadStatus
-from autoscaler.engine.acting.leadership import Leads, always_leads
+from autoscaler.engine.acting.context import Leads, always_leads
 from autoscaler.engine.listeners.limiting import limit_rows
 
 

@@ -24,7 +24,7 @@ from autoscaler.domain.audit.savings import SEEN_REACTIVATED, WAITER_ADMITTED, o
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef
 from autoscaler.domain.outcomes import OutcomeKind
-from autoscaler.engine.acting.leadership import Leads, always_leads
+from autoscaler.engine.acting.context import Leads, always_leads
 
 HORIZON = timedelta(days=7)
 

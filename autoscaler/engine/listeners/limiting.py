@@ -12,7 +12,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditSink, Clock
 from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.models import Snapshot, WorkloadStatus
-from autoscaler.engine.acting.leadership import Leads
+from autoscaler.engine.acting.context import Leads
 
 Limit = Callable[[WorkloadStatus, datetime], Iterable[AuditRecord]]
 

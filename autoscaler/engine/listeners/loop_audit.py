@@ -32,7 +32,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
     WorkloadStatus,
 )
-from autoscaler.engine.acting.leadership import Leads, always_leads
+from autoscaler.engine.acting.context import Leads, always_leads
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.engine.notify.notices import NOTICE_ACTIONS
 

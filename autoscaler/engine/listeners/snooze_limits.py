@@ -27,7 +27,7 @@ from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.models import Snapshot, WorkloadStatus
 from autoscaler.domain.notices.snoozes import HAND_SET_BY, SnoozeGrant, hand_set_snooze
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.engine.acting.leadership import Leads, always_leads
+from autoscaler.engine.acting.context import Leads, always_leads
 from autoscaler.engine.listeners.limiting import limit_rows
 
 
