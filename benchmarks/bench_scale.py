@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -50,13 +51,14 @@ import requests
 
 import autoscaler
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
+from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.serve import build_metric_source
 from autoscaler.compose.service import Service, build_service
 from autoscaler.domain.models import Snapshot, WorkloadInfo
 from autoscaler.settings.tree import Settings
 from benchmarks.bench_cycle_queries import load_average, mixed_fleet
 from tests.support.domain_builders import a_workload
-from tests.support.fakes import FakeClock, FakeCluster
+from tests.support.fakes import FakeClock, FakeCluster, FakeRuntimeState
 from tests.support.prom import PrometheusServer, require_binaries
 from tests.support.recorded_rig import record_rules
 
@@ -163,8 +165,12 @@ def child(args: argparse.Namespace) -> None:
     logger = logging.getLogger("bench-scale")
     logger.addHandler(logging.NullHandler())
     logger.propagate = False
-    service = build_service(settings, cluster=cluster, actuator=cluster, metrics=metrics,
-                            clock=clock, logger=logger)  # fmt: skip
+    # The runtime state (the guards' memory, the audit trail) in memory, as the demo keeps it.
+    parts: dict[str, object] = {"shared": SharedState(store=FakeRuntimeState(), actuator=cluster)}
+    if "actuator" in inspect.signature(build_service).parameters:  # an older tree (`--before`)
+        parts["actuator"] = cluster
+    service = build_service(settings, cluster=cluster, metrics=metrics, clock=clock,
+                            logger=logger, **parts)  # fmt: skip
     cycles = []
     with requests.Session() as session:
         for _ in range(args.cycles):

@@ -139,7 +139,6 @@ def build_world(fleet: Fleet, settings: Settings, *, seed: int) -> World:
     service = build_service(
         settings,
         cluster=FaultyCluster(cluster, dice=dice),
-        actuator=actuator,
         metrics=metrics,
         clock=clock,
         logger=_quiet_logger(),

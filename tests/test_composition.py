@@ -20,6 +20,7 @@ from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.settings.tree import Settings
 from tests.support.domain_builders import NOW, a_workload, minutes_ago, usage
 from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
+from tests.support.loop_builders import in_memory_shared
 
 SCALER = "idle-gpu-autoscaler.gpu-ops.svc.cluster.local:{port}"
 
@@ -66,7 +67,7 @@ def test_a_workload_scaled_through_our_keda_signal_is_reported_and_never_patched
     service = build_service(
         settings,
         cluster=cluster,
-        actuator=cluster,
+        shared=in_memory_shared(cluster),
         metrics=metrics,
         clock=FakeClock(NOW),
         logger=logging.getLogger("t"),
@@ -77,7 +78,8 @@ def test_a_workload_scaled_through_our_keda_signal_is_reported_and_never_patched
     assert row.decision.state is State.KEDA_MANAGED
     assert row.decision.action is Action.NONE
     assert cluster.deactivated() == []
-    assert len(metrics.reads) == 2  # the policy's window and the "short" rule's
+    # the policy's window and the "short" rule's; the breaker's baseline reads the past besides
+    assert len([read for read in metrics.reads if read[2] == NOW]) == 2
     assert set(snapshot.usage) == {"default", "short"}
 
 
@@ -88,7 +90,7 @@ def test_the_keda_scaler_answers_from_the_snapshot_the_loop_published(settings: 
     service = build_service(
         settings,
         cluster=cluster,
-        actuator=cluster,
+        shared=in_memory_shared(cluster),
         metrics=FakeMetrics(fleet),
         clock=FakeClock(NOW),
         logger=logging.getLogger("t"),
@@ -127,7 +129,7 @@ def test_a_crashed_cycle_reaches_the_errors_metric_and_the_log(
     service = build_service(
         settings,
         cluster=crashing,
-        actuator=crashing,
+        shared=in_memory_shared(crashing),
         metrics=FakeMetrics(usage().build()),
         clock=FakeClock(NOW),
         logger=logging.getLogger("tests.crash"),
@@ -156,7 +158,7 @@ def test_a_prometheus_source_tells_the_service_metrics_which_slots_it_read() -> 
     service = build_service(
         settings,
         cluster=cluster,
-        actuator=cluster,
+        shared=in_memory_shared(cluster),
         metrics=source,
         clock=FakeClock(NOW),
         logger=logging.getLogger("tests.usage-source"),

@@ -45,8 +45,8 @@ def secret(tmp_path: Path, name: str, value: bytes) -> str:
 
 def test_no_targets_still_gives_a_sink_and_no_signer() -> None:
     built = build({})
-    built.notices.sink.submit(a_notification(), targets=())
-    assert built.signer is None and built.notices.sink is built.dispatcher
+    built.teller.sink.submit(a_notification(), targets=())
+    assert built.signer is None and built.teller.sink is built.dispatcher
 
 
 def test_a_warning_goes_signed_to_the_webhook_with_keep_links_for_that_target(
@@ -179,6 +179,6 @@ def test_a_notification_from_the_api_is_routed_as_the_loops_and_none_named_submi
     workload = a_workload("team-a", "rc").build()
     if namespace_notify is not None:
         workload = replace(workload, namespace_annotations={keys.NOTIFY: namespace_notify})
-    notices = replace(built.notices, sink=sink)
+    notices = replace(built.teller, sink=sink)
     send(notices, a_notification(), workload=workload, rule=a_policy().default_rule)
     assert [targets for _, targets in sink.sent] == told

@@ -14,7 +14,8 @@ from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from tests.support.domain_builders import NOW, a_policy, a_workload, minutes_ago, usage
-from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
+from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeMetrics
+from tests.support.loop_builders import a_loop, a_screen
 
 IDLE = WorkloadRef("team-a", "idle-rc")
 BUSY = WorkloadRef("team-a", "busy-rc")
@@ -47,14 +48,17 @@ def reconciler(
     store: SnapshotStore | None = None,
     profiles: dict[str, UsageRules] | None = None,
 ) -> Reconciler:
-    return Reconciler(
-        cluster=cluster,
+    policy = a_policy(dry_run=dry_run)
+    return a_loop(
+        cluster,
+        metrics,
         actuator=cluster,
-        metrics=metrics,
-        policy=a_policy(dry_run=dry_run),
+        policy=policy,
         clock=FakeClock(NOW),
         publish=(store or SnapshotStore()).publish,
         logger=logging.getLogger("test"),
+        # The breaker's baseline read after a start is the screen's own, not counted here.
+        screen=a_screen(metrics=fleet_metrics(), policy=policy, audit=FakeAuditLog()),
         profiles=profiles,
     )
 
@@ -182,15 +186,15 @@ def test_each_cycle_publishes_a_new_snapshot_to_subscribers() -> None:
 
 def test_a_replica_that_does_not_lead_decides_and_publishes_but_patches_nothing() -> None:
     cluster = fleet_cluster()
-    loop = Reconciler(
-        cluster=cluster,
+    loop = a_loop(
+        cluster,
+        fleet_metrics(),
         actuator=cluster,
-        metrics=fleet_metrics(),
         policy=a_policy(),
         clock=FakeClock(NOW),
         publish=SnapshotStore().publish,
         logger=logging.getLogger("test"),
-        is_leader=lambda: False,
+        leads=lambda: False,
     )
     snapshot = loop.run_once()
     assert cluster.deactivated() == []
@@ -206,25 +210,20 @@ def test_a_leader_that_loses_its_lease_mid_cycle_stops_before_the_next_patch() -
     fleet = usage()
     for i in range(3):
         fleet.gpu("team-a", f"w-{i}", peak=0.01, last_busy=minutes_ago(120))
-    answers = iter([True, True, True, False, False])  # the act steps, the stops, each patch
-    loop = Reconciler(
-        cluster=cluster,
+    # the screen, the act steps, the stops, each patch
+    answers = iter([True, True, True, True, False, False])
+    loop = a_loop(
+        cluster,
+        FakeMetrics(fleet.build()),
         actuator=cluster,
-        metrics=FakeMetrics(fleet.build()),
         policy=a_policy(),
         clock=FakeClock(NOW),
         publish=SnapshotStore().publish,
         logger=logging.getLogger("test"),
-        is_leader=lambda: next(answers),
+        leads=lambda: next(answers),
     )
     snapshot = loop.run_once()
     assert len(cluster.deactivated()) == 1
     assert [a.outcome for a in snapshot.actions][1:] == [
         Outcome.skipped("no longer the leader")
     ] * 2
-
-
-def test_without_guards_the_snapshot_reports_none() -> None:
-    snapshot = reconciler(fleet_cluster(), fleet_metrics()).run_once()
-    assert snapshot.guards is None
-    assert snapshot.actions[0].audited is False

@@ -7,8 +7,8 @@
                     auth=auth, routers=[keda])
     service.servers.append(api)   # start(): uvicorn; stop(): the reverse
 
-Pass `notices=api_notices(service.notifications)` so the signed links work and a snooze is
-told where the loop's warnings go.
+Pass `notices=snooze_notifications(service.notifications)` so the signed links work and a
+snooze is told where the loop's warnings go.
 
 Only the API: the loop's metrics, its listeners and the runtime-state store are the service's
 (compose/service.py), shared here. The same parts serve every replica, leader or not: a
@@ -29,7 +29,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
-from autoscaler.api.context import NO_NOTICES, ApiContext, Notices
+from autoscaler.api.context import NO_SNOOZE_NOTIFICATIONS, ApiContext, SnoozeNotifications
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
 from autoscaler.compose.loop_parts import SharedState
@@ -62,7 +62,7 @@ class LoopView(Protocol):
     def telemetry(self) -> ServiceMetrics: ...
 
     @property
-    def shared(self) -> SharedState | None: ...
+    def shared(self) -> SharedState: ...
 
 
 @dataclass
@@ -102,20 +102,19 @@ def build_api(
     auth: Auth | None = None,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
-    notices: Notices = NO_NOTICES,
+    notices: SnoozeNotifications = NO_SNOOZE_NOTIFICATIONS,
 ) -> Api:
     """`loop`: the service's snapshots, metrics and runtime state (`Service` fits);
     `policy`: the loop's, whose rules `explain` and exemptions match against;
     `auth`: from `build_auth`, when another part (the KEDA router) checks tokens too;
     `routers`: more endpoints served on the same port, behind the same middleware;
-    `notices`: the link signer and the loop's notices (`api_notices`); default: Events only."""
+    `notices`: the link signer and the loop's teller (`snooze_notifications`); default: Events
+    only."""
     admin = admin_target(
         settings.admin,
         config_map=cluster_settings.runtime_state_config_map,
         namespace=cluster_settings.service_namespace,
     )
-    if loop.shared is None:
-        raise ValueError("the API changes the runtime state the loop reads: build it with one")
     backends = Backends(
         cluster=cluster,
         actuator=loop.shared.actuator,
@@ -146,7 +145,7 @@ def build_api_on(
     logger: logging.Logger,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
-    notices: Notices = NO_NOTICES,
+    notices: SnoozeNotifications = NO_SNOOZE_NOTIFICATIONS,
 ) -> Api:
     """The API over any `backends`, serving the loop's `telemetry` on /metrics; `logger` is
     used as given."""
@@ -172,10 +171,10 @@ def build_api_on(
     return Api(app=app, server=server, context=context)
 
 
-def api_notices(notifications: Notifications) -> Notices:
+def snooze_notifications(notifications: Notifications) -> SnoozeNotifications:
     """What the API takes of `build_notifications`: the link signer (the link routes 404
     without one), and the loop's sink and route a snooze is told through."""
-    return Notices(links=notifications.signer, loop=notifications.notices)
+    return SnoozeNotifications(links=notifications.signer, loop=notifications.teller)
 
 
 def build_auth(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from autoscaler.api.access import admin_target
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
-from autoscaler.compose.api import Api, Backends, api_notices, build_api_on, token_checker
+from autoscaler.compose.api import Api, Backends, build_api_on, snooze_notifications, token_checker
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.core.ports import (
@@ -27,7 +27,6 @@ from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.run import ExtraServers, quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.demo.story import BuildService, Configure, World
-from autoscaler.demo.writes import simulated_actuator
 from autoscaler.domain.access import Target
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.tree import Settings
@@ -91,19 +90,15 @@ def build_demo_service(
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
     shared = SharedState(store=state, actuator=actuator)
     return build_service(
-        settings, cluster=cluster, actuator=actuator, metrics=metrics, clock=clock,
-        logger=logger, bind_host=LOOPBACK, shared=shared, pending=pending,
+        settings, cluster=cluster, metrics=metrics, clock=clock, logger=logger,
+        bind_host=LOOPBACK, shared=shared, pending=pending,
     )  # fmt: skip
 
 
 def demo_api(service: Service, *, world: World, token: str) -> Api:
     """The REST API (with KEDA's metrics-api router) over one world's service."""
     backends = simulated_backends(
-        world.cluster,
-        clock=world.clock,
-        settings=world.settings,
-        token=token,
-        shared=service.shared,
+        world.cluster, settings=world.settings, token=token, shared=service.shared
     )
     answers, check = service.keda_answers, token_checker(backends.auth)
     routers = [keda_router(answers=answers, authenticate=check)] if answers else []
@@ -116,7 +111,7 @@ def demo_api(service: Service, *, world: World, token: str) -> Api:
         logger=quiet_logger().getChild("api"),
         routers=routers,
         policy=service.reconciler.policy,
-        notices=api_notices(service.notifications),
+        notices=snooze_notifications(service.notifications),
     )
 
 
@@ -135,26 +130,16 @@ def demo_tokens(token: str, *, admin: Target) -> StaticTokens:
 
 
 def simulated_backends(
-    cluster: SimulatedCluster,
-    *,
-    clock: Clock,
-    settings: Settings,
-    token: str,
-    shared: SharedState | None = None,
+    cluster: SimulatedCluster, *, settings: Settings, token: str, shared: SharedState
 ) -> Backends:
     """Everything `build_api_on` needs besides the snapshot store, for one demo world;
-    `shared`: the service's runtime state and writes (fresh ones without it)."""
+    `shared`: the service's runtime state and writes."""
     admin = admin_target(
         settings.api.admin,
         config_map=settings.cluster.runtime_state_config_map,
         namespace=settings.cluster.service_namespace,
     )
     tokens = demo_tokens(token, admin=admin)
-    if shared is None:
-        state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
-        enabled = settings.actuators.enabled()
-        actuator = simulated_actuator(cluster, clock=clock, enabled=enabled)
-        shared = SharedState(store=state, actuator=actuator)
     return Backends(
         cluster=cluster,
         actuator=shared.actuator,

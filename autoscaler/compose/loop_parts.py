@@ -1,10 +1,10 @@
 """The parts beside the reconcile loop, built once per process by the composition root: the
-guards, the service's metrics and the snapshot listeners (loop audit, exemption and
-snooze limits, action counts).
+runtime state every replica shares, the cycle's screen, the service's metrics and the
+snapshot listeners (loop audit, exemption and snooze limits, action counts).
 
-Every replica builds them all. Only the leader writes: the guards are told `leading` each
-cycle, and the listeners ask `is_leader` before each write; a follower computes the same
-view and serves it (REST, KEDA, /metrics) without a single write request.
+Every replica builds them all. Only the leader writes: the screen is told `leads` each
+cycle, and the act steps and the listeners ask `leads` before each write; a follower
+computes the same view and serves it (REST, KEDA, /metrics) without a single write request.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
-from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.acting.context import Leads, always_leads
+from autoscaler.engine.cycle.fleet_watch import FleetWatch
+from autoscaler.engine.cycle.screen import Screen
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.listeners.exemption_limits import ExemptionLimiter
 from autoscaler.engine.listeners.follow_ups import FollowUps
@@ -51,24 +52,24 @@ class SharedState:
         return RuntimeGuardStore(store=self.store, audit_limit=audit_limit, clock=clock)
 
 
-def build_guards(
+def build_screen(
     settings: Settings,
     *,
+    store: GuardStore,
     policy: Policy,
-    shared: SharedState,
     metrics: MetricSource,
-    clock: Clock,
     logger: logging.Logger,
-) -> Guards:
-    store = shared.guard_store(audit_limit=settings.api.audit_record_limit, clock=clock)
-    return Guards(
+) -> Screen:
+    """The cycle's screen over the guards' store: its breaker compares each cycle with the
+    busy workloads of the last (read from Prometheus history after a start)."""
+    log = logger.getChild("guards")
+    watch = FleetWatch(policy=policy, metrics=metrics, interval=settings.loop.interval, logger=log)
+    return Screen(
         rules=settings.guards.rules(max_per_hour=settings.policy.max_deactivations_per_hour),
-        policy=policy,
         audit=store,
         state=store,
-        metrics=metrics,
-        interval=settings.loop.interval,
-        logger=logger.getChild("guards"),
+        watch=watch,
+        logger=log,
     )
 
 
@@ -77,31 +78,30 @@ def subscribe_listeners(
     *,
     settings: ApiSettings,
     telemetry: ServiceMetrics,
-    shared: SharedState | None,
+    shared: SharedState,
     clock: Clock,
     logger: logging.Logger,
     policy: Policy,
-    is_leader: IsLeader = always_leading,
+    leads: Leads = always_leads,
 ) -> None:
-    """Metrics from every snapshot; with `shared`, the leader's loop audit and exemption cuts.
-    `policy`: its rules set each workload's longest exemption."""
+    """Metrics from every snapshot, and the leader's loop audit, savings, follow-ups and
+    exemption and snooze cuts, written to `shared`. `policy`: its rules set each workload's
+    longest exemption."""
     store.subscribe(telemetry.observe)
     store.subscribe(ActionCounter(telemetry.registry).observe)
-    if shared is None:
-        return  # nowhere to write (unit tests of the loop alone)
     store.subscribe(
         LoopAuditor(
             audit=shared.store,
             metrics=telemetry,
             logger=logger.getChild("audit"),
-            leading=is_leader,
+            leads=leads,
         )
     )
     store.subscribe(
         SavingsGauges(telemetry.registry, state=shared.store, logger=logger.getChild("savings"))
     )
     store.subscribe(
-        FollowUps(state=shared.store, logger=logger.getChild("follow-ups"), leading=is_leader)
+        FollowUps(state=shared.store, logger=logger.getChild("follow-ups"), leads=leads)
     )
     store.subscribe(
         ExemptionLimiter(
@@ -111,12 +111,10 @@ def subscribe_listeners(
             maximum=lambda rule: policy.rule_for(rule).exemptions.max_duration,
             allow_indefinite=settings.allow_indefinite_exemption,
             logger=logger.getChild("exemptions"),
-            leading=is_leader,
+            leads=leads,
         )
     )
-    store.subscribe(
-        snooze_limiter(shared, clock=clock, logger=logger, policy=policy, is_leader=is_leader)
-    )
+    store.subscribe(snooze_limiter(shared, clock=clock, logger=logger, policy=policy, leads=leads))
 
 
 def snooze_limiter(
@@ -125,7 +123,7 @@ def snooze_limiter(
     clock: Clock,
     logger: logging.Logger,
     policy: Policy,
-    is_leader: IsLeader,
+    leads: Leads,
 ) -> SnoozeLimiter:
     """Hand-set snoozes bounded by each workload's rule, after every cycle (ISSUE 15)."""
     return SnoozeLimiter(
@@ -134,5 +132,5 @@ def snooze_limiter(
         clock=clock,
         policy=policy,
         logger=logger.getChild("snoozes"),
-        leading=is_leader,
+        leads=leads,
     )

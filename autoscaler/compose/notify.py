@@ -24,7 +24,7 @@ from autoscaler.domain.notices.routing import targets_for
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.dispatch import LinkMaker, NotificationDispatcher
 from autoscaler.engine.notify.links import LinkSigner
-from autoscaler.engine.notify.notices import Notices, Route
+from autoscaler.engine.notify.notices import NoticeTeller, Route
 from autoscaler.settings.notice_checks import check_notifications
 from autoscaler.settings.notifications import LinkSettings, TargetSettings
 from autoscaler.settings.tree import Settings
@@ -39,9 +39,9 @@ class Notifications:
     route: Route  # who hears about a workload: its namespace's, else its rule's, else defaults
 
     @property
-    def notices(self) -> Notices:
+    def teller(self) -> NoticeTeller:
         """Where the loop and the API's snoozes tell people: the dispatcher, routed."""
-        return Notices(sink=self.dispatcher, route=self.route)
+        return NoticeTeller(sink=self.dispatcher, route=self.route)
 
 
 def build_notifications(

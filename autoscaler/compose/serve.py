@@ -23,7 +23,7 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
-from autoscaler.compose.api import api_notices, build_api, build_auth, token_checker
+from autoscaler.compose.api import build_api, build_auth, snooze_notifications, token_checker
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.queues import build_pending
@@ -39,6 +39,7 @@ from autoscaler.core.ports import (
 )
 from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
 from autoscaler.engine.acting.by_manager import ActuatorByManager
+from autoscaler.engine.acting.context import always_leads
 from autoscaler.keda.http import keda_router
 from autoscaler.settings.rules import enabled_owner_kinds, longest_loading
 from autoscaler.settings.tree import QuerySettings, Settings
@@ -85,7 +86,7 @@ def add_rest_api(
             auth=auth,
             routers=routers,
             policy=service.reconciler.policy,
-            notices=api_notices(service.notifications),
+            notices=snooze_notifications(service.notifications),
         )
     )
 
@@ -200,11 +201,10 @@ def build_replica(
     service = build_service(
         settings,
         cluster=reader,
-        actuator=shared.actuator,
         metrics=metrics or build_metric_source(settings),
         clock=clock,
         logger=logger,
-        is_leader=elector.is_leader if elector else None,
+        leads=elector.leads if elector else always_leads,
         shared=shared,
         # Who waits for Kueue's and KAI's quota (when-contended rules), per enabled actuator.
         pending=build_pending(

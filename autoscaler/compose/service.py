@@ -13,18 +13,11 @@ from datetime import timedelta
 from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
-from autoscaler.compose.loop_parts import SharedState, build_guards, subscribe_listeners
+from autoscaler.compose.loop_parts import SharedState, build_screen, subscribe_listeners
 from autoscaler.compose.notify import Notifications, build_notifications
-from autoscaler.core.ports import (
-    Clock,
-    ClusterReader,
-    MetricSource,
-    PendingWork,
-    Server,
-    WorkloadActuator,
-)
+from autoscaler.core.ports import Clock, ClusterReader, MetricSource, PendingWork, Server
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.context import ActContext, Leads, always_leads
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.scheduler import LoopRunner
 from autoscaler.engine.cycle.snapshots import SnapshotStore
@@ -46,7 +39,7 @@ class Service:
     loop: LoopRunner
     telemetry: ServiceMetrics  # fed by the loop's snapshots; the API serves it on /metrics
     notifications: Notifications  # the loop's notices; the API's links and snoozes use them too
-    shared: SharedState | None = None  # where the loop writes; the API changes the same
+    shared: SharedState  # where the loop writes; the API changes the same
     servers: list[Server] = field(default_factory=list)
     keda_answers: KedaAnswers | None = None
 
@@ -65,43 +58,43 @@ def build_service(
     settings: Settings,
     *,
     cluster: ClusterReader,
-    actuator: WorkloadActuator,
     metrics: MetricSource,
     clock: Clock,
     logger: logging.Logger,
+    shared: SharedState,
     bind_host: str = "[::]",
-    is_leader: IsLeader | None = None,
-    shared: SharedState | None = None,
+    leads: Leads = always_leads,
     pending: PendingWork | None = None,  # who waits for quota (when-contended rules)
 ) -> Service:
-    """`is_leader`: only the leader writes (acts, guard state, loop audit, exemption cuts);
-    every replica decides, publishes snapshots and serves them. `shared`: the runtime state
-    and annotation writes; without it the loop runs unguarded and unaudited (unit tests)."""
-    leading = is_leader or always_leading
+    """`shared`: the runtime state (the guards' memory, the audit trail) and the actuator the
+    loop, its listeners and the API write through. `leads`: only the leader writes (acts, guard
+    state, loop audit, exemption cuts); every replica decides, publishes and serves."""
     store, policy = SnapshotStore(), build_policy(settings)
     telemetry = _telemetry(metrics, clock=clock)
-    guards = None if shared is None else build_guards(
-        settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
-    )  # fmt: skip
+    guards = shared.guard_store(audit_limit=settings.api.audit_record_limit, clock=clock)
     notifications = build_notifications(
         settings, registry=telemetry.registry, clock=clock, logger=logger.getChild("notify")
     )
-    reconciler = Reconciler(
+    context = ActContext(
         cluster=cluster,
-        actuator=actuator,
+        actuator=shared.actuator,
         metrics=metrics,
+        audit=guards,
         policy=policy,
         clock=clock,
-        publish=store.publish,
         logger=logger.getChild("decisions"),
-        keda_addresses=_keda_addresses(settings),
-        guards=guards,
-        is_leader=leading,
+        teller=notifications.teller,
+        leads=leads,
+    )
+    reconciler = Reconciler(
+        context=context,
+        screen=build_screen(settings, store=guards, policy=policy, metrics=metrics, logger=logger),
+        publish=store.publish,
         pending=pending,
-        notices=notifications.notices,
+        keda_addresses=_keda_addresses(settings),
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
-                        clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
+                        clock=clock, logger=logger, policy=policy, leads=leads)  # fmt: skip
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
         reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared

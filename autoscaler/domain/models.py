@@ -238,7 +238,7 @@ class Snapshot:
     # Fleet usage per named profile (window, threshold); DEFAULT_PROFILE is the policy's own.
     usage: Mapping[str, FleetUsage] = field(default_factory=dict)
     gpu_pods: tuple[PodRecord, ...] = ()
-    guards: GuardReport | None = None  # None when the service runs without guards
+    guards: GuardReport | None = None  # None until the screen reports (a first cycle cut off)
     waiters: WaitersSeen | None = None  # None: no when-contended stop was due this cycle
 
     def find(self, ref: WorkloadRef) -> WorkloadStatus | None:

@@ -24,15 +24,15 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.api.context import NO_NOTICES, Notices
+from autoscaler.api.context import NO_SNOOZE_NOTIFICATIONS, SnoozeNotifications
 from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_reader, build_shared_state
 from autoscaler.core.ports import ClusterReader
 from autoscaler.domain.models import FleetUsage, GpuUsage, Snapshot, UsageView
 from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
 from autoscaler.domain.usage.gpus import GpuKey
-from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.actuators import ActuatorSettings, SuspendActuatorSettings
@@ -43,6 +43,7 @@ from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.domain_builders import a_policy
 from tests.support.fakes import FakeClock
 from tests.support.kube_server import KubeServer
+from tests.support.loop_builders import a_loop, a_screen
 
 SERVICE_NAMESPACE = "idle-gpu-autoscaler"
 STATE_CONFIG_MAP = "idle-gpu-autoscaler-state"
@@ -60,6 +61,19 @@ class Usage:
         self, views: Collection[UsageView], *, now: datetime
     ) -> dict[UsageView, FleetUsage]:
         return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
+
+    def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
+        """The fresh check's newest samples: each GPU at its peak, sampled `now`."""
+        if self.failing:
+            return LatestUsage(now, failure="Prometheus unreachable (test)")
+        samples = {
+            pod: tuple(
+                LatestSample(GpuKey(*pod, f"GPU-{pod[1]}-{i}"), peak, now) for i in range(count)
+            )
+            for pod, (peak, count) in self.peaks.items()
+            if pod in pods
+        }
+        return LatestUsage(now, samples=samples)
 
     def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
         if self.failing:
@@ -92,7 +106,7 @@ class ApiRig:
         dry_run: bool = True,
         routers: Sequence[APIRouter] = (),
         policy: Policy | None = None,
-        notices: Notices = NO_NOTICES,
+        notices: SnoozeNotifications = NO_SNOOZE_NOTIFICATIONS,
         suspending: Collection[str] = (),
     ) -> None:
         """`suspending`: the suspend actuators to enable (`kai`, `kuberay`); with any, the
@@ -152,14 +166,20 @@ class ApiRig:
             logger=self.logger,
             policy=policy,
         )
-        self.reconciler = Reconciler(
-            cluster=self.cluster,
+        # The guards' memory and the audit trail in the runtime-state ConfigMap, as `serve`.
+        guards = self.shared.guard_store(
+            audit_limit=self.settings.audit_record_limit, clock=self.clock
+        )
+        self.reconciler = a_loop(
+            self.cluster,
+            self.usage,
             actuator=self.actuator,
-            metrics=self.usage,
             policy=policy,
             clock=self.clock,
             publish=self.store.publish,
             logger=self.logger,
+            audit=guards,
+            screen=a_screen(metrics=self.usage, policy=policy, audit=guards, state=guards),
         )
         self.api: Api = build_api(
             self.settings,

@@ -48,7 +48,6 @@ def test_the_api_serves_beside_the_running_loop_and_stops_with_it() -> None:
         service = build_service(
             settings,
             cluster=cluster,
-            actuator=shared.actuator,
             metrics=Usage(),
             clock=clock,
             logger=logger,

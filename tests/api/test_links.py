@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from autoscaler.api.context import Notices
-from autoscaler.compose.api import api_notices
+from autoscaler.api.context import SnoozeNotifications
+from autoscaler.compose.api import snooze_notifications
 from autoscaler.compose.notify import build_notifications
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
@@ -26,7 +26,7 @@ from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.notices.routing import targets_for
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.links import LinkSigner
-from autoscaler.engine.notify.notices import Notices as LoopNotices
+from autoscaler.engine.notify.notices import NoticeTeller
 from autoscaler.settings.tree import Settings
 from tests.api.rig import ApiRig
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
@@ -62,7 +62,7 @@ def rig(sink: RecordingSink) -> Iterator[ApiRig]:
     def route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
         return targets_for(workload, rule=rule, defaults=(RECIPIENT,))
 
-    notices = Notices(links=a_signer(), loop=LoopNotices(sink=sink, route=route))
+    notices = SnoozeNotifications(links=a_signer(), loop=NoticeTeller(sink=sink, route=route))
     with ApiRig(notices=notices) as running:
         yield running
     assert running.kube.errors == []
@@ -281,9 +281,9 @@ def test_with_links_off_the_link_routes_answer_404() -> None:
 def test_the_warnings_webhook_carries_a_link_that_snoozes_and_the_snooze_is_told_too(
     tmp_path: Path, webhook_receiver: WebhookReceiver
 ) -> None:
-    """The composed chain: `build_notifications` → `api_notices` → the API; the warning goes
-    signed to a real receiver on loopback, its Keep link is followed, and the SNOOZED
-    notification reaches the same receiver."""
+    """The composed chain: `build_notifications` → `snooze_notifications` → the API; the
+    warning goes signed to a real receiver on loopback, its Keep link is followed, and the
+    SNOOZED notification reaches the same receiver."""
     (tmp_path / "key").write_bytes(KEY)
     (tmp_path / "hmac").write_bytes(WEBHOOK_SECRET)
     section = {
@@ -302,7 +302,7 @@ def test_the_warnings_webhook_carries_a_link_that_snoozes_and_the_snooze_is_told
     built = build_notifications(
         settings, registry=CollectorRegistry(), clock=rig.clock, logger=rig.logger
     )
-    rig.notices = api_notices(built)
+    rig.notices = snooze_notifications(built)
     built.dispatcher.start()
     try:
         with rig:

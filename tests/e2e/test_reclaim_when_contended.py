@@ -42,6 +42,7 @@ from tests.support.builders import (
 )
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer
+from tests.support.loop_builders import a_loop
 from tests.support.seeding import (
     BackdatedClock,
     cycle_until,
@@ -133,12 +134,12 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
     cluster = KueueCluster(client=client, settings=SETTINGS.cluster)
     prometheus = SETTINGS.prometheus.model_copy(update={"url": live_metrics.prometheus.url})
     metrics = PrometheusMetricSource(prometheus=prometheus, policy=SETTINGS.policy)
-    reconciler = Reconciler(
-        cluster=cluster,
+    reconciler = a_loop(
+        cluster,
+        metrics,
         actuator=KueueActuator(
             client=client, workloads=cluster.workload_resource, clock=SystemClock()
         ),
-        metrics=metrics,
         pending=KueueQueues(client=client, objects=cluster, logger=logging.getLogger("queues")),
         policy=build_policy(SETTINGS),
         clock=SystemClock(),

@@ -46,6 +46,7 @@ from tests.support.builders import (
 )
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer
+from tests.support.loop_builders import a_loop
 from tests.support.seeding import (
     BackdatedClock,
     cycle_until,
@@ -172,12 +173,12 @@ def rig(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Rig]:
         }
     )
     metrics = PrometheusMetricSource(prometheus=settings.prometheus, policy=settings.policy)
-    reconciler = Reconciler(
-        cluster=cluster,
+    reconciler = a_loop(
+        cluster,
+        metrics,
         actuator=KueueActuator(
             client=client, workloads=cluster.workload_resource, clock=SystemClock()
         ),
-        metrics=metrics,
         policy=build_policy(settings),
         clock=SystemClock(),
         publish=SnapshotStore().publish,

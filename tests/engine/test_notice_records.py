@@ -41,7 +41,7 @@ def limiter(rig: Rig, trail: Trail) -> SnoozeLimiter:
         clock=rig.clock,
         policy=rig.policy,
         logger=logging.getLogger("test.snoozes"),
-        leading=lambda: rig.leading,
+        leads=lambda: rig.leads,
     )
 
 
@@ -97,7 +97,7 @@ def test_a_hand_set_snooze_past_the_days_allowance_is_removed() -> None:
 
 
 def test_a_follower_bounds_no_snooze() -> None:
-    rig, trail = Rig(leading=False), Trail()
+    rig, trail = Rig(leads=False), Trail()
     asked = hand_snooze(rig, hours=72)
     snapshot = rig.cycle_at(due())
 

@@ -126,7 +126,7 @@ def test_unknown_holds_the_warning_neither_stopping_nor_clearing() -> None:
 
 
 def test_a_follower_decides_the_warning_but_writes_and_tells_nothing() -> None:
-    rig = Rig(leading=False)
+    rig = Rig(leads=False)
 
     snapshot = rig.cycle_at(due())
 

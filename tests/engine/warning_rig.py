@@ -34,13 +34,15 @@ from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.cycle.reconciler import Reconciler
-from autoscaler.engine.notify.notices import Notices, Route
+from autoscaler.engine.notify.notices import NoticeTeller, Route
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
 from autoscaler.sim.pods import GPU, GpuPool, RayClusterSpec, WorkerGroup
 from autoscaler.sim.quota import ClusterQueue
+from tests.support.fakes import FakeAuditLog
+from tests.support.loop_builders import a_loop
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 WINDOW = timedelta(hours=1)
@@ -173,7 +175,7 @@ class Rig:
     policy: Policy = field(default_factory=a_policy)
     clock: SimulatedClock = field(default_factory=lambda: SimulatedClock(start=T0, speed=None))
     sink: RecordingSink = field(default_factory=RecordingSink)
-    leading: bool = True
+    leads: bool = True
     route: Route = targets_from_namespace
 
     def __post_init__(self) -> None:
@@ -184,6 +186,7 @@ class Rig:
         self.cluster.namespace_annotations[NAMESPACE] = {keys.NOTIFY: "team-a-slack"}
         self.actuator = FlakyActuator(cluster=self.cluster, clock=self.clock)
         self.fleet = ScriptedFleet(self.cluster, idle_since=T0)
+        self.audit = FakeAuditLog()  # durable, like the runtime state: it outlives a restart
         spec = RayClusterSpec(
             NAMESPACE,
             "rc",
@@ -197,16 +200,16 @@ class Rig:
 
     def restarted(self) -> Reconciler:
         """A new Reconciler on the same cluster objects: nothing carried over in memory."""
-        return Reconciler(
-            cluster=self.cluster,
+        return a_loop(
+            self.cluster,
+            self.fleet,
             actuator=self.actuator,
-            metrics=self.fleet,
             policy=self.policy,
             clock=self.clock,
-            publish=lambda _snapshot: None,
             logger=logging.getLogger("test.warning"),
-            is_leader=lambda: self.leading,
-            notices=Notices(sink=self.sink, route=self.route),
+            audit=self.audit,
+            leads=lambda: self.leads,
+            teller=NoticeTeller(sink=self.sink, route=self.route),
         )
 
     def cycle_at(self, offset: timedelta) -> Snapshot:

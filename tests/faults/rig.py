@@ -324,7 +324,6 @@ class FaultRig:
         service = build_service(
             settings,
             cluster=cluster,
-            actuator=shared.actuator,
             metrics=metrics,
             clock=clock,
             logger=logger,

@@ -4,7 +4,7 @@ turns busy, idle or silent.
     fleet = GuardedFleet.of(busy=10, idle=2)
     fleet.cycle()                 # one pass at the clock's time, then a minute passes
     fleet.set("busy-3", IDLE_NOW) # its GPU stops working from this cycle on
-    fleet.restart()               # a new Reconciler and Guards; the durable fakes remain
+    fleet.restart()               # a new Reconciler and screen; the durable fakes remain
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ from datetime import datetime, timedelta
 from autoscaler.domain.guards.breaker import BreakerRules
 from autoscaler.domain.guards.screen import ContestedRules, GuardRules
 from autoscaler.domain.models import Snapshot, WorkloadRef
-from autoscaler.engine.cycle.reconciler import Reconciler
-from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from tests.support.domain_builders import NOW, UsageBuilder, a_policy, a_workload, usage
 from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeGuardState, FakeMetrics
+from tests.support.loop_builders import INTERVAL, a_loop, a_screen
 
 NAMESPACE = "team-a"
-INTERVAL = timedelta(minutes=1)
 RULES = GuardRules(
     max_per_hour=20,
     breaker=BreakerRules(min_workloads=3, share=0.2, close_after=3),
@@ -54,7 +52,7 @@ class GuardedFleet:
     clock: FakeClock = field(default_factory=lambda: FakeClock(NOW))
     stopped_at: dict[str, datetime] = field(default_factory=dict)
     store: SnapshotStore = field(default_factory=SnapshotStore)
-    leading: bool = True
+    leads: bool = True
 
     def __post_init__(self) -> None:
         self.cluster = FakeCluster(
@@ -72,25 +70,26 @@ class GuardedFleet:
         return cls(gpus, **options)  # type: ignore[arg-type]
 
     def restart(self) -> None:
-        self.guards = Guards(
-            rules=self.rules,
-            policy=a_policy(cap=self.cap, dry_run=self.dry_run),
+        policy = a_policy(cap=self.cap, dry_run=self.dry_run)
+        screen = a_screen(
+            metrics=self.metrics,
+            policy=policy,
             audit=self.audit,
             state=self.state,
-            metrics=self.metrics,
-            interval=INTERVAL,
+            rules=self.rules,
             logger=logging.getLogger("test.guards"),
         )
-        self.reconciler = Reconciler(
-            cluster=self.cluster,
+        self.reconciler = a_loop(
+            self.cluster,
+            self.metrics,
             actuator=self.cluster,
-            metrics=self.metrics,
-            policy=a_policy(cap=self.cap, dry_run=self.dry_run),
+            policy=policy,
             clock=self.clock,
             publish=self.store.publish,
             logger=logging.getLogger("test.decisions"),
-            guards=self.guards,
-            is_leader=lambda: self.leading,
+            audit=self.audit,
+            screen=screen,
+            leads=lambda: self.leads,
         )
 
     def add(self, name: str, gpu: Gpu) -> None:

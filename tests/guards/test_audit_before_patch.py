@@ -24,7 +24,6 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
 from autoscaler.engine.cycle.reconciler import Reconciler
-from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.listeners.loop_audit import LoopAuditor
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
@@ -35,6 +34,7 @@ from tests.support.domain_builders import a_policy, usage
 from tests.support.fakes import FakeClock, FakeMetrics
 from tests.support.kube_server import KubeServer
 from tests.support.kube_server.faults import RecordedRequest
+from tests.support.loop_builders import a_loop, a_screen
 
 STATE = "idle-gpu-autoscaler-state"
 _numbers = itertools.count()
@@ -98,29 +98,23 @@ def rig(kube_server: KubeServer) -> Iterator[Rig]:
         )
         store = RuntimeGuardStore(store=state, audit_limit=200, clock=clock)
         policy = a_policy()
-        guards = Guards(
-            rules=RULES,
-            policy=policy,
-            audit=store,
-            state=store,
-            metrics=metrics,
-            interval=timedelta(minutes=1),
-            logger=log,
-        )
         snapshots = SnapshotStore()
         auditor = LoopAuditor(
             audit=state, metrics=ServiceMetrics(CollectorRegistry(), clock=clock), logger=log
         )
         snapshots.subscribe(auditor)
-        reconciler = Reconciler(
-            cluster=cluster,
+        reconciler = a_loop(
+            cluster,
+            metrics,
             actuator=actuator,
-            metrics=metrics,
             policy=policy,
             clock=clock,
             publish=snapshots.publish,
             logger=log,
-            guards=guards,
+            audit=store,
+            screen=a_screen(
+                metrics=metrics, policy=policy, audit=store, state=store, rules=RULES, logger=log
+            ),
         )
         yield Rig(kube_server, namespace, service_namespace, reconciler, state, name, clock)
     for owned in (namespace, service_namespace):  # its admitted Workload holds GPU quota

@@ -112,7 +112,7 @@ def test_a_new_leader_reads_the_trail_and_notes_what_was_still_open() -> None:
 
 def test_a_follower_notes_nothing() -> None:
     state = MemoryState()
-    follow = FollowUps(state=state, logger=LOG, leading=lambda: False)
+    follow = FollowUps(state=state, logger=LOG, leads=lambda: False)
 
     follow(cycle(NOW, waiter_admitted_at=NOW, stopped_active=True, acted=True))
 

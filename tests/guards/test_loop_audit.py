@@ -85,7 +85,7 @@ def test_a_decision_aged_out_of_the_trail_is_not_recorded_again_while_the_proces
 def test_a_follower_records_nothing() -> None:
     trail = BoundedTrail(limit=10)
     metrics = ServiceMetrics(CollectorRegistry(), clock=FakeClock(NOW))
-    follower = LoopAuditor(audit=trail, metrics=metrics, logger=LOG, leading=lambda: False)
+    follower = LoopAuditor(audit=trail, metrics=metrics, logger=LOG, leads=lambda: False)
 
     follower(dry_run("rc", "rc-2"))
 

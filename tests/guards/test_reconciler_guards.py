@@ -311,14 +311,14 @@ def test_the_api_auditor_does_not_record_the_loops_action_a_second_time() -> Non
 
 
 def test_a_replica_that_does_not_lead_sees_the_breaker_open_but_writes_nothing() -> None:
-    fleet = GuardedFleet.of(busy=10, leading=False)
+    fleet = GuardedFleet.of(busy=10, leads=False)
     fleet.cycle()
     for i in range(4):
         fleet.set(f"busy-{i}", Gpu.IDLE_NOW)
     snapshot = fleet.cycle()
     assert snapshot.guards is not None and snapshot.guards.breaker.open
     assert (fleet.state.changes, fleet.state.announced, fleet.audit.writes) == (0, [], 0)
-    fleet.leading = True  # a failover: the new leader's baseline is already warm
+    fleet.leads = True  # a failover: the new leader's baseline is already warm
     for i in range(4, 9):  # five of the six still busy stop at once
         fleet.set(f"busy-{i}", Gpu.IDLE_NOW)
     assert fleet.cycle().guards.breaker.open  # type: ignore[union-attr]

@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 from autoscaler.domain.models import Action, FleetUsage, Snapshot, UsageView
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction, Selector
-from autoscaler.engine.cycle.reconciler import Reconciler
 from tests.support.domain_builders import HOUR, NOW, a_policy, a_workload, minutes_ago, usage
-from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
+from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeMetrics
+from tests.support.loop_builders import a_loop, a_screen
 
 BASE = a_policy()
 
@@ -47,14 +47,16 @@ def run_cycle(policy: Policy) -> tuple[Snapshot, FakeCluster, CountingMetrics]:
     for ns in ("prod", "dev", "team-a"):
         fleet.gpu(ns, "w-0", peak=0.01, last_busy=minutes_ago(150))  # idle for 2.5 hours
     metrics, cluster = CountingMetrics(fleet.build()), FakeCluster(workloads)
-    reconciler = Reconciler(
-        cluster=cluster,
+    # The breaker's baseline read after a start is the screen's own, not counted here.
+    baseline = FakeMetrics(fleet.build())
+    reconciler = a_loop(
+        cluster,
+        metrics,
         actuator=cluster,
-        metrics=metrics,
         policy=policy,
         clock=FakeClock(NOW),
-        publish=lambda _: None,
         logger=logging.getLogger("test.rules"),
+        screen=a_screen(metrics=baseline, policy=policy, audit=FakeAuditLog()),
         profiles={"legacy": replace(BASE.rules, window=timedelta(minutes=10))},
     )
     return reconciler.run_once(), cluster, metrics

@@ -85,7 +85,7 @@ def test_the_first_candidate_creates_the_lease_and_the_other_waits(
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
 
-    assert (a.is_leader(), b.is_leader()) == (True, False)
+    assert (a.leads(), b.leads()) == (True, False)
     spec = lease_spec(kube, namespace)
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("a", 15)
     assert spec["leaseTransitions"] == 0
@@ -130,25 +130,25 @@ def test_a_leader_that_cannot_renew_stops_acting_before_its_lease_can_expire(
         a.try_acquire_or_renew()
         if b.try_acquire_or_renew():
             taken_at = clock.now()
-        if stopped_at is None and not a.is_leader():
+        if stopped_at is None and not a.leads():
             stopped_at = clock.now()
-        assert not (a.is_leader() and b.is_leader()), f"two leaders at {clock.now()}"
+        assert not (a.leads() and b.leads()), f"two leaders at {clock.now()}"
 
     assert stopped_at == T0 + SETTINGS.renew_deadline
     assert taken_at == T0 + timedelta(seconds=16)  # the first retry after 15s
     assert (electors.changes["a"], electors.changes["b"]) == ([True, False], [True])
 
 
-def test_is_leader_turns_false_by_time_alone_when_renewals_stall(
+def test_leads_turns_false_by_time_alone_when_renewals_stall(
     pair: tuple[LeaderElector, LeaderElector], clock: FakeClock
 ) -> None:
     a, _ = pair
     a.try_acquire_or_renew()
 
     clock.advance(SETTINGS.renew_deadline - timedelta(milliseconds=1))
-    assert a.is_leader()
+    assert a.leads()
     clock.advance(timedelta(milliseconds=1))
-    assert not a.is_leader()
+    assert not a.leads()
 
 
 def test_a_released_lease_is_taken_over_at_once(
@@ -160,7 +160,7 @@ def test_a_released_lease_is_taken_over_at_once(
 
     a.release()
 
-    assert not a.is_leader()
+    assert not a.leads()
     assert lease_spec(kube, namespace)["holderIdentity"] == ""
     assert b.try_acquire_or_renew(), "no need to wait out the 15s lease"
     spec = lease_spec(kube, namespace)
@@ -195,7 +195,7 @@ def test_a_conflict_on_renew_makes_the_leader_step_down_at_once_then_look_again(
 
     clock.advance(RETRY)
     assert not a.try_acquire_or_renew()
-    assert not a.is_leader()
+    assert not a.leads()
 
     clock.advance(RETRY)
     assert a.try_acquire_or_renew(), "the Lease still names it: it takes it back"
@@ -266,18 +266,18 @@ def test_two_running_electors_elect_one_leader_and_hand_over_when_it_stops(
 ) -> None:
     for elector in running:
         elector.start()
-    eventually(lambda: any(e.is_leader() for e in running), what="a leader elected")
-    leader, other = sorted(running, key=lambda e: not e.is_leader())
+    eventually(lambda: any(e.leads() for e in running), what="a leader elected")
+    leader, other = sorted(running, key=lambda e: not e.leads())
     for _ in range(20):  # several renewals: still exactly one leader
-        assert (leader.is_leader(), other.is_leader()) == (True, False)
+        assert (leader.leads(), other.leads()) == (True, False)
         time.sleep(0.02)
 
     began = time.monotonic()
     leader.stop(timeout=5)
-    eventually(other.is_leader, within=3.0, what="the other took over")
+    eventually(other.leads, within=3.0, what="the other took over")
 
     assert time.monotonic() - began < 2.0, "handed over well before the 4s lease ran out"
-    assert not leader.is_leader()
+    assert not leader.leads()
     other.stop(timeout=5)
     assert lease_spec(kube, namespace)["holderIdentity"] == ""
 

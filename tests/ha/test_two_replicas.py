@@ -114,15 +114,15 @@ class Replicas:
             self.clock.advance(ROUND)
             for replica in self.running:
                 replica.elector.try_acquire_or_renew()
-            for replica in sorted(self.running, key=lambda r: r.elector.is_leader()):
+            for replica in sorted(self.running, key=lambda r: r.elector.leads()):
                 replica.service.reconciler.run_once()
 
     def leader(self) -> Replica:
-        [leader] = [r for r in self.running if r.elector.is_leader()]
+        [leader] = [r for r in self.running if r.elector.leads()]
         return leader
 
     def followers(self) -> list[Replica]:
-        return [r for r in self.running if not r.elector.is_leader()]
+        return [r for r in self.running if not r.elector.leads()]
 
     def crash(self, replica: Replica) -> None:
         self.running.remove(replica)

@@ -6,11 +6,11 @@ import logging
 from datetime import timedelta
 
 from autoscaler.domain.usage.idleness import UsageRules
-from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.keda import externalscaler_pb2 as pb
 from tests.keda.rig import DEADLINE, running_scaler, stub_for
 from tests.support.domain_builders import NOW, a_policy, a_workload, usage
-from tests.support.fakes import FakeClock, FakeCluster, FakeMetrics
+from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeMetrics
+from tests.support.loop_builders import a_loop, a_screen
 
 
 def test_a_thousand_keda_calls_add_no_query_to_prometheus_or_the_api_server() -> None:
@@ -22,14 +22,18 @@ def test_a_thousand_keda_calls_add_no_query_to_prometheus_or_the_api_server() ->
     policy = a_policy()
     fast = UsageRules(0.1, timedelta(minutes=10), policy.rules.slot, 0.8, policy.rules.stale_after)
     with running_scaler(profiles=("fast",)) as scaler, stub_for(scaler.target) as stub:
-        reconciler = Reconciler(
-            cluster=cluster,
+        reconciler = a_loop(
+            cluster,
+            metrics,
             actuator=cluster,
-            metrics=metrics,
             policy=policy,
             clock=FakeClock(NOW),
             publish=scaler.publish,
             logger=logging.getLogger("test.decisions"),
+            # The breaker's baseline read after a start is the screen's own, not counted here.
+            screen=a_screen(
+                metrics=FakeMetrics(fleet.build()), policy=policy, audit=FakeAuditLog()
+            ),
             profiles={"fast": fast},
         )
         reconciler.run_once()

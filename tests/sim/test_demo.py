@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.compose.service import build_service
+from autoscaler.compose.demo import build_demo_service
 from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.run import (
     DemoOptions,
@@ -152,7 +152,7 @@ def test_the_command_exits_zero_and_prints_plain_lines_with_the_table(
     add_demo_arguments(parser)
     args = parser.parse_args(["--speed", "max", "--non-interactive"])
 
-    assert run_demo(args, build_service=build_service) == 0
+    assert run_demo(args, build_service=build_demo_service) == 0
 
     printed = capsys.readouterr().out
     assert printed.startswith("idle-gpu-autoscaler demo: two-clusters")
@@ -168,7 +168,7 @@ def test_a_terminal_keeps_the_header_and_gets_the_table_redrawn_under_it() -> No
     out = Terminal()
     options = DemoOptions(scenario="two-clusters", speed=None, interactive=True)
 
-    play_demo(options, build_service=build_service, out=out)
+    play_demo(options, build_service=build_demo_service, out=out)
 
     screen = out.getvalue()
     redraws = re.findall(r"\x1b\[(\d+);1H\x1b\[J", screen)  # to a row, then clear to the end
@@ -191,7 +191,7 @@ def test_the_extra_servers_are_announced_at_the_start_and_stopped_at_the_end() -
 
     out = io.StringIO()
     options = DemoOptions(scenario="two-clusters", speed=None, interactive=False)
-    play_demo(options, build_service=build_service, extra_servers=servers, out=out)
+    play_demo(options, build_service=build_demo_service, extra_servers=servers, out=out)
 
     head = out.getvalue().splitlines()[:6]
     assert "REST: http://127.0.0.1:18080" in head and "gRPC: 127.0.0.1:19090" in head
@@ -204,7 +204,7 @@ def test_after_the_story_the_service_keeps_cycling_for_the_requested_wall_time()
         SCENARIOS["two-clusters"],
         dry_run=False,
         speed=None,
-        build_service=build_service,
+        build_service=build_demo_service,
         logger=logging.getLogger("test-demo"),
     )
     wall = [0.0]
@@ -276,7 +276,9 @@ def test_ctrl_c_ends_the_demo_with_130_after_stopping_the_extra_servers() -> Non
     add_demo_arguments(parser)
     args = parser.parse_args(["--speed", "max", "--non-interactive"])
 
-    code = run_demo(args, build_service=build_service, extra_servers=servers, out=Interrupting())
+    code = run_demo(
+        args, build_service=build_demo_service, extra_servers=servers, out=Interrupting()
+    )
 
     assert (code, stopped) == (130, [True])
 
@@ -291,7 +293,7 @@ def test_the_composition_root_may_configure_ports_and_keda_but_never_the_policy(
 
     def recording(settings: Settings, **parts: Any) -> Any:
         seen.append((settings.keda.enabled, settings.policy.dry_run))
-        return build_service(settings, **parts)
+        return build_demo_service(settings, **parts)
 
     run = play_demo(
         DemoOptions(scenario="two-clusters", speed=None, interactive=False),
@@ -309,7 +311,7 @@ def test_in_the_noisy_story_the_exporter_shows_the_loader_loading_and_half_used_
         SCENARIOS["noisy"],
         dry_run=True,
         speed=None,
-        build_service=build_service,
+        build_service=build_demo_service,
         logger=logging.getLogger("test-demo"),
     )
     play(world)

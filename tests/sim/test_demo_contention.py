@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.compose.service import build_service
+from autoscaler.compose.demo import build_demo_service
 from autoscaler.demo.run import DemoOptions, DemoRun, play_demo
 from autoscaler.demo.scenarios import SCENARIOS, Scenario
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
@@ -31,7 +31,7 @@ def stamp(minute: int) -> str:
 def story() -> tuple[DemoRun, str]:
     out = io.StringIO()
     options = DemoOptions(scenario=NAME, speed=None, interactive=False)
-    return play_demo(options, build_service=build_service, out=out), out.getvalue()
+    return play_demo(options, build_service=build_demo_service, out=out), out.getvalue()
 
 
 def test_idle_clusters_in_the_cohort_are_left_running_while_nobody_waits(

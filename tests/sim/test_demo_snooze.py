@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.compose.demo import DEMO_USER, demo_parts
-from autoscaler.compose.service import Service, build_service
+from autoscaler.compose.demo import DEMO_USER, build_demo_service, demo_parts
+from autoscaler.compose.service import Service
 from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.people import People, Ran
 from autoscaler.demo.scenarios import SCENARIOS
@@ -89,7 +89,7 @@ def unserved_world() -> World:
         SCENARIO,
         dry_run=False,
         speed=None,
-        build_service=build_service,
+        build_service=build_demo_service,
         logger=logging.getLogger("test-demo-snooze"),
     )
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.compose.service import build_service
+from autoscaler.compose.demo import build_demo_service
 from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.header import Commands, header_lines
 from autoscaler.demo.run import DemoOptions
@@ -206,7 +206,7 @@ def world() -> World:
         SCENARIOS["two-clusters"],
         dry_run=False,
         speed=None,
-        build_service=build_service,
+        build_service=build_demo_service,
         logger=logging.getLogger("test-demo-view"),
     )
 

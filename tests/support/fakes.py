@@ -10,7 +10,7 @@ from typing import Any
 from autoscaler.adapters.state.guards import audit_record
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.audit.records import Annotated
+from autoscaler.domain.audit.records import Annotated, AuditRecord, RuntimeState
 from autoscaler.domain.guards.screen import GuardMemory, LoopRecord
 from autoscaler.domain.models import (
     FleetUsage,
@@ -136,6 +136,29 @@ class FakeGuardState:
         return self.memory
 
     def announce(self, *, reason: str, message: str) -> None:
+        self.announced.append((reason, message))
+
+
+@dataclass
+class FakeRuntimeState:
+    """The runtime state (pauses, the audit trail, the guards' memory) in memory: the
+    `StateBacking` a service's listeners and guards write to."""
+
+    state: RuntimeState = field(default_factory=RuntimeState)
+    audit_limit: int = 200
+    announced: list[tuple[str, str]] = field(default_factory=list)
+
+    def read(self) -> RuntimeState:
+        return self.state
+
+    def change(self, edit: Callable[[RuntimeState], RuntimeState]) -> RuntimeState:
+        self.state = edit(self.state)
+        return self.state
+
+    def record(self, *records: AuditRecord) -> None:
+        self.change(lambda state: state.recorded(records, limit=self.audit_limit))
+
+    def announce(self, *, reason: str, message: str, now: datetime) -> None:
         self.announced.append((reason, message))
 
 

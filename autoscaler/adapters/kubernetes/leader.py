@@ -7,7 +7,7 @@ Every replica runs an elector; only the one holding the Lease may act.
   skew between replicas does not matter.
 - The holder renews every retryPeriod with an update guarded by the resourceVersion it
   last wrote. A 409 means someone else wrote the Lease: stop leading at once, look again.
-- `is_leader()` holds only within renewDeadline of the last successful renewal (timed from
+- `leads()` holds only within renewDeadline of the last successful renewal (timed from
   before the request), so a leader cut off from the API stops acting at least
   (leaseDuration - renewDeadline) before anyone else may take over, even while its own
   loop is stuck in a slow request.
@@ -62,18 +62,18 @@ class LeaderElector:
         self._log = logger
         self._on_change = on_change
         self._lock = threading.Lock()
-        self._leading = False
+        self._held = False  # the Lease is ours; `leads()` also asks that it was renewed in time
         self._renewed_at: datetime | None = None
-        self._lease: Obj | None = None  # as we last wrote it, while leading
+        self._lease: Obj | None = None  # as we last wrote it, while held
         self._observed: tuple[str, datetime] | None = None  # (resourceVersion, first seen at)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def is_leader(self) -> bool:
+    def leads(self) -> bool:
         """True while this replica holds the Lease and renewed it within renewDeadline."""
         with self._lock:
-            renewed, leading = self._renewed_at, self._leading
-        return leading and self._within_deadline(renewed, self._clock.now())
+            renewed, held = self._renewed_at, self._held
+        return held and self._within_deadline(renewed, self._clock.now())
 
     def start(self) -> None:
         """Run the election in a background thread until `stop()`."""
@@ -97,7 +97,7 @@ class LeaderElector:
         except ClusterError as exc:
             self._log.warning("leader election: %s", exc, extra={"lease": self._name})
             self._check_deadline(now)
-            return self.is_leader()
+            return self.leads()
         if written is None:
             self._step_down("the Lease is held by another replica")
             return False
@@ -107,7 +107,7 @@ class LeaderElector:
     def release(self) -> None:
         """Stop leading, then give the Lease up so a successor takes over at once."""
         with self._lock:
-            lease = self._lease if self._leading else None
+            lease = self._lease if self._held else None
         self._step_down("stopping")
         if lease is None:
             return
@@ -134,7 +134,7 @@ class LeaderElector:
     def _claim(self, now: datetime) -> Obj | None:
         """Renew or take the Lease; None when someone else holds it."""
         with self._lock:
-            mine = self._lease if self._leading else None
+            mine = self._lease if self._held else None
         if mine is not None:  # renew what we last wrote: one request, guarded by its version
             return self._update(self._claimed(mine, now))
         try:
@@ -188,17 +188,17 @@ class LeaderElector:
     def _renewed(self, written: Obj, now: datetime) -> None:
         version = str((written.get("metadata") or {}).get("resourceVersion", ""))
         with self._lock:
-            was_leading = self._leading
-            self._leading, self._renewed_at, self._lease = True, now, written
+            held_before = self._held
+            self._held, self._renewed_at, self._lease = True, now, written
             self._observed = (version, now)
-        if not was_leading:
+        if not held_before:
             self._log.info("became the leader (Lease %s/%s)", self._namespace, self._name)
             self._notify(True)
 
     def _check_deadline(self, now: datetime) -> None:
         with self._lock:
-            renewed, leading = self._renewed_at, self._leading
-        if leading and not self._within_deadline(renewed, now):
+            renewed, held = self._renewed_at, self._held
+        if held and not self._within_deadline(renewed, now):
             self._step_down("could not renew the Lease within renewDeadline")
 
     def _within_deadline(self, renewed: datetime | None, now: datetime) -> bool:
@@ -206,12 +206,12 @@ class LeaderElector:
 
     def _step_down(self, reason: str) -> None:
         with self._lock:
-            was_leading = self._leading
-            self._leading, self._renewed_at, self._lease = False, None, None
-        if was_leading:
+            held_before = self._held
+            self._held, self._renewed_at, self._lease = False, None, None
+        if held_before:
             self._log.warning("stopped leading: %s", reason, extra={"lease": self._name})
             self._notify(False)
 
-    def _notify(self, leading: bool) -> None:
+    def _notify(self, leads: bool) -> None:
         if self._on_change is not None:
-            self._on_change(leading)
+            self._on_change(leads)

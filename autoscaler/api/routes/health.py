@@ -22,7 +22,7 @@ def healthz() -> Health:
     "/readyz",
     summary="Ready once the first cycle has finished",
     response_model=Readiness,
-    response_model_exclude_none=True,  # no `guards` key when the loop runs without guards
+    response_model_exclude_none=True,  # no `guards` key before the screen first reported
     responses={503: {"model": Readiness, "description": "No cycle has finished yet."}},
 )
 def readyz(context: Context) -> Readiness | JSONResponse:

@@ -1,38 +1,99 @@
-"""A write that must leave a durable audit record first: a deactivation or a deletion.
+"""The audited writer, at act time: the fresh check right before the stops, and the durable
+audit record written before a stop or a deletion.
 
-No record, no write. A write that did not plainly succeed gets its outcome added to the
-record, so the hourly cap and the breaker count it right. Without guards (unit tests of the
-loop alone) the write goes ahead unaudited.
+The fresh check re-reads every candidate's newest samples in one query (the act context's
+metric source): a candidate busy, in use again or unknown now is left alone. Then no record,
+no write: each stop or deletion writes its record first, and a write that did not plainly
+succeed gets its outcome added to the record, so the hourly cap and the breaker (the cycle's
+screen, `engine/cycle/screen.py`) count it right. A deactivation whose answer was lost is
+settled on a later cycle from the Workload itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.domain.audit.subjects import subject_of
-from autoscaler.domain.models import Decision, WorkloadInfo
+from autoscaler.domain.guards.screen import Deed, LoopRecord
+from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.engine.cycle.screen import Guards
+from autoscaler.domain.usage.fresh import pods_of, still_idle
+from autoscaler.engine.acting.context import ActContext
+
+
+def fresh_check(
+    context: ActContext,
+    candidates: Sequence[WorkloadInfo],
+    *,
+    now: datetime,
+    rule_of: Mapping[WorkloadRef, str],
+    loading_until: Mapping[WorkloadRef, datetime | None],
+) -> dict[WorkloadRef, str]:
+    """Why each candidate must be left alone after all (busy, in use again or unknown
+    now); one query. `rule_of` names each candidate's rule, whose threshold and staleness
+    judge it; `loading_until`, until when new loading still counts for it (its decision's
+    `loading_counts_until`)."""
+    if not candidates:
+        return {}
+    latest = context.metrics.read_latest(pods_of(candidates), now=now)
+    found = {}
+    for w in candidates:
+        rules = context.policy.rule_for(rule_of.get(w.ref)).usage
+        found[w.ref] = still_idle(
+            w,
+            latest,
+            threshold=rules.threshold,
+            stale_after=rules.stale_after,
+            now=now,
+            loading_counts_until=loading_until.get(w.ref),
+        )
+    return {ref: why for ref, why in found.items() if why is not None}
 
 
 def audited_write(
-    guards: Guards | None,
+    context: ActContext,
     workload: WorkloadInfo,
     decision: Decision,
     *,
     now: datetime,
     write: Callable[[], Outcome],
 ) -> tuple[Outcome, bool]:
-    """The write's outcome, and whether its durable record was written."""
-    if guards is None:
-        return write(), False
+    """The write's outcome, and whether its durable record was written. The record carries
+    the workload as it stood (rule, queues, owner, waiter)."""
+    begun = _deed(context, decision, now=now, outcome=None)
     try:
-        guards.begin(decision, now=now, subject=subject_of(workload, decision))
+        context.audit.record(replace(begun, subject=subject_of(workload, decision)))
     except ClusterError as exc:  # no durable record, no write
         return Outcome.failed(f"audit record not written: {exc}"), False
     outcome = write()
     if outcome.kind is not OutcomeKind.DONE:
-        guards.ended(decision, now=now, outcome=outcome)
+        _ended(context, decision, now=now, outcome=outcome)
     return outcome, True
+
+
+def _ended(context: ActContext, decision: Decision, *, now: datetime, outcome: Outcome) -> None:
+    """The write after the record was not plainly done: say how (same time), so a failed one
+    is not taken for a deactivation someone undid, and a lost answer gets settled."""
+    try:
+        context.audit.record(_deed(context, decision, now=now, outcome=outcome))
+    except ClusterError as exc:
+        context.logger.warning("audit record of an action's outcome not written: %s", exc)
+
+
+def _deed(
+    context: ActContext, decision: Decision, *, now: datetime, outcome: Outcome | None
+) -> LoopRecord:
+    return LoopRecord(
+        at=now,
+        deed=Deed.DELETE if decision.action is Action.DELETE else Deed.DEACTIVATE,
+        workload=decision.workload,
+        reason=decision.reason,
+        outcome=outcome,
+        gpus=decision.gpus,
+        peak=decision.peak,
+        coverage=decision.coverage,
+        threshold=context.policy.rule_for(decision.rule).usage.threshold,
+    )

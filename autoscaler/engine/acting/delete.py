@@ -9,47 +9,30 @@ the Event, and the notification.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import ClusterReader, WorkloadActuator
 from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting import sequence as actuation
 from autoscaler.engine.acting.audited import audited_write
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.context import ActContext
 from autoscaler.engine.acting.stop import outcome_of
-from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
-from autoscaler.engine.notify.notices import DELETED_EVENT, EVENTS_ONLY, Notices, event_message
+from autoscaler.engine.notify.notices import DELETED_EVENT, event_message
 
 
 class Deleter:
-    def __init__(
-        self,
-        *,
-        cluster: ClusterReader,
-        actuator: WorkloadActuator,
-        policy: Policy,
-        logger: logging.Logger,
-        guards: Guards | None = None,
-        notices: Notices = EVENTS_ONLY,
-        may_act: IsLeader = always_leading,
-    ) -> None:
-        self._cluster = cluster
-        self._actuator = actuator
-        self._policy = policy
-        self._log = logger
-        self._guards = guards
-        self._notices = notices
-        self._may_act = may_act
+    def __init__(self, context: ActContext) -> None:
+        self._context = context
+        self._cluster, self._actuator = context.cluster, context.actuator
+        self._policy = context.policy
+        self._log, self._leads, self._notices = context.logger, context.leads, context.teller
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action is Action.DELETE]
-        if not chosen or not self._may_act():
+        if not chosen or not self._leads():
             return ()
         return tuple(self._delete(inputs, decision) for decision in chosen)
 
@@ -59,11 +42,11 @@ class Deleter:
         if isinstance(checked, Outcome):
             return action_record(self._log, decision, now=now, outcome=checked)
         fresh, again = checked
-        if not self._may_act():
+        if not self._leads():
             skipped = Outcome.skipped("no longer the leader")
             return action_record(self._log, again, now=now, outcome=skipped)
         outcome, audited = audited_write(
-            self._guards,
+            self._context,
             fresh,
             again,
             now=now,

@@ -1,22 +1,20 @@
 """The act step of a reconcile pass: deactivate what the decisions say, and nothing else.
 
 Before each action the Workload is read again and decided again, under the pauses the act
-steps read again (`engine.act_steps`), so a change made since the cycle began (kill switch,
-exemption, reactivation, deletion) wins. With guards, one query first re-reads every
-candidate's newest samples, and each action writes its durable audit record before its
-patch. The writes themselves are the act sequence of `engine.actuation`, shared with the
-REST API.
+steps read again (`acting/steps.py`), so a change made since the cycle began (kill switch,
+exemption, reactivation, deletion) wins. The fresh check first re-reads every candidate's
+newest samples in one query, and each action writes its durable audit record before its
+patch (`acting/audited.py`). The writes themselves are the act sequence of
+`acting/sequence.py`, shared with the REST API.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
-from autoscaler.core.ports import Clock, ClusterReader, WorkloadActuator
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.guards.caps import release_broken_sets
 from autoscaler.domain.models import (
@@ -27,45 +25,27 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
-from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting import sequence as actuation
-from autoscaler.engine.acting.audited import audited_write
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
-from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.acting.audited import audited_write, fresh_check
+from autoscaler.engine.acting.context import ActContext
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
-from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
 
 
 class Deactivator:
-    def __init__(
-        self,
-        *,
-        cluster: ClusterReader,
-        actuator: WorkloadActuator,
-        policy: Policy,
-        clock: Clock,
-        logger: logging.Logger,
-        guards: Guards | None = None,
-        may_act: IsLeader = always_leading,
-        notices: Notices = EVENTS_ONLY,
-    ) -> None:
-        """`may_act`: asked before the first action and again before each patch, so a leader
-        that lost its lease mid-cycle stops at once. `notices`: where a done deactivation is
-        told (ISSUE 15)."""
-        self._cluster = cluster
-        self._actuator = actuator
-        self._policy = policy
-        self._clock = clock
-        self._log = logger
-        self._guards = guards
-        self._may_act = may_act
-        self._notices = notices
+    def __init__(self, context: ActContext) -> None:
+        """`context.leads` is asked before the first action and again before each patch, so a
+        leader that lost its lease mid-cycle stops at once; `context.teller` tells a done
+        deactivation (ISSUE 15)."""
+        self._context = context
+        self._cluster, self._actuator = context.cluster, context.actuator
+        self._policy, self._clock, self._log = context.policy, context.clock, context.logger
+        self._leads, self._notices = context.leads, context.teller
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         """Deactivate what the decisions say, each checked once more right before. The
         pauses in `inputs` were read again after the cycle's decisions (`ActSteps.act`)."""
         chosen = [d for d in decisions if d.action is Action.DEACTIVATE]
-        if not chosen or not self._may_act():
+        if not chosen or not self._leads():
             return ()  # another replica leads: it acts
         checked = self._checked_again(inputs, chosen)
         return tuple(
@@ -90,14 +70,16 @@ class Deactivator:
 
     def _fresh_check(self, inputs: CycleInputs, chosen: list[Decision]) -> dict[WorkloadRef, str]:
         """One query over every candidate's newest samples; those now busy or unknown stay."""
-        if self._guards is None:
-            return {}
         wanted = {d.workload for d in chosen}
         candidates = [w for w in inputs.workloads if w.ref in wanted]
         rule_of = {d.workload: d.rule for d in chosen}
         loading_until = {d.workload: d.loading_counts_until for d in chosen}
-        return self._guards.fresh_check(
-            candidates, now=self._clock.now(), rule_of=rule_of, loading_until=loading_until
+        return fresh_check(
+            self._context,
+            candidates,
+            now=self._clock.now(),
+            rule_of=rule_of,
+            loading_until=loading_until,
         )
 
     def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
@@ -118,10 +100,10 @@ class Deactivator:
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
         """The durable audit record, then the act sequence (one patch, owner, Event)."""
-        if not self._may_act():
+        if not self._leads():
             return self._record(decision, now, Outcome.skipped("no longer the leader"))
         outcome, audited = audited_write(
-            self._guards,
+            self._context,
             workload,
             decision,
             now=now,

@@ -12,53 +12,32 @@ announced and told like any other (its stop will come); else it is settled next 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from autoscaler.core.errors import AnswerLost, ClusterError
-from autoscaler.core.ports import ClusterReader, WorkloadActuator
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import optional_time_text, time_text
 from autoscaler.domain.models import Action, ActionRecord, Decision, WorkloadInfo
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting import sequence as actuation
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.context import ActContext
 from autoscaler.engine.acting.stop import outcome_of
 from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
-from autoscaler.engine.notify.notices import (
-    EVENT_OF,
-    EVENTS_ONLY,
-    NOTICE_ACTIONS,
-    Notices,
-    event_message,
-)
+from autoscaler.engine.notify.notices import EVENT_OF, NOTICE_ACTIONS, event_message
 
 Patch = Mapping[str, str | None]
 
 
 class Warner:
-    def __init__(
-        self,
-        *,
-        cluster: ClusterReader,
-        actuator: WorkloadActuator,
-        policy: Policy,
-        logger: logging.Logger,
-        notices: Notices = EVENTS_ONLY,
-        may_act: IsLeader = always_leading,
-    ) -> None:
-        self._cluster = cluster
-        self._actuator = actuator
-        self._policy = policy
-        self._log = logger
-        self._notices = notices
-        self._may_act = may_act
+    def __init__(self, context: ActContext) -> None:
+        self._cluster, self._actuator = context.cluster, context.actuator
+        self._policy = context.policy
+        self._log, self._leads, self._notices = context.logger, context.leads, context.teller
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action in NOTICE_ACTIONS]
-        if not chosen or not self._may_act():
+        if not chosen or not self._leads():
             return ()  # another replica leads: it writes and tells
         return tuple(self._notice(inputs, decision) for decision in chosen)
 
@@ -68,7 +47,7 @@ class Warner:
         if isinstance(checked, Outcome):
             return action_record(self._log, decision, now=now, outcome=checked)
         fresh, again = checked
-        if not self._may_act():
+        if not self._leads():
             return action_record(self._log, again, now=now, outcome=_NOT_LEADING)
         patch = workload_patch(fresh, again, now=now)
         try:

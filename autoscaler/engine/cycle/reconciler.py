@@ -1,29 +1,23 @@
 """One reconcile pass: read the cluster → query Prometheus (a constant number of fleet-wide
-queries) → decide → guard → act (engine/acting/stop.py) → publish an immutable snapshot.
+queries) → decide → reclaim → stage → screen → cap → act (engine/acting/steps.py) → publish
+an immutable snapshot.
 
 Failing outside systems never cause a deactivation: a cluster read failure publishes the
 previous rows as unknown and acts on nothing; a metrics failure makes every workload
 unknown inside the policy engine.
 
-With `guards` (engine/cycle/screen.py) the decisions then pass the contested marks, the mass-idle
-circuit breaker and the hourly cap, and the snapshot reports what they held back.
+The screen (engine/cycle/screen.py) passes the decisions through the contested marks, the
+mass-idle circuit breaker and the hourly cap, and the snapshot reports what it held back.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import (
-    Clock,
-    ClusterReader,
-    MetricSource,
-    PendingWork,
-    WorkloadActuator,
-)
+from autoscaler.core.ports import PendingWork
 from autoscaler.domain.guards.caps import release_broken_sets
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
@@ -42,58 +36,40 @@ from autoscaler.domain.models import (
 from autoscaler.domain.policy.decisions import Policy, apply_cap, decide
 from autoscaler.domain.policy.rules import Reclaim
 from autoscaler.domain.usage.idleness import UsageRules
-from autoscaler.engine.acting.leadership import always_leading
+from autoscaler.engine.acting.context import ActContext
 from autoscaler.engine.acting.steps import ActSteps
 from autoscaler.engine.cycle.decision_log import log_decision
 from autoscaler.engine.cycle.keda_managed import keda_managed_targets, mark_keda_managed
 from autoscaler.engine.cycle.reclaim import Reclaimer
-from autoscaler.engine.cycle.screen import Guards
+from autoscaler.engine.cycle.screen import Screen
 from autoscaler.engine.cycle.stage import CycleInputs, stage_all
-from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
 
 
 class Reconciler:
     def __init__(
         self,
         *,
-        cluster: ClusterReader,
-        actuator: WorkloadActuator,
-        metrics: MetricSource,
-        policy: Policy,
-        clock: Clock,
+        context: ActContext,
+        screen: Screen,
         publish: Callable[[Snapshot], None],
-        logger: logging.Logger,
+        pending: PendingWork | None = None,
         profiles: Mapping[str, UsageRules] | None = None,
         keda_addresses: Sequence[str] = (),
-        guards: Guards | None = None,
-        is_leader: Callable[[], bool] | None = None,
-        pending: PendingWork | None = None,
-        notices: Notices = EVENTS_ONLY,
     ) -> None:
-        """`is_leader`: with several replicas, only the leader acts (and writes the guards'
-        state); every replica decides and publishes snapshots. None: this one always leads.
-        `notices`: where warnings, all-clears, stops and deletes are told besides Events."""
-        self._cluster = cluster
-        self._metrics = metrics
-        self._policy = policy
-        self._clock = clock
+        """`context`: the act context (`engine/acting/context.py`); the cycle reads the
+        cluster and Prometheus through the same ports, decides under the same policy, and
+        with several replicas only the leader (`context.leads`) acts and writes the guards'
+        state, while every replica decides and publishes snapshots. `screen`: the contested
+        marks, the breaker and the hourly cap on the cycle's decisions."""
+        self._cluster, self._metrics = context.cluster, context.metrics
+        self._policy, self._clock, self._log = context.policy, context.clock, context.logger
+        self._leads = context.leads
         self._publish = publish
-        self._log = logger
         self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
         self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
-        self._guards = guards
-        self._is_leader = is_leader or always_leading
-        self._actor = ActSteps(
-            cluster=cluster,
-            actuator=actuator,
-            policy=policy,
-            clock=clock,
-            logger=logger,
-            guards=guards,
-            may_act=self._is_leader,
-            notices=notices,
-        )
-        self._reclaimer = Reclaimer(pending=pending, logger=logger)
+        self._screen = screen
+        self._actor = ActSteps(context)
+        self._reclaimer = Reclaimer(pending=pending, logger=context.logger)
         self._cycle = 0
         self._previous: Snapshot | None = None
 
@@ -140,7 +116,7 @@ class Reconciler:
 
     def _decide(
         self, inputs: CycleInputs
-    ) -> tuple[tuple[Decision, ...], GuardReport | None, WaitersSeen | None]:
+    ) -> tuple[tuple[Decision, ...], GuardReport, WaitersSeen | None]:
         """Decide, reclaim where someone waits, stage the warnings, guard, cap."""
         workloads, now = inputs.workloads, inputs.now
         decided, waiters = self._reclaimer.screen(
@@ -156,7 +132,7 @@ class Reconciler:
         decided = stage_all(workloads, decided, policy=self._policy, pauses=inputs.pauses, now=now)
         # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
         # the guards hold back (contested ones would take them cycle after cycle).
-        screened, report = self._screen(inputs, decided)
+        screened, report = self._screened(inputs, decided)
         capped = apply_cap(screened, limit=self._policy.max_deactivations_per_cycle)
         return release_broken_sets(capped), report, waiters
 
@@ -165,13 +141,11 @@ class Reconciler:
         rule = self._policy.rule_named(decision.rule)
         return rule is not None and rule.reclaim is Reclaim.WHEN_CONTENDED
 
-    def _screen(
+    def _screened(
         self, inputs: CycleInputs, decisions: tuple[Decision, ...]
-    ) -> tuple[tuple[Decision, ...], GuardReport | None]:
-        if self._guards is None:
-            return decisions, None
-        screened = self._guards.screen(
-            inputs.workloads, inputs.usage, decisions, now=inputs.now, leading=self._is_leader()
+    ) -> tuple[tuple[Decision, ...], GuardReport]:
+        screened = self._screen.screen(
+            inputs.workloads, inputs.usage, decisions, now=inputs.now, leads=self._leads()
         )
         return screened.decisions, screened.report
 

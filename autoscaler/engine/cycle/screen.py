@@ -1,11 +1,10 @@
-"""The guards in the reconcile pass: what may be acted on, and the records written first.
+"""The cycle's screen: what of a cycle's decisions may be acted on.
 
-Each cycle `screen` observes the fleet for the circuit breaker, counts undone deactivations
-(marking a workload contested when it keeps happening), and applies contested marks, the
-breaker and the hourly cap to the decisions. Right before acting, `fresh_check` re-reads the
-candidates' newest samples in one query, and `begin` writes each action's durable audit
-record before its patch (`ended` adds the outcome when the patch was not plainly done). A
-deactivation whose answer was lost is settled on a later cycle from the Workload itself.
+Each cycle `screen` observes the fleet for the circuit breaker, settles deactivations whose
+answer was lost from the Workloads as read, counts undone deactivations (marking a workload
+contested when it keeps happening), and applies contested marks, the breaker and the hourly
+cap to the decisions. The act-time half of the guards, the fresh check and the durable
+record written before each stop or deletion, is the audited writer (`engine/acting/audited.py`).
 
 Guard state that cannot be read makes the cycle act on nothing: a guard that cannot look
 must not be taken for one that found nothing.
@@ -14,19 +13,17 @@ must not be taken for one that found nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import AuditLog, GuardState, MetricSource
-from autoscaler.domain.audit.subjects import Subject
+from autoscaler.core.ports import AuditLog, GuardState
 from autoscaler.domain.guards.breaker import BreakerState, Turnover, step
 from autoscaler.domain.guards.caps import NOTHING_AT_ALL, WARNINGS, defer, hold
 from autoscaler.domain.guards.screen import (
     HOUR,
     Contest,
-    Deed,
     GuardMemory,
     GuardRules,
     LoopRecord,
@@ -41,12 +38,8 @@ from autoscaler.domain.models import (
     Decision,
     GuardReport,
     WorkloadInfo,
-    WorkloadRef,
 )
-from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.policy.decisions import Policy, Usage
-from autoscaler.domain.policy.rules import Rule
-from autoscaler.domain.usage.fresh import pods_of, still_idle
+from autoscaler.domain.policy.decisions import Usage
 from autoscaler.engine.cycle.fleet_watch import FleetWatch
 
 HELD = "warning held: breaker open"  # a glitch that makes everything look idle warns nobody
@@ -58,25 +51,23 @@ class Screened:
     report: GuardReport
 
 
-class Guards:
+class Screen:
     def __init__(
         self,
         *,
         rules: GuardRules,
-        policy: Policy,
         audit: AuditLog,
         state: GuardState,
-        metrics: MetricSource,
-        interval: timedelta,
+        watch: FleetWatch,
         logger: logging.Logger,
     ) -> None:
+        """`audit`: the trail the hourly cap and the contested marks count from (the audited
+        writer's records); `watch`: the busy workloads the breaker compares each cycle with."""
         self._rules = rules
-        self._policy = policy
         self._audit = audit
         self._state = state
-        self._metrics = metrics
+        self._watch = watch
         self._log = logger
-        self._watch = FleetWatch(policy=policy, metrics=metrics, interval=interval, logger=logger)
         self._known = GuardMemory()  # the last memory read, reported when a read fails
 
     def screen(
@@ -86,9 +77,9 @@ class Guards:
         decisions: Sequence[Decision],
         *,
         now: datetime,
-        leading: bool = True,
+        leads: bool,
     ) -> Screened:
-        """`leading`: this replica acts, so it also writes the guards' state and Events;
+        """`leads`: this replica acts, so it also writes the guards' state and Events;
         another replica computes the same view without writing (and keeps a warm baseline)."""
         seen = self._watch.observe(workloads, usage, now=now)
         try:
@@ -96,57 +87,13 @@ class Guards:
             records = list(self._audit.recent(now - max(self._rules.contested.span, HOUR)))
         except ClusterError as exc:
             return self._blind(decisions, f"guard state unreadable, nothing acted: {exc}")
-        records = self._settle(workloads, records, leading=leading)
-        memory = self._step_breaker(memory, seen, now=now, leading=leading)
-        memory, records = self._contest(workloads, records, memory, now=now, leading=leading)
+        records = self._settle(workloads, records, leads=leads)
+        memory = self._step_breaker(memory, seen, now=now, leads=leads)
+        memory, records = self._contest(workloads, records, memory, now=now, leads=leads)
         return self._apply(decisions, memory, records, now=now)
 
-    def fresh_check(
-        self,
-        candidates: Sequence[WorkloadInfo],
-        *,
-        now: datetime,
-        rule_of: Mapping[WorkloadRef, str] | None = None,
-        loading_until: Mapping[WorkloadRef, datetime | None] | None = None,
-    ) -> dict[WorkloadRef, str]:
-        """Why each candidate must be left alone after all (busy, in use again or unknown
-        now); one query. `rule_of` names each candidate's rule, whose threshold and staleness
-        judge it; `loading_until`, until when new loading still counts for it (its decision's
-        `loading_counts_until`)."""
-        if not candidates:
-            return {}
-        latest = self._metrics.read_latest(pods_of(candidates), now=now)
-        found = {}
-        for w in candidates:
-            rules = self._rule((rule_of or {}).get(w.ref)).usage
-            found[w.ref] = still_idle(
-                w,
-                latest,
-                threshold=rules.threshold,
-                stale_after=rules.stale_after,
-                now=now,
-                loading_counts_until=(loading_until or {}).get(w.ref),
-            )
-        return {ref: why for ref, why in found.items() if why is not None}
-
-    def _rule(self, name: str | None) -> Rule:
-        return self._policy.rule_for(name)
-
-    def begin(self, decision: Decision, *, now: datetime, subject: Subject | None = None) -> None:
-        """The durable record of a deactivation, before its patch, with the workload as it
-        stood (`subject`: rule, queues, owner, waiter). Raises ClusterError."""
-        self._audit.record(replace(self._deed(decision, now=now, outcome=None), subject=subject))
-
-    def ended(self, decision: Decision, *, now: datetime, outcome: Outcome) -> None:
-        """The patch after `begin` was not plainly done: say how (same time), so a failed one
-        is not taken for a deactivation someone undid, and a lost answer gets settled."""
-        try:
-            self._audit.record(self._deed(decision, now=now, outcome=outcome))
-        except ClusterError as exc:
-            self._log.warning("audit record of an action's outcome not written: %s", exc)
-
     def _settle(
-        self, workloads: Sequence[WorkloadInfo], records: list[LoopRecord], *, leading: bool
+        self, workloads: Sequence[WorkloadInfo], records: list[LoopRecord], *, leads: bool
     ) -> list[LoopRecord]:
         """Settle deactivations whose answer was lost, from the Workloads as read now."""
         settled = settle_lost_answers(workloads, records)
@@ -154,7 +101,7 @@ class Guards:
             self._log.warning(
                 "deactivate %s at %s, answer lost: %s", record.workload, record.at, record.outcome
             )
-        if settled and leading:
+        if settled and leads:
             try:
                 self._audit.record(*settled)
             except ClusterError as exc:  # settled again next cycle
@@ -162,7 +109,7 @@ class Guards:
         return [*settled, *records]
 
     def _step_breaker(
-        self, memory: GuardMemory, seen: Turnover, *, now: datetime, leading: bool
+        self, memory: GuardMemory, seen: Turnover, *, now: datetime, leads: bool
     ) -> GuardMemory:
         rules = self._rules.breaker
         if step(memory.breaker, seen, rules=rules, now=now) == memory.breaker:
@@ -171,8 +118,8 @@ class Guards:
         def stepped(current: GuardMemory) -> GuardMemory:  # redone on the state as written
             return replace(current, breaker=step(current.breaker, seen, rules=rules, now=now))
 
-        saved = self._keep(memory, stepped, records=(), leading=leading)
-        if leading:
+        saved = self._keep(memory, stepped, records=(), leads=leads)
+        if leads:
             self._announce(memory.breaker, saved.breaker)
         return saved
 
@@ -182,10 +129,10 @@ class Guards:
         edit: Callable[[GuardMemory], GuardMemory],
         *,
         records: Sequence[LoopRecord],
-        leading: bool,
+        leads: bool,
     ) -> GuardMemory:
         """Write the edit and its records when leading; honour it this cycle all the same."""
-        if not leading:
+        if not leads:
             return edit(memory)
         try:
             return self._state.change(edit, records=records)
@@ -220,7 +167,7 @@ class Guards:
         memory: GuardMemory,
         *,
         now: datetime,
-        leading: bool,
+        leads: bool,
     ) -> tuple[GuardMemory, list[LoopRecord]]:
         rules = self._rules.contested
         undone = newly_undone(workloads, records, rules=rules, now=now)
@@ -235,7 +182,7 @@ class Guards:
         def marked(current: GuardMemory) -> GuardMemory:
             return replace(current, contested={**current.contested, **new})
 
-        memory = self._keep(memory, marked, records=(*undone, *marks), leading=leading)
+        memory = self._keep(memory, marked, records=(*undone, *marks), leads=leads)
         return memory, [*marks, *records]
 
     def _apply(
@@ -271,19 +218,6 @@ class Guards:
             deactivations_last_hour=begun,
             deferred=deferred,
             contested=tuple(sorted(memory.contested)),
-        )
-
-    def _deed(self, decision: Decision, *, now: datetime, outcome: Outcome | None) -> LoopRecord:
-        return LoopRecord(
-            at=now,
-            deed=Deed.DELETE if decision.action is Action.DELETE else Deed.DEACTIVATE,
-            workload=decision.workload,
-            reason=decision.reason,
-            outcome=outcome,
-            gpus=decision.gpus,
-            peak=decision.peak,
-            coverage=decision.coverage,
-            threshold=self._rule(decision.rule).usage.threshold,
         )
 
 

@@ -25,7 +25,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.audit.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
 from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, annotation_sources, cut_to_limit
 from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadStatus
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.context import Leads, always_leads
 from autoscaler.engine.listeners.limiting import limit_rows
 
 
@@ -39,9 +39,9 @@ class ExemptionLimiter:
         maximum: Callable[[str], timedelta],
         allow_indefinite: bool,
         logger: logging.Logger,
-        leading: IsLeader = always_leading,
+        leads: Leads = always_leads,
     ) -> None:
-        """`maximum`: the longest exemption of the rule with this name. `leading`: only the
+        """`maximum`: the longest exemption of the rule with this name. `leads`: only the
         leader rewrites annotations; a follower writes nothing."""
         self._writer = writer
         self._audit = audit
@@ -49,13 +49,13 @@ class ExemptionLimiter:
         self._maximum = maximum
         self._allow_indefinite = allow_indefinite
         self._log = logger
-        self._leading = leading
+        self._leads = leads
 
     def __call__(self, snapshot: Snapshot) -> None:
         limit_rows(
             snapshot,
             self._limit,
-            leading=self._leading,
+            leads=self._leads,
             clock=self._clock,
             audit=self._audit,
             logger=self._log,

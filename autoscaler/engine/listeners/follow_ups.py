@@ -24,7 +24,7 @@ from autoscaler.domain.audit.savings import SEEN_REACTIVATED, WAITER_ADMITTED, o
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef
 from autoscaler.domain.outcomes import OutcomeKind
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.context import Leads, always_leads
 
 HORIZON = timedelta(days=7)
 
@@ -46,17 +46,17 @@ class FollowUps:
         *,
         state: StateBacking,
         logger: logging.Logger,
-        leading: IsLeader = always_leading,
+        leads: Leads = always_leads,
         horizon: timedelta = HORIZON,
     ) -> None:
         self._state = state
         self._log = logger
-        self._leading = leading
+        self._leads = leads
         self._horizon = horizon
         self._followed: list[Followed] | None = None  # None: to be read from the trail
 
     def __call__(self, snapshot: Snapshot) -> None:
-        if not self._leading():
+        if not self._leads():
             self._followed = None  # read afresh on taking the lead again
             return
         if not snapshot.cluster_ok:

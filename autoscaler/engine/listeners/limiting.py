@@ -12,7 +12,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditSink, Clock
 from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.models import Snapshot, WorkloadStatus
-from autoscaler.engine.acting.leadership import IsLeader
+from autoscaler.engine.acting.context import Leads
 
 Limit = Callable[[WorkloadStatus, datetime], Iterable[AuditRecord]]
 
@@ -21,7 +21,7 @@ def limit_rows(
     snapshot: Snapshot,
     limit: Limit,
     *,
-    leading: IsLeader,
+    leads: Leads,
     clock: Clock,
     audit: AuditSink,
     logger: logging.Logger,
@@ -31,7 +31,7 @@ def limit_rows(
     `what` names the records in the warning logged when the audit write fails."""
     if not snapshot.cluster_ok:
         return  # the rows are last cycle's: do not write from stale annotations
-    if not leading():
+    if not leads():
         return  # another replica writes
     now = clock.now()
     records = [record for row in snapshot.workloads for record in limit(row, now)]

@@ -32,7 +32,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
     WorkloadStatus,
 )
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.context import Leads, always_leads
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.engine.notify.notices import NOTICE_ACTIONS
 
@@ -47,17 +47,17 @@ class LoopAuditor:
         audit: AuditSink,
         metrics: ServiceMetrics,
         logger: logging.Logger,
-        leading: IsLeader = always_leading,
+        leads: Leads = always_leads,
     ) -> None:
-        """`leading`: only the leader writes the loop's records; a follower writes nothing."""
+        """`leads`: only the leader writes the loop's records; a follower writes nothing."""
         self._audit = audit
         self._metrics = metrics
         self._log = logger
-        self._leading = leading
+        self._leads = leads
         self._written: set[tuple[str, RecordKey]] = set()  # keyed records this process wrote
 
     def __call__(self, snapshot: Snapshot) -> None:
-        if not self._leading():
+        if not self._leads():
             return
         found = self._actions(snapshot) + self._dry_run_candidates(snapshot)
         records = [r for r in found if r.key is None or (r.action, r.key) not in self._written]

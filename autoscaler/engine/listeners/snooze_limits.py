@@ -27,7 +27,7 @@ from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.models import Snapshot, WorkloadStatus
 from autoscaler.domain.notices.snoozes import HAND_SET_BY, SnoozeGrant, hand_set_snooze
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.engine.acting.leadership import IsLeader, always_leading
+from autoscaler.engine.acting.context import Leads, always_leads
 from autoscaler.engine.listeners.limiting import limit_rows
 
 
@@ -40,20 +40,20 @@ class SnoozeLimiter:
         clock: Clock,
         policy: Policy,
         logger: logging.Logger,
-        leading: IsLeader = always_leading,
+        leads: Leads = always_leads,
     ) -> None:
         self._writer = writer
         self._audit = audit
         self._clock = clock
         self._policy = policy
         self._log = logger
-        self._leading = leading
+        self._leads = leads
 
     def __call__(self, snapshot: Snapshot) -> None:
         limit_rows(
             snapshot,
             self._bound,
-            leading=self._leading,
+            leads=self._leads,
             clock=self._clock,
             audit=self._audit,
             logger=self._log,

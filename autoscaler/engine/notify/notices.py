@@ -63,8 +63,9 @@ def _nobody(workload: WorkloadInfo, rule: Rule) -> Sequence[str]:
 
 
 @dataclass(frozen=True)
-class Notices:
-    """Where the loop hands notifications, and who hears about a workload under its rule."""
+class NoticeTeller:
+    """Tells people about a notice: where the loop hands notifications (`sink`), and who
+    hears about a workload under its rule (`route`)."""
 
     sink: NotificationSink = NO_NOTIFICATIONS
     route: Route = field(default=_nobody)
@@ -90,7 +91,7 @@ class Notices:
         self.sink.submit(notification_of(kind, workload, decision, now=now), targets=targets)
 
 
-EVENTS_ONLY = Notices()  # no sink, no route: the Events alone tell
+EVENTS_ONLY = NoticeTeller()  # no sink, no route: the Events alone tell
 
 
 def notification_of(
@@ -143,11 +144,11 @@ def event_message(decision: Decision) -> str:
 
 
 def send(
-    notices: Notices, notification: Notification, *, workload: WorkloadInfo, rule: Rule
+    teller: NoticeTeller, notification: Notification, *, workload: WorkloadInfo, rule: Rule
 ) -> None:
     """Hand a notification made outside the loop (a snooze through the API) to the targets
     the loop's route names for the workload. None named: nothing is submitted, the Event
     alone tells."""
-    targets = tuple(notices.route(workload, rule))
+    targets = tuple(teller.route(workload, rule))
     if targets:
-        notices.sink.submit(notification, targets=targets)
+        teller.sink.submit(notification, targets=targets)
