@@ -11,7 +11,7 @@ default; each method changes one thing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Self
@@ -96,6 +96,8 @@ class WorkloadBuilder:
     keda_managed: bool = False
     evicted_reason: str | None = None
     evicted_at: datetime | None = None
+    cluster_queue: str | None = None
+    admitted_usage: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def gpu_pod(
         self, name: str, *, gpus: int = 1, created: datetime | None = None, phase: str = "Running"
@@ -122,6 +124,12 @@ class WorkloadBuilder:
 
     def not_admitted(self) -> Self:
         self.is_admitted, self.admitted_at = False, None
+        return self
+
+    def charging(self, cluster_queue: str, usage: Mapping[tuple[str, str], int]) -> Self:
+        """Admitted to `cluster_queue`, holding `usage` ((flavor, resource) → quantity) of its
+        quota: what a stop would free for someone waiting there."""
+        self.cluster_queue, self.admitted_usage = cluster_queue, dict(usage)
         return self
 
     def inactive(self) -> Self:
@@ -182,6 +190,8 @@ class WorkloadBuilder:
             keda_managed=self.keda_managed,
             evicted_reason=self.evicted_reason,
             evicted_at=self.evicted_at,
+            cluster_queue=self.cluster_queue,
+            admitted_usage=dict(self.admitted_usage),
         )
 
     def _owner(self) -> OwnerRef | None:

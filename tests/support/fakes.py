@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoscaler.adapters.state.codec import ref_of
 from autoscaler.adapters.state.guards import audit_record
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict
 from autoscaler.domain.annotations import DeactivationAudit
@@ -20,6 +21,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.queues.facts import QueueFacts
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
 
@@ -142,11 +144,14 @@ class FakeGuardState:
 @dataclass
 class FakeRuntimeState:
     """The runtime state (pauses, the audit trail, the guards' memory) in memory: the
-    `StateBacking` a service's listeners and guards write to."""
+    `StateBacking` a service's listeners and guards write to. `journal` (e.g. a FakeCluster's
+    `calls`) gets an ("audit", ref) entry per record about a workload, so a test can see what
+    came before a patch."""
 
     state: RuntimeState = field(default_factory=RuntimeState)
     audit_limit: int = 200
     announced: list[tuple[str, str]] = field(default_factory=list)
+    journal: Journal | None = None
 
     def read(self) -> RuntimeState:
         return self.state
@@ -157,9 +162,24 @@ class FakeRuntimeState:
 
     def record(self, *records: AuditRecord) -> None:
         self.change(lambda state: state.recorded(records, limit=self.audit_limit))
+        for record in records:
+            if self.journal is not None and record.target.count("/") == 1:
+                self.journal.append(("audit", ref_of(record.target)))
 
     def announce(self, *, reason: str, message: str, now: datetime) -> None:
         self.announced.append((reason, message))
+
+
+@dataclass
+class FakePendingWork:
+    """Who waits for quota (`PendingWork`): `facts` answers every read, counted in `reads`."""
+
+    facts: QueueFacts = field(default_factory=QueueFacts)
+    reads: int = 0
+
+    def read_queues(self) -> QueueFacts:
+        self.reads += 1
+        return self.facts
 
 
 @dataclass

@@ -3,6 +3,8 @@ act context (`engine/acting/context.py`) and the cycle's screen, whose guard sta
 trail are `FakeGuardState` and `FakeAuditLog` unless a test brings its own.
 
     loop = a_loop(cluster, metrics, actuator=cluster, policy=a_policy(), clock=FakeClock(NOW))
+
+`a_service` builds the whole service instead, from settings, by the composition root itself.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
 from autoscaler.compose.loop_parts import SharedState
+from autoscaler.compose.service import Service, build_service
 from autoscaler.core.ports import (
     AuditLog,
     Clock,
@@ -30,7 +33,8 @@ from autoscaler.engine.cycle.fleet_watch import FleetWatch
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.screen import Screen
 from autoscaler.engine.notify.notices import EVENTS_ONLY, NoticeTeller
-from tests.support.fakes import FakeAuditLog, FakeGuardState, FakeRuntimeState
+from autoscaler.settings.tree import Settings
+from tests.support.fakes import FakeAuditLog, FakeCluster, FakeGuardState, FakeRuntimeState
 
 INTERVAL = timedelta(minutes=1)  # the loop's, as the breaker's baseline reads it back
 LOG = logging.getLogger("test.loop")
@@ -40,6 +44,31 @@ def in_memory_shared(actuator: WorkloadActuator) -> SharedState:
     """What a service built by `build_service` writes to: the runtime state in memory
     (`FakeRuntimeState`) and `actuator`."""
     return SharedState(store=FakeRuntimeState(), actuator=actuator)
+
+
+def a_service(
+    settings: Settings,
+    *,
+    cluster: FakeCluster,
+    metrics: MetricSource,
+    clock: Clock,
+    pending: PendingWork | None = None,
+    logger: logging.Logger = LOG,
+) -> Service:
+    """The service as `serve` builds it (`build_service`: the policy, the screen, the act
+    context and the listeners, all from `settings`) over `cluster` as reader and actuator, its
+    runtime state in memory and journaling each audit record into `cluster.calls`. Not
+    started: a test runs `service.reconciler.run_once()` at the times it chooses."""
+    shared = SharedState(store=FakeRuntimeState(journal=cluster.calls), actuator=cluster)
+    return build_service(
+        settings,
+        cluster=cluster,
+        metrics=metrics,
+        clock=clock,
+        logger=logger,
+        shared=shared,
+        pending=pending,
+    )
 
 
 def a_screen(
