@@ -149,9 +149,11 @@ def backtest(
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
     evidence = evidence_queries(settings.prometheus.evidence, slot=policy.rules.slot)
     occupancy = OccupancyCounter(
-        start=options.start, end=options.end, slot=replay.settings.slot,
+        start=options.start,
+        end=options.end,
+        slot=replay.settings.slot,
         threshold=policy.rules.threshold,
-    )  # fmt: skip
+    )
     for fetched in chunks(source, queries, plan, evidence=evidence):
         warnings.update(dict.fromkeys(replay.feed(fetched.chunk, fetched.evidence)))
         occupancy.add(
@@ -190,9 +192,13 @@ def _modes(base: Variant) -> dict[str, Variant]:
 
 
 def _replay(
-    options: BacktestOptions, *, variants: Sequence[Variant], settings: Settings, policy: Policy,
+    options: BacktestOptions,
+    *,
+    variants: Sequence[Variant],
+    settings: Settings,
+    policy: Policy,
     queues: QueueHistory | None,
-) -> Replay:  # fmt: skip
+) -> Replay:
     slot = int(policy.rules.slot.total_seconds())
     step = int(options.step.total_seconds())
     if step % slot or step <= 0:

@@ -84,8 +84,15 @@ def summarize(
 
 
 def rule_lines(summary: RuleSummary) -> list[str]:
-    head = ["RULE", "ACTION", "RECLAIM", "WINDOW @ THRESHOLD", "RAYCLUSTERS", "DEACTIVATIONS",
-            "GPU-HOURS"]  # fmt: skip
+    head = [
+        "RULE",
+        "ACTION",
+        "RECLAIM",
+        "WINDOW @ THRESHOLD",
+        "RAYCLUSTERS",
+        "DEACTIVATIONS",
+        "GPU-HOURS",
+    ]
     rows = [_row(r) for r in summary.rules]
     if summary.unknown:
         rows.append([f"({RULE_UNKNOWN})", "-", "-", "-", str(len(summary.unknown)), "-", "-"])

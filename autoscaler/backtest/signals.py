@@ -64,16 +64,18 @@ def evidence_queries(settings: EvidenceSettings, *, slot: timedelta) -> tuple[Ev
     """The enabled device signals' queries, in a fixed order (framebuffer, PCIe, NVLink,
     power)."""
     every = duration(slot)
+    framebuffer, pcie, nvlink, power = (
+        settings.framebuffer,
+        settings.pcie,
+        settings.nvlink,
+        settings.power,
+    )
     wanted = (
-        (Signal.FRAMEBUFFER, settings.framebuffer.enabled, settings.framebuffer.metric,
-         settings.framebuffer.min_rise_mib),
-        (Signal.PCIE, settings.pcie.enabled, settings.pcie.metric,
-         settings.pcie.min_bytes_per_second),
-        (Signal.NVLINK, settings.nvlink.enabled, settings.nvlink.metric,
-         settings.nvlink.min_bytes_per_second),
-        (Signal.POWER, settings.power.enabled, settings.power.metric,
-         settings.power.margin_watts),
-    )  # fmt: skip
+        (Signal.FRAMEBUFFER, framebuffer.enabled, framebuffer.metric, framebuffer.min_rise_mib),
+        (Signal.PCIE, pcie.enabled, pcie.metric, pcie.min_bytes_per_second),
+        (Signal.NVLINK, nvlink.enabled, nvlink.metric, nvlink.min_bytes_per_second),
+        (Signal.POWER, power.enabled, power.metric, power.margin_watts),
+    )
     return tuple(
         EvidenceQuery(signal, SLOT_EXPRESSIONS[signal].format(selector=metric, slot=every), bar)
         for signal, enabled, metric, bar in wanted

@@ -27,6 +27,7 @@ from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting.leadership import IsLeader, always_leading
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.scheduler import LoopRunner
+from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.engine.metrics.usage_source import UsageSourceMetrics
@@ -80,9 +81,9 @@ def build_service(
     leading = is_leader or always_leading
     store, policy = SnapshotStore(), build_policy(settings)
     telemetry = _telemetry(metrics, clock=clock)
-    guards = None if shared is None else build_guards(
+    guards = _guards(
         settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
-    )  # fmt: skip
+    )
     notifications = build_notifications(
         settings, registry=telemetry.registry, clock=clock, logger=logger.getChild("notify")
     )
@@ -101,8 +102,16 @@ def build_service(
         pending=pending,
         notices=notifications.notices,
     )
-    subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
-                        clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
+    subscribe_listeners(
+        store,
+        settings=settings.api,
+        telemetry=telemetry,
+        shared=shared,
+        clock=clock,
+        logger=logger,
+        policy=policy,
+        is_leader=leading,
+    )
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
         reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared
@@ -111,6 +120,23 @@ def build_service(
     if settings.keda.enabled:
         add_keda(service, settings, policy=policy, clock=clock, logger=logger, bind_host=bind_host)
     return service
+
+
+def _guards(
+    settings: Settings,
+    *,
+    policy: Policy,
+    shared: SharedState | None,
+    metrics: MetricSource,
+    clock: Clock,
+    logger: logging.Logger,
+) -> Guards | None:
+    """None without the shared runtime state: the loop then runs unguarded."""
+    if shared is None:
+        return None
+    return build_guards(
+        settings, policy=policy, shared=shared, metrics=metrics, clock=clock, logger=logger
+    )
 
 
 def _loop_runner(
@@ -130,9 +156,14 @@ def _keda_addresses(settings: Settings) -> tuple[str, ...]:
 
 
 def add_keda(
-    service: Service, settings: Settings, *, policy: Policy, clock: Clock,
-    logger: logging.Logger, bind_host: str,
-) -> None:  # fmt: skip
+    service: Service,
+    settings: Settings,
+    *,
+    policy: Policy,
+    clock: Clock,
+    logger: logging.Logger,
+    bind_host: str,
+) -> None:
     """KEDA's answers from the service's snapshots, and the gRPC scaler serving them."""
     keda = settings.keda
     service.keda_answers = build_keda_answers(
@@ -151,9 +182,13 @@ def add_keda(
 
 
 def build_keda_answers(
-    settings: Settings, *, policy: Policy, store: SnapshotStore, clock: Clock,
+    settings: Settings,
+    *,
+    policy: Policy,
+    store: SnapshotStore,
+    clock: Clock,
     logger: logging.Logger,
-) -> KedaAnswers:  # fmt: skip
+) -> KedaAnswers:
     return KedaAnswers(
         latest=store.latest,
         judging=Judging(

@@ -57,8 +57,12 @@ def exporter(
     )
 
 
-def evidence_at(minute: float, profiles: dict[str, Profile], held: list[GpuHolding],
-                evidence: EvidenceSettings | None = None) -> FleetEvidence:  # fmt: skip
+def evidence_at(
+    minute: float,
+    profiles: dict[str, Profile],
+    held: list[GpuHolding],
+    evidence: EvidenceSettings | None = None,
+) -> FleetEvidence:
     usage = exporter(profiles, held, evidence).read_usage(
         window=HOUR, threshold=THRESHOLD, now=at(minute)
     )
@@ -82,14 +86,20 @@ def test_weights_loading_show_framebuffer_growth_and_pcie_receive_from_the_first
     # 3 GiB/min from 0:00: the slot ending at 1 rose from 512 MiB to the 0:37 sample; the
     # slots up to 15 add up to the 14:37 sample minus 512 MiB: 3072 * 14.6167 MiB.
     assert sightings[Signal.FRAMEBUFFER] == Sighting(
-        Signal.FRAMEBUFFER, last_at=at(15), first_at=at(1),
-        detail="framebuffer grew 43.9 GiB over 15m", device_level=False,
-    )  # fmt: skip
+        Signal.FRAMEBUFFER,
+        last_at=at(15),
+        first_at=at(1),
+        detail="framebuffer grew 43.9 GiB over 15m",
+        device_level=False,
+    )
     # 51.2 MiB/s of weights, with PCIe's protocol headers: 67 MB/s on the wire.
     assert sightings[Signal.PCIE] == Sighting(
-        Signal.PCIE, last_at=at(15), first_at=at(1), detail="PCIe receiving 67 MB/s",
+        Signal.PCIE,
+        last_at=at(15),
+        first_at=at(1),
+        detail="PCIe receiving 67 MB/s",
         device_level=True,
-    )  # fmt: skip
+    )
     assert Signal.POWER not in sightings  # 75 W while copying: under 60 W + 30 W
     assert found.power_baselines == {GPU_MODEL: 60.0}
 

@@ -31,9 +31,12 @@ def world_api(world: World, *, logger: logging.Logger) -> Iterator[httpx.Client]
     service = world.service
     assert isinstance(service, Service)
     backends = simulated_backends(
-        world.cluster, clock=world.clock, settings=world.settings, token=TOKEN,
+        world.cluster,
+        clock=world.clock,
+        settings=world.settings,
+        token=TOKEN,
         shared=service.shared,
-    )  # fmt: skip
+    )
     built = build_api_on(
         world.settings.api.model_copy(update={"host": "127.0.0.1", "port": 0}),
         backends=backends,

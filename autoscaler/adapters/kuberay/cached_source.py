@@ -118,8 +118,12 @@ def trimmed(obj: Obj) -> Obj:
     head_class = head_priority_class(spec)
     if head_class is not None:
         kept["headGroupSpec"] = {"template": {"spec": {"priorityClassName": head_class}}}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta,
-            "spec": kept}  # fmt: skip
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": meta,
+        "spec": kept,
+    }
 
 
 def _is_map(value: object) -> TypeGuard[Mapping[str, Any]]:
