@@ -30,13 +30,13 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import (
-    active_exemption,
     deactivated_at,
     parse_time,
     promise_time,
     reactivated_at,
     time_text,
 )
+from autoscaler.domain.exemptions import active_exemption
 from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
 from autoscaler.domain.notices.reading import (
     Warned,
