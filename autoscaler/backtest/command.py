@@ -34,8 +34,9 @@ from autoscaler.backtest.variant import ALWAYS, PER_RULE, WHEN_CONTENDED, Varian
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
+from autoscaler.domain.durations import parse_duration
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.settings.tree import Settings, parse_duration
+from autoscaler.settings.tree import Settings
 
 EXIT_METRICS = 1
 EXIT_USAGE = 2

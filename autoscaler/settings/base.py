@@ -12,9 +12,7 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 from pydantic.alias_generators import to_camel
 
-from autoscaler.settings.durations import format_duration, parse_duration
-
-__all__ = ["Duration", "Section", "format_duration", "parse_duration"]
+from autoscaler.domain.durations import format_duration, parse_duration
 
 Duration = Annotated[
     timedelta,

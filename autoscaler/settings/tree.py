@@ -20,7 +20,7 @@ from autoscaler.core.errors import ConfigError
 from autoscaler.settings.actuator_checks import check_actuators
 from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
-from autoscaler.settings.base import Duration, Section, format_duration, parse_duration
+from autoscaler.settings.base import Duration, Section
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
@@ -38,9 +38,7 @@ __all__ = [
     "RuleSettings",
     "Settings",
     "SignalSettings",
-    "format_duration",
     "load_settings",
-    "parse_duration",
 ]
 
 

@@ -102,13 +102,3 @@ def idle_held_told(workload: WorkloadInfo) -> bool:
     """People were told about this admission's idle-held GPUs already."""
     told = parse_time(workload.annotations.get(keys.IDLE_HELD_NOTIFIED_AT, ""))
     return told is not None and told > not_before(workload)
-
-
-def lead_text(lead: timedelta) -> str:
-    """A duration as reasons say it: `15m`, `1h30m`, `2d`, `45s`."""
-    seconds = int(lead.total_seconds())
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [(days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")]
-    return "".join(f"{n}{unit}" for n, unit in parts if n) or "0s"

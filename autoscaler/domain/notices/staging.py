@@ -27,11 +27,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from autoscaler.domain.annotations import promise_time, time_text
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
 from autoscaler.domain.notices.reading import (
     STOPPING,
     idle_held_told,
-    lead_text,
     read_notice,
 )
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
@@ -94,7 +94,8 @@ def _dry_run(decision: Decision, *, lead: timedelta) -> Decision:
     if decision.notice.snoozed_until is not None and decision.state is State.IDLE:
         return _snoozed(decision)
     if decision.action is Action.WOULD_DEACTIVATE and lead > NO_LEAD:
-        return replace(decision, reason=f"{decision.reason}; would warn {lead_text(lead)} first")
+        first = f"would warn {format_duration(lead, split='always')} first"
+        return replace(decision, reason=f"{decision.reason}; {first}")
     return decision
 
 
@@ -113,7 +114,8 @@ def _towards_stop(decision: Decision, *, rule: Rule, now: datetime) -> Decision:
     if due is None or lead <= NO_LEAD or due - now > lead:
         return shown  # nothing ahead, no warning stage, or not yet: a snooze still holds
     stop_at = max(due, now + lead)
-    why = f"warning: stop planned at {time_text(stop_at)} ({lead_text(lead)} notice)"
+    ahead = format_duration(lead, split="always")
+    why = f"warning: stop planned at {time_text(stop_at)} ({ahead} notice)"
     return _warn(shown, stop_at=stop_at, now=now, why=why)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.usage.gpus import GpuKey
 
 
@@ -84,7 +85,8 @@ MIB_PER_GIB = 1024
 
 # How a sighting's detail reads, the same from the live read and from the simulation.
 def framebuffer_growth(mib: float, *, over: timedelta) -> str:
-    return f"framebuffer grew {mib / MIB_PER_GIB:.1f} GiB over {_span(over)}"
+    span = format_duration(over, units="hms", split="never")
+    return f"framebuffer grew {mib / MIB_PER_GIB:.1f} GiB over {span}"
 
 
 def receiving(link: str, bytes_per_second: float) -> str:
@@ -106,11 +108,3 @@ def quantile(phi: float, values: Iterable[float]) -> float:
     below = int(rank)
     above = min(below + 1, len(ordered) - 1)
     return ordered[below] + (ordered[above] - ordered[below]) * (rank - below)
-
-
-def _span(span: timedelta) -> str:
-    """A span as people write it: 20m, 90s, 2h."""
-    seconds = round(span.total_seconds())
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
