@@ -39,12 +39,12 @@ from autoscaler.domain.annotations import (
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.exemptions import active_exemption
 from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
-from autoscaler.domain.notices.reading import (
+from autoscaler.domain.notices.snoozes import latest_grant
+from autoscaler.domain.notices.staging import (
     Warned,
     snooze_in_force,
     warnings_count_after,
 )
-from autoscaler.domain.notices.snoozes import latest_grant
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.domain.policy.protection import protection
 from autoscaler.domain.policy.rules import Rule, RuleAction
