@@ -12,11 +12,10 @@ from datetime import datetime, timedelta
 from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context
-from autoscaler.api.lookup import fresh_workload
+from autoscaler.api.lookup import fresh_workload, rule_of
 from autoscaler.api.problems import ApiProblem, error_responses, invalid
 from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
-from autoscaler.api.snoozes import rule_of
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.durations import format_duration

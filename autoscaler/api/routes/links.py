@@ -18,9 +18,10 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
+from autoscaler.api.lookup import rule_of
 from autoscaler.api.pages import page
 from autoscaler.api.problems import ApiProblem
-from autoscaler.api.snoozes import SnoozeRaced, keep, rule_of
+from autoscaler.api.routes.snoozes import SnoozeRaced, keep
 from autoscaler.core.errors import ClusterError
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.durations import format_duration
