@@ -17,8 +17,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from autoscaler.core.errors import ConfigError
-from autoscaler.settings.actuator_checks import check_actuators
-from autoscaler.settings.actuators import ActuatorSettings
+from autoscaler.settings.actuators import ActuatorSettings, check_actuators
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.base import Duration, Section
 from autoscaler.settings.guards import GuardSettings
