@@ -23,9 +23,8 @@ from autoscaler.settings.base import Duration, Section
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
-from autoscaler.settings.notice_checks import check_notices
 from autoscaler.settings.notice_settings import SnoozeSettings
-from autoscaler.settings.notifications import NotificationSettings
+from autoscaler.settings.notifications import NotificationSettings, check_notifications
 from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
 from autoscaler.settings.queries import QuerySettings
 from autoscaler.settings.rule_settings import RuleSettings, check_rules
@@ -237,7 +236,11 @@ def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None
         raise ConfigError([_describe(error) for error in exc.errors()]) from exc
     # Across sections: the rules, policy, api, keda, cluster; the notices and their targets;
     # the actuators and the owner kinds their rows have.
-    problems = check_rules(settings) + check_notices(settings) + check_actuators(settings)
+    problems = (
+        check_rules(settings)
+        + check_notifications(settings.notifications)
+        + check_actuators(settings)
+    )
     if problems:
         raise ConfigError(problems)
     return settings
