@@ -26,8 +26,8 @@ from autoscaler.domain.notices.deletion import DELETABLE_KINDS
 from autoscaler.domain.policy.checks import impossible
 from autoscaler.domain.policy.rules import DEFAULT_RULE, Selector
 from autoscaler.settings.base import Duration, Section
-from autoscaler.settings.notice_settings import RuleSnoozeSettings
 from autoscaler.settings.notifications import target_name_problems
+from autoscaler.settings.snooze import RuleSnoozeSettings
 
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings

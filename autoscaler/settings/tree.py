@@ -23,11 +23,11 @@ from autoscaler.settings.base import Duration, Section
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
-from autoscaler.settings.notice_settings import SnoozeSettings
 from autoscaler.settings.notifications import NotificationSettings, check_notifications
 from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
 from autoscaler.settings.queries import QuerySettings
 from autoscaler.settings.rule_settings import RuleSettings, check_rules
+from autoscaler.settings.snooze import SnoozeSettings
 
 __all__ = [
     "Duration",
