@@ -21,6 +21,7 @@ from typing import Any
 from autoscaler.adapters.kai.naming import POD_GROUP_ANNOTATION
 from autoscaler.adapters.kai.queue_tree import QueueTree
 from autoscaler.adapters.kubernetes.objects import annotations_of, pod_gpus, required_time
+from autoscaler.adapters.kubernetes.resources import log_name
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.policy.management import KAI_FRACTION_ANNOTATIONS, KAI_GPU, kai_cluster_queue
 from autoscaler.domain.queues.facts import QueueQuota, Waiter
@@ -64,7 +65,7 @@ def waiters_of(
         try:
             waiter = _waiter_of(group, pending, tree)
         except _MALFORMED as exc:
-            malformed[name_of(group)] = str(exc)
+            malformed[log_name(group)] = str(exc)
             continue
         if isinstance(waiter, tuple):
             waiter, stand_in = waiter
@@ -100,14 +101,6 @@ def _waiter_of(
         return waiter
     stand_in = _stand_in(waiter, doubt)
     return replace(waiter, cluster_queue=stand_in.name), stand_in
-
-
-def name_of(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if not isinstance(meta, Mapping):
-        return "?"
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
 def _created(meta: Obj) -> datetime:

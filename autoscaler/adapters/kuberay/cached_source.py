@@ -23,10 +23,14 @@ from autoscaler.adapters.kuberay.source import (
     pod_selector,
     read_one,
 )
-from autoscaler.adapters.kubernetes.cache import WatchCache, require_fresh, stop_all
+from autoscaler.adapters.kubernetes.cache import (
+    WatchCache,
+    require_fresh,
+    stop_all,
+    without_managed_fields,
+)
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
-from autoscaler.adapters.kueue.cache_convert import without_managed_fields
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.settings.ha import WatchCacheSettings

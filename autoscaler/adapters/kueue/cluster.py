@@ -21,6 +21,7 @@ from autoscaler.adapters.kubernetes.resources import (
     ApiResource,
     Obj,
     kueue_workloads,
+    log_name,
 )
 from autoscaler.adapters.kueue.context import (
     NamespaceMeta,
@@ -32,7 +33,6 @@ from autoscaler.adapters.kueue.context import (
     listed_context,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
-from autoscaler.adapters.kueue.lookup import key_of, name_of, pod_selectors, same_owner
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
@@ -40,7 +40,13 @@ from autoscaler.adapters.kueue.resources import (
     OWNER_RESOURCES,
     owner_resource,
 )
-from autoscaler.core.errors import ClusterError, ClusterUnavailable, Forbidden, NotFound
+from autoscaler.core.errors import (
+    ClusterError,
+    ClusterUnavailable,
+    ConfigError,
+    Forbidden,
+    NotFound,
+)
 from autoscaler.domain.models import (
     OwnerRef,
     Pauses,
@@ -209,7 +215,7 @@ class KueueCluster:
         try:
             return objects.parse_workload(obj)
         except _MALFORMED as exc:
-            self._log.warning("skipping malformed workload %s: %s", name_of(obj), exc)
+            self._log.warning("skipping malformed workload %s: %s", log_name(obj), exc)
             return None
 
     def _readable(self, owner: OwnerRef) -> bool:
@@ -237,7 +243,7 @@ class KueueCluster:
                 namespace = str(obj["metadata"]["namespace"])
                 parsed.append((namespace, objects.parse_pod(obj, self._settings.gpu_resources)))
             except _MALFORMED as exc:
-                self._log.warning("skipping malformed pod %s: %s", name_of(obj), exc)
+                self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
         return parsed
 
     def _join(
@@ -286,3 +292,29 @@ class KueueCluster:
             self._settings.runtime_state_config_map,
             namespace=self._settings.service_namespace,
         )
+
+
+def pod_selectors(settings: ClusterSettings) -> dict[str, objects.PodSelector]:
+    selectors, problems = {}, []
+    for kind, owner_kind in settings.owner_kinds.items():
+        try:
+            selectors[kind] = objects.PodSelector.parse(owner_kind.pod_selector)
+        except ValueError as exc:
+            problems.append(f"cluster.ownerKinds.{kind}.podSelector: {exc}")
+    if problems:
+        raise ConfigError(problems)
+    return selectors
+
+
+def same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:
+    """The owner object, unless it is a namesake that replaced the real (deleted) owner."""
+    if found is None:
+        return None
+    uid = str((found.get("metadata") or {}).get("uid", ""))
+    return found if not owner.uid or not uid or uid == owner.uid else None
+
+
+def key_of(obj: Obj) -> tuple[str, str] | None:
+    meta = obj.get("metadata") or {}
+    namespace, name = meta.get("namespace"), meta.get("name")
+    return (str(namespace), str(name)) if namespace and name else None

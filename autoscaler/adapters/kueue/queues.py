@@ -25,6 +25,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import (
     VISIBILITY_GROUP,
     ApiResource,
+    log_name,
     pending_workloads,
 )
 from autoscaler.adapters.kubernetes.workload_fields import queue_name_of
@@ -110,7 +111,7 @@ class KueueQueues:
                     obj, flavors=objects.flavors, cohorts=objects.cohorts, cohort=cohort
                 )
             except _MALFORMED as exc:
-                self._log.warning("skipping malformed ClusterQueue %s: %s", _name(obj), exc)
+                self._log.warning("skipping malformed ClusterQueue %s: %s", log_name(obj), exc)
                 continue
             queues[name] = QueueQuota(name, cohort, groups, usage, unmodelled=reasons)
         return queues
@@ -122,7 +123,7 @@ class KueueQueues:
             try:
                 targets[parse.key_of(obj)] = str(obj["spec"]["clusterQueue"])
             except _MALFORMED as exc:
-                self._log.warning("skipping malformed LocalQueue %s: %s", _name(obj), exc)
+                self._log.warning("skipping malformed LocalQueue %s: %s", log_name(obj), exc)
         pending: dict[str, list[Waiter]] = defaultdict(list)
         for obj in objects.workloads:
             try:
@@ -133,7 +134,7 @@ class KueueQueues:
                 if queue is not None:  # no LocalQueue: Kueue cannot admit it anywhere
                     pending[queue].append(parse.waiter_of(obj, cluster_queue=queue))
             except _MALFORMED as exc:
-                self._log.warning("skipping malformed pending Workload %s: %s", _name(obj), exc)
+                self._log.warning("skipping malformed pending Workload %s: %s", log_name(obj), exc)
         return pending
 
     def _order(self, cluster_queues: Sequence[str]) -> _Order:
@@ -186,11 +187,3 @@ def _ordered(waiters: Sequence[Waiter], positions: Sequence[Key]) -> list[Waiter
             w.ref,
         ),
     )
-
-
-def _name(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if not isinstance(meta, Mapping):
-        return "<no metadata>"
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name', '?')}" if namespace else str(meta.get("name", "?"))
