@@ -23,22 +23,21 @@ from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.engine.notify.links import LinkSigner
-from autoscaler.engine.notify.notices import EVENTS_ONLY
-from autoscaler.engine.notify.notices import Notices as LoopNotices
+from autoscaler.engine.notify.notices import EVENTS_ONLY, Notices
 from autoscaler.settings.api import ApiSettings
 
 
 @dataclass(frozen=True)
-class Notices:
+class SnoozeNotices:
     """The notification parts a snooze through the API uses (ISSUE 15)."""
 
     links: LinkSigner | None = None  # checks "keep it" links; None: the link routes 404
     # The loop's own sink and route, so a snooze is told where the warning went; the default
     # tells nobody (the Event alone).
-    loop: LoopNotices = EVENTS_ONLY
+    loop: Notices = EVENTS_ONLY
 
 
-NO_NOTICES = Notices()
+NO_SNOOZE_NOTICES = SnoozeNotices()
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class ApiContext:
     clock: Clock
     logger: logging.Logger
     policy: Policy | None = None  # the loop's, whose rules `explain` and exemptions match
-    notices: Notices = NO_NOTICES
+    notices: SnoozeNotices = NO_SNOOZE_NOTICES
     listings: Listings = field(default_factory=Listings)  # the listing, rendered per snapshot
 
     def audit(self, *records: AuditRecord) -> None:

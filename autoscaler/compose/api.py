@@ -29,7 +29,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
-from autoscaler.api.context import NO_NOTICES, ApiContext, Notices
+from autoscaler.api.context import NO_SNOOZE_NOTICES, ApiContext, SnoozeNotices
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
 from autoscaler.compose.loop_parts import SharedState
@@ -102,7 +102,7 @@ def build_api(
     auth: Auth | None = None,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
-    notices: Notices = NO_NOTICES,
+    notices: SnoozeNotices = NO_SNOOZE_NOTICES,
 ) -> Api:
     """`loop`: the service's snapshots, metrics and runtime state (`Service` fits);
     `policy`: the loop's, whose rules `explain` and exemptions match against;
@@ -146,7 +146,7 @@ def build_api_on(
     logger: logging.Logger,
     routers: Sequence[APIRouter] = (),
     policy: Policy | None = None,
-    notices: Notices = NO_NOTICES,
+    notices: SnoozeNotices = NO_SNOOZE_NOTICES,
 ) -> Api:
     """The API over any `backends`, serving the loop's `telemetry` on /metrics; `logger` is
     used as given."""
@@ -172,10 +172,10 @@ def build_api_on(
     return Api(app=app, server=server, context=context)
 
 
-def api_notices(notifications: Notifications) -> Notices:
+def api_notices(notifications: Notifications) -> SnoozeNotices:
     """What the API takes of `build_notifications`: the link signer (the link routes 404
     without one), and the loop's sink and route a snooze is told through."""
-    return Notices(links=notifications.signer, loop=notifications.notices)
+    return SnoozeNotices(links=notifications.signer, loop=notifications.notices)
 
 
 def build_auth(

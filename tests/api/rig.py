@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.api.context import NO_NOTICES, Notices
+from autoscaler.api.context import NO_SNOOZE_NOTICES, SnoozeNotices
 from autoscaler.compose.api import Api, build_api
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_reader, build_shared_state
@@ -93,7 +93,7 @@ class ApiRig:
         dry_run: bool = True,
         routers: Sequence[APIRouter] = (),
         policy: Policy | None = None,
-        notices: Notices = NO_NOTICES,
+        notices: SnoozeNotices = NO_SNOOZE_NOTICES,
         suspending: Collection[str] = (),
     ) -> None:
         """`suspending`: the suspend actuators to enable (`kai`, `kuberay`); with any, the

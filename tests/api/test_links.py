@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from autoscaler.api.context import Notices
+from autoscaler.api.context import SnoozeNotices
 from autoscaler.compose.api import api_notices
 from autoscaler.compose.notify import build_notifications
 from autoscaler.domain import annotations as keys
@@ -26,7 +26,7 @@ from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.notices.routing import targets_for
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.links import LinkSigner
-from autoscaler.engine.notify.notices import Notices as LoopNotices
+from autoscaler.engine.notify.notices import Notices
 from autoscaler.settings.tree import Settings
 from tests.api.rig import ApiRig
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
@@ -62,7 +62,7 @@ def rig(sink: RecordingSink) -> Iterator[ApiRig]:
     def route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
         return targets_for(workload, rule=rule, defaults=(RECIPIENT,))
 
-    notices = Notices(links=a_signer(), loop=LoopNotices(sink=sink, route=route))
+    notices = SnoozeNotices(links=a_signer(), loop=Notices(sink=sink, route=route))
     with ApiRig(notices=notices) as running:
         yield running
     assert running.kube.errors == []
