@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from autoscaler.adapters.kubernetes.objects import required_time
-from autoscaler.adapters.kubernetes.workload_fields import priority_of, queue_name_of
+from autoscaler.adapters.kubernetes.objects import priority_of, queue_name_of, required_time
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.queues.facts import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
 from autoscaler.domain.queues.quantity import parse_quantity

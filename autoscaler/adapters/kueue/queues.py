@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import queue_name_of
 from autoscaler.adapters.kubernetes.resources import (
     VISIBILITY_GROUP,
     ApiResource,
     log_name,
     pending_workloads,
 )
-from autoscaler.adapters.kubernetes.workload_fields import queue_name_of
 from autoscaler.adapters.kueue import queue_objects as parse
 from autoscaler.adapters.kueue.unmodelled import unmodelled_reasons
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
