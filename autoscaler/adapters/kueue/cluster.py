@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import (
     CONFIGMAPS,
@@ -226,7 +227,7 @@ class KueueCluster:
 
     def _list_owners(self, kind: str) -> dict[tuple[str, str], Obj]:
         found = self._client.list_objects(OWNER_RESOURCES[kind]).items
-        return {key: obj for obj in found if (key := key_of(obj)) is not None}
+        return {key: obj for obj in found if all(key := key_of(obj))}  # namespaced and named
 
     def _list_pods(self, kind: str) -> PodsByNamespace:
         selector = self._selectors[kind].across_owners()
@@ -312,9 +313,3 @@ def same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:
         return None
     uid = str((found.get("metadata") or {}).get("uid", ""))
     return found if not owner.uid or not uid or uid == owner.uid else None
-
-
-def key_of(obj: Obj) -> tuple[str, str] | None:
-    meta = obj.get("metadata") or {}
-    namespace, name = meta.get("namespace"), meta.get("name")
-    return (str(namespace), str(name)) if namespace and name else None
