@@ -19,7 +19,9 @@ from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, Wo
 from autoscaler.domain.queues.quantity import parse_quantity
 from autoscaler.domain.text import escape
 
-Obj = Mapping[str, Any]
+Obj = Mapping[str, Any]  # an object as read: the readers never change it
+# What reading a malformed object raises: each reader catches these to skip and log that one.
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 PAUSES_KEY = "pauses"  # runtime-state ConfigMap: {"everything": bool, "namespaces": [str]}
 COMPONENT = "idle-gpu-autoscaler"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"

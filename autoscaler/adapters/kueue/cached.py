@@ -34,6 +34,7 @@ from autoscaler.adapters.kubernetes.cache import (
     without_managed_fields,
 )
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import MALFORMED
 from autoscaler.adapters.kubernetes.resources import (
     NAMESPACES,
     PODS,
@@ -60,7 +61,6 @@ from autoscaler.settings.tree import ClusterSettings
 OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     (resource.group, resource.plural, "watch") for resource in OWNER_RESOURCES.values()
 )
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 _OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
 NamespacedPod = tuple[str, PodInfo]
@@ -283,7 +283,7 @@ class CachedKueueCluster(KueueCluster):
         try:
             namespace = str(obj["metadata"]["namespace"])
             pod = objects.parse_pod(obj, self._settings.gpu_resources)
-        except _MALFORMED as exc:
+        except MALFORMED as exc:
             self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
             return None
         labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
@@ -293,7 +293,7 @@ class CachedKueueCluster(KueueCluster):
 def kept_namespace(obj: Obj) -> NamespaceMeta | None:
     try:
         return namespace_meta(obj)
-    except _MALFORMED:
+    except MALFORMED:
         return None
 
 

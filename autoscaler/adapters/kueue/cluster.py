@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import MALFORMED
 from autoscaler.adapters.kubernetes.resources import (
     CONFIGMAPS,
     NAMESPACES,
@@ -57,8 +58,6 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.settings.tree import ClusterSettings
-
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 
 PodsByNamespace = dict[str, list[PodInfo]]
 
@@ -187,7 +186,7 @@ class KueueCluster:
             return Pauses()
         try:
             return objects.pauses_from_data(config_map.get("data") or {})
-        except _MALFORMED as exc:  # fail safe: a garbled kill switch still stops actions
+        except MALFORMED as exc:  # fail safe: a garbled kill switch still stops actions
             self._log.error(
                 "runtime state %s unreadable, pausing everything: %s",
                 self._settings.runtime_state_config_map,
@@ -215,7 +214,7 @@ class KueueCluster:
     def _parse(self, obj: Obj) -> WorkloadInfo | None:
         try:
             return objects.parse_workload(obj)
-        except _MALFORMED as exc:
+        except MALFORMED as exc:
             self._log.warning("skipping malformed workload %s: %s", log_name(obj), exc)
             return None
 
@@ -243,7 +242,7 @@ class KueueCluster:
             try:
                 namespace = str(obj["metadata"]["namespace"])
                 parsed.append((namespace, objects.parse_pod(obj, self._settings.gpu_resources)))
-            except _MALFORMED as exc:
+            except MALFORMED as exc:
                 self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
         return parsed
 
@@ -264,7 +263,7 @@ class KueueCluster:
         mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
         try:
             return context.parse(obj, owner=owner_obj, pods=mine)
-        except _MALFORMED as exc:
+        except MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None
 
