@@ -29,8 +29,9 @@ from typing import Any
 from autoscaler.adapters.prometheus.range import PrometheusRange
 from autoscaler.backtest.arguments import CHART_WINDOWS
 from autoscaler.backtest.command import BacktestOptions, backtest, default_alternatives
+from autoscaler.domain.durations import parse_duration
 from autoscaler.settings.rules import build_policy
-from autoscaler.settings.tree import PrometheusSettings, Settings, parse_duration
+from autoscaler.settings.tree import PrometheusSettings, Settings
 from tests.support.prom import (
     GPU_UTIL,
     ExporterPod,

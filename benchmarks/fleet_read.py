@@ -34,7 +34,7 @@ from pathlib import Path
 import requests
 
 from autoscaler.adapters.prometheus.promql import QueryTemplates, QueryWindow, Stat, build_queries
-from autoscaler.adapters.prometheus.recorded import recorded_query
+from autoscaler.adapters.prometheus.recording_rules import recorded_query
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import FleetUsage, UsageView
 from autoscaler.settings.recorded import RecordedSeriesSettings

@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from autoscaler.api.schemas.requests import ExemptionRequest
-from autoscaler.settings.tree import Settings, format_duration, parse_duration
+from autoscaler.domain.durations import Split, format_duration, parse_duration
+from autoscaler.settings.tree import Settings
 
 CHART_SCHEMA = Path(__file__).resolve().parents[1] / "charts/idle-gpu-autoscaler/values.schema.json"
 
@@ -84,6 +85,25 @@ def test_a_duration_prints_in_one_exact_unit_or_as_a_compound(
     seconds: float, spelling: str
 ) -> None:
     assert format_duration(timedelta(seconds=seconds)) == spelling
+
+
+@pytest.mark.parametrize(
+    ("seconds", "units", "split", "spelling"),
+    [
+        pytest.param(5400, "dhms", "always", "1h30m", id="a-warnings-lead-in-every-part"),
+        pytest.param(0, "dhms", "always", "0s", id="no-lead"),
+        pytest.param(3600, "ms", "never", "60m", id="usage-reasons-count-in-minutes"),
+        pytest.param(61.5, "ms", "never", "61s", id="usage-reasons-count-whole-seconds"),
+        pytest.param(86400, "hms", "never", "24h", id="guard-reasons-stop-at-hours"),
+        pytest.param(90, "hms", "never", "90s", id="never-split-into-minutes-and-seconds"),
+        pytest.param(86400, "hms", "when-uneven", "24h", id="snooze-buttons-compare-by-hours"),
+        pytest.param(5400, "hm", "never", "90m", id="backtest-window-labels"),
+    ],
+)
+def test_reasons_labels_and_buttons_are_the_same_formatter_with_their_units_and_split(
+    seconds: float, units: str, split: Split, spelling: str
+) -> None:
+    assert format_duration(timedelta(seconds=seconds), units=units, split=split) == spelling
 
 
 def test_a_compound_duration_is_a_valid_setting() -> None:

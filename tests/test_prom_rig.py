@@ -63,9 +63,13 @@ def rig(
     tls = make_tls_files(tmp_path_factory.mktemp("prom-rig") / "tls")
     with AuthProxy(upstream=prom.url, tls=tls, token=TOKEN) as proxy:
         yield Rig(
-            prom, proxy, live.rig, live.rig_replacement, live.rig_honoring,
+            prom,
+            proxy,
+            live.rig,
+            live.rig_replacement,
+            live.rig_honoring,
             now=prometheus_session.anchor(Area.PROM_RIG),
-        )  # fmt: skip
+        )
     for exporter in (live.rig, live.rig_replacement, live.rig_honoring):
         exporter.clear()
 
@@ -174,8 +178,9 @@ def test_backfilled_bursty_history_averages_to_its_duty_cycle(rig: Rig) -> None:
 
 
 def test_backfilled_gap_has_no_samples_and_nan_samples_stay_nan(rig: Rig) -> None:
-    gap = rig.prom.query('count_over_time(DCGM_FI_DEV_GPU_UTIL{exported_pod="gap"}[30m])',
-                         at=rig.now - HOUR - 60)  # fmt: skip
+    gap = rig.prom.query(
+        'count_over_time(DCGM_FI_DEV_GPU_UTIL{exported_pod="gap"}[30m])', at=rig.now - HOUR - 60
+    )
     assert gap == []
     assert value_of(rig, 'DCGM_FI_DEV_GPU_UTIL{exported_pod="nan"}', at=rig.now - 25 * 60) == "NaN"
 
@@ -253,9 +258,12 @@ def test_proxy_forwards_get_and_post_and_records_queries_with_their_namespace(
 ) -> None:
     got = via_proxy(proxy, params={"query": "2", "namespace": "team-a"})
     posted = requests.post(
-        f"{proxy.url}/api/v1/query", data={"query": "3"},
-        headers={"Authorization": f"Bearer {TOKEN}"}, verify=str(proxy.ca_bundle), timeout=5,
-    )  # fmt: skip
+        f"{proxy.url}/api/v1/query",
+        data={"query": "3"},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        verify=str(proxy.ca_bundle),
+        timeout=5,
+    )
     assert got.json()["data"]["result"][1] == "2"
     assert posted.json()["data"]["result"][1] == "3"
     seen = [(r.method, r.query, r.namespace, r.status) for r in proxy.queries()]
@@ -266,8 +274,10 @@ def test_injected_warnings_reach_only_the_next_n_queries(proxy: AuthProxy) -> No
     proxy.inject_warnings("partial response: store unavailable", times=2)
     bodies = [via_proxy(proxy).json() for _ in range(3)]
     assert [b.get("warnings") for b in bodies] == [
-        ["partial response: store unavailable"], ["partial response: store unavailable"], None,
-    ]  # fmt: skip
+        ["partial response: store unavailable"],
+        ["partial response: store unavailable"],
+        None,
+    ]
     assert all(b["status"] == "success" for b in bodies)
 
 

@@ -1,5 +1,7 @@
-"""Pieces small enough to read in one sitting: the limits docs/ARCHITECTURE.md promises.
+"""A smell detector for pieces too big to read in one sitting, not a reason to split a concept.
 
+A module or function over the limit is worth a look: it may hold two concepts. One concept
+that needs more room keeps it in one module; splitting it to pass this test scatters it.
 Generated gRPC code (`*_pb2*`) is not ours to size.
 """
 
@@ -9,8 +11,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "autoscaler"
-MAX_MODULE_LINES = 300
-MAX_FUNCTION_LINES = 50
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
 TOP_LEVEL_MODULES = {"__init__.py", "__main__.py", "cli.py"}
 
 
@@ -36,7 +38,7 @@ def test_the_package_has_modules_to_measure() -> None:
     assert len(our_modules()) > 100
 
 
-def test_no_module_is_over_300_lines() -> None:
+def test_no_module_is_over_400_lines() -> None:
     sizes = {
         relative(path): len(path.read_text(encoding="utf-8").splitlines()) for path in our_modules()
     }
@@ -46,7 +48,7 @@ def test_no_module_is_over_300_lines() -> None:
     assert too_long == {}, f"modules over {MAX_MODULE_LINES} lines: {too_long}"
 
 
-def test_no_function_is_over_50_lines() -> None:
+def test_no_function_is_over_60_lines() -> None:
     lengths: dict[str, int] = {}
     for path in our_modules():
         lengths |= function_lengths(path)

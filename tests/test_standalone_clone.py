@@ -102,9 +102,15 @@ def test_the_clone_passes_its_crd_validations_and_an_end_to_end_test(
     report = tmp_path / "run.json"
 
     result = run_pytest_in(
-        clone, report, "-q", "-p", "no:randomly", *CRD_TESTS, END_TO_END,
+        clone,
+        report,
+        "-q",
+        "-p",
+        "no:randomly",
+        *CRD_TESTS,
+        END_TO_END,
         basetemp=tmp_path / "t",
-    )  # fmt: skip
+    )
 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = result.stdout.strip().splitlines()[-1]

@@ -1,4 +1,5 @@
-"""Finding the workload a request names: by its Workload name or by its owner's name.
+"""Finding the workload a request names (by its Workload name or by its owner's name), and the
+rule it falls under.
 
 Reads answer from the latest snapshot. Changes then read the Workload afresh, so they act on
 what the cluster holds now, not on what the last cycle saw.
@@ -10,6 +11,7 @@ from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
 from autoscaler.domain.access import Identity
 from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadRef, WorkloadStatus
+from autoscaler.domain.policy.rules import Rule
 
 
 def find_row(snapshot: Snapshot | None, namespace: str, name: str) -> WorkloadStatus | None:
@@ -49,3 +51,13 @@ def fresh_workload(
         context.access.require_read(who, namespace)
         raise ApiProblem(404, f"no workload {namespace}/{name}")
     return fresh, row
+
+
+def rule_of(context: ApiContext, workload: WorkloadInfo) -> Rule:
+    """The rule the workload falls under as it is now (the one that cannot be evaluated,
+    when so: a snooze or an exemption only ever delays a stop)."""
+    if context.policy is None:
+        raise ApiProblem(503, "the service has no rulebook to bound a snooze with")
+    snapshot = context.store.latest()
+    usage = snapshot.usage if snapshot is not None else {}
+    return context.policy.match(workload, usage).rule

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autoscaler.backtest.queues import add_queue_arguments
 from autoscaler.domain.annotations import parse_time
-from autoscaler.settings.tree import parse_duration
+from autoscaler.domain.durations import parse_duration
 
 CHART_WINDOWS = ("15m", "30m", "1h", "2h", "4h", "8h")
 

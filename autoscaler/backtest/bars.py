@@ -8,7 +8,7 @@ from html import escape
 
 from autoscaler.backtest.axes import number_label, value_ticks
 from autoscaler.backtest.report import VariantReport
-from autoscaler.settings.tree import format_duration
+from autoscaler.domain.durations import format_duration
 
 WIDTH, HEIGHT = 480, 380
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 80

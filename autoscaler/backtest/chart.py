@@ -16,7 +16,7 @@ from autoscaler.backtest.bars import bars_svg
 from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.over_time import over_time_svg
 from autoscaler.backtest.report import Report, VariantReport
-from autoscaler.settings.tree import format_duration
+from autoscaler.domain.durations import format_duration
 
 EXAMPLES = 3  # regrets named per window
 _STYLE = (

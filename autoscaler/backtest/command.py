@@ -34,8 +34,9 @@ from autoscaler.backtest.variant import ALWAYS, PER_RULE, WHEN_CONTENDED, Varian
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
+from autoscaler.domain.durations import parse_duration
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.settings.tree import Settings, parse_duration
+from autoscaler.settings.tree import Settings
 
 EXIT_METRICS = 1
 EXIT_USAGE = 2
@@ -149,9 +150,11 @@ def backtest(
     queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
     evidence = evidence_queries(settings.prometheus.evidence, slot=policy.rules.slot)
     occupancy = OccupancyCounter(
-        start=options.start, end=options.end, slot=replay.settings.slot,
+        start=options.start,
+        end=options.end,
+        slot=replay.settings.slot,
         threshold=policy.rules.threshold,
-    )  # fmt: skip
+    )
     for fetched in chunks(source, queries, plan, evidence=evidence):
         warnings.update(dict.fromkeys(replay.feed(fetched.chunk, fetched.evidence)))
         occupancy.add(
@@ -190,9 +193,13 @@ def _modes(base: Variant) -> dict[str, Variant]:
 
 
 def _replay(
-    options: BacktestOptions, *, variants: Sequence[Variant], settings: Settings, policy: Policy,
+    options: BacktestOptions,
+    *,
+    variants: Sequence[Variant],
+    settings: Settings,
+    policy: Policy,
     queues: QueueHistory | None,
-) -> Replay:  # fmt: skip
+) -> Replay:
     slot = int(policy.rules.slot.total_seconds())
     step = int(options.step.total_seconds())
     if step % slot or step <= 0:

@@ -16,7 +16,7 @@ from autoscaler.backtest.axes import number_label, time_label, time_ticks, value
 from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.occupancy import Occupancy
 from autoscaler.backtest.report import Report
-from autoscaler.settings.tree import format_duration
+from autoscaler.domain.durations import format_duration
 
 WIDTH, HEIGHT = 600, 380
 LEFT, RIGHT, TOP, BOTTOM = 60, 20, 40, 80

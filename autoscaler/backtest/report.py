@@ -14,7 +14,7 @@ from autoscaler.backtest.queues import NO_QUEUE_DATA
 from autoscaler.backtest.rule_report import RuleSummary, rule_lines
 from autoscaler.backtest.states import StateCount, state_lines
 from autoscaler.backtest.variant import Variant
-from autoscaler.settings.tree import format_duration
+from autoscaler.domain.durations import format_duration
 
 TOTAL = "TOTAL"
 

@@ -11,9 +11,9 @@ from typing import Any
 from autoscaler.backtest.deactivation import Deactivation
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.rulebook import HistoryMatch
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.domain.policy.rules import RuleAction
-from autoscaler.settings.tree import format_duration
 
 RULE_UNKNOWN = "rule unknown"
 OBSERVE_NOTE = "observe: the rule only reports, so none of its workloads counts as a deactivation"
@@ -84,8 +84,15 @@ def summarize(
 
 
 def rule_lines(summary: RuleSummary) -> list[str]:
-    head = ["RULE", "ACTION", "RECLAIM", "WINDOW @ THRESHOLD", "RAYCLUSTERS", "DEACTIVATIONS",
-            "GPU-HOURS"]  # fmt: skip
+    head = [
+        "RULE",
+        "ACTION",
+        "RECLAIM",
+        "WINDOW @ THRESHOLD",
+        "RAYCLUSTERS",
+        "DEACTIVATIONS",
+        "GPU-HOURS",
+    ]
     rows = [_row(r) for r in summary.rules]
     if summary.unknown:
         rows.append([f"({RULE_UNKNOWN})", "-", "-", "-", str(len(summary.unknown)), "-", "-"])

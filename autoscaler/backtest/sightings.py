@@ -71,8 +71,9 @@ class EvidenceTrack:
         longest = max([*windows, *(rule.usage.window for rule in policy.rulebook)])
         rules = policy.rules
         loading = policy.longest_loading
-        span = QueryWindow(longest, rules.slot, settings.policy.idle_since_lookback,
-                           rules.threshold, loading)  # fmt: skip
+        span = QueryWindow(
+            longest, rules.slot, settings.policy.idle_since_lookback, rules.threshold, loading
+        )
         return cls(
             reach=int(span.evidence_reach.total_seconds()),
             power=power_bar(settings.prometheus.evidence),
@@ -96,8 +97,10 @@ class EvidenceTrack:
             if answer.reply is None:
                 why = answer.failure or "no answer"
                 self._failed.append(_Failure(chunk.start, last, signal, why))
-                warnings.append(f"{signal} evidence unread from {_stamp(chunk.start)} to "
-                                f"{_stamp(last)} (its workloads unknown there): {why}")  # fmt: skip
+                warnings.append(
+                    f"{signal} evidence unread from {_stamp(chunk.start)} to "
+                    f"{_stamp(last)} (its workloads unknown there): {why}"
+                )
                 continue
             rows = _rows(answer.reply, chunk)
             if signal.row.over_baseline and self._power.learn:
@@ -183,8 +186,9 @@ def _rows(reply: RangeAnswer, chunk: Chunk) -> list[Row]:
         key = workload_gpu_key(series.labels)
         if key is None:
             continue
-        slots = placed(series.values, start=chunk.start, slot=chunk.slot, steps=chunk.steps,
-                       scale=1.0)  # fmt: skip
+        slots = placed(
+            series.values, start=chunk.start, slot=chunk.slot, steps=chunk.steps, scale=1.0
+        )
         if key in found:
             slots = [_higher(a, b) for a, b in zip(found[key][2], slots, strict=True)]
         found[key] = (key, series.labels.get("modelName", ""), slots)

@@ -73,10 +73,15 @@ class Pass:
 
     def _schedule(self, track: WorkloadTrack, view: View) -> None:
         chunk, threshold, span = self._chunk, view.threshold, view.span
-        present = covered(track.real(), carry=self._index(track.last_real()), span=span,
-                          steps=chunk.steps)  # fmt: skip
-        busy = covered(track.loud(threshold), carry=self._index(track.last_loud(threshold)),
-                       span=span, steps=chunk.steps)  # fmt: skip
+        present = covered(
+            track.real(), carry=self._index(track.last_real()), span=span, steps=chunk.steps
+        )
+        busy = covered(
+            track.loud(threshold),
+            carry=self._index(track.last_loud(threshold)),
+            span=span,
+            steps=chunk.steps,
+        )
         for begin, end in union(minus(present, busy), self._idle_held(track, view, busy)):
             first = self._aligned(max(begin, self._first))
             if first < end:
@@ -93,8 +98,12 @@ class Pass:
         idle: list[tuple[int, int]] = []
         for gpu in track.gpus:
             present = covered(gpu.real, carry=self._index(gpu.last_real), span=span, steps=steps)
-            loud = covered(gpu.loud[threshold], carry=self._index(gpu.last_loud.get(threshold)),
-                           span=span, steps=steps)  # fmt: skip
+            loud = covered(
+                gpu.loud[threshold],
+                carry=self._index(gpu.last_loud.get(threshold)),
+                span=span,
+                steps=steps,
+            )
             idle = union(idle, minus(present, loud))
         return minus(busy, minus(busy, idle))
 
@@ -137,11 +146,14 @@ class Pass:
         evidence = self._replay.evidence_at(now, gpus)  # the cycle's: one for every view
         usage = {
             view.rule: FleetUsage(
-                view.window, view.threshold, evaluated_at=at, gpus=pods[view.rule],
+                view.window,
+                view.threshold,
+                evaluated_at=at,
+                gpus=pods[view.rule],
                 evidence=evidence,
             )
             for view, _ in judged.values()
-        }  # fmt: skip
+        }
         decisions = [
             decide(found.info, usage[view.rule], policy=view.policy, pauses=Pauses(), now=at)
             for view, found in judged.values()

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from autoscaler.domain.durations import format_duration
+
 ALWAYS, WHEN_CONTENDED = "always", "when-contended"
 PER_RULE = "per rule"  # a by-rule variant whose rules keep their own reclaim modes
 
@@ -22,6 +24,5 @@ class Variant:
         mode = "" if self.reclaim in (ALWAYS, PER_RULE) else f" {self.reclaim}"
         if self.by_rule:
             return f"per rule{mode}"
-        minutes = int(self.window.total_seconds() // 60)
-        span = f"{minutes // 60}h" if minutes % 60 == 0 else f"{minutes}m"
+        span = format_duration(self.window, units="hm", split="never")
         return f"{span} @ {self.threshold * 100:g}%{mode}"

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from autoscaler.client import render, workload_views
 from autoscaler.client.api import AutoscalerClient, Json
 from autoscaler.domain.annotations import parse_time
-from autoscaler.settings.durations import parse_duration
+from autoscaler.domain.durations import parse_duration
 
 TableView = Callable[[Json], str]
 Shown = tuple[Json, TableView]

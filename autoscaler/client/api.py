@@ -13,7 +13,7 @@ import httpx
 
 from autoscaler.client.credentials import TokenSources, find_token
 from autoscaler.client.kubeconfig import kubeconfig_token
-from autoscaler.settings.durations import format_duration
+from autoscaler.domain.durations import format_duration
 
 DEFAULT_URL = "http://localhost:8080"  # e.g. `kubectl port-forward svc/idle-gpu-autoscaler 8080`
 URL_VARIABLE = "IGA_URL"

@@ -161,10 +161,22 @@ def breaker_reset(body: Json) -> str:
 
 def report(body: Json) -> str:
     """One line per owner, then the total; the REST answer has the per-queue roll-ups."""
-    headers = ["NAMESPACE", "QUEUE", "OWNER", "IDLE GPU-H", "RECLAIMED GPU-H", "WAIT SHORTENED",
-               "WAITERS", "STOPS", "REGRETTED", "CONTESTED"]  # fmt: skip
-    rows = [_savings_row(item, item["namespace"], item.get("queue"), item.get("owner"))
-            for item in body.get("byOwner", [])]  # fmt: skip
+    headers = [
+        "NAMESPACE",
+        "QUEUE",
+        "OWNER",
+        "IDLE GPU-H",
+        "RECLAIMED GPU-H",
+        "WAIT SHORTENED",
+        "WAITERS",
+        "STOPS",
+        "REGRETTED",
+        "CONTESTED",
+    ]
+    rows = [
+        _savings_row(item, item["namespace"], item.get("queue"), item.get("owner"))
+        for item in body.get("byOwner", [])
+    ]
     rows.append(_savings_row(body["total"], "TOTAL", "", ""))
     period = f"since {body['since']} until {body['until']}"
     return f"{period}\n{table(headers, rows)}"

@@ -81,18 +81,30 @@ def demo_parts(*, token: str | None = None) -> DemoParts:
 
 
 def build_demo_service(
-    settings: Settings, *, cluster: ClusterReader, actuator: WorkloadActuator,
-    metrics: MetricSource, clock: Clock, logger: logging.Logger, pending: PendingWork,
-) -> Service:  # fmt: skip
+    settings: Settings,
+    *,
+    cluster: ClusterReader,
+    actuator: WorkloadActuator,
+    metrics: MetricSource,
+    clock: Clock,
+    logger: logging.Logger,
+    pending: PendingWork,
+) -> Service:
     """The same parts as `serve` (guards, loop audit, exemption limit), over an in-memory
     runtime state that the API shares; `pending`: the simulated Kueue's queues."""
     assert isinstance(cluster, SimulatedCluster)
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
     shared = SharedState(store=state, actuator=actuator)
     return build_service(
-        settings, cluster=cluster, metrics=metrics, clock=clock, logger=logger,
-        bind_host=LOOPBACK, shared=shared, pending=pending,
-    )  # fmt: skip
+        settings,
+        cluster=cluster,
+        metrics=metrics,
+        clock=clock,
+        logger=logger,
+        bind_host=LOOPBACK,
+        shared=shared,
+        pending=pending,
+    )
 
 
 def demo_api(service: Service, *, world: World, token: str) -> Api:

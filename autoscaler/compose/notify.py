@@ -25,8 +25,7 @@ from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.dispatch import LinkMaker, NotificationDispatcher
 from autoscaler.engine.notify.links import LinkSigner
 from autoscaler.engine.notify.notices import NoticeTeller, Route
-from autoscaler.settings.notice_checks import check_notifications
-from autoscaler.settings.notifications import LinkSettings, TargetSettings
+from autoscaler.settings.notifications import LinkSettings, TargetSettings, check_notifications
 from autoscaler.settings.tree import Settings
 
 MIN_KEY_BYTES = 32  # HMAC-SHA256's own output size: a shorter key is guessable sooner

@@ -93,8 +93,16 @@ def build_service(
         pending=pending,
         keda_addresses=_keda_addresses(settings),
     )
-    subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
-                        clock=clock, logger=logger, policy=policy, leads=leads)  # fmt: skip
+    subscribe_listeners(
+        store,
+        settings=settings.api,
+        telemetry=telemetry,
+        shared=shared,
+        clock=clock,
+        logger=logger,
+        policy=policy,
+        leads=leads,
+    )
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
         reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared
@@ -122,9 +130,14 @@ def _keda_addresses(settings: Settings) -> tuple[str, ...]:
 
 
 def add_keda(
-    service: Service, settings: Settings, *, policy: Policy, clock: Clock,
-    logger: logging.Logger, bind_host: str,
-) -> None:  # fmt: skip
+    service: Service,
+    settings: Settings,
+    *,
+    policy: Policy,
+    clock: Clock,
+    logger: logging.Logger,
+    bind_host: str,
+) -> None:
     """KEDA's answers from the service's snapshots, and the gRPC scaler serving them."""
     keda = settings.keda
     service.keda_answers = build_keda_answers(
@@ -143,9 +156,13 @@ def add_keda(
 
 
 def build_keda_answers(
-    settings: Settings, *, policy: Policy, store: SnapshotStore, clock: Clock,
+    settings: Settings,
+    *,
+    policy: Policy,
+    store: SnapshotStore,
+    clock: Clock,
     logger: logging.Logger,
-) -> KedaAnswers:  # fmt: skip
+) -> KedaAnswers:
     return KedaAnswers(
         latest=store.latest,
         judging=Judging(

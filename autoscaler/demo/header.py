@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.story import World
-from autoscaler.settings.tree import format_duration
+from autoscaler.domain.durations import format_duration
 
 SCRIPT = "idle-gpu-autoscaler"
 

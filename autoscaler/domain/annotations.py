@@ -1,5 +1,6 @@
-"""The annotation keys users and the service write, reading exemptions from them, and the
-audit annotations a deactivation writes."""
+"""The annotation keys users and the service write, how times are written in them, and the
+audit annotations a deactivation writes. Exemptions are read from them in
+`domain/exemptions.py`."""
 
 from __future__ import annotations
 
@@ -96,12 +97,6 @@ def restored_suspend(text: str | None) -> bool | NotOurs | None:
     return restored[text]
 
 
-@dataclass(frozen=True)
-class Exemption:
-    until: datetime | None  # None: indefinite
-    source: str  # which annotation said so
-
-
 def parse_time(value: str) -> datetime | None:
     """RFC 3339 with a timezone, or None when it is not one (a naive time is ambiguous)."""
     try:  # RFC 3339 allows a lower-case "t" and "z"; fromisoformat does not
@@ -109,17 +104,6 @@ def parse_time(value: str) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo is not None else None
-
-
-def active_exemption(*sources: Mapping[str, str], now: datetime) -> Exemption | None:
-    """The exemption in force now, from the Workload's or its owner's annotations."""
-    for source in sources:
-        if source.get(EXEMPT, "").strip().lower() == "true":
-            return Exemption(until=None, source=EXEMPT)
-        until = parse_time(source.get(EXEMPT_UNTIL, ""))
-        if until is not None and until > now:
-            return Exemption(until=until, source=EXEMPT_UNTIL)
-    return None
 
 
 def reactivated_at(*sources: Mapping[str, str]) -> datetime | None:

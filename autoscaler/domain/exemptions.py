@@ -1,4 +1,5 @@
-"""Exemptions as annotations: what the API writes, what it reads back, and the length limit.
+"""Exemptions as annotations: the one in force (for the loop, KEDA and the API alike), what
+the API writes, and the length limit.
 
 Pure: the current time and the limits are arguments. The keys the loop reads live in
 `autoscaler.domain.annotations`; the few extra keys the API writes are here.
@@ -6,7 +7,7 @@ Pure: the current time and the limits are arguments. The keys the loop reads liv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -35,7 +36,8 @@ class Exemption:
     """An exemption in force, as the annotations tell it."""
 
     until: datetime | None  # None: indefinite
-    on_owner: bool
+    source: str  # the annotation that says so: EXEMPT or EXEMPT_UNTIL
+    on_owner: bool  # written on the owner rather than on the Workload
     by: str | None
     reason: str | None
     set_at: datetime | None
@@ -71,17 +73,34 @@ def annotation_sources(workload: WorkloadInfo) -> tuple[tuple[bool, Mapping[str,
 
 def exemption_of(workload: WorkloadInfo, *, now: datetime) -> Exemption | None:
     """The exemption in force now: the Workload's own annotations first, then its owner's."""
-    for on_owner, source in annotation_sources(workload):
-        found = keys.active_exemption(source, now=now)
-        if found is not None:
-            return Exemption(
-                until=found.until,
-                on_owner=on_owner,
-                by=source.get(keys.EXEMPT_BY),
-                reason=source.get(keys.EXEMPT_REASON),
-                set_at=keys.parse_time(source.get(keys.EXEMPT_SET_AT, "")),
-                requested_until=source.get(EXEMPT_UNTIL_REQUESTED),
-            )
+    return _first_in_force(annotation_sources(workload), now=now)
+
+
+def active_exemption(*sources: Mapping[str, str], now: datetime) -> Exemption | None:
+    """The exemption in force now, from the first of `sources` that holds one: the Workload's
+    annotations, then its owner's."""
+    return _first_in_force(((index > 0, source) for index, source in enumerate(sources)), now=now)
+
+
+def _first_in_force(
+    sources: Iterable[tuple[bool, Mapping[str, str]]], *, now: datetime
+) -> Exemption | None:
+    for on_owner, source in sources:
+        if is_indefinite(source):
+            until, key = None, keys.EXEMPT
+        else:
+            until, key = keys.parse_time(source.get(keys.EXEMPT_UNTIL, "")), keys.EXEMPT_UNTIL
+            if until is None or until <= now:
+                continue
+        return Exemption(
+            until=until,
+            source=key,
+            on_owner=on_owner,
+            by=source.get(keys.EXEMPT_BY),
+            reason=source.get(keys.EXEMPT_REASON),
+            set_at=keys.parse_time(source.get(keys.EXEMPT_SET_AT, "")),
+            requested_until=source.get(EXEMPT_UNTIL_REQUESTED),
+        )
     return None
 
 

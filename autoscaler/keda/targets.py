@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from autoscaler.domain.annotations import active_exemption
+from autoscaler.domain.exemptions import active_exemption
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
     FleetUsage,

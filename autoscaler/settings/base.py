@@ -12,7 +12,7 @@ from typing import Annotated, Final
 from pydantic import BaseModel, BeforeValidator, ConfigDict, JsonValue, PlainSerializer
 from pydantic.alias_generators import to_camel
 
-from autoscaler.settings.durations import format_duration, parse_duration
+from autoscaler.domain.durations import format_duration, parse_duration
 
 __all__ = ["POSITIVE", "Duration", "Section", "format_duration", "parse_duration"]
 

@@ -5,16 +5,24 @@ Targets are named here and only here: a namespace's `idle-gpu-autoscaler.io/noti
 annotation (or label) and a rule's `notify` pick targets by name, never by URL, so nobody
 who can annotate a namespace can make the service post to an address of their choosing.
 Secrets (webhook URLs of Slack, HMAC keys) are read from files, mounted from Secrets.
+
+`check_notifications` makes the checks no field can make alone (exactly one of url and
+urlFile, links that can be signed), each problem naming its key, at start-up, so a bad file
+fails `check-config` and `serve` alike instead of a cycle later.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlparse
 
 from pydantic import Field
 
+from autoscaler.domain.notices.routing import EVENTS_ONLY
 from autoscaler.settings.base import Duration, Section
 
 TARGET_NAME = r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$"  # also a label value and a metric label
@@ -121,3 +129,82 @@ class NotificationSettings(Section):
         description="Notifications waiting at most; beyond it they are dropped and "
         "counted (the Event and the annotations still tell).",
     )
+
+
+def check_notifications(section: NotificationSettings) -> list[str]:
+    """The `notifications:` section on its own: targets, default targets, links, retries."""
+    problems = []
+    for name, target in section.targets.items():
+        problems += _target(f"notifications.targets.{name}", name, target)
+    problems += target_name_problems(
+        "notifications.defaultTargets", section.default_targets, known=set(section.targets)
+    )
+    problems += _links(section)
+    retry = section.retry
+    if retry.max_backoff < retry.initial_backoff:
+        problems.append("notifications.retry.maxBackoff: must not be shorter than initialBackoff")
+    return problems
+
+
+def target_name_problems(key: str, names: Sequence[str], *, known: set[str]) -> list[str]:
+    """Each of `names` that is no target of `notifications.targets`, under `key`."""
+    problems = []
+    for name in names:
+        if name == EVENTS_ONLY:
+            problems.append(
+                f"{key}: {EVENTS_ONLY} is not a target (a namespace's annotation "
+                f"idle-gpu-autoscaler.io/notify: {EVENTS_ONLY} means Events only)"
+            )
+        elif name not in known:
+            problems.append(f"{key}: {name} is not in notifications.targets")
+    return problems
+
+
+def _target(key: str, name: str, target: TargetSettings) -> list[str]:
+    problems = []
+    if name == EVENTS_ONLY:
+        problems.append(f"{key}: {EVENTS_ONLY} is reserved (a namespace's Events only)")
+    elif not _is_target_name(name):
+        problems.append(f"{key}: a name is 1-32 lowercase letters, digits or '-'")
+    if (target.url is None) == (target.url_file is None):
+        problems.append(f"{key}.url: set exactly one of url and urlFile")
+    elif target.url is not None and not _is_http(target.url):
+        problems.append(f"{key}.url: an http:// or https:// address")
+    if target.type == "slack" and target.secret_file is not None:
+        problems.append(
+            f"{key}.secretFile: Slack verifies no signature of ours; the secret is the URL "
+            "itself (urlFile)"
+        )
+    if target.timeout <= timedelta(0):
+        problems.append(f"{key}.timeout: must be longer than 0s")
+    return problems
+
+
+def _links(section: NotificationSettings) -> list[str]:
+    links, key = section.links, "notifications.links"
+    problems = []
+    if links.base_url is not None and links.signing_key_file is None:
+        problems.append(f"{key}.signingKeyFile: needed with baseUrl, to sign the links")
+    if links.signing_key_file is not None and links.base_url is None:
+        problems.append(f"{key}.baseUrl: needed with signingKeyFile, the address links point at")
+    if links.base_url is not None and not _is_http(links.base_url):
+        problems.append(f"{key}.baseUrl: an http:// or https:// address")
+    if links.ttl <= timedelta(0):
+        problems.append(f"{key}.ttl: must be longer than 0s")
+    if links.base_url is not None and not links.choices:
+        problems.append(f"{key}.choices: at least one snooze length, or links have no button")
+    problems += [
+        f"{key}.choices[{place}]: must be longer than 0s"
+        for place, choice in enumerate(links.choices)
+        if choice <= timedelta(0)
+    ]
+    return problems
+
+
+def _is_http(url: str) -> bool:
+    parsed = urlparse(url)
+    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
+
+
+def _is_target_name(name: str) -> bool:
+    return re.fullmatch(TARGET_NAME, name) is not None

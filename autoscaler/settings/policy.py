@@ -13,7 +13,7 @@ from pydantic import Field, JsonValue, model_validator
 
 from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN
 from autoscaler.settings.base import Duration, Section
-from autoscaler.settings.notice_settings import SnoozeSettings
+from autoscaler.settings.snooze import SnoozeSettings
 
 # The chart's schema also wants these to be Kubernetes names, each once (settings/base.py).
 NAMESPACE_NAMES: dict[str, JsonValue] = {

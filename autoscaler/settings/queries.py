@@ -22,19 +22,22 @@ _REPLACED = ("peak", "coverage", "lastBusy", "last_busy")
 
 class QuerySettings(Section):
     slots: str | None = Field(
-        None, description="Per raw series and slot, the signal's highest value in that slot, "
+        None,
+        description="Per raw series and slot, the signal's highest value in that slot, "
         "in its own unit (the service divides by the signal's scale and merges a GPU's "
-        "series; each view's peak, coverage and exact last busy time are read from it)."
-    )  # fmt: skip
+        "series; each view's peak, coverage and exact last busy time are read from it).",
+    )
     busy: str | None = Field(
-        None, description="Per raw series and coarse step over the idle-since lookback, the "
+        None,
+        description="Per raw series and coarse step over the idle-since lookback, the "
         "highest value above {threshold}, the lowest threshold in the signal's unit (the last "
-        "busy time further back)."
-    )  # fmt: skip
+        "busy time further back).",
+    )
     newest: str | None = Field(
-        None, description="Time of the newest real (non-NaN) sample per series, keeping the "
-        "labels that name the GPU."
-    )  # fmt: skip
+        None,
+        description="Time of the newest real (non-NaN) sample per series, keeping the "
+        "labels that name the GPU.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ConfigDict, Field, JsonValue
 
+from autoscaler.domain.notices.deletion import DELETABLE_KINDS
 from autoscaler.domain.policy.checks import impossible
 from autoscaler.domain.policy.rules import DEFAULT_RULE, Selector
 from autoscaler.settings.base import POSITIVE, Duration, Section
-from autoscaler.settings.notice_settings import RuleSnoozeSettings
-from autoscaler.settings.notifications import TARGET_NAME
+from autoscaler.settings.notifications import TARGET_NAME, target_name_problems
+from autoscaler.settings.snooze import RuleSnoozeSettings
 
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
@@ -113,7 +114,7 @@ class RuleExemptionSettings(Section):
 
 
 class RuleSettings(Section):
-    # What the service checks across keys (settings/notice_checks.py), the chart's schema too.
+    # What the service checks across keys (settings/rule_settings.py), the chart's schema too.
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
@@ -223,7 +224,7 @@ def check_rules(settings: Settings) -> list[str]:
     written = written_default(rules)
     if written is not None:
         problems += _conflicts(len(rules) - 1, written, settings)
-    return problems
+    return problems + _notices(settings)
 
 
 def written_default(rules: Sequence[RuleSettings]) -> RuleSettings | None:
@@ -254,6 +255,57 @@ def _spans(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
     if window > policy.idle_since_lookback:
         return [f"{key}: must not be longer than policy.idleSinceLookback"]
     return []
+
+
+def _notices(settings: Settings) -> list[str]:
+    """The ladder's last rung (`delete` needs `deleteAfter`, RayClusters only and a warning)
+    and the notification targets each rule names."""
+    known = set(settings.notifications.targets)
+    problems: list[str] = []
+    for index, rule in enumerate(settings.rules):
+        problems += _ladder(index, rule, settings)
+        if rule.notify is not None:
+            problems += target_name_problems(f"rules[{index}].notify", rule.notify, known=known)
+    return problems
+
+
+def _effective_action(rule: RuleSettings, rules: Sequence[RuleSettings]) -> str:
+    """What the rule does: its own action, else the written default rule's, else deactivate."""
+    default = written_default(rules)
+    inherited = default.action if default is not None else None
+    return rule.action or inherited or "deactivate"
+
+
+def _ladder(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
+    key = f"rules[{index}]"
+    deletes = _effective_action(rule, settings.rules) == "delete"
+    if not deletes:
+        if rule.delete_after is None:
+            return []
+        return [f"{key}.deleteAfter: only a rule whose action is delete deletes: remove it"]
+    problems = []
+    if rule.delete_after is None:
+        problems.append(
+            f"{key}.deleteAfter: action delete needs it (how long a deactivated RayCluster "
+            "stays before it is deleted)"
+        )
+    kinds = rule.match.owner_kinds if rule.match is not None else None
+    if rule.name == DEFAULT_RULE or kinds is None or set(kinds) != DELETABLE_KINDS:
+        problems.append(
+            f"{key}.action: delete removes RayClusters only: the rule must say "
+            f"match.ownerKinds: [{', '.join(sorted(DELETABLE_KINDS))}]"
+        )
+    if _warn_before(rule, settings) == timedelta(0):
+        problems.append(f"{key}.warnBefore: action delete needs a warning: longer than 0s")
+    return problems
+
+
+def _warn_before(rule: RuleSettings, settings: Settings) -> timedelta:
+    default = written_default(settings.rules)
+    for candidate in (rule.warn_before, default.warn_before if default else None):
+        if candidate is not None:
+            return candidate
+    return settings.policy.warn_before
 
 
 def _conflicts(index: int, rule: RuleSettings, settings: Settings) -> list[str]:

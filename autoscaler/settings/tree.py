@@ -19,16 +19,14 @@ import yaml
 from pydantic import Field, ValidationError
 
 from autoscaler.core.errors import ConfigError
-from autoscaler.settings.actuator_checks import check_actuators
-from autoscaler.settings.actuators import ActuatorSettings
+from autoscaler.settings.actuators import ActuatorSettings, check_actuators
 from autoscaler.settings.api import ApiSettings
-from autoscaler.settings.base import Duration, Section, format_duration, parse_duration
+from autoscaler.settings.base import Duration, Section
 from autoscaler.settings.cluster import ClusterSettings, OwnerKindSettings
 from autoscaler.settings.guards import GuardSettings
 from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
-from autoscaler.settings.notice_checks import check_notices
-from autoscaler.settings.notifications import NotificationSettings
+from autoscaler.settings.notifications import NotificationSettings, check_notifications
 from autoscaler.settings.policy import PolicySettings
 from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
 from autoscaler.settings.queries import QuerySettings
@@ -44,9 +42,7 @@ __all__ = [
     "RuleSettings",
     "Settings",
     "SignalSettings",
-    "format_duration",
     "load_settings",
-    "parse_duration",
 ]
 
 
@@ -182,7 +178,11 @@ def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None
         raise ConfigError([_describe(error) for error in exc.errors()]) from exc
     # Across sections: the rules, policy, api, keda, cluster; the notices and their targets;
     # the actuators and the owner kinds their rows have.
-    problems = check_rules(settings) + check_notices(settings) + check_actuators(settings)
+    problems = (
+        check_rules(settings)
+        + check_notifications(settings.notifications)
+        + check_actuators(settings)
+    )
     if problems:
         raise ConfigError(problems)
     return settings

@@ -183,8 +183,9 @@ class RecordedHistory:
     def _metric(self, promql: str) -> str:
         query = _SLOT_QUERY.match(promql.replace(" ", ""))
         if query is None:
-            raise ValueError(f"the recorded history answers max_over_time(metric[slot]) only, "
-                             f"not {promql!r}")  # fmt: skip
+            raise ValueError(
+                f"the recorded history answers max_over_time(metric[slot]) only, not {promql!r}"
+            )
         self._check_slot(query["slot"])
         return query["metric"]
 
@@ -192,9 +193,10 @@ class RecordedHistory:
         first = story.first_arrival
         clock = SimulatedClock(start=first, speed=None)
         cluster = SimulatedCluster(
-            kueue=story.kueue, gpus=GpuPool.for_gpus(story.gpus, prefix=f"{story.name}-"),
+            kueue=story.kueue,
+            gpus=GpuPool.for_gpus(story.gpus, prefix=f"{story.name}-"),
             clock=clock,
-        )  # fmt: skip
+        )
         due = sorted(story.arrivals, key=lambda arrival: arrival.minute)
         queues = QueueRecorder()
         while (now := clock.now()) <= self.end:

@@ -165,7 +165,7 @@ class Profile:
             .field(Signal.POWER, LOADING_WATTS, start=start, end=done)
             .field(Signal.POWER, _POWER.at(pct), start=done)
             .described(f"loads {gib:g} GiB of weights at 0-2% for {minutes:g} min, then trains")
-        )  # fmt: skip
+        )
 
     @classmethod
     def half_used(cls, *, gpus: int = 4, busy: int = 2, pct: float = 85.0) -> Profile:

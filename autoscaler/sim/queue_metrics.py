@@ -32,13 +32,17 @@ class QueueRecorder:
         if not self.quotas:
             self.quotas = [
                 (
-                    {"cohort": cq.cohort or "", "cluster_queue": name, "flavor": cq.flavor,
-                     "resource": resource},
+                    {
+                        "cohort": cq.cohort or "",
+                        "cluster_queue": name,
+                        "flavor": cq.flavor,
+                        "resource": resource,
+                    },
                     float(quota.nominal),
                 )
                 for name, cq in sorted(kueue.cluster_queues.items())
                 for resource, quota in sorted(cq.quotas.items())
-            ]  # fmt: skip
+            ]
         self.times.append(int(at.timestamp()))
         for name in kueue.cluster_queues:
             count = len(kueue.in_phase(Phase.PENDING, name))

@@ -402,9 +402,11 @@ def test_the_tenancy_namespace_goes_with_every_request(
     proxy: AuthProxy, source: Source, token_file: Path, rig: Rig
 ) -> None:
     made = source(
-        url=proxy.url, ca_file=proxy.ca_bundle, bearer_token_file=token_file,
+        url=proxy.url,
+        ca_file=proxy.ca_bundle,
+        bearer_token_file=token_file,
         tenancy_namespace="nvidia-gpu-operator",
-    )  # fmt: skip
+    )
     assert read(made, rig).failure is None
     assert [r.namespace for r in proxy.queries()] == ["nvidia-gpu-operator"] * QUERIES_PER_READ
 

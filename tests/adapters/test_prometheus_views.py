@@ -41,10 +41,24 @@ VIEWS = (
     UsageView(30 * MINUTE, 0.01),
 )
 SHAPES = (
-    "idle", "busy", "recently-busy", "busy-70m-ago", "busy-2h-ago", "burst", "gap", "nan",
-    "nan-lately", "quiet-4m", "stale", "split-same-ip", "split-new-ip", "mig", "util-only",
-    "honor", "two-gpus",
-)  # fmt: skip
+    "idle",
+    "busy",
+    "recently-busy",
+    "busy-70m-ago",
+    "busy-2h-ago",
+    "burst",
+    "gap",
+    "nan",
+    "nan-lately",
+    "quiet-4m",
+    "stale",
+    "split-same-ip",
+    "split-new-ip",
+    "mig",
+    "util-only",
+    "honor",
+    "two-gpus",
+)
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,7 @@ SPAN = QueryWindow(
     slot=timedelta(minutes=1),
     lookback=timedelta(hours=6),
     threshold=0.05,
-)  # fmt: skip  (reach: 30 min + one 15-min coarse step)
+)  # (reach: 30 min + one 15-min coarse step)
 
 
 def pod(namespace: str, name: str, *, node_type: str = "head", ip: str = "10.1.0.5") -> RayPod:
@@ -181,9 +181,12 @@ def test_ignored_task_names_never_count_as_use(rig: RayRig) -> None:
 def test_the_pods_are_the_ray_pods_that_exported_the_series(rig: RayRig) -> None:
     evidence = rig.read()
     assert set(evidence.pods) == {
-        ("training", TRAINING.pod), ("batch", BATCH.pod), ("fresh", FRESH.pod),
-        ("serve", SERVE.pod), ("mixed", MIXED.pod),
-    }  # fmt: skip
+        ("training", TRAINING.pod),
+        ("batch", BATCH.pod),
+        ("fresh", FRESH.pod),
+        ("serve", SERVE.pod),
+        ("mixed", MIXED.pod),
+    }
     assert set(evidence.notes) == {("notebook", NOTEBOOK.pod)}
     assert evidence.failures == {}
 

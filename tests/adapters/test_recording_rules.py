@@ -12,8 +12,13 @@ import pytest
 import yaml
 
 from autoscaler.adapters.prometheus.promql import Columns
-from autoscaler.adapters.prometheus.recorded import RecordedSlots, has_holes, merged_tail
-from autoscaler.adapters.prometheus.recording_rules import SLOT_PEAK, rule_group
+from autoscaler.adapters.prometheus.recording_rules import (
+    SLOT_PEAK,
+    RecordedSlots,
+    has_holes,
+    merged_tail,
+    rule_group,
+)
 from autoscaler.cli import main
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings

@@ -19,9 +19,14 @@ from tests.support.domain_builders import NOW
 from tests.support.kube_server import KubeServer
 
 NAME, NAMESPACE = "state", "svc"
-FULL = Subject(rule="gpu-night", beneficiary="team-b/waiter", queue="gpu-queue",
-               cluster_queue="cq-a", owner="RayCluster/rc",
-               idle_since=NOW - timedelta(hours=2))  # fmt: skip
+FULL = Subject(
+    rule="gpu-night",
+    beneficiary="team-b/waiter",
+    queue="gpu-queue",
+    cluster_queue="cq-a",
+    owner="RayCluster/rc",
+    idle_since=NOW - timedelta(hours=2),
+)
 
 
 @pytest.fixture
@@ -35,13 +40,27 @@ def kube() -> Iterator[KubeServer]:
 def store(kube: KubeServer) -> Iterator[RuntimeStateStore]:
     with ApiClient(kube.configuration()) as api_client:
         client = KubeClient(api_client, timeout=timedelta(seconds=5))
-        yield RuntimeStateStore(client=client, name=NAME, namespace=NAMESPACE, audit_limit=5,
-                                attempts=3, logger=logging.getLogger("test"))  # fmt: skip
+        yield RuntimeStateStore(
+            client=client,
+            name=NAME,
+            namespace=NAMESPACE,
+            audit_limit=5,
+            attempts=3,
+            logger=logging.getLogger("test"),
+        )
 
 
 def deactivation(subject: Subject | None) -> AuditRecord:
-    return AuditRecord(at=NOW, actor=LOOP_ACTOR, action="deactivate", target="team-a/rc",
-                       reason="idle", outcome="started", gpus=4, subject=subject)  # fmt: skip
+    return AuditRecord(
+        at=NOW,
+        actor=LOOP_ACTOR,
+        action="deactivate",
+        target="team-a/rc",
+        reason="idle",
+        outcome="started",
+        gpus=4,
+        subject=subject,
+    )
 
 
 def stored(kube: KubeServer) -> list[dict[str, object]]:
@@ -93,8 +112,15 @@ def test_the_subject_is_spelled_flat_in_camel_case(
 def test_a_record_written_before_subjects_reads_with_none(
     kube: KubeServer, store: RuntimeStateStore
 ) -> None:
-    old = {"at": "2025-03-03T11:00:00Z", "actor": LOOP_ACTOR, "action": "deactivate",
-           "target": "team-a/rc", "reason": "idle", "outcome": "started", "gpus": 2}  # fmt: skip
+    old = {
+        "at": "2025-03-03T11:00:00Z",
+        "actor": LOOP_ACTOR,
+        "action": "deactivate",
+        "target": "team-a/rc",
+        "reason": "idle",
+        "outcome": "started",
+        "gpus": 2,
+    }
     store.record(deactivation(None))
     config_map = kube.store.get("configmaps", name=NAME, namespace=NAMESPACE)
     config_map["data"]["audit"] = json.dumps([old])

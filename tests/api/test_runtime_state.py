@@ -210,8 +210,14 @@ def test_a_keyed_record_already_kept_is_neither_added_nor_written_again(
 def test_records_written_before_keys_existed_still_read_and_are_never_taken_for_repeats(
     kube: KubeServer, store: RuntimeStateStore
 ) -> None:
-    old = {"at": "2026-03-01T11:00:00Z", "actor": LOOP_ACTOR, "action": "would-deactivate",
-           "target": "team-a/rc", "reason": "idle", "outcome": "dry-run: not patched"}  # fmt: skip
+    old = {
+        "at": "2026-03-01T11:00:00Z",
+        "actor": LOOP_ACTOR,
+        "action": "would-deactivate",
+        "target": "team-a/rc",
+        "reason": "idle",
+        "outcome": "dry-run: not patched",
+    }
     store.record(record(0))
     config_map = kube.store.get("configmaps", name=NAME, namespace=NAMESPACE)
     config_map["data"]["audit"] = json.dumps([old])

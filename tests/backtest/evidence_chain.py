@@ -15,9 +15,15 @@ from autoscaler.settings.tree import Settings
 
 
 def evidence_at(
-    source: RangeQueries, times: Iterable[int], *, keys: Iterable[GpuKey], start: int, end: int,
-    settings: Settings | None = None, chunk: timedelta = timedelta(hours=12),
-) -> dict[int, FleetEvidence]:  # fmt: skip
+    source: RangeQueries,
+    times: Iterable[int],
+    *,
+    keys: Iterable[GpuKey],
+    start: int,
+    end: int,
+    settings: Settings | None = None,
+    chunk: timedelta = timedelta(hours=12),
+) -> dict[int, FleetEvidence]:
     """What each decision at `times` would be handed for `keys`, each asked while the chunk
     holding it is the latest fed, as the replay asks. `start`, `end`: unix seconds, whole
     slots."""

@@ -47,17 +47,22 @@ def at(seconds: int) -> datetime:
 
 
 def evidence_at(
-    source: FakeRange, times: Iterable[int], *, settings: Settings | None = None,
+    source: FakeRange,
+    times: Iterable[int],
+    *,
+    settings: Settings | None = None,
     chunk: timedelta = timedelta(hours=12),
-) -> dict[int, FleetEvidence]:  # fmt: skip
+) -> dict[int, FleetEvidence]:
     keys = [GpuKey(*gpu) for gpu in source.gpus]
-    return chain(source, times, keys=keys, start=T0 - 2 * H, end=END, settings=settings,
-                 chunk=chunk)  # fmt: skip
+    return chain(
+        source, times, keys=keys, start=T0 - 2 * H, end=END, settings=settings, chunk=chunk
+    )
 
 
 def sighted(evidence: FleetEvidence, key: GpuKey = LOADER_KEY) -> list[tuple[object, ...]]:
-    return [(s.signal, s.first_at, s.last_at, s.detail, s.device_level)
-            for s in evidence.for_gpu(key)]  # fmt: skip
+    return [
+        (s.signal, s.first_at, s.last_at, s.detail, s.device_level) for s in evidence.for_gpu(key)
+    ]
 
 
 def loading_source(**more: Gpus) -> FakeRange:
@@ -71,26 +76,47 @@ def loading_source(**more: Gpus) -> FakeRange:
         pytest.param(LOADS_FROM, [], id="before-the-climb-nothing"),
         pytest.param(
             LOADS_FROM + 10 * M,
-            [(Signal.FRAMEBUFFER, at(LOADS_FROM + M), at(LOADS_FROM + 10 * M),
-              "framebuffer rose 10.0 GiB", False)],
+            [
+                (
+                    Signal.FRAMEBUFFER,
+                    at(LOADS_FROM + M),
+                    at(LOADS_FROM + 10 * M),
+                    "framebuffer rose 10.0 GiB",
+                    False,
+                )
+            ],
             id="ten-minutes-into-the-climb",
         ),
         pytest.param(
             LOADS_UNTIL,
-            [(Signal.FRAMEBUFFER, at(LOADS_FROM + M), at(LOADS_UNTIL),
-              "framebuffer rose 20.0 GiB", False)],
+            [
+                (
+                    Signal.FRAMEBUFFER,
+                    at(LOADS_FROM + M),
+                    at(LOADS_UNTIL),
+                    "framebuffer rose 20.0 GiB",
+                    False,
+                )
+            ],
             id="the-whole-twenty-minute-climb",
         ),
         # the reach is the window (60 min) and one coarse step (15 min), as the live read's
         pytest.param(
             LOADS_UNTIL + 74 * M,
-            [(Signal.FRAMEBUFFER, at(LOADS_UNTIL), at(LOADS_UNTIL),
-              "framebuffer rose 1.0 GiB", False)],
+            [
+                (
+                    Signal.FRAMEBUFFER,
+                    at(LOADS_UNTIL),
+                    at(LOADS_UNTIL),
+                    "framebuffer rose 1.0 GiB",
+                    False,
+                )
+            ],
             id="only-the-last-rise-left-in-the-reach",
         ),
         pytest.param(LOADS_UNTIL + 75 * M, [], id="out-of-reach-flat-framebuffer-says-nothing"),
     ],
-)  # fmt: skip
+)
 @pytest.mark.parametrize("chunk", [timedelta(minutes=7), timedelta(hours=1), timedelta(hours=12)])
 def test_framebuffer_climbing_at_one_percent_compute_is_sighted_in_that_span_only(
     now: int, expected: list[tuple[object, ...]], chunk: timedelta
@@ -131,22 +157,28 @@ def test_power_over_the_learned_baseline_is_sighted_as_device_level_evidence() -
     # over the steps its compute had been idle a whole window: 60, 62, 64 W, and the loader's
     # 60 W (its load fell in its first idle window, before it counts as idle)
     assert found.power_baselines == {A100: pytest.approx(60.0)}
-    assert sighted(found) == [(Signal.POWER, at(LOADS_FROM + M), at(LOADS_UNTIL),
-                               "power 150 W > baseline 60 W", True)]  # fmt: skip
-    assert all(found.for_gpu(GpuKey("ml", f"idle{i}-rc-head-abcde", f"GPU-{i}")) == ()
-               for i in range(3))  # fmt: skip
+    assert sighted(found) == [
+        (Signal.POWER, at(LOADS_FROM + M), at(LOADS_UNTIL), "power 150 W > baseline 60 W", True)
+    ]
+    assert all(
+        found.for_gpu(GpuKey("ml", f"idle{i}-rc-head-abcde", f"GPU-{i}")) == () for i in range(3)
+    )
 
 
 @pytest.mark.parametrize(
     ("power", "sighted_power"),
     [
-        pytest.param({"baselines": {A100: 100.0}, "learnBaseline": False}, True,
-                     id="a-set-baseline-150-W-over-100-plus-30"),
-        pytest.param({"baselines": {A100: 130.0}}, False,
-                     id="a-set-baseline-wins-over-the-learned-one"),
+        pytest.param(
+            {"baselines": {A100: 100.0}, "learnBaseline": False},
+            True,
+            id="a-set-baseline-150-W-over-100-plus-30",
+        ),
+        pytest.param(
+            {"baselines": {A100: 130.0}}, False, id="a-set-baseline-wins-over-the-learned-one"
+        ),
         pytest.param({"learnBaseline": False}, False, id="no-baseline-no-power-evidence"),
     ],
-)  # fmt: skip
+)
 def test_a_configured_baseline_wins_and_none_means_no_power_evidence(
     power: Mapping[str, object], sighted_power: bool
 ) -> None:
@@ -167,25 +199,28 @@ def test_a_failed_evidence_query_fails_its_signal_within_the_reach_and_is_warned
     assert set(found[T0 + H].failures) == {Signal.FRAMEBUFFER}
     assert "503" in found[T0 + H].failures[Signal.FRAMEBUFFER]
     settings = Settings()
-    report = backtest(loading_source(), options=options(), settings=settings,
-                      policy=build_policy(settings))  # fmt: skip
+    report = backtest(
+        loading_source(), options=options(), settings=settings, policy=build_policy(settings)
+    )
     assert not any("evidence unread" in w for w in report.warnings)
     failing = loading_source()
     failing.failing = frozenset({FB_USED})
-    report = backtest(failing, options=options(), settings=settings,
-                      policy=build_policy(settings))  # fmt: skip
+    report = backtest(failing, options=options(), settings=settings, policy=build_policy(settings))
     assert any(w.startswith("framebuffer evidence unread from") for w in report.warnings)
 
 
 def test_a_half_used_four_gpu_cluster_is_judged_at_every_step_and_never_stopped() -> None:
     """2 of 4 GPUs at 0 % the whole range, 2 at 80 %: each step may be idle-held, so each is
     judged (and counted in the report's states) though the cluster is busy."""
-    gpus = {("ml", "half-rc-gpu-group-worker-abcde", f"GPU-{i}"): (lambda t, i=i: 0.8 * (i < 2))
-            for i in range(4)}  # fmt: skip
+    gpus = {
+        ("ml", "half-rc-gpu-group-worker-abcde", f"GPU-{i}"): (lambda t, i=i: 0.8 * (i < 2))
+        for i in range(4)
+    }
     settings = Settings()
 
-    report = backtest(FakeRange(gpus), options=options(), settings=settings,
-                      policy=build_policy(settings))  # fmt: skip
+    report = backtest(
+        FakeRange(gpus), options=options(), settings=settings, policy=build_policy(settings)
+    )
 
     assert report.variants[0].deactivations == ()
     assert sum(c.steps for c in report.states) == 6 * 60 + 1  # every minute of [T0, END]
@@ -196,8 +231,9 @@ def test_the_report_lists_loading_and_idle_held_among_the_states() -> None:
     settings = Settings()
     gpus = {("ns", "rc-head-abcde", "GPU-1"): lambda t: 0.8 if t <= T0 + H else 0.0}
 
-    report = backtest(FakeRange(gpus), options=options(), settings=settings,
-                      policy=build_policy(settings))  # fmt: skip
+    report = backtest(
+        FakeRange(gpus), options=options(), settings=settings, policy=build_policy(settings)
+    )
 
     states = {c.state.value: (c.steps, c.workloads) for c in report.states}
     assert {"idle", "loading", "idle-held", "unknown"} <= set(states)

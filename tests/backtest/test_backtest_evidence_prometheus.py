@@ -54,8 +54,9 @@ def test_framebuffer_climbing_at_one_percent_compute_gives_sightings_in_that_spa
     climb, idle = end - LOADING_CLIMB, end - LOADING_IDLE
     times = [climb, climb + 10 * M, climb + 20 * M, climb + 20 * M + 75 * M]
 
-    found = evidence_at(source, times, keys=[LOADER], start=idle - H, end=idle + 2 * H,
-                        chunk=timedelta(minutes=30))  # fmt: skip
+    found = evidence_at(
+        source, times, keys=[LOADER], start=idle - H, end=idle + 2 * H, chunk=timedelta(minutes=30)
+    )
 
     sighted = {
         now: [(s.signal, s.first_at, s.last_at, s.detail) for s in evidence.for_gpu(LOADER)]

@@ -60,8 +60,12 @@ def history(
         yield History(prom, proxy, prometheus_session.anchor(Area.BACKTEST))
 
 
-def backtest(history: History, *argv: str, prometheus: PrometheusSettings | None = None,
-             rules: list[dict[str, Any]] | None = None) -> tuple[int, str]:  # fmt: skip
+def backtest(
+    history: History,
+    *argv: str,
+    prometheus: PrometheusSettings | None = None,
+    rules: list[dict[str, Any]] | None = None,
+) -> tuple[int, str]:
     settings = Settings.model_validate({"rules": rules or []}).model_copy(
         update={"prometheus": prometheus or PrometheusSettings(url=history.prom.url)}
     )
@@ -192,9 +196,21 @@ def test_the_table_shows_each_namespace_and_the_total_side_by_side(history: Hist
     lines = printed.splitlines()
     assert code == 0
     assert lines[3].split() == [
-        "NAMESPACE", "1h", "@", "5%", "(policy)", "30m", "@", "5%", "2h", "@", "5%",
-        "1h", "@", "10%",
-    ]  # fmt: skip
+        "NAMESPACE",
+        "1h",
+        "@",
+        "5%",
+        "(policy)",
+        "30m",
+        "@",
+        "5%",
+        "2h",
+        "@",
+        "5%",
+        "1h",
+        "@",
+        "10%",
+    ]
     total = next(line for line in lines if line.startswith("TOTAL"))
     assert lines[-1] == "no queue data: when-contended not compared"  # no Kueue metrics here
     assert re.split(r"\s{2,}", total) == [

@@ -41,8 +41,9 @@ def settings(*rules: dict[str, Any]) -> Settings:
     return Settings.model_validate({"policy": {"idleSinceLookback": "8h"}, "rules": list(rules)})
 
 
-def run(config: Settings, *, fleet: dict[tuple[str, str, str], SlotValue] = FLEET,
-        **options: Any) -> Report:  # fmt: skip
+def run(
+    config: Settings, *, fleet: dict[tuple[str, str, str], SlotValue] = FLEET, **options: Any
+) -> Report:
     base = BacktestOptions(
         start=datetime.fromtimestamp(T0, UTC),
         end=datetime.fromtimestamp(END, UTC),

@@ -42,9 +42,12 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def test_the_time_axis_pictures_gpus_held_held_idle_and_reclaimed_over_the_day(page: str) -> None:
     over_time = svgs(page)["GPUs over time"]
-    areas = {title.split(" (")[0]: polygon for polygon, title in zip(
-        over_time.iter(f"{SVG}polygon"), titles(over_time, "polygon"), strict=True
-    )}  # fmt: skip
+    areas = {
+        title.split(" (")[0]: polygon
+        for polygon, title in zip(
+            over_time.iter(f"{SVG}polygon"), titles(over_time, "polygon"), strict=True
+        )
+    }
 
     assert texts(over_time, "time-tick") == ["10:00", "12:00", "14:00", "16:00", "18:00", "20:00"]
     assert list(areas) == ["GPUs held", "GPUs held idle", "GPUs reclaimed"]

@@ -90,9 +90,13 @@ def test_without_a_namespace_to_queue_map_the_modes_are_not_compared() -> None:
     out = io.StringIO()
 
     code = run_backtest(
-        parse(), settings=SETTINGS, policy=build_policy(SETTINGS), source=history, out=out,
+        parse(),
+        settings=SETTINGS,
+        policy=build_policy(SETTINGS),
+        source=history,
+        out=out,
         recorded=Span(history.start, history.end),
-    )  # fmt: skip
+    )
 
     assert code == 0
     assert NO_QUEUE_DATA in out.getvalue().splitlines()
@@ -113,9 +117,12 @@ def test_without_kueue_metrics_in_the_history_the_modes_are_not_compared() -> No
 
     code = run_backtest(
         parse("--queue-of", "lab-notebooks=cq-notebooks", "--start", f"{start:%Y-%m-%dT%H:%M:%SZ}"),
-        settings=SETTINGS, policy=build_policy(SETTINGS), source=GpuSeriesOnly(),  # type: ignore[arg-type]
-        out=out, recorded=Span(history.start, history.end),
-    )  # fmt: skip
+        settings=SETTINGS,
+        policy=build_policy(SETTINGS),
+        source=GpuSeriesOnly(),  # type: ignore[arg-type]
+        out=out,
+        recorded=Span(history.start, history.end),
+    )
 
     assert code == 0
     assert "no queue data: when-contended not compared" in out.getvalue()
@@ -133,8 +140,9 @@ def test_each_workload_keeps_its_rules_reclaim_mode_between_always_and_when_cont
     report = json.loads(capsys.readouterr().out)
 
     modes = {m["mode"]: m for m in report["reclaimModes"]}
-    assert [(m["mode"], m["deactivations"], m["stopsWhileSomeoneWaited"]) for m in modes.values()
-            ] == [("always", 8, 1), ("per rule", 8, 4), ("when-contended", 6, 6)]  # fmt: skip
+    assert [
+        (m["mode"], m["deactivations"], m["stopsWhileSomeoneWaited"]) for m in modes.values()
+    ] == [("always", 8, 1), ("per rule", 8, 4), ("when-contended", 6, 6)]
     # the lab's three idle clusters wait for their waiters (less GPU-time reclaimed); the
     # noisy notebook and the KAI notebook, under the default rule, are stopped as `always`
     # stops them

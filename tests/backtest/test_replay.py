@@ -37,8 +37,9 @@ def options(**changes: object) -> BacktestOptions:
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
-def run(gpus: dict[tuple[str, str, str], SlotValue], settings: Settings | None = None,
-        **changes: object) -> Report:  # fmt: skip
+def run(
+    gpus: dict[tuple[str, str, str], SlotValue], settings: Settings | None = None, **changes: object
+) -> Report:
     settings = settings or Settings()
     source = FakeRange(gpus)
     return backtest(
@@ -88,8 +89,9 @@ def test_after_coming_back_the_workload_can_be_deactivated_again() -> None:
     assert [d.at for d in found(report)] == [at(T0 + H), at(T0 + 3 * H + 10 * M)]
 
 
-def test_a_deleted_raycluster_frees_its_gpus_when_its_series_stop_not_when_a_namesake_starts(
-) -> None:  # fmt: skip
+def test_a_deleted_raycluster_frees_its_gpus_when_its_series_stop_not_when_a_namesake_starts() -> (
+    None
+):
     def deleted_then_recreated(t: int) -> float | None:
         if t <= T0 + 2 * H:
             return 0.9 if t <= T0 else 0.0
@@ -119,8 +121,9 @@ def test_no_more_than_the_per_cycle_cap_is_deactivated_in_one_step() -> None:
 
 
 def test_decisions_are_made_only_every_step() -> None:
-    report = run({("ns", "rc-head-abcde", "GPU-1"): busy_until(T0 + H + 2 * M)},
-                 step=timedelta(minutes=5))  # fmt: skip
+    report = run(
+        {("ns", "rc-head-abcde", "GPU-1"): busy_until(T0 + H + 2 * M)}, step=timedelta(minutes=5)
+    )
 
     assert [d.at for d in found(report)] == [at(T0 + 2 * H + 5 * M)]
 
@@ -200,8 +203,12 @@ def test_one_range_query_per_signal_is_sent_per_chunk_whatever_the_fleet(
     evidence["nvlink"]["metric"] = "DCGM_FI_PROF_NVLINK_RX_BYTES"
     settings = Settings.model_validate({"prometheus": {"evidence": evidence}})
 
-    backtest(source, options=options(chunk=timedelta(hours=2)), settings=settings,
-             policy=build_policy(settings))  # fmt: skip
+    backtest(
+        source,
+        options=options(chunk=timedelta(hours=2)),
+        settings=settings,
+        policy=build_policy(settings),
+    )
 
     # 6 h of range after a warm-up of the window (1 h) and a slot: 7 h 01 m in 2 h chunks,
     # each asked for both default signals and each enabled evidence signal, the power

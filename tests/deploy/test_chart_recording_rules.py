@@ -42,9 +42,11 @@ def test_the_default_rules_are_the_generator_s_for_a_thanos_ruler() -> None:
 
 def test_a_custom_signal_and_slot_render_as_the_generator_writes_them() -> None:
     groups = rendered_groups(
-        "--set-json", f"prometheus.signals=[{json.dumps(SM_ACTIVE)}]",
-        "--set", "config.policy.slot=1m30s",
-    )  # fmt: skip
+        "--set-json",
+        f"prometheus.signals=[{json.dumps(SM_ACTIVE)}]",
+        "--set",
+        "config.policy.slot=1m30s",
+    )
     signal = SignalSettings.model_validate(SM_ACTIVE)
     expected = rule_group([signal], slot=timedelta(seconds=90), thanos=True)
     assert groups == [expected] and expected["interval"] == "90s"
@@ -59,8 +61,10 @@ def test_promtool_accepts_the_rendered_rules(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump({"groups": groups}), encoding="utf-8")
     done = subprocess.run(
         [str(require_binaries().promtool), "check", "rules", str(path)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -77,8 +77,13 @@ def test_the_dashboard_shows_what_the_guards_hold_back() -> None:
 
 def test_the_dashboard_shows_the_savings_per_namespace_and_queue() -> None:
     joined = "\n".join(expressions())
-    for name in ("reclaimed_gpu_hours", "held_idle_gpu_hours", "wait_shortened_seconds",
-                 "regretted", "contested"):  # fmt: skip
+    for name in (
+        "reclaimed_gpu_hours",
+        "held_idle_gpu_hours",
+        "wait_shortened_seconds",
+        "regretted",
+        "contested",
+    ):
         assert f"max by (namespace, queue) (idle_gpu_autoscaler_savings_{name})" in joined
 
 

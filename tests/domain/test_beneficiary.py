@@ -17,13 +17,22 @@ IDLE_SINCE = NOW - timedelta(hours=2)
 
 
 def decision(*, waiter: WorkloadRef | None) -> Decision:
-    return Decision(WorkloadRef("team-a", "rc"), State.IDLE, Action.DEACTIVATE, "idle",
-                    gpus=1, idle_since=IDLE_SINCE, rule="night", beneficiary=waiter)  # fmt: skip
+    return Decision(
+        WorkloadRef("team-a", "rc"),
+        State.IDLE,
+        Action.DEACTIVATE,
+        "idle",
+        gpus=1,
+        idle_since=IDLE_SINCE,
+        rule="night",
+        beneficiary=waiter,
+    )
 
 
 def audit(waiter: str | None) -> DeactivationAudit:
-    return DeactivationAudit(at=NOW, reason="idle", peak=0.0, threshold=0.05, policy="p",
-                             beneficiary=waiter)  # fmt: skip
+    return DeactivationAudit(
+        at=NOW, reason="idle", peak=0.0, threshold=0.05, policy="p", beneficiary=waiter
+    )
 
 
 def test_the_subject_keeps_the_rule_waiter_queue_owner_and_idle_start() -> None:
@@ -31,9 +40,14 @@ def test_the_subject_keeps_the_rule_waiter_queue_owner_and_idle_start() -> None:
 
     subject = subject_of(info, decision(waiter=WAITER))
 
-    assert subject == Subject(rule="night", beneficiary="team-b/waiter", queue="user-queue",
-                              cluster_queue=None, owner="RayCluster/rc",
-                              idle_since=IDLE_SINCE)  # fmt: skip
+    assert subject == Subject(
+        rule="night",
+        beneficiary="team-b/waiter",
+        queue="user-queue",
+        cluster_queue=None,
+        owner="RayCluster/rc",
+        idle_since=IDLE_SINCE,
+    )
 
 
 def test_nothing_known_is_no_subject() -> None:

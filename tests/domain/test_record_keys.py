@@ -89,9 +89,13 @@ def test_another_action_of_the_same_episode_is_its_own_record() -> None:
 
 def test_unkeyed_records_are_always_kept_so_each_deactivation_counts() -> None:
     started = AuditRecord(
-        at=NOW, actor=LOOP_ACTOR, action="deactivate", target="team-a/rc", reason="idle",
+        at=NOW,
+        actor=LOOP_ACTOR,
+        action="deactivate",
+        target="team-a/rc",
+        reason="idle",
         outcome="started",
-    )  # fmt: skip
+    )
 
     state = RuntimeState().recorded((started,), limit=10).recorded((started,), limit=10)
 

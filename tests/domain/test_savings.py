@@ -47,25 +47,47 @@ def deactivated(
         owner=f"RayCluster/{name}",
         idle_since=idle_since,
     )
-    return AuditRecord(at=at(hours), actor=LOOP_ACTOR, action="deactivate",
-                       target=f"team-a/{name}", reason="idle", outcome=outcome,
-                       namespace="team-a", gpus=gpus, subject=subject)  # fmt: skip
+    return AuditRecord(
+        at=at(hours),
+        actor=LOOP_ACTOR,
+        action="deactivate",
+        target=f"team-a/{name}",
+        reason="idle",
+        outcome=outcome,
+        namespace="team-a",
+        gpus=gpus,
+        subject=subject,
+    )
 
 
 def noted(action: str, hours: float, *, of: AuditRecord) -> AuditRecord:
     key = RecordKey(subject=of.target, episode=of.at, detail=action)
-    return AuditRecord(at=at(hours), actor=LOOP_ACTOR, action=action, target=of.target,
-                       reason="seen", outcome="noted", key=key)  # fmt: skip
+    return AuditRecord(
+        at=at(hours),
+        actor=LOOP_ACTOR,
+        action=action,
+        target=of.target,
+        reason="seen",
+        outcome="noted",
+        key=key,
+    )
 
 
 def by_person(action: str, hours: float, *, name: str = "rc") -> AuditRecord:
-    return AuditRecord(at=at(hours), actor="alice", action=action, target=f"team-a/{name}",
-                       reason="need it")  # fmt: skip
+    return AuditRecord(
+        at=at(hours), actor="alice", action=action, target=f"team-a/{name}", reason="need it"
+    )
 
 
 def loop(action: str, hours: float) -> AuditRecord:
-    return AuditRecord(at=at(hours), actor=LOOP_ACTOR, action=action, target="team-a/rc",
-                       reason="x", outcome="counted")  # fmt: skip
+    return AuditRecord(
+        at=at(hours),
+        actor=LOOP_ACTOR,
+        action=action,
+        target="team-a/rc",
+        reason="x",
+        outcome="counted",
+    )
 
 
 STOP = deactivated(10)
@@ -149,8 +171,12 @@ def test_the_figures_of_one_workload_over_a_day(
 def test_a_waiter_served_by_two_deactivations_counts_its_wait_once() -> None:
     first = deactivated(10, name="rc", waiter="team-b/waiter")
     second = deactivated(10.5, name="rc2", waiter="team-b/waiter")
-    trail = [noted("waiter-admitted", 11, of=first), noted("waiter-admitted", 11, of=second),
-             second, first]  # fmt: skip
+    trail = [
+        noted("waiter-admitted", 11, of=first),
+        noted("waiter-admitted", 11, of=second),
+        second,
+        first,
+    ]
 
     total = savings(trail, (), since=DAY_AGO, now=NOW).total
 
@@ -159,8 +185,9 @@ def test_a_waiter_served_by_two_deactivations_counts_its_wait_once() -> None:
 
 def test_a_workload_idle_now_adds_its_hours_held_idle_so_far() -> None:
     info = a_workload("team-b", "nb").gpu_pod("nb-0", gpus=2).build()
-    decision = Decision(info.ref, State.IDLE, Action.NONE, "idle", gpus=2,
-                        idle_since=NOW - timedelta(hours=3))  # fmt: skip
+    decision = Decision(
+        info.ref, State.IDLE, Action.NONE, "idle", gpus=2, idle_since=NOW - timedelta(hours=3)
+    )
 
     report = savings((), [WorkloadStatus(info, decision)], since=DAY_AGO, now=NOW)
 
@@ -183,8 +210,15 @@ def test_figures_roll_up_per_queue_and_per_namespace_and_filter_by_namespace() -
 
 
 def test_a_record_without_a_subject_is_grouped_from_the_snapshot_then_unknown() -> None:
-    old = AuditRecord(at=at(10), actor=LOOP_ACTOR, action="deactivate", target="team-a/old",
-                      reason="idle", outcome="done", gpus=1)  # fmt: skip
+    old = AuditRecord(
+        at=at(10),
+        actor=LOOP_ACTOR,
+        action="deactivate",
+        target="team-a/old",
+        reason="idle",
+        outcome="done",
+        gpus=1,
+    )
     info = a_workload("team-a", "old").inactive().build()
     row = WorkloadStatus(info, Decision(info.ref, State.DEACTIVATED, Action.NONE, "stopped"))
 

@@ -18,9 +18,8 @@ from autoscaler.domain import annotations as ann
 from autoscaler.domain.exemptions import exempting
 from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
 from autoscaler.domain.notices.notice import SnoozeBounds
-from autoscaler.domain.notices.reading import read_notice
 from autoscaler.domain.notices.snoozes import grant_snooze, hand_set_snooze, unsnoozing
-from autoscaler.domain.notices.staging import stage
+from autoscaler.domain.notices.staging import read_notice, stage
 from autoscaler.domain.policy.rules import Rule
 from tests.support.domain_builders import NOW, WorkloadBuilder, minutes_ago, rfc3339
 from tests.support.notice_builders import (

@@ -58,11 +58,21 @@ def test_serve_runs_cycles_until_sigterm_and_stops_cleanly(
                 break
         ready = httpx.get(f"http://127.0.0.1:{api_port}/readyz", timeout=5)
         status = subprocess.run(
-            [sys.executable, "-m", "autoscaler", "status", "--server",
-             f"http://127.0.0.1:{api_port}", "-o", "json"],
-            capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "autoscaler",
+                "status",
+                "--server",
+                f"http://127.0.0.1:{api_port}",
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
             env={**os.environ, "KUBECONFIG": str(kubeconfig)},
-        )  # fmt: skip
+        )
         process.send_signal(signal.SIGTERM)
         _, remaining = process.communicate(timeout=30)
     finally:

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from autoscaler.domain.queues.contention import WaiterOutcome, plan_reclaim
-from autoscaler.domain.queues.facts import QueueFacts
-from autoscaler.domain.queues.pending import merge_queue_facts
+from autoscaler.domain.queues.facts import QueueFacts, merge_queue_facts
 from autoscaler.engine.cycle.queues import PendingWorkOf
 from tests.support.quota_builders import GPU, a_waiter, an_idle, gpu_queue, queues
 

@@ -288,8 +288,11 @@ class FaultRig:
         last = self.snapshots[-1] if self.snapshots else None
         if last is None:
             return []
-        return [f"{r.ref}: {r.decision.state} {r.decision.reason}" for r in last.workloads
-                if r.ref.namespace in (self.namespace, self.paused_namespace)]  # fmt: skip
+        return [
+            f"{r.ref}: {r.decision.state} {r.decision.reason}"
+            for r in last.workloads
+            if r.ref.namespace in (self.namespace, self.paused_namespace)
+        ]
 
     def workload_name(self, name: str) -> str:
         return str(workload_of(self.server, self.home(name), name)["metadata"]["name"])
@@ -342,8 +345,17 @@ class FaultRig:
             PrometheusMetricSource(prometheus=direct, policy=settings.policy),
             replace(build_policy(settings), dry_run=True),
         )
-        rig = cls(server, exporter, namespace, settings, cluster, emulator,
-                  service.reconciler.run_once, control, token)  # fmt: skip
+        rig = cls(
+            server,
+            exporter,
+            namespace,
+            settings,
+            cluster,
+            emulator,
+            service.reconciler.run_once,
+            control,
+            token,
+        )
         try:
             cluster.write_pauses(Pauses(namespaces=frozenset({paused})))
             for name, role in cast.items():

@@ -63,9 +63,14 @@ def deactivations(kube_server: KubeServer, namespace: str) -> Iterator[Deactivat
 
 
 def serve_config(
-    tmp_path: Path, server: KubeServer, *, namespace: str, prometheus: dict[str, Any],
-    token: str, **sections: Any,
-) -> Path:  # fmt: skip
+    tmp_path: Path,
+    server: KubeServer,
+    *,
+    namespace: str,
+    prometheus: dict[str, Any],
+    token: str,
+    **sections: Any,
+) -> Path:
     raw = raw_fault_settings(namespace, prometheus=prometheus, **sections)
     kubeconfig = write_kubeconfig(tmp_path / f"kubeconfig-{token}", server, token=token)
     raw["cluster"]["kubeconfig"] = str(kubeconfig)
@@ -99,9 +104,13 @@ def test_a_process_killed_mid_window_and_restarted_neither_acts_early_nor_forget
     sections = {"policy": {"idleWindow": f"{WINDOW_S:g}s"}, "loop": {"interval": "1s"}}
     rig = make_rig(cast=KILL_CAST, **sections)
     config = serve_config(
-        tmp_path, kube_server, namespace=namespace, prometheus=prometheus_config,
-        token=f"serve-{namespace}", **sections,
-    )  # fmt: skip
+        tmp_path,
+        kube_server,
+        namespace=namespace,
+        prometheus=prometheus_config,
+        token=f"serve-{namespace}",
+        **sections,
+    )
     serve = ServeProcess(config, log=tmp_path / "serve.log")
     with serve:
         wait_for(lambda: cycles_logged(serve) >= 2, within=20, what="the first cycles")
@@ -114,8 +123,11 @@ def test_a_process_killed_mid_window_and_restarted_neither_acts_early_nor_forget
         serve.start()
         back = wait_for(lambda: cycles_logged(serve) > before, within=20, what="a cycle after")
         latest = went_idle + WINDOW_S + SERVE_CYCLE_S + SCRAPE_LAG_S + CYCLE_S
-        wait_for(lambda: "trainer" in deactivations.at, within=latest - time.monotonic() + 1,
-                 what="the deactivation once the window completed")  # fmt: skip
+        wait_for(
+            lambda: "trainer" in deactivations.at,
+            within=latest - time.monotonic() + 1,
+            what="the deactivation once the window completed",
+        )
 
     acted = deactivations.at["trainer"] - went_idle
     assert back - went_idle < WINDOW_S - SCRAPE_S, "restarted too late to show anything"
@@ -149,16 +161,25 @@ def lease_holder(server: KubeServer, namespace: str) -> str:
 
 
 def replicas(
-    tmp_path: Path, server: KubeServer, *, namespace: str, prometheus: dict[str, Any],
+    tmp_path: Path,
+    server: KubeServer,
+    *,
+    namespace: str,
+    prometheus: dict[str, Any],
     **sections: Any,
-) -> dict[str, ServeProcess]:  # fmt: skip
+) -> dict[str, ServeProcess]:
     """Two `serve` processes sharing one Lease; each is its POD_NAME and its API token."""
     made = {}
     for identity in ("replica-1", "replica-2"):
         config = serve_config(
-            tmp_path, server, namespace=namespace, prometheus=prometheus, token=identity,
-            leaderElection=LEADER_ELECTION, **sections,
-        )  # fmt: skip
+            tmp_path,
+            server,
+            namespace=namespace,
+            prometheus=prometheus,
+            token=identity,
+            leaderElection=LEADER_ELECTION,
+            **sections,
+        )
         made[identity] = ServeProcess(
             config, log=tmp_path / f"{identity}.log", env={"POD_NAME": identity}
         )
@@ -221,12 +242,18 @@ def test_the_leader_dying_mid_cycle_hands_over_and_the_window_still_holds(
         went_idle = time.monotonic()
         time.sleep(window / 3)
         both[leader].kill()
-        wait_for(lambda: lease_holder(kube_server, namespace) == follower, within=10,
-                 what="the follower taking the Lease")  # fmt: skip
+        wait_for(
+            lambda: lease_holder(kube_server, namespace) == follower,
+            within=10,
+            what="the follower taking the Lease",
+        )
         took_over = time.monotonic() - went_idle
         latest = went_idle + window + 3 * SERVE_CYCLE_S + SCRAPE_LAG_S
-        wait_for(lambda: "trainer" in deactivations.at, within=latest - time.monotonic() + 1,
-                 what="the deactivation by the new leader")  # fmt: skip
+        wait_for(
+            lambda: "trainer" in deactivations.at,
+            within=latest - time.monotonic() + 1,
+            what="the deactivation by the new leader",
+        )
 
     acted = deactivations.at["trainer"] - went_idle
     assert took_over < window - SCRAPE_S, f"took over {took_over:.1f}s in: too late to show it"

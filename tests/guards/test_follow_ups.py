@@ -56,17 +56,24 @@ def row(info: WorkloadInfo, action: Action = Action.NONE) -> WorkloadStatus:
     return WorkloadStatus(info, decision)
 
 
-def cycle(at: datetime, *, waiter_admitted_at: datetime | None, stopped_active: bool,
-          acted: bool = False) -> Snapshot:  # fmt: skip
+def cycle(
+    at: datetime, *, waiter_admitted_at: datetime | None, stopped_active: bool, acted: bool = False
+) -> Snapshot:
     waiter = a_workload("team-b", "waiter").not_admitted()
     if waiter_admitted_at is not None:
         waiter = waiter.admitted(at=waiter_admitted_at)
     stopped = a_workload("team-a", "rc").gpu_pod("rc-0", gpus=4)
     stopped = stopped if stopped_active else stopped.inactive()
     actions = (ActionRecord(STOPPED, Action.DEACTIVATE, "idle", NOW, Outcome.done()),)
-    return Snapshot(cycle=1, taken_at=at, cluster_ok=True, metrics_ok=True, dry_run=False,
-                    workloads=(row(stopped.build(), Action.DEACTIVATE), row(waiter.build())),
-                    actions=actions if acted else ())  # fmt: skip
+    return Snapshot(
+        cycle=1,
+        taken_at=at,
+        cluster_ok=True,
+        metrics_ok=True,
+        dry_run=False,
+        workloads=(row(stopped.build(), Action.DEACTIVATE), row(waiter.build())),
+        actions=actions if acted else (),
+    )
 
 
 def notes(state: MemoryState) -> list[tuple[str, datetime, str]]:
@@ -82,8 +89,9 @@ def test_the_waiters_admission_and_the_reactivation_are_each_noted_once() -> Non
     follow(cycle(NOW + timedelta(minutes=5), waiter_admitted_at=admitted_at, stopped_active=False))
     follow(cycle(NOW + timedelta(minutes=6), waiter_admitted_at=admitted_at, stopped_active=False))
     follow(cycle(back_at, waiter_admitted_at=admitted_at, stopped_active=True))
-    follow(cycle(back_at + timedelta(minutes=1), waiter_admitted_at=admitted_at,
-                 stopped_active=True))  # fmt: skip
+    follow(
+        cycle(back_at + timedelta(minutes=1), waiter_admitted_at=admitted_at, stopped_active=True)
+    )
 
     assert notes(state) == [
         ("seen-reactivated", back_at, "team-a/rc"),
@@ -94,9 +102,16 @@ def test_the_waiters_admission_and_the_reactivation_are_each_noted_once() -> Non
 
 
 def test_a_new_leader_reads_the_trail_and_notes_what_was_still_open() -> None:
-    deactivation = AuditRecord(at=NOW, actor="idle-gpu-autoscaler", action="deactivate",
-                               target="team-a/rc", reason="idle", outcome="started", gpus=4,
-                               subject=Subject(beneficiary="team-b/waiter"))  # fmt: skip
+    deactivation = AuditRecord(
+        at=NOW,
+        actor="idle-gpu-autoscaler",
+        action="deactivate",
+        target="team-a/rc",
+        reason="idle",
+        outcome="started",
+        gpus=4,
+        subject=Subject(beneficiary="team-b/waiter"),
+    )
     state = MemoryState(RuntimeState(audit=(deactivation,)))
     admitted_at = NOW + timedelta(minutes=10)
     first = cycle(NOW + timedelta(minutes=11), waiter_admitted_at=admitted_at, stopped_active=False)

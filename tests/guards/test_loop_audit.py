@@ -46,8 +46,9 @@ def dry_run(*names: str, at: datetime = NOW) -> Snapshot:
             info.ref, State.IDLE, Action.WOULD_DEACTIVATE, "idle", idle_since=EPISODE
         )
         rows.append(WorkloadStatus(info, decision))
-    return Snapshot(cycle=1, taken_at=at, workloads=tuple(rows), cluster_ok=True,
-                    metrics_ok=True, dry_run=True)  # fmt: skip
+    return Snapshot(
+        cycle=1, taken_at=at, workloads=tuple(rows), cluster_ok=True, metrics_ok=True, dry_run=True
+    )
 
 
 def auditor(trail: BoundedTrail) -> LoopAuditor:

@@ -235,8 +235,15 @@ def test_a_watch_whose_interrupt_has_fired_sends_no_request(
     interrupt = WatchInterrupt()
     interrupt.fire()
 
-    events = list(client.watch(PODS, resource_version="0", namespace=namespace,
-                               timeout_seconds=300, interrupt=interrupt))  # fmt: skip
+    events = list(
+        client.watch(
+            PODS,
+            resource_version="0",
+            namespace=namespace,
+            timeout_seconds=300,
+            interrupt=interrupt,
+        )
+    )
 
     assert events == []
     assert watches(kube, namespace) == []

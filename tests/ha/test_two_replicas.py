@@ -264,8 +264,14 @@ def test_a_persons_exemption_through_the_followers_api_is_served_and_audited(
     b = replicas.start("b")
     replicas.rounds(1)
     kube.reviews.add_token("alice-ha-token", username="alice-ha", groups=("system:authenticated",))
-    kube.reviews.allow(user="alice-ha", verb="patch", group="ray.io", resource="rayclusters",
-                       namespace=namespace, reason="alice edits her namespace")  # fmt: skip
+    kube.reviews.allow(
+        user="alice-ha",
+        verb="patch",
+        group="ray.io",
+        resource="rayclusters",
+        namespace=namespace,
+        reason="alice edits her namespace",
+    )
     [api] = [server for server in b.service.servers if isinstance(server, Api)]
     since = replicas.mark()
 

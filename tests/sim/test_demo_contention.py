@@ -92,12 +92,17 @@ def screened(cluster: SimulatedCluster, scenario: Scenario) -> dict[str, Decisio
     idle_from = {"eval-server": 0, "bob-notebook": 5, "carol-notebook": 10}
     names = {info.ref: cluster.spec(info.ref).name for info in infos}
     decisions = [
-        Decision(info.ref, State.IDLE, Action.DEACTIVATE, "idle",
-                 idle_since=scenario.start + timedelta(minutes=idle_from[names[info.ref]]))
+        Decision(
+            info.ref,
+            State.IDLE,
+            Action.DEACTIVATE,
+            "idle",
+            idle_since=scenario.start + timedelta(minutes=idle_from[names[info.ref]]),
+        )
         if names[info.ref] in idle_from
         else Decision(info.ref, State.BUSY, Action.NONE, "busy")
         for info in infos
-    ]  # fmt: skip
+    ]
     reclaimer = Reclaimer(
         pending=SimulatedQueues(read=cluster.kueue), logger=logging.getLogger("test")
     )

@@ -163,8 +163,16 @@ def test_a_failing_cli_is_told_once_and_the_warned_stop_stands() -> None:
     story = played(unserved_world(), people)
 
     ((argv, environ),) = ran
-    assert list(argv) == ["py", "-m", "autoscaler", "snooze", f"demo/{FIRST}", "30m",
-                          "--reason", REASON]  # fmt: skip
+    assert list(argv) == [
+        "py",
+        "-m",
+        "autoscaler",
+        "snooze",
+        f"demo/{FIRST}",
+        "30m",
+        "--reason",
+        REASON,
+    ]
     assert (environ["IGA_URL"], environ["IGA_TOKEN"]) == (endpoints.rest_url, "t0k")
     (warned,) = [c for c in story.cycles if c.minute == 65]
     assert warned.told[-1] == (

@@ -73,7 +73,7 @@ def terminal() -> Iterator[Tmux]:
     # handled it and exited.
     shell = f'{shlex.join(demo)}; echo "{EXITED} $?"'
     tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", SESSION, "-c", str(REPO),
-         shlex.join(["bash", "-c", shell]))  # fmt: skip
+         shlex.join(["bash", "-c", shell]))  # fmt: skip  # each flag beside its value
     tmux("set-option", "-t", SESSION, "remain-on-exit", "on")
     try:
         yield tmux

@@ -57,8 +57,12 @@ def exporter(
     )
 
 
-def evidence_at(minute: float, profiles: dict[str, Profile], held: list[GpuHolding],
-                evidence: EvidenceSettings | None = None) -> FleetEvidence:  # fmt: skip
+def evidence_at(
+    minute: float,
+    profiles: dict[str, Profile],
+    held: list[GpuHolding],
+    evidence: EvidenceSettings | None = None,
+) -> FleetEvidence:
     usage = exporter(profiles, held, evidence).read_usage(
         window=HOUR, threshold=THRESHOLD, now=at(minute)
     )
@@ -82,14 +86,19 @@ def test_weights_loading_show_framebuffer_growth_and_pcie_receive_from_the_first
     # 3 GiB/min from 0:00: the slot ending at 1 rose from 512 MiB to the 0:37 sample; the
     # slots up to 15 add up to the 14:37 sample minus 512 MiB: 3072 * 14.6167 MiB.
     assert sightings[Signal.FRAMEBUFFER] == Sighting(
-        Signal.FRAMEBUFFER, last_at=at(15), first_at=at(1),
+        Signal.FRAMEBUFFER,
+        last_at=at(15),
+        first_at=at(1),
         detail="framebuffer grew 43.9 GiB over 15m",
-    )  # fmt: skip
+    )
     assert sightings[Signal.FRAMEBUFFER].device_level is False
     # 51.2 MiB/s of weights, with PCIe's protocol headers: 67 MB/s on the wire.
     assert sightings[Signal.PCIE] == Sighting(
-        Signal.PCIE, last_at=at(15), first_at=at(1), detail="PCIe receiving 67 MB/s",
-    )  # fmt: skip
+        Signal.PCIE,
+        last_at=at(15),
+        first_at=at(1),
+        detail="PCIe receiving 67 MB/s",
+    )
     assert sightings[Signal.PCIE].device_level is True
     assert Signal.POWER not in sightings  # 75 W while copying: under 60 W + 30 W
     assert found.power_baselines == {GPU_MODEL: 60.0}

@@ -36,8 +36,14 @@ class Holdings:
         return self.held
 
 
-def holding(pod: str, *, start: float = 0, end: float | None = None, origin: datetime = ORIGIN,
-            index: int = 0) -> GpuHolding:  # fmt: skip
+def holding(
+    pod: str,
+    *,
+    start: float = 0,
+    end: float | None = None,
+    origin: datetime = ORIGIN,
+    index: int = 0,
+) -> GpuHolding:
     node = f"node-{pod}"
     return GpuHolding(
         key=GpuKey("sim", pod, gpu_uuid(node, index)),
@@ -48,8 +54,13 @@ def holding(pod: str, *, start: float = 0, end: float | None = None, origin: dat
     )
 
 
-def read(profiles: dict[str, Profile], held: list[GpuHolding], *, minute: float,
-         origin: datetime = ORIGIN) -> FleetUsage:  # fmt: skip
+def read(
+    profiles: dict[str, Profile],
+    held: list[GpuHolding],
+    *,
+    minute: float,
+    origin: datetime = ORIGIN,
+) -> FleetUsage:
     exporter = SimulatedExporter(
         holdings=Holdings(held),
         profiles={("sim", name): profile for name, profile in profiles.items()},
@@ -121,8 +132,12 @@ def test_the_simulated_exporter_matches_a_real_prometheus_on_the_same_samples(
     finally:
         real.close()
 
-    simulated = read({pod: case[0] for pod, case in SIM_CASES.items()}, sim_holdings(origin),
-                     minute=SIM_MINUTES, origin=origin)  # fmt: skip
+    simulated = read(
+        {pod: case[0] for pod, case in SIM_CASES.items()},
+        sim_holdings(origin),
+        minute=SIM_MINUTES,
+        origin=origin,
+    )
 
     assert expected.failure is None
     assert len(expected.gpus) == len(SIM_CASES)

@@ -142,10 +142,15 @@ def test_a_when_contended_stop_frees_only_the_borrower_that_lets_the_waiter_in()
     infos = [info for info in cluster.list_workloads() if info.admitted]
     idle_hours = {"eval": 3, "bob": 2, "carol": 1, "alice": 1}
     decisions = [
-        Decision(info.ref, State.IDLE, Action.DEACTIVATE, "idle",
-                 idle_since=clock.now() - timedelta(hours=idle_hours[name_of(cluster, info.ref)]))
+        Decision(
+            info.ref,
+            State.IDLE,
+            Action.DEACTIVATE,
+            "idle",
+            idle_since=clock.now() - timedelta(hours=idle_hours[name_of(cluster, info.ref)]),
+        )
         for info in infos
-    ]  # fmt: skip
+    ]
     reclaimer = Reclaimer(
         pending=SimulatedQueues(read=cluster.kueue), logger=logging.getLogger("test")
     )

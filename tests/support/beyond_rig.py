@@ -207,9 +207,11 @@ class BeyondRig:
             api_port = free_port()
             kubeconfig = write_kubeconfig(files / "kubeconfig", server, token=f"serve-{namespace}")
             settings = config(
-                namespace=namespace, kubeconfig=kubeconfig, prometheus=live.prometheus.url,
+                namespace=namespace,
+                kubeconfig=kubeconfig,
+                prometheus=live.prometheus.url,
                 api_port=api_port,
-            )  # fmt: skip
+            )
             gpus: list[Gpu] = []
             stack.callback(_clean_up, server, live, namespace, gpus)
             job_cluster = seed(server, namespace)

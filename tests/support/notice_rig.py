@@ -48,9 +48,14 @@ Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]  # (sample name, l
 
 
 def config(
-    *, namespace: str, kubeconfig: Path, prometheus: str, api_port: int, files: Path,
+    *,
+    namespace: str,
+    kubeconfig: Path,
+    prometheus: str,
+    api_port: int,
+    files: Path,
     hooks: dict[str, str],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Seconds-long windows, acting, in `namespace` only, with no default targets and no
     rule `notify`, so only the namespace's annotation routes; as a config file says it."""
     secret, key = files / "hook-secret", files / "link-key"
@@ -176,16 +181,22 @@ class NoticeRig:
         """Receivers up, the namespace seeded, `serve` started; all of it gone after."""
         namespace = f"notify-{uuid.uuid4().hex[:6]}"
         with ExitStack() as stack:
-            hooks = {name: stack.enter_context(WebhookReceiver(secret=WEBHOOK_SECRET))
-                     for name in TARGETS}  # fmt: skip
+            hooks = {
+                name: stack.enter_context(WebhookReceiver(secret=WEBHOOK_SECRET))
+                for name in TARGETS
+            }
             hooks["slow-hook"].hang_next(10_000)
             hooks["broken-hook"].fail_next(10_000, status=500)
             api_port = free_port()
             kubeconfig = write_kubeconfig(files / "kubeconfig", server, token=f"serve-{namespace}")
             settings = config(
-                namespace=namespace, kubeconfig=kubeconfig, prometheus=live.prometheus.url,
-                api_port=api_port, files=files, hooks={n: h.url for n, h in hooks.items()},
-            )  # fmt: skip
+                namespace=namespace,
+                kubeconfig=kubeconfig,
+                prometheus=live.prometheus.url,
+                api_port=api_port,
+                files=files,
+                hooks={n: h.url for n, h in hooks.items()},
+            )
             stack.callback(_clean_up, server, live, namespace)
             gpus = seed(server, live, namespace)
             stops = Stops(server, namespace)
@@ -200,9 +211,12 @@ def seed(server: KubeServer, live: LiveMetrics, namespace: str) -> dict[str, lis
     """The annotated namespace, a queue, and the RayClusters admitted a minute ago (past
     their grace period) whose GPUs sit idle; their GPUs."""
     server.store.put(
-        {"apiVersion": "v1", "kind": "Namespace",
-         "metadata": {"name": namespace, "annotations": {keys.NOTIFY: ",".join(TARGETS)}}}
-    )  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "annotations": {keys.NOTIFY: ",".join(TARGETS)}},
+        }
+    )
     seed_queues(server, cluster_queue=f"cq-{namespace}", namespaces=[namespace], gpus=8)
     for name in RAYCLUSTERS:
         submit(server, make_raycluster(namespace, name).head(gpus=1).queue("user-queue").build())

@@ -69,10 +69,17 @@ def record_rules(server: PrometheusServer, *, workdir: Path, start: int, end: in
         rules_file(settings.prometheus.signals, slot=settings.policy.slot, thanos=False)
     )
     command = [
-        str(require_binaries().promtool), "tsdb", "create-blocks-from", "rules", "--quiet",
-        f"--start={start}", f"--end={end}", f"--url={server.url}",
-        f"--output-dir={server.data_dir}", str(rules),
-    ]  # fmt: skip
+        str(require_binaries().promtool),
+        "tsdb",
+        "create-blocks-from",
+        "rules",
+        "--quiet",
+        f"--start={start}",
+        f"--end={end}",
+        f"--url={server.url}",
+        f"--output-dir={server.data_dir}",
+        str(rules),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=workdir)
     if done.returncode != 0:
         raise RuntimeError(f"promtool rules backfill failed: {done.stderr[-2000:]}")

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
-from typing import Any
 
+from autoscaler.adapters.kubernetes.objects import Obj
 from autoscaler.domain.policy.management import KAI_COHORT, KAI_FLAVOR, KAI_GPU, kai_cluster_queue
 from autoscaler.domain.queues.facts import FlavorQuotas, QueueQuota, ResourceGroup, ResourceQuota
 from autoscaler.domain.queues.quantity import parse_quantity
 
-Obj = Mapping[str, Any]
 NO_LIMIT = -1  # KAI's "unlimited" for a quota or a limit
 
 

@@ -42,20 +42,19 @@ not installed) is `QueueFacts.failure`; `read_queues` never raises.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from autoscaler.adapters.kai.queue_tree import KaiQueue, parse_queue, tree_of
-from autoscaler.adapters.kai.waiters import name_of, pending_pods_by_group, waiters_of
+from autoscaler.adapters.kai.waiters import pending_pods_by_group, waiters_of
 from autoscaler.adapters.kubernetes.client import KubeClient
-from autoscaler.adapters.kubernetes.resources import KAI_PODGROUPS, KAI_QUEUES, PODS
+from autoscaler.adapters.kubernetes.objects import MALFORMED, Obj
+from autoscaler.adapters.kubernetes.resources import KAI_PODGROUPS, KAI_QUEUES, PODS, log_name
 from autoscaler.core.errors import ClusterError, NotFound
 from autoscaler.domain.queues.facts import QueueFacts
 
-Obj = Mapping[str, Any]
 SOURCE = "kai-podgroups"
 UNSCHEDULED = "status.phase=Pending,spec.nodeName="
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, ArithmeticError)
+_MALFORMED = (*MALFORMED, ArithmeticError)  # GPU amounts are rounded as Decimals
 
 
 class KaiQueues:
@@ -94,5 +93,5 @@ class KaiQueues:
             try:
                 parsed.append(parse_queue(obj))
             except _MALFORMED as exc:  # its PodGroups' fit is unknown: the queue is unknown
-                self._log.warning("skipping malformed KAI Queue %s: %s", name_of(obj), exc)
+                self._log.warning("skipping malformed KAI Queue %s: %s", log_name(obj), exc)
         return parsed

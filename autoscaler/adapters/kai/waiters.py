@@ -16,19 +16,23 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 from autoscaler.adapters.kai.naming import POD_GROUP_ANNOTATION
 from autoscaler.adapters.kai.queue_tree import QueueTree
-from autoscaler.adapters.kubernetes.objects import annotations_of, pod_gpus, required_time
+from autoscaler.adapters.kubernetes.objects import (
+    MALFORMED,
+    Obj,
+    annotations_of,
+    pod_gpus,
+    required_time,
+)
+from autoscaler.adapters.kubernetes.resources import log_name
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.policy.management import KAI_FRACTION_ANNOTATIONS, KAI_GPU, kai_cluster_queue
 from autoscaler.domain.queues.facts import QueueQuota, Waiter
 
-Obj = Mapping[str, Any]
 Key = tuple[str, str]  # (namespace, PodGroup name)
 GPU_VENDOR_PREFIX = "nvidia.com/"  # any other NVIDIA device (MIG slices, shared GPUs)
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,8 @@ def waiters_of(
     for group in podgroups:
         try:
             waiter = _waiter_of(group, pending, tree)
-        except _MALFORMED as exc:
-            malformed[name_of(group)] = str(exc)
+        except MALFORMED as exc:
+            malformed[log_name(group)] = str(exc)
             continue
         if isinstance(waiter, tuple):
             waiter, stand_in = waiter
@@ -100,14 +104,6 @@ def _waiter_of(
         return waiter
     stand_in = _stand_in(waiter, doubt)
     return replace(waiter, cluster_queue=stand_in.name), stand_in
-
-
-def name_of(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if not isinstance(meta, Mapping):
-        return "?"
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
 def _created(meta: Obj) -> datetime:

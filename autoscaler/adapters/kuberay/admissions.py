@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from autoscaler.adapters.kuberay.rayclusters import KIND
 from autoscaler.adapters.kubernetes.cache import key_of
+from autoscaler.adapters.kubernetes.objects import Obj
 
-Obj = Mapping[str, Any]
 RAY_GROUP = "ray.io"
 
 

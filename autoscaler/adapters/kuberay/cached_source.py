@@ -23,10 +23,14 @@ from autoscaler.adapters.kuberay.source import (
     pod_selector,
     read_one,
 )
-from autoscaler.adapters.kubernetes.cache import WatchCache, require_fresh, stop_all
+from autoscaler.adapters.kubernetes.cache import (
+    WatchCache,
+    require_fresh,
+    stop_all,
+    without_managed_fields,
+)
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
-from autoscaler.adapters.kueue.cache_convert import without_managed_fields
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.settings.ha import WatchCacheSettings
@@ -118,8 +122,12 @@ def trimmed(obj: Obj) -> Obj:
     head_class = head_priority_class(spec)
     if head_class is not None:
         kept["headGroupSpec"] = {"template": {"spec": {"priorityClassName": head_class}}}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta,
-            "spec": kept}  # fmt: skip
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": meta,
+        "spec": kept,
+    }
 
 
 def _is_map(value: object) -> TypeGuard[Mapping[str, Any]]:

@@ -20,14 +20,12 @@ from autoscaler.adapters.kuberay.rayclusters import RayPod, parse_raycluster
 from autoscaler.adapters.kuberay.source import RayClusterSource
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import key_of
+from autoscaler.adapters.kubernetes.objects import MALFORMED, Obj
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.context import UNLISTED, NamespaceMeta
 from autoscaler.domain.models import Pauses, PodRecord, State, WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.claims import Claim, RayClusterFacts, claim
 from autoscaler.domain.policy.management import SUSPENDED_BY_US, HandsOff, Manager
-
-Obj = Mapping[str, Any]
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 
 
 class FleetReader:
@@ -112,7 +110,7 @@ class FleetReader:
     def _read_claim(self, obj: Obj, admissions: Admissions) -> Claim | None:
         try:
             return self._claim(obj, admissions)
-        except _MALFORMED as exc:
+        except MALFORMED as exc:
             self._log.warning("skipping malformed raycluster %s: %s", _ref(obj), exc)
             return None
 
@@ -124,7 +122,7 @@ class FleetReader:
             return None  # Kueue's (its Workload is the row) or an actuator not enabled
         try:
             return parse_raycluster(obj, pods=pods, claim=found, namespace=namespace)
-        except _MALFORMED as exc:
+        except MALFORMED as exc:
             self._log.warning("skipping malformed raycluster %s: %s", _ref(obj), exc)
             return None
 

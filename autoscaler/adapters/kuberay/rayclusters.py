@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.objects import Obj
 from autoscaler.adapters.kueue.context import NamespaceMeta
 from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.claims import Claim
@@ -26,7 +26,6 @@ from autoscaler.domain.policy.management import (
     kai_cluster_queue,
 )
 
-Obj = Mapping[str, Any]
 KIND, API_VERSION = "RayCluster", "ray.io/v1"
 
 

@@ -14,12 +14,12 @@ from autoscaler.adapters.kuberay.rayclusters import RayPod, ray_pod
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import MALFORMED
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
 from autoscaler.core.errors import NotFound
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.settings.tree import ClusterSettings
 
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 DEFAULT_POD_SELECTOR = "ray.io/cluster={name}"  # how KubeRay labels a RayCluster's pods
 
 NamespacedPod = tuple[str, RayPod]
@@ -109,7 +109,7 @@ def parse_pod(
 ) -> NamespacedPod | None:
     try:
         return str(obj["metadata"]["namespace"]), ray_pod(obj, gpu_resources)
-    except _MALFORMED as exc:
+    except MALFORMED as exc:
         logger.warning("skipping malformed pod: %s", exc)
         return None
 

@@ -80,6 +80,14 @@ def key_of(obj: Mapping[str, Any]) -> Key:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+def without_managed_fields(obj: Obj) -> Obj:
+    """The object minus metadata.managedFields, often its largest and never read here."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+
+
 class WatchCache(Generic[T]):
     """One resource's objects, as `convert` makes them, kept current.
 

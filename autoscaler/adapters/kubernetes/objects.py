@@ -14,15 +14,17 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from autoscaler.adapters.kubernetes.workload_fields import priority_of, queue_name_of
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
 from autoscaler.domain.queues.quantity import parse_quantity
 from autoscaler.domain.text import escape
 
-Obj = Mapping[str, Any]
+Obj = Mapping[str, Any]  # an object as read: the readers never change it
+# What reading a malformed object raises: each reader catches these to skip and log that one.
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 PAUSES_KEY = "pauses"  # runtime-state ConfigMap: {"everything": bool, "namespaces": [str]}
 COMPONENT = "idle-gpu-autoscaler"
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 
 _REQUIREMENT = re.compile(r"^(!?)([^\s!=]+)\s*(?:(==|=|!=)\s*(\S*))?$")
 
@@ -194,6 +196,19 @@ def admitted_usage(admission: Obj) -> dict[tuple[str, str], int]:
                 key = (str(flavor), str(resource))
                 usage[key] = usage.get(key, 0) + parse_quantity(str(resource), value)
     return usage
+
+
+def queue_name_of(workload: Obj) -> str:
+    """The Workload's LocalQueue: spec.queueName, else the queue-name label; "" for none. The
+    queue reader (`adapters/kueue/queue_objects.py`) reads it the same way."""
+    spec = workload.get("spec") or {}
+    labels = (workload.get("metadata") or {}).get("labels") or {}
+    return str(spec.get("queueName") or labels.get(QUEUE_NAME_LABEL) or "")
+
+
+def priority_of(workload: Obj) -> int:
+    """The Workload's spec.priority (from its WorkloadPriorityClass); 0 when unset."""
+    return int((workload.get("spec") or {}).get("priority") or 0)
 
 
 def parse_workload(

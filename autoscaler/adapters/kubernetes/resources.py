@@ -6,6 +6,7 @@ any other call before sending it, so the two cannot drift apart silently.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -14,6 +15,16 @@ Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 # Read only to tell where Kueue's admission can be modelled (domain/queues/facts.py, `unmodelled`).
 _QUEUE_READS = ("localqueues", "resourceflavors", "cohorts")
+
+
+def log_name(obj: object) -> str:
+    """How a log line names an object that may be malformed: `namespace/name`, or the name
+    alone when cluster-scoped."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return "<no metadata>"
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name', '?')}" if namespace else str(meta.get("name", "?"))
 
 
 @dataclass(frozen=True)

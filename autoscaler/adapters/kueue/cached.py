@@ -11,20 +11,30 @@ Everything else is KueueCluster's own: `get_workload`, the fresh read before act
 GETs the Workload and its owner and lists that owner's pods; an action still writes the
 audit annotations, the deactivation patch and the Events. A cache that is not filled yet or
 is failing makes the cycle's reads raise ClusterUnavailable, as a failed list would.
+
+What the caches keep of each object: namespaces and pods parsed, other objects less their
+managedFields, owners as their metadata only.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.cache import WatchCache, require_fresh, stop_all
+from autoscaler.adapters.kubernetes.cache import (
+    WatchCache,
+    require_fresh,
+    stop_all,
+    without_managed_fields,
+)
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import MALFORMED
 from autoscaler.adapters.kubernetes.resources import (
     NAMESPACES,
     PODS,
@@ -32,20 +42,18 @@ from autoscaler.adapters.kubernetes.resources import (
     ApiResource,
     Obj,
     kueue_resource,
+    log_name,
 )
-from autoscaler.adapters.kueue.cache_convert import (
-    NamespacedPod,
-    by_namespace,
-    kept_namespace,
-    key_text,
-    owner_metadata,
-    without_managed_fields,
+from autoscaler.adapters.kueue.cluster import KueueCluster, PodsByNamespace
+from autoscaler.adapters.kueue.context import (
+    UNLISTED,
+    NamespaceMeta,
+    WorkloadContext,
+    namespace_meta,
 )
-from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.adapters.kueue.context import UNLISTED, NamespaceMeta, WorkloadContext
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
-from autoscaler.domain.models import PodRecord, WorkloadInfo
+from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
 
@@ -53,7 +61,9 @@ from autoscaler.settings.tree import ClusterSettings
 OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     (resource.group, resource.plural, "watch") for resource in OWNER_RESOURCES.values()
 )
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
+_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
+
+NamespacedPod = tuple[str, PodInfo]
 T = TypeVar("T")
 
 
@@ -273,8 +283,30 @@ class CachedKueueCluster(KueueCluster):
         try:
             namespace = str(obj["metadata"]["namespace"])
             pod = objects.parse_pod(obj, self._settings.gpu_resources)
-        except _MALFORMED as exc:
-            self._log.warning("skipping malformed pod %s: %s", key_text(obj), exc)
+        except MALFORMED as exc:
+            self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
             return None
         labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
         return (namespace, pod) if pod.gpus > 0 or labelled else None
+
+
+def kept_namespace(obj: Obj) -> NamespaceMeta | None:
+    try:
+        return namespace_meta(obj)
+    except MALFORMED:
+        return None
+
+
+def by_namespace(pods: tuple[NamespacedPod, ...]) -> PodsByNamespace:
+    grouped: PodsByNamespace = defaultdict(list)
+    for namespace, pod in pods:
+        grouped[namespace].append(pod)
+    return grouped
+
+
+def owner_metadata(obj: Obj) -> Obj:
+    """What the join reads of an owner: its identity, labels and annotations."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    kept = {key: meta[key] for key in _OWNER_META if key in meta}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}

@@ -12,7 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import MALFORMED
 from autoscaler.adapters.kubernetes.resources import (
     CONFIGMAPS,
     NAMESPACES,
@@ -21,6 +23,7 @@ from autoscaler.adapters.kubernetes.resources import (
     ApiResource,
     Obj,
     kueue_workloads,
+    log_name,
 )
 from autoscaler.adapters.kueue.context import (
     NamespaceMeta,
@@ -32,7 +35,6 @@ from autoscaler.adapters.kueue.context import (
     listed_context,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
-from autoscaler.adapters.kueue.lookup import key_of, name_of, pod_selectors, same_owner
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
@@ -40,7 +42,13 @@ from autoscaler.adapters.kueue.resources import (
     OWNER_RESOURCES,
     owner_resource,
 )
-from autoscaler.core.errors import ClusterError, ClusterUnavailable, Forbidden, NotFound
+from autoscaler.core.errors import (
+    ClusterError,
+    ClusterUnavailable,
+    ConfigError,
+    Forbidden,
+    NotFound,
+)
 from autoscaler.domain.models import (
     OwnerRef,
     Pauses,
@@ -50,8 +58,6 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.settings.tree import ClusterSettings
-
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 
 PodsByNamespace = dict[str, list[PodInfo]]
 
@@ -180,7 +186,7 @@ class KueueCluster:
             return Pauses()
         try:
             return objects.pauses_from_data(config_map.get("data") or {})
-        except _MALFORMED as exc:  # fail safe: a garbled kill switch still stops actions
+        except MALFORMED as exc:  # fail safe: a garbled kill switch still stops actions
             self._log.error(
                 "runtime state %s unreadable, pausing everything: %s",
                 self._settings.runtime_state_config_map,
@@ -208,8 +214,8 @@ class KueueCluster:
     def _parse(self, obj: Obj) -> WorkloadInfo | None:
         try:
             return objects.parse_workload(obj)
-        except _MALFORMED as exc:
-            self._log.warning("skipping malformed workload %s: %s", name_of(obj), exc)
+        except MALFORMED as exc:
+            self._log.warning("skipping malformed workload %s: %s", log_name(obj), exc)
             return None
 
     def _readable(self, owner: OwnerRef) -> bool:
@@ -220,7 +226,7 @@ class KueueCluster:
 
     def _list_owners(self, kind: str) -> dict[tuple[str, str], Obj]:
         found = self._client.list_objects(OWNER_RESOURCES[kind]).items
-        return {key: obj for obj in found if (key := key_of(obj)) is not None}
+        return {key: obj for obj in found if all(key := key_of(obj))}  # namespaced and named
 
     def _list_pods(self, kind: str) -> PodsByNamespace:
         selector = self._selectors[kind].across_owners()
@@ -236,8 +242,8 @@ class KueueCluster:
             try:
                 namespace = str(obj["metadata"]["namespace"])
                 parsed.append((namespace, objects.parse_pod(obj, self._settings.gpu_resources)))
-            except _MALFORMED as exc:
-                self._log.warning("skipping malformed pod %s: %s", name_of(obj), exc)
+            except MALFORMED as exc:
+                self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
         return parsed
 
     def _join(
@@ -257,7 +263,7 @@ class KueueCluster:
         mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
         try:
             return context.parse(obj, owner=owner_obj, pods=mine)
-        except _MALFORMED as exc:
+        except MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None
 
@@ -286,3 +292,23 @@ class KueueCluster:
             self._settings.runtime_state_config_map,
             namespace=self._settings.service_namespace,
         )
+
+
+def pod_selectors(settings: ClusterSettings) -> dict[str, objects.PodSelector]:
+    selectors, problems = {}, []
+    for kind, owner_kind in settings.owner_kinds.items():
+        try:
+            selectors[kind] = objects.PodSelector.parse(owner_kind.pod_selector)
+        except ValueError as exc:
+            problems.append(f"cluster.ownerKinds.{kind}.podSelector: {exc}")
+    if problems:
+        raise ConfigError(problems)
+    return selectors
+
+
+def same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:
+    """The owner object, unless it is a namesake that replaced the real (deleted) owner."""
+    if found is None:
+        return None
+    uid = str((found.get("metadata") or {}).get("uid", ""))
+    return found if not owner.uid or not uid or uid == owner.uid else None

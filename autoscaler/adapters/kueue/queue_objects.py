@@ -14,15 +14,12 @@ and log that one object.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
-from autoscaler.adapters.kubernetes.objects import required_time
-from autoscaler.adapters.kubernetes.workload_fields import priority_of, queue_name_of
+from autoscaler.adapters.kubernetes.objects import Obj, priority_of, queue_name_of, required_time
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.queues.facts import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
 from autoscaler.domain.queues.quantity import parse_quantity
 
-Obj = Mapping[str, Any]
 Requests = dict[str, int]
 QuotaParts = tuple[str, str | None, tuple[ResourceGroup, ...], dict[tuple[str, str], int]]
 

@@ -19,24 +19,23 @@ import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.objects import MALFORMED, Obj, queue_name_of
 from autoscaler.adapters.kubernetes.resources import (
     VISIBILITY_GROUP,
     ApiResource,
+    log_name,
     pending_workloads,
 )
-from autoscaler.adapters.kubernetes.workload_fields import queue_name_of
 from autoscaler.adapters.kueue import queue_objects as parse
 from autoscaler.adapters.kueue.unmodelled import unmodelled_reasons
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
 from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, Waiter
 
-Obj = Mapping[str, Any]
 Key = tuple[str, str]
 VISIBILITY_VERSIONS = ("v1beta2", "v1beta1")  # newest first
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 
 
 class QueueObjects(Protocol):
@@ -88,7 +87,7 @@ class KueueQueues:
     def read_queues(self) -> QueueFacts:
         try:
             objects = _Objects.read(self._objects)
-        except (ClusterError, *_MALFORMED) as exc:
+        except (ClusterError, *MALFORMED) as exc:
             self._log.warning("cannot read Kueue's queues: %s", exc)
             return QueueFacts(failure=f"cannot read Kueue's queues: {exc}")
         queues = self._quotas(objects)
@@ -109,8 +108,8 @@ class KueueQueues:
                 reasons = unmodelled_reasons(
                     obj, flavors=objects.flavors, cohorts=objects.cohorts, cohort=cohort
                 )
-            except _MALFORMED as exc:
-                self._log.warning("skipping malformed ClusterQueue %s: %s", _name(obj), exc)
+            except MALFORMED as exc:
+                self._log.warning("skipping malformed ClusterQueue %s: %s", log_name(obj), exc)
                 continue
             queues[name] = QueueQuota(name, cohort, groups, usage, unmodelled=reasons)
         return queues
@@ -121,8 +120,8 @@ class KueueQueues:
         for obj in objects.local_queues:
             try:
                 targets[parse.key_of(obj)] = str(obj["spec"]["clusterQueue"])
-            except _MALFORMED as exc:
-                self._log.warning("skipping malformed LocalQueue %s: %s", _name(obj), exc)
+            except MALFORMED as exc:
+                self._log.warning("skipping malformed LocalQueue %s: %s", log_name(obj), exc)
         pending: dict[str, list[Waiter]] = defaultdict(list)
         for obj in objects.workloads:
             try:
@@ -132,8 +131,8 @@ class KueueQueues:
                 queue = targets.get((namespace, queue_name_of(obj)))
                 if queue is not None:  # no LocalQueue: Kueue cannot admit it anywhere
                     pending[queue].append(parse.waiter_of(obj, cluster_queue=queue))
-            except _MALFORMED as exc:
-                self._log.warning("skipping malformed pending Workload %s: %s", _name(obj), exc)
+            except MALFORMED as exc:
+                self._log.warning("skipping malformed pending Workload %s: %s", log_name(obj), exc)
         return pending
 
     def _order(self, cluster_queues: Sequence[str]) -> _Order:
@@ -186,11 +185,3 @@ def _ordered(waiters: Sequence[Waiter], positions: Sequence[Key]) -> list[Waiter
             w.ref,
         ),
     )
-
-
-def _name(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if not isinstance(meta, Mapping):
-        return "<no metadata>"
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name', '?')}" if namespace else str(meta.get("name", "?"))

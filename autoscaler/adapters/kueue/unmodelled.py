@@ -14,9 +14,8 @@ A cohort that is only a name (no Cohort object) is the plain, modelled case.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-Obj = Mapping[str, Any]
+from autoscaler.adapters.kubernetes.objects import Obj
 
 
 def unmodelled_reasons(

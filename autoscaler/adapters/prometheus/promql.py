@@ -196,7 +196,7 @@ def build_queries(
 def fill(
     template: str, signal: SignalSettings, *, span: QueryWindow, matchers: tuple[str, ...] = ()
 ) -> str:
-    """`template` for `signal`; `matchers` narrow its selectors (recorded.py: some GPUs)."""
+    """`template` for `signal`; `matchers` narrow its selectors (recording_rules.py: some GPUs)."""
     return template.format(
         selector=selector(signal, *matchers),
         metric=signal.metric,

@@ -1,5 +1,5 @@
 """The SLOTS part of a fleet read: from the recorded series when they can be trusted, else
-from the raw query (recorded.py says when; docs/RECORDING-RULES.md).
+from the raw query (recording_rules.py says when; docs/RECORDING-RULES.md).
 
 In `auto` a read sends the recorded query (which is also the detection: an absent recording
 answers with nothing, cheaply), then per signal one raw query for the slots after the newest
@@ -28,7 +28,7 @@ from autoscaler.adapters.prometheus.promql import (
     fill,
     workload_gpu_key,
 )
-from autoscaler.adapters.prometheus.recorded import (
+from autoscaler.adapters.prometheus.recording_rules import (
     HOLES,
     RecordedSlots,
     merged_tail,

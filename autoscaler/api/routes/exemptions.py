@@ -12,13 +12,13 @@ from datetime import datetime, timedelta
 from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context
-from autoscaler.api.lookup import fresh_workload
+from autoscaler.api.lookup import fresh_workload, rule_of
 from autoscaler.api.problems import ApiProblem, error_responses, invalid
 from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
-from autoscaler.api.snoozes import rule_of
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.records import AuditRecord
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.exemptions import (
     EXEMPTION_KEYS,
     annotation_sources,
@@ -28,7 +28,6 @@ from autoscaler.domain.exemptions import (
 )
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.policy.rules import ExemptionBounds, ExemptionRight
-from autoscaler.settings.tree import format_duration
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)

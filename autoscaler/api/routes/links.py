@@ -18,17 +18,18 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
+from autoscaler.api.lookup import rule_of
 from autoscaler.api.pages import page
 from autoscaler.api.problems import ApiProblem
-from autoscaler.api.snoozes import SnoozeRaced, keep, rule_of
+from autoscaler.api.routes.snoozes import SnoozeRaced, keep
 from autoscaler.core.errors import ClusterError
 from autoscaler.domain.annotations import time_text
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.notices.snoozes import SnoozeGrant
 from autoscaler.domain.notices.staging import read_notice
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.links import LINK_PATH, LinkRefused, SnoozeClaim
-from autoscaler.settings.durations import format_duration
 
 router = APIRouter(tags=["snoozes"])
 MAX_TOKEN = 4096  # characters; a real token is a few hundred

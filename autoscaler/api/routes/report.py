@@ -13,8 +13,8 @@ from autoscaler.api.context import Context, Reader
 from autoscaler.api.problems import error_responses, invalid
 from autoscaler.api.schemas.savings import SavingsFigures, SavingsReport, SavingsRow
 from autoscaler.domain.audit.savings import Savings, per_namespace, per_queue, savings
+from autoscaler.domain.durations import parse_duration
 from autoscaler.domain.text import LABEL_PATTERN
-from autoscaler.settings.durations import parse_duration
 
 router = APIRouter(prefix="/api/v1", tags=["report"])
 LONGEST = timedelta(days=90)

@@ -24,8 +24,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from autoscaler.domain.durations import parse_duration
 from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN, unsafe_characters
-from autoscaler.settings.tree import parse_duration
 
 # `90m`, `4h`, `1h30m` (Go's compounds, as Kubernetes users write them) or bare seconds.
 DURATION_PART = r"[0-9]{1,9}(\.[0-9]{1,6})?(ms|s|m|h|d)"

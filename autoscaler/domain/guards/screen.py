@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from autoscaler.domain.annotations import deactivated_at
 from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.guards.breaker import CLOSED, BreakerRules, BreakerState
 from autoscaler.domain.guards.caps import ACTING
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
@@ -127,12 +128,13 @@ def newly_undone(
         # the same time was counted in the cycle that made this deactivation.
         if any(r.deed is Deed.UNDONE and r.at > ours.at for r in _about(records, workload.ref)):
             continue  # already counted
+        within = format_duration(now - ours.at, units="hms", split="never")
         found.append(
             LoopRecord(
                 at=now,
                 deed=Deed.UNDONE,
                 workload=workload.ref,
-                reason=f"set back to active within {_text(now - ours.at)} of our deactivation",
+                reason=f"set back to active within {within} of our deactivation",
             )
         )
     return tuple(found)
@@ -158,8 +160,9 @@ def newly_contested(
         )
         undos = [r for r in about if r.deed is Deed.UNDONE and r.at > fresh_start]
         if len(undos) >= rules.times:
+            within = format_duration(rules.span, units="hms", split="never")
             reason = (
-                f"our deactivation was undone {len(undos)} times within {_text(rules.span)}; "
+                f"our deactivation was undone {len(undos)} times within {within}; "
                 "left alone until an admin clears the mark"
             )
             marked.append(LoopRecord(now, Deed.CONTESTED, ref, reason=reason))
@@ -230,11 +233,3 @@ def _ended_as(record: LoopRecord, kinds: Iterable[OutcomeKind]) -> bool:
 
 def _about(records: Sequence[LoopRecord], ref: WorkloadRef) -> list[LoopRecord]:
     return [r for r in records if r.workload == ref]
-
-
-def _text(span: timedelta) -> str:
-    seconds = int(span.total_seconds())
-    for unit, size in (("h", 3600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"

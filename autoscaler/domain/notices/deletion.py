@@ -30,21 +30,21 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import (
-    active_exemption,
     deactivated_at,
     parse_time,
     promise_time,
     reactivated_at,
     time_text,
 )
+from autoscaler.domain.durations import format_duration
+from autoscaler.domain.exemptions import active_exemption
 from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
-from autoscaler.domain.notices.reading import (
+from autoscaler.domain.notices.snoozes import latest_grant
+from autoscaler.domain.notices.staging import (
     Warned,
-    lead_text,
     snooze_in_force,
     warnings_count_after,
 )
-from autoscaler.domain.notices.snoozes import latest_grant
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.domain.policy.protection import protection
 from autoscaler.domain.policy.rules import Rule, RuleAction
@@ -188,7 +188,8 @@ def _warn_ahead(
     if delete_at - now > lead:
         return _planned(decision, delete_at=delete_at)
     planned = promise_time(max(delete_at, now + lead))  # kept to the second, never sooner
-    why = f"deletion warning: delete planned at {time_text(planned)} ({lead_text(lead)} notice)"
+    notice = format_duration(lead, split="always")
+    why = f"deletion warning: delete planned at {time_text(planned)} ({notice} notice)"
     return replace(
         decision,
         action=Action.WARN_DELETE,
@@ -202,7 +203,9 @@ def _dry_run(
 ) -> Decision:
     if now < delete_at:
         return _planned(decision, delete_at=delete_at)
-    first = f", would warn {lead_text(lead)} first" if lead > timedelta(0) else ""
+    first = (
+        f", would warn {format_duration(lead, split='always')} first" if lead > timedelta(0) else ""
+    )
     why = f"would delete: due at {time_text(delete_at)}{first}"
     return replace(decision, action=Action.WOULD_DELETE, reason=f"{decision.reason}; {why}")
 

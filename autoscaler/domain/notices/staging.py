@@ -1,11 +1,8 @@
 """The warning stage (ISSUE 15): no stop without a warning given at least `warnBefore` earlier.
 
 Applied to each decision after the policy (`domain/policy/decisions.py`) and the when-contended
-reclaim
-screen, so a contended stop is warned when it is picked, and again in the act step on the
-fresh Workload, so a snooze made mid-cycle wins. Pure: the notice is read back from the
-Workload's annotations (`domain/notices/reading.py`), so the same annotations give the same
-answer after a restart, whichever replica asks.
+reclaim screen, so a contended stop is warned when it is picked, and again in the act step on
+the fresh Workload, so a snooze made mid-cycle wins. Pure.
 
 For a rule that stops (`deactivate`, `delete`) with a lead time:
 - a stop the policy wants, or one due within the lead time, without a warning that counts, is
@@ -19,29 +16,36 @@ For a rule that stops (`deactivate`, `delete`) with a lead time:
   warning as it is: no stop, no clear. No data never stops, and never clears either.
 A `warn` rule warns once its workload is idle the whole window and never stops. Dry run writes
 nothing: no warning is given, the reason says one would be.
+
+The notice is read back from the Workload's annotations, never from memory (`read_notice`), so
+a restarted service or a second replica reads the same notice from the same object: the warning
+that counts, the snooze in force, and the stop's earliest time. A warning counts only for the
+object it was given to (WARNED_UID) and only when written after the workload's latest creation,
+admission, reactivation or GPU pod start (`policy.not_before`), and after any exemption made or
+in force since (EXEMPT_SET_AT, EXEMPT_UNTIL): an exemption answers the warning as a snooze does.
+Anything older is void, and the stage gives a fresh warning when one is due. The deletion stage
+(`domain/notices/deletion.py`) reads the same way.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.annotations import promise_time, time_text
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import parse_time, promise_time, time_text
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
-from autoscaler.domain.notices.reading import (
-    STOPPING,
-    idle_held_told,
-    lead_text,
-    read_notice,
-)
+from autoscaler.domain.notices.notice import Notice
+from autoscaler.domain.notices.snoozes import hand_set_snooze
+from autoscaler.domain.policy.decisions import not_before
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
 
+STOPPING = (RuleAction.DEACTIVATE, RuleAction.DELETE)  # the rule actions that stop
 IN_USE = frozenset({State.BUSY, State.LOADING, State.IDLE_HELD})
 # The policy's stop, or the stop the per-cycle cap held back: either is due now.
 STOP_DUE = frozenset({Action.DEACTIVATE, Action.DEFERRED})
 NO_LEAD = timedelta(0)
-
-__all__ = ["read_notice", "stage"]
 
 
 def stage(
@@ -94,7 +98,8 @@ def _dry_run(decision: Decision, *, lead: timedelta) -> Decision:
     if decision.notice.snoozed_until is not None and decision.state is State.IDLE:
         return _snoozed(decision)
     if decision.action is Action.WOULD_DEACTIVATE and lead > NO_LEAD:
-        return replace(decision, reason=f"{decision.reason}; would warn {lead_text(lead)} first")
+        first = f"would warn {format_duration(lead, split='always')} first"
+        return replace(decision, reason=f"{decision.reason}; {first}")
     return decision
 
 
@@ -113,7 +118,8 @@ def _towards_stop(decision: Decision, *, rule: Rule, now: datetime) -> Decision:
     if due is None or lead <= NO_LEAD or due - now > lead:
         return shown  # nothing ahead, no warning stage, or not yet: a snooze still holds
     stop_at = max(due, now + lead)
-    why = f"warning: stop planned at {time_text(stop_at)} ({lead_text(lead)} notice)"
+    ahead = format_duration(lead, split="always")
+    why = f"warning: stop planned at {time_text(stop_at)} ({ahead} notice)"
     return _warn(shown, stop_at=stop_at, now=now, why=why)
 
 
@@ -164,3 +170,81 @@ def _warn(decision: Decision, *, stop_at: datetime | None, now: datetime, why: s
     promised = promise_time(stop_at) if stop_at is not None else None
     notice = replace(decision.notice, warned_at=now.replace(microsecond=0), stop_at=promised)
     return replace(decision, action=Action.WARN, notice=notice, reason=f"{decision.reason}; {why}")
+
+
+@dataclass(frozen=True)
+class Warned:
+    """A warning that counts: when it was written and the stop it promised."""
+
+    at: datetime
+    promised: datetime | None  # STOP_PLANNED_AT as written; None when missing or unreadable
+
+    def stop_at(self, *, warn_before: timedelta) -> datetime:
+        """The promise kept, and never less notice than the rule asks now (a raised
+        warnBefore pushes the stop; a lowered one never brings it forward)."""
+        least = self.at + warn_before
+        return max(self.promised, least) if self.promised is not None else least
+
+
+@dataclass(frozen=True)
+class Snoozed:
+    until: datetime
+    by: str
+
+
+def read_notice(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> Notice:
+    """The workload's warning, snooze and planned stop, as its annotations say at `now`.
+    A warn-only (or observe) rule plans no stop, so its notice has no stop time."""
+    warned = valid_warning(workload)
+    snoozed = snooze_in_force(workload, rule=rule, now=now)
+    stops = warned is not None and rule.action in STOPPING
+    return Notice(
+        warned_at=warned.at if warned is not None else None,
+        stop_at=warned.stop_at(warn_before=rule.notice.warn_before)
+        if warned is not None and stops
+        else None,
+        snoozed_until=snoozed.until if snoozed is not None else None,
+        snoozed_by=snoozed.by if snoozed is not None else None,
+    )
+
+
+def valid_warning(workload: WorkloadInfo) -> Warned | None:
+    """The Workload's warning when it counts; None when absent or void."""
+    written = workload.annotations
+    at = parse_time(written.get(keys.WARNED_AT, ""))
+    if at is None or written.get(keys.WARNED_UID) != workload.uid:
+        return None
+    if at <= warnings_count_after(workload):
+        return None
+    return Warned(at=at, promised=parse_time(written.get(keys.STOP_PLANNED_AT, "")))
+
+
+def warnings_count_after(workload: WorkloadInfo) -> datetime:
+    """A warning written at or before this time belongs to an earlier life of the workload,
+    or was answered by an exemption: one made through the API after it (EXEMPT_SET_AT), or
+    one in force after it, however it was set (its EXEMPT_UNTIL is later: a hand-set
+    `exempt-until` on the RayCluster leaves no other trace once it has run out)."""
+    exempted = (
+        parse_time(source.get(key, ""))
+        for source in (workload.annotations, workload.owner_annotations)
+        for key in (keys.EXEMPT_SET_AT, keys.EXEMPT_UNTIL)
+    )
+    return max([not_before(workload), *(t for t in exempted if t is not None)])
+
+
+def snooze_in_force(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> Snoozed | None:
+    """The snooze holding the workload at `now`. A hand-set one counts as the bounds let it
+    (clipped, or nothing when refused) even before the engine writes the bounded value."""
+    written = workload.annotations
+    by = written.get(keys.SNOOZED_BY) or "unknown"
+    hand_set = hand_set_snooze(workload, bounds=rule.notice.snooze, now=now)
+    if hand_set is not None:
+        return Snoozed(hand_set.until, by) if hand_set.until is not None else None
+    until = parse_time(written.get(keys.SNOOZED_UNTIL, ""))
+    return Snoozed(until, by) if until is not None and until > now else None
+
+
+def idle_held_told(workload: WorkloadInfo) -> bool:
+    """People were told about this admission's idle-held GPUs already."""
+    told = parse_time(workload.annotations.get(keys.IDLE_HELD_NOTIFIED_AT, ""))
+    return told is not None and told > not_before(workload)

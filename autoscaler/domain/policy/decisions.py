@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from autoscaler.domain.annotations import Exemption, active_exemption, reactivated_at
+from autoscaler.domain.annotations import reactivated_at
+from autoscaler.domain.exemptions import Exemption, active_exemption
 from autoscaler.domain.guards.caps import defer
 from autoscaler.domain.models import (
     Action,

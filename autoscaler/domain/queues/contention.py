@@ -92,14 +92,16 @@ class WaiterReport:
 
 
 @dataclass(frozen=True)
-class Reclaim:
+class PlannedStop:
+    """An idle workload the plan frees, and the waiter it is freed for."""
+
     candidate: Candidate
     beneficiary: WorkloadRef
 
 
 @dataclass(frozen=True)
 class ReclaimPlan:
-    reclaims: tuple[Reclaim, ...] = ()  # in the waiters' order
+    reclaims: tuple[PlannedStop, ...] = ()  # in the waiters' order
     waiters: tuple[WaiterReport, ...] = ()  # in Kueue's order
     failure: str | None = None  # no data about waiters: nothing is freed
     _by_ref: Mapping[WorkloadRef, WaiterReport] = field(default_factory=dict, repr=False)
@@ -126,11 +128,11 @@ def plan_reclaim(candidates: Iterable[Candidate], facts: QueueFacts) -> ReclaimP
     queues = dict(facts.queues)
     idle = sorted(candidates, key=lambda c: _preference(c, facts.queues))
     reports: list[WaiterReport] = []
-    reclaims: list[Reclaim] = []
+    reclaims: list[PlannedStop] = []
     for waiter in waiters:
         report, chosen, admitted = _serve(waiter, queues, idle)
         reports.append(report)
-        reclaims.extend(Reclaim(candidate, waiter.ref) for candidate in chosen)
+        reclaims.extend(PlannedStop(candidate, waiter.ref) for candidate in chosen)
         taken = {c.ref for c in chosen}
         idle = [c for c in idle if c.ref not in taken]
         if admitted is not None:

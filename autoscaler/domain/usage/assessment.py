@@ -57,13 +57,6 @@ def known(peak: float | None) -> TypeGuard[float]:
     return peak is not None and not math.isnan(peak)
 
 
-def minutes(span: timedelta) -> str:
-    seconds = int(span.total_seconds())
-    if seconds % 60:
-        return f"{seconds}s"
-    return f"{seconds // 60}m"
-
-
 def clock(at: datetime) -> str:
     """A time of day as the reasons show it (UTC, like every time in the domain)."""
     return at.strftime("%H:%M")

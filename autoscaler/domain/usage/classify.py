@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import GpuUsage, State, WorkloadInfo
-from autoscaler.domain.usage.assessment import Assessment, Compute, UsageRules, known, minutes
+from autoscaler.domain.usage.assessment import Assessment, Compute, UsageRules, known
 from autoscaler.domain.usage.attribution import Attributed
 from autoscaler.domain.usage.evidence import Signal
 from autoscaler.domain.usage.loading import weigh
@@ -106,9 +107,10 @@ def _busy(
         if g not in busy and _idle_all_window(g, facts, rules=rules, not_before=not_before, now=now)
     ]
     if held:
+        window = format_duration(rules.window, units="ms", split="never")
         reason = (
             f"{len(held)} of {len(facts.gpus)} GPUs idle for the whole "
-            f"{minutes(rules.window)} while {len(busy)} {'is' if len(busy) == 1 else 'are'} busy"
+            f"{window} while {len(busy)} {'is' if len(busy) == 1 else 'are'} busy"
         )
         state = State.IDLE_HELD
     else:

@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.usage.gpus import GpuKey
 
 MIB_PER_GIB = 1024
@@ -106,7 +107,8 @@ class EvidenceSignal:
 # How a sighting reads: the live read's, the fresh check's and the demo's words.
 def framebuffer_growth(values: Sequence[float], *, over: timedelta, baseline: float | None) -> str:
     """The rises of the active slots add up to the growth over them."""
-    return f"framebuffer grew {sum(values) / MIB_PER_GIB:.1f} GiB over {_span(over)}"
+    span = format_duration(over, units="hms", split="never")
+    return f"framebuffer grew {sum(values) / MIB_PER_GIB:.1f} GiB over {span}"
 
 
 def power_draw(values: Sequence[float], *, over: timedelta, baseline: float | None) -> str:
@@ -262,11 +264,3 @@ def quantile(phi: float, values: Iterable[float]) -> float:
     below = int(rank)
     above = min(below + 1, len(ordered) - 1)
     return ordered[below] + (ordered[above] - ordered[below]) * (rank - below)
-
-
-def _span(span: timedelta) -> str:
-    """A span as people write it: 20m, 90s, 2h."""
-    seconds = round(span.total_seconds())
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import State, WorkloadInfo
 from autoscaler.domain.usage.assessment import (
     Assessment,
@@ -23,7 +24,6 @@ from autoscaler.domain.usage.assessment import (
     UsageRules,
     clock,
     current,
-    minutes,
 )
 from autoscaler.domain.usage.attribution import Attributed
 from autoscaler.domain.usage.evidence import Sighting, Signal
@@ -66,7 +66,8 @@ def _loading_or_idle(
         )
         if now - newest.last_at >= rules.window:
             return judged  # loading long past: it would not have moved the verdict anyway
-        over = f"loading for over {minutes(rules.max_loading)} without compute"
+        longest = format_duration(rules.max_loading, units="ms", split="never")
+        over = f"loading for over {longest} without compute"
         return replace(
             judged, reason=f"{over} ({newest.detail}); judged on compute: {judged.reason}"
         )
@@ -102,22 +103,21 @@ def idle(
     counted_from: str = "admission, pod start or last activity",
 ) -> Assessment:
     idle_for = now - since
+    idled = format_duration(idle_for, units="ms", split="never")
+    window = format_duration(rules.window, units="ms", split="never")
     peak_text = f"{compute.peak:.0%}" if compute.peak is not None else "n/a"
     if compute.recently_busy:
         reason = (
-            f"idle for {minutes(idle_for)} of {minutes(rules.window)}; "
+            f"idle for {idled} of {window}; "
             f"peak in window {peak_text} > threshold {rules.threshold:.0%}"
         )
     elif idle_for >= rules.window:
         reason = (
             f"idle for the whole window: every GPU at or below {rules.threshold:.0%} "
-            f"for {minutes(rules.window)} (peak {peak_text}, coverage {compute.coverage:.0%})"
+            f"for {window} (peak {peak_text}, coverage {compute.coverage:.0%})"
         )
     else:
-        reason = (
-            f"idle for {minutes(idle_for)} of {minutes(rules.window)} "
-            f"(counting from {counted_from})"
-        )
+        reason = f"idle for {idled} of {window} (counting from {counted_from})"
     return Assessment(
         State.IDLE,
         reason,

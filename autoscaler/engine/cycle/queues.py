@@ -1,11 +1,10 @@
 """One `PendingWork` over several (ISSUE 17): Kueue's queues and KAI Scheduler's, read in turn
-each time, merged by `domain/queues/pending.py` (a failure of either is a failure of both)."""
+each time, merged by `domain/queues/facts.py` (a failure of either is a failure of both)."""
 
 from __future__ import annotations
 
 from autoscaler.core.ports import PendingWork
-from autoscaler.domain.queues.facts import QueueFacts
-from autoscaler.domain.queues.pending import merge_queue_facts
+from autoscaler.domain.queues.facts import QueueFacts, merge_queue_facts
 
 
 class PendingWorkOf:

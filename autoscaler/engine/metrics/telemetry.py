@@ -17,7 +17,7 @@ from datetime import datetime
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from autoscaler.core.ports import Clock
-from autoscaler.domain.annotations import active_exemption
+from autoscaler.domain.exemptions import active_exemption
 from autoscaler.domain.models import (
     Action,
     GuardReport,

@@ -25,9 +25,9 @@ from typing import Any
 
 from autoscaler.core.errors import AutoscalerError
 from autoscaler.domain.annotations import parse_time
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.notices.notifications import Link, NoticeKind, Notification
-from autoscaler.settings.durations import format_duration
 
 LINK_PATH = "/v1/links/snooze/"
 _FIELDS = ("ns", "name", "uid", "warned", "snooze", "to", "exp")
@@ -143,8 +143,7 @@ def _from_payload(raw: bytes) -> SnoozeClaim:
 
 def _length(snooze: timedelta) -> str:
     """Whole hours as hours ("24h", not "1d": people compare the buttons by hours)."""
-    seconds = snooze.total_seconds()
-    return f"{int(seconds // 3600)}h" if seconds % 3600 == 0 else format_duration(snooze)
+    return format_duration(snooze, units="hms")
 
 
 def _time(at: datetime) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from autoscaler.settings.durations import EXAMPLES as DURATION_EXAMPLES
+from autoscaler.domain.durations import EXAMPLES as DURATION_EXAMPLES
 from autoscaler.settings.reference.keys import Key, keys_of, plain
 from autoscaler.settings.tree import Settings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoscaler.settings.durations import EXAMPLES as DURATION_EXAMPLES
+from autoscaler.domain.durations import EXAMPLES as DURATION_EXAMPLES
 from autoscaler.settings.reference.example import flow
 from autoscaler.settings.reference.keys import Key, keys_of, plain
 from autoscaler.settings.reference.schema import value_schema

@@ -288,7 +288,7 @@ leader; a PDB that no eviction can satisfy would block every node drain.
 {{- end }}
 
 {{/*
-The service refuses these actuator settings at start-up (settings/actuator_checks.py); the
+The service refuses these actuator settings at start-up (settings/actuators.py, check_actuators); the
 chart says so at install instead of a crash-looping pod.
 */}}
 {{- define "iga.validate.actuators" -}}

@@ -92,9 +92,13 @@ class AuthProxy:
         self.faults.add(faults.warnings_rule(list(messages), times))
 
     def respond_with_error(
-        self, *, status: int = 422, error_type: str = "execution", error: str = "query failed",
+        self,
+        *,
+        status: int = 422,
+        error_type: str = "execution",
+        error: str = "query failed",
         times: int | None = 1,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Prometheus' error envelope (422 bad query, 503 unavailable/timeout)."""
         rule = faults.error_envelope_rule(
             status=status, error_type=error_type, error=error, times=times

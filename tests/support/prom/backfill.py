@@ -45,10 +45,15 @@ def create_blocks(
     """Run promtool; it needs a real file (it seeks), never a pipe."""
     data_dir.mkdir(parents=True, exist_ok=True)
     command = [
-        str(promtool), "tsdb", "create-blocks-from", "openmetrics",
-        f"--max-block-duration={max_block_duration}", "--quiet",
-        str(openmetrics), str(data_dir),
-    ]  # fmt: skip
+        str(promtool),
+        "tsdb",
+        "create-blocks-from",
+        "openmetrics",
+        f"--max-block-duration={max_block_duration}",
+        "--quiet",
+        str(openmetrics),
+        str(data_dir),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"promtool backfill failed ({done.returncode}): {done.stderr[-2000:]}")

@@ -105,9 +105,14 @@ class PrometheusServer:
         was_running = self.running
         self.stop()
         stats = backfill_series(
-            series, self.data_dir, promtool=self._binaries.promtool,
-            start=start, end=end, step_s=step_s, scratch_dir=scratch_dir,
-        )  # fmt: skip
+            series,
+            self.data_dir,
+            promtool=self._binaries.promtool,
+            start=start,
+            end=end,
+            step_s=step_s,
+            scratch_dir=scratch_dir,
+        )
         if was_running:
             self.start(wait_for_targets=False)
         return stats

@@ -54,10 +54,16 @@ def _with_cryptography(files: TlsFiles) -> None:
     ca_key = ec.generate_private_key(ec.SECP256R1())
     server_key = ec.generate_private_key(ec.SECP256R1())
     ca_usage = x509.KeyUsage(
-        digital_signature=True, content_commitment=False, key_encipherment=False,
-        data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-        encipher_only=False, decipher_only=False,
-    )  # fmt: skip
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=True,
+        crl_sign=True,
+        encipher_only=False,
+        decipher_only=False,
+    )
     ca = (
         builder("test-ca", "test-ca", ca_key)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
@@ -97,6 +103,6 @@ def _with_openssl(files: TlsFiles, directory: Path) -> None:
          "-keyout", files.key, "-out", csr, "-subj", "/CN=localhost"],
         ["x509", "-req", "-in", csr, "-CA", files.ca_bundle, "-CAkey", ca_key, "-CAcreateserial",
          "-out", files.cert, "-days", "1", "-extfile", ext],
-    ]  # fmt: skip
+    ]  # fmt: skip  # one command line a row, each flag beside its value
     for args in commands:
         subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)

@@ -3,7 +3,7 @@ default rule and a rule's `snooze` overrides them.
 
 Two sections, like the exemptions: the policy's carries the defaults, a rule's leaves each
 key unset to inherit. The checks across sections (a `notify` name that no target has, a
-`delete` rule without `deleteAfter`) are in `settings/notice_checks.py`.
+`delete` rule without `deleteAfter`) are the rules' (`settings/rule_settings.py`).
 """
 
 from __future__ import annotations

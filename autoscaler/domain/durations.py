@@ -1,15 +1,20 @@
-"""Durations as Kubernetes and KEDA users write them: `90s`, `15m`, `1h30m`, `2d`.
+"""Durations as Kubernetes and KEDA users write them: `90s`, `15m`, `1h30m`, `2d`, read and
+written the same way by the settings, the API, the command line, the reasons and the reports.
 
 Go's `time.ParseDuration` spelling (a sequence of numbers, each with a unit: `ns`, `us`,
 `µs`, `ms`, `s`, `m`, `h`) plus `d` for days, which settings have always taken. A bare
 number is seconds. A sign is read only to refuse it with a message that says so: every
-duration here is a length of time, never negative.
+duration here is a length of time, never negative. Each surface turns the parser's
+ValueError into its own refusal (a settings error, a 422, a usage error); the syntax is one.
+
+PromQL's durations (`adapters/prometheus/promql.py`) are another syntax and stay there.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Literal
 
 UNIT_SECONDS = {
     "ns": 1e-9,
@@ -42,22 +47,48 @@ def parse_duration(value: object) -> timedelta:
         raise ValueError(f"{value!r} is too long to be a duration") from None
 
 
-def format_duration(span: timedelta) -> str:
-    """One unit when exact (3600 s → `1h`, 5400 s → `90m`, 45 s → `45s`), else Go's compound
-    spelling without zero parts (90 s → `1m30s`, 93784 s → `1d2h3m4s`)."""
+Split = Literal["when-uneven", "never", "always"]
+_SIZES = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def format_duration(span: timedelta, *, units: str = "dhms", split: Split = "when-uneven") -> str:
+    """`span` in `units` (some of "dhms", largest first); zero is `0` of the smallest unit.
+
+    `split` says when it is written in several parts:
+    - "when-uneven" (settings, the API, the surfaces): one unit when the span is a whole
+      number of it, the largest such (3600 s → `1h`, 5400 s → `90m`), else Go's compound
+      spelling without zero parts (90 s → `1m30s`, 93784 s → `1d2h3m4s`, 0.25 s → `0.25s`);
+      `parse_duration` reads back every one.
+    - "never" (the reasons): one unit, the largest the span is a whole number of, in whole
+      smallest units (90.5 s → `90s`; with units "ms", 3600 s → `60m`).
+    - "always" (a warning's lead): every part, in whole smallest units (5400 s → `1h30m`)."""
+    sizes = [(unit, _SIZES[unit]) for unit in units]
     seconds = span.total_seconds()
     sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{sign}{int(seconds // size)}{unit}"
+    if split != "when-uneven":  # only the settings' spelling must read back to the microsecond
+        smallest = sizes[-1][1]
+        seconds = seconds // smallest * smallest
+    if split != "always":
+        for unit, size in sizes[:-1]:
+            if seconds >= size and seconds % size == 0:
+                return f"{sign}{int(seconds // size)}{unit}"
+    if split == "never":
+        return f"{sign}{int(seconds // sizes[-1][1])}{sizes[-1][0]}"
+    return sign + _parts(seconds, sizes)
+
+
+def _parts(seconds: float, sizes: list[tuple[str, int]]) -> str:
+    """Each unit's whole part, zero parts left out; the smallest takes the rest, to the
+    microsecond, and is written alone when every other part is zero."""
     parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in sizes[:-1]:
         whole, seconds = divmod(seconds, size)
         if whole:
             parts.append(f"{int(whole)}{unit}")
+    unit, size = sizes[-1]
     if seconds or not parts:
-        parts.append(f"{seconds:.6f}".rstrip("0").rstrip(".") + "s")
-    return sign + "".join(parts)
+        parts.append(f"{seconds / size:.6f}".rstrip("0").rstrip(".") + unit)
+    return "".join(parts)
 
 
 def _parse_text(value: str) -> timedelta:
