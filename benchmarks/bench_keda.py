@@ -125,7 +125,9 @@ def serve_both(conn: Connection, workloads: int) -> None:
     policy = a_policy()
     answers = KedaAnswers(
         latest=store.latest,
-        judging=Judging(rules=policy.rules, grace_period=policy.grace_period),
+        judging=Judging(
+            rules=policy.default_rule.usage, grace_period=policy.default_rule.grace_period
+        ),
         profiles=(),
         clock=FixedClock(NOW),
         max_snapshot_age=timedelta(minutes=3),

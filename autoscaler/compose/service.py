@@ -24,6 +24,7 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.acting.leadership import IsLeader, always_leading
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.scheduler import LoopRunner
@@ -94,7 +95,7 @@ def build_service(
         clock=clock,
         publish=store.publish,
         logger=logger.getChild("decisions"),
-        profiles=settings.keda.profile_rules(policy.rules) if settings.keda.enabled else None,
+        profiles=_keda_profiles(settings, policy),
         keda_addresses=_keda_addresses(settings),
         guards=guards,
         is_leader=leading,
@@ -122,6 +123,13 @@ def _loop_runner(
         logger=logger.getChild("loop"),
         on_crash=telemetry.crashed,  # the runner logs the crash; the metric counts it
     )
+
+
+def _keda_profiles(settings: Settings, policy: Policy) -> dict[str, UsageRules] | None:
+    """The legacy `keda.profiles` views: the default rule's numbers at their own window and
+    threshold."""
+    keda = settings.keda
+    return keda.profile_rules(policy.default_rule.usage) if keda.enabled else None
 
 
 def _keda_addresses(settings: Settings) -> tuple[str, ...]:
@@ -157,13 +165,13 @@ def build_keda_answers(
     return KedaAnswers(
         latest=store.latest,
         judging=Judging(
-            policy.rules,
-            policy.grace_period,
-            rule_grace={rule.name: rule.grace_period for rule in policy.rulebook},
-            rule_loading={rule.name: rule.usage.max_loading for rule in policy.rulebook},
+            policy.default_rule.usage,
+            policy.default_rule.grace_period,
+            rule_grace={rule.name: rule.grace_period for rule in policy.rules},
+            rule_loading={rule.name: rule.usage.max_loading for rule in policy.rules},
         ),
         # A trigger may name a rule (its view) or a legacy keda.profiles entry.
-        profiles={*settings.keda.profiles, *(rule.name for rule in policy.scoped)},
+        profiles={*settings.keda.profiles, *(rule.name for rule in policy.rules[:-1])},
         clock=clock,
         # Older than three cycles: the loop is stuck, and KEDA must hold, not scale to zero.
         max_snapshot_age=max(3 * settings.loop.interval, timedelta(seconds=30)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
@@ -41,7 +41,7 @@ from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings, Settings
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
-from tests.support.domain_builders import a_policy
+from tests.support.domain_builders import a_policy, with_default
 from tests.support.fakes import FakeClock
 from tests.support.kube_server import KubeServer
 
@@ -144,7 +144,7 @@ class ApiRig:
         self.actuator = self.shared.actuator
         # The default rule's longest exemption is api.maxExemption, as build_policy makes it.
         bounds = ExemptionBounds(max_duration=self.settings.max_exemption)
-        policy = self.policy or replace(a_policy(dry_run=self.dry_run), default_exemptions=bounds)
+        policy = self.policy or with_default(a_policy(dry_run=self.dry_run), exemptions=bounds)
         subscribe_listeners(
             self.store,
             settings=self.settings,

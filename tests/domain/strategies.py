@@ -224,7 +224,9 @@ def fleets(draw: st.DrawFn) -> tuple[list[WorkloadInfo], FleetUsage, Policy]:
     fleet = [draw(workloads(name=f"rc{index}")) for index in range(size)]
     policy = draw(POLICIES)
     found = replace(
-        draw(fleet_usage(fleet)), window=policy.rules.window, threshold=policy.rules.threshold
+        draw(fleet_usage(fleet)),
+        window=policy.default_rule.usage.window,
+        threshold=policy.default_rule.usage.threshold,
     )
     return fleet, found, policy
 

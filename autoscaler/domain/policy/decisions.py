@@ -13,8 +13,8 @@ runs after: it may turn that action into a warning, and warns for a `warn` rule.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cached_property
 
@@ -28,19 +28,15 @@ from autoscaler.domain.models import (
     State,
     WorkloadInfo,
 )
-from autoscaler.domain.notices.notice import NoticeRules
 from autoscaler.domain.policy.management import inactive_reason, pending_reason
 from autoscaler.domain.policy.protection import protection
 from autoscaler.domain.policy.rules import (
-    DEFAULT_RULE,
-    ExemptionBounds,
-    Reclaim,
     Rule,
     RuleAction,
     RuleMatch,
     match_rule,
 )
-from autoscaler.domain.usage.idleness import Assessment, UsageRules, assess
+from autoscaler.domain.usage.idleness import Assessment, assess
 
 # The fleet's usage: one read for a single view, or one per rule name (the reconciler's).
 Usage = FleetUsage | Mapping[str, FleetUsage]
@@ -48,68 +44,40 @@ Usage = FleetUsage | Mapping[str, FleetUsage]
 
 @dataclass(frozen=True)
 class Policy:
-    rules: UsageRules
-    grace_period: timedelta
+    # Every rule in matching order (first match wins), the default rule last: `policy:` as
+    # one `Rule`, built once by `settings/rules.py`.
+    rules: tuple[Rule, ...]
     actionable_kinds: frozenset[str]
     protected_priority_classes: frozenset[str] = frozenset()
     include_namespaces: frozenset[str] = frozenset()  # empty: every namespace
     exclude_namespaces: frozenset[str] = frozenset()
     max_deactivations_per_cycle: int = 5
     dry_run: bool = True
-    # The rules before the default one, first match wins; `rules` and `grace_period` above
-    # and the three `default_*` below are the default rule that closes the list.
-    scoped: tuple[Rule, ...] = ()
-    default_reclaim: Reclaim = Reclaim.ALWAYS
-    default_action: RuleAction = RuleAction.DEACTIVATE
-    default_exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
-    default_notice: NoticeRules = field(default_factory=NoticeRules)
 
-    @cached_property
+    def __post_init__(self) -> None:
+        if not self.rules:
+            raise ValueError("a policy needs at least its default rule")
+
+    @property
     def default_rule(self) -> Rule:
-        return Rule(
-            name=DEFAULT_RULE,
-            usage=self.rules,
-            grace_period=self.grace_period,
-            reclaim=self.default_reclaim,
-            action=self.default_action,
-            exemptions=self.default_exemptions,
-            notice=self.default_notice,
-        )
-
-    @cached_property
-    def rulebook(self) -> tuple[Rule, ...]:
-        # Cached: matched per workload, several times a cycle; the policy never changes.
-        """Every rule in matching order, the default last."""
-        return (*self.scoped, self.default_rule)
+        """The rule that closes the list: it selects every workload."""
+        return self.rules[-1]
 
     def rule_named(self, name: str) -> Rule | None:
-        return next((rule for rule in self.rulebook if rule.name == name), None)
+        return next((rule for rule in self.rules if rule.name == name), None)
 
     def rule_for(self, name: str | None) -> Rule:
-        """The rule a decision names; the default rule for a name no longer in the rulebook."""
+        """The rule a decision names; the default rule for a name no longer in the list."""
         found = self.rule_named(name) if name is not None else None
         return found or self.default_rule
 
     @cached_property
     def longest_loading(self) -> timedelta:
         """The longest maxLoading of every rule: how far back evidence reads must reach."""
-        return max(rule.usage.max_loading for rule in self.rulebook)
+        return max(rule.usage.max_loading for rule in self.rules)
 
     def match(self, workload: WorkloadInfo, usage: Usage) -> RuleMatch:
-        return match_rule(workload, self.rulebook, gpu_models=gpu_models_of(workload, usage))
-
-
-def decide_fleet(
-    workloads: Iterable[WorkloadInfo],
-    usage: Usage,
-    *,
-    policy: Policy,
-    pauses: Pauses,
-    now: datetime,
-) -> tuple[Decision, ...]:
-    """Decide every workload, then apply the per-cycle cap to the deactivations."""
-    decisions = [decide(w, usage, policy=policy, pauses=pauses, now=now) for w in workloads]
-    return apply_cap(decisions, limit=policy.max_deactivations_per_cycle)
+        return match_rule(workload, self.rules, gpu_models=gpu_models_of(workload, usage))
 
 
 def decide(

@@ -47,9 +47,7 @@ class FleetWatch:
         self, workloads: Sequence[WorkloadInfo], *, now: datetime
     ) -> frozenset[WorkloadRef]:
         then = now - self._interval
-        views = {
-            r.name: UsageView(r.usage.window, r.usage.threshold) for r in self._policy.rulebook
-        }
+        views = {r.name: UsageView(r.usage.window, r.usage.threshold) for r in self._policy.rules}
         read = self._metrics.read_views(set(views.values()), now=then)
         past: dict[str, FleetUsage] = {name: read[view] for name, view in views.items()}
         failure = next((p.failure for p in past.values() if p.failure is not None), None)

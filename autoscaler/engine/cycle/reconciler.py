@@ -188,7 +188,7 @@ class Reconciler:
         """One fleet-wide read for every rule (and every legacy KEDA profile), keyed by name:
         the count of queries never depends on the fleet's size, nor on how many rules or
         profiles judge it."""
-        named = {rule.name: rule.usage for rule in self._policy.rulebook}
+        named = {rule.name: rule.usage for rule in self._policy.rules}
         profiles = {name: r for name, r in self._profiles.items() if name not in named}
         views = {
             name: UsageView(r.window, r.threshold) for name, r in {**named, **profiles}.items()
