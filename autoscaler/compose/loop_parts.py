@@ -80,11 +80,10 @@ def subscribe_listeners(
     shared: SharedState | None,
     clock: Clock,
     logger: logging.Logger,
-    policy: Policy,
     is_leader: IsLeader = always_leading,
 ) -> None:
-    """Metrics from every snapshot; with `shared`, the leader's loop audit and exemption cuts.
-    `policy`: its rules set each workload's longest exemption."""
+    """Metrics from every snapshot; with `shared`, the leader's loop audit and the bounds on
+    hand-set exemptions and snoozes (each row's rule, as its decision carries it)."""
     store.subscribe(telemetry.observe)
     store.subscribe(ActionCounter(telemetry.registry).observe)
     if shared is None:
@@ -108,15 +107,12 @@ def subscribe_listeners(
             writer=shared.actuator,
             audit=shared.store,
             clock=clock,
-            maximum=lambda rule: policy.rule_for(rule).exemptions.max_duration,
             allow_indefinite=settings.allow_indefinite_exemption,
             logger=logger.getChild("exemptions"),
             leading=is_leader,
         )
     )
-    store.subscribe(
-        snooze_limiter(shared, clock=clock, logger=logger, policy=policy, is_leader=is_leader)
-    )
+    store.subscribe(snooze_limiter(shared, clock=clock, logger=logger, is_leader=is_leader))
 
 
 def snooze_limiter(
@@ -124,7 +120,6 @@ def snooze_limiter(
     *,
     clock: Clock,
     logger: logging.Logger,
-    policy: Policy,
     is_leader: IsLeader,
 ) -> SnoozeLimiter:
     """Hand-set snoozes bounded by each workload's rule, after every cycle (ISSUE 15)."""
@@ -132,7 +127,6 @@ def snooze_limiter(
         writer=shared.actuator,
         audit=shared.store,
         clock=clock,
-        policy=policy,
         logger=logger.getChild("snoozes"),
         leading=is_leader,
     )

@@ -103,7 +103,7 @@ def build_service(
         notices=notifications.notices,
     )
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
-                        clock=clock, logger=logger, policy=policy, is_leader=leading)  # fmt: skip
+                        clock=clock, logger=logger, is_leader=leading)  # fmt: skip
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
         reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared

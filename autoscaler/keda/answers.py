@@ -69,10 +69,10 @@ class SnapshotView:
         # A Workload asked about without a profile is judged under its own rule's view.
         if row is not None and target.profile == DEFAULT_PROFILE:
             decision = row.decision
-            view = decision.rule
+            view = decision.rule.name
             if decision.rule_unknown is not None:
                 # KEDA-managed rows never reach the loop's own check: say it here too
-                why = f"rule {decision.rule} cannot be evaluated: {decision.rule_unknown}"
+                why = f"rule {decision.rule.name} cannot be evaluated: {decision.rule_unknown}"
                 return _unknown(why)
             if decision.state is State.UNKNOWN:
                 return _unknown(decision.reason)  # the loop's own "unknown" is KEDA's too

@@ -152,7 +152,6 @@ class ApiRig:
             shared=self.shared,
             clock=self.clock,
             logger=self.logger,
-            policy=policy,
         )
         self.reconciler = Reconciler(
             cluster=self.cluster,

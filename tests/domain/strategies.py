@@ -27,6 +27,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.policy.decisions import Policy, decide
 from tests.support.domain_builders import (
+    A_DEFAULT_RULE,
     NOW,
     UsageBuilder,
     WorkloadBuilder,
@@ -243,6 +244,7 @@ DECISIONS = st.lists(
         action=st.sampled_from([Action.DEACTIVATE, Action.WOULD_DEACTIVATE, Action.NONE]),
         reason=st.just("idle"),
         idle_since=some_minutes_ago(60, 600),
+        rule=st.just(A_DEFAULT_RULE),
     ),
     max_size=12,
 )

@@ -10,7 +10,7 @@ from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.audit.subjects import Subject, subject_of
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.engine.acting.stop import deactivation_message
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import NOW, a_rule_named, a_workload
 
 WAITER = WorkloadRef("team-b", "waiter")
 IDLE_SINCE = NOW - timedelta(hours=2)
@@ -18,7 +18,8 @@ IDLE_SINCE = NOW - timedelta(hours=2)
 
 def decision(*, waiter: WorkloadRef | None) -> Decision:
     return Decision(WorkloadRef("team-a", "rc"), State.IDLE, Action.DEACTIVATE, "idle",
-                    gpus=1, idle_since=IDLE_SINCE, rule="night", beneficiary=waiter)  # fmt: skip
+                    gpus=1, idle_since=IDLE_SINCE, rule=a_rule_named("night"),
+                    beneficiary=waiter)  # fmt: skip
 
 
 def audit(waiter: str | None) -> DeactivationAudit:

@@ -76,7 +76,7 @@ def decided(
     )
     fleet = fleet_for(policy, peak=peak, idle_minutes=idle_minutes)
     d = decide(workload, fleet, policy=policy, pauses=Pauses(), now=NOW)
-    return d.rule, d.state, d.action, d.reason
+    return d.rule.name, d.state, d.action, d.reason
 
 
 ROWS = [
@@ -167,7 +167,7 @@ def test_a_keda_managed_workload_still_says_its_rule_cannot_be_evaluated() -> No
     d = decide(workload, fleet_for(policy), policy=policy, pauses=Pauses(), now=NOW)
 
     # KEDA-managed wins the state; KEDA's own answers read why the rule is unknown
-    assert (d.state, d.rule) == (State.KEDA_MANAGED, "h100")
+    assert (d.state, d.rule.name) == (State.KEDA_MANAGED, "h100")
     assert d.rule_unknown == "no GPU model known this cycle (gpuModels)"
 
 
@@ -177,7 +177,7 @@ def test_a_rule_without_its_view_read_is_unknown_never_idle() -> None:
 
     d = decide(workload, only_default, policy=POLICY, pauses=Pauses(), now=NOW)
 
-    assert (d.rule, d.state, d.action) == ("dev", State.UNKNOWN, Action.NONE)
+    assert (d.rule.name, d.state, d.action) == ("dev", State.UNKNOWN, Action.NONE)
     assert "no usage was read for rule dev" in d.reason
 
 
@@ -187,7 +187,7 @@ def test_decisions_without_rules_name_the_default_rule() -> None:
 
     [d] = decide_fleet(workloads, fleet, policy=BASE, pauses=Pauses(), now=NOW)
 
-    assert (d.rule, d.action) == ("default", Action.DEACTIVATE)
+    assert (d.rule.name, d.action) == ("default", Action.DEACTIVATE)
 
 
 def test_the_rule_named_exposes_its_reclaim_mode() -> None:

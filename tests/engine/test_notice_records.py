@@ -39,7 +39,6 @@ def limiter(rig: Rig, trail: Trail) -> SnoozeLimiter:
         writer=rig.actuator,
         audit=trail,
         clock=rig.clock,
-        policy=rig.policy,
         logger=logging.getLogger("test.snoozes"),
         leading=lambda: rig.leading,
     )

@@ -92,7 +92,8 @@ def test_each_workload_is_decided_under_its_rule_and_observe_never_acts() -> Non
     snapshot, cluster, _ = run_cycle(POLICY)
 
     rows = {
-        row.ref.namespace: (row.decision.rule, row.decision.action) for row in snapshot.workloads
+        row.ref.namespace: (row.decision.rule.name, row.decision.action)
+        for row in snapshot.workloads
     }
     assert rows == {
         "prod": ("prod", Action.NONE),  # 2.5 hours idle is short of its 4-hour window

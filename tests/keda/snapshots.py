@@ -25,7 +25,15 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.keda.targets import Judging
-from tests.support.domain_builders import HOUR, LONG_AGO, NOW, THRESHOLD, UsageBuilder, usage
+from tests.support.domain_builders import (
+    A_DEFAULT_RULE,
+    HOUR,
+    LONG_AGO,
+    NOW,
+    THRESHOLD,
+    UsageBuilder,
+    usage,
+)
 
 JUDGING = Judging(
     rules=UsageRules(
@@ -91,4 +99,10 @@ def gpu_pod(
 
 def _placeholder(info: WorkloadInfo) -> Decision:
     # The KEDA answers never read the loop's decision (it is keda-managed for KEDA targets).
-    return Decision(info.ref, State.KEDA_MANAGED, Action.NONE, "a KEDA ScaledObject uses it")
+    return Decision(
+        info.ref,
+        State.KEDA_MANAGED,
+        Action.NONE,
+        "a KEDA ScaledObject uses it",
+        rule=A_DEFAULT_RULE,
+    )

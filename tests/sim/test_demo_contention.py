@@ -19,6 +19,7 @@ from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.pods import GpuPool
 from autoscaler.sim.queues import SimulatedQueues
+from tests.support.domain_builders import A_DEFAULT_RULE
 
 NAME = "when-contended"
 
@@ -93,9 +94,10 @@ def screened(cluster: SimulatedCluster, scenario: Scenario) -> dict[str, Decisio
     names = {info.ref: cluster.spec(info.ref).name for info in infos}
     decisions = [
         Decision(info.ref, State.IDLE, Action.DEACTIVATE, "idle",
-                 idle_since=scenario.start + timedelta(minutes=idle_from[names[info.ref]]))
+                 idle_since=scenario.start + timedelta(minutes=idle_from[names[info.ref]]),
+                 rule=A_DEFAULT_RULE)
         if names[info.ref] in idle_from
-        else Decision(info.ref, State.BUSY, Action.NONE, "busy")
+        else Decision(info.ref, State.BUSY, Action.NONE, "busy", rule=A_DEFAULT_RULE)
         for info in infos
     ]  # fmt: skip
     reclaimer = Reclaimer(

@@ -24,7 +24,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.policy.decisions import Policy, Usage, apply_cap, decide
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 
 # Evidence lines in the readers' words, one per case the issue asks the surfaces to show.
 FB_CLIMBING = "framebuffer rose 18.0 GiB in 20 min at 0-2% compute"
@@ -84,6 +84,7 @@ class DecisionBuilder:
             idle_since=NOW - timedelta(minutes=20) if self.state is State.IDLE else None,
             evidence=tuple(self.evidence),
             idle_held_gpus=self.idle_held_gpus,
+            rule=A_DEFAULT_RULE,
         )
 
     def row(self) -> WorkloadStatus:

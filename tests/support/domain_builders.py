@@ -79,6 +79,15 @@ def a_policy(
     )
 
 
+# The default rule of `a_policy()`: the rule of a decision a test builds by hand.
+A_DEFAULT_RULE = a_policy().default_rule
+
+
+def a_rule_named(name: str) -> Rule:
+    """The default rule's numbers under another name, for a decision that only names it."""
+    return replace(A_DEFAULT_RULE, name=name)
+
+
 def with_scoped(policy: Policy, *rules: Rule) -> Policy:
     """`policy` with `rules` before its default rule (in place of any it had)."""
     return replace(policy, rules=(*rules, policy.default_rule))

@@ -63,14 +63,6 @@ class Policy:
         """The rule that closes the list: it selects every workload."""
         return self.rules[-1]
 
-    def rule_named(self, name: str) -> Rule | None:
-        return next((rule for rule in self.rules if rule.name == name), None)
-
-    def rule_for(self, name: str | None) -> Rule:
-        """The rule a decision names; the default rule for a name no longer in the list."""
-        found = self.rule_named(name) if name is not None else None
-        return found or self.default_rule
-
     @cached_property
     def longest_loading(self) -> timedelta:
         """The longest maxLoading of every rule: how far back evidence reads must reach."""
@@ -88,33 +80,46 @@ def decide(
     pauses: Pauses,
     now: datetime,
 ) -> Decision:
-    """Judge the workload under the rule it falls under; the decision names that rule."""
+    """Judge the workload under the rule it falls under; the decision carries that rule and
+    the usage verdict, so no later stage matches or assesses again."""
     match = policy.match(workload, usage)
-    decided = _decide_under(workload, match, usage, policy=policy, pauses=pauses, now=now)
-    return replace(decided, rule=match.rule.name, rule_unknown=match.unknown)
+    verdict = _judged(workload, match, usage, now=now)
+    decided = _decide_under(workload, match, verdict, policy=policy, pauses=pauses, now=now)
+    return replace(decided, rule_unknown=match.unknown, assessment=verdict)
+
+
+def _judged(
+    workload: WorkloadInfo, match: RuleMatch, usage: Usage, *, now: datetime
+) -> Assessment | None:
+    """The usage verdict under the workload's rule, taken before any gate (exemption, grace,
+    protection, pause): the breaker and KEDA judge the data whatever the policy does with it.
+    None when the workload is not active and admitted, or its rule cannot be evaluated."""
+    if not (workload.active and workload.admitted) or not match.known:
+        return None
+    rule = match.rule
+    fleet = usage_for(usage, rule, now=now)
+    return assess(workload, fleet, rules=rule.usage, not_before=not_before(workload), now=now)
 
 
 def _decide_under(
     workload: WorkloadInfo,
     match: RuleMatch,
-    usage: Usage,
+    verdict: Assessment | None,
     *,
     policy: Policy,
     pauses: Pauses,
     now: datetime,
 ) -> Decision:
-    early = _before_usage(workload, policy=policy, now=now)
+    rule = match.rule
+    early = _before_usage(workload, rule=rule, policy=policy, now=now)
     if early is not None:
         return early
-    rule = match.rule
-    if match.unknown is not None:
+    if match.unknown is not None or verdict is None:  # active and admitted: only an unknown rule
         why = f"rule {rule.name} cannot be evaluated: {match.unknown}; no action"
-        return _decision(workload, State.UNKNOWN, why)
+        return _decision(workload, rule, State.UNKNOWN, why)
     ends = grace_end(workload, grace_period=rule.grace_period)
     if ends is not None and now < ends:
-        return _decision(workload, State.GRACE, f"in grace period until {ends.isoformat()}")
-    fleet = usage_for(usage, rule, now=now)
-    verdict = assess(workload, fleet, rules=rule.usage, not_before=not_before(workload), now=now)
+        return _decision(workload, rule, State.GRACE, f"in grace period until {ends.isoformat()}")
     return _after_usage(workload, verdict, rule=rule, dry_run=policy.dry_run, pauses=pauses)
 
 
@@ -152,17 +157,19 @@ def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, .
     return defer(decisions, keep=limit, why=f"cap of {limit} deactivations per cycle reached")
 
 
-def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> Decision | None:
+def _before_usage(
+    workload: WorkloadInfo, *, rule: Rule, policy: Policy, now: datetime
+) -> Decision | None:
     if not workload.active:
-        return _decision(workload, State.DEACTIVATED, inactive_reason(workload.manager))
+        return _decision(workload, rule, State.DEACTIVATED, inactive_reason(workload.manager))
     if not workload.admitted:
-        return _decision(workload, State.PENDING, pending_reason(workload.manager))
+        return _decision(workload, rule, State.PENDING, pending_reason(workload.manager))
     protected = protection(workload, policy=policy)
     if protected is not None:
-        return _decision(workload, *protected)
+        return _decision(workload, rule, *protected)
     exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
     if exemption is not None:
-        return _decision(workload, State.EXEMPT, _exemption_text(exemption))
+        return _decision(workload, rule, State.EXEMPT, _exemption_text(exemption))
     return None
 
 
@@ -229,10 +236,16 @@ def _after_usage(
         evidence=verdict.evidence,
         idle_held_gpus=verdict.idle_held_gpus,
         loading_counts_until=verdict.loading_counts_until,
+        rule=rule,
     )
 
 
-def _decision(workload: WorkloadInfo, state: State, reason: str) -> Decision:
+def _decision(workload: WorkloadInfo, rule: Rule, state: State, reason: str) -> Decision:
     return Decision(
-        workload=workload.ref, state=state, action=Action.NONE, reason=reason, gpus=workload.gpus
+        workload=workload.ref,
+        state=state,
+        action=Action.NONE,
+        reason=reason,
+        gpus=workload.gpus,
+        rule=rule,
     )

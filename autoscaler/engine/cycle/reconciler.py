@@ -162,8 +162,7 @@ class Reconciler:
 
     def _contended(self, decision: Decision) -> bool:
         """Whether the decision's rule reclaims only when someone waits."""
-        rule = self._policy.rule_named(decision.rule)
-        return rule is not None and rule.reclaim is Reclaim.WHEN_CONTENDED
+        return decision.rule.reclaim is Reclaim.WHEN_CONTENDED
 
     def _screen(
         self, inputs: CycleInputs, decisions: tuple[Decision, ...]

@@ -106,19 +106,19 @@ class Guards:
         candidates: Sequence[WorkloadInfo],
         *,
         now: datetime,
-        rule_of: Mapping[WorkloadRef, str] | None = None,
+        rule_of: Mapping[WorkloadRef, Rule],
         loading_until: Mapping[WorkloadRef, datetime | None] | None = None,
     ) -> dict[WorkloadRef, str]:
         """Why each candidate must be left alone after all (busy, in use again or unknown
-        now); one query. `rule_of` names each candidate's rule, whose threshold and staleness
-        judge it; `loading_until`, until when new loading still counts for it (its decision's
-        `loading_counts_until`)."""
+        now); one query. `rule_of` is each candidate's rule (its decision's), whose threshold
+        and staleness judge it; `loading_until`, until when new loading still counts for it
+        (its decision's `loading_counts_until`)."""
         if not candidates:
             return {}
         latest = self._metrics.read_latest(pods_of(candidates), now=now)
         found = {}
         for w in candidates:
-            rules = self._rule((rule_of or {}).get(w.ref)).usage
+            rules = rule_of[w.ref].usage
             found[w.ref] = still_idle(
                 w,
                 latest,
@@ -128,9 +128,6 @@ class Guards:
                 loading_counts_until=(loading_until or {}).get(w.ref),
             )
         return {ref: why for ref, why in found.items() if why is not None}
-
-    def _rule(self, name: str | None) -> Rule:
-        return self._policy.rule_for(name)
 
     def begin(self, decision: Decision, *, now: datetime, subject: Subject | None = None) -> None:
         """The durable record of a deactivation, before its patch, with the workload as it
@@ -283,7 +280,7 @@ class Guards:
             gpus=decision.gpus,
             peak=decision.peak,
             coverage=decision.coverage,
-            threshold=self._rule(decision.rule).usage.threshold,
+            threshold=decision.rule.usage.threshold,
         )
 
 

@@ -3,7 +3,7 @@ every cycle.
 
 Subscribed to the snapshot store: for each workload whose Workload or owner carries an
 `exempt-until` beyond now + its rule's maximum (`exemptions.maxDuration` of the rule its
-decision names; or an `exempt: "true"` the admin forbade), the service
+decision carries; or an `exempt: "true"` the admin forbade), the service
 rewrites it once to now + maximum, keeps the original in `exempt-until-requested`, logs a
 warning and adds an audit record. The cut value is within the limit, so the next cycle
 leaves it alone; the cycle that saw it still decided "exempt", as it will until the new end.
@@ -16,7 +16,6 @@ moment behind) is not recorded twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from autoscaler.core.errors import ClusterError
@@ -36,17 +35,14 @@ class ExemptionLimiter:
         writer: WorkloadWrites,
         audit: AuditSink,
         clock: Clock,
-        maximum: Callable[[str], timedelta],
         allow_indefinite: bool,
         logger: logging.Logger,
         leading: IsLeader = always_leading,
     ) -> None:
-        """`maximum`: the longest exemption of the rule with this name. `leading`: only the
-        leader rewrites annotations; a follower writes nothing."""
+        """`leading`: only the leader rewrites annotations; a follower writes nothing."""
         self._writer = writer
         self._audit = audit
         self._clock = clock
-        self._maximum = maximum
         self._allow_indefinite = allow_indefinite
         self._log = logger
         self._leading = leading
@@ -63,7 +59,7 @@ class ExemptionLimiter:
         )
 
     def _limit(self, row: WorkloadStatus, now: datetime) -> list[AuditRecord]:
-        workload, maximum = row.info, self._maximum(row.decision.rule)
+        workload, maximum = row.info, row.decision.rule.exemptions.max_duration
         done = []
         for on_owner, found in annotation_sources(workload):
             patch = cut_to_limit(

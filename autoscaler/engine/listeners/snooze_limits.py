@@ -26,7 +26,6 @@ from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.models import Snapshot, WorkloadStatus
 from autoscaler.domain.notices.snoozes import HAND_SET_BY, SnoozeGrant, hand_set_snooze
-from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting.leadership import IsLeader, always_leading
 from autoscaler.engine.listeners.limiting import limit_rows
 
@@ -38,14 +37,12 @@ class SnoozeLimiter:
         writer: WorkloadWrites,
         audit: AuditSink,
         clock: Clock,
-        policy: Policy,
         logger: logging.Logger,
         leading: IsLeader = always_leading,
     ) -> None:
         self._writer = writer
         self._audit = audit
         self._clock = clock
-        self._policy = policy
         self._log = logger
         self._leading = leading
 
@@ -62,8 +59,7 @@ class SnoozeLimiter:
 
     def _bound(self, row: WorkloadStatus, now: datetime) -> tuple[AuditRecord, ...]:
         workload = row.info
-        rule = self._policy.rule_for(row.decision.rule)
-        grant = hand_set_snooze(workload, bounds=rule.notice.snooze, now=now)
+        grant = hand_set_snooze(workload, bounds=row.decision.rule.notice.snooze, now=now)
         if grant is None:
             return ()
         try:
@@ -86,7 +82,7 @@ def _record(row: WorkloadStatus, grant: SnoozeGrant, *, asked: str, now: datetim
         reason = f"hand-set snooze until {asked} by {by} removed: {grant.refused}"
     elif grant.clipped_from is not None and grant.until is not None:
         action, actor = "cut-snooze", LOOP_ACTOR
-        bound = row.decision.rule
+        bound = row.decision.rule.name
         reason = (
             f"hand-set snooze by {by} cut to the longest snooze of rule {bound}: "
             f"requested {asked}, now until {time_text(grant.until)}"
