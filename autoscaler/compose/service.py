@@ -164,12 +164,7 @@ def build_keda_answers(
 ) -> KedaAnswers:  # fmt: skip
     return KedaAnswers(
         latest=store.latest,
-        judging=Judging(
-            policy.default_rule.usage,
-            policy.default_rule.grace_period,
-            rule_grace={rule.name: rule.grace_period for rule in policy.rules},
-            rule_loading={rule.name: rule.usage.max_loading for rule in policy.rules},
-        ),
+        judging=Judging(policy.rules),
         # A trigger may name a rule (its view) or a legacy keda.profiles entry.
         profiles={*settings.keda.profiles, *(rule.name for rule in policy.rules[:-1])},
         clock=clock,
