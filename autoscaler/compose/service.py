@@ -43,6 +43,7 @@ class Service:
     """The running parts of one process."""
 
     reconciler: Reconciler
+    policy: Policy  # the rules the loop decides by; the API bounds snoozes and exemptions by them
     store: SnapshotStore
     loop: LoopRunner
     telemetry: ServiceMetrics  # fed by the loop's snapshots; the API serves it on /metrics
@@ -105,9 +106,8 @@ def build_service(
     subscribe_listeners(store, settings=settings.api, telemetry=telemetry, shared=shared,
                         clock=clock, logger=logger, is_leader=leading)  # fmt: skip
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
-    service = Service(
-        reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared
-    )
+    service = Service(reconciler, policy, store, loop, telemetry=telemetry,
+                      notifications=notifications, shared=shared)  # fmt: skip
     service.servers.append(notifications.dispatcher)  # stopped after the loop: drains its queue
     if settings.keda.enabled:
         add_keda(service, settings, policy=policy, clock=clock, logger=logger, bind_host=bind_host)

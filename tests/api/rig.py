@@ -171,7 +171,7 @@ class ApiRig:
             clock=self.clock,
             logger=self.logger,
             routers=self.routers,
-            policy=self.reconciler.policy,
+            policy=policy,
             notices=self.notices,
         )
         self.api.start()

@@ -97,10 +97,6 @@ class Reconciler:
         self._cycle = 0
         self._previous: Snapshot | None = None
 
-    @property
-    def policy(self) -> Policy:
-        return self._policy
-
     def run_once(self) -> Snapshot:
         self._cycle += 1
         now = self._clock.now()
