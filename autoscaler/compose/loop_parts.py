@@ -24,10 +24,9 @@ from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting.leadership import IsLeader, always_leading
 from autoscaler.engine.cycle.screen import Guards
 from autoscaler.engine.cycle.snapshots import SnapshotStore
-from autoscaler.engine.listeners.exemption_limits import ExemptionLimiter
 from autoscaler.engine.listeners.follow_ups import FollowUps
+from autoscaler.engine.listeners.limits import ExemptionLimiter, SnoozeLimiter
 from autoscaler.engine.listeners.loop_audit import LoopAuditor
-from autoscaler.engine.listeners.snooze_limits import SnoozeLimiter
 from autoscaler.engine.metrics.actions import ActionCounter
 from autoscaler.engine.metrics.savings import SavingsGauges
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
