@@ -9,6 +9,11 @@ exemption → rule unknown → grace → usage (busy, loading, idle-held, idle o
 under a rule whose action is `deactivate` or `delete` leads to an action, and the per-cycle
 cap then orders the candidates longest-idle first. (The warning stage, `domain/notices/staging.py`,
 runs after: it may turn that action into a warning, and warns for a `warn` rule.)
+
+The decision carries its `Rule` and the usage verdict (taken before any gate, for every active,
+admitted workload whose rule can be evaluated): the warning stage, the act steps, the fresh
+check, the breaker, KEDA and the annotation limits read them there, never matching or
+assessing again.
 """
 
 from __future__ import annotations
