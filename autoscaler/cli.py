@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 def _check_config(settings: Settings) -> int:
     """The effective settings on stdout; rules that can never match (an earlier rule selects
     all they select) as warnings on stderr: valid, but worth a look."""
-    for warning in shadowed(build_policy(settings).rulebook):
+    for warning in shadowed(build_policy(settings).rules):
         print(f"warning: {warning}", file=sys.stderr)
     effective = settings.model_dump(mode="json", by_alias=True)
     print("# effective configuration (defaults filled in, environment applied)")

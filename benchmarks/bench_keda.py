@@ -34,7 +34,8 @@ from typing import Any
 
 import grpc
 
-from autoscaler.domain.models import Action, Decision, PodRecord, Snapshot, State, WorkloadStatus
+from autoscaler.domain.models import Pauses, PodRecord, Snapshot, WorkloadStatus
+from autoscaler.domain.policy.decisions import decide
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
@@ -44,6 +45,7 @@ from autoscaler.keda.targets import Judging
 from autoscaler.settings.keda import KedaTlsSettings
 from tests.support.domain_builders import NOW, a_policy, a_workload, usage
 
+POLICY = a_policy()
 CHANNELS = 8  # callers share a few connections, as KEDA's operator does
 Call = Callable[[Any, int], Awaitable[object]]
 
@@ -59,12 +61,14 @@ class FixedClock:
 def fleet_snapshot(workloads: int) -> Snapshot:
     infos, fleet = [], usage()
     for i in range(workloads):
-        info = a_workload("ml", f"rc-{i}").gpu_pod(f"rc-{i}-0").build()
+        info = a_workload("ml", f"rc-{i}").gpu_pod(f"rc-{i}-0").keda().build()
         infos.append(info)
         busy = i % 2 == 0
         fleet.gpu("ml", f"rc-{i}-0", peak=0.7 if busy else 0.01, last_busy=NOW if busy else None)
+    read = {"default": fleet.build()}
+    # As the loop leaves them: KEDA-managed, each decision carrying its usage verdict.
     rows = tuple(
-        WorkloadStatus(info, Decision(info.ref, State.KEDA_MANAGED, Action.NONE, "keda"))
+        WorkloadStatus(info, decide(info, read, policy=POLICY, pauses=Pauses(), now=NOW))
         for info in infos
     )
     return Snapshot(
@@ -74,7 +78,7 @@ def fleet_snapshot(workloads: int) -> Snapshot:
         cluster_ok=True,
         metrics_ok=True,
         dry_run=True,
-        usage={"default": fleet.build()},
+        usage=read,
         gpu_pods=tuple(PodRecord("ml", pod) for info in infos for pod in info.pods),
     )
 
@@ -122,10 +126,9 @@ def serve_both(conn: Connection, workloads: int) -> None:
     """Child process: both servers; publishes a fresh snapshot whenever asked."""
     snapshot, store = fleet_snapshot(workloads), SnapshotStore()
     store.publish(snapshot)
-    policy = a_policy()
     answers = KedaAnswers(
         latest=store.latest,
-        judging=Judging(rules=policy.rules, grace_period=policy.grace_period),
+        judging=Judging(POLICY.rules),
         profiles=(),
         clock=FixedClock(NOW),
         max_snapshot_age=timedelta(minutes=3),

@@ -18,6 +18,7 @@ from autoscaler.domain.notices.notice import NoticeRules, SnoozeBounds
 from autoscaler.domain.policy.rules import RuleAction
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
+from tests.support.domain_builders import rule_named
 
 TARGETS = """
 notifications:
@@ -66,17 +67,14 @@ def problems_of(tmp_path: Path, text: str) -> str:
 def test_by_default_the_service_warns_a_quarter_hour_ahead_within_the_snooze_bounds() -> None:
     policy = build_policy(Settings())
 
-    assert policy.default_notice == NoticeRules(
+    assert policy.default_rule.notice == NoticeRules(
         warn_before=timedelta(minutes=15),
         snooze=SnoozeBounds(max_duration=timedelta(hours=24), per_day=3),
     )
-    assert policy.default_rule.notice == policy.default_notice
 
 
 def test_each_rule_sets_its_notice_and_inherits_what_it_leaves_unset(tmp_path: Path) -> None:
-    sandbox, research, quiet, default = build_policy(
-        load_settings(write(tmp_path, LADDER))
-    ).rulebook
+    sandbox, research, quiet, default = build_policy(load_settings(write(tmp_path, LADDER))).rules
 
     assert sandbox.action is RuleAction.DELETE
     assert sandbox.notice == NoticeRules(
@@ -96,7 +94,7 @@ def test_each_rule_sets_its_notice_and_inherits_what_it_leaves_unset(tmp_path: P
 def test_zero_warn_before_turns_the_warning_off(tmp_path: Path) -> None:
     policy = build_policy(load_settings(write(tmp_path, "policy: {warnBefore: 0s}\n")))
 
-    assert policy.default_notice.warn_before == timedelta(0)
+    assert policy.default_rule.notice.warn_before == timedelta(0)
 
 
 def test_a_written_default_rule_sets_the_notice_policy_leaves_unset(tmp_path: Path) -> None:
@@ -104,7 +102,7 @@ def test_a_written_default_rule_sets_the_notice_policy_leaves_unset(tmp_path: Pa
         TARGETS + "rules:\n  - name: default\n    warnBefore: 5m\n    snooze: {perDay: 1}\n"
         "    notify: [ml-slack]\n  "
     )
-    notice = build_policy(load_settings(write(tmp_path, text))).default_notice
+    notice = build_policy(load_settings(write(tmp_path, text))).default_rule.notice
 
     assert notice.warn_before == timedelta(minutes=5)
     assert notice.snooze == SnoozeBounds(max_duration=timedelta(hours=24), per_day=1)
@@ -270,7 +268,7 @@ def test_the_default_rule_may_set_snooze_bounds_policy_leaves_unset(tmp_path: Pa
     text = (
         "policy: {snooze: {perDay: 1}}\nrules:\n  - name: default\n    snooze: {maxDuration: 2h}\n"
     )
-    bounds = build_policy(load_settings(write(tmp_path, text))).default_notice.snooze
+    bounds = build_policy(load_settings(write(tmp_path, text))).default_rule.notice.snooze
 
     assert bounds == SnoozeBounds(max_duration=timedelta(hours=2), per_day=1)
 
@@ -315,5 +313,5 @@ def test_the_examples_commented_targets_and_rules_are_a_valid_configuration(
     settings = load_settings(write(tmp_path, uncommented_example()), environ={})
 
     assert set(settings.notifications.targets) == {"ml-slack", "team-hook"}
-    sandbox = build_policy(settings).rule_for("sandbox")
+    sandbox = rule_named(build_policy(settings), "sandbox")
     assert (sandbox.action, sandbox.notice.delete_after) == (RuleAction.DELETE, timedelta(days=3))

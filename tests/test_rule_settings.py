@@ -49,8 +49,8 @@ def problems_of(tmp_path: Path, text: str) -> str:
 def test_rules_become_domain_rules_with_the_default_last(tmp_path: Path) -> None:
     policy = build_policy(load_settings(write(tmp_path, RULES)))
 
-    production, dev, default = policy.rulebook
-    assert [r.name for r in policy.rulebook] == ["production", "dev", "default"]
+    production, dev, default = policy.rules
+    assert [r.name for r in policy.rules] == ["production", "dev", "default"]
     assert production.selector == Selector(
         namespace_labels={"env": "prod"}, cluster_queues=("prod-cq",)
     )
@@ -68,7 +68,7 @@ def test_without_rules_the_default_rule_is_todays_policy() -> None:
     settings = Settings()
     policy = build_policy(settings)
 
-    assert policy.rulebook == (policy.default_rule,)
+    assert policy.rules == (policy.default_rule,)
     assert policy.default_rule.usage.window == settings.policy.idle_window
     assert policy.default_rule.grace_period == settings.policy.grace_period
     assert policy.default_rule.exemptions.max_duration == timedelta(days=7)
@@ -82,7 +82,7 @@ def test_a_written_default_rule_sets_what_policy_does_not(tmp_path: Path) -> Non
     text = "rules:\n  - name: default\n    idleWindow: 2h\n    action: observe\n"
     policy = build_policy(load_settings(write(tmp_path, text)))
 
-    assert policy.scoped == ()
+    assert policy.rules[:-1] == ()  # nothing before the default rule
     assert policy.default_rule.usage.window == timedelta(hours=2)
     assert policy.default_rule.action is RuleAction.OBSERVE
 

@@ -94,7 +94,7 @@ def options_from(
 
 
 def default_alternatives(policy: Policy) -> tuple[Variant, ...]:
-    window, threshold = policy.rules.window, policy.rules.threshold
+    window, threshold = policy.default_rule.usage.window, policy.default_rule.usage.threshold
     found = [Variant(window / 2, threshold), Variant(window * 2, threshold)]
     if threshold * 2 < 1:
         found.append(Variant(window, threshold * 2))
@@ -138,8 +138,8 @@ def backtest(
 ) -> Report:
     base = policy_variant(policy)
     charted = tuple(
-        Variant(w, policy.rules.threshold)
-        for w in sorted({*options.chart_windows, policy.rules.window})
+        Variant(w, policy.default_rule.usage.threshold)
+        for w in sorted({*options.chart_windows, policy.default_rule.usage.window})
     )
     plan = _plan(options, (base, *options.alternatives, *charted), policy)
     queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
@@ -147,13 +147,13 @@ def backtest(
     variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes.values())))
     replay = _replay(options, variants=variants, settings=settings, policy=policy, queues=queues)
     warnings: dict[str, None] = {}
-    queries = slot_queries(settings.prometheus.signals, slot=policy.rules.slot)
-    evidence = evidence_queries(settings.prometheus.evidence, slot=policy.rules.slot)
+    queries = slot_queries(settings.prometheus.signals, slot=policy.default_rule.usage.slot)
+    evidence = evidence_queries(settings.prometheus.evidence, slot=policy.default_rule.usage.slot)
     occupancy = OccupancyCounter(
         start=options.start,
         end=options.end,
         slot=replay.settings.slot,
-        threshold=policy.rules.threshold,
+        threshold=policy.default_rule.usage.threshold,
     )
     for fetched in chunks(source, queries, plan, evidence=evidence):
         warnings.update(dict.fromkeys(replay.feed(fetched.chunk, fetched.evidence)))
@@ -200,7 +200,7 @@ def _replay(
     policy: Policy,
     queues: QueueHistory | None,
 ) -> Replay:
-    slot = int(policy.rules.slot.total_seconds())
+    slot = int(policy.default_rule.usage.slot.total_seconds())
     step = int(options.step.total_seconds())
     if step % slot or step <= 0:
         raise ValueError(f"--step must be a multiple of the policy's slot ({slot} s)")
@@ -225,10 +225,10 @@ def _replay(
 
 
 def _plan(options: BacktestOptions, variants: Sequence[Variant], policy: Policy) -> ChunkPlan:
-    slot = int(policy.rules.slot.total_seconds())
-    spans = [v.window for v in variants] + [r.usage.window for r in policy.rulebook]
-    grace = max(r.grace_period for r in policy.rulebook)
-    warmup = max(*spans, grace) + policy.rules.slot
+    slot = int(policy.default_rule.usage.slot.total_seconds())
+    spans = [v.window for v in variants] + [r.usage.window for r in policy.rules]
+    grace = max(r.grace_period for r in policy.rules)
+    warmup = max(*spans, grace) + policy.default_rule.usage.slot
     first = int((options.start - warmup).timestamp()) // slot * slot
     last = int(options.end.timestamp()) // slot * slot
     steps = max(1, int(options.chunk.total_seconds()) // slot)
@@ -237,7 +237,7 @@ def _plan(options: BacktestOptions, variants: Sequence[Variant], policy: Policy)
 
 def _variant(text: str, policy: Policy) -> Variant:
     window, _, percent = text.partition("@")
-    threshold = float(percent) / 100 if percent else policy.rules.threshold
+    threshold = float(percent) / 100 if percent else policy.default_rule.usage.threshold
     if not 0 <= threshold < 1:
         raise ValueError(f"{text!r}: the threshold is a percentage below 100")
     return Variant(parse_duration(window), threshold)

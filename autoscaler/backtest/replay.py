@@ -74,7 +74,7 @@ class Replay:
         self._evidence = evidence
         self.queues = queues  # who waited, for when-contended variants
         self._resolver = resolver
-        self._rules, self._queue_of = policy.rulebook, dict(queue_of or {})
+        self._rules, self._queue_of = policy.rules, dict(queue_of or {})
         self.cap = policy.max_deactivations_per_cycle
         self._runs = [Run(v, views_of(v, policy, slot=settings.slot)) for v in variants]
         views = [view for run in self._runs for view in run.views.values()]

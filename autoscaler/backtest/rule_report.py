@@ -61,7 +61,7 @@ def summarize(
 ) -> RuleSummary:
     """`found`: the policy's own would-be deactivations, each naming its rule."""
     figures = []
-    for rule in policy.rulebook:
+    for rule in policy.rules:
         mine = [d for d in found if d.rule == rule.name]
         figures.append(
             RuleFigures(

@@ -105,8 +105,9 @@ def views_of(variant: Variant, policy: Policy, *, slot: int) -> dict[str, View]:
     """A uniform variant: the default rule at its window and threshold, deactivating, for
     everyone. A per-rule variant: each rule as written, its reclaim mode unless forced."""
     if not variant.by_rule:
-        usage = replace(policy.rules, window=variant.window, threshold=variant.threshold)
-        rule = replace(policy.default_rule, usage=usage, action=RuleAction.DEACTIVATE)
+        default = policy.default_rule
+        usage = replace(default.usage, window=variant.window, threshold=variant.threshold)
+        rule = replace(default, usage=usage, action=RuleAction.DEACTIVATE)
         return {EVERYONE: _view(rule, policy, slot=slot, reclaim=variant.reclaim)}
     return {
         rule.name: _view(
@@ -115,19 +116,21 @@ def views_of(variant: Variant, policy: Policy, *, slot: int) -> dict[str, View]:
             slot=slot,
             reclaim=rule.reclaim.value if variant.reclaim == PER_RULE else variant.reclaim,
         )
-        for rule in policy.rulebook
+        for rule in policy.rules
     }
 
 
 def _view(rule: Rule, policy: Policy, *, slot: int, reclaim: str) -> View:
-    single = replace(
-        policy,
-        scoped=(),
-        rules=rule.usage,
+    # The one rule keeps the default rule's name, exemptions and notice, as the loop's own
+    # default would: only what judges and acts is the viewed rule's.
+    alone = replace(
+        policy.default_rule,
+        usage=rule.usage,
         grace_period=rule.grace_period,
-        default_action=rule.action,
-        default_reclaim=Reclaim(reclaim),
+        action=rule.action,
+        reclaim=Reclaim(reclaim),
     )
+    single = replace(policy, rules=(alone,))
     return View(
         rule=rule.name,
         window=rule.usage.window,
@@ -142,8 +145,8 @@ def _view(rule: Rule, policy: Policy, *, slot: int, reclaim: str) -> View:
 def policy_variant(policy: Policy) -> Variant:
     """The policy as configured: uniform when it is a single deactivating default rule (as
     before rules), else each workload under its rule; reclaim is the rules' common mode."""
-    window, threshold = policy.rules.window, policy.rules.threshold
-    acting = {r.reclaim.value for r in policy.rulebook if r.action is RuleAction.DEACTIVATE}
+    window, threshold = policy.default_rule.usage.window, policy.default_rule.usage.threshold
+    acting = {r.reclaim.value for r in policy.rules if r.action is RuleAction.DEACTIVATE}
     reclaim = acting.pop() if len(acting) == 1 else (PER_RULE if acting else Reclaim.ALWAYS)
-    plain = not policy.scoped and policy.default_action is RuleAction.DEACTIVATE
+    plain = len(policy.rules) == 1 and policy.default_rule.action is RuleAction.DEACTIVATE
     return Variant(window, threshold, str(reclaim), by_rule=not plain)

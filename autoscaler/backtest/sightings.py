@@ -68,8 +68,8 @@ class EvidenceTrack:
     ) -> EvidenceTrack:
         """Within the live read's reach over the policy's rules and these other windows: the
         longest window (or maxLoading) and one coarse step."""
-        longest = max([*windows, *(rule.usage.window for rule in policy.rulebook)])
-        rules = policy.rules
+        longest = max([*windows, *(rule.usage.window for rule in policy.rules)])
+        rules = policy.default_rule.usage
         loading = policy.longest_loading
         span = QueryWindow(
             longest, rules.slot, settings.policy.idle_since_lookback, rules.threshold, loading

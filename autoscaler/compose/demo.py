@@ -122,7 +122,7 @@ def demo_api(service: Service, *, world: World, token: str) -> Api:
         clock=world.clock,
         logger=quiet_logger().getChild("api"),
         routers=routers,
-        policy=service.reconciler.policy,
+        policy=service.policy,
         notices=snooze_notifications(service.notifications),
     )
 

@@ -25,10 +25,9 @@ from autoscaler.engine.acting.context import Leads, always_leads
 from autoscaler.engine.cycle.fleet_watch import FleetWatch
 from autoscaler.engine.cycle.screen import Screen
 from autoscaler.engine.cycle.snapshots import SnapshotStore
-from autoscaler.engine.listeners.exemption_limits import ExemptionLimiter
 from autoscaler.engine.listeners.follow_ups import FollowUps
+from autoscaler.engine.listeners.limits import ExemptionLimiter, SnoozeLimiter
 from autoscaler.engine.listeners.loop_audit import LoopAuditor
-from autoscaler.engine.listeners.snooze_limits import SnoozeLimiter
 from autoscaler.engine.metrics.actions import ActionCounter
 from autoscaler.engine.metrics.savings import SavingsGauges
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
@@ -81,12 +80,10 @@ def subscribe_listeners(
     shared: SharedState,
     clock: Clock,
     logger: logging.Logger,
-    policy: Policy,
     leads: Leads = always_leads,
 ) -> None:
-    """Metrics from every snapshot, and the leader's loop audit, savings, follow-ups and
-    exemption and snooze cuts, written to `shared`. `policy`: its rules set each workload's
-    longest exemption."""
+    """Metrics from every snapshot; with `shared`, the leader's loop audit and the bounds on
+    hand-set exemptions and snoozes (each row's rule, as its decision carries it)."""
     store.subscribe(telemetry.observe)
     store.subscribe(ActionCounter(telemetry.registry).observe)
     store.subscribe(
@@ -108,13 +105,12 @@ def subscribe_listeners(
             writer=shared.actuator,
             audit=shared.store,
             clock=clock,
-            maximum=lambda rule: policy.rule_for(rule).exemptions.max_duration,
             allow_indefinite=settings.allow_indefinite_exemption,
             logger=logger.getChild("exemptions"),
             leads=leads,
         )
     )
-    store.subscribe(snooze_limiter(shared, clock=clock, logger=logger, policy=policy, leads=leads))
+    store.subscribe(snooze_limiter(shared, clock=clock, logger=logger, leads=leads))
 
 
 def snooze_limiter(
@@ -122,7 +118,6 @@ def snooze_limiter(
     *,
     clock: Clock,
     logger: logging.Logger,
-    policy: Policy,
     leads: Leads,
 ) -> SnoozeLimiter:
     """Hand-set snoozes bounded by each workload's rule, after every cycle (ISSUE 15)."""
@@ -130,7 +125,6 @@ def snooze_limiter(
         writer=shared.actuator,
         audit=shared.store,
         clock=clock,
-        policy=policy,
         logger=logger.getChild("snoozes"),
         leads=leads,
     )

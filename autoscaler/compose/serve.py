@@ -85,7 +85,7 @@ def add_rest_api(
             logger=logger,
             auth=auth,
             routers=routers,
-            policy=service.reconciler.policy,
+            policy=service.policy,
             notices=snooze_notifications(service.notifications),
         )
     )

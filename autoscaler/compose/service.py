@@ -35,6 +35,7 @@ class Service:
     """The running parts of one process."""
 
     reconciler: Reconciler
+    policy: Policy  # the rules the loop decides by; the API bounds snoozes and exemptions by them
     store: SnapshotStore
     loop: LoopRunner
     telemetry: ServiceMetrics  # fed by the loop's snapshots; the API serves it on /metrics
@@ -100,12 +101,17 @@ def build_service(
         shared=shared,
         clock=clock,
         logger=logger,
-        policy=policy,
         leads=leads,
     )
     loop = _loop_runner(reconciler, settings=settings, telemetry=telemetry, logger=logger)
     service = Service(
-        reconciler, store, loop, telemetry=telemetry, notifications=notifications, shared=shared
+        reconciler,
+        policy,
+        store,
+        loop,
+        telemetry=telemetry,
+        notifications=notifications,
+        shared=shared,
     )
     service.servers.append(notifications.dispatcher)  # stopped after the loop: drains its queue
     if settings.keda.enabled:
@@ -165,14 +171,9 @@ def build_keda_answers(
 ) -> KedaAnswers:
     return KedaAnswers(
         latest=store.latest,
-        judging=Judging(
-            policy.rules,
-            policy.grace_period,
-            rule_grace={rule.name: rule.grace_period for rule in policy.rulebook},
-            rule_loading={rule.name: rule.usage.max_loading for rule in policy.rulebook},
-        ),
+        judging=Judging(policy.rules),
         # A trigger may name a rule in `profile:`: it is judged with that rule's view.
-        profiles={rule.name for rule in policy.scoped},
+        profiles={rule.name for rule in policy.rules[:-1]},
         clock=clock,
         # Older than three cycles: the loop is stuck, and KEDA must hold, not scale to zero.
         max_snapshot_age=max(3 * settings.loop.interval, timedelta(seconds=30)),

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from autoscaler.domain.guards.breaker import BreakerState
 from autoscaler.domain.notices.notice import NO_NOTICE, Notice
@@ -21,6 +22,10 @@ from autoscaler.domain.states import Action as Action  # noqa: PLC0414
 from autoscaler.domain.states import State as State  # noqa: PLC0414
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.usage.gpus import GpuKey
+
+if TYPE_CHECKING:  # both import this module; only their types are needed here
+    from autoscaler.domain.policy.rules import Rule
+    from autoscaler.domain.usage.assessment import Assessment
 
 
 @dataclass(frozen=True, order=True)
@@ -189,8 +194,13 @@ class Decision:
     coverage: float | None = None
     idle_since: datetime | None = None
     time_left: timedelta | None = None  # until the idle window completes; None if not idling
-    rule: str = "default"  # the rule that matched (first match wins)
+    # The rule it falls under (first match wins): every later stage reads its numbers here.
+    rule: Rule = field(kw_only=True)
     rule_unknown: str | None = None  # why that rule cannot be evaluated, whatever state won
+    # The usage verdict under that rule, taken for every active, admitted workload whose rule
+    # can be evaluated, whatever gate decided its state (the breaker and KEDA read it); None
+    # when usage was not judged.
+    assessment: Assessment | None = None
     beneficiary: WorkloadRef | None = None  # the waiter a contention-driven stop is for
     evidence: tuple[str, ...] = ()  # what the evidence signals saw, one line each (ISSUE 16)
     idle_held_gpus: int = 0  # IDLE_HELD: how many GPUs sat idle the whole window

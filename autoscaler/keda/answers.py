@@ -15,7 +15,14 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import timedelta
 
 from autoscaler.core.ports import Clock
-from autoscaler.domain.models import DEFAULT_PROFILE, PodInfo, Snapshot, State, WorkloadRef
+from autoscaler.domain.models import (
+    DEFAULT_PROFILE,
+    PodInfo,
+    Snapshot,
+    State,
+    WorkloadRef,
+    WorkloadStatus,
+)
 from autoscaler.keda.metadata import ParsedMetadata, parse_metadata
 from autoscaler.keda.targets import (
     Activity,
@@ -65,27 +72,34 @@ class SnapshotView:
         row = None
         if target.selector is None:
             row = self._rows.get(WorkloadRef(target.namespace, target.workload or ""))
-        view = target.profile
-        # A Workload asked about without a profile is judged under its own rule's view.
+        # A Workload asked about without a profile is judged under its own rule's view, with
+        # the rule and the usage verdict its decision carries.
         if row is not None and target.profile == DEFAULT_PROFILE:
-            decision = row.decision
-            view = decision.rule
-            if decision.rule_unknown is not None:
-                # KEDA-managed rows never reach the loop's own check: say it here too
-                why = f"rule {decision.rule} cannot be evaluated: {decision.rule_unknown}"
-                return _unknown(why)
-            if decision.state is State.UNKNOWN:
-                return _unknown(decision.reason)  # the loop's own "unknown" is KEDA's too
+            return self._decided(row)
+        view = target.profile
         usage = snapshot.usage.get(view)
         if usage is None:
-            return _unknown(f"profile {view} was not evaluated in cycle {snapshot.cycle}")
-        judging = self._judging.under(view)
+            return _not_evaluated(view, snapshot)
+        rule = self._judging.under(view)
         if target.selector is None:
-            return judge_workload(row, usage, snapshot=snapshot, judging=judging)
+            return judge_workload(row, usage, snapshot=snapshot, rule=rule)
         matched = [
             p for p in self._pods.get(target.namespace, ()) if target.selector.matches(p.labels)
         ]
-        return judge_pods(target, matched, usage, snapshot=snapshot, judging=judging)
+        return judge_pods(target, matched, usage, snapshot=snapshot, rule=rule)
+
+    def _decided(self, row: WorkloadStatus) -> Judgement:
+        decision, snapshot = row.decision, self.snapshot
+        rule = decision.rule
+        if decision.rule_unknown is not None:
+            # KEDA-managed rows never reach the loop's own check: say it here too
+            return _unknown(f"rule {rule.name} cannot be evaluated: {decision.rule_unknown}")
+        if decision.state is State.UNKNOWN:
+            return _unknown(decision.reason)  # the loop's own "unknown" is KEDA's too
+        usage = snapshot.usage.get(rule.name)
+        if usage is None:
+            return _not_evaluated(rule.name, snapshot)
+        return judge_workload(row, usage, snapshot=snapshot, rule=rule, verdict=decision.assessment)
 
 
 class KedaAnswers:
@@ -165,3 +179,7 @@ class KedaAnswers:
 
 def _unknown(reason: str) -> Judgement:
     return Judgement(Activity.UNKNOWN, 0.0, reason)
+
+
+def _not_evaluated(view: str, snapshot: Snapshot) -> Judgement:
+    return _unknown(f"profile {view} was not evaluated in cycle {snapshot.cycle}")

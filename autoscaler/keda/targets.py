@@ -5,10 +5,11 @@ Pure: the snapshot's own `taken_at` is "now", so an answer changes only when a c
 - No running pods (scaled to zero, or deactivated) is INACTIVE, whatever an exemption or a
   pause says: a pause must never wake a target from zero.
 - With running pods, an exempt, paused or in-grace target is ACTIVE, reported as 100 %.
-- Otherwise usage decides (`idleness.assess`, the policy's classifier): idle for the whole
-  window is INACTIVE; anything else known (busy, loading, idle-held, idle for part of the
-  window) is ACTIVE; missing, stale or partial data, or a failed evidence signal, is
-  UNKNOWN, never inactive.
+- Otherwise usage decides: the verdict the loop's decision carries (a Workload asked about
+  under its own rule), or `idleness.assess`, the policy's classifier, at another view (a
+  named rule or legacy profile, a pod selector). Idle for the whole window is INACTIVE;
+  anything else known (busy, loading, idle-held, idle for part of the window) is ACTIVE;
+  missing, stale or partial data, or a failed evidence signal, is UNKNOWN, never inactive.
 
 A reported value is above the profile's threshold exactly when the target is active, so a
 metrics-api trigger with `activationTargetValue` = the threshold agrees with `IsActive`.
@@ -19,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
+from functools import cached_property
 
 from autoscaler.domain.exemptions import active_exemption
 from autoscaler.domain.models import (
@@ -35,7 +37,8 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.policy.decisions import grace_end, not_before
-from autoscaler.domain.usage.idleness import UsageRules, assess
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.usage.idleness import Assessment, assess
 from autoscaler.keda.selectors import Selector
 
 METRIC_PREFIX = "gpu-peak-utilization"
@@ -94,22 +97,18 @@ class Judgement:
 
 @dataclass(frozen=True)
 class Judging:
-    """Policy numbers the judgement needs besides the profile's (window, threshold)."""
+    """The policy's rules, the default last: what a trigger's view (its profile) names."""
 
-    rules: UsageRules  # slot, coverage and staleness; window and threshold come from usage
-    grace_period: timedelta
-    rule_grace: Mapping[str, timedelta] = field(default_factory=dict)  # per rule name
-    rule_loading: Mapping[str, timedelta] = field(default_factory=dict)  # maxLoading, per rule
+    rules: tuple[Rule, ...]
 
-    def under(self, view: str) -> Judging:
-        """The numbers for a rule's (or a legacy profile's) view: its grace and maxLoading when
-        it is a rule, so KEDA counts loading as the loop does."""
-        grace = self.rule_grace.get(view, self.grace_period)
-        loading = self.rule_loading.get(view, self.rules.max_loading)
-        if (grace, loading) == (self.grace_period, self.rules.max_loading):
-            return self
-        rules = replace(self.rules, max_loading=loading)
-        return replace(self, grace_period=grace, rules=rules)
+    @cached_property
+    def _named(self) -> Mapping[str, Rule]:
+        return {rule.name: rule for rule in self.rules}
+
+    def under(self, view: str) -> Rule:
+        """The rule a view names, so KEDA counts grace and loading as the loop does; a legacy
+        profile's view is the default rule's numbers (window and threshold come with its read)."""
+        return self._named.get(view, self.rules[-1])
 
 
 def judge_workload(
@@ -117,8 +116,11 @@ def judge_workload(
     usage: FleetUsage,
     *,
     snapshot: Snapshot,
-    judging: Judging,
+    rule: Rule,
+    verdict: Assessment | None = None,
 ) -> Judgement:
+    """`verdict`: the one the row's decision carries, when `usage` is its own rule's view;
+    None: judged here, at `usage`'s window and threshold."""
     if row is None:
         return Judgement(Activity.NOT_FOUND, 0.0, "no such Kueue Workload in the latest cycle")
     info, now = row.info, snapshot.taken_at
@@ -131,13 +133,15 @@ def judge_workload(
     held = _held(
         snapshot,
         namespace=info.ref.namespace,
-        grace_end=grace_end(info, grace_period=judging.grace_period),
+        grace_end=grace_end(info, grace_period=rule.grace_period),
     )
     if held is not None:
         return held
     if not info.admitted:
         return Judgement(Activity.UNKNOWN, 0.0, "pods run but the Workload is not admitted")
-    return _by_usage(info, usage, judging=judging, not_before=not_before(info), now=now)
+    if verdict is None:
+        verdict = _assessed(info, usage, rule=rule, not_before=not_before(info), now=now)
+    return _by_verdict(verdict, usage)
 
 
 def judge_pods(
@@ -146,14 +150,14 @@ def judge_pods(
     usage: FleetUsage,
     *,
     snapshot: Snapshot,
-    judging: Judging,
+    rule: Rule,
 ) -> Judgement:
     """The GPU pods a selector matched in the target's namespace, judged as one group."""
     running = [pod for pod in pods if pod.running]
     if not running:
         return Judgement(Activity.INACTIVE, 0.0, "no running GPU pod matches the selector")
     newest = max(pod.created_at for pod in running)
-    held = _held(snapshot, namespace=target.namespace, grace_end=newest + judging.grace_period)
+    held = _held(snapshot, namespace=target.namespace, grace_end=newest + rule.grace_period)
     if held is not None:
         return held
     group = WorkloadInfo(
@@ -168,7 +172,8 @@ def judge_pods(
         expected_pods=len(running),
         pods=tuple(running),
     )
-    return _by_usage(group, usage, judging=judging, not_before=newest, now=snapshot.taken_at)
+    verdict = _assessed(group, usage, rule=rule, not_before=newest, now=snapshot.taken_at)
+    return _by_verdict(verdict, usage)
 
 
 def _held(snapshot: Snapshot, *, namespace: str, grace_end: datetime | None) -> Judgement | None:
@@ -181,29 +186,33 @@ def _held(snapshot: Snapshot, *, namespace: str, grace_end: datetime | None) -> 
     return None
 
 
-def _by_usage(
+def _assessed(
     info: WorkloadInfo,
     usage: FleetUsage,
     *,
-    judging: Judging,
+    rule: Rule,
     not_before: datetime,
     now: datetime,
-) -> Judgement:
-    rules = replace(judging.rules, window=usage.window, threshold=usage.threshold)
-    verdict = assess(info, usage, rules=rules, not_before=not_before, now=now)
+) -> Assessment:
+    """The classifier at the view's own window and threshold (a legacy profile's differ)."""
+    rules = replace(rule.usage, window=usage.window, threshold=usage.threshold)
+    return assess(info, usage, rules=rules, not_before=not_before, now=now)
+
+
+def _by_verdict(verdict: Assessment, usage: FleetUsage) -> Judgement:
     if verdict.state is State.UNKNOWN or verdict.peak is None:
         return Judgement(Activity.UNKNOWN, 0.0, verdict.reason)
     peak = verdict.peak * 100
     idle_all_window = (
         verdict.state is State.IDLE
-        and verdict.idle_for >= rules.window
-        and verdict.peak <= rules.threshold
+        and verdict.idle_for >= usage.window
+        and verdict.peak <= usage.threshold
     )
     if idle_all_window:
         return Judgement(Activity.INACTIVE, peak, verdict.reason)
     # Active with a low peak (the window is not complete yet) reports 100, never a value
     # at or below the threshold, so value and activity never disagree.
-    value = peak if verdict.peak > rules.threshold else FULL
+    value = peak if verdict.peak > usage.threshold else FULL
     return Judgement(Activity.ACTIVE, value, verdict.reason)
 
 

@@ -23,24 +23,17 @@ from autoscaler.settings.tree import Settings
 def build_policy(settings: Settings) -> Policy:
     policy = settings.policy
     default = default_rule(settings)
+    scoped = tuple(
+        scoped_rule(rule, default=default) for rule in settings.rules if rule.name != DEFAULT_RULE
+    )
     return Policy(
-        rules=default.usage,
-        grace_period=default.grace_period,
+        rules=(*scoped, default),
         actionable_kinds=enabled_owner_kinds(settings),
         protected_priority_classes=frozenset(policy.protected_priority_classes),
         include_namespaces=frozenset(policy.namespaces.include),
         exclude_namespaces=frozenset(policy.namespaces.exclude),
         max_deactivations_per_cycle=policy.max_deactivations_per_cycle,
         dry_run=policy.dry_run,
-        scoped=tuple(
-            scoped_rule(rule, default=default)
-            for rule in settings.rules
-            if rule.name != DEFAULT_RULE
-        ),
-        default_reclaim=default.reclaim,
-        default_action=default.action,
-        default_exemptions=default.exemptions,
-        default_notice=default.notice,
     )
 
 

@@ -29,7 +29,7 @@ from tests.support.prom_histories import Area
 pytestmark = pytest.mark.real
 
 POLICY = build_policy(Settings())
-VIEW = UsageView(POLICY.rules.window, POLICY.rules.threshold)
+VIEW = UsageView(POLICY.default_rule.usage.window, POLICY.default_rule.usage.threshold)
 
 
 def read(session: PrometheusSession, *, readers: list[EvidenceReader] | None = None) -> FleetUsage:

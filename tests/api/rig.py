@@ -164,7 +164,6 @@ class ApiRig:
             shared=self.shared,
             clock=self.clock,
             logger=self.logger,
-            policy=policy,
         )
         # The guards' memory and the audit trail in the runtime-state ConfigMap, as `serve`.
         guards = self.shared.guard_store(
@@ -190,7 +189,7 @@ class ApiRig:
             clock=self.clock,
             logger=self.logger,
             routers=self.routers,
-            policy=self.reconciler.policy,
+            policy=policy,
             notices=self.notices,
         )
         self.api.start()

@@ -11,25 +11,23 @@ import pytest
 from autoscaler.cli import main as console_main
 from autoscaler.domain.policy.rules import Rule, RuleAction, Selector
 from tests.api.rig import TOKENS, ApiRig
-from tests.support.domain_builders import a_policy
+from tests.support.domain_builders import a_policy, with_scoped
 
 BASE = a_policy(dry_run=True)
-POLICY = replace(
+POLICY = with_scoped(
     BASE,
-    scoped=(
-        Rule(
-            "production",
-            usage=replace(BASE.rules, window=timedelta(hours=4)),
-            grace_period=BASE.grace_period,
-            selector=Selector(namespaces=("prod",)),
-        ),
-        Rule(
-            "team-a-observed",
-            usage=BASE.rules,
-            grace_period=BASE.grace_period,
-            selector=Selector(namespaces=("team-a",)),
-            action=RuleAction.OBSERVE,
-        ),
+    Rule(
+        "production",
+        usage=replace(BASE.default_rule.usage, window=timedelta(hours=4)),
+        grace_period=BASE.default_rule.grace_period,
+        selector=Selector(namespaces=("prod",)),
+    ),
+    Rule(
+        "team-a-observed",
+        usage=BASE.default_rule.usage,
+        grace_period=BASE.default_rule.grace_period,
+        selector=Selector(namespaces=("team-a",)),
+        action=RuleAction.OBSERVE,
     ),
 )
 

@@ -21,14 +21,16 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 from tests.support.fakes import FakeClock
 
 
 def row(
     workload: WorkloadInfo, state: State, *, gpus: int = 0, action: Action = Action.NONE
 ) -> WorkloadStatus:
-    return WorkloadStatus(workload, Decision(workload.ref, state, action, "test", gpus=gpus))
+    return WorkloadStatus(
+        workload, Decision(workload.ref, state, action, "test", gpus=gpus, rule=A_DEFAULT_RULE)
+    )
 
 
 def waiting(count: int) -> tuple[WorkloadStatus, ...]:

@@ -4,7 +4,6 @@ who may patch the workload or only an admin may grant it. Through the real REST 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -13,26 +12,24 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.policy.rules import ExemptionBounds, ExemptionRight, Rule, Selector
 from tests.api.rig import ApiRig
-from tests.support.domain_builders import a_policy
+from tests.support.domain_builders import a_policy, with_scoped
 
 BASE = a_policy(dry_run=True)
-POLICY = replace(
+POLICY = with_scoped(
     BASE,
-    scoped=(
-        Rule(
-            "short-exemptions",
-            usage=BASE.rules,
-            grace_period=BASE.grace_period,
-            selector=Selector(namespaces=("team-a",)),
-            exemptions=ExemptionBounds(max_duration=timedelta(hours=2)),
-        ),
-        Rule(
-            "admins-only",
-            usage=BASE.rules,
-            grace_period=BASE.grace_period,
-            selector=Selector(namespaces=("team-b",)),
-            exemptions=ExemptionBounds(allowed_to=ExemptionRight.ADMINS),
-        ),
+    Rule(
+        "short-exemptions",
+        usage=BASE.default_rule.usage,
+        grace_period=BASE.default_rule.grace_period,
+        selector=Selector(namespaces=("team-a",)),
+        exemptions=ExemptionBounds(max_duration=timedelta(hours=2)),
+    ),
+    Rule(
+        "admins-only",
+        usage=BASE.default_rule.usage,
+        grace_period=BASE.default_rule.grace_period,
+        selector=Selector(namespaces=("team-b",)),
+        exemptions=ExemptionBounds(allowed_to=ExemptionRight.ADMINS),
     ),
 )
 
@@ -85,5 +82,5 @@ def test_a_hand_set_exemption_is_cut_to_its_own_rules_maximum() -> None:
         }
         assert cut == {
             "team-a": time_text(rig.now + timedelta(hours=2)),
-            "team-c": time_text(rig.now + POLICY.default_exemptions.max_duration),
+            "team-c": time_text(rig.now + POLICY.default_rule.exemptions.max_duration),
         }

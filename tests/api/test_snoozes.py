@@ -15,7 +15,7 @@ from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import Action, Decision, State, WorkloadStatus
 from autoscaler.domain.notices.notice import Notice
 from tests.api.rig import ApiRig
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 
 SNOOZE = "/api/v1/workloads/team-a/alice-rc/snooze"
 DEFAULT_LONGEST = timedelta(hours=24)  # the domain's SnoozeBounds default
@@ -155,7 +155,7 @@ def test_unsnoozing_removes_the_snooze_from_the_workload_and_the_owner_and_is_au
 
 def test_a_workloads_view_carries_its_notice_and_leaves_it_out_when_there_is_none() -> None:
     info = a_workload("team-a", "rc").gpu_pod("rc-head-0").build()
-    plain = Decision(info.ref, State.SNOOZED, Action.NONE, "kept by alice")
+    plain = Decision(info.ref, State.SNOOZED, Action.NONE, "kept by alice", rule=A_DEFAULT_RULE)
     notice = Notice(snoozed_until=NOW + timedelta(hours=2), snoozed_by="alice")
     snoozed = replace(plain, notice=notice)
     shown = workload_view(WorkloadStatus(info, snoozed), now=NOW).model_dump(

@@ -29,7 +29,7 @@ def evidence_at(
     slots."""
     settings = settings or Settings()
     policy = build_policy(settings)
-    slot = policy.rules.slot
+    slot = policy.default_rule.usage.slot
     seconds = int(slot.total_seconds())
     plan = ChunkPlan(start=start, end=end, slot=seconds, steps_per_chunk=chunk // slot)
     track = EvidenceTrack.for_policy(settings=settings, policy=policy)

@@ -136,7 +136,7 @@ RULES = build_policy(
         {"name": "queued", "match": {"clusterQueues": ["cq-a"]}},
         {"name": "labelled", "match": {"namespaces": ["lab"], "namespaceLabels": {"t": "x"}}},
     )
-).rulebook
+).rules
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,8 @@ def due_cases(draw: st.DrawFn) -> Case:
     """A RayCluster every GPU of which has been idle, with trustworthy data, for a whole
     window after admission and after its pods started: it must be deactivated."""
     policy = draw(DUE_POLICIES)
-    rules = policy.rules
-    admitted = NOW - max(rules.window, policy.grace_period) - draw(EXTRA_MINUTES)
+    rules = policy.default_rule.usage
+    admitted = NOW - max(rules.window, policy.default_rule.grace_period) - draw(EXTRA_MINUTES)
     builder = a_workload(draw(NAMESPACE), "rc").created_at(admitted).admitted(at=admitted)
     if draw(st.booleans()):
         builder.cpu_pod("rc-head", created=admitted)
@@ -124,7 +124,7 @@ def one_gpu_reported_twice(case: Case, pick: int) -> Case:
 
 
 def rules_of(case: Case) -> UsageRules:
-    return case.policy.rules
+    return case.policy.default_rule.usage
 
 
 DOUBTS: dict[str, Change] = {

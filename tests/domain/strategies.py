@@ -27,6 +27,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.policy.decisions import Policy, decide
 from tests.support.domain_builders import (
+    A_DEFAULT_RULE,
     NOW,
     UsageBuilder,
     WorkloadBuilder,
@@ -224,7 +225,9 @@ def fleets(draw: st.DrawFn) -> tuple[list[WorkloadInfo], FleetUsage, Policy]:
     fleet = [draw(workloads(name=f"rc{index}")) for index in range(size)]
     policy = draw(POLICIES)
     found = replace(
-        draw(fleet_usage(fleet)), window=policy.rules.window, threshold=policy.rules.threshold
+        draw(fleet_usage(fleet)),
+        window=policy.default_rule.usage.window,
+        threshold=policy.default_rule.usage.threshold,
     )
     return fleet, found, policy
 
@@ -241,6 +244,7 @@ DECISIONS = st.lists(
         action=st.sampled_from([Action.DEACTIVATE, Action.WOULD_DEACTIVATE, Action.NONE]),
         reason=st.just("idle"),
         idle_since=some_minutes_ago(60, 600),
+        rule=st.just(A_DEFAULT_RULE),
     ),
     max_size=12,
 )

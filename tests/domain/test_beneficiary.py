@@ -10,7 +10,7 @@ from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.audit.subjects import Subject, subject_of
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.engine.acting.stop import deactivation_message
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import NOW, a_rule_named, a_workload
 
 WAITER = WorkloadRef("team-b", "waiter")
 IDLE_SINCE = NOW - timedelta(hours=2)
@@ -24,7 +24,7 @@ def decision(*, waiter: WorkloadRef | None) -> Decision:
         "idle",
         gpus=1,
         idle_since=IDLE_SINCE,
-        rule="night",
+        rule=a_rule_named("night"),
         beneficiary=waiter,
     )
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 from autoscaler.domain.guards.caps import NOTHING_AT_ALL, WARNINGS, defer, hold, release_broken_sets
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.domain.notices.notice import Notice
-from tests.support.domain_builders import minutes_ago
+from tests.support.domain_builders import A_DEFAULT_RULE, minutes_ago
 
 WAITER = WorkloadRef("team-a", "waiter")
 
@@ -20,6 +20,7 @@ def idle(name: str, *, minutes: float, beneficiary: WorkloadRef | None = None) -
         reason="idle",
         idle_since=minutes_ago(minutes),
         beneficiary=beneficiary,
+        rule=A_DEFAULT_RULE,
     )
 
 
@@ -57,6 +58,7 @@ def test_when_one_member_of_a_set_is_held_back_the_others_are_left_running() -> 
         action=Action.NONE,
         reason="contested",
         beneficiary=WAITER,
+        rule=A_DEFAULT_RULE,
     )
     released = release_broken_sets([held, idle("a", minutes=90, beneficiary=WAITER)])
     assert acting(released) == set()

@@ -22,7 +22,11 @@ OWNED = HandsOff(State.PROTECTED, "controlled by RayJob nightly: never suspended
 def idle_fleet() -> FleetUsage:
     policy = a_policy()
     fleet = usage().gpu(NS, "w-0", peak=0.0, last_sample=minutes_ago(0.5)).build()
-    return replace(fleet, window=policy.rules.window, threshold=policy.rules.threshold)
+    return replace(
+        fleet,
+        window=policy.default_rule.usage.window,
+        threshold=policy.default_rule.usage.threshold,
+    )
 
 
 def raycluster(manager: Manager, **changes: object) -> WorkloadInfo:

@@ -28,10 +28,11 @@ from autoscaler.domain.models import (
     State,
     WorkloadInfo,
 )
-from autoscaler.domain.policy.decisions import Policy, apply_cap, decide, decide_fleet
+from autoscaler.domain.policy.decisions import Policy, apply_cap, decide
 from autoscaler.domain.usage.idleness import UsageRules
 from tests.domain.due_workloads import DOUBTS, PICK, WAITS, due_cases
 from tests.domain.strategies import DECISIONS, Case, cases, fleets, run, some_minutes_ago
+from tests.support.decision_builders import decide_fleet
 from tests.support.domain_builders import NOW
 
 FAST = settings(max_examples=200, deadline=None)
@@ -44,7 +45,7 @@ ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
 
 def data_in_doubt(case: Case, *, now: datetime = NOW) -> bool:
     """Anything a careful reader would not trust: then there must be no deactivation."""
-    workload, fleet, rules = case.workload, case.usage, case.policy.rules
+    workload, fleet, rules = case.workload, case.usage, case.policy.default_rule.usage
     namespace = workload.ref.namespace
     if fleet.failure or {"*", namespace} & fleet.doubtful_namespaces:
         return True
@@ -118,7 +119,7 @@ def window_start(workload: WorkloadInfo) -> datetime:
 def grace_ends(case: Case) -> datetime | None:
     workload = case.workload
     starts = [t for t in (workload.admitted_at, *reactivations(workload)) if t is not None]
-    return max(starts) + case.policy.grace_period if starts else None
+    return max(starts) + case.policy.default_rule.grace_period if starts else None
 
 
 def idle_since(decision: Decision) -> datetime:
@@ -194,13 +195,13 @@ def test_a_deactivation_needs_a_whole_idle_window_after_every_start(case: Case) 
     decision = run(case)
 
     if decision.action in ACTING:
-        window_opened = NOW - case.policy.rules.window
+        window_opened = NOW - case.policy.default_rule.usage.window
         assert decision.state is State.IDLE
         assert decision.time_left == timedelta(0)
         assert idle_since(decision) <= window_opened
         assert window_start(case.workload) <= window_opened
         assert all(
-            gpu.peak is not None and gpu.peak <= case.policy.rules.threshold
+            gpu.peak is not None and gpu.peak <= case.policy.default_rule.usage.threshold
             for gpu in series_of(case)
         )
         assert all(

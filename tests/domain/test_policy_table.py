@@ -15,7 +15,8 @@ import pytest
 
 from autoscaler.domain.annotations import EXEMPT
 from autoscaler.domain.models import Action, Decision, FleetUsage, Pauses, State, WorkloadInfo
-from autoscaler.domain.policy.decisions import Policy, apply_cap, decide, decide_fleet
+from autoscaler.domain.policy.decisions import Policy, apply_cap, decide
+from tests.support.decision_builders import decide_fleet
 from tests.support.domain_builders import (
     NOW,
     UsageBuilder,
@@ -49,7 +50,11 @@ def judge(
 ) -> Decision:
     policy = policy or a_policy()
     # The fleet was read for the policy's own window: stamp it so (the engine checks).
-    fleet = replace(fleet, window=policy.rules.window, threshold=policy.rules.threshold)
+    fleet = replace(
+        fleet,
+        window=policy.default_rule.usage.window,
+        threshold=policy.default_rule.usage.threshold,
+    )
     return decide(workload, fleet, policy=policy, pauses=pauses or Pauses(), now=NOW)
 
 

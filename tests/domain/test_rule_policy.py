@@ -14,14 +14,24 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.models import Action, FleetUsage, Pauses, State
-from autoscaler.domain.policy.decisions import Policy, decide, decide_fleet
+from autoscaler.domain.policy.decisions import Policy, decide
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction, Selector
-from tests.support.domain_builders import HOUR, NOW, a_policy, a_workload, minutes_ago, usage
+from tests.support.decision_builders import decide_fleet
+from tests.support.domain_builders import (
+    HOUR,
+    NOW,
+    a_policy,
+    a_workload,
+    minutes_ago,
+    rule_named,
+    usage,
+    with_scoped,
+)
 
 BASE = a_policy()
 PROD = Rule(
     "prod",
-    usage=replace(BASE.rules, window=4 * HOUR),
+    usage=replace(BASE.default_rule.usage, window=4 * HOUR),
     grace_period=timedelta(hours=1),
     selector=Selector(namespaces=("prod",)),
     reclaim=Reclaim.WHEN_CONTENDED,
@@ -29,11 +39,11 @@ PROD = Rule(
 )
 DEV = Rule(
     "dev",
-    usage=replace(BASE.rules, window=timedelta(minutes=30), threshold=0.10),
+    usage=replace(BASE.default_rule.usage, window=timedelta(minutes=30), threshold=0.10),
     grace_period=timedelta(minutes=5),
     selector=Selector(namespaces=("dev",)),
 )
-POLICY = replace(BASE, scoped=(PROD, DEV))
+POLICY = with_scoped(BASE, PROD, DEV)
 
 
 def fleet_for(
@@ -46,7 +56,7 @@ def fleet_for(
     base = built.build()
     return {
         rule.name: replace(base, window=rule.usage.window, threshold=rule.usage.threshold)
-        for rule in policy.rulebook
+        for rule in policy.rules
     }
 
 
@@ -66,7 +76,7 @@ def decided(
     )
     fleet = fleet_for(policy, peak=peak, idle_minutes=idle_minutes)
     d = decide(workload, fleet, policy=policy, pauses=Pauses(), now=NOW)
-    return d.rule, d.state, d.action, d.reason
+    return d.rule.name, d.state, d.action, d.reason
 
 
 ROWS = [
@@ -138,7 +148,7 @@ def test_an_unknown_rule_decides_unknown_and_never_acts() -> None:
         grace_period=DEV.grace_period,
         selector=Selector(gpu_models=("H100",)),
     )
-    policy = replace(BASE, scoped=(h100,))
+    policy = with_scoped(BASE, h100)
 
     rule, state, action, reason = decided("team-a", policy=policy)  # no modelName this cycle
 
@@ -151,13 +161,13 @@ def test_an_unknown_rule_decides_unknown_and_never_acts() -> None:
 
 def test_a_keda_managed_workload_still_says_its_rule_cannot_be_evaluated() -> None:
     h100 = Rule("h100", DEV.usage, DEV.grace_period, selector=Selector(gpu_models=("H100",)))
-    policy = replace(BASE, scoped=(h100,))
+    policy = with_scoped(BASE, h100)
     workload = a_workload("team-a", "rc").gpu_pod("w-0").keda().build()
 
     d = decide(workload, fleet_for(policy), policy=policy, pauses=Pauses(), now=NOW)
 
     # KEDA-managed wins the state; KEDA's own answers read why the rule is unknown
-    assert (d.state, d.rule) == (State.KEDA_MANAGED, "h100")
+    assert (d.state, d.rule.name) == (State.KEDA_MANAGED, "h100")
     assert d.rule_unknown == "no GPU model known this cycle (gpuModels)"
 
 
@@ -167,7 +177,7 @@ def test_a_rule_without_its_view_read_is_unknown_never_idle() -> None:
 
     d = decide(workload, only_default, policy=POLICY, pauses=Pauses(), now=NOW)
 
-    assert (d.rule, d.state, d.action) == ("dev", State.UNKNOWN, Action.NONE)
+    assert (d.rule.name, d.state, d.action) == ("dev", State.UNKNOWN, Action.NONE)
     assert "no usage was read for rule dev" in d.reason
 
 
@@ -177,11 +187,11 @@ def test_decisions_without_rules_name_the_default_rule() -> None:
 
     [d] = decide_fleet(workloads, fleet, policy=BASE, pauses=Pauses(), now=NOW)
 
-    assert (d.rule, d.action) == ("default", Action.DEACTIVATE)
+    assert (d.rule.name, d.action) == ("default", Action.DEACTIVATE)
 
 
 def test_the_rule_named_exposes_its_reclaim_mode() -> None:
-    assert POLICY.rule_named("prod") == PROD
-    assert POLICY.rule_named("prod").reclaim is Reclaim.WHEN_CONTENDED  # type: ignore[union-attr]
+    assert rule_named(POLICY, "prod") == PROD
+    assert rule_named(POLICY, "prod").reclaim is Reclaim.WHEN_CONTENDED  # type: ignore[union-attr]
     assert POLICY.default_rule.reclaim is Reclaim.ALWAYS
-    assert POLICY.rule_named("nosuch") is None
+    assert rule_named(POLICY, "nosuch") is None

@@ -18,7 +18,7 @@ from autoscaler.domain.audit.savings import (
 )
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.models import Action, Decision, State, WorkloadStatus
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 
 DAY_AGO = NOW - timedelta(days=1)
 RC = Group("team-a", queue="gpu-queue", owner="RayCluster/rc")
@@ -186,7 +186,13 @@ def test_a_waiter_served_by_two_deactivations_counts_its_wait_once() -> None:
 def test_a_workload_idle_now_adds_its_hours_held_idle_so_far() -> None:
     info = a_workload("team-b", "nb").gpu_pod("nb-0", gpus=2).build()
     decision = Decision(
-        info.ref, State.IDLE, Action.NONE, "idle", gpus=2, idle_since=NOW - timedelta(hours=3)
+        info.ref,
+        State.IDLE,
+        Action.NONE,
+        "idle",
+        gpus=2,
+        idle_since=NOW - timedelta(hours=3),
+        rule=A_DEFAULT_RULE,
     )
 
     report = savings((), [WorkloadStatus(info, decision)], since=DAY_AGO, now=NOW)
@@ -220,7 +226,9 @@ def test_a_record_without_a_subject_is_grouped_from_the_snapshot_then_unknown() 
         gpus=1,
     )
     info = a_workload("team-a", "old").inactive().build()
-    row = WorkloadStatus(info, Decision(info.ref, State.DEACTIVATED, Action.NONE, "stopped"))
+    row = WorkloadStatus(
+        info, Decision(info.ref, State.DEACTIVATED, Action.NONE, "stopped", rule=A_DEFAULT_RULE)
+    )
 
     known = savings([old], [row], since=DAY_AGO, now=NOW)
     unknown = savings([old], (), since=DAY_AGO, now=NOW)

@@ -28,6 +28,7 @@ from tests.support.domain_builders import (
     a_workload,
     minutes_ago,
     usage,
+    with_default,
 )
 from tests.support.evidence_builders import EvidenceBuilder, evidence
 
@@ -73,7 +74,11 @@ def one_gpu(
 
 def judge(workload: WorkloadInfo, fleet: FleetUsage, *, policy: Policy | None = None) -> Decision:
     policy = policy or a_policy(kinds=("RayCluster", "RayJob", "Job"))
-    fleet = replace(fleet, window=policy.rules.window, threshold=policy.rules.threshold)
+    fleet = replace(
+        fleet,
+        window=policy.default_rule.usage.window,
+        threshold=policy.default_rule.usage.threshold,
+    )
     return decide(workload, fleet, policy=policy, pauses=Pauses(), now=fleet.evaluated_at)
 
 
@@ -381,13 +386,17 @@ def test_an_idle_decision_without_loading_lets_new_loading_count_from_now() -> N
 
     # Loading first seen from here on would start its own episode, bounded from then.
     assert decision.state is State.IDLE
-    assert decision.loading_counts_until == minutes_ago(0) + a_policy().rules.max_loading
+    assert (
+        decision.loading_counts_until == minutes_ago(0) + a_policy().default_rule.usage.max_loading
+    )
 
 
 def test_a_gpu_loading_its_shard_beside_a_busy_one_is_not_idle_held() -> None:
     # maxLoading longer than the window, so the idle GPU's own loading still counts for it.
     policy = a_policy(kinds=("RayCluster",))
-    policy = replace(policy, rules=replace(policy.rules, max_loading=timedelta(minutes=90)))
+    policy = with_default(
+        policy, usage=replace(policy.default_rule.usage, max_loading=timedelta(minutes=90))
+    )
     workload = young(cluster(gpus=2), minutes=70).build()
     loading = evidence().framebuffer(
         NS, "w-0", uuid="GPU-1", since=minutes_ago(30), until=minutes_ago(20)

@@ -18,7 +18,14 @@ from autoscaler.domain.models import Action, Decision, Pauses, State
 from autoscaler.domain.notices.staging import stage
 from autoscaler.domain.policy.decisions import decide
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
-from tests.support.domain_builders import NOW, WorkloadBuilder, a_policy, minutes_ago, usage
+from tests.support.domain_builders import (
+    NOW,
+    WorkloadBuilder,
+    a_policy,
+    minutes_ago,
+    usage,
+    with_default,
+)
 from tests.support.notice_builders import (
     LEAD,
     a_decision,
@@ -270,7 +277,7 @@ def test_the_warning_reason_says_when_the_stop_is_planned() -> None:
 
 
 def test_policy_then_stage_warns_an_idle_workload_instead_of_stopping_it() -> None:
-    policy = replace(a_policy(), default_notice=a_rule().notice)
+    policy = with_default(a_policy(), notice=a_rule().notice)
     workload = a_gpu_workload().build()
     fleet = usage().gpu("team-a", "w-0", peak=0.01, last_busy=minutes_ago(300)).build()
     decided = decide(workload, fleet, policy=policy, pauses=Pauses(), now=NOW)
@@ -280,7 +287,7 @@ def test_policy_then_stage_warns_an_idle_workload_instead_of_stopping_it() -> No
 
 
 def decided_under(action: RuleAction) -> Decision:
-    policy = replace(a_policy(), default_action=action, default_notice=a_rule().notice)
+    policy = with_default(a_policy(), action=action, notice=a_rule().notice)
     workload = a_gpu_workload().build()
     fleet = usage().gpu("team-a", "w-0", peak=0.01, last_busy=minutes_ago(300)).build()
     return decide(workload, fleet, policy=policy, pauses=Pauses(), now=NOW)

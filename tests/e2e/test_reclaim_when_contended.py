@@ -205,7 +205,7 @@ def test_with_nobody_waiting_idle_workloads_under_when_contended_are_left_runnin
         assert row is not None
         assert row.decision.state is State.IDLE
         assert row.decision.action is Action.NONE
-        assert row.decision.rule == "shared-gpus"
+        assert row.decision.rule.name == "shared-gpus"
         assert "nobody waits" in row.decision.reason
     assert not [a for a in story.nobody_waits.actions if a.action is Action.DEACTIVATE]
 

@@ -1,5 +1,5 @@
 """What the loop keeps of the warning stage (ISSUE 15): hand-set snoozes bounded and audited
-after each cycle (engine/listeners/snooze_limits.py), warnings and all-clears in the loop's audit
+after each cycle (engine/listeners/limits.py), warnings and all-clears in the loop's audit
 trail
 once each, and the actions counted by kind."""
 
@@ -14,8 +14,8 @@ from prometheus_client import CollectorRegistry
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RuntimeState
+from autoscaler.engine.listeners.limits import SnoozeLimiter
 from autoscaler.engine.listeners.loop_audit import LoopAuditor
-from autoscaler.engine.listeners.snooze_limits import SnoozeLimiter
 from autoscaler.engine.metrics.actions import ACTIONS_METRIC, ActionCounter
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from tests.engine.warning_rig import T0, Rig, due, minutes
@@ -39,7 +39,6 @@ def limiter(rig: Rig, trail: Trail) -> SnoozeLimiter:
         writer=rig.actuator,
         audit=trail,
         clock=rig.clock,
-        policy=rig.policy,
         logger=logging.getLogger("test.snoozes"),
         leads=lambda: rig.leads,
     )

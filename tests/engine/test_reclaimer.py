@@ -20,7 +20,7 @@ from autoscaler.domain.models import (
 from autoscaler.domain.queues.facts import QueueFacts
 from autoscaler.engine.cycle.reclaim import Reclaimer
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
-from tests.support.domain_builders import NOW, a_workload, minutes_ago
+from tests.support.domain_builders import NOW, a_rule_named, a_workload, minutes_ago
 from tests.support.fakes import FakeClock
 from tests.support.quota_builders import GPU, a_flavor, a_queue, a_waiter, queues
 
@@ -52,7 +52,7 @@ def due(info: WorkloadInfo, *, rule: str = CONTENDED) -> Decision:
         reason="idle for 90m",
         gpus=info.gpus,
         idle_since=minutes_ago(90),
-        rule=rule,
+        rule=a_rule_named(rule),
     )
 
 
@@ -66,7 +66,7 @@ def screen(
     pending: FakeQueues | None, infos: list[WorkloadInfo], decisions: list[Decision]
 ) -> tuple[tuple[Decision, ...], WaitersSeen | None]:
     reclaimer = Reclaimer(pending=pending, logger=logging.getLogger("test"))
-    return reclaimer.screen(infos, decisions, contended=lambda d: d.rule == CONTENDED)
+    return reclaimer.screen(infos, decisions, contended=lambda d: d.rule.name == CONTENDED)
 
 
 def test_without_a_when_contended_stop_due_the_queues_are_not_read() -> None:

@@ -29,7 +29,7 @@ from autoscaler.domain.models import (
 from autoscaler.domain.notices.notice import NoticeRules
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.domain.policy.rules import Rule, RuleAction
+from autoscaler.domain.policy.rules import DEFAULT_RULE, Rule, RuleAction
 from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.domain.usage.idleness import UsageRules
@@ -158,14 +158,14 @@ def a_policy(*, action: RuleAction = RuleAction.DEACTIVATE, **notice: object) ->
         min_coverage=0.8,
         stale_after=timedelta(minutes=3),
     )
-    return Policy(
-        rules=rules,
+    default = Rule(
+        DEFAULT_RULE,
+        usage=rules,
         grace_period=timedelta(minutes=15),
-        actionable_kinds=frozenset({"RayCluster"}),
-        dry_run=False,
-        default_action=action,
-        default_notice=replace(NoticeRules(warn_before=WARN_BEFORE), **notice),  # type: ignore[arg-type]
+        action=action,
+        notice=replace(NoticeRules(warn_before=WARN_BEFORE), **notice),  # type: ignore[arg-type]
     )
+    return Policy(rules=(default,), actionable_kinds=frozenset({"RayCluster"}), dry_run=False)
 
 
 @dataclass

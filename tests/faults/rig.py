@@ -38,11 +38,12 @@ from autoscaler.compose.service import build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import Action, Pauses, Snapshot
-from autoscaler.domain.policy.decisions import Policy, decide_fleet
+from autoscaler.domain.policy.decisions import Policy
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 from tests.support.builders import make_raycluster
 from tests.support.cluster_emulator import ClusterEmulator
+from tests.support.decision_builders import decide_fleet
 from tests.support.kube_server import KubeServer, RecordedRequest
 from tests.support.prom import FakeDcgmExporter, Gpu
 from tests.support.seeding import (
@@ -136,7 +137,7 @@ class Control:
     def due(self) -> set[str]:
         now = self.clock.now()
         workloads = [w for w in self.cluster.list_workloads() if w.active]
-        rules = self.policy.rules
+        rules = self.policy.default_rule.usage
         usage = self.metrics.read_usage(window=rules.window, threshold=rules.threshold, now=now)
         decisions = decide_fleet(workloads, usage, policy=self.policy, pauses=Pauses(), now=now)
         return {

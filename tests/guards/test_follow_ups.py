@@ -22,7 +22,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.engine.listeners.follow_ups import FollowUps
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 
 LOG = logging.getLogger("tests.follow_ups")
 WAITER = WorkloadRef("team-b", "waiter")
@@ -52,7 +52,15 @@ class MemoryState:
 
 
 def row(info: WorkloadInfo, action: Action = Action.NONE) -> WorkloadStatus:
-    decision = Decision(info.ref, State.IDLE, action, "idle", gpus=info.gpus, beneficiary=WAITER)
+    decision = Decision(
+        info.ref,
+        State.IDLE,
+        action,
+        "idle",
+        gpus=info.gpus,
+        beneficiary=WAITER,
+        rule=A_DEFAULT_RULE,
+    )
     return WorkloadStatus(info, decision)
 
 

@@ -24,7 +24,13 @@ from autoscaler.domain.guards.screen import (
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.management import Manager
-from tests.support.domain_builders import NOW, WorkloadBuilder, a_workload, minutes_ago
+from tests.support.domain_builders import (
+    A_DEFAULT_RULE,
+    NOW,
+    WorkloadBuilder,
+    a_workload,
+    minutes_ago,
+)
 
 RC = WorkloadRef("team-a", "rc")
 LOST = Outcome.unknown("answer lost")
@@ -50,6 +56,7 @@ def idle(name: str, *, idle_minutes: float, action: Action = Action.DEACTIVATE) 
         action,
         "idle for the whole window",
         idle_since=minutes_ago(idle_minutes),
+        rule=A_DEFAULT_RULE,
     )
 
 

@@ -13,7 +13,7 @@ from autoscaler.domain.audit.records import AuditRecord, RuntimeState
 from autoscaler.domain.models import Action, Decision, Snapshot, State, WorkloadStatus
 from autoscaler.engine.listeners.loop_audit import LoopAuditor
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
-from tests.support.domain_builders import NOW, a_workload
+from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 from tests.support.fakes import FakeClock
 
 LOG = logging.getLogger("tests.loop_audit")
@@ -43,7 +43,12 @@ def dry_run(*names: str, at: datetime = NOW) -> Snapshot:
     for name in names:
         info = a_workload("team-a", name).gpu_pod(f"{name}-w").build()
         decision = Decision(
-            info.ref, State.IDLE, Action.WOULD_DEACTIVATE, "idle", idle_since=EPISODE
+            info.ref,
+            State.IDLE,
+            Action.WOULD_DEACTIVATE,
+            "idle",
+            idle_since=EPISODE,
+            rule=A_DEFAULT_RULE,
         )
         rows.append(WorkloadStatus(info, decision))
     return Snapshot(

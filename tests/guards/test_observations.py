@@ -7,8 +7,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.domain.guards.turnover import judge, observable, turnover
-from autoscaler.domain.models import State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.guards.turnover import Judged, judge, observable, turnover
+from autoscaler.domain.models import FleetUsage, Pauses, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.decisions import decide
 from autoscaler.domain.usage.evidence import Signal
 from autoscaler.domain.usage.fresh import LatestSample, LatestUsage, pods_of, still_idle
 from autoscaler.domain.usage.gpus import GpuKey
@@ -167,6 +168,12 @@ def test_the_fresh_check_asks_for_each_gpu_pod_once() -> None:
     ]
 
 
+def judged_from_decisions(fleet: list[WorkloadInfo], fleet_usage: FleetUsage) -> Judged:
+    """The breaker's view of `fleet`: the usage verdicts the policy's decisions carry."""
+    decided = [decide(w, fleet_usage, policy=a_policy(), pauses=Pauses(), now=NOW) for w in fleet]
+    return judge(fleet, decided, fleet_usage, now=NOW)
+
+
 def fleet_of(*names: str) -> list[WorkloadInfo]:
     return [a_workload("team-a", n).gpu_pod(f"{n}-w").build() for n in names]
 
@@ -182,7 +189,7 @@ def test_turnover_counts_last_cycles_busy_workloads_now_idle_or_unknown() -> Non
         .gpu("team-a", "new-w", peak=0.01)
         .build()
     )
-    judged = judge(fleet, now_usage, policy=a_policy(), now=NOW)
+    judged = judged_from_decisions(fleet, now_usage)
     assert judged.states[WorkloadRef("team-a", "gone-quiet")] is State.IDLE
     assert judged.states[WorkloadRef("team-a", "no-data")] is State.UNKNOWN
     before = frozenset(
@@ -197,7 +204,7 @@ def test_turnover_counts_last_cycles_busy_workloads_now_idle_or_unknown() -> Non
 def test_a_namespace_in_doubt_is_not_judged_and_keeps_its_busy_workloads() -> None:
     fleet = fleet_of("busy")
     doubtful = usage().gpu("team-a", "busy-w", peak=0.0).doubting("team-a").build()
-    judged = judge(fleet, doubtful, policy=a_policy(), now=NOW)
+    judged = judged_from_decisions(fleet, doubtful)
     before = frozenset({WorkloadRef("team-a", "busy")})
     assert turnover(before, judged, observed=observable(doubtful)).turned == ()
     assert judged.busy(before) == before
@@ -234,7 +241,7 @@ def test_loading_and_idle_held_workloads_stay_in_the_breakers_baseline() -> None
     )
     before = frozenset({WorkloadRef("team-a", "loading"), WorkloadRef("team-a", "held")})
 
-    judged = judge(fleet, now_usage, policy=a_policy(), now=NOW)
+    judged = judged_from_decisions(fleet, now_usage)
 
     assert judged.states == {
         WorkloadRef("team-a", "loading"): State.LOADING,

@@ -11,7 +11,15 @@ from datetime import datetime, timedelta
 from autoscaler.domain.models import Action, FleetUsage, Snapshot, UsageView
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction, Selector
-from tests.support.domain_builders import HOUR, NOW, a_policy, a_workload, minutes_ago, usage
+from tests.support.domain_builders import (
+    HOUR,
+    NOW,
+    a_policy,
+    a_workload,
+    minutes_ago,
+    usage,
+    with_scoped,
+)
 from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeMetrics
 from tests.support.loop_builders import a_loop, a_screen
 
@@ -21,8 +29,8 @@ BASE = a_policy()
 def a_rule(name: str, namespace: str, *, window: timedelta, action: RuleAction) -> Rule:
     return Rule(
         name,
-        usage=replace(BASE.rules, window=window),
-        grace_period=BASE.grace_period,
+        usage=replace(BASE.default_rule.usage, window=window),
+        grace_period=BASE.default_rule.grace_period,
         selector=Selector(namespaces=(namespace,)),
         action=action,
     )
@@ -57,17 +65,15 @@ def run_cycle(policy: Policy) -> tuple[Snapshot, FakeCluster, CountingMetrics]:
         clock=FakeClock(NOW),
         logger=logging.getLogger("test.rules"),
         screen=a_screen(metrics=baseline, policy=policy, audit=FakeAuditLog()),
-        profiles={"legacy": replace(BASE.rules, window=timedelta(minutes=10))},
+        profiles={"legacy": replace(BASE.default_rule.usage, window=timedelta(minutes=10))},
     )
     return reconciler.run_once(), cluster, metrics
 
 
-POLICY = replace(
+POLICY = with_scoped(
     BASE,
-    scoped=(
-        a_rule("prod", "prod", window=4 * HOUR, action=RuleAction.DEACTIVATE),
-        a_rule("dev", "dev", window=timedelta(minutes=30), action=RuleAction.OBSERVE),
-    ),
+    a_rule("prod", "prod", window=4 * HOUR, action=RuleAction.DEACTIVATE),
+    a_rule("dev", "dev", window=timedelta(minutes=30), action=RuleAction.OBSERVE),
 )
 
 
@@ -88,7 +94,8 @@ def test_each_workload_is_decided_under_its_rule_and_observe_never_acts() -> Non
     snapshot, cluster, _ = run_cycle(POLICY)
 
     rows = {
-        row.ref.namespace: (row.decision.rule, row.decision.action) for row in snapshot.workloads
+        row.ref.namespace: (row.decision.rule.name, row.decision.action)
+        for row in snapshot.workloads
     }
     assert rows == {
         "prod": ("prod", Action.NONE),  # 2.5 hours idle is short of its 4-hour window
@@ -102,8 +109,10 @@ def test_each_workload_is_decided_under_its_rule_and_observe_never_acts() -> Non
 
 
 def test_a_when_contended_rule_stops_nothing_while_no_waiter_is_known() -> None:
-    contended = replace(POLICY.scoped[0], usage=BASE.rules, reclaim=Reclaim.WHEN_CONTENDED)
-    snapshot, cluster, _ = run_cycle(replace(POLICY, scoped=(contended,)))
+    contended = replace(
+        POLICY.rules[0], usage=BASE.default_rule.usage, reclaim=Reclaim.WHEN_CONTENDED
+    )
+    snapshot, cluster, _ = run_cycle(with_scoped(POLICY, contended))
 
     [prod] = [row.decision for row in snapshot.workloads if row.ref.namespace == "prod"]
     assert prod.action is Action.NONE

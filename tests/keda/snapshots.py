@@ -3,40 +3,42 @@
     snap = a_snapshot(a_workload("ml", "rc").gpu_pod("rc-0").build(),
                       usage=usage().gpu("ml", "rc-0", peak=0.9))
 
-Each workload's running GPU pods also appear in `gpu_pods`, as the real cycle lists them.
+Each workload's running GPU pods also appear in `gpu_pods`, as the real cycle lists them, and
+each row carries the loop's decision on it: KEDA-managed, with its rule and usage verdict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
-    Action,
     Decision,
+    FleetUsage,
     Pauses,
     PodInfo,
     PodRecord,
     Snapshot,
-    State,
     WorkloadInfo,
     WorkloadStatus,
 )
-from autoscaler.domain.usage.idleness import UsageRules
+from autoscaler.domain.policy.decisions import decide
 from autoscaler.keda.targets import Judging
-from tests.support.domain_builders import HOUR, LONG_AGO, NOW, THRESHOLD, UsageBuilder, usage
-
-JUDGING = Judging(
-    rules=UsageRules(
-        threshold=THRESHOLD,
-        window=HOUR,
-        slot=timedelta(minutes=1),
-        min_coverage=0.8,
-        stale_after=timedelta(minutes=3),
-    ),
-    grace_period=timedelta(minutes=15),
+from tests.support.domain_builders import (
+    HOUR,
+    LONG_AGO,
+    NOW,
+    THRESHOLD,
+    UsageBuilder,
+    a_policy,
+    usage,
 )
+
+# The default rule at HOUR and THRESHOLD (slot 1m, coverage 80 %, stale after 3m, grace 15m).
+POLICY = a_policy()
+JUDGING = Judging(POLICY.rules)
 
 
 def a_snapshot(
@@ -52,7 +54,13 @@ def a_snapshot(
     """`usage_of` serves the default profile and every `profiles` (window, threshold) alike."""
     built = usage_of or usage()
     views = {DEFAULT_PROFILE: (HOUR, THRESHOLD), **(profiles or {})}
-    rows = tuple(WorkloadStatus(info, _placeholder(info)) for info in workloads)
+    fleet = {
+        name: built.build(window=window, threshold=threshold, evaluated_at=taken_at)
+        for name, (window, threshold) in views.items()
+    }
+    paused = pauses or Pauses()
+    read = fleet if cluster_ok else {}
+    rows = tuple(_keda_managed(info, read, pauses=paused, now=taken_at) for info in workloads)
     listed = tuple(
         PodRecord(info.ref.namespace, pod)
         for info in workloads
@@ -66,13 +74,8 @@ def a_snapshot(
         cluster_ok=cluster_ok,
         metrics_ok=built.failure is None,
         dry_run=False,
-        pauses=pauses or Pauses(),
-        usage={
-            name: built.build(window=window, threshold=threshold, evaluated_at=taken_at)
-            for name, (window, threshold) in views.items()
-        }
-        if cluster_ok
-        else {},
+        pauses=paused,
+        usage=read,
         gpu_pods=(listed + pods) if cluster_ok else (),
     )
 
@@ -89,6 +92,11 @@ def gpu_pod(
     return PodRecord(namespace, PodInfo(name, phase, created, 1, labels=dict(labels)))
 
 
-def _placeholder(info: WorkloadInfo) -> Decision:
-    # The KEDA answers never read the loop's decision (it is keda-managed for KEDA targets).
-    return Decision(info.ref, State.KEDA_MANAGED, Action.NONE, "a KEDA ScaledObject uses it")
+def _keda_managed(
+    info: WorkloadInfo, fleet: Mapping[str, FleetUsage], *, pauses: Pauses, now: datetime
+) -> WorkloadStatus:
+    """The row as the loop leaves a KEDA target: marked KEDA-managed and decided (which takes
+    its usage verdict whatever the state, as KEDA reads it)."""
+    managed = replace(info, keda_managed=True)
+    decision: Decision = decide(managed, fleet, policy=POLICY, pauses=pauses, now=now)
+    return WorkloadStatus(managed, decision)

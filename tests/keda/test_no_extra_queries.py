@@ -20,7 +20,13 @@ def test_a_thousand_keda_calls_add_no_query_to_prometheus_or_the_api_server() ->
         fleet.gpu("ml", f"rc-{i}-0", peak=0.01)
     metrics, cluster = FakeMetrics(fleet.build()), FakeCluster(workloads)
     policy = a_policy()
-    fast = UsageRules(0.1, timedelta(minutes=10), policy.rules.slot, 0.8, policy.rules.stale_after)
+    fast = UsageRules(
+        0.1,
+        timedelta(minutes=10),
+        policy.default_rule.usage.slot,
+        0.8,
+        policy.default_rule.usage.stale_after,
+    )
     with running_scaler(profiles=("fast",)) as scaler, stub_for(scaler.target) as stub:
         reconciler = a_loop(
             cluster,

@@ -15,7 +15,7 @@ from autoscaler.domain.usage.evidence import Signal
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.selectors import parse_selector
-from autoscaler.keda.targets import Activity, Judgement, Target
+from autoscaler.keda.targets import Activity, Judgement, Judging, Target
 from tests.keda.rig import FakeClock, make_answers
 from tests.keda.snapshots import JUDGING, a_snapshot, gpu_pod
 from tests.support.domain_builders import (
@@ -136,16 +136,15 @@ def test_selected_pods_that_are_loading_are_active() -> None:
 
 
 def test_a_rule_view_is_judged_with_that_rules_max_loading_and_grace() -> None:
-    judging = replace(
-        JUDGING,
-        rule_grace={"lab": timedelta(minutes=5)},
-        rule_loading={"lab": timedelta(minutes=20)},
-    )
+    default = JUDGING.rules[-1]
+    usage_rules = replace(default.usage, max_loading=timedelta(minutes=20))
+    written = replace(default, name="lab", usage=usage_rules, grace_period=timedelta(minutes=5))
+    judging = Judging((written, default))
 
     lab, profile = judging.under("lab"), judging.under("fast")
 
-    assert (lab.rules.max_loading, lab.grace_period) == (
+    assert (lab.usage.max_loading, lab.grace_period) == (
         timedelta(minutes=20),
         timedelta(minutes=5),
     )
-    assert profile == judging  # a legacy profile keeps the default rule's numbers
+    assert profile == default  # a legacy profile keeps the default rule's numbers

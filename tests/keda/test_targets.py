@@ -20,6 +20,7 @@ from tests.support.domain_builders import (
     THRESHOLD,
     UsageBuilder,
     WorkloadBuilder,
+    a_rule_named,
     a_workload,
     minutes_ago,
     usage,
@@ -382,7 +383,7 @@ def test_a_keda_managed_workload_whose_rule_cannot_be_evaluated_is_unknown_to_ke
     managed = replace(
         row.decision,
         state=State.KEDA_MANAGED,
-        rule="gpu-a100",
+        rule=a_rule_named("gpu-a100"),
         rule_unknown="no GPU model known this cycle (gpuModels)",
     )
     snapshot = replace(snapshot, workloads=(replace(row, decision=managed),))

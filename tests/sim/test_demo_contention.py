@@ -19,6 +19,7 @@ from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.pods import GpuPool
 from autoscaler.sim.queues import SimulatedQueues
+from tests.support.domain_builders import A_DEFAULT_RULE
 
 NAME = "when-contended"
 
@@ -98,9 +99,10 @@ def screened(cluster: SimulatedCluster, scenario: Scenario) -> dict[str, Decisio
             Action.DEACTIVATE,
             "idle",
             idle_since=scenario.start + timedelta(minutes=idle_from[names[info.ref]]),
+            rule=A_DEFAULT_RULE,
         )
         if names[info.ref] in idle_from
-        else Decision(info.ref, State.BUSY, Action.NONE, "busy")
+        else Decision(info.ref, State.BUSY, Action.NONE, "busy", rule=A_DEFAULT_RULE)
         for info in infos
     ]
     reclaimer = Reclaimer(

@@ -23,6 +23,7 @@ from autoscaler.demo.view import Filling, state_text
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.domain.notices.notice import Notice
 from tests.support.demo_runs import play_served
+from tests.support.domain_builders import A_DEFAULT_RULE
 
 NOW = SCENARIOS["two-clusters"].start + timedelta(minutes=65)  # 11:05
 WORKLOAD = SCENARIOS["two-clusters"].arrivals[0].spec.workload_name
@@ -148,6 +149,7 @@ def test_a_workloads_notice_is_shown_beside_its_state(
         "r",
         idle_since=NOW - timedelta(minutes=45),
         notice=notice,
+        rule=A_DEFAULT_RULE,
     )
 
     assert state_text(decision, now=NOW) == expected
@@ -165,7 +167,9 @@ def test_a_workloads_notice_is_shown_beside_its_state(
 def test_a_stopped_workload_reads_the_stopped_word_it_is_given(
     state: State, action: Action, expected: str
 ) -> None:
-    decision = Decision(WorkloadRef("team-c", "kai-notebook"), state, action, "r")
+    decision = Decision(
+        WorkloadRef("team-c", "kai-notebook"), state, action, "r", rule=A_DEFAULT_RULE
+    )
 
     assert state_text(decision, now=NOW, stopped="suspended") == expected
 
@@ -192,7 +196,9 @@ def test_the_demo_uses_the_api_s_state_words(printed: str) -> None:
 def test_a_window_still_filling_is_told_apart_only_for_quiet_gpus_the_engine_calls_busy(
     state: State, utilization: float | None, coverage: float, expected: str
 ) -> None:
-    decision = Decision(WorkloadRef("demo", "w"), state, Action.NONE, "r", coverage=coverage)
+    decision = Decision(
+        WorkloadRef("demo", "w"), state, Action.NONE, "r", coverage=coverage, rule=A_DEFAULT_RULE
+    )
     filling = Filling(threshold=0.05, min_coverage=0.8)
     now = SCENARIOS["two-clusters"].start
 

@@ -17,6 +17,7 @@ from autoscaler.sim.queues import STRICT_FIFO, SimulatedQueues, queue_facts
 from autoscaler.sim.quota import ClusterQueue, QueueingStrategy
 from autoscaler.sim.workload_info import workload_uid
 from tests.sim.builders import GPU, T0, at, gpu_queue, make_workload, state_of
+from tests.support.domain_builders import A_DEFAULT_RULE
 
 FLAVOR = "default-flavor"
 ROOMY = {"cpu": 96_000, "memory": 768 * 2**30}  # only GPUs are scarce
@@ -148,6 +149,7 @@ def test_a_when_contended_stop_frees_only_the_borrower_that_lets_the_waiter_in()
             Action.DEACTIVATE,
             "idle",
             idle_since=clock.now() - timedelta(hours=idle_hours[name_of(cluster, info.ref)]),
+            rule=A_DEFAULT_RULE,
         )
         for info in infos
     ]
@@ -174,7 +176,14 @@ def test_with_nobody_waiting_every_when_contended_stop_is_left_running() -> None
     cluster, clock = lab_cluster()
     infos = [info for info in cluster.list_workloads() if info.admitted]
     decisions = [
-        Decision(info.ref, State.IDLE, Action.DEACTIVATE, "idle", idle_since=clock.now())
+        Decision(
+            info.ref,
+            State.IDLE,
+            Action.DEACTIVATE,
+            "idle",
+            idle_since=clock.now(),
+            rule=A_DEFAULT_RULE,
+        )
         for info in infos
     ]
     reclaimer = Reclaimer(

@@ -9,12 +9,22 @@ surfaces only show them, so any line will do, as long as each table says which c
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Self
 
-from autoscaler.domain.models import Action, Decision, State, WorkloadRef, WorkloadStatus
-from tests.support.domain_builders import NOW, a_workload
+from autoscaler.domain.models import (
+    Action,
+    Decision,
+    Pauses,
+    State,
+    WorkloadInfo,
+    WorkloadRef,
+    WorkloadStatus,
+)
+from autoscaler.domain.policy.decisions import Policy, Usage, apply_cap, decide
+from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 
 # Evidence lines in the readers' words, one per case the issue asks the surfaces to show.
 FB_CLIMBING = "framebuffer rose 18.0 GiB in 20 min at 0-2% compute"
@@ -74,6 +84,7 @@ class DecisionBuilder:
             idle_since=NOW - timedelta(minutes=20) if self.state is State.IDLE else None,
             evidence=tuple(self.evidence),
             idle_held_gpus=self.idle_held_gpus,
+            rule=A_DEFAULT_RULE,
         )
 
     def row(self) -> WorkloadStatus:
@@ -91,3 +102,17 @@ def a_decision(namespace: str, name: str) -> DecisionBuilder:
 def with_decision(row: WorkloadStatus, decision: Decision) -> WorkloadStatus:
     """`row` as the classifier would have left it: its own workload, `decision`'s class."""
     return replace(row, decision=replace(decision, workload=row.ref))
+
+
+def decide_fleet(
+    workloads: Iterable[WorkloadInfo],
+    usage: Usage,
+    *,
+    policy: Policy,
+    pauses: Pauses,
+    now: datetime,
+) -> tuple[Decision, ...]:
+    """Decide every workload, then apply the per-cycle cap to the deactivations (the policy
+    alone, without the loop's reclaim, warning stage and guards)."""
+    decisions = [decide(w, usage, policy=policy, pauses=pauses, now=now) for w in workloads]
+    return apply_cap(decisions, limit=policy.max_deactivations_per_cycle)

@@ -12,9 +12,9 @@ default; each method changes one thing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Self
+from typing import Any, Self
 
 from autoscaler.domain import annotations as ann
 from autoscaler.domain.models import (
@@ -26,6 +26,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.rules import DEFAULT_RULE, Rule
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.domain.usage.idleness import UsageRules
@@ -68,8 +69,7 @@ def a_policy(
         stale_after=stale_after,
     )
     return Policy(
-        rules=rules,
-        grace_period=grace,
+        rules=(Rule(DEFAULT_RULE, usage=rules, grace_period=grace),),
         actionable_kinds=frozenset(kinds),
         protected_priority_classes=frozenset(protected_classes),
         include_namespaces=frozenset(include),
@@ -77,6 +77,29 @@ def a_policy(
         max_deactivations_per_cycle=cap,
         dry_run=dry_run,
     )
+
+
+# The default rule of `a_policy()`: the rule of a decision a test builds by hand.
+A_DEFAULT_RULE = a_policy().default_rule
+
+
+def a_rule_named(name: str) -> Rule:
+    """The default rule's numbers under another name, for a decision that only names it."""
+    return replace(A_DEFAULT_RULE, name=name)
+
+
+def with_scoped(policy: Policy, *rules: Rule) -> Policy:
+    """`policy` with `rules` before its default rule (in place of any it had)."""
+    return replace(policy, rules=(*rules, policy.default_rule))
+
+
+def with_default(policy: Policy, **changes: Any) -> Policy:
+    """`policy` whose default rule `changes` alter (`action=`, `notice=`, `usage=`...)."""
+    return replace(policy, rules=(*policy.rules[:-1], replace(policy.default_rule, **changes)))
+
+
+def rule_named(policy: Policy, name: str) -> Rule | None:
+    return next((rule for rule in policy.rules if rule.name == name), None)
 
 
 @dataclass

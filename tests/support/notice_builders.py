@@ -19,6 +19,7 @@ from autoscaler.domain.models import Action, Decision, State, WorkloadInfo, Work
 from autoscaler.domain.notices.notice import NoticeRules, SnoozeBounds
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
 from tests.support.domain_builders import (
+    A_DEFAULT_RULE,
     WorkloadBuilder,
     a_policy,
     a_workload,
@@ -70,6 +71,7 @@ def a_decision(
         gpus=1,
         time_left=left,
         idle_since=minutes_ago(120) if state is State.IDLE else None,
+        rule=A_DEFAULT_RULE,
     )
 
 

@@ -31,7 +31,7 @@ def explain_workload(
     row = require_row(snapshot, namespace, name)
     view = workload_view(row, now=context.clock.now())
     if context.policy is None or snapshot is None:  # no rules given: the decision says it all
-        return ExplainView(workload=view, rule=row.decision.rule, matched=True, misses=[])
+        return ExplainView(workload=view, rule=row.decision.rule.name, matched=True, misses=[])
     models = gpu_models_of(row.info, snapshot.usage)
     found = context.policy.match(row.info, snapshot.usage)
     return ExplainView(

@@ -32,7 +32,7 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
     owner = info.owner if info is not None else None
     beneficiary = decision.beneficiary if decision is not None else None
     return Subject(
-        rule=decision.rule if decision is not None else None,
+        rule=decision.rule.name if decision is not None else None,
         beneficiary=str(beneficiary) if beneficiary is not None else None,
         queue=(info.queue or None) if info is not None else None,
         cluster_queue=info.cluster_queue if info is not None else None,

@@ -1,22 +1,22 @@
 """What the circuit breaker observes: which workloads are busy, and which of last cycle's busy
 ones turned idle or unknown.
 
-The usage verdict is taken before any policy gate (exemption, grace, pause, cap): the breaker
-judges the data, not what the policy would do with it, each workload at its own rule's window
-and threshold. A namespace the metric source cast doubt on (partial data), or a workload whose
-rule cannot be evaluated, is not observed this cycle; its busy workloads stay in the baseline.
+The usage verdict is the one each decision carries (`decide` takes it before any policy gate:
+exemption, grace, pause, cap): the breaker judges the data, not what the policy would do with
+it, each workload at its own rule's window and threshold. A namespace the metric source cast
+doubt on (partial data), or a workload whose rule cannot be evaluated, is not observed this
+cycle; its busy workloads stay in the baseline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from autoscaler.domain.guards.breaker import Turnover
-from autoscaler.domain.models import FleetUsage, State, WorkloadInfo, WorkloadRef
-from autoscaler.domain.policy.decisions import Policy, Usage, not_before, usage_for
-from autoscaler.domain.usage.idleness import assess
+from autoscaler.domain.models import Decision, FleetUsage, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.decisions import Usage, usage_for
 
 TURNED = (State.IDLE, State.UNKNOWN)
 # In use last cycle: loading and idle-held work is as much in use as busy work, so a mass
@@ -39,19 +39,22 @@ class Judged:
 
 
 def judge(
-    workloads: Iterable[WorkloadInfo], usage: Usage, *, policy: Policy, now: datetime
+    workloads: Sequence[WorkloadInfo],
+    decisions: Sequence[Decision],
+    usage: Usage,
+    *,
+    now: datetime,
 ) -> Judged:
+    """The running GPU workloads' usage classes, as their decisions (made from `usage`) say."""
     states, doubtful = {}, set()
-    for workload in workloads:
+    for workload, decision in zip(workloads, decisions, strict=True):
         if not (workload.active and workload.admitted and workload.gpu_pods):
             continue
-        match = policy.match(workload, usage)
-        fleet = usage_for(usage, match.rule, now=now)
-        if not match.known or fleet.doubt_about(workload.ref.namespace) is not None:
+        verdict = decision.assessment  # None: its rule cannot be evaluated
+        fleet = usage_for(usage, decision.rule, now=now)
+        if verdict is None or fleet.doubt_about(workload.ref.namespace) is not None:
             doubtful.add(workload.ref)
             continue
-        rules = match.rule.usage
-        verdict = assess(workload, fleet, rules=rules, not_before=not_before(workload), now=now)
         states[workload.ref] = verdict.state
     return Judged(states, frozenset(doubtful))
 

@@ -9,12 +9,17 @@ exemption → rule unknown → grace → usage (busy, loading, idle-held, idle o
 under a rule whose action is `deactivate` or `delete` leads to an action, and the per-cycle
 cap then orders the candidates longest-idle first. (The warning stage, `domain/notices/staging.py`,
 runs after: it may turn that action into a warning, and warns for a `warn` rule.)
+
+The decision carries its `Rule` and the usage verdict (taken before any gate, for every active,
+admitted workload whose rule can be evaluated): the warning stage, the act steps, the fresh
+check, the breaker, KEDA and the annotation limits read them there, never matching or
+assessing again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cached_property
 
@@ -29,19 +34,15 @@ from autoscaler.domain.models import (
     State,
     WorkloadInfo,
 )
-from autoscaler.domain.notices.notice import NoticeRules
 from autoscaler.domain.policy.management import inactive_reason, pending_reason
 from autoscaler.domain.policy.protection import protection
 from autoscaler.domain.policy.rules import (
-    DEFAULT_RULE,
-    ExemptionBounds,
-    Reclaim,
     Rule,
     RuleAction,
     RuleMatch,
     match_rule,
 )
-from autoscaler.domain.usage.idleness import Assessment, UsageRules, assess
+from autoscaler.domain.usage.idleness import Assessment, assess
 
 # The fleet's usage: one read for a single view, or one per rule name (the reconciler's).
 Usage = FleetUsage | Mapping[str, FleetUsage]
@@ -49,68 +50,32 @@ Usage = FleetUsage | Mapping[str, FleetUsage]
 
 @dataclass(frozen=True)
 class Policy:
-    rules: UsageRules
-    grace_period: timedelta
+    # Every rule in matching order (first match wins), the default rule last: `policy:` as
+    # one `Rule`, built once by `settings/rules.py`.
+    rules: tuple[Rule, ...]
     actionable_kinds: frozenset[str]
     protected_priority_classes: frozenset[str] = frozenset()
     include_namespaces: frozenset[str] = frozenset()  # empty: every namespace
     exclude_namespaces: frozenset[str] = frozenset()
     max_deactivations_per_cycle: int = 5
     dry_run: bool = True
-    # The rules before the default one, first match wins; `rules` and `grace_period` above
-    # and the three `default_*` below are the default rule that closes the list.
-    scoped: tuple[Rule, ...] = ()
-    default_reclaim: Reclaim = Reclaim.ALWAYS
-    default_action: RuleAction = RuleAction.DEACTIVATE
-    default_exemptions: ExemptionBounds = field(default_factory=ExemptionBounds)
-    default_notice: NoticeRules = field(default_factory=NoticeRules)
 
-    @cached_property
+    def __post_init__(self) -> None:
+        if not self.rules:
+            raise ValueError("a policy needs at least its default rule")
+
+    @property
     def default_rule(self) -> Rule:
-        return Rule(
-            name=DEFAULT_RULE,
-            usage=self.rules,
-            grace_period=self.grace_period,
-            reclaim=self.default_reclaim,
-            action=self.default_action,
-            exemptions=self.default_exemptions,
-            notice=self.default_notice,
-        )
-
-    @cached_property
-    def rulebook(self) -> tuple[Rule, ...]:
-        # Cached: matched per workload, several times a cycle; the policy never changes.
-        """Every rule in matching order, the default last."""
-        return (*self.scoped, self.default_rule)
-
-    def rule_named(self, name: str) -> Rule | None:
-        return next((rule for rule in self.rulebook if rule.name == name), None)
-
-    def rule_for(self, name: str | None) -> Rule:
-        """The rule a decision names; the default rule for a name no longer in the rulebook."""
-        found = self.rule_named(name) if name is not None else None
-        return found or self.default_rule
+        """The rule that closes the list: it selects every workload."""
+        return self.rules[-1]
 
     @cached_property
     def longest_loading(self) -> timedelta:
         """The longest maxLoading of every rule: how far back evidence reads must reach."""
-        return max(rule.usage.max_loading for rule in self.rulebook)
+        return max(rule.usage.max_loading for rule in self.rules)
 
     def match(self, workload: WorkloadInfo, usage: Usage) -> RuleMatch:
-        return match_rule(workload, self.rulebook, gpu_models=gpu_models_of(workload, usage))
-
-
-def decide_fleet(
-    workloads: Iterable[WorkloadInfo],
-    usage: Usage,
-    *,
-    policy: Policy,
-    pauses: Pauses,
-    now: datetime,
-) -> tuple[Decision, ...]:
-    """Decide every workload, then apply the per-cycle cap to the deactivations."""
-    decisions = [decide(w, usage, policy=policy, pauses=pauses, now=now) for w in workloads]
-    return apply_cap(decisions, limit=policy.max_deactivations_per_cycle)
+        return match_rule(workload, self.rules, gpu_models=gpu_models_of(workload, usage))
 
 
 def decide(
@@ -121,33 +86,46 @@ def decide(
     pauses: Pauses,
     now: datetime,
 ) -> Decision:
-    """Judge the workload under the rule it falls under; the decision names that rule."""
+    """Judge the workload under the rule it falls under; the decision carries that rule and
+    the usage verdict, so no later stage matches or assesses again."""
     match = policy.match(workload, usage)
-    decided = _decide_under(workload, match, usage, policy=policy, pauses=pauses, now=now)
-    return replace(decided, rule=match.rule.name, rule_unknown=match.unknown)
+    verdict = _judged(workload, match, usage, now=now)
+    decided = _decide_under(workload, match, verdict, policy=policy, pauses=pauses, now=now)
+    return replace(decided, rule_unknown=match.unknown, assessment=verdict)
+
+
+def _judged(
+    workload: WorkloadInfo, match: RuleMatch, usage: Usage, *, now: datetime
+) -> Assessment | None:
+    """The usage verdict under the workload's rule, taken before any gate (exemption, grace,
+    protection, pause): the breaker and KEDA judge the data whatever the policy does with it.
+    None when the workload is not active and admitted, or its rule cannot be evaluated."""
+    if not (workload.active and workload.admitted) or not match.known:
+        return None
+    rule = match.rule
+    fleet = usage_for(usage, rule, now=now)
+    return assess(workload, fleet, rules=rule.usage, not_before=not_before(workload), now=now)
 
 
 def _decide_under(
     workload: WorkloadInfo,
     match: RuleMatch,
-    usage: Usage,
+    verdict: Assessment | None,
     *,
     policy: Policy,
     pauses: Pauses,
     now: datetime,
 ) -> Decision:
-    early = _before_usage(workload, policy=policy, now=now)
+    rule = match.rule
+    early = _before_usage(workload, rule=rule, policy=policy, now=now)
     if early is not None:
         return early
-    rule = match.rule
-    if match.unknown is not None:
+    if match.unknown is not None or verdict is None:  # active and admitted: only an unknown rule
         why = f"rule {rule.name} cannot be evaluated: {match.unknown}; no action"
-        return _decision(workload, State.UNKNOWN, why)
+        return _decision(workload, rule, State.UNKNOWN, why)
     ends = grace_end(workload, grace_period=rule.grace_period)
     if ends is not None and now < ends:
-        return _decision(workload, State.GRACE, f"in grace period until {ends.isoformat()}")
-    fleet = usage_for(usage, rule, now=now)
-    verdict = assess(workload, fleet, rules=rule.usage, not_before=not_before(workload), now=now)
+        return _decision(workload, rule, State.GRACE, f"in grace period until {ends.isoformat()}")
     return _after_usage(workload, verdict, rule=rule, dry_run=policy.dry_run, pauses=pauses)
 
 
@@ -185,17 +163,19 @@ def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, .
     return defer(decisions, keep=limit, why=f"cap of {limit} deactivations per cycle reached")
 
 
-def _before_usage(workload: WorkloadInfo, *, policy: Policy, now: datetime) -> Decision | None:
+def _before_usage(
+    workload: WorkloadInfo, *, rule: Rule, policy: Policy, now: datetime
+) -> Decision | None:
     if not workload.active:
-        return _decision(workload, State.DEACTIVATED, inactive_reason(workload.manager))
+        return _decision(workload, rule, State.DEACTIVATED, inactive_reason(workload.manager))
     if not workload.admitted:
-        return _decision(workload, State.PENDING, pending_reason(workload.manager))
+        return _decision(workload, rule, State.PENDING, pending_reason(workload.manager))
     protected = protection(workload, policy=policy)
     if protected is not None:
-        return _decision(workload, *protected)
+        return _decision(workload, rule, *protected)
     exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
     if exemption is not None:
-        return _decision(workload, State.EXEMPT, _exemption_text(exemption))
+        return _decision(workload, rule, State.EXEMPT, _exemption_text(exemption))
     return None
 
 
@@ -262,10 +242,16 @@ def _after_usage(
         evidence=verdict.evidence,
         idle_held_gpus=verdict.idle_held_gpus,
         loading_counts_until=verdict.loading_counts_until,
+        rule=rule,
     )
 
 
-def _decision(workload: WorkloadInfo, state: State, reason: str) -> Decision:
+def _decision(workload: WorkloadInfo, rule: Rule, state: State, reason: str) -> Decision:
     return Decision(
-        workload=workload.ref, state=state, action=Action.NONE, reason=reason, gpus=workload.gpus
+        workload=workload.ref,
+        state=state,
+        action=Action.NONE,
+        reason=reason,
+        gpus=workload.gpus,
+        rule=rule,
     )

@@ -20,6 +20,7 @@ from autoscaler.domain.audit.subjects import subject_of
 from autoscaler.domain.guards.screen import Deed, LoopRecord
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.policy.rules import Rule
 from autoscaler.domain.usage.fresh import pods_of, still_idle
 from autoscaler.engine.acting.context import ActContext
 
@@ -29,19 +30,19 @@ def fresh_check(
     candidates: Sequence[WorkloadInfo],
     *,
     now: datetime,
-    rule_of: Mapping[WorkloadRef, str],
+    rule_of: Mapping[WorkloadRef, Rule],
     loading_until: Mapping[WorkloadRef, datetime | None],
 ) -> dict[WorkloadRef, str]:
     """Why each candidate must be left alone after all (busy, in use again or unknown
-    now); one query. `rule_of` names each candidate's rule, whose threshold and staleness
-    judge it; `loading_until`, until when new loading still counts for it (its decision's
+    now); one query. `rule_of` is each candidate's rule (its decision's), whose threshold and
+    staleness judge it; `loading_until`, until when new loading still counts for it (its decision's
     `loading_counts_until`)."""
     if not candidates:
         return {}
     latest = context.metrics.read_latest(pods_of(candidates), now=now)
     found = {}
     for w in candidates:
-        rules = context.policy.rule_for(rule_of.get(w.ref)).usage
+        rules = rule_of[w.ref].usage
         found[w.ref] = still_idle(
             w,
             latest,
@@ -95,5 +96,5 @@ def _deed(
         gpus=decision.gpus,
         peak=decision.peak,
         coverage=decision.coverage,
-        threshold=context.policy.rule_for(decision.rule).usage.threshold,
+        threshold=decision.rule.usage.threshold,
     )

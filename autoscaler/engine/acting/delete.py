@@ -66,6 +66,6 @@ class Deleter:
             message=event_message(decision),
             logger=self._log,
         )
-        rule = self._policy.rule_for(decision.rule)
+        rule = decision.rule
         self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
         return Outcome.done()

@@ -110,7 +110,7 @@ class Deactivator:
             write=lambda: self._write(workload, decision, now=now),
         )
         if outcome.kind is OutcomeKind.DONE:
-            rule = self._policy.rule_for(decision.rule)
+            rule = decision.rule
             self._notices.tell(workload, decision, rule=rule, now=now, logger=self._log)
         return self._record(decision, now, outcome, audited=audited)
 
@@ -128,7 +128,7 @@ class Deactivator:
         return Outcome.done()
 
     def _audit(self, decision: Decision, now: datetime) -> DeactivationAudit:
-        rule = self._policy.rule_for(decision.rule)
+        rule = decision.rule
         rules = rule.usage
         return DeactivationAudit(
             at=now,

@@ -61,7 +61,7 @@ class Warner:
         message = event_message(again)
         reason = EVENT_OF[again.action]
         actuation.announce(self._actuator, fresh, reason=reason, message=message, logger=self._log)
-        rule = self._policy.rule_for(again.rule)
+        rule = again.rule
         self._notices.tell(fresh, again, rule=rule, now=now, logger=self._log)
         return action_record(self._log, again, now=now, outcome=Outcome.done())
 

@@ -25,7 +25,7 @@ def log_decision(
         "namespace": decision.workload.namespace,
         "workload": decision.workload.name,
         "owner": f"{workload.owner.kind}/{workload.owner.name}" if workload.owner else None,
-        "rule": decision.rule,
+        "rule": decision.rule.name,
         "state": decision.state.value,
         "action": decision.action.value,
         "gpus": decision.gpus,
@@ -48,7 +48,7 @@ def log_decision(
         decision.reason,
         said,
         evidence_text(decision.evidence),
-        decision.rule,
+        decision.rule.name,
         extra=fields,
     )
 

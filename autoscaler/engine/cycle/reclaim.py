@@ -92,7 +92,8 @@ def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
             beneficiary=beneficiary,
             reason=f"{decision.reason}; frees quota for {beneficiary}, which waits",
         )
-    why = f"left running: rule {decision.rule} reclaims only when contended, and {_why_not(plan)}"
+    rule = decision.rule.name
+    why = f"left running: rule {rule} reclaims only when contended, and {_why_not(plan)}"
     return replace(decision, action=Action.NONE, reason=f"{decision.reason}; {why}")
 
 

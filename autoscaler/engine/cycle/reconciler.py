@@ -33,7 +33,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadStatus,
 )
-from autoscaler.domain.policy.decisions import Policy, apply_cap, decide
+from autoscaler.domain.policy.decisions import apply_cap, decide
 from autoscaler.domain.policy.rules import Reclaim
 from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.acting.context import ActContext
@@ -72,10 +72,6 @@ class Reconciler:
         self._reclaimer = Reclaimer(pending=pending, logger=context.logger)
         self._cycle = 0
         self._previous: Snapshot | None = None
-
-    @property
-    def policy(self) -> Policy:
-        return self._policy
 
     def run_once(self) -> Snapshot:
         self._cycle += 1
@@ -138,8 +134,7 @@ class Reconciler:
 
     def _contended(self, decision: Decision) -> bool:
         """Whether the decision's rule reclaims only when someone waits."""
-        rule = self._policy.rule_named(decision.rule)
-        return rule is not None and rule.reclaim is Reclaim.WHEN_CONTENDED
+        return decision.rule.reclaim is Reclaim.WHEN_CONTENDED
 
     def _screened(
         self, inputs: CycleInputs, decisions: tuple[Decision, ...]
@@ -162,7 +157,7 @@ class Reconciler:
         """One fleet-wide read for every rule (and every legacy KEDA profile), keyed by name:
         the count of queries never depends on the fleet's size, nor on how many rules or
         profiles judge it."""
-        named = {rule.name: rule.usage for rule in self._policy.rulebook}
+        named = {rule.name: rule.usage for rule in self._policy.rules}
         profiles = {name: r for name, r in self._profiles.items() if name not in named}
         views = {
             name: UsageView(r.window, r.threshold) for name, r in {**named, **profiles}.items()

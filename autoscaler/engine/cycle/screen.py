@@ -81,7 +81,7 @@ class Screen:
     ) -> Screened:
         """`leads`: this replica acts, so it also writes the guards' state and Events;
         another replica computes the same view without writing (and keeps a warm baseline)."""
-        seen = self._watch.observe(workloads, usage, now=now)
+        seen = self._watch.observe(workloads, decisions, usage, now=now)
         try:
             memory = self._state.load()
             records = list(self._audit.recent(now - max(self._rules.contested.span, HOUR)))

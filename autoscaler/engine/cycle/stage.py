@@ -51,7 +51,7 @@ def staged(
     now: datetime,
 ) -> Decision:
     """One decision through the warning stage (and the delete rung) of its rule."""
-    rule = policy.rule_for(decision.rule)
+    rule = decision.rule
     done = stage(decision, workload, rule=rule, dry_run=policy.dry_run, now=now)
     if done.state is State.DEACTIVATED:
         done = delete_stage(done, workload, rule=rule, policy=policy, pauses=pauses, now=now)

@@ -81,8 +81,11 @@ class FollowUps:
             self._log.warning("audit trail unreadable, deactivations not followed: %s", exc)
             return []
         since = snapshot.taken_at - self._horizon
-        return [_followed(d.target, d.at, d.subject, trail) for d in our_deactivations(trail)
-                if d.at >= since]  # fmt: skip
+        return [
+            _followed(d.target, d.at, d.subject, trail)
+            for d in our_deactivations(trail)
+            if d.at >= since
+        ]
 
 
 def _followed(

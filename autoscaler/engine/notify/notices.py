@@ -104,7 +104,7 @@ def notification_of(
         workload=decision.workload,
         uid=workload.uid,
         owner=workload.owner,
-        rule=decision.rule,
+        rule=decision.rule.name,
         reason=decision.reason,
         at=now,
         gpus=decision.gpus,
