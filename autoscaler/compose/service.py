@@ -15,7 +15,14 @@ from prometheus_client import CollectorRegistry
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.compose.loop_parts import SharedState, build_screen, subscribe_listeners
 from autoscaler.compose.notify import Notifications, build_notifications
-from autoscaler.core.ports import Clock, ClusterReader, MetricSource, PendingWork, Server
+from autoscaler.core.ports import (
+    Clock,
+    ClusterReader,
+    GuardStore,
+    MetricSource,
+    PendingWork,
+    Server,
+)
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.acting.context import ActContext, Leads, always_leads
 from autoscaler.engine.cycle.reconciler import Reconciler
@@ -87,12 +94,8 @@ def build_service(
         teller=notifications.teller,
         leads=leads,
     )
-    reconciler = Reconciler(
-        context=context,
-        screen=build_screen(settings, store=guards, policy=policy, metrics=metrics, logger=logger),
-        publish=store.publish,
-        pending=pending,
-        keda_addresses=_keda_addresses(settings),
+    reconciler = _reconciler(
+        settings, context=context, guards=guards, store=store, pending=pending, logger=logger
     )
     subscribe_listeners(
         store,
@@ -117,6 +120,28 @@ def build_service(
     if settings.keda.enabled:
         add_keda(service, settings, policy=policy, clock=clock, logger=logger, bind_host=bind_host)
     return service
+
+
+def _reconciler(
+    settings: Settings,
+    *,
+    context: ActContext,
+    guards: GuardStore,
+    store: SnapshotStore,
+    pending: PendingWork | None,
+    logger: logging.Logger,
+) -> Reconciler:
+    """The loop: its act context, the screen over the guards' memory, the snapshot store."""
+    screen = build_screen(
+        settings, store=guards, policy=context.policy, metrics=context.metrics, logger=logger
+    )
+    return Reconciler(
+        context=context,
+        screen=screen,
+        publish=store.publish,
+        pending=pending,
+        keda_addresses=_keda_addresses(settings),
+    )
 
 
 def _loop_runner(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -14,7 +13,7 @@ from autoscaler.domain.policy.rules import ExemptionBounds
 from autoscaler.settings.api import ApiSettings
 from tests.api.rig import ApiRig
 from tests.support.builders import make_raycluster
-from tests.support.domain_builders import NOW, a_policy
+from tests.support.domain_builders import NOW, a_policy, with_default
 from tests.support.ray_rig import put_raycluster
 
 WEEK = timedelta(days=7)
@@ -57,7 +56,7 @@ def test_cut_to_limit(
 def test_a_forbidden_indefinite_exemption_on_a_workload_becomes_the_maximum() -> None:
     settings = ApiSettings(host="127.0.0.1", port=0, allow_indefinite_exemption=False)
     a_day = ExemptionBounds(max_duration=timedelta(days=1))  # the default rule's
-    policy = replace(a_policy(dry_run=True), default_exemptions=a_day)
+    policy = with_default(a_policy(dry_run=True), exemptions=a_day)
     with ApiRig(settings=settings, policy=policy) as rig:
         name = rig.add_raycluster("team-a", "alice-rc")
         workload = rig.workload("team-a", name)
