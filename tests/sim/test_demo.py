@@ -30,6 +30,7 @@ from autoscaler.settings.tree import Settings
 from autoscaler.sim.clock import DEFAULT_SPEED
 from autoscaler.sim.kueue_model import EventKind
 from tests.support.demo_runs import play_served
+from tests.support.usage_reads import read_one_view
 
 
 def at(scenario: str, minute: float) -> datetime:
@@ -315,7 +316,7 @@ def test_in_the_noisy_story_the_exporter_shows_the_loader_loading_and_half_used_
     play(world)
     minute_60 = at("noisy", 60)
 
-    usage = world.exporter.read_usage(window=timedelta(hours=1), threshold=0.05, now=minute_60)
+    usage = read_one_view(world.exporter, window=timedelta(hours=1), threshold=0.05, now=minute_60)
 
     def pods_of(raycluster: str) -> list[tuple[str, str]]:
         return sorted(pod for pod in usage.gpus if pod[1].startswith(f"{raycluster}-"))
