@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.admission import pending_reason, queue_usage
 from autoscaler.sim.kueue_model import DEACTIVATED_MESSAGE, Admission, KueueState, Phase, Workload
-from autoscaler.sim.quantity import format_quantity, rfc3339
 from autoscaler.sim.quota import PODS
+from tests.support.quantity import format_quantity, rfc3339
 
 ADMITTED = "The workload is admitted"
 FINISHED = "Workload has finished"
