@@ -347,7 +347,8 @@ class FaultRig:
         rig = cls(server, exporter, namespace, settings, cluster, emulator,
                   service.reconciler.run_once, control, token)  # fmt: skip
         try:
-            cluster.write_pauses(Pauses(namespaces=frozenset({paused})))
+            pause = Pauses(namespaces=frozenset({paused}))
+            shared.store.change(lambda state: replace(state, pauses=pause))
             for name, role in cast.items():
                 rig.add(name, role)
             yield rig
