@@ -7,7 +7,8 @@ Run by hand from the repository root (needs prometheus and promtool; takes a few
 
 It backfills `--hours` of dcgm-exporter history scraped every `--step` seconds into a real
 Prometheus, then measures, side by side in one run:
-  1. `PrometheusMetricSource.read_usage` (the queries it issued and its wall time),
+  1. `PrometheusMetricSource.read_views` for one view (the queries it issued and its wall
+     time),
   2. the same PromQL sent with plain `requests` (the bare server time plus transfer),
   3. the same measures asked one workload at a time: every query narrowed to the workload's
      pod, so `workloads x queries` requests per read, as a per-workload design would do;
@@ -185,6 +186,7 @@ def measure(
     settings = PrometheusSettings(url=url, timeout=timedelta(seconds=args.timeout))
     span = QueryWindow(WINDOW, policy.slot, policy.idle_since_lookback, THRESHOLD)
     built = build_queries(settings.signals, span=span, templates=QueryTemplates())
+    flat = [query for queries in built.values() for query in queries]
     source = PrometheusMetricSource(prometheus=settings, policy=policy)
     reads: list[float] = []
     bare: list[float] = []
@@ -200,13 +202,14 @@ def measure(
         narrowed = [
             narrow(query, namespace=f"team-{i % 20}", pod=f"wl-{i:04d}-worker-0")
             for i in range(args.workloads)
-            for query in built.values()
+            for queries in built.values()
+            for query in queries  # one per signal
         ]
         per_workload = _repeat(1, lambda: _send_all(session, url, narrowed, at))
     timings = [
-        Timing("read_usage (fleet-wide, adapter)", source.queries_issued // args.repeat, reads),
+        Timing("adapter read, 1 view (fleet-wide)", source.queries_issued // args.repeat, reads),
         *measure_views(settings, policy=policy, at=at, repeat=args.repeat),
-        Timing("same PromQL, plain requests", len(built), bare, sum(sizes) // args.repeat),
+        Timing("same PromQL, plain requests", len(flat), bare, sum(sizes) // args.repeat),
         Timing("one query set per workload, plain requests", len(narrowed), per_workload),
     ]
     return timings, per_query
@@ -284,14 +287,15 @@ def report(
 def _send(
     session: requests.Session,
     url: str,
-    queries: Mapping[Stat, str],
+    queries: Mapping[Stat, Sequence[str]],
     at: datetime,
     seconds: dict[str, list[float]],
 ) -> list[int]:
+    """Each stat's queries (one per signal) in turn, timed together."""
     sizes = []
-    for stat, query in queries.items():
+    for stat, texts in queries.items():
         began = time.perf_counter()
-        sizes += _send_all(session, url, [query], at)
+        sizes += _send_all(session, url, list(texts), at)
         seconds[stat.value].append(time.perf_counter() - began)
     return sizes
 
@@ -307,7 +311,7 @@ def _send_all(session: requests.Session, url: str, queries: list[str], at: datet
 
 
 def _checked(source: PrometheusMetricSource, at: datetime) -> None:
-    usage = source.read_usage(window=WINDOW, threshold=THRESHOLD, now=at)
+    usage = source.read_views(FOUR_VIEWS[:1], now=at)[FOUR_VIEWS[0]]
     if usage.failure is not None:
         raise SystemExit(f"read failed: {usage.failure}")
 

@@ -248,9 +248,10 @@ def report(
             later = [x["seconds"] for c in children for x in c["cycles"][1:]]  # type: ignore[index]
             last = children[-1]["cycles"][-1]  # type: ignore[index]
             rss = max(float(c["peak_rss_mib"]) for c in children)  # type: ignore[arg-type]
+            next_ones = f"{statistics.median(later):.2f}" if later else ""  # --cycles 1
             print(
                 f"| {size:,} | {mode} ({children[0]['source']}) | {statistics.median(first):.2f} "
-                f"| {statistics.median(later):.2f} | {last['queries']} | {last['bytes']:,} "
+                f"| {next_ones} | {last['queries']} | {last['bytes']:,} "
                 f"| {rss:.0f} | {' '.join(sorted({str(c['digest']) for c in children}))} |"
             )
 

@@ -34,7 +34,7 @@ from typing import Any
 from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
-from autoscaler.domain.models import Snapshot, WorkloadRef
+from autoscaler.domain.models import Snapshot, UsageView, WorkloadRef
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.actuator import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
@@ -186,7 +186,7 @@ def play_without_service(world: World, settings: Settings, *, minutes: int) -> N
     class ReadOnly:
         def run_once(self) -> Snapshot:
             now = world.clock.now()
-            exporter.read_usage(window=rules.idle_window, threshold=0.05, now=now)
+            exporter.read_views([UsageView(rules.idle_window, 0.05)], now=now)
             return Snapshot(cycle=0, taken_at=now, workloads=(), cluster_ok=True,
                             metrics_ok=True, dry_run=True)  # fmt: skip
 

@@ -15,14 +15,21 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.core.errors import AnswerLost, ClusterUnavailable, Conflict
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.models import FleetUsage, GpuUsage, Pauses, WorkloadInfo, WorkloadRef
+from autoscaler.domain.models import (
+    FleetUsage,
+    GpuUsage,
+    Pauses,
+    UsageView,
+    WorkloadInfo,
+    WorkloadRef,
+)
 from autoscaler.domain.usage.fresh import LatestUsage
 
 # Chance per call (per cycle for the usage read) of each fault.
@@ -62,31 +69,35 @@ class Dice:
 
 
 class FaultyMetrics:
-    """`seconds`: time spent in the wrapped source, i.e. the simulated Prometheus answering."""
+    """`seconds`: time spent in the wrapped source, i.e. the simulated Prometheus answering.
+    The faults fall on the cycle's one read: every view sees the same missing or spoiled pods."""
 
     def __init__(self, inner: Any, *, dice: Dice) -> None:
         self._inner = inner
         self._dice = dice
         self.seconds = 0.0
 
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+    def read_views(
+        self, views: Collection[UsageView], *, now: datetime
+    ) -> dict[UsageView, FleetUsage]:
         if self._dice.roll("prometheus down"):
-            return FleetUsage(window, threshold, now, failure="injected: connection refused")
+            down = "injected: connection refused"
+            return {v: FleetUsage(v.window, v.threshold, now, failure=down) for v in views}
         began = time.perf_counter()
-        usage: FleetUsage = self._inner.read_usage(window=window, threshold=threshold, now=now)
+        read: Mapping[UsageView, FleetUsage] = self._inner.read_views(views, now=now)
         self.seconds += time.perf_counter() - began
-        if self._dice.roll("partial answer (warnings)"):
-            usage = replace(usage, doubtful_namespaces=frozenset({"*"}))
-        pods = sorted(usage.gpus)
-        gpus = dict(usage.gpus)
-        if self._dice.roll("some series missing"):
-            for key in self._dice.some(pods):
-                gpus.pop(key, None)
-        for fault, spoil in (("some series NaN", _nan), ("some series stale", _stale)):
-            if self._dice.roll(fault):
-                for key in self._dice.some(pods) & gpus.keys():
-                    gpus[key] = tuple(spoil(gpu) for gpu in gpus[key])
-        return replace(usage, gpus=gpus)
+        partial = self._dice.roll("partial answer (warnings)")
+        pods = sorted({pod for usage in read.values() for pod in usage.gpus})
+        missing = self._dice.some(pods) if self._dice.roll("some series missing") else set()
+        spoiled = [
+            (spoil, self._dice.some(pods))
+            for fault, spoil in (("some series NaN", _nan), ("some series stale", _stale))
+            if self._dice.roll(fault)
+        ]
+        return {
+            view: _faulty(usage, partial=partial, missing=missing, spoiled=spoiled)
+            for view, usage in read.items()
+        }
 
     @property
     def inner(self) -> Any:
@@ -102,6 +113,22 @@ class FaultyMetrics:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+def _faulty(
+    usage: FleetUsage,
+    *,
+    partial: bool,
+    missing: set[tuple[str, str]],
+    spoiled: Sequence[tuple[Callable[[GpuUsage], GpuUsage], set[tuple[str, str]]]],
+) -> FleetUsage:
+    if partial:
+        usage = replace(usage, doubtful_namespaces=frozenset({"*"}))
+    gpus = {pod: found for pod, found in usage.gpus.items() if pod not in missing}
+    for spoil, pods in spoiled:
+        for pod in pods & gpus.keys():
+            gpus[pod] = tuple(spoil(gpu) for gpu in gpus[pod])
+    return replace(usage, gpus=gpus)
 
 
 def _nan(gpu: GpuUsage) -> GpuUsage:

@@ -12,16 +12,12 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any, Protocol
+from typing import Any
 
 import uvicorn
 
 STOP_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 10.0
-
-
-class SocketOptions(Protocol):
-    def getsockopt(self, level: int, option: int, /) -> int: ...
 
 
 class ApiServer:
@@ -54,11 +50,6 @@ class ApiServer:
     def port(self) -> int:
         bound: int = self._socket.getsockname()[1]
         return bound
-
-    def accepted_sockets(self) -> list[SocketOptions]:
-        """The sockets of the connections open now (for tests to read their options)."""
-        connections = list(self._server.server_state.connections)
-        return [c.transport.get_extra_info("socket") for c in connections if c.transport]
 
     def start(self) -> None:
         """Serve in a background thread; returns once the server accepts connections."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Protocol
 
 from autoscaler.domain.access import Identity, Recalled, Target, Verdict
@@ -30,19 +30,13 @@ class Clock(Protocol):
 
 
 class MetricSource(Protocol):
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
-        """Every GPU's usage over `window` ending at `now`, with a constant number of queries.
-
-        Never raises for a failing source: returns a `FleetUsage` whose `failure` says why,
-        so every workload becomes unknown.
-        """
-        ...
-
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
     ) -> Mapping[UsageView, FleetUsage]:
-        """The fleet's usage at each view, from ONE fleet read: the number of queries grows
-        with the signals, never with the number of views (rules). Never raises."""
+        """Every GPU's usage at each view (over its window, ending at `now`), from ONE fleet
+        read: the number of queries grows with the signals, never with the number of views
+        (rules) nor of workloads. Never raises: a failing source answers each view with a
+        `FleetUsage` whose `failure` says why, so every workload becomes unknown."""
         ...
 
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:

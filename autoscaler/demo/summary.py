@@ -48,10 +48,6 @@ class Sooner:
     dry_run_waiting: str | None  # why it was still waiting
     by: timedelta  # a lower bound when the replay never admitted it
 
-    @property
-    def at_least(self) -> bool:
-        return self.dry_run_admitted_at is None
-
 
 @dataclass(frozen=True)
 class LeftAlone:

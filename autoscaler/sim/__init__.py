@@ -1,9 +1,9 @@
 """The demo's in-process cluster: a pure model of Kueue admission.
 
 `kueue_model` holds the objects and the user transitions, `quota` the cohort arithmetic,
-`admission` the admission step and its explanations. Kubernetes dict shapes live apart:
-`kueue_objects` reads objects (and re-exports the status writers of `kueue_status`),
-`quantity` converts Kubernetes quantities and timestamps.
+`admission` the admission step and its explanations. The Kubernetes shapes of the model (objects
+read, statuses written) serve only the test API server's Kueue emulation, and live beside it
+in tests/support (`kueue_objects`, `kueue_status`, `quantity`).
 """
 
 from autoscaler.sim.admission import (

@@ -109,10 +109,6 @@ class Workload:
         return self.phase is not Phase.INACTIVE
 
     @property
-    def changed_at(self) -> datetime:
-        return self.phase_since or self.created_at
-
-    @property
     def requests(self) -> dict[str, int]:
         """Sum over pod sets of count x per-pod requests."""
         total: dict[str, int] = {}

@@ -72,10 +72,6 @@ class SimulatedExporter:
             for v in views
         }
 
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
-        evidence = self.read_evidence(window=window, threshold=threshold, now=now)
-        return self._read(window=window, threshold=threshold, now=now, evidence=evidence)
-
     def read_evidence(self, *, window: timedelta, threshold: float, now: datetime) -> FleetEvidence:
         """The evidence signals over the reach of a read with this window and threshold."""
         at = int(now.timestamp())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,6 +16,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
 from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
+from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.core.errors import ClusterUnavailable, ConfigError, Conflict, NotFound
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
@@ -431,8 +433,21 @@ def test_no_runtime_state_means_no_pauses(cluster: KueueCluster) -> None:
 
 
 def test_pauses_written_are_read_back(cluster: KueueCluster, server: KubeServer) -> None:
-    cluster.write_pauses(Pauses(namespaces=frozenset({"team-a"})))
-    cluster.write_pauses(Pauses(everything=True, namespaces=frozenset({"team-b"})))
+    """Written as the API writes them: a read-modify-write of the runtime-state ConfigMap."""
+    client = KubeClient(api_client_for(server.configuration()), timeout=timedelta(seconds=5))
+    state = RuntimeStateStore(
+        client=client,
+        name=SETTINGS.runtime_state_config_map,
+        namespace=SETTINGS.service_namespace,
+        audit_limit=10,
+        attempts=1,
+        logger=logging.getLogger("test"),
+    )
+    for pauses in (
+        Pauses(namespaces=frozenset({"team-a"})),
+        Pauses(everything=True, namespaces=frozenset({"team-b"})),
+    ):
+        state.change(lambda current, wanted=pauses: replace(current, pauses=wanted))
 
     assert cluster.read_pauses() == Pauses(everything=True, namespaces=frozenset({"team-b"}))
     methods = [r.method for r in server.requests.writes()]

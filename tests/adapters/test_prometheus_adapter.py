@@ -31,6 +31,7 @@ from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files, wait_until
 from tests.support.prom_histories import Area
+from tests.support.usage_reads import read_one_view
 
 pytestmark = pytest.mark.real
 
@@ -112,13 +113,13 @@ def usage(rig: Rig) -> FleetUsage:
         prometheus=PrometheusSettings(url=rig.prom.url), policy=PolicySettings()
     )
     try:
-        return made.read_usage(window=WINDOW, threshold=THRESHOLD, now=rig.at)
+        return read_one_view(made, window=WINDOW, threshold=THRESHOLD, now=rig.at)
     finally:
         made.close()
 
 
 def read(made: PrometheusMetricSource, rig: Rig) -> FleetUsage:
-    return made.read_usage(window=WINDOW, threshold=THRESHOLD, now=rig.at)
+    return read_one_view(made, window=WINDOW, threshold=THRESHOLD, now=rig.at)
 
 
 def the_gpu(usage: FleetUsage, namespace: str) -> GpuUsage:
@@ -267,7 +268,7 @@ def test_the_query_count_is_the_same_for_one_gpu_and_for_a_hundred(
     rig: Rig, source: Source
 ) -> None:
     small, large = source(url=rig.prom.url), source(url=rig.prom.url)
-    one = small.read_usage(window=WINDOW, threshold=THRESHOLD, now=rig.alone_at)
+    one = read_one_view(small, window=WINDOW, threshold=THRESHOLD, now=rig.alone_at)
     many = read(large, rig)
     assert sum(len(g) for g in one.gpus.values()) == 1
     assert sum(len(g) for g in many.gpus.values()) > 100
@@ -466,6 +467,6 @@ def test_a_template_that_still_divides_by_scale_is_refused_at_startup_saying_why
 
 def test_a_read_that_cannot_be_written_as_promql_fails_without_a_request(source: Source) -> None:
     made = source(url="http://127.0.0.1:9")
-    result = made.read_usage(window=timedelta(0), threshold=THRESHOLD, now=datetime.now(UTC))
+    result = read_one_view(made, window=timedelta(0), threshold=THRESHOLD, now=datetime.now(UTC))
     assert (result.failure or "").startswith("cannot build the queries")
     assert made.queries_issued == 0

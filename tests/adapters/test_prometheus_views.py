@@ -21,6 +21,7 @@ from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
 from tests.support.prom import AuthProxy, make_tls_files
 from tests.support.prom_histories import Area
+from tests.support.usage_reads import read_one_view
 
 pytestmark = pytest.mark.real
 
@@ -147,7 +148,7 @@ def test_a_template_adding_its_own_matchers_reads_the_same_usage(url: str, at: d
         prometheus=PrometheusSettings(url=url), policy=PolicySettings(), templates=templates
     )
     try:
-        custom = made.read_usage(window=HOUR, threshold=0.05, now=at)
+        custom = read_one_view(made, window=HOUR, threshold=0.05, now=at)
     finally:
         made.close()
     usage, _ = read((DEFAULT,), url=url, now=at)

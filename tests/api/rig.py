@@ -60,7 +60,7 @@ class Usage:
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
     ) -> dict[UsageView, FleetUsage]:
-        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
+        return {view: self._read(view.window, view.threshold, now=now) for view in views}
 
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         """The fresh check's newest samples: each GPU at its peak, sampled `now`."""
@@ -75,7 +75,7 @@ class Usage:
         }
         return LatestUsage(now, samples=samples)
 
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+    def _read(self, window: timedelta, threshold: float, *, now: datetime) -> FleetUsage:
         if self.failing:
             return FleetUsage(window, threshold, now, failure="Prometheus unreachable (test)")
         gpus = {

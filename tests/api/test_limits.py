@@ -10,6 +10,7 @@ import socket
 from starlette.types import Message, Receive, Scope, Send
 
 from autoscaler.api.limits import BodyLimitMiddleware
+from autoscaler.api.server import ApiServer
 from tests.api.rig import TOKENS, ApiRig
 
 EXEMPTION = "/api/v1/workloads/team-a/alice-rc/exemption"
@@ -102,10 +103,16 @@ def test_the_app_behind_the_cap_never_receives_more_than_the_cap_of_a_20_mb_body
     assert len(list(chunks)) == TWENTY_MB // 65536 - 2  # two chunks taken, the rest untouched
 
 
+def accepted_sockets(server: ApiServer) -> list[socket.socket]:
+    """The sockets of the connections uvicorn holds open now."""
+    connections = list(server._server.server_state.connections)
+    return [c.transport.get_extra_info("socket") for c in connections if c.transport]
+
+
 def test_every_accepted_connection_has_tcp_nodelay_set(shared: ApiRig) -> None:
     for _ in range(2):  # keep-alive: the same connection twice
         assert shared.http.get("/healthz").status_code == 200
-    sockets = shared.api.server.accepted_sockets()
+    sockets = accepted_sockets(shared.api.server)
     assert sockets
     assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in sockets)
 

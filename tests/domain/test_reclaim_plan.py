@@ -345,6 +345,11 @@ def test_the_cpu_a_waiter_needs_decides_as_well_as_its_gpus() -> None:
     assert freed_for(plan) == {"fat": "w"}
 
 
+def group_of(plan: ReclaimPlan, ref: WorkloadRef) -> tuple[WorkloadRef, ...]:
+    """Every candidate freed for the same waiter as `ref` (none when `ref` is not freed)."""
+    return next((report.freed for report in plan.waiters if ref in report.freed), ())
+
+
 def test_a_waiters_set_is_one_group_for_the_caps() -> None:
     plan = plan_of(
         (
@@ -356,10 +361,10 @@ def test_a_waiters_set_is_one_group_for_the_caps() -> None:
         )
     )
     a, b, w = WorkloadRef(NS, "a"), WorkloadRef(NS, "b"), WorkloadRef(NS, "w")
-    assert plan.group_of(a) == plan.group_of(b) == (a, b)
+    assert group_of(plan, a) == group_of(plan, b) == (a, b)
     assert plan.beneficiary_of(a) == plan.beneficiary_of(b) == w
     assert plan.beneficiary_of(WorkloadRef(NS, "busy")) is None
-    assert plan.group_of(WorkloadRef(NS, "busy")) == ()
+    assert group_of(plan, WorkloadRef(NS, "busy")) == ()
 
 
 def test_a_waiter_whose_fit_is_unknown_gets_nothing_and_is_counted() -> None:

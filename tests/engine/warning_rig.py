@@ -64,9 +64,6 @@ class ScriptedFleet:
     ) -> Mapping[UsageView, FleetUsage]:
         return {view: self._usage(view, now=now) for view in views}
 
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
-        return self._usage(UsageView(window, threshold), now=now)
-
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         if self.down:
             return LatestUsage(now, failure="prometheus is down")

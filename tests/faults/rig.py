@@ -54,6 +54,7 @@ from tests.support.seeding import (
     submit,
     workload_of,
 )
+from tests.support.usage_reads import read_one_view
 
 WINDOW_S = 3.0
 CYCLE_S = 0.5  # the pause between two cycles (a cycle itself takes a few tens of ms)
@@ -138,7 +139,7 @@ class Control:
         now = self.clock.now()
         workloads = [w for w in self.cluster.list_workloads() if w.active]
         rules = self.policy.default_rule.usage
-        usage = self.metrics.read_usage(window=rules.window, threshold=rules.threshold, now=now)
+        usage = read_one_view(self.metrics, window=rules.window, threshold=rules.threshold, now=now)
         decisions = decide_fleet(workloads, usage, policy=self.policy, pauses=Pauses(), now=now)
         return {
             w.owner.name
@@ -358,7 +359,8 @@ class FaultRig:
             token,
         )
         try:
-            cluster.write_pauses(Pauses(namespaces=frozenset({paused})))
+            pause = Pauses(namespaces=frozenset({paused}))
+            shared.store.change(lambda state: replace(state, pauses=pause))
             for name, role in cast.items():
                 rig.add(name, role)
             yield rig

@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
 from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS
 from autoscaler.adapters.kueue.cached import OWNER_WATCH_CALLS
+from autoscaler.core.errors import NotFound
 from autoscaler.settings.ha import WatchCacheSettings
 from tests.support.kube_server import KubeServer
 
@@ -52,12 +55,38 @@ def namespace(kube_server: KubeServer) -> Iterator[str]:
         kube_server.store.delete_namespace(owned)
 
 
+class ListCountingClient:
+    """Our KubeClient, counting the lists answered (with items, or 404 for a kind the cluster
+    does not serve): a watch cache's first list and each relist, seen from outside it."""
+
+    def __init__(self, inner: KubeClient) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.lists = 0
+
+    def list_objects(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            listed = self._inner.list_objects(*args, **kwargs)
+        except NotFound:
+            self._counted()
+            raise
+        self._counted()
+        return listed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _counted(self) -> None:
+        with self._lock:
+            self.lists += 1
+
+
 @pytest.fixture
-def client(kube: KubeServer) -> Iterator[KubeClient]:
+def client(kube: KubeServer) -> Iterator[ListCountingClient]:
     """A client allowed to watch owners too (the cache needs it; see OWNER_WATCH_CALLS)."""
     api = api_client_for(kube.configuration())
     client = KubeClient(
         api, timeout=timedelta(seconds=5), allowed=ALLOWED_CALLS | OWNER_WATCH_CALLS
     )
-    yield client
+    yield ListCountingClient(client)
     client.close()

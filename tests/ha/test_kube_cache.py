@@ -17,7 +17,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
 from autoscaler.adapters.kubernetes.resources import PODS, ApiResource, Obj
 from autoscaler.adapters.kubernetes.watching import WatchInterrupt
 from autoscaler.core.errors import ClusterUnavailable, NotFound
-from tests.ha.conftest import FAST_CACHE, eventually
+from tests.ha.conftest import FAST_CACHE, ListCountingClient, eventually
 from tests.support.builders import make_pod
 from tests.support.kube_server import KubeServer, RecordedRequest
 
@@ -78,7 +78,7 @@ def started(cache: WatchCache[Obj]) -> WatchCache[Obj]:
 
 
 def test_a_cache_lists_once_then_follows_every_change_by_watching(
-    kube: KubeServer, namespace: str, make_cache: CacheFactory
+    kube: KubeServer, client: ListCountingClient, namespace: str, make_cache: CacheFactory
 ) -> None:
     kube.store.put(make_pod(namespace, "a").build())
     kube.store.put(make_pod(namespace, "b").build())
@@ -91,7 +91,7 @@ def test_a_cache_lists_once_then_follows_every_change_by_watching(
 
     eventually(lambda: names(cache) == {"a", "c"}, what="add and delete followed")
     eventually(lambda: {o["spec"].get("nodeName") for o in cache.items()} == {"n1", None})
-    assert cache.list_calls == 1
+    assert client.lists == 1
     assert len(lists(kube, namespace)) == 1
     assert cache.failing is None
 
@@ -123,7 +123,7 @@ def test_an_object_that_convert_drops_leaves_the_cache(
 
 
 def test_a_dropped_watch_resumes_from_the_last_version_without_listing_again(
-    kube: KubeServer, namespace: str, make_cache: CacheFactory
+    kube: KubeServer, client: ListCountingClient, namespace: str, make_cache: CacheFactory
 ) -> None:
     cache = started(make_cache())
     listed = int(cache.resource_version)
@@ -139,12 +139,12 @@ def test_a_dropped_watch_resumes_from_the_last_version_without_listing_again(
     assert versions[0] == listed
     assert versions == sorted(versions), "a watch never goes back to an older version"
     assert any(v >= seen for v in versions[1:]), "the watch was reopened after the drop"
-    assert cache.list_calls == 1
+    assert client.lists == 1
     assert len(lists(kube, namespace)) == 1
 
 
 def test_an_expired_watch_lists_again_and_swaps_the_contents(
-    kube: KubeServer, namespace: str, make_cache: CacheFactory
+    kube: KubeServer, client: ListCountingClient, namespace: str, make_cache: CacheFactory
 ) -> None:
     kube.store.put(make_pod(namespace, "kept").build())
     kube.store.put(make_pod(namespace, "gone").build())
@@ -152,7 +152,7 @@ def test_an_expired_watch_lists_again_and_swaps_the_contents(
 
     kube.faults.expire_next_watch()
     kube.drop_watches()  # the reopened watch gets 410 Gone
-    eventually(lambda: cache.list_calls == 2, what="a relist after 410")
+    eventually(lambda: client.lists == 2, what="a relist after 410")
     kube.store.delete("pods", name="gone", namespace=namespace)
     kube.store.put(make_pod(namespace, "new").build())
 
@@ -166,7 +166,11 @@ def test_an_expired_watch_lists_again_and_swaps_the_contents(
     [pytest.param(500, id="server-error"), pytest.param(503, id="unavailable")],
 )
 def test_a_failing_list_is_retried_with_growing_waits_until_it_succeeds(
-    kube: KubeServer, namespace: str, make_cache: CacheFactory, status: int
+    kube: KubeServer,
+    client: ListCountingClient,
+    namespace: str,
+    make_cache: CacheFactory,
+    status: int,
 ) -> None:
     kube.store.put(make_pod(namespace, "a").build())
     kube.faults.fail_next(
@@ -178,7 +182,7 @@ def test_a_failing_list_is_retried_with_growing_waits_until_it_succeeds(
 
     assert time.monotonic() - began >= 0.05 + 0.1 + 0.2  # three waits, each doubled
     assert len(lists(kube, namespace)) == 4
-    assert (cache.list_calls, names(cache), cache.failing) == (1, {"a"}, None)
+    assert (client.lists, names(cache), cache.failing) == (1, {"a"}, None)
 
 
 def test_throttling_waits_at_least_the_servers_retry_after(
@@ -196,7 +200,7 @@ def test_throttling_waits_at_least_the_servers_retry_after(
 
 
 def test_a_failing_watch_reports_the_cache_failing_until_a_relist_succeeds(
-    kube: KubeServer, namespace: str, make_cache: CacheFactory
+    kube: KubeServer, client: ListCountingClient, namespace: str, make_cache: CacheFactory
 ) -> None:
     slow = FAST_CACHE.model_copy(update={"backoff_initial": timedelta(milliseconds=300)})
     cache = started(make_cache(settings=slow, jitter=lambda: 1.0))
@@ -208,7 +212,7 @@ def test_a_failing_watch_reports_the_cache_failing_until_a_relist_succeeds(
     kube.store.put(make_pod(namespace, "during-failure").build())
 
     eventually(lambda: cache.failing is None, what="recovered by a relist")
-    assert cache.list_calls == 2
+    assert client.lists == 2
     eventually(lambda: names(cache) == {"during-failure"})
 
 

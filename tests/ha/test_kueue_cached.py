@@ -25,7 +25,7 @@ from autoscaler.domain.models import PodRecord, WorkloadInfo, WorkloadRef
 from autoscaler.engine.acting import sequence as actuation
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
-from tests.ha.conftest import FAST_CACHE, eventually
+from tests.ha.conftest import FAST_CACHE, ListCountingClient, eventually
 from tests.support.builders import make_pod, make_raycluster, make_workload, make_workload_for
 from tests.support.fakes import FakeClock
 from tests.support.kube_server import KubeServer, RecordedRequest
@@ -143,13 +143,13 @@ def test_cached_reads_answer_as_the_direct_adapter_does(
 
 
 def test_a_steady_cycle_makes_no_list_call_and_still_sees_changes(
-    kube: KubeServer, namespace: str, cached: CachedKueueCluster
+    kube: KubeServer, client: ListCountingClient, namespace: str, cached: CachedKueueCluster
 ) -> None:
     gpu_raycluster(kube, namespace, "rc")
     kube.store.put(scaled_object(namespace))
     started(cached)
     cached.list_scaled_objects()  # its cache starts on first use
-    listed = cached.list_calls
+    listed = client.lists
     kube.requests.clear()
 
     for cycle in range(3):
@@ -161,7 +161,7 @@ def test_a_steady_cycle_makes_no_list_call_and_still_sees_changes(
         eventually(lambda n=cycle: len(mine(cached.list_workloads(), namespace)) == n + 2)
 
     assert reads(kube) == []
-    assert cached.list_calls == listed
+    assert client.lists == listed
 
 
 def test_owners_of_kinds_that_are_not_enabled_are_neither_listed_nor_watched(
@@ -341,7 +341,7 @@ def test_with_kueue_not_read_only_pods_and_namespaces_are_watched(
 
 
 def test_namespace_annotations_come_from_the_namespace_watch_with_no_extra_read(
-    kube: KubeServer, namespace: str, cached: CachedKueueCluster
+    kube: KubeServer, client: ListCountingClient, namespace: str, cached: CachedKueueCluster
 ) -> None:
     def annotate(targets: str) -> None:
         meta = {"name": namespace, "annotations": {keys.NOTIFY: targets}}
@@ -350,7 +350,7 @@ def test_namespace_annotations_come_from_the_namespace_watch_with_no_extra_read(
     annotate("team-slack")
     gpu_raycluster(kube, namespace, "rc")
     started(cached)
-    listed = cached.list_calls
+    listed = client.lists
     kube.requests.clear()
 
     def notify_targets() -> str | None:
@@ -362,5 +362,5 @@ def test_namespace_annotations_come_from_the_namespace_watch_with_no_extra_read(
     eventually(lambda: notify_targets() == "oncall")
 
     assert reads(kube) == []
-    assert cached.list_calls == listed
+    assert client.lists == listed
     kube.store.delete("namespaces", name=namespace)

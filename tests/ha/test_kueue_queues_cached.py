@@ -15,7 +15,7 @@ from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.queues import KueueQueues
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.settings.tree import ClusterSettings
-from tests.ha.conftest import FAST_CACHE, eventually
+from tests.ha.conftest import FAST_CACHE, ListCountingClient, eventually
 from tests.support.builders import GPU, make_cluster_queue, make_local_queue, make_workload
 from tests.support.kube_server import KubeServer
 
@@ -42,7 +42,11 @@ def cached(client: KubeClient) -> Iterator[CachedKueueCluster]:
 
 
 def test_waiters_and_cohorts_come_from_the_caches_with_no_list_call_when_steady(
-    kube: KubeServer, namespace: str, queue: str, client: KubeClient, cached: CachedKueueCluster
+    kube: KubeServer,
+    namespace: str,
+    queue: str,
+    client: ListCountingClient,
+    cached: CachedKueueCluster,
 ) -> None:
     kube.store.put(make_local_queue(namespace, "user-queue").cluster_queue(queue).build())
     waiter = make_workload(namespace, "waiter").pod_set("main", gpus=2).queue("user-queue")
@@ -51,7 +55,7 @@ def test_waiters_and_cohorts_come_from_the_caches_with_no_list_call_when_steady(
     kube.store.put(running.admitted(at=T0, cluster_queue=queue).build())
     queues = KueueQueues(client=client, objects=cached, logger=logging.getLogger("test"))
     queues.read_queues()  # the queue kinds' caches start on first use
-    listed = cached.list_calls
+    listed = client.lists
 
     def seen() -> bool:
         return any(w.ref == WorkloadRef(namespace, "waiter") for w in queues.read_queues().waiters)
@@ -69,4 +73,4 @@ def test_waiters_and_cohorts_come_from_the_caches_with_no_list_call_when_steady(
     assert [r.path for r in kube.requests.all() if not r.is_watch] == [
         "/apis/visibility.kueue.x-k8s.io"  # the visibility API is not served: asked each read
     ]
-    assert cached.list_calls == listed
+    assert client.lists == listed

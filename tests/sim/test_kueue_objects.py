@@ -14,7 +14,8 @@ import yaml
 
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim import PODS, KueueState, LocalQueue, Phase, QueueingStrategy, admit_pending
-from autoscaler.sim.kueue_objects import (
+from tests.support.crd_validation import DEFAULT_CRD_DIR
+from tests.support.kueue_objects import (
     cluster_queue_from_object,
     cluster_queue_status,
     local_queue_from_object,
@@ -22,8 +23,7 @@ from autoscaler.sim.kueue_objects import (
     workload_from_object,
     workload_status,
 )
-from autoscaler.sim.quantity import format_quantity, parse_quantity, parse_time, rfc3339
-from tests.support.crd_validation import DEFAULT_CRD_DIR
+from tests.support.quantity import format_quantity, parse_quantity, parse_time, rfc3339
 
 from .builders import GPU, T0, at
 

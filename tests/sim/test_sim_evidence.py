@@ -19,6 +19,7 @@ from autoscaler.settings.evidence import EvidenceSettings, FramebufferSettings, 
 from autoscaler.sim.metrics import GPU_MODEL, GpuHolding, SimulatedExporter
 from autoscaler.sim.pods import gpu_uuid
 from autoscaler.sim.profiles import Profile
+from tests.support.usage_reads import read_one_view
 
 ORIGIN = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -63,8 +64,8 @@ def evidence_at(
     held: list[GpuHolding],
     evidence: EvidenceSettings | None = None,
 ) -> FleetEvidence:
-    usage = exporter(profiles, held, evidence).read_usage(
-        window=HOUR, threshold=THRESHOLD, now=at(minute)
+    usage = read_one_view(
+        exporter(profiles, held, evidence), window=HOUR, threshold=THRESHOLD, now=at(minute)
     )
     return usage.evidence
 
@@ -141,8 +142,8 @@ def test_a_half_used_cluster_has_power_evidence_on_its_busy_gpus_only() -> None:
     with_evidence = {key.uuid for key in found.gpus}
     assert with_evidence == {held[0].key.uuid, held[1].key.uuid}
     assert found.power_baselines == {GPU_MODEL: 60.0}  # learned from GPUs 2 and 3
-    usage = exporter({"half": Profile.half_used()}, held).read_usage(
-        window=HOUR, threshold=THRESHOLD, now=at(45)
+    usage = read_one_view(
+        exporter({"half": Profile.half_used()}, held), window=HOUR, threshold=THRESHOLD, now=at(45)
     )
     assert [gpu.peak for gpu in usage.for_pod("sim", "half")] == [0.85, 0.85, 0.0, 0.0]
 

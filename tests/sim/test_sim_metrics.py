@@ -18,6 +18,7 @@ from autoscaler.sim.pods import gpu_uuid
 from autoscaler.sim.profiles import Profile
 from tests.conftest import PrometheusSession
 from tests.support.prom_histories import SIM_CASES, SIM_MINUTES, Area, sim_holdings, sim_origin
+from tests.support.usage_reads import read_one_view
 
 WINDOW = timedelta(hours=1)
 THRESHOLD = 0.05
@@ -66,7 +67,7 @@ def read(
         profiles={("sim", name): profile for name, profile in profiles.items()},
         origin=origin,
     )
-    return exporter.read_usage(window=WINDOW, threshold=THRESHOLD, now=at(minute, origin))
+    return read_one_view(exporter, window=WINDOW, threshold=THRESHOLD, now=at(minute, origin))
 
 
 def one(usage: FleetUsage, pod: str) -> GpuUsage:
@@ -128,7 +129,7 @@ def test_the_simulated_exporter_matches_a_real_prometheus_on_the_same_samples(
         prometheus=PrometheusSettings(url=prometheus_session.server.url), policy=PolicySettings()
     )
     try:
-        expected = real.read_usage(window=WINDOW, threshold=THRESHOLD, now=now)
+        expected = read_one_view(real, window=WINDOW, threshold=THRESHOLD, now=now)
     finally:
         real.close()
 

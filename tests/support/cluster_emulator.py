@@ -19,7 +19,10 @@ from typing import Any
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.admission import admit_pending
 from autoscaler.sim.kueue_model import KueueState, Phase
-from autoscaler.sim.kueue_objects import (
+from tests.support.builders import make_pod
+from tests.support.builders.pods import PodBuilder
+from tests.support.kube_server import KubeServer
+from tests.support.kueue_objects import (
     cluster_queue_from_object,
     cluster_queue_status,
     local_queue_from_object,
@@ -27,9 +30,6 @@ from autoscaler.sim.kueue_objects import (
     workload_from_object,
     workload_status,
 )
-from tests.support.builders import make_pod
-from tests.support.builders.pods import PodBuilder
-from tests.support.kube_server import KubeServer
 
 Object = dict[str, Any]
 WORKLOADS = "workloads.kueue.x-k8s.io"

@@ -58,13 +58,13 @@ class FakeMetrics:
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
     ) -> dict[UsageView, FleetUsage]:
-        return {v: self.read_usage(window=v.window, threshold=v.threshold, now=now) for v in views}
+        return {view: self._read(view, now=now) for view in views}
 
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
+    def _read(self, view: UsageView, *, now: datetime) -> FleetUsage:
         past = any(now < earlier for _, _, earlier in self.reads)
-        self.reads.append((window, threshold, now))
+        self.reads.append((view.window, view.threshold, now))
         answer = self.history if past and self.history is not None else self.usage
-        return replace(answer, window=window, threshold=threshold, evaluated_at=now)
+        return replace(answer, window=view.window, threshold=view.threshold, evaluated_at=now)
 
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         self.latest_reads.append(tuple(pods))

@@ -127,7 +127,6 @@ class WatchCache(Generic[T]):
         self._synced = threading.Event()
         self._settled = threading.Event()  # synced, or an attempt failed: no point waiting
         self._failing: str | None = None
-        self._list_calls = 0
         self._thread = threading.Thread(
             target=self._run, name=f"watch-cache-{resource}", daemon=True
         )
@@ -146,11 +145,6 @@ class WatchCache(Generic[T]):
         """Why the cache may be missing changes right now (None when it is following)."""
         with self._lock:
             return self._failing
-
-    @property
-    def list_calls(self) -> int:
-        with self._lock:
-            return self._list_calls
 
     @property
     def resource_version(self) -> str:
@@ -240,7 +234,6 @@ class WatchCache(Generic[T]):
     def _replace(self, items: dict[Key, T], *, version: str) -> None:
         with self._lock:
             self._items, self._version, self._failing = items, version, None
-            self._list_calls += 1
         self._synced.set()
         self._settled.set()
 

@@ -126,13 +126,6 @@ class CachedKueueCluster(KueueCluster):
             started = list(self._caches.started) if self._caches else []
         return stop_all(started, timeout)
 
-    @property
-    def list_calls(self) -> int:
-        """List calls the caches made so far (each first list and each relist)."""
-        with self._lock:
-            started = list(self._caches.started) if self._caches else []
-        return sum(cache.list_calls for cache in started)
-
     def list_workloads(self) -> list[WorkloadInfo]:
         caches = self._cycle_caches()
         self._require_fresh(caches.cycle_caches())

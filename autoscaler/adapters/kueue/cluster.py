@@ -194,23 +194,6 @@ class KueueCluster:
             )
             return Pauses(everything=True)
 
-    def write_pauses(self, pauses: Pauses) -> None:
-        """Read-modify-write of the runtime-state ConfigMap; Conflict when raced."""
-        name, namespace = self._settings.runtime_state_config_map, self._settings.service_namespace
-        try:
-            config_map = self._get_state()
-        except NotFound:
-            body = {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": name, "namespace": namespace},
-                "data": objects.pauses_to_data(pauses),
-            }
-            self._client.create(CONFIGMAPS, body, namespace=namespace)
-            return
-        config_map["data"] = {**(config_map.get("data") or {}), **objects.pauses_to_data(pauses)}
-        self._client.update(CONFIGMAPS, name, config_map, namespace=namespace)
-
     def _parse(self, obj: Obj) -> WorkloadInfo | None:
         try:
             return objects.parse_workload(obj)

@@ -31,19 +31,6 @@ class _Series(TypedDict, total=False):
     values: list[tuple[float, float]]  # a matrix's points
 
 
-class _Data(TypedDict, total=False):
-    resultType: str
-    result: list[_Series]
-
-
-class _Reply(TypedDict, total=False):
-    status: str
-    data: _Data
-    warnings: list[str]
-    errorType: str
-    error: str
-
-
 class _RawData(TypedDict, total=False):
     resultType: str
     result: msgspec.Raw
@@ -57,25 +44,14 @@ class _Envelope(TypedDict, total=False):
     error: str
 
 
-_DECODER = msgspec.json.Decoder(_Reply, strict=False)
 _ENVELOPE = msgspec.json.Decoder(_Envelope, strict=False)
 _RESULT = msgspec.json.Decoder(list[_Series], strict=False)
 
 
-def parse_reply(body: bytes) -> Any:
-    """The reply as `json.loads` reads it, except that sample values are floats and points
-    tuples. ValueError when the body is not JSON."""
-    try:
-        return _DECODER.decode(body)
-    except msgspec.ValidationError:
-        return json.loads(body)
-    except msgspec.DecodeError as error:
-        raise ValueError(f"not JSON: {error}") from error
-
-
 def parse_envelope(body: bytes | bytearray) -> Any:
-    """The reply as `parse_reply` reads it, except that `data.result`, when there is one, is
-    a `Result`: read as a whole only when first used. ValueError when the body is not JSON."""
+    """The reply as `json.loads` reads it, except that `data.result`, when there is one, is
+    a `Result`: read as a whole only when first used, its sample values floats and its points
+    tuples. ValueError when the body is not JSON."""
     try:
         reply: Any = _ENVELOPE.decode(body)
     except msgspec.ValidationError:
@@ -90,7 +66,8 @@ def parse_envelope(body: bytes | bytearray) -> Any:
 
 class Result(Sequence[Any]):
     """A reply's `data.result`, kept as its JSON text (`raw`, a view of the body) until an
-    item is asked for; then parsed once as `parse_reply` parses it."""
+    item is asked for; then parsed once against the schema (the standard library's parse
+    when the schema does not fit)."""
 
     def __init__(self, raw: msgspec.Raw) -> None:
         self.raw = raw

@@ -176,10 +176,6 @@ class PrometheusMetricSource:
             )
         return usage
 
-    def read_usage(self, *, window: timedelta, threshold: float, now: datetime) -> FleetUsage:
-        view = UsageView(window, threshold)
-        return self.read_views([view], now=now)[view]
-
     def read_latest(self, pods: Sequence[tuple[str, str]], *, now: datetime) -> LatestUsage:
         if not pods:
             return LatestUsage(evaluated_at=now)

@@ -6,7 +6,6 @@ What the engine calls, and what it gets back:
     candidate_of(info, idle_since=...) -> Candidate | None   # an idle, admitted workload
     plan_reclaim(candidates, facts) -> ReclaimPlan
     plan.beneficiary_of(ref)   # the waiter a candidate is freed for; None: leave it running
-    plan.group_of(ref)         # every candidate freed for that same waiter: caps take all or none
     plan.waiters               # one WaiterReport per waiter, to log (and count "fit unknown")
 
 Waiters are taken in Kueue's order (priority, then creation time). For each, with the fit of
@@ -109,10 +108,6 @@ class ReclaimPlan:
     def beneficiary_of(self, ref: WorkloadRef) -> WorkloadRef | None:
         report = self._by_ref.get(ref)
         return report.waiter if report is not None else None
-
-    def group_of(self, ref: WorkloadRef) -> tuple[WorkloadRef, ...]:
-        report = self._by_ref.get(ref)
-        return report.freed if report is not None else ()
 
     def count(self, outcome: WaiterOutcome) -> int:
         return sum(1 for report in self.waiters if report.outcome is outcome)

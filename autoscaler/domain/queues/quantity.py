@@ -2,7 +2,7 @@
 
 Kueue counts cpu in millicores and every other resource in whole units (rounded up), so a
 quantity becomes one integer: "500m" cpu is 500, "2" GPUs is 2, "8Gi" memory is 8589934592.
-The Kueue adapter reads quotas and requests with it, the simulated cluster writes them back.
+The Kueue adapter reads quotas and requests with it.
 """
 
 from __future__ import annotations
@@ -32,10 +32,3 @@ def parse_quantity(resource: str, value: str | int | float) -> int:
     if resource == "cpu":
         amount *= 1000
     return int(amount.to_integral_value(rounding=ROUND_CEILING))
-
-
-def format_quantity(resource: str, amount: int) -> str:
-    """The canonical integer back as a quantity string ("1500m" or "2" for cpu)."""
-    if resource != "cpu":
-        return str(amount)
-    return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"

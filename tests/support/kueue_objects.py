@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from autoscaler.sim.kueue_model import Admission, LocalQueue, Phase, PodSet, Workload
-from autoscaler.sim.kueue_status import cluster_queue_status, workload_status
-from autoscaler.sim.quantity import parse_quantity, parse_time
 from autoscaler.sim.quota import ClusterQueue, QueueingStrategy, ResourceQuota
+from tests.support.kueue_status import cluster_queue_status, workload_status
+from tests.support.quantity import parse_quantity, parse_time
 
 __all__ = [
     "PRIORITY_CLASS_LABEL",

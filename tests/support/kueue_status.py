@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.admission import pending_reason, queue_usage
 from autoscaler.sim.kueue_model import DEACTIVATED_MESSAGE, Admission, KueueState, Phase, Workload
-from autoscaler.sim.quantity import format_quantity, rfc3339
 from autoscaler.sim.quota import PODS
+from tests.support.quantity import format_quantity, rfc3339
 
 ADMITTED = "The workload is admitted"
 FINISHED = "Workload has finished"
@@ -97,7 +97,7 @@ def _admitted_rows(workload: Workload, held: Admission) -> list[_Row]:
 
 
 def _finished_rows(workload: Workload) -> list[_Row]:
-    at = workload.changed_at
+    at = workload.phase_since or workload.created_at  # when it changed last
     held = [] if workload.admission is None else _reserved_rows(workload.admission)
     return [
         *held,
@@ -108,7 +108,7 @@ def _finished_rows(workload: Workload) -> list[_Row]:
 
 def _waiting_rows(workload: Workload, pending: str | None) -> list[_Row]:
     """Pending or inactive: no quota, and evicted if it was ever deactivated."""
-    at = workload.changed_at
+    at = workload.phase_since or workload.created_at  # when it changed last
     inactive = workload.phase is Phase.INACTIVE
     why = DEACTIVATED_MESSAGE if inactive else pending or ""
     rows = [
