@@ -89,6 +89,11 @@ BENCHMARKS = {
         ),
         shows=("| list | alone, back to back | 4 | ", "| one | burst of 200 at once, x1 | 200 | "),
     ),
+    "house": Benchmark(
+        runs=("", "--tree {root}"),
+        shows=("test-only modules: 0", "near-name clusters in all: "),
+        real=False,
+    ),
     "bench_body_cap": Benchmark(
         runs=("",),
         shows=("(default): HTTP 413, ", "(the largest allowed): HTTP 422, "),
@@ -216,7 +221,7 @@ def documented_commands() -> dict[str, list[str]]:
     """Per benchmark script, the commands benchmarks/README.md and its docstring show (an
     inline `python -m benchmarks...` may wrap; a block line may continue after a backslash)."""
     texts = [(BENCHMARKS_DIR / "README.md").read_text(encoding="utf-8")]
-    texts += [path.read_text(encoding="utf-8") for path in BENCHMARKS_DIR.glob("bench_*.py")]
+    texts += [path.read_text(encoding="utf-8") for path in scripts()]
     found: dict[str, list[str]] = {}
     for text in texts:
         joined = text.replace("\\\n", " ")
@@ -232,10 +237,15 @@ def options(command: str) -> set[str]:
     return {word for word in command.split() if word.startswith("--")}
 
 
+def scripts() -> list[Path]:
+    """The benchmark scripts: every `bench_*.py`, and `house.py` (the package's shape)."""
+    return [*BENCHMARKS_DIR.glob("bench_*.py"), BENCHMARKS_DIR / "house.py"]
+
+
 def test_every_benchmark_script_is_smoke_run() -> None:
-    scripts = {path.stem for path in BENCHMARKS_DIR.glob("bench_*.py")}
-    assert set(BENCHMARKS) == scripts
-    assert set(documented_commands()) == scripts
+    names = {path.stem for path in scripts()}
+    assert set(BENCHMARKS) == names
+    assert set(documented_commands()) == names
 
 
 @pytest.mark.parametrize("script", sorted(documented_commands()))
