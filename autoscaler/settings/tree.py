@@ -17,6 +17,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from autoscaler.core.errors import ConfigError
+from autoscaler.domain.policy.owners import OWNER_KINDS
 from autoscaler.settings.actuator_checks import check_actuators
 from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
@@ -147,14 +148,10 @@ class OwnerKindSettings(Section):
 
 
 def _default_owner_kinds() -> dict[str, OwnerKindSettings]:
+    """Each owner kind of the domain's table, as its row says (`domain/policy/owners.py`)."""
     return {
-        "RayCluster": OwnerKindSettings(enabled=True, pod_selector="ray.io/cluster={name}"),
-        # Deactivating a RayJob deletes its RayCluster: the job reruns from scratch.
-        "RayJob": OwnerKindSettings(
-            enabled=False, pod_selector="ray.io/originated-from-cr-name={name}"
-        ),
-        # A batch Job finishes by itself.
-        "Job": OwnerKindSettings(enabled=False, pod_selector="batch.kubernetes.io/job-name={name}"),
+        row.kind: OwnerKindSettings(enabled=row.enabled, pod_selector=row.pod_selector)
+        for row in OWNER_KINDS
     }
 
 
