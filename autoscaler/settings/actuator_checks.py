@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from autoscaler.domain.policy.management import MANAGERS
+
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
     from autoscaler.settings.tree import Settings
 
@@ -20,16 +22,15 @@ def check_actuators(settings: Settings) -> list[str]:
     if not actuators.enabled():
         return [
             "actuators: every actuator is disabled, so the service could never free a GPU: "
-            "enable at least one of kueue, kai, kuberay"
+            f"enable at least one of {', '.join(MANAGERS)}"
         ]
     ray = settings.cluster.owner_kinds.get("RayCluster")
     if ray is not None and ray.enabled:
         return []
-    suspending = {"kai": actuators.kai.enabled, "kuberay": actuators.kuberay.enabled}
     return [
-        f"actuators.{name}.enabled: its rows are RayClusters (owner kind RayCluster), but "
+        f"actuators.{manager}.enabled: its rows are RayClusters (owner kind RayCluster), but "
         "cluster.ownerKinds.RayCluster.enabled is false, so every one would be protected: "
         "enable that owner kind or disable this actuator"
-        for name, enabled in suspending.items()
-        if enabled
+        for manager, row in MANAGERS.items()
+        if row.row_is_owner and actuators.switch(manager)
     ]
