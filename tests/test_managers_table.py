@@ -48,5 +48,5 @@ def test_the_rows_that_are_their_own_owner_are_the_suspended_ones() -> None:
 
 
 def test_a_manager_the_table_does_not_know_is_refused_in_the_settings() -> None:
-    with pytest.raises(ValueError, match="noop"):
-        ActuatorSettings.model_validate({"noop": {"enabled": True}})
+    with pytest.raises(ValueError, match="no-such-manager"):
+        ActuatorSettings.model_validate({"no-such-manager": {"enabled": True}})
