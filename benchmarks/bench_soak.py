@@ -36,7 +36,7 @@ from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.domain.models import Snapshot, UsageView, WorkloadRef
 from autoscaler.settings.tree import Settings
-from autoscaler.sim.actuator import SimulatedActuator
+from autoscaler.sim.actuators import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, Phase

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
-from autoscaler.compose.queues import build_pending
+from autoscaler.compose.managers import build_pending
 from autoscaler.settings.tree import Settings
 from tests.support.builders import kai_pod, make_kai_queue, make_podgroup
 from tests.support.kube_server import KubeServer

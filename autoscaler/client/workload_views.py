@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from autoscaler.client.render import Json, minutes, percent, short, table
-from autoscaler.domain.policy.management import Manager
+from autoscaler.domain.policy.management import DEFAULT_MANAGER, MANAGERS
 from autoscaler.domain.text import escape
 from autoscaler.domain.usage.words import class_text, evidence_text
 
@@ -30,7 +30,7 @@ def workloads(body: Json) -> str:
     if not items:
         return "no workloads" + ("" if body.get("snapshot") else " (no cycle has finished yet)")
     rows = [_workload_row(item) for item in items]
-    if all(_manager(item) == Manager.KUEUE for item in items):
+    if all(_manager(item) == DEFAULT_MANAGER for item in items):
         return table(WORKLOAD_COLUMNS, rows)  # a Kueue-only fleet reads as it always did
     # Some rows are RayClusters the service suspends itself: say who manages each.
     managers = [[row[0], _manager(item), *row[1:]] for row, item in zip(rows, items, strict=True)]
@@ -136,13 +136,17 @@ def _lines(value: Any) -> list[str]:
 
 def _manager(item: Json) -> str:
     """An answer without a manager is Kueue's (a service older than ISSUE 17)."""
-    return str(item.get("manager") or Manager.KUEUE)
+    return str(item.get("manager") or DEFAULT_MANAGER)
 
 
 def _manager_pairs(item: Json) -> list[tuple[str, str]]:
-    """ "Managed by" only for a RayCluster the service suspends itself, not for Kueue's."""
+    """ "Managed by" only for a row another manager than Kueue admits, with the field its stop
+    sets: "kai (spec.suspend)"."""
     manager = _manager(item)
-    return [] if manager == Manager.KUEUE else [("Managed by", f"{manager} (spec.suspend)")]
+    if manager == DEFAULT_MANAGER:
+        return []
+    row = next((row for known, row in MANAGERS.items() if known == manager), None)
+    return [("Managed by", f"{manager} ({row.stop_field})" if row else manager)]
 
 
 def _owner(item: Json) -> str:

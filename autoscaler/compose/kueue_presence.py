@@ -12,15 +12,15 @@ from __future__ import annotations
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.resources import KUEUE_GROUP
 from autoscaler.core.errors import ClusterError, ConfigError
-from autoscaler.domain.policy.management import SUSPENDED_BY_US
+from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
 from autoscaler.settings.tree import Settings
 
 
 def refuse_kueue_off_beside_kueue(settings: Settings, client: KubeClient) -> None:
     """Raises ConfigError naming `actuators.kueue.enabled` when a suspend actuator is on, Kueue's
     is off, and the cluster serves (or may serve) kueue.x-k8s.io."""
-    actuators = settings.actuators
-    if actuators.kueue.enabled or not actuators.enabled() & SUSPENDED_BY_US:
+    enabled = settings.actuators.enabled()
+    if Manager.KUEUE in enabled or not enabled & SUSPENDED_BY_US:
         return
     try:
         served = client.group_versions(KUEUE_GROUP)

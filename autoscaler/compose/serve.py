@@ -11,13 +11,11 @@ import threading
 from datetime import timedelta
 from types import FrameType
 
-from autoscaler.adapters.kuberay.actuator import SuspendActuator
 from autoscaler.adapters.kuberay.cached_source import CachedRayClusters
 from autoscaler.adapters.kuberay.fleet import FleetReader
 from autoscaler.adapters.kuberay.source import ListedRayClusters, RayClusterSource
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
-from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.promql import QueryTemplates
@@ -26,7 +24,7 @@ from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.compose.api import build_api, build_auth, snooze_notifications, token_checker
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
-from autoscaler.compose.queues import build_pending
+from autoscaler.compose.managers import build_actuator, build_pending
 from autoscaler.compose.service import Service, StopOnly, build_service
 from autoscaler.core.clock import SystemClock
 from autoscaler.core.logs import configure_logging
@@ -35,13 +33,11 @@ from autoscaler.core.ports import (
     ClusterReader,
     MetricSource,
     Server,
-    WorkloadActuator,
 )
-from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
-from autoscaler.engine.acting.by_manager import ActuatorByManager
+from autoscaler.domain.policy.management import Manager
 from autoscaler.engine.acting.context import always_leads
 from autoscaler.keda.http import keda_router
-from autoscaler.settings.rules import enabled_owner_kinds, longest_loading
+from autoscaler.settings.rules import longest_loading
 from autoscaler.settings.tree import QuerySettings, Settings
 
 
@@ -94,7 +90,7 @@ def add_rest_api(
 def build_cluster(settings: Settings, client: KubeClient) -> KueueCluster:
     """Watch caches by default, so a steady cycle makes no list calls. Kueue's objects are
     read only while its actuator is enabled."""
-    read_kueue = settings.actuators.kueue.enabled
+    read_kueue = settings.actuators.switch(Manager.KUEUE)
     if settings.watch_cache.enabled:
         return CachedKueueCluster(
             client=client,
@@ -128,24 +124,6 @@ def build_reader(
         enabled=settings.actuators.enabled(),
         logger=logger.getChild("rayclusters"),
     )
-
-
-def build_actuator(
-    settings: Settings, *, client: KubeClient, cluster: KueueCluster, clock: Clock
-) -> ActuatorByManager:
-    """One actuator per enabled manager: Kueue's Workload patch, the RayCluster suspend."""
-    enabled = settings.actuators.enabled()
-    actuators: dict[Manager, WorkloadActuator] = {}
-    if Manager.KUEUE in enabled:
-        actuators[Manager.KUEUE] = KueueActuator(
-            client=client,
-            workloads=cluster.workload_resource,
-            clock=clock,
-            owner_kinds=enabled_owner_kinds(settings),
-        )
-    suspend = SuspendActuator(client=client, clock=clock)
-    actuators.update(dict.fromkeys(enabled & SUSPENDED_BY_US, suspend))
-    return ActuatorByManager(actuators)
 
 
 def build_shared_state(

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from autoscaler.demo.story import Outcome, Watch
 from autoscaler.demo.telling import managed_name, stopped_word
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
-from autoscaler.domain.policy.management import Manager
+from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
 from autoscaler.domain.usage.words import class_text, evidence_text
 
 _HOUR = timedelta(hours=1)
@@ -33,7 +33,7 @@ class Reclaimed:
     until: datetime
     reactivated: bool
     notice: str = ""  # the warnings and snoozes before the stop, as the summary says them
-    manager: Manager = Manager.KUEUE
+    manager: Manager = DEFAULT_MANAGER
 
     @property
     def gpu_hours(self) -> float:
@@ -60,7 +60,7 @@ class LeftAlone:
     unknown_reason: str
     loading_for: timedelta = timedelta(0)  # judged loading (evidence at near-zero compute)
     idle_held_gpus: int = 0  # the most GPUs held idle while the others were busy
-    manager: Manager = Manager.KUEUE
+    manager: Manager = DEFAULT_MANAGER
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def _reclaimed(live: Outcome) -> list[Reclaimed]:
 
 def _manager(live: Outcome, ref: WorkloadRef) -> Manager:
     row = live.final.find(ref)
-    return Manager.KUEUE if row is None else row.info.manager
+    return DEFAULT_MANAGER if row is None else row.info.manager
 
 
 def _notice_text(watch: Watch) -> str:

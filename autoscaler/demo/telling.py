@@ -13,22 +13,21 @@ from autoscaler.demo.story import Cycle, World
 from autoscaler.domain.models import Action, ActionRecord
 from autoscaler.domain.notices.notice import Notice
 from autoscaler.domain.outcomes import OutcomeKind
-from autoscaler.domain.policy.management import SUSPENDED_BY_US, Manager
+from autoscaler.domain.policy.management import DEFAULT_MANAGER, MANAGERS, Manager
 
 STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workload is gone
-_MANAGED_BY = {Manager.KAI: "KAI Scheduler", Manager.KUBERAY: "plain KubeRay"}
 
 
 def managed_name(name: str, manager: Manager, *more: str) -> str:
     """The name, with who manages it when that is not Kueue, and `more`:
     "kai-notebook (KAI Scheduler, suspended)"."""
-    by = _MANAGED_BY.get(manager)
+    by = MANAGERS[manager].named
     return name if by is None else f"{name} ({', '.join((by, *more))})"
 
 
 def stopped_word(manager: Manager) -> str:
     """What the service's stop is called: a Workload is deactivated, a RayCluster suspended."""
-    return "suspended" if manager in SUSPENDED_BY_US else "deactivated"
+    return MANAGERS[manager].stopped
 
 
 def notice_text(notice: Notice) -> str | None:
@@ -62,7 +61,7 @@ def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
         warned = _warned_text(name, decision.notice, action=record.action, now=cycle.now)
         return warned or f"warned {name}: {reason}"
     if record.action is Action.DEACTIVATE:
-        word = stopped_word(row.info.manager if row is not None else Manager.KUEUE)
+        word = stopped_word(row.info.manager if row is not None else DEFAULT_MANAGER)
     else:
         word = _DONE_WORDS.get(record.action, record.action.value)
     return f"{word} {name}: {reason}"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from autoscaler.domain.guards.breaker import BreakerState
 from autoscaler.domain.notices.notice import NO_NOTICE, Notice
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.policy.management import HandsOff, Manager
+from autoscaler.domain.policy.management import DEFAULT_MANAGER, HandsOff, Manager
 
 # Re-exported (the explicit alias): every layer imports the states and actions from here.
 from autoscaler.domain.states import Action as Action  # noqa: PLC0414
@@ -102,7 +102,7 @@ class WorkloadInfo:
     admitted_usage: Mapping[tuple[str, str], int] = field(default_factory=dict)
     # Where notifications go (ISSUE 15): the namespace's annotations; None when unreadable.
     namespace_annotations: Mapping[str, str] | None = None
-    manager: Manager = Manager.KUEUE  # which actuator writes on it (ISSUE 17)
+    manager: Manager = DEFAULT_MANAGER  # which actuator writes on it (ISSUE 17)
     hands_off: HandsOff | None = None  # never acted on, and why (fractional GPUs, ...)
 
     @property

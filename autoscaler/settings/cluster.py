@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from autoscaler.domain.policy.owners import OWNER_KINDS
 from autoscaler.settings.base import Duration, Section
 
 
@@ -23,13 +24,11 @@ class OwnerKindSettings(Section):
 
 
 def _default_owner_kinds() -> dict[str, OwnerKindSettings]:
-    """Only RayCluster enabled; the description of `owner_kinds` says why."""
+    """Each owner kind of the domain's table, as its row says (`domain/policy/owners.py`); only
+    RayCluster is enabled, and the description of `owner_kinds` says why."""
     return {
-        "RayCluster": OwnerKindSettings(enabled=True, pod_selector="ray.io/cluster={name}"),
-        "RayJob": OwnerKindSettings(
-            enabled=False, pod_selector="ray.io/originated-from-cr-name={name}"
-        ),
-        "Job": OwnerKindSettings(enabled=False, pod_selector="batch.kubernetes.io/job-name={name}"),
+        row.kind: OwnerKindSettings(enabled=row.enabled, pod_selector=row.pod_selector)
+        for row in OWNER_KINDS
     }
 
 

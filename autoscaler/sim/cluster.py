@@ -1,5 +1,5 @@
 """The demo's Kubernetes: the `ClusterReader` port over the pure Kueue model, and the writes
-the simulated actuator (`sim.actuator`) makes.
+the simulated actuator (`sim.actuators`) makes.
 
 A RayCluster gets a Workload (one pod set for the head, one per worker group). When Kueue
 admits it, KubeRay creates its pods, which hold GPUs from the nodes and run after a short
@@ -7,7 +7,7 @@ start; `spec.active: false` evicts the Workload, suspends the RayCluster (its po
 deleted, the GPUs go back to the nodes) and frees the quota; the next `step` admits whatever
 now fits. Reactivating requeues it. Pod names follow KubeRay: `<rc>-head-xxxxx` and
 `<rc>-<group>-worker-xxxxx`. A RayCluster labelled with a KAI queue, or a plain KubeRay one,
-gets no Workload: it is a row of its own (`rayclusters`), suspended by `sim.suspend_actuator`.
+gets no Workload: it is a row of its own (`rayclusters`), suspended by `sim.actuators`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from autoscaler.domain.models import PodInfo
-from autoscaler.domain.policy.management import KAI_PRIORITY_LABEL, KAI_QUEUE_LABEL, Manager
+from autoscaler.domain.policy.management import (
+    DEFAULT_MANAGER,
+    KAI_PRIORITY_LABEL,
+    KAI_QUEUE_LABEL,
+    Manager,
+)
 from autoscaler.sim.kueue_model import PodSet
 
 GPU = "nvidia.com/gpu"
@@ -40,7 +45,7 @@ class RayClusterSpec:
     head_cpu: int = 2000
     head_memory: int = 8 * 10**9
     annotations: Mapping[str, str] = field(default_factory=dict)  # on the owner
-    manager: Manager = Manager.KUEUE
+    manager: Manager = DEFAULT_MANAGER
     gpu_fraction: str | None = None  # KAI's gpu-fraction annotation on every pod (GPU sharing)
 
     @property

@@ -2,7 +2,7 @@
 
 Its pauses *are* the cluster's `read_pauses()`: a pause set through the demo's API is what
 the loop honours next. (The demo's tokens are made in compose/demo.py; its writes on
-workloads go through `sim.actuator.SimulatedActuator`.)
+workloads go through `sim.actuators.SimulatedActuator`.)
 """
 
 from __future__ import annotations

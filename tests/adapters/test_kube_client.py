@@ -20,12 +20,12 @@ from autoscaler.adapters.kubernetes.client import (
 from autoscaler.adapters.kubernetes.resources import (
     ALLOWED_CALLS,
     CONFIGMAPS,
-    JOBS,
     PODS,
     ApiResource,
     kueue_workloads,
 )
 from autoscaler.adapters.kubernetes.reviews import review_access, review_token
+from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import (
     AnswerLost,
     ClusterError,
@@ -42,6 +42,7 @@ from tests.support.kube_server import KubeServer
 
 NAMESPACE = "team-a"
 WORKLOADS = kueue_workloads("v1beta2")
+JOBS = OWNER_RESOURCES["Job"]
 
 
 def config_map(name: str, **data: str) -> dict[str, Any]:

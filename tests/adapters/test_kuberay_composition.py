@@ -11,8 +11,8 @@ import pytest
 
 from autoscaler.adapters.kai.queues import KaiQueues
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
-from autoscaler.compose.queues import build_pending
-from autoscaler.compose.serve import build_actuator, build_cluster, build_reader, build_replica
+from autoscaler.compose.managers import build_actuator, build_pending
+from autoscaler.compose.serve import build_cluster, build_reader, build_replica
 from autoscaler.core.errors import ClusterError, ConfigError
 from autoscaler.domain.policy.management import Manager
 from autoscaler.settings.tree import Settings

@@ -35,7 +35,7 @@ from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
-from autoscaler.settings.actuators import ActuatorSettings, SuspendActuatorSettings
+from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings, Settings
@@ -136,7 +136,7 @@ class ApiRig:
         self._api_client = ApiClient(self.kube.configuration())
         self.client = KubeClient(self._api_client, timeout=timedelta(seconds=5))
         cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)
-        actuators = {name: SuspendActuatorSettings(enabled=True) for name in self.suspending}
+        actuators = {name: {"enabled": True} for name in self.suspending}
         settings = Settings(
             cluster=cluster_settings,
             api=self.settings,

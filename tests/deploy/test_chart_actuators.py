@@ -111,7 +111,9 @@ def test_every_render_with_actuators_validates(args: tuple[str, ...]) -> None:
     ("args", "enabled"),
     [
         pytest.param((), {Manager.KUEUE}, id="defaults-kueue-only"),
-        pytest.param((*KAI_ON, *KUBERAY_ON), set(Manager), id="all-three"),
+        pytest.param(
+            (*KAI_ON, *KUBERAY_ON), {Manager.KUEUE, Manager.KAI, Manager.KUBERAY}, id="all-three"
+        ),
         pytest.param((*KAI_ON, *KUEUE_OFF), {Manager.KAI}, id="kai-only"),
     ],
 )

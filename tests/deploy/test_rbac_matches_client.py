@@ -16,7 +16,7 @@ import pytest
 
 from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
-from autoscaler.domain.policy.management import Manager
+from autoscaler.domain.policy.management import MANAGERS, Manager
 from autoscaler.settings.tree import Settings
 from tests.deploy.tooling import (
     CI_VALUES,
@@ -249,3 +249,9 @@ def test_cluster_monitoring_view_is_bound_only_when_asked(
 ) -> None:
     names = {m["roleRef"]["name"] for m in find(render(*args), "ClusterRoleBinding")}
     assert ("cluster-monitoring-view" in names) is bound
+
+
+def test_the_managers_table_names_the_api_groups_only_its_actuator_calls() -> None:
+    """What the chart leaves out with an actuator off is what the managers' table says."""
+    from_table = {manager: row.api_groups for manager, row in MANAGERS.items() if row.api_groups}
+    assert from_table == ACTUATOR_GROUPS

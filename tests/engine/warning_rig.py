@@ -35,7 +35,7 @@ from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.notify.notices import NoticeTeller, Route
-from autoscaler.sim.actuator import SimulatedActuator
+from autoscaler.sim.actuators import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import KueueState, LocalQueue

@@ -19,7 +19,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.access import Identity, Target
 from autoscaler.domain.audit.records import AuditRecord, PauseNote
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.sim.actuator import SimulatedActuator
+from autoscaler.sim.actuators import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.state import SimulatedRuntimeState

@@ -13,7 +13,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.engine.acting import sequence as actuation
-from autoscaler.sim.actuator import SimulatedActuator
+from autoscaler.sim.actuators import SimulatedActuator
 from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.kueue_model import EventKind, KueueState, LocalQueue, Phase

@@ -18,9 +18,8 @@ from autoscaler.adapters.kubernetes.objects import MALFORMED
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
 from autoscaler.core.errors import NotFound
 from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.settings.tree import ClusterSettings
-
-DEFAULT_POD_SELECTOR = "ray.io/cluster={name}"  # how KubeRay labels a RayCluster's pods
 
 NamespacedPod = tuple[str, RayPod]
 PodsByCluster = Mapping[tuple[str, str], tuple[RayPod, ...]]
@@ -87,9 +86,11 @@ def read_one(
 
 
 def pod_selector(settings: ClusterSettings) -> objects.PodSelector:
-    """The RayCluster owner kind's pod selector from the settings, else KubeRay's label."""
+    """The RayCluster owner kind's pod selector from the settings, else its row's (KubeRay's
+    label)."""
     configured = settings.owner_kinds.get("RayCluster")
-    template = configured.pod_selector if configured is not None else DEFAULT_POD_SELECTOR
+    default = KNOWN_OWNERS["RayCluster"].pod_selector
+    template = configured.pod_selector if configured is not None else default
     return objects.PodSelector.parse(template)
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from autoscaler.domain.policy.owners import KNOWN_OWNERS, OWNER_KINDS, OwnerKind
+
 Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 # Read only to tell where Kueue's admission can be modelled (domain/queues/facts.py, `unmodelled`).
@@ -54,14 +56,19 @@ NAMESPACES = ApiResource("", "v1", "namespaces", namespaced=False)
 EVENTS = ApiResource("", "v1", "events")
 CONFIGMAPS = ApiResource("", "v1", "configmaps")
 LEASES = ApiResource("coordination.k8s.io", "v1", "leases")
-JOBS = ApiResource("batch", "v1", "jobs")
-RAYCLUSTERS = ApiResource("ray.io", "v1", "rayclusters")
-RAYJOBS = ApiResource("ray.io", "v1", "rayjobs")
 SCALED_OBJECTS = ApiResource("keda.sh", "v1alpha1", "scaledobjects")
 TOKEN_REVIEWS = ApiResource("authentication.k8s.io", "v1", "tokenreviews", namespaced=False)
 ACCESS_REVIEWS = ApiResource("authorization.k8s.io", "v1", "subjectaccessreviews", namespaced=False)
 KAI_QUEUES = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
 KAI_PODGROUPS = ApiResource("scheduling.run.ai", "v2alpha2", "podgroups")
+
+
+def owner_resource_of(kind: OwnerKind) -> ApiResource:
+    """Where an owner kind of the domain's table lives: its newest served version."""
+    return ApiResource(kind.group, kind.versions[0], kind.plural)
+
+
+RAYCLUSTERS = owner_resource_of(KNOWN_OWNERS["RayCluster"])  # the KubeRay adapter's rows
 # KAI Scheduler's queues and PodGroups: who waits under KAI (adapters/kai/queues.py), read
 # only with the KAI actuator enabled (the chart grants them only then).
 KAI_READS: frozenset[tuple[str, str, str]] = frozenset(
@@ -71,10 +78,9 @@ KAI_READS: frozenset[tuple[str, str, str]] = frozenset(
 ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
         *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
-        *(("ray.io", "rayclusters", v) for v in ("get", "list", "watch", "patch")),
+        # every owner kind of the table: read, and annotated (its patch only when enabled)
+        *((k.group, k.plural, v) for k in OWNER_KINDS for v in ("get", "list", "watch", "patch")),
         ("ray.io", "rayclusters", "delete"),  # rule action `delete` only (opt-in, ISSUE 15)
-        *(("ray.io", "rayjobs", v) for v in ("get", "list", "watch", "patch")),
-        *(("batch", "jobs", v) for v in ("get", "list", "watch", "patch")),
         *(("", "pods", v) for v in ("list", "watch")),
         *(("", "namespaces", v) for v in ("get", "list", "watch")),
         *(("kueue.x-k8s.io", "clusterqueues", v) for v in ("get", "list", "watch")),

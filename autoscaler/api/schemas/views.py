@@ -10,7 +10,7 @@ from pydantic.alias_generators import to_camel
 
 from autoscaler.api.schemas.words import MANAGER_WORDS, STATE_WORDS
 from autoscaler.domain.models import Action, State
-from autoscaler.domain.policy.management import Manager
+from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
 
 
 class _View(BaseModel):
@@ -103,7 +103,7 @@ class WorkloadView(_View):
 
     namespace: str
     name: str = Field(description="The Workload's name (the RayCluster's, unless `kueue`).")
-    manager: Manager = Field(Manager.KUEUE, description=MANAGER_WORDS)
+    manager: Manager = Field(DEFAULT_MANAGER, description=MANAGER_WORDS)
     queue: str
     cluster_queue: str | None
     owner: OwnerView | None

@@ -4,6 +4,8 @@ manages it. Every surface uses the same words (`domain/states.py`,
 
 from __future__ import annotations
 
+from autoscaler.domain.policy.management import manager_words
+
 STATE_WORDS = (
     "Where the workload stands this cycle. The usage classes: `busy` (computing, or Ray "
     "tasks executing), `loading` (compute near zero while framebuffer memory rises, PCIe or "
@@ -16,8 +18,4 @@ STATE_WORDS = (
     "before `notice.snoozedUntil`), `unsupported` (cannot be judged, e.g. KAI's fractional "
     "GPUs: reported, never stopped)."
 )
-MANAGER_WORDS = (
-    "What admits the workload, and so how it is stopped: `kueue` (its Workload's "
-    "`spec.active`), `kai` or `kuberay` (a RayCluster no Kueue Workload admits, under KAI "
-    "Scheduler or none: its `spec.suspend`; `name` and `owner` are then the RayCluster)."
-)
+MANAGER_WORDS = f"What admits the workload, and so how it is stopped: {manager_words()}."

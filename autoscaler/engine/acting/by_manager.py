@@ -1,7 +1,9 @@
 """One `WorkloadActuator` over several (ISSUE 17): each workload is written by the actuator
 of what manages it (`WorkloadInfo.manager`): Kueue's Workload patch, or the RayCluster
-suspend of KAI Scheduler and plain KubeRay. The act sequence (`engine/acting/sequence.py`), the
-loop and the REST routes see one actuator and never branch on the manager themselves.
+suspend of KAI Scheduler and plain KubeRay. The mapping is built per enabled manager by the
+composition root (`compose/managers.py`; the demo's twins, `sim/actuators.py`). The act
+sequence (`engine/acting/sequence.py`), the loop and the REST routes see one actuator and
+never branch on the manager themselves.
 
 A workload the adapter marked hands-off (a RayJob's or an AppWrapper's RayCluster, KAI's
 fractional GPUs) is never stopped nor deleted, whoever asks: the loop's policy leaves it

@@ -75,6 +75,39 @@ is on unless said otherwise; the suspend actuators (KAI, KubeRay) only when aske
 {{- end }}
 
 {{/*
+The owner kinds the service knows, as a JSON list of {kind, group, plural, enabled,
+podSelector}: files/owner-kinds.yaml, generated from the service's one table
+(autoscaler/domain/policy/owners.py), in its order.
+*/}}
+{{- define "iga.ownerKinds.table" -}}
+{{- (.Files.Get "files/owner-kinds.yaml" | fromYaml).ownerKinds | toJson }}
+{{- end }}
+
+{{/*
+The API groups of the owner kinds, each once, in the table's order (one RBAC rule each).
+*/}}
+{{- define "iga.ownerKinds.groups" -}}
+{{- $groups := list }}
+{{- range include "iga.ownerKinds.table" . | fromJsonArray }}{{ $groups = append $groups .group }}{{ end }}
+{{- uniq $groups | toJson }}
+{{- end }}
+
+{{/*
+config.cluster.ownerKinds as the service runs it (a JSON map): the entries given, and each
+kind of the table they leave out as its row says (so a kind added to the service's table is
+rendered without a chart edit; the service's own default is that same table).
+*/}}
+{{- define "iga.ownerKinds" -}}
+{{- $kinds := deepCopy (default dict (dig "cluster" "ownerKinds" dict .Values.config)) }}
+{{- range include "iga.ownerKinds.table" . | fromJsonArray }}
+{{- if not (hasKey $kinds .kind) }}
+{{- $_ := set $kinds .kind (dict "enabled" .enabled "podSelector" .podSelector) }}
+{{- end }}
+{{- end }}
+{{- toJson $kinds }}
+{{- end }}
+
+{{/*
 RBAC rules for the writes on workloads: the deactivation and annotation patches on Workloads
 (Kueue's actuator only), the patches on the owners of the kinds enabled in
 config.cluster.ownerKinds, and their Events. The suspend actuators need no rule of their own:
@@ -83,27 +116,25 @@ iga.validate), so enabling them never widens the writes. In the ClusterRole, or 
 config.policy.namespaces.include entry.
 */}}
 {{- define "iga.rbac.workloadWrites" -}}
-{{- $kinds := .Values.config.cluster.ownerKinds }}
-{{- $ray := list }}
-{{- range $kind, $plural := dict "RayCluster" "rayclusters" "RayJob" "rayjobs" }}
-{{- if and (hasKey $kinds $kind) (get $kinds $kind).enabled }}{{ $ray = append $ray $plural }}{{ end }}
-{{- end }}
+{{- $kinds := include "iga.ownerKinds" . | fromJson }}
+{{- $table := include "iga.ownerKinds.table" . | fromJsonArray }}
 {{- if include "iga.actuators.kueue" . }}
 - apiGroups: ["kueue.x-k8s.io"]
   resources: ["workloads"]
   verbs: ["patch"]
 {{- end }}
-{{- if $ray }}
 # Owners of the enabled kinds only: exemption and audit annotations; a RayCluster's
 # spec.suspend when a suspend actuator (KAI, KubeRay) is enabled.
-- apiGroups: ["ray.io"]
-  resources: {{ $ray | sortAlpha | toJson }}
+{{- range $group := include "iga.ownerKinds.groups" . | fromJsonArray }}
+{{- $enabled := list }}
+{{- range $table }}
+{{- if and (eq .group $group) (get $kinds .kind).enabled }}{{ $enabled = append $enabled .plural }}{{ end }}
+{{- end }}
+{{- if $enabled }}
+- apiGroups: [{{ $group | quote }}]
+  resources: {{ $enabled | sortAlpha | toJson }}
   verbs: ["patch"]
 {{- end }}
-{{- if and (hasKey $kinds "Job") $kinds.Job.enabled }}
-- apiGroups: ["batch"]
-  resources: ["jobs"]
-  verbs: ["patch"]
 {{- end }}
 {{- if include "iga.rules.delete" . }}
 # Rule action `delete` only (opt-in): a RayCluster inactive for deleteAfter since our own
@@ -321,6 +352,7 @@ needs no install-specific key needs only a schema entry and values under `config
 {{- $cluster := deepCopy (default dict .Values.config.cluster) }}
 {{- $_ := set $cluster "serviceNamespace" .Release.Namespace }}
 {{- $_ := set $cluster "runtimeStateConfigMap" (include "iga.stateConfigMapName" .) }}
+{{- $_ := set $cluster "ownerKinds" (include "iga.ownerKinds" . | fromJson) }}
 {{- $_ := set $settings "cluster" $cluster }}
 {{- toYaml $settings }}
 {{- end }}

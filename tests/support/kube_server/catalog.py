@@ -11,6 +11,8 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from autoscaler.domain.policy.owners import OWNER_KINDS
+
 READ_WRITE_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 
 
@@ -104,6 +106,13 @@ DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
         namespaced=False,
         review=True,
     ),
+)
+# Every owner kind the service knows is installed: one its table adds (domain/policy/owners.py)
+# is served at once, stored as written and never validated until its CRD is vendored above.
+DEFAULT_RESOURCES += tuple(
+    ResourceType(row.group, row.versions, row.kind, row.plural, namespaced=True)
+    for row in OWNER_KINDS
+    if not any((r.group, r.plural) == (row.group, row.plural) for r in DEFAULT_RESOURCES)
 )
 
 

@@ -1,0 +1,41 @@
+"""The chart's copy of the owner kinds table (`files/owner-kinds.yaml`), generated from the
+service's one table (`autoscaler/domain/policy/owners.py`, `OWNER_KINDS`).
+
+The chart reads it for its RBAC (reads on every kind, `patch` on the enabled ones) and for
+the kinds the rendered settings name when `config.cluster.ownerKinds` leaves one out, so a
+new owner kind needs no chart edit. `test_chart_owner_kinds.py` fails when the committed file
+differs from what this writes. Regenerate after changing the table:
+    .venv/bin/python -m tests.deploy.owner_kinds_file
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from autoscaler.domain.policy.owners import OWNER_KINDS
+from tests.deploy.tooling import CHART
+
+OWNER_KINDS_FILE = CHART / "files" / "owner-kinds.yaml"
+HEADER = (
+    "# Generated from autoscaler/domain/policy/owners.py (OWNER_KINDS) by\n"
+    "# `python -m tests.deploy.owner_kinds_file`: do not edit. The chart's RBAC and the\n"
+    "# kinds config.cluster.ownerKinds leaves out come from here.\n"
+)
+
+
+def owner_kinds_text() -> str:
+    rows = [
+        {
+            "kind": row.kind,
+            "group": row.group,
+            "plural": row.plural,
+            "enabled": row.enabled,
+            "podSelector": row.pod_selector,
+        }
+        for row in OWNER_KINDS
+    ]
+    return HEADER + yaml.safe_dump({"ownerKinds": rows}, sort_keys=False)
+
+
+if __name__ == "__main__":
+    OWNER_KINDS_FILE.write_text(owner_kinds_text(), encoding="utf-8")
