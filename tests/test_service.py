@@ -10,10 +10,11 @@ import pytest
 from autoscaler.core.errors import AnswerLost, ClusterUnavailable, Conflict, NotFound
 from autoscaler.domain.models import DEFAULT_PROFILE, Action, Pauses, State, WorkloadRef
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.policy.rules import Rule, Selector
 from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.cycle.reconciler import Reconciler
 from autoscaler.engine.cycle.snapshots import SnapshotStore
-from tests.support.domain_builders import NOW, a_policy, a_workload, minutes_ago, usage
+from tests.support.domain_builders import NOW, a_policy, a_workload, minutes_ago, usage, with_scoped
 from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeMetrics
 from tests.support.loop_builders import a_loop, a_screen
 
@@ -46,9 +47,9 @@ def reconciler(
     *,
     dry_run: bool = False,
     store: SnapshotStore | None = None,
-    profiles: dict[str, UsageRules] | None = None,
+    rules: tuple[Rule, ...] = (),
 ) -> Reconciler:
-    policy = a_policy(dry_run=dry_run)
+    policy = with_scoped(a_policy(dry_run=dry_run), *rules)
     return a_loop(
         cluster,
         metrics,
@@ -59,7 +60,6 @@ def reconciler(
         logger=logging.getLogger("test"),
         # The breaker's baseline read after a start is the screen's own, not counted here.
         screen=a_screen(metrics=fleet_metrics(), policy=policy, audit=FakeAuditLog()),
-        profiles=profiles,
     )
 
 
@@ -91,14 +91,14 @@ def test_dry_run_decides_and_reports_but_patches_nothing() -> None:
 def test_the_number_of_metric_reads_is_one_per_profile_whatever_the_fleet_size() -> None:
     small, large = fleet_cluster(), fleet_cluster()
     large.workloads = large.workloads * 50
-    extra = {
-        "short": UsageRules(
-            0.1, timedelta(minutes=10), timedelta(minutes=1), 0.8, timedelta(minutes=3)
-        )
-    }
+    short = UsageRules(0.1, timedelta(minutes=10), timedelta(minutes=1), 0.8, timedelta(minutes=3))
+    # A second rule, with a window and threshold of its own, that no workload falls under.
+    extra = Rule(
+        "short", usage=short, grace_period=timedelta(0), selector=Selector(namespaces=("nowhere",))
+    )
     for cluster in (small, large):
         metrics = fleet_metrics()
-        snapshot = reconciler(cluster, metrics, dry_run=True, profiles=extra).run_once()
+        snapshot = reconciler(cluster, metrics, dry_run=True, rules=(extra,)).run_once()
         assert len(metrics.reads) == 2
         assert set(snapshot.usage) == {DEFAULT_PROFILE, "short"}
 

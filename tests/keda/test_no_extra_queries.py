@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from autoscaler.domain.policy.rules import Rule, Selector
 from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.keda import externalscaler_pb2 as pb
 from tests.keda.rig import DEADLINE, running_scaler, stub_for
-from tests.support.domain_builders import NOW, a_policy, a_workload, usage
+from tests.support.domain_builders import HOUR, NOW, a_policy, a_workload, usage, with_scoped
 from tests.support.fakes import FakeAuditLog, FakeClock, FakeCluster, FakeMetrics
 from tests.support.loop_builders import a_loop, a_screen
 
@@ -19,14 +20,17 @@ def test_a_thousand_keda_calls_add_no_query_to_prometheus_or_the_api_server() ->
     for i in range(50):
         fleet.gpu("ml", f"rc-{i}-0", peak=0.01)
     metrics, cluster = FakeMetrics(fleet.build()), FakeCluster(workloads)
-    policy = a_policy()
+    base = a_policy()
     fast = UsageRules(
         0.1,
         timedelta(minutes=10),
-        policy.default_rule.usage.slot,
+        base.default_rule.usage.slot,
         0.8,
-        policy.default_rule.usage.stale_after,
+        base.default_rule.usage.stale_after,
     )
+    # A rule no workload falls under: a trigger names it in `profile:` for its view.
+    nowhere = Selector(namespaces=("nowhere",))
+    policy = with_scoped(base, Rule("fast", usage=fast, grace_period=HOUR, selector=nowhere))
     with running_scaler(profiles=("fast",)) as scaler, stub_for(scaler.target) as stub:
         reconciler = a_loop(
             cluster,
@@ -40,7 +44,6 @@ def test_a_thousand_keda_calls_add_no_query_to_prometheus_or_the_api_server() ->
             screen=a_screen(
                 metrics=FakeMetrics(fleet.build()), policy=policy, audit=FakeAuditLog()
             ),
-            profiles={"fast": fast},
         )
         reconciler.run_once()
         reads, calls = len(metrics.reads), len(cluster.calls)

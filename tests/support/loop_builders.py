@@ -10,7 +10,7 @@ trail are `FakeGuardState` and `FakeAuditLog` unless a test brings its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from autoscaler.compose.loop_parts import SharedState
@@ -27,7 +27,6 @@ from autoscaler.core.ports import (
 from autoscaler.domain.guards.screen import GuardRules
 from autoscaler.domain.models import Snapshot
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.acting.context import ActContext, Leads, always_leads
 from autoscaler.engine.cycle.fleet_watch import FleetWatch
 from autoscaler.engine.cycle.reconciler import Reconciler
@@ -103,7 +102,6 @@ def a_loop(
     teller: NoticeTeller = EVENTS_ONLY,
     leads: Leads = always_leads,
     pending: PendingWork | None = None,
-    profiles: Mapping[str, UsageRules] | None = None,
     keda_addresses: Sequence[str] = (),
 ) -> Reconciler:
     """The loop over `cluster`, `actuator` and `metrics`; the audit trail a fresh
@@ -125,6 +123,5 @@ def a_loop(
         screen=screen or a_screen(metrics=metrics, policy=policy, audit=audit, logger=logger),
         publish=publish,
         pending=pending,
-        profiles=profiles,
         keda_addresses=keda_addresses,
     )

@@ -12,7 +12,7 @@ mass-idle circuit breaker and the hourly cap, and the snapshot reports what it h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -35,7 +35,6 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.policy.decisions import apply_cap, decide
 from autoscaler.domain.policy.rules import Reclaim
-from autoscaler.domain.usage.idleness import UsageRules
 from autoscaler.engine.acting.context import ActContext
 from autoscaler.engine.acting.steps import ActSteps
 from autoscaler.engine.cycle.decision_log import log_decision
@@ -53,7 +52,6 @@ class Reconciler:
         screen: Screen,
         publish: Callable[[Snapshot], None],
         pending: PendingWork | None = None,
-        profiles: Mapping[str, UsageRules] | None = None,
         keda_addresses: Sequence[str] = (),
     ) -> None:
         """`context`: the act context (`engine/acting/context.py`); the cycle reads the
@@ -65,7 +63,6 @@ class Reconciler:
         self._policy, self._clock, self._log = context.policy, context.clock, context.logger
         self._leads = context.leads
         self._publish = publish
-        self._profiles = dict(profiles or {})  # extra (window, threshold) views for KEDA
         self._keda_addresses = tuple(keda_addresses)  # where ScaledObjects reach our scaler
         self._screen = screen
         self._actor = ActSteps(context)
@@ -154,13 +151,11 @@ class Reconciler:
         return mark_keda_managed(workloads, targets)
 
     def _read_usage(self, now: datetime) -> dict[str, FleetUsage]:
-        """One fleet-wide read for every rule (and every legacy KEDA profile), keyed by name:
-        the count of queries never depends on the fleet's size, nor on how many rules or
-        profiles judge it."""
-        named = {rule.name: rule.usage for rule in self._policy.rules}
-        profiles = {name: r for name, r in self._profiles.items() if name not in named}
+        """One fleet-wide read for every rule, keyed by the rule's name: the count of queries
+        never depends on the fleet's size, nor on how many rules judge it."""
         views = {
-            name: UsageView(r.window, r.threshold) for name, r in {**named, **profiles}.items()
+            rule.name: UsageView(rule.usage.window, rule.usage.threshold)
+            for rule in self._policy.rules
         }
         read = self._metrics.read_views(set(views.values()), now=now)
         return {name: read[view] for name, view in views.items()}
