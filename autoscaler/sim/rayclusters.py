@@ -1,5 +1,5 @@
 """RayClusters no Kueue Workload admits (ISSUE 17): labelled with a KAI Scheduler queue, each
-read as a row of its own (`sim.raycluster_rows`) and freed through its `spec.suspend`.
+read as a row of its own (below) and freed through its `spec.suspend`.
 
 KAI places the whole gang at once here (its queues always have room in the demo): the pods are
 created when the RayCluster is applied or resumed, and deleted when it is suspended, as
@@ -13,13 +13,21 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from autoscaler.core.errors import Conflict, NotFound
-from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.domain.policy.management import Manager
+from autoscaler.domain.models import OwnerRef, PodInfo, State, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.claims import RayClusterFacts, claim
+from autoscaler.domain.policy.management import (
+    KAI_FLAVOR,
+    KAI_GPU,
+    KAI_PRIORITY_LABEL,
+    HandsOff,
+    Manager,
+    kai_cluster_queue,
+)
 from autoscaler.sim.cluster_pods import ClusterPods
 from autoscaler.sim.pods import RayClusterSpec
-from autoscaler.sim.raycluster_rows import raycluster_row
 from autoscaler.sim.workload_info import sim_uid
 
 
@@ -161,3 +169,60 @@ def merge_annotations(target: dict[str, str], changes: Mapping[str, str | None])
             target.pop(key, None)
         else:
             target[key] = value
+
+
+if TYPE_CHECKING:
+    from autoscaler.sim.rayclusters import RayClusterObject
+
+
+def raycluster_row(
+    ref: WorkloadRef,
+    found: RayClusterObject,
+    *,
+    pods: tuple[PodInfo, ...],
+    enabled: Collection[Manager],
+    namespace_annotations: Mapping[str, str],
+) -> WorkloadInfo | None:
+    spec, labels = found.spec, found.spec.labels
+    facts = RayClusterFacts(
+        labels=labels, annotations=found.annotations, controller=None, admitting_workload=None
+    )
+    manager = claim(facts, enabled=enabled).manager
+    if manager is None:
+        return None
+    active = found.suspend is not True
+    kai = manager is Manager.KAI
+    gpus = sum(pod.gpus for pod in pods)
+    uid = sim_uid("RayCluster", ref)
+    admitted = active and any(pod.running for pod in pods)
+    return WorkloadInfo(
+        ref=ref,
+        uid=uid,
+        queue=spec.queue if kai else "",
+        owner=OwnerRef("ray.io/v1", "RayCluster", spec.name, uid),
+        active=active,
+        admitted=admitted,
+        admitted_at=min(pod.created_at for pod in pods) if admitted else None,
+        created_at=found.created_at,
+        expected_pods=1 + sum(group.replicas for group in spec.workers),
+        pods=pods,
+        priority_class=labels.get(KAI_PRIORITY_LABEL) if kai else spec.priority_class,
+        annotations=dict(found.annotations),
+        owner_annotations=dict(found.annotations),
+        owner_labels=labels,
+        cluster_queue=kai_cluster_queue(spec.queue) if kai else None,
+        resource_version=str(found.version),
+        namespace_annotations=dict(namespace_annotations),
+        admitted_usage={(KAI_FLAVOR, KAI_GPU): gpus} if kai and gpus else {},
+        manager=manager,
+        hands_off=_fractional(found, pods),
+    )
+
+
+def _fractional(found: RayClusterObject, pods: tuple[PodInfo, ...]) -> HandsOff | None:
+    fraction = found.spec.gpu_fraction
+    if fraction is None:
+        return None
+    pod = pods[0].name if pods else f"{found.spec.name}-head"
+    reason = f"KAI fractional GPUs (gpu-fraction {fraction} on pod {pod}) are not supported"
+    return HandsOff(State.UNSUPPORTED, f"{reason}: never stopped")
