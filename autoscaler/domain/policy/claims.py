@@ -10,8 +10,9 @@ checks, first that applies wins (each answer carries the reason the reader logs)
    touched it): Kueue's;
 3. another object controls it (a RayJob, a CodeFlare AppWrapper): that owner's, never
    suspended on its own (a RayJob is stopped through its own Workload, under Kueue);
-4. it carries KAI Scheduler's queue label: KAI's, when that actuator is enabled;
-5. else a plain KubeRay cluster, when that actuator is enabled.
+4. it carries a manager's claim label (`MANAGERS`, in the table's order: KAI Scheduler's queue
+   label): that manager's, when its actuator is enabled;
+5. else the manager that claims the rest (a plain KubeRay cluster), when that one is enabled.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from autoscaler.domain.models import OwnerRef
-from autoscaler.domain.policy.management import KAI_QUEUE_LABEL, KUEUE_PREFIX, Manager
+from autoscaler.domain.policy.management import KUEUE_PREFIX, MANAGERS, Manager
 
 
 @dataclass(frozen=True)
@@ -53,10 +54,12 @@ def claim(facts: RayClusterFacts, *, enabled: Collection[Manager]) -> Claim:
     if owner is not None:
         why = f"controlled by {owner.kind} {owner.name}: never suspended on its own"
         return Claim(None, why, owned_elsewhere=True)
-    queue = facts.labels.get(KAI_QUEUE_LABEL)
-    if queue is not None:
-        return _if_enabled(Manager.KAI, f"KAI Scheduler's: queue {queue}", enabled)
-    return _if_enabled(Manager.KUBERAY, "plain KubeRay: no Kueue Workload, no KAI queue", enabled)
+    for manager, row in MANAGERS.items():
+        value = facts.labels.get(row.claim_label) if row.claim_label else None
+        if value is not None:
+            return _if_enabled(manager, row.claim_words.format(value=value), enabled)
+    rest = next(manager for manager, row in MANAGERS.items() if row.claims_the_rest)
+    return _if_enabled(rest, MANAGERS[rest].claim_words, enabled)
 
 
 def _kueue_mark(facts: RayClusterFacts) -> str | None:

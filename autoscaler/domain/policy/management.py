@@ -46,8 +46,15 @@ class Management:
     enabled_by_default: bool  # `actuators.<manager>.enabled`
     switch_words: str  # that switch's description
     section_words: str | None = None  # `actuators.<manager>`'s description
+    # Whose a RayCluster no Workload admits is (`claims.py`): a manager claims those carrying
+    # its label (`{value}` in `claim_words` is the label's value), or, for the one that
+    # `claims_the_rest`, every other; None and False: it claims no RayCluster.
+    claim_label: str | None = None
+    claims_the_rest: bool = False
+    claim_words: str = ""
 
 
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
 DEFAULT_MANAGER = Manager.KUEUE  # a row, or an answer, that names no manager is Kueue's
 
 _SUSPEND_SWITCH = (
@@ -99,6 +106,8 @@ MANAGERS: Mapping[Manager, Management] = {
         switch_words=_SUSPEND_SWITCH,
         section_words="RayClusters labelled `kai.scheduler/queue` (NVIDIA KAI Scheduler) that "
         "no Kueue Workload admits. Their pending PodGroups tell who waits.",
+        claim_label=KAI_QUEUE_LABEL,
+        claim_words="KAI Scheduler's: queue {value}",
     ),
     Manager.KUBERAY: Management(
         stop_means=_SUSPEND_MEANS,
@@ -114,6 +123,8 @@ MANAGERS: Mapping[Manager, Management] = {
         enabled_by_default=False,
         switch_words=_SUSPEND_SWITCH,
         section_words="Plain RayClusters: no Kueue Workload, no KAI queue, no controlling owner.",
+        claims_the_rest=True,
+        claim_words="plain KubeRay: no Kueue Workload, no KAI queue",
     ),
 }
 # The managers whose row IS the RayCluster, suspended by its spec.suspend.
@@ -121,7 +132,6 @@ SUSPENDED_BY_US = frozenset(manager for manager, row in MANAGERS.items() if row.
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PREFIX = "kueue.x-k8s.io/"  # any label or annotation of Kueue's marks an object Kueue's
-KAI_QUEUE_LABEL = "kai.scheduler/queue"
 KAI_PRIORITY_LABEL = "priorityClassName"  # KAI reads the priority class from this label
 # KAI's GPU sharing: a pod asks for a share of a device by annotation, with no GPU request.
 KAI_FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
