@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 import secrets
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from autoscaler.sim.state import SimulatedRuntimeState
 def demo(args: argparse.Namespace) -> int:
     """The embedded default: the real service on a simulated cluster, exporter and clock,
     with the REST API and the KEDA scaler on loopback for the story and after it."""
+    _ctrl_c_interrupts()
     parts = demo_parts()
     return run_demo(
         args,
@@ -44,6 +46,14 @@ def demo(args: argparse.Namespace) -> int:
         configure=parts.configure,
         extra_servers=parts.extra_servers,
     )
+
+
+def _ctrl_c_interrupts() -> None:
+    """Ctrl-C ends the demo (status 130) however it was started: a process started in the
+    background by a script inherits SIGINT ignored (POSIX shells without job control do so),
+    and Python then never turns it into KeyboardInterrupt, so `--serve` would serve on."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass(frozen=True)

@@ -57,9 +57,11 @@ def _drain(stream: IO[str], lines: queue.Queue[str | None]) -> None:
 
 
 @contextmanager
-def started(*after_the_story: str) -> Iterator[Demo]:
+def started(*after_the_story: str, sigint_ignored: bool = False) -> Iterator[Demo]:
     """The demo at max speed with plain lines, as a person would start it from the repo."""
     command = [sys.executable, "-m", "autoscaler", "demo", "--speed", "max", "--non-interactive"]
+    if sigint_ignored:  # as a script's background job starts: SIGINT ignored, kept by exec
+        command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
     process = subprocess.Popen(
         [*command, *after_the_story], stdout=subprocess.PIPE, text=True, cwd=REPO
     )
@@ -160,6 +162,14 @@ def test_demo_serve_keeps_serving_after_the_story_until_ctrl_c_then_exits_130(
 
     assert listing.status_code == 200 and still_running
     assert serving_demo.process.wait(timeout=DEADLINE_S) == 130
+
+
+def test_ctrl_c_ends_the_serving_demo_even_when_it_was_started_with_sigint_ignored() -> None:
+    with started("--serve", sigint_ignored=True) as demo:
+        demo.read_until("serving until Ctrl-C")
+        demo.process.send_signal(signal.SIGINT)
+
+        assert demo.process.wait(timeout=DEADLINE_S) == 130
 
 
 def test_the_commands_the_header_offers_work_as_printed(serving_demo: Demo) -> None:
