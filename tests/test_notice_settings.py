@@ -6,8 +6,6 @@ nobody can verify) names its key."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from autoscaler.domain.notices.notice import NoticeRules, SnoozeBounds
 from autoscaler.domain.policy.rules import RuleAction
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
+from tests.support.check_config import check_config
 from tests.support.domain_builders import rule_named
 
 TARGETS = """
@@ -277,19 +276,7 @@ def test_check_config_exits_non_zero_naming_a_delete_rule_without_delete_after(
     tmp_path: Path,
 ) -> None:
     text = "rules:\n  - name: sweep\n" + RAY_ONLY + "    action: delete\n"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autoscaler",
-            "check-config",
-            "--config",
-            str(write(tmp_path, text)),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = check_config(str(write(tmp_path, text)))
 
     assert result.returncode == 2
     assert "rules[0].deleteAfter: action delete needs it" in result.stderr

@@ -3,8 +3,6 @@ default rule (`policy:`), and every mistake names its key."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from autoscaler.core.errors import ConfigError
 from autoscaler.domain.policy.rules import ExemptionRight, Reclaim, RuleAction, Selector
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
+from tests.support.check_config import check_config
 
 RULES = """
 policy:
@@ -165,19 +164,7 @@ def test_the_removed_keys_are_refused_naming_their_replacement(tmp_path: Path) -
         "api: {maxExemption: 3d}\n"
         "keda: {profiles: {fast: {idleWindow: 10m, thresholdPercent: 5}}}\n"
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autoscaler",
-            "check-config",
-            "--config",
-            str(write(tmp_path, text)),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = check_config(str(write(tmp_path, text)))
 
     assert result.returncode == 2
     assert (
@@ -197,19 +184,7 @@ def test_check_config_explains_rules_that_can_never_match(tmp_path: Path) -> Non
         "rules:\n  - name: team-a\n    match: {namespaces: [team-a]}\n"
         "  - name: team-a-low\n    match: {namespaces: [team-a], priorityClasses: [low]}\n"
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autoscaler",
-            "check-config",
-            "--config",
-            str(write(tmp_path, text)),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = check_config(str(write(tmp_path, text)))
 
     assert result.returncode == 0, result.stderr
     assert (
@@ -221,19 +196,7 @@ def test_check_config_explains_rules_that_can_never_match(tmp_path: Path) -> Non
 
 def test_check_config_fails_an_impossible_selector_naming_the_key(tmp_path: Path) -> None:
     text = "rules:\n  - name: jobs\n    match: {ownerKinds: [Job]}\n"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autoscaler",
-            "check-config",
-            "--config",
-            str(write(tmp_path, text)),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = check_config(str(write(tmp_path, text)))
 
     assert result.returncode == 2
     assert "rules[0].match.ownerKinds: Job not enabled in cluster.ownerKinds" in result.stderr
