@@ -8,7 +8,7 @@ from fastapi import APIRouter, FastAPI
 
 from autoscaler.api import problems
 from autoscaler.api.context import ApiContext
-from autoscaler.api.limits import BodyLimitMiddleware
+from autoscaler.api.limits import RequestLimitMiddleware
 from autoscaler.api.middleware import AuthenticationMiddleware
 from autoscaler.api.routes import (
     activation,
@@ -96,6 +96,11 @@ def create_app(
         reads_open=context.settings.reads_open,
         logger=context.logger,
     )
-    # Added last, so outermost: an oversized body is refused before authentication is asked.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=context.settings.max_request_bytes)
+    # Added last, so outermost: an oversized or ambiguous request is refused before
+    # authentication is asked, and an answer given before the body ends closes the connection.
+    app.add_middleware(
+        RequestLimitMiddleware,
+        max_body_bytes=context.settings.max_request_bytes,
+        max_header_bytes=context.settings.max_header_bytes,
+    )
     return app

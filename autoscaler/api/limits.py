@@ -1,19 +1,35 @@
-"""The request body cap, enforced before anyone reads the body: a pure ASGI middleware.
+"""Bounded requests, judged from the head before anyone reads the body: a pure ASGI middleware,
+outermost, so each refusal comes before authentication. Every refusal closes the connection.
 
-A declared `Content-Length` over the cap is answered 413 at once, without reading a byte of
-the body. A body without one (chunked) is counted as the app receives it: the chunk that
-crosses the cap is never handed on, the app stops there, and the caller gets 413. Either way
-the server holds at most the cap (plus one chunk) of a body in memory, whoever sends it.
+- A request line plus headers over `maxHeaderBytes` is 431. h11 (uvicorn's parser) bounds
+  only a head still arriving (`max_incomplete_event_size`: 400 once its buffer passes the
+  limit); a whole head that arrives in one read is parsed whatever its size.
+- Both Content-Length and Transfer-Encoding is 400: RFC 9112 §6.3 lets a server refuse such a
+  request (a smuggling attempt; h11 would let chunked win) and asks it to close after
+  answering. Differing Content-Lengths never get here: h11 refuses them (400, closed).
+- A body on GET or HEAD is 400: no route reads one, so it could only be read and thrown away.
+- A declared `Content-Length` over `maxRequestBytes` is 413 at once, without reading a byte of
+  the body. A body without one (chunked) is counted as the app receives it: the chunk that
+  crosses the cap is never handed on, the app stops there, and the caller gets 413. Either way
+  the server holds at most the cap (plus one chunk) of a body in memory, whoever sends it.
+- Any answer that starts before the app has received the whole body (a 401, a 413, a route
+  that reads no body) carries `Connection: close`, so uvicorn closes the connection after it:
+  otherwise h11 reads and discards the rest of the body, however long, to reuse it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from autoscaler.api.problems import problem_response
 
-CLOSE = {"Connection": "close"}  # the rest of the body is never read
+Headers = Sequence[tuple[bytes, bytes]]
+CLOSE = {"Connection": "close"}  # the rest of the request is never read
+BODYLESS_METHODS = frozenset({"GET", "HEAD"})
 
 
 class BodyTooLarge(HTTPException):
@@ -29,39 +45,67 @@ def too_large(limit: int) -> str:
     return f"the request body is larger than {limit} bytes"
 
 
-class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+@dataclass(frozen=True)
+class Refusal:
+    status: int
+    detail: str
+
+
+class RequestLimitMiddleware:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, max_header_bytes: int) -> None:
         self._app = app
-        self._max = max_bytes
+        self._max_body = max_body_bytes
+        self._max_head = max_header_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
-        declared = declared_length(scope.get("headers") or [])
-        if declared is not None and declared > self._max:
-            await self._too_large(scope, receive, send)
+        refused = refusal(scope, max_header_bytes=self._max_head, max_body_bytes=self._max_body)
+        if refused is not None:
+            response = problem_response(refused.status, refused.detail, headers=CLOSE)
+            await response(scope, receive, send)
             return
-        started = False
-
-        async def send_tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        body = _BodyProgress(expected=carries_body(scope.get("headers") or []))
         try:
-            await self._app(scope, _capped(receive, self._max), send_tracked)
+            await self._app(scope, body.counting(receive, self._max_body), body.closing(send))
         except BodyTooLarge:
-            if started:  # the app answered without the body, then read on: nothing to add
+            if body.answered:  # the app answered without the body, then read on: nothing to add
                 return
-            await self._too_large(scope, receive, send)
-
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = problem_response(413, too_large(self._max), headers=CLOSE)
-        await response(scope, receive, send)
+            response = problem_response(413, too_large(self._max_body), headers=CLOSE)
+            await response(scope, receive, send)
 
 
-def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+def refusal(scope: Scope, *, max_header_bytes: int, max_body_bytes: int) -> Refusal | None:
+    """Why the request is refused from its head alone, if it is."""
+    headers: Headers = scope.get("headers") or []
+    if head_size(scope) > max_header_bytes:
+        return Refusal(
+            431, f"the request line and headers are larger than {max_header_bytes} bytes"
+        )
+    chunked = any(name.lower() == b"transfer-encoding" for name, _ in headers)
+    declared = declared_length(headers)
+    if chunked and declared is not None:
+        return Refusal(400, "a request may carry Content-Length or Transfer-Encoding, not both")
+    method = str(scope.get("method", ""))
+    if method in BODYLESS_METHODS and carries_body(headers):
+        return Refusal(400, f"a {method} request may not carry a body")
+    if declared is not None and declared > max_body_bytes:
+        return Refusal(413, too_large(max_body_bytes))
+    return None
+
+
+def head_size(scope: Scope) -> int:
+    """The request line and headers as parsed, in bytes (`METHOD target HTTP/1.1`, each
+    `name: value` and each line end; the whitespace h11 trims around values not counted)."""
+    query: bytes = scope.get("query_string", b"")
+    target = len(scope.get("raw_path", b"")) + (len(query) + 1 if query else 0)
+    line = len(str(scope.get("method", ""))) + target + len(" HTTP/1.1\r\n") + 1
+    fields = sum(len(name) + len(value) + 4 for name, value in scope.get("headers") or [])
+    return line + fields + 2
+
+
+def declared_length(headers: Headers) -> int | None:
     """The Content-Length header as a number; None when absent or not a number."""
     for name, value in headers:
         if name.lower() == b"content-length":
@@ -70,16 +114,45 @@ def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-def _capped(receive: Receive, limit: int) -> Receive:
-    received = 0
+def carries_body(headers: Headers) -> bool:
+    """Whether the framing announces a body: chunked, or a Content-Length above 0."""
+    chunked = any(name.lower() == b"transfer-encoding" for name, _ in headers)
+    return chunked or bool(declared_length(headers))
 
-    async def receive_capped() -> Message:
-        nonlocal received
-        message = await receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise BodyTooLarge(limit)
-        return message
 
-    return receive_capped
+@dataclass
+class _BodyProgress:
+    """What the app has received of a request's body, and whether it has begun its answer."""
+
+    expected: bool
+    received: int = 0
+    ended: bool = False
+    answered: bool = False
+
+    def counting(self, receive: Receive, limit: int) -> Receive:
+        async def receive_counted() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                self.received += len(message.get("body", b""))
+                if self.received > limit:
+                    raise BodyTooLarge(limit)
+                self.ended = not message.get("more_body", False)
+            return message
+
+        return receive_counted
+
+    def closing(self, send: Send) -> Send:
+        async def send_closing(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self.answered = True
+                if self.expected and not self.ended:
+                    message = with_close(message)
+            await send(message)
+
+        return send_closing
+
+
+def with_close(start: Message) -> Message:
+    """A response start that asks the connection to close after it."""
+    kept = [(n, v) for n, v in start.get("headers", []) if n.lower() != b"connection"]
+    return {**start, "headers": [*kept, (b"connection", b"close")]}

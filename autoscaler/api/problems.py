@@ -30,6 +30,7 @@ TITLES = {
     409: "Conflict",
     413: "Content Too Large",
     422: "Unprocessable Content",
+    431: "Request Header Fields Too Large",
     500: "Internal Server Error",
     502: "Bad Gateway",
     503: "Service Unavailable",

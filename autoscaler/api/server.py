@@ -4,7 +4,8 @@ The socket is bound before the thread starts, so a port taken by someone else fa
 in the caller, and port 0 (tests) yields the real port. It is a TCP socket by protocol number
 with TCP_NODELAY set: asyncio sets TCP_NODELAY on accepted connections only when their
 protocol says TCP, and without it every keep-alive request after the first waits ~40 ms for
-Nagle's algorithm and delayed ACKs. uvicorn speaks h11, whose header limit we set.
+Nagle's algorithm and delayed ACKs. uvicorn speaks h11, whose limit on a head still
+arriving we set; the connections' own bounds are in `connections.py`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import time
 from typing import Any
 
 import uvicorn
+
+from autoscaler.api.connections import ConnectionLimits, protocol_class
 
 STOP_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 10.0
@@ -28,12 +31,13 @@ class ApiServer:
         host: str,
         port: int,
         max_header_bytes: int,
+        limits: ConnectionLimits,
     ) -> None:
         config = uvicorn.Config(
             app,
             host=host,
             port=port,
-            http="h11",
+            http=protocol_class(limits),
             h11_max_incomplete_event_size=max_header_bytes,
             log_config=None,  # the composition root configures logging once
             access_log=False,

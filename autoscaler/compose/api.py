@@ -29,6 +29,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.reviews import KubernetesReviews
 from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
+from autoscaler.api.connections import ConnectionLimits
 from autoscaler.api.context import NO_SNOOZE_NOTIFICATIONS, ApiContext, SnoozeNotifications
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
@@ -166,7 +167,15 @@ def build_api_on(
     )
     app = create_app(context, authenticator=authenticator, routers=routers)
     server = ApiServer(
-        app, host=settings.host, port=settings.port, max_header_bytes=settings.max_header_bytes
+        app,
+        host=settings.host,
+        port=settings.port,
+        max_header_bytes=settings.max_header_bytes,
+        limits=ConnectionLimits(
+            max_connections=settings.max_connections,
+            header_timeout_s=settings.header_timeout.total_seconds(),
+            idle_timeout_s=settings.idle_timeout.total_seconds(),
+        ),
     )
     return Api(app=app, server=server, context=context)
 

@@ -5,11 +5,13 @@ Mounted as `api:` in the service's settings tree (camelCase keys in YAML, like t
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 
+from autoscaler.settings.base import POSITIVE, Duration
 from autoscaler.settings.base import Section as _Section
 
 
@@ -84,9 +86,36 @@ class ApiSettings(_Section):
         32 * 1024,
         ge=4096,
         le=1024 * 1024,
-        description="Largest request line plus headers, in bytes (uvicorn's h11 limit); a "
-        "larger request is refused before routing. 32 KiB holds the longest token we accept "
-        "(16 KiB) and the usual headers.",
+        description="Largest request line plus headers, in bytes: a head still arriving is "
+        "refused (400) once past it, a whole one larger than it is answered 431, and the "
+        "connection closed either way. 32 KiB holds the longest token we accept (16 KiB) and "
+        "the usual headers.",
+    )
+    header_timeout: Duration = Field(
+        timedelta(seconds=10),
+        description="Longest wait for a request's line and headers, from the connection's "
+        "opening (on a kept-alive connection, from the next request's first byte); then the "
+        "connection is closed. Real clients send their head at once; this bounds one that "
+        "trickles it (slowloris).",
+        json_schema_extra=POSITIVE,
+    )
+    idle_timeout: Duration = Field(
+        timedelta(seconds=5),
+        description="How long a kept-alive connection may wait for its next request before it "
+        "is closed (uvicorn's keep-alive timeout, and its default). Behind a proxy that keeps "
+        "idle upstream connections, set it above the proxy's own idle timeout.",
+        json_schema_extra=POSITIVE,
+    )
+    max_connections: int = Field(
+        128,
+        ge=8,
+        le=65536,
+        description="Most open connections. One more closes, oldest first, a connection that "
+        "waits on its client (for a request, a body, or to read an answer), never one whose "
+        "request is being served; only when all are being served is the newcomer closed. So "
+        "a client holding connections cannot keep the kubelet's probes out, and the pod's "
+        "memory and file descriptors stay bounded (each connection buffers at most "
+        "maxHeaderBytes plus maxRequestBytes and a read).",
     )
     serve_docs: bool = Field(
         False,
@@ -127,4 +156,10 @@ class ApiSettings(_Section):
     def _static_mode_has_tokens(self) -> ApiSettings:
         if self.auth.mode == "static" and self.auth.static_tokens_file is None:
             raise ValueError("auth.staticTokensFile is required when auth.mode is static")
+        return self
+
+    @model_validator(mode="after")
+    def _timeouts_positive(self) -> ApiSettings:
+        if self.header_timeout <= timedelta(0) or self.idle_timeout <= timedelta(0):
+            raise ValueError("headerTimeout and idleTimeout must be longer than 0s")
         return self

@@ -1,5 +1,7 @@
-"""Bounded requests: the body cap acts before the body is read, and connections are
-answered without Nagle's delay (TCP_NODELAY on every accepted socket)."""
+"""Bounded requests over real sockets: the body cap acts before the body is read, an answer
+given before the body ends closes the connection, the header limit holds however the head
+arrives, ambiguous framing and a body on GET are refused, and connections are answered without
+Nagle's delay (TCP_NODELAY on every accepted socket)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ import asyncio
 import json
 import socket
 
+import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from autoscaler.api.limits import BodyLimitMiddleware
+from autoscaler.api.limits import RequestLimitMiddleware
 from autoscaler.api.server import ApiServer
 from tests.api.rig import TOKENS, ApiRig
+from tests.api.wire import closed_within, connect, read_answer
 
 EXEMPTION = "/api/v1/workloads/team-a/alice-rc/exemption"
 CAP = 64 * 1024
@@ -24,26 +28,6 @@ def request_head(rig: ApiRig, framing: str) -> bytes:
         f"Authorization: Bearer {TOKENS['alice']}\r\n"
         f"Content-Type: application/json\r\n{framing}\r\n\r\n"
     ).encode()
-
-
-def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        assert chunk, "the server closed without answering"
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    while len(body) < int(headers.get("content-length", "0")):
-        body += sock.recv(65536)
-    return int(status_line.split()[1]), headers, body
-
-
-def connect(rig: ApiRig) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", rig.api.server.port), timeout=10)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
 
 
 def test_a_declared_20_mb_body_with_a_valid_token_is_refused_before_a_byte_is_sent(
@@ -97,7 +81,8 @@ def test_the_app_behind_the_cap_never_receives_more_than_the_cap_of_a_20_mb_body
         sent.append(message)
 
     scope: Scope = {"type": "http", "method": "PUT", "path": "/", "headers": []}
-    asyncio.run(BodyLimitMiddleware(greedy_app, max_bytes=CAP)(scope, receive, send))
+    limited = RequestLimitMiddleware(greedy_app, max_body_bytes=CAP, max_header_bytes=32768)
+    asyncio.run(limited(scope, receive, send))
     assert sum(received) <= CAP
     assert sent[0]["status"] == 413
     assert len(list(chunks)) == TWENTY_MB // 65536 - 2  # two chunks taken, the rest untouched
@@ -125,3 +110,122 @@ def test_headers_over_the_limit_are_refused_while_they_still_arrive(shared: ApiR
         )
         status, _headers, _body = read_answer(sock)
     assert status == 400  # uvicorn answers every h11 protocol error with 400
+
+
+SLACK = 5.0  # seconds: how long a closing connection may take on a loaded machine
+ONE_CHUNK = b"2000\r\n" + b"x" * 0x2000 + b"\r\n"
+
+
+def test_an_answer_given_before_the_body_ends_closes_the_connection(shared: ApiRig) -> None:
+    with connect(shared) as sock:
+        sock.sendall(
+            f"PUT {EXEMPTION} HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+            + ONE_CHUNK  # no token, and the body goes on
+        )
+        status, headers, _body = read_answer(sock)
+        assert (status, headers["connection"]) == (401, "close")
+        assert closed_within(sock, SLACK) is not None
+
+
+def test_an_endless_chunked_body_after_a_401_is_cut_off_within_the_body_cap(rig: ApiRig) -> None:
+    # What the client manages to send is what the server read plus what the two kernels
+    # buffer; both buffers are pinned small (the server's through its listening socket, which
+    # accepted sockets inherit) so that the count says what the server took.
+    listener = rig.api.server._socket
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+    kernel_buffers = listener.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+    sent, cut_off = 0, False
+    with connect(rig, send_buffer=8192) as sock:
+        kernel_buffers += sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        sock.sendall(
+            f"PUT {EXEMPTION} HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+        )
+        try:
+            while sent <= 16 * (CAP + kernel_buffers):  # "endless": many times the bound
+                sock.sendall(ONE_CHUNK)
+                sent += len(ONE_CHUNK)
+        except (BrokenPipeError, ConnectionResetError):
+            cut_off = True
+    assert cut_off, f"{sent} bytes of body were read and discarded"
+    assert sent <= CAP + kernel_buffers
+
+
+def test_a_body_read_to_its_end_keeps_the_connection_for_the_next_request(shared: ApiRig) -> None:
+    body = json.dumps({"duration": "1h", "reason": "kept alive"}).encode()
+    with connect(shared) as sock:
+        for _ in range(2):
+            sock.sendall(request_head(shared, f"Content-Length: {len(body)}") + body)
+            status, headers, _answer = read_answer(sock)
+            assert status == 200
+            assert "connection" not in headers
+
+
+def head_of(size: int) -> bytes:
+    """A GET /healthz head of exactly `size` bytes, padded with one header."""
+    start, end = b"GET /healthz HTTP/1.1\r\nHost: test\r\nX-Padding: ", b"\r\n\r\n"
+    return start + b"x" * (size - len(start) - len(end)) + end
+
+
+def test_headers_over_the_limit_sent_in_one_write_are_answered_431_and_closed(
+    shared: ApiRig,
+) -> None:
+    limit = shared.settings.max_header_bytes
+    with connect(shared) as sock:
+        sock.sendall(head_of(limit))  # at the limit: served, and kept
+        assert read_answer(sock)[0] == 200
+        sock.sendall(head_of(limit + 1))
+        status, headers, _body = read_answer(sock)
+        assert (status, headers["connection"]) == (431, "close")
+        assert closed_within(sock, SLACK) is not None
+    with connect(shared) as sock:  # 100 KB, as a probe sent it, in one write
+        sock.sendall(head_of(100_000))
+        assert read_answer(sock)[0] == 431
+
+
+@pytest.mark.parametrize(
+    ("method", "framing"),
+    [
+        ("GET", b"Content-Length: 5\r\n\r\nhello"),
+        ("GET", b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+        ("HEAD", b"Content-Length: 5\r\n\r\nhello"),
+    ],
+)
+def test_a_body_on_get_or_head_is_refused_and_the_connection_closed(
+    shared: ApiRig, method: str, framing: bytes
+) -> None:
+    with connect(shared) as sock:
+        sock.sendall(f"{method} /healthz HTTP/1.1\r\nHost: test\r\n".encode() + framing)
+        status, headers, _body = read_answer(sock, to_head=method == "HEAD")
+        assert (status, headers["connection"]) == (400, "close")
+        assert closed_within(sock, SLACK) is not None
+
+
+def test_a_get_with_an_empty_body_declared_is_served(shared: ApiRig) -> None:
+    with connect(shared) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n")
+        assert read_answer(sock)[0] == 200
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        pytest.param(
+            b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            id="length-and-chunked",
+        ),
+        pytest.param(b"Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!", id="two-lengths"),
+        pytest.param(b"Content-Length: 5, 6\r\n\r\nhello!", id="a-list-of-lengths"),
+    ],
+)
+def test_ambiguous_framing_is_refused_and_the_connection_closed(
+    shared: ApiRig, framing: bytes
+) -> None:
+    with connect(shared) as sock:
+        sock.sendall(
+            f"PUT {EXEMPTION} HTTP/1.1\r\nHost: test\r\n"
+            f"Authorization: Bearer {TOKENS['alice']}\r\n".encode()
+            + framing
+        )
+        status, headers, _body = read_answer(sock)
+        assert (status, headers["connection"]) == (400, "close")
+        assert closed_within(sock, SLACK) is not None

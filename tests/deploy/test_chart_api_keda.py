@@ -3,11 +3,13 @@ selfAddresses, the Secrets the settings point at mounted, and bad values refused
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from autoscaler.engine.cycle.keda_managed import keda_managed_targets
+from autoscaler.settings.api import ApiSettings
 from tests.deploy.tooling import (
     CHART,
     NAMESPACE,
@@ -135,6 +137,24 @@ def test_defaults_mount_no_token_or_tls_secret(tmp_path: Path) -> None:
 
 
 @pytest.mark.real
+def test_the_connection_bounds_are_the_model_s_defaults_and_can_be_set(tmp_path: Path) -> None:
+    defaults = ApiSettings()
+    bounds = ("header_timeout", "idle_timeout", "max_connections")
+    api = settings_from(render(), tmp_path).api
+    assert [getattr(api, key) for key in bounds] == [getattr(defaults, key) for key in bounds]
+    manifests = render(
+        "--set", "api.headerTimeout=3s", "--set", "api.idleTimeout=75s",
+        "--set", "api.maxConnections=512",
+    )  # fmt: skip
+    api = settings_from(manifests, tmp_path).api
+    assert [getattr(api, key) for key in bounds] == [
+        timedelta(seconds=3),
+        timedelta(seconds=75),
+        512,
+    ]
+
+
+@pytest.mark.real
 def test_static_tokens_file_is_the_mounted_secret(tmp_path: Path) -> None:
     manifests = render(*values_args(ALL_ON))
     auth = settings_from(manifests, tmp_path).api.auth
@@ -203,6 +223,9 @@ def test_the_keda_example_authenticates_as_the_server_asks() -> None:
         pytest.param(
             ("--set-string", "api.readsOpen=yes"), "/api/readsOpen", id="reads-open-as-string"
         ),
+        pytest.param(("--set", "api.headerTimeout=0s"), "/api/headerTimeout", id="header-0s"),
+        pytest.param(("--set", "api.idleTimeout=soon"), "/api/idleTimeout", id="idle-soon"),
+        pytest.param(("--set", "api.maxConnections=1"), "/api/maxConnections", id="one-conn"),
         pytest.param(
             ("--set", "keda.profiles.default.idleWindow=5m"),
             "keda.profiles was removed at 1.0: write a rule per profile in config.rules",

@@ -236,6 +236,9 @@ Service ports (service.httpPort, service.grpcPort), which the probes and Service
 {{- $_ := set $out "allowIndefiniteExemption" $api.allowIndefiniteExemption }}
 {{- $_ := set $out "auditRecordLimit" $api.auditRecordLimit }}
 {{- $_ := set $out "writeAttempts" $api.writeAttempts }}
+{{- $_ := set $out "headerTimeout" $api.headerTimeout }}
+{{- $_ := set $out "idleTimeout" $api.idleTimeout }}
+{{- $_ := set $out "maxConnections" $api.maxConnections }}
 {{- toYaml $out }}
 {{- end }}
 
