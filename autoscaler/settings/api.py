@@ -107,7 +107,7 @@ class ApiSettings(_Section):
         json_schema_extra=POSITIVE,
     )
     max_connections: int = Field(
-        128,
+        256,
         ge=8,
         le=65536,
         description="Most open connections. One more closes, oldest first, a connection that "
