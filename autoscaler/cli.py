@@ -30,11 +30,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from autoscaler.compose.demo import demo  # noqa: PLC0415 - lazy, see below
 
         return demo(args)
-    try:
-        settings = load_settings(args.config)
+    try:  # refused when read, or while building (e.g. a static token file)
+        return _run(args, load_settings(args.config))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "check-config":
         return _check_config(settings)
     if args.command == "recording-rules":
@@ -45,11 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from autoscaler.compose.backtest import backtest  # noqa: PLC0415 - lazy, see below
     from autoscaler.compose.serve import serve  # noqa: PLC0415 - lazy, see below
 
-    try:
-        return backtest(settings, args) if args.command == "backtest" else serve(settings)
-    except ConfigError as exc:  # found while building: e.g. a static token file refused
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
+    return backtest(settings, args) if args.command == "backtest" else serve(settings)
 
 
 # The composition root (`autoscaler.compose`) is imported only by the commands that run the
@@ -95,11 +94,7 @@ def _check_config(settings: Settings) -> int:
     """The effective settings on stdout; rules that can never match (an earlier rule selects
     all they select) as warnings on stderr: valid, but worth a look. The static token file
     is read as the service reads it, when it is here to read."""
-    try:
-        _check_static_tokens(settings)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_CONFIG
+    _check_static_tokens(settings)  # a ConfigError is an error: line and exit 2, in main
     for warning in shadowed(build_policy(settings).rules):
         print(f"warning: {warning}", file=sys.stderr)
     effective = settings.model_dump(mode="json", by_alias=True)
