@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from autoscaler.api.static_tokens import read_token_file
 from autoscaler.backtest.arguments import add_backtest_arguments
 from autoscaler.client.commands import COMMANDS, add_commands, join_option_values
 from autoscaler.client.commands import run as run_client
@@ -29,11 +30,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from autoscaler.compose.demo import demo  # noqa: PLC0415 - lazy, see below
 
         return demo(args)
-    try:
-        settings = load_settings(args.config)
+    try:  # refused when read, or while building (e.g. a static token file)
+        return _run(args, load_settings(args.config))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "check-config":
         return _check_config(settings)
     if args.command == "recording-rules":
@@ -88,10 +92,28 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check_config(settings: Settings) -> int:
     """The effective settings on stdout; rules that can never match (an earlier rule selects
-    all they select) as warnings on stderr: valid, but worth a look."""
+    all they select) as warnings on stderr: valid, but worth a look. The static token file
+    is read as the service reads it, when it is here to read."""
+    _check_static_tokens(settings)  # a ConfigError is an error: line and exit 2, in main
     for warning in shadowed(build_policy(settings).rules):
         print(f"warning: {warning}", file=sys.stderr)
     effective = settings.model_dump(mode="json", by_alias=True)
     print("# effective configuration (defaults filled in, environment applied)")
     print(yaml.safe_dump(effective, sort_keys=False), end="")
     return 0
+
+
+def _check_static_tokens(settings: Settings) -> None:
+    """Raises ConfigError for a static token file the service would refuse. Where the file is
+    not (it is mounted from a Secret in the pod), a warning says it was not checked."""
+    path = settings.api.auth.static_tokens_file
+    if settings.api.auth.mode != "static" or path is None:
+        return
+    if not path.exists():
+        print(
+            f"warning: api.auth.staticTokensFile {path} is not here, so not checked; "
+            "the service will not start if it is invalid",
+            file=sys.stderr,
+        )
+        return
+    read_token_file(path)

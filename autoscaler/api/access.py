@@ -1,8 +1,11 @@
 """Which Kubernetes permission each change needs, asked through the configured Authorizer.
 
-- A change on one workload (exempt, unexempt, reactivate): `patch` on the Workload's owner
-  (e.g. rayclusters.ray.io/my-cluster), or on the Workload when the owner is not a kind we
-  know. So a data scientist can exempt her own RayCluster but not her neighbour's.
+- A change on one workload (exempt, unexempt, snooze, unsnooze, reactivate): `patch` on the
+  Workload's owner (e.g. rayclusters.ray.io/my-cluster), or on the Workload when the owner is
+  not a kind we know. So a data scientist can exempt her own RayCluster but not her
+  neighbour's. Refused to a caller who may not read the namespace either, the answer is the
+  same whatever the name matched (a Workload, an owner of one or of several, nothing): what
+  the lookup found is told only to those who may change it, or read it anyway.
 - Pausing or resuming one namespace: `patch` on workloads.kueue.x-k8s.io in that namespace.
 - Pausing the whole service and "deactivate now": the admin permission of the settings,
   by default `update` on the runtime-state ConfigMap.
@@ -15,13 +18,12 @@ from __future__ import annotations
 
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.ports import Authorizer
-from autoscaler.domain.access import Identity, Target
-from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.access import Identity, Target, read_target
+from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.owners import KUEUE_GROUP, WORKLOADS, known_owner
 from autoscaler.settings.api import AdminVerbSettings
 
 PATCH = "patch"
-LIST = "list"
 
 
 def admin_target(admin: AdminVerbSettings, *, config_map: str, namespace: str) -> Target:
@@ -47,11 +49,6 @@ def namespace_target(namespace: str) -> Target:
     return Target(PATCH, KUEUE_GROUP, WORKLOADS, namespace)
 
 
-def read_target(namespace: str | None) -> Target:
-    """`list` on Kueue Workloads in `namespace`; None: in every namespace (cluster-wide)."""
-    return Target(LIST, KUEUE_GROUP, WORKLOADS, namespace)
-
-
 class Access:
     def __init__(self, authorizer: Authorizer, *, admin: Target, reads_open: bool) -> None:
         self._authorizer = authorizer
@@ -66,6 +63,16 @@ class Access:
 
     def require_admin(self, who: Identity) -> None:
         self.require(who, self._admin)
+
+    def is_admin(self, who: Identity | None) -> bool:
+        return who is not None and self._authorizer.authorize(who, self._admin).allowed
+
+    def may_read(self, who: Identity | None, namespace: str | None) -> bool:
+        """Whether `who` may read one namespace (None: every namespace); no token may read
+        only while reads are open."""
+        if self._reads_open:
+            return True
+        return who is not None and self._authorizer.authorize(who, read_target(namespace)).allowed
 
     def require_read(self, who: Identity | None, namespace: str | None) -> None:
         """Reads of one namespace (None: of every namespace), unless reads are open."""
@@ -85,8 +92,29 @@ class Access:
             raise ApiProblem(401, "a bearer token is required to read")
         self.require_admin(who)
 
-    def require_workload_change(self, who: Identity, workload: WorkloadInfo) -> None:
-        self.require(who, workload_target(workload))
+    def require_workload_change(
+        self, who: Identity, workload: WorkloadInfo, *, asked: WorkloadRef
+    ) -> None:
+        """`patch` on the workload's owner (or its Workload), `asked` being the name the caller
+        gave. A caller who may read the namespace is told which right is missing; one who may
+        not gets `unseen_change`, the same answer as for a name that matches nothing."""
+        target = workload_target(workload)
+        verdict = self._authorizer.authorize(who, target)
+        if verdict.allowed:
+            return
+        if self.may_read(who, workload.ref.namespace):
+            raise ApiProblem(403, f"{who.username} may not {target}: {verdict.reason}")
+        raise unseen_change(who, asked)
 
     def require_namespace_change(self, who: Identity, namespace: str) -> None:
         self.require(who, namespace_target(namespace))
+
+
+def unseen_change(who: Identity, asked: WorkloadRef) -> ApiProblem:
+    """The refusal of a change on `asked` to a caller who may neither change nor read it:
+    built from the request alone, so it tells nothing the caller did not say."""
+    return ApiProblem(
+        403,
+        f"{who.username} may not change workloads in {asked.namespace}: {asked} needs patch "
+        "on its owner (or on its Workload)",
+    )

@@ -7,6 +7,7 @@ what the cluster holds now, not on what the last cycle saw.
 
 from __future__ import annotations
 
+from autoscaler.api.access import unseen_change, workload_target
 from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
 from autoscaler.domain.access import Identity
@@ -14,21 +15,31 @@ from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadRef, Worklo
 from autoscaler.domain.policy.rules import Rule
 
 
-def find_row(snapshot: Snapshot | None, namespace: str, name: str) -> WorkloadStatus | None:
-    """The row whose Workload, or else whose owner, has this name; 409 when ambiguous."""
+def named_rows(snapshot: Snapshot | None, namespace: str, name: str) -> list[WorkloadStatus]:
+    """The row whose Workload has this name, else every row whose owner has it."""
     if snapshot is None:
-        return None
+        return []
     rows = [row for row in snapshot.workloads if row.ref.namespace == namespace]
     exact = next((row for row in rows if row.ref.name == name), None)
     if exact is not None:
-        return exact
-    owned = [row for row in rows if row.info.owner is not None and row.info.owner.name == name]
-    if len(owned) > 1:
-        names = ", ".join(sorted(row.ref.name for row in owned))
-        raise ApiProblem(
-            409, f"{namespace}/{name} owns several Workloads ({names}); name the Workload"
-        )
-    return owned[0] if owned else None
+        return [exact]
+    return [row for row in rows if row.info.owner is not None and row.info.owner.name == name]
+
+
+def find_row(snapshot: Snapshot | None, namespace: str, name: str) -> WorkloadStatus | None:
+    """The row whose Workload, or else whose owner, has this name; 409 when ambiguous. Only
+    for a caller already known to read the namespace (or an admin): the 409 names them."""
+    rows = named_rows(snapshot, namespace, name)
+    if len(rows) > 1:
+        raise _ambiguous(namespace, name, rows)
+    return rows[0] if rows else None
+
+
+def _ambiguous(namespace: str, name: str, rows: list[WorkloadStatus]) -> ApiProblem:
+    names = ", ".join(sorted(row.ref.name for row in rows))
+    return ApiProblem(
+        409, f"{namespace}/{name} owns several Workloads ({names}); name the Workload"
+    )
 
 
 def require_row(snapshot: Snapshot | None, namespace: str, name: str) -> WorkloadStatus:
@@ -42,14 +53,40 @@ def require_row(snapshot: Snapshot | None, namespace: str, name: str) -> Workloa
 def fresh_workload(
     context: ApiContext, who: Identity, namespace: str, name: str
 ) -> tuple[WorkloadInfo, WorkloadStatus | None]:
-    """The Workload as the cluster holds it now, and its row in the latest snapshot. A
-    caller who may not read the namespace gets 403 rather than 404: no existence oracle."""
+    """The Workload as the cluster holds it now, and its row in the latest snapshot, for a
+    caller already authorized whatever the name matches (an admin). One who may not read the
+    namespace gets 403 rather than 404: no existence oracle."""
     row = find_row(context.store.latest(), namespace, name)
     ref = row.ref if row is not None else WorkloadRef(namespace, name)
     fresh = context.cluster.get_workload(ref)
     if fresh is None:
         context.access.require_read(who, namespace)
         raise ApiProblem(404, f"no workload {namespace}/{name}")
+    return fresh, row
+
+
+def workload_to_change(
+    context: ApiContext, who: Identity, namespace: str, name: str
+) -> tuple[WorkloadInfo, WorkloadStatus | None]:
+    """As `fresh_workload`, for a caller who needs the change right on what the name matches:
+    asked on each candidate of the snapshot before anything about them is told or read (the
+    409 that names several Workloads comes after it, and so does the fresh read, whose errors
+    would name the Workload), and again on the fresh Workload if its owner differs. Refused to
+    a caller who may not read the namespace, the answer is the same whatever was found."""
+    asked = WorkloadRef(namespace, name)
+    rows = named_rows(context.store.latest(), namespace, name)
+    for candidate in rows:
+        context.access.require_workload_change(who, candidate.info, asked=asked)
+    if len(rows) > 1:
+        raise _ambiguous(namespace, name, rows)
+    row = rows[0] if rows else None
+    fresh = context.cluster.get_workload(row.ref if row is not None else asked)
+    if fresh is None:
+        if not context.access.may_read(who, namespace):
+            raise unseen_change(who, asked)
+        raise ApiProblem(404, f"no workload {namespace}/{name}")
+    if row is None or workload_target(fresh) != workload_target(row.info):
+        context.access.require_workload_change(who, fresh, asked=asked)
     return fresh, row
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from autoscaler.api.schemas.views import (
@@ -93,8 +94,11 @@ def snapshot_view(snapshot: Snapshot) -> SnapshotView:
     )
 
 
-def pauses_view(state: RuntimeState) -> PausesView:
-    scopes = ([EVERYTHING] if state.pauses.everything else []) + sorted(state.pauses.namespaces)
+def pauses_view(state: RuntimeState, *, shown: Callable[[str], bool]) -> PausesView:
+    """The service's pause, and each namespace's for which `shown(namespace)` (whom it is
+    told to: a namespace's pause, who set it and why, is its tenants' business)."""
+    namespaces = sorted(namespace for namespace in state.pauses.namespaces if shown(namespace))
+    scopes = ([EVERYTHING] if state.pauses.everything else []) + namespaces
     paused = []
     for scope in scopes:
         note = state.notes.get(scope)
@@ -126,22 +130,26 @@ def audit_view(record: AuditRecord) -> AuditView:
     )
 
 
-def breaker_view(state: BreakerState, *, close_after: int | None = None) -> BreakerView:
+def breaker_view(
+    state: BreakerState, *, named: bool, close_after: int | None = None
+) -> BreakerView:
+    """`named`: the reason with the workloads' names (admins); else its counts only."""
     return BreakerView(
         open=state.open,
         since=state.since,
-        reason=state.reason or None,
+        reason=(state.reason if named else state.summary) or None,
         normal_cycles=state.normal_cycles,
         close_after=close_after,
     )
 
 
 def guards_view(report: GuardReport) -> GuardsView:
+    """For /readyz, which answers without a token: counts, never a workload's name."""
     return GuardsView(
-        breaker=breaker_view(report.breaker, close_after=report.breaker_close_after),
+        breaker=breaker_view(report.breaker, named=False, close_after=report.breaker_close_after),
         hourly_limit=report.hourly_limit,
         deactivations_last_hour=report.deactivations_last_hour,
         deferred=report.deferred,
-        contested=[str(ref) for ref in report.contested],
+        contested_count=len(report.contested),
         problems=list(report.problems),
     )

@@ -1,7 +1,7 @@
 """Builds the API for the composition root: call `build_api` once in `serve`.
 
     auth = build_auth(settings.api, cluster_settings=settings.cluster, client=client)
-    keda = keda_router(answers=answers, authenticate=token_checker(auth))  # when KEDA is on
+    keda = keda_metrics_router(answers, auth=auth, settings=settings)  # when KEDA is on
     api = build_api(settings.api, cluster_settings=settings.cluster, client=client,
                     cluster=cluster, service=service, clock=clock, logger=logger,
                     auth=auth, routers=[keda])
@@ -19,7 +19,7 @@ person's change goes to Kubernetes, never to process memory. `build_api_on` take
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,12 +43,14 @@ from autoscaler.core.ports import (
     StateStore,
     WorkloadActuator,
 )
-from autoscaler.domain.access import Target
+from autoscaler.domain.access import Identity, Target, Verdict, read_target
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
+from autoscaler.keda.answers import KedaAnswers
+from autoscaler.keda.http import keda_router
 from autoscaler.settings.api import ApiSettings
-from autoscaler.settings.tree import ClusterSettings
+from autoscaler.settings.tree import ClusterSettings, Settings
 
 Auth = tuple[Authenticator, Authorizer]
 
@@ -203,7 +205,35 @@ def build_auth(
     return reviews, reviews
 
 
-def token_checker(auth: Auth) -> Callable[[str], bool]:
-    """`authenticate` for the KEDA metrics-api router: is this a valid token?"""
-    authenticator = auth[0]
-    return lambda token: authenticator.authenticate(token) is not None
+@dataclass(frozen=True)
+class MetricsApiAccess:
+    """Who may read KEDA's metrics-api endpoint: the usernames `keda.metricsApiReaders`
+    names when it names any, else whoever may read the namespace asked about as the listing
+    asks it (`list` on Kueue Workloads there; anyone with a valid token under `readsOpen`)."""
+
+    auth: Auth
+    readers: frozenset[str]
+    reads_open: bool
+
+    def authenticate(self, token: str) -> Identity | None:
+        return self.auth[0].authenticate(token)
+
+    def authorize(self, who: Identity, namespace: str) -> Verdict:
+        if self.readers:
+            named = who.username in self.readers
+            return Verdict(named, f"{'one' if named else 'not one'} of keda.metricsApiReaders")
+        if self.reads_open:
+            return Verdict(True, "reads are open (api.readsOpen)")
+        return self.auth[1].authorize(who, read_target(namespace))
+
+
+def keda_metrics_router(answers: KedaAnswers, *, auth: Auth, settings: Settings) -> APIRouter:
+    """KEDA's metrics-api endpoint, behind the same tokens and read rights as the API."""
+    access = MetricsApiAccess(
+        auth,
+        readers=frozenset(settings.keda.metrics_api_readers),
+        reads_open=settings.api.reads_open,
+    )
+    return keda_router(
+        answers=answers, authenticate=access.authenticate, authorize=access.authorize
+    )

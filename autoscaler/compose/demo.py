@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 from autoscaler.api.access import admin_target
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
-from autoscaler.compose.api import Api, Backends, build_api_on, snooze_notifications, token_checker
+from autoscaler.compose.api import (
+    Api,
+    Backends,
+    build_api_on,
+    keda_metrics_router,
+    snooze_notifications,
+)
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.service import Service, build_service
 from autoscaler.core.ports import (
@@ -29,7 +35,6 @@ from autoscaler.demo.run import ExtraServers, quiet_logger, run_demo
 from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
 from autoscaler.demo.story import BuildService, Configure, World
 from autoscaler.domain.access import Target
-from autoscaler.keda.http import keda_router
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.state import SimulatedRuntimeState
@@ -122,8 +127,8 @@ def demo_api(service: Service, *, world: World, token: str) -> Api:
     backends = simulated_backends(
         world.cluster, settings=world.settings, token=token, shared=service.shared
     )
-    answers, check = service.keda_answers, token_checker(backends.auth)
-    routers = [keda_router(answers=answers, authenticate=check)] if answers else []
+    answers, auth = service.keda_answers, backends.auth
+    routers = [keda_metrics_router(answers, auth=auth, settings=world.settings)] if answers else []
     return build_api_on(
         world.settings.api,
         backends=backends,

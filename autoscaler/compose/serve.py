@@ -21,7 +21,12 @@ from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
-from autoscaler.compose.api import build_api, build_auth, snooze_notifications, token_checker
+from autoscaler.compose.api import (
+    build_api,
+    build_auth,
+    keda_metrics_router,
+    snooze_notifications,
+)
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.managers import build_actuator, build_pending
@@ -36,7 +41,6 @@ from autoscaler.core.ports import (
 )
 from autoscaler.domain.policy.management import Manager
 from autoscaler.engine.acting.context import always_leads
-from autoscaler.keda.http import keda_router
 from autoscaler.settings.rules import longest_loading
 from autoscaler.settings.tree import QuerySettings, Settings
 
@@ -69,7 +73,7 @@ def add_rest_api(
     auth = build_auth(settings.api, cluster_settings=settings.cluster, client=client)
     routers = []
     if service.keda_answers is not None:
-        routers.append(keda_router(answers=service.keda_answers, authenticate=token_checker(auth)))
+        routers.append(keda_metrics_router(service.keda_answers, auth=auth, settings=settings))
     service.servers.append(
         build_api(
             settings.api,

@@ -7,6 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from autoscaler.domain.policy.owners import KUEUE_GROUP, WORKLOADS
+
+LIST = "list"
+
 
 @dataclass(frozen=True)
 class Identity:
@@ -54,3 +58,10 @@ class Target:
 class Verdict:
     allowed: bool
     reason: str
+
+
+def read_target(namespace: str | None) -> Target:
+    """The right every read of workloads asks (the listing, one workload, the audit trail of a
+    namespace, the report, KEDA's metrics-api): `list` on Kueue Workloads in `namespace`;
+    None: in every namespace (cluster-wide)."""
+    return Target(LIST, KUEUE_GROUP, WORKLOADS, namespace)

@@ -7,8 +7,13 @@
 KEDA's metrics-api trigger reads the number at `valueLocation: value`. Unknown is never a
 number: 503 (unknown data), 404 (no such Workload) or 400 (bad parameters), so KEDA holds
 the replicas. Bearer tokens are checked by the injected `authenticate` (TokenReview or the
-static token, as for the REST API); without one, every token is refused. An `authenticate`
-that raises ClusterError (TokenReview unreachable) makes a 503, never a value.
+static token, as for the REST API); without one, every token is refused. The answer tells
+whether a workload exists, its utilization and why it is judged so: `authorize` asks whether
+the caller may read the namespace of the target (the composition root's answer: the
+listing's read right, or only the usernames `keda.metricsApiReaders` names), after the
+parameters are read and before any lookup, so a refused caller gets 403 whatever exists.
+An `authenticate` or `authorize` that raises ClusterError (a review unreachable) makes a
+503, never a value.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from autoscaler.core.errors import ClusterError
+from autoscaler.domain.access import Identity, Verdict
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.metadata import MetadataError
 from autoscaler.keda.targets import Activity
 
-Authenticate = Callable[[str], bool]
+Authenticate = Callable[[str], Identity | None]  # the token's caller; None: not valid
+Authorize = Callable[[Identity, str], Verdict]  # may this caller read that namespace?
 PREFIX = "/api/v1/keda"  # the metrics path is PREFIX + "/metrics"
 VALUE_LOCATION = "value"
 _STATUS = {
@@ -34,8 +41,12 @@ _STATUS = {
 }
 
 
-def deny_all(_token: str) -> bool:
-    return False
+def deny_all(_token: str) -> Identity | None:
+    return None
+
+
+def refuse_all(_who: Identity, _namespace: str) -> Verdict:
+    return Verdict(False, "no authorizer is configured")
 
 
 class KedaMetric(BaseModel):
@@ -54,6 +65,7 @@ def keda_router(
     *,
     answers: KedaAnswers,
     authenticate: Authenticate = deny_all,
+    authorize: Authorize = refuse_all,
     require_token: bool = True,
     prefix: str = PREFIX,
 ) -> APIRouter:
@@ -64,7 +76,7 @@ def keda_router(
         "/metrics",
         response_model=KedaMetric,
         response_model_by_alias=True,
-        responses={400: {}, 401: {}, 404: {}, 503: {}},
+        responses={400: {}, 401: {}, 403: {}, 404: {}, 503: {}},
         summary="Idle signal for KEDA's metrics-api trigger (valueLocation: value)",
     )
     def metrics(  # sync: `authenticate` may call the API server, so it runs in a worker
@@ -80,7 +92,7 @@ def keda_router(
         profile: Annotated[str | None, Query(description="A configured profile.")] = None,
     ) -> KedaMetric:
         del namespace, workload, pod_selector, profile  # documented here, parsed below
-        _check_token(authorization, authenticate=authenticate, required=require_token)
+        who = _caller(authorization, authenticate=authenticate, required=require_token)
         params = request.query_params
         repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
         if repeated:
@@ -89,6 +101,8 @@ def keda_router(
             target = answers.target(dict(params), default_namespace=None, caller="metrics-api")
         except MetadataError as exc:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+        if who is not None:
+            _check_right(who, target.namespace, authorize=authorize)
         judgement = answers.judge(target)
         if not judgement.known:
             raise HTTPException(_STATUS[judgement.activity], f"{target}: {judgement.reason}")
@@ -102,19 +116,36 @@ def keda_router(
     return router
 
 
-def _check_token(header: str | None, *, authenticate: Authenticate, required: bool) -> None:
+def _caller(header: str | None, *, authenticate: Authenticate, required: bool) -> Identity | None:
+    """The caller of a valid bearer token; None when tokens are not required."""
     if not required:
-        return
+        return None
     scheme, _, token = (header or "").partition(" ")
     try:
-        valid = scheme.lower() == "bearer" and bool(token.strip()) and authenticate(token.strip())
+        valid = scheme.lower() == "bearer" and bool(token.strip())
+        who = authenticate(token.strip()) if valid else None
     except ClusterError as exc:  # TokenReview unreachable: unknown, so KEDA holds its replicas
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE, f"cannot check the token: {exc}"
         ) from exc
-    if not valid:
+    if who is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "a valid bearer token is required",
             headers={"WWW-Authenticate": "Bearer"},
+        )
+    return who
+
+
+def _check_right(who: Identity, namespace: str, *, authorize: Authorize) -> None:
+    try:
+        verdict = authorize(who, namespace)
+    except ClusterError as exc:  # SubjectAccessReview unreachable: unknown, hold the replicas
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, f"cannot check the right: {exc}"
+        ) from exc
+    if not verdict.allowed:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"{who.username} may not read workloads in {namespace}: {verdict.reason}",
         )

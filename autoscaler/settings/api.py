@@ -26,8 +26,10 @@ class AuthSettings(_Section):
     static_tokens_file: Path | None = Field(
         None,
         description="YAML file (mount it from a Secret) listing `tokens: [{token, username, "
-        "groups, namespaces, admin}]`; `namespaces: ['*']` means every namespace. Required when "
-        "mode is static.",
+        "groups, namespaces, readNamespaces, admin}]`: each entry is one identity with its own "
+        "rights (read and change in `namespaces`, `['*']` meaning every namespace; only read in "
+        "`readNamespaces`). A username or token listed twice is refused. Required when mode is "
+        "static.",
     )
     audiences: list[str] = Field(
         default_factory=list,

@@ -63,6 +63,15 @@ class KedaSettings(Section):
         "scalerAddress or metrics-api url host is one of them is KEDA-managed (never patched "
         "by the loop). Empty: the chart Service's DNS names in cluster.serviceNamespace.",
     )
+    metrics_api_readers: list[str] = Field(
+        default_factory=list,
+        description="Usernames that alone may read the metrics-api endpoint "
+        "(`/api/v1/keda/metrics`), in every namespace: KEDA's own, e.g. "
+        "`system:serviceaccount:keda:keda-operator`, or the username of a static token. "
+        "Empty: a caller needs what the listing needs, `list` on Kueue Workloads in the "
+        "namespace asked about (nothing more with `api.readsOpen`). Either way the answer "
+        "tells whether a workload exists, its utilization and why.",
+    )
     heartbeat_interval: Duration = Field(
         timedelta(seconds=30),
         description="StreamIsActive (external-push) repeats the current answer this often "

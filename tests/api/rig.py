@@ -25,9 +25,10 @@ from prometheus_client import CollectorRegistry
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.api.context import NO_SNOOZE_NOTIFICATIONS, SnoozeNotifications
-from autoscaler.compose.api import Api, build_api
+from autoscaler.compose.api import Api, Auth, build_api, build_auth, keda_metrics_router
 from autoscaler.compose.loop_parts import subscribe_listeners
 from autoscaler.compose.serve import build_reader, build_shared_state
+from autoscaler.compose.service import build_keda_answers
 from autoscaler.core.ports import ClusterReader
 from autoscaler.domain.models import FleetUsage, GpuUsage, Snapshot, UsageView
 from autoscaler.domain.policy.decisions import Policy
@@ -38,6 +39,7 @@ from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.ha import WatchCacheSettings
+from autoscaler.settings.keda import KedaSettings
 from autoscaler.settings.tree import ClusterSettings, Settings
 from tests.support.builders import make_pod, make_raycluster, make_workload_for
 from tests.support.domain_builders import a_policy
@@ -108,10 +110,16 @@ class ApiRig:
         policy: Policy | None = None,
         notices: SnoozeNotifications = NO_SNOOZE_NOTIFICATIONS,
         suspending: Collection[str] = (),
+        auth: Auth | None = None,
+        keda: KedaSettings | None = None,
     ) -> None:
         """`suspending`: the suspend actuators to enable (`kai`, `kuberay`); with any, the
-        RayClusters no Workload admits are rows of their own, read as `serve` reads them."""
+        RayClusters no Workload admits are rows of their own, read as `serve` reads them.
+        `auth`: the token check and permission check, else as `build_auth` makes them from
+        `settings`; `keda`: serve KEDA's metrics-api endpoint too, as `serve` does."""
         self.suspending = suspending
+        self.auth = auth
+        self.keda = keda
         self.routers = routers
         self.notices = notices
         self.policy = policy
@@ -142,6 +150,7 @@ class ApiRig:
             api=self.settings,
             actuators=ActuatorSettings.model_validate(actuators),
             watch_cache=WatchCacheSettings(enabled=False),
+            keda=self.keda or KedaSettings(),
         )
         kueue = KueueCluster(client=self.client, settings=cluster_settings)
         self.cluster: ClusterReader = (
@@ -180,6 +189,15 @@ class ApiRig:
             audit=guards,
             screen=a_screen(metrics=self.usage, policy=policy, audit=guards, state=guards),
         )
+        auth = self.auth or build_auth(
+            self.settings, cluster_settings=cluster_settings, client=self.client
+        )
+        routers = list(self.routers)
+        if self.keda is not None:
+            answers = build_keda_answers(
+                settings, policy=policy, store=self.store, clock=self.clock, logger=self.logger
+            )
+            routers.append(keda_metrics_router(answers, auth=auth, settings=settings))
         self.api: Api = build_api(
             self.settings,
             cluster_settings=cluster_settings,
@@ -188,7 +206,8 @@ class ApiRig:
             loop=self,
             clock=self.clock,
             logger=self.logger,
-            routers=self.routers,
+            auth=auth,
+            routers=routers,
             policy=policy,
             notices=self.notices,
         )

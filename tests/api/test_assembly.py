@@ -14,7 +14,7 @@ from kubernetes.client import ApiClient
 
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.cluster import KueueCluster
-from autoscaler.compose.api import build_api, build_auth, token_checker
+from autoscaler.compose.api import MetricsApiAccess, build_api, build_auth
 from autoscaler.compose.serve import build_shared_state
 from autoscaler.compose.service import build_service
 from autoscaler.core.clock import SystemClock
@@ -93,8 +93,7 @@ def test_another_router_is_served_behind_the_same_door_with_its_own_statuses() -
         assert rig.reader.get("/api/v1/extra/thing").status_code == 400
         assert rig.reader.get("/api/v1/extra/thing?valid=true").json() == {"ok": "yes"}
         assert rig.http.post("/api/v1/extra/thing").status_code == 401
-        check = token_checker(
-            build_auth(rig.settings, cluster_settings=ClusterSettings(), client=rig.client)
-        )
-        checked += [check(TOKENS["alice"]), check("forged")]
+        auth = build_auth(rig.settings, cluster_settings=ClusterSettings(), client=rig.client)
+        access = MetricsApiAccess(auth, readers=frozenset(), reads_open=False)
+        checked += [access.authenticate(token) is not None for token in (TOKENS["alice"], "x")]
     assert checked == [True, False]

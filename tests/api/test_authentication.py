@@ -73,11 +73,16 @@ def test_malformed_changes_without_a_valid_token_get_401_before_any_parsing(
     assert [r for r in shared.kube.requests.writes() if "tokenreviews" not in r.path] == []
 
 
-def test_a_refusal_is_a_403_carrying_the_reason_from_the_access_review(shared: ApiRig) -> None:
-    response = shared.http.put(
+def test_a_refusal_is_a_403_carrying_the_reason_from_the_access_review(rig: ApiRig) -> None:
+    """To a caller who may read the namespace: one who may not is told nothing the lookup
+    found (tests/api/test_authorization_matrix.py)."""
+    rig.kube.reviews.allow(user="bob", verb="list", resource="workloads", namespace="team-a")
+    rig.add_raycluster("team-a", "alice-rc")
+    rig.cycle()
+    response = rig.http.put(
         "/api/v1/workloads/team-a/alice-rc/exemption",
         json={"duration": "1h", "reason": "not mine"},
-        headers=shared.as_user("bob"),
+        headers=rig.as_user("bob"),
     )
     assert response.status_code == 403
     assert response.json()["detail"] == (

@@ -140,3 +140,21 @@ def test_a_caller_without_rights_learns_a_403_not_whether_the_namespace_exists(
     )
 
     assert answer.status_code == 403
+
+
+def test_a_namespaces_pause_is_shown_to_those_who_may_read_it(rig: ApiRig) -> None:
+    """Who paused a namespace, and why, is its tenants' business; the service's pause is
+    everyone's."""
+    for user, namespace in (("alice", "team-a"), ("bob", "team-b")):
+        path = f"/api/v1/namespaces/{namespace}/pause"
+        answer = rig.http.post(path, json={"reason": "mine"}, headers=rig.as_user(user))
+        assert [p["scope"] for p in answer.json()["paused"]] == [namespace], user
+    rig.http.post("/api/v1/pause", json={"reason": "incident"}, headers=rig.as_user("admin"))
+
+    def scopes(user: str) -> list[str]:
+        answer = rig.http.get("/api/v1/pauses", headers=rig.as_user(user))
+        return [pause["scope"] for pause in answer.json()["paused"]]
+
+    assert scopes("alice") == ["service", "team-a"]
+    assert scopes("bob") == ["service", "team-b"]
+    assert scopes("admin") == ["service", "team-a", "team-b"]

@@ -132,7 +132,7 @@ def test_a_caller_who_may_not_patch_the_workload_gets_403_and_nothing_is_written
         SNOOZE, json={"duration": "1h", "reason": "not mine"}, headers=shared.as_user("bob")
     )
     assert response.status_code == 403
-    assert "bob may not patch" in response.json()["detail"]
+    assert "bob may not change workloads in team-a" in response.json()["detail"]
     assert [r for r in shared.kube.requests.writes() if "reviews" not in r.path] == []
 
 

@@ -92,6 +92,14 @@ def test_self_addresses_set_by_the_user_are_kept(tmp_path: Path) -> None:
 
 
 @pytest.mark.real
+def test_the_metrics_api_readers_reach_the_settings(tmp_path: Path) -> None:
+    keda = "system:serviceaccount:keda:keda-operator"
+    assert settings_from(render(*KEDA_ON), tmp_path).keda.metrics_api_readers == []
+    manifests = render(*KEDA_ON, "--set", f"keda.metricsApiReaders={{{keda}}}")
+    assert settings_from(manifests, tmp_path).keda.metrics_api_readers == [keda]
+
+
+@pytest.mark.real
 def test_the_loop_sees_the_chart_keda_example_as_pointing_at_itself(tmp_path: Path) -> None:
     manifests = render(*values_args(ALL_ON))
     settings = settings_from(manifests, tmp_path)

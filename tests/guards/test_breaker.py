@@ -95,6 +95,14 @@ def test_the_reason_names_the_counts_and_a_few_workloads() -> None:
     assert "ns/w0, ns/w1, ns/w2 and 2 more" in opened.reason
 
 
+def test_the_summary_is_the_reason_without_any_workloads_name() -> None:
+    opened = step(CLOSED, turned(5, busy_before=10), rules=RULES, now=NOW)
+    assert opened.summary == (
+        "5 of 10 workloads busy last cycle turned idle or unknown at once (more than 3)"
+    )
+    assert opened.reason == f"{opened.summary}: ns/w0, ns/w1, ns/w2 and 2 more"
+
+
 observations = st.builds(
     lambda count, extra, observed: Turnover(
         busy_before=count + extra,

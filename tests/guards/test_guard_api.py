@@ -16,7 +16,10 @@ from autoscaler.domain.guards.screen import Contest, Deed
 from autoscaler.domain.models import GuardReport, WorkloadRef
 from tests.api.rig import SERVICE_NAMESPACE, STATE_CONFIG_MAP, ApiRig
 
-OPEN = BreakerState(open=True, reason="4 of 10 workloads busy last cycle turned idle")
+COUNTS = "4 of 10 workloads busy last cycle turned idle"
+OPEN = BreakerState(
+    open=True, reason=f"{COUNTS}: team-b/bob-rc, team-c/carol-rc and 2 more", summary=COUNTS
+)
 
 
 @pytest.fixture
@@ -35,7 +38,9 @@ def change(rig: ApiRig, **fields: object) -> None:
     rig.api.context.state.change(lambda state: replace(state, **fields))  # type: ignore[arg-type]
 
 
-def test_readiness_reports_an_open_breaker_without_failing(rig: ApiRig) -> None:
+def test_readiness_reports_an_open_breaker_without_failing_in_counts_only(rig: ApiRig) -> None:
+    """/readyz answers without a token: it never names a workload (it listed the contested
+    ones and the breaker's reason named a few, of every tenant, before)."""
     snapshot = rig.cycle()
     since = snapshot.taken_at - timedelta(minutes=2)
     report = GuardReport(
@@ -54,16 +59,32 @@ def test_readiness_reports_an_open_breaker_without_failing(rig: ApiRig) -> None:
         "breaker": {
             "open": True,
             "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "reason": OPEN.reason,
+            "reason": COUNTS,
             "normalCycles": 1,
             "closeAfter": 3,
         },
         "hourlyLimit": 20,
         "deactivationsLastHour": 7,
         "deferred": 2,
-        "contested": ["team-a/rc-1"],
+        "contestedCount": 1,
         "problems": [],
     }
+    assert not {"rc-1", "bob-rc", "carol-rc"} & set(response.text.replace('"', " ").split())
+
+
+@pytest.mark.parametrize(
+    ("user", "reason"),
+    [
+        pytest.param("admin", OPEN.reason, id="names-for-an-admin"),
+        pytest.param("alice", COUNTS, id="counts-for-anyone-else"),
+    ],
+)
+def test_the_breakers_reason_names_workloads_only_to_an_admin(
+    rig: ApiRig, user: str, reason: str
+) -> None:
+    change(rig, breaker=OPEN)
+    response = rig.http.get("/api/v1/breaker", headers=rig.as_user(user))
+    assert (response.status_code, response.json()["reason"]) == (200, reason)
 
 
 def test_an_admin_resets_the_breaker_and_the_reset_is_audited(rig: ApiRig) -> None:

@@ -111,6 +111,17 @@ def test_the_breaker_and_the_marks_round_trip_in_their_own_keys(rig: Rig) -> Non
     }
 
 
+def test_the_breakers_summary_round_trips_and_reads_empty_when_written_before_it(
+    rig: Rig,
+) -> None:
+    opened = BreakerState(open=True, since=NOW, reason="5 of 10 turned: ns/a", summary="5 of 10")
+    rig.guards.change(lambda _: GuardMemory(breaker=opened))
+    assert rig.guards.load().breaker == opened
+    assert json.loads(rig.data()["breaker"])["summary"] == "5 of 10"
+    rig.seed({"breaker": json.dumps({"open": True, "reason": "5 of 10 turned: ns/a"})})
+    assert rig.guards.load().breaker.summary == ""
+
+
 @pytest.mark.parametrize(
     "garbled",
     ['{"open": "no"}', "not json", '{"normalCycles": 2}'],

@@ -10,6 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from autoscaler.core.errors import ClusterUnavailable
+from autoscaler.domain.access import Identity, Verdict
 from autoscaler.domain.models import Snapshot
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda.http import VALUE_LOCATION, keda_router
@@ -61,9 +62,20 @@ def store() -> SnapshotStore:
     return SnapshotStore()
 
 
+KEDA = Identity("system:serviceaccount:keda:keda-operator")
+
+
+def keda_only(token: str) -> Identity | None:
+    return KEDA if token == TOKEN else None
+
+
+def reads_ml(who: Identity, namespace: str) -> Verdict:
+    return Verdict(who == KEDA and namespace == "ml", "reads ml only")
+
+
 @pytest.fixture
 def client(store: SnapshotStore) -> Client:
-    return app_for(store, authenticate=lambda token: token == TOKEN)
+    return app_for(store, authenticate=keda_only, authorize=reads_ml)
 
 
 def rc(peak: float | None = 0.8, *, phase: str = "Running") -> Snapshot:
@@ -184,7 +196,7 @@ def test_without_an_authenticator_every_token_is_refused(store: SnapshotStore) -
 
 
 def test_a_token_that_cannot_be_checked_is_a_503(store: SnapshotStore) -> None:
-    def unreachable(_token: str) -> bool:
+    def unreachable(_token: str) -> Identity | None:
         raise ClusterUnavailable("TokenReview: connection refused")
 
     store.publish(rc())
@@ -193,6 +205,37 @@ def test_a_token_that_cannot_be_checked_is_a_503(store: SnapshotStore) -> None:
     )
     assert response.status_code == 503
     assert "connection refused" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("workload", ["rc", "ghost"])
+def test_a_caller_who_may_not_read_the_namespace_gets_403_whether_or_not_it_exists(
+    store: SnapshotStore, workload: str
+) -> None:
+    store.publish(a_snapshot(a_workload("other", "rc").gpu_pod("rc-0").build()))
+    client = app_for(store, authenticate=keda_only, authorize=reads_ml)
+    response = client.get(PATH, params={"namespace": "other", "workload": workload}, headers=AUTH)
+    assert response.status_code == 403
+    assert response.json()["detail"] == (
+        "system:serviceaccount:keda:keda-operator may not read workloads in other: reads ml only"
+    )
+
+
+def test_without_an_authorizer_every_caller_is_refused(store: SnapshotStore) -> None:
+    store.publish(rc())
+    client = app_for(store, authenticate=keda_only)
+    response = client.get(PATH, params={"namespace": "ml", "workload": "rc"}, headers=AUTH)
+    assert response.status_code == 403
+
+
+def test_a_right_that_cannot_be_checked_is_a_503(store: SnapshotStore) -> None:
+    def unreachable(_who: Identity, _namespace: str) -> Verdict:
+        raise ClusterUnavailable("SubjectAccessReview: connection refused")
+
+    store.publish(rc())
+    client = app_for(store, authenticate=keda_only, authorize=unreachable)
+    response = client.get(PATH, params={"namespace": "ml", "workload": "rc"}, headers=AUTH)
+    assert response.status_code == 503
+    assert VALUE_LOCATION not in response.json()
 
 
 def test_tokens_can_be_switched_off(store: SnapshotStore) -> None:

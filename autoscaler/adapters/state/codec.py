@@ -1,6 +1,7 @@
 """How the guards' memory is spelled in the runtime-state ConfigMap (JSON under two keys).
 
-    breaker    {"open": bool, "since": RFC 3339 | null, "reason": str, "normalCycles": int}
+    breaker    {"open": bool, "since": RFC 3339 | null, "reason": str, "normalCycles": int,
+                "summary": str (the reason without workload names; absent when written before it)}
     contested  {"<namespace>/<name>": {"since": RFC 3339, "reason": str}}
 
 Both keys are optional: a ConfigMap written before the guards existed reads as a closed
@@ -47,6 +48,7 @@ def encode_guards(
                 "since": time_text(breaker.since) if breaker.since else None,
                 "reason": breaker.reason,
                 "normalCycles": breaker.normal_cycles,
+                **({"summary": breaker.summary} if breaker.summary else {}),
             },
             sort_keys=True,
         ),
@@ -66,6 +68,7 @@ def decode_breaker(data: Mapping[str, str]) -> BreakerState:
         since=time_of(since) if since else None,
         reason=str(raw.get("reason", "")),
         normal_cycles=int(raw.get("normalCycles", 0)),
+        summary=str(raw.get("summary", "")),
     )
     return state if state.open else CLOSED
 

@@ -44,6 +44,7 @@ from autoscaler.domain.models import OwnerRef, Pauses, WorkloadRef
 
 DETAILS_KEY = "pause-details"
 AUDIT_KEY = "audit"
+UNREADABLE_BREAKER = "the stored breaker state cannot be read, so it counts as open"
 _UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
 T = TypeVar("T")
 
@@ -153,7 +154,9 @@ def _breaker(data: Mapping[str, str], log: logging.Logger) -> BreakerState:
         return decode_breaker(data)
     except GUARDS_UNREADABLE as exc:  # fail safe: a garbled breaker must not disarm it
         log.error("runtime-state breaker unreadable, treated as open: %s", exc)
-        return BreakerState(open=True, reason=f"breaker state unreadable: {exc}")
+        return BreakerState(
+            open=True, reason=f"breaker state unreadable: {exc}", summary=UNREADABLE_BREAKER
+        )
 
 
 def _contested(data: Mapping[str, str], log: logging.Logger) -> dict[WorkloadRef, Contest]:

@@ -16,7 +16,7 @@ from datetime import datetime
 from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context
-from autoscaler.api.lookup import fresh_workload
+from autoscaler.api.lookup import fresh_workload, workload_to_change
 from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest, WorkloadName
 from autoscaler.api.schemas.views import ChangeResult
@@ -50,8 +50,7 @@ def reactivate(
     (removed, or `false`, from its `suspend-was` annotation, which goes too) and KubeRay
     recreates its pods; one suspended by someone else (no `suspend-was`) is refused with 409.
     The write is guarded by the version read: 409 if it changed meanwhile."""
-    workload, _row = fresh_workload(context, caller, namespace, name)
-    context.access.require_workload_change(caller, workload)
+    workload, _row = workload_to_change(context, caller, namespace, name)
     if workload.active:
         raise ApiProblem(409, f"{workload.ref} is already active")
     now = context.clock.now()
@@ -83,8 +82,8 @@ def deactivate(
     `spec.suspend: true`. Refused with 409, before any write, for a hands-off row: a
     RayCluster another controller (a RayJob, an AppWrapper) owns, or one on KAI's
     fractional GPUs: the service never stops those, whoever asks."""
+    context.access.require_admin(caller)  # before the lookup, whose 409 names Workloads
     workload, row = fresh_workload(context, caller, namespace, name)
-    context.access.require_admin(caller)
     if not workload.active:
         raise ApiProblem(409, f"{workload.ref} is already deactivated")
     now = context.clock.now()

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context
-from autoscaler.api.lookup import fresh_workload, rule_of
+from autoscaler.api.lookup import rule_of, workload_to_change
 from autoscaler.api.problems import ApiProblem, error_responses, invalid
 from autoscaler.api.schemas.requests import ExemptionRequest, NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExemptionResult, ExemptionView
@@ -64,8 +64,7 @@ def exempt(
     when the workload's rule lets only admins exempt. Replaces any earlier end; the longest
     exemption is the rule's."""
     now = context.clock.now()
-    workload, _row = fresh_workload(context, caller, namespace, name)
-    context.access.require_workload_change(caller, workload)
+    workload, _row = workload_to_change(context, caller, namespace, name)
     bounds = exemption_bounds(context, workload)
     if bounds.allowed_to is ExemptionRight.ADMINS:
         context.access.require_admin(caller)
@@ -117,8 +116,7 @@ def unexempt(
 ) -> ExemptionResult:
     """Removes the exemption annotations from the owner and the Workload alike (one patch
     for a RayCluster the service suspends itself: it is its own owner)."""
-    workload, _row = fresh_workload(context, caller, namespace, name)
-    context.access.require_workload_change(caller, workload)
+    workload, _row = workload_to_change(context, caller, namespace, name)
     holding = [
         on_owner
         for on_owner, found in annotation_sources(workload)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from autoscaler.api.context import Caller, Context
+from autoscaler.api.context import Caller, Context, Reader
 from autoscaler.api.lookup import find_row
 from autoscaler.api.presenters import breaker_view
 from autoscaler.api.problems import ApiProblem, error_responses
@@ -26,8 +26,11 @@ CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)
 @router.get(
     "/breaker", summary="The mass-idle circuit breaker", responses=error_responses(401, 503)
 )
-def read_breaker(context: Context) -> BreakerView:
-    return breaker_view(context.state.read().breaker)
+def read_breaker(context: Context, reader: Reader) -> BreakerView:
+    """Any valid token. The `reason` names a few of the workloads that turned idle only to
+    an admin (they may belong to any tenant); anyone else reads its counts."""
+    named = context.access.is_admin(reader)
+    return breaker_view(context.state.read().breaker, named=named)
 
 
 @router.post(
@@ -49,7 +52,7 @@ def reset_breaker(context: Context, caller: Caller, request: ReasonRequest) -> B
         lambda current: current.breaker_reset().recorded((record,), limit=limit)
     )
     context.logger.warning("circuit breaker reset by %s: %s", caller.username, request.reason)
-    return breaker_view(state.breaker)
+    return breaker_view(state.breaker, named=True)
 
 
 @router.delete(

@@ -7,9 +7,11 @@ Pausing what is paused, or resuming what runs, is not an error: a kill switch is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import APIRouter
 
-from autoscaler.api.context import ApiContext, Caller, Context
+from autoscaler.api.context import ApiContext, Caller, Context, Reader
 from autoscaler.api.presenters import pauses_view
 from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest
@@ -23,8 +25,10 @@ PAUSE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)
 
 
 @router.get("/pauses", summary="The pauses in force", responses=error_responses(401, 503))
-def list_pauses(context: Context) -> PausesView:
-    return pauses_view(context.state.read())
+def list_pauses(context: Context, reader: Reader) -> PausesView:
+    """Any valid token: the service's pause, and the pauses of the namespaces the caller may
+    read (who set each and why is its tenants' business)."""
+    return pauses_view(context.state.read(), shown=_readable(context, reader))
 
 
 @router.post("/pause", summary="Pause the whole service (admin)", responses=CHANGE_ERRORS)
@@ -82,4 +86,12 @@ def _change(
         )
     )
     context.logger.warning("%s %s by %s: %s", record.action, record.target, caller.username, reason)
-    return pauses_view(state)
+    return pauses_view(state, shown=_readable(context, caller))
+
+
+def _readable(context: ApiContext, who: Identity | None) -> Callable[[str], bool]:
+    """Whether a namespace's pause is shown to `who`: every one to a caller who may read
+    every namespace (one review), else each namespace asked on its own (few are paused)."""
+    if context.access.may_read(who, None):
+        return lambda _namespace: True
+    return lambda namespace: context.access.may_read(who, namespace)

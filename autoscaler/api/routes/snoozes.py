@@ -17,7 +17,7 @@ from datetime import datetime
 from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context
-from autoscaler.api.lookup import fresh_workload, rule_of
+from autoscaler.api.lookup import rule_of, workload_to_change
 from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, SnoozeRequest, WorkloadName
 from autoscaler.api.schemas.views import SnoozeResult
@@ -51,8 +51,7 @@ def snooze(
     snooze ends; if the workload is still idle then, it is warned again first. 409 when the
     rule's snoozes per day are used up."""
     now = context.clock.now()
-    workload, _row = fresh_workload(context, caller, namespace, name)
-    context.access.require_workload_change(caller, workload)
+    workload, _row = workload_to_change(context, caller, namespace, name)
     rule = rule_of(context, workload)
     grant = keep(
         context,
@@ -83,8 +82,7 @@ def unsnooze(
     context: Context, caller: Caller, namespace: NamespaceName, name: WorkloadName
 ) -> SnoozeResult:
     """A stop still needs a fresh warning, `warnBefore` ahead."""
-    workload, _row = fresh_workload(context, caller, namespace, name)
-    context.access.require_workload_change(caller, workload)
+    workload, _row = workload_to_change(context, caller, namespace, name)
     if SNOOZED_UNTIL not in workload.annotations:
         raise ApiProblem(409, f"{workload.ref} is not snoozed")
     rule = rule_of(context, workload)

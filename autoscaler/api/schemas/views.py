@@ -231,7 +231,8 @@ class Health(_View):
 
 
 class BreakerView(_View):
-    """The mass-idle circuit breaker: while open, nothing is deactivated."""
+    """The mass-idle circuit breaker: while open, nothing is deactivated. Its `reason` names a
+    few of the workloads that turned idle only for admins; anyone else gets the counts."""
 
     open: bool
     since: datetime | None = Field(None, description="When it opened.")
@@ -247,9 +248,10 @@ class GuardsView(_View):
     hourly_limit: int = Field(description="Most deactivations by the loop in any hour.")
     deactivations_last_hour: int = Field(description="Begun by the loop in the last hour.")
     deferred: int = Field(description="Held back this cycle by the breaker or the hourly cap.")
-    contested: list[str] = Field(
-        description="Workloads (namespace/name) left alone because something keeps setting "
-        "them back to active; an admin clears each with DELETE .../contested.",
+    contested_count: int = Field(
+        description="Workloads left alone because something keeps setting them back to "
+        "active: a count, since /readyz answers anyone. Their rows' reasons begin "
+        "`contested:`; an admin clears each with DELETE .../contested.",
     )
     problems: list[str] = Field(default_factory=list)
 

@@ -45,8 +45,9 @@ class Turnover:
 class BreakerState:
     open: bool = False
     since: datetime | None = None  # when it opened
-    reason: str = ""
+    reason: str = ""  # with a few workloads' names: for the log, the Event and admins
     normal_cycles: int = 0  # consecutive normal cycles while open
+    summary: str = ""  # the reason without names: for everyone else (every tenant's rows)
 
 
 CLOSED = BreakerState()
@@ -65,18 +66,29 @@ def step(
     if trips(turnover, rules):
         if state.open:
             return replace(state, normal_cycles=0)  # still abnormal: start counting again
-        return BreakerState(open=True, since=now, reason=describe(turnover, rules))
+        return BreakerState(
+            open=True,
+            since=now,
+            reason=describe(turnover, rules),
+            summary=summarize(turnover, rules),
+        )
     if not state.open:
         return state
     normal = state.normal_cycles + 1
     return CLOSED if normal >= rules.close_after else replace(state, normal_cycles=normal)
 
 
+def summarize(turnover: Turnover, rules: BreakerRules) -> str:
+    """Why it opened, in counts: told to every caller, so it names no workload."""
+    return (
+        f"{len(turnover.turned)} of {turnover.busy_before} workloads busy last cycle turned "
+        f"idle or unknown at once (more than {rules.limit(turnover.busy_before):g})"
+    )
+
+
 def describe(turnover: Turnover, rules: BreakerRules) -> str:
+    """The summary and the first few workloads' names, for those who may see every tenant."""
     shown = ", ".join(turnover.turned[:EXAMPLES_SHOWN])
     more = len(turnover.turned) - EXAMPLES_SHOWN
     names = f"{shown} and {more} more" if more > 0 else shown
-    return (
-        f"{len(turnover.turned)} of {turnover.busy_before} workloads busy last cycle turned "
-        f"idle or unknown at once (more than {rules.limit(turnover.busy_before):g}): {names}"
-    )
+    return f"{summarize(turnover, rules)}: {names}"

@@ -196,7 +196,9 @@ class Screen:
         self._known = memory
         guarded = leave_contested(decisions, memory.contested)
         if memory.breaker.open:
-            why = f"mass-idle circuit breaker open: {memory.breaker.reason}"
+            # in every tenant's rows: the counts, never the names of other tenants' workloads
+            summary = memory.breaker.summary
+            why = "mass-idle circuit breaker open" + (f": {summary}" if summary else "")
             guarded = hold(defer(guarded, keep=0, why=why), actions=WARNINGS, why=HELD)
         begun, limit = started_in_last_hour(records, now=now), self._rules.max_per_hour
         why = f"at most {limit} deactivations per hour ({begun} begun in the last hour)"

@@ -277,6 +277,7 @@ the gRPC port (external, external-push) and the HTTP port (the metrics-api URL h
 {{- $_ := set $out "tls" $tls }}
 {{- $_ := set $out "selfAddresses" $addresses }}
 {{- $_ := set $out "heartbeatInterval" $keda.heartbeatInterval }}
+{{- $_ := set $out "metricsApiReaders" ($keda.metricsApiReaders | default list) }}
 {{- toYaml $out }}
 {{- end }}
 
