@@ -36,6 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     if args.command == "check-config":
         return _check_config(settings)
+    try:  # the files the settings name (static tokens, secrets) are read as the service starts
+        return _run(args, settings)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "recording-rules":
         from autoscaler.compose.recording_rules import recording_rules_text  # noqa: PLC0415
 

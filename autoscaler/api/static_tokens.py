@@ -16,9 +16,10 @@ import hmac
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
+from autoscaler.core.documents import read_yaml_file
 from autoscaler.core.errors import ConfigError
 from autoscaler.domain.access import Identity, Recalled, Target, Verdict
 
@@ -51,13 +52,12 @@ class StaticTokens:
 
     @classmethod
     def load(cls, path: Path, *, admin_target: Target) -> StaticTokens:
+        raw = read_yaml_file(path, key="api.auth.staticTokensFile")  # bounded, one-line refusals
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
             parsed = StaticTokenFile.model_validate(raw)
-        except OSError as exc:
-            raise ConfigError([f"api.auth.staticTokensFile: cannot read {path}: {exc}"]) from exc
-        except (yaml.YAMLError, ValidationError) as exc:
-            raise ConfigError([f"api.auth.staticTokensFile: {path} is invalid: {exc}"]) from exc
+        except ValidationError as exc:  # described without the input: it may be a token
+            problems = [_problem(path, error) for error in exc.errors()]
+            raise ConfigError(problems) from None
         return cls(tuple(parsed.tokens), admin_target)
 
     def authenticate(self, token: str) -> Identity | None:
@@ -91,3 +91,8 @@ class StaticTokens:
             if hmac.compare_digest(entry.token.encode(), wanted):
                 found = entry
         return found
+
+
+def _problem(path: Path, error: ErrorDetails) -> str:
+    location = ".".join(str(part) for part in error["loc"]) or "the top level"
+    return f"api.auth.staticTokensFile: {path}: {location}: {error['msg']}"

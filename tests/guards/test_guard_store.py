@@ -113,8 +113,13 @@ def test_the_breaker_and_the_marks_round_trip_in_their_own_keys(rig: Rig) -> Non
 
 @pytest.mark.parametrize(
     "garbled",
-    ['{"open": "no"}', "not json", '{"normalCycles": 2}'],
-    ids=["open-not-a-boolean", "not-json", "open-missing"],
+    [
+        '{"open": "no"}',
+        "not json",
+        '{"normalCycles": 2}',
+        '{"open": ' + "[" * 10**5 + "]" * 10**5 + "}",
+    ],
+    ids=["open-not-a-boolean", "not-json", "open-missing", "nested-past-recursion"],
 )
 def test_a_garbled_breaker_reads_as_open_so_a_bad_edit_cannot_disarm_it(
     rig: Rig, garbled: str
