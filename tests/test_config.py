@@ -64,6 +64,11 @@ def test_broken_file_exits_2_naming_every_bad_key(tmp_path: Path) -> None:
         pytest.param("policy:\n  idleWindow: soon\n", "policy.idleWindow", id="bad-duration"),
         pytest.param("prometheus:\n  retries: 9\n", "prometheus.retries", id="too-many-retries"),
         pytest.param("nosuch: {}\n", "nosuch: unknown key", id="unknown-section"),
+        pytest.param(
+            "rules:\n" + "".join(f"- {{name: r{n}}}\n" for n in range(1001)),
+            "rules: List should have at most 1000 items",
+            id="more-rules-than-check-config-compares-in-a-second",
+        ),
     ],
 )
 def test_invalid_settings_are_rejected_with_the_key_named(

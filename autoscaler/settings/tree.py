@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 
+# Rules a file may hold: enough for a rule per namespace of a large cluster, and few enough
+# that comparing each with every earlier one (shadowed rules) stays under a second.
+MAX_RULES = 1000
+
 class LoopSettings(Section):
     interval: Duration = Field(
         timedelta(seconds=60),
@@ -128,9 +132,11 @@ class Settings(Section):
     )
     rules: list[RuleSettings] = Field(
         default_factory=list,
+        max_length=MAX_RULES,
         description="Scoped rules, first match wins; the default rule (`policy:`) closes the "
         "list (docs/RULES.md). Each sets any of the default rule's knobs for what it matches; "
-        "an unset knob inherits the default rule's.",
+        f"an unset knob inherits the default rule's. At most {MAX_RULES}: check-config compares "
+        "each rule with every earlier one.",
         examples=[
             [
                 {
