@@ -229,3 +229,14 @@ def test_a_byte_order_mark_an_alias_and_a_merge_key_are_accepted(tmp_path: Path)
     assert result.returncode == 0, result.stderr
     assert "idleWindow: 2h" in result.stdout
     assert result.stdout.count("- team-a") == 2  # the merged key's namespaces, in both rules
+
+
+def test_a_file_with_thousands_of_bad_entries_is_told_in_a_screenful(tmp_path: Path) -> None:
+    path = write(tmp_path, "notifications:\n  defaultTargets:\n" + "  - nobody\n" * 5000)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(path)
+    assert len(refused.value.problems) == 5000
+    lines = str(refused.value).splitlines()
+    assert len(lines) == 1 + 50 + 1
+    assert lines[1] == "  - notifications.defaultTargets: nobody is not in notifications.targets"
+    assert lines[-1] == "  … and 4950 more"

@@ -50,6 +50,7 @@ __all__ = [
 # that comparing each with every earlier one (shadowed rules) stays under a second.
 MAX_RULES = 1000
 
+
 class LoopSettings(Section):
     interval: Duration = Field(
         timedelta(seconds=60),
