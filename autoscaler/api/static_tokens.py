@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from autoscaler.core.documents import read_yaml_file
 from autoscaler.core.errors import ConfigError
 from autoscaler.domain.access import Identity, Recalled, Target, Verdict, read_target
 
@@ -82,15 +82,9 @@ class StaticTokenFile(BaseModel):
 def read_token_file(path: Path) -> tuple[StaticToken, ...]:
     """The file's entries; a ConfigError naming the setting, the file and each problem, never
     a token (the file is a Secret: its values stay out of logs and terminals)."""
+    raw = read_yaml_file(path, key=SETTING)  # bounded; one-line refusals, never its values
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         parsed = StaticTokenFile.model_validate(raw)
-    except OSError as exc:
-        raise ConfigError([f"{SETTING}: cannot read {path}: {exc.strerror}"]) from None
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        at = f" at line {where.line + 1}" if where is not None else ""
-        raise ConfigError([f"{SETTING}: {path} is not valid YAML{at}"]) from None
     except ValidationError as exc:
         problems = [
             f"{SETTING}: {path}: {'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}"

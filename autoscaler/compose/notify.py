@@ -25,7 +25,12 @@ from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.dispatch import LinkMaker, NotificationDispatcher
 from autoscaler.engine.notify.links import LinkSigner
 from autoscaler.engine.notify.notices import NoticeTeller, Route
-from autoscaler.settings.notifications import LinkSettings, TargetSettings, check_notifications
+from autoscaler.settings.notifications import (
+    LinkSettings,
+    TargetSettings,
+    check_notifications,
+    url_problem,
+)
 from autoscaler.settings.tree import Settings
 
 MIN_KEY_BYTES = 32  # HMAC-SHA256's own output size: a shorter key is guessable sooner
@@ -81,6 +86,8 @@ def _notifier(name: str, target: TargetSettings, *, clock: Clock) -> Notifier:
     url = (url or "").strip()
     if not url:  # the settings' checks see the file's name, not what it holds
         raise ConfigError([f"{key}.urlFile: {target.url_file} is empty"])
+    if problem := url_problem(url):  # said without the URL: it is the secret
+        raise ConfigError([f"{key}.urlFile: {target.url_file} must hold {problem}"])
     if target.type == "slack":
         return SlackNotifier(name, url, target.timeout)
     secret = None if target.secret_file is None else _key(target.secret_file, f"{key}.secretFile")

@@ -21,11 +21,18 @@ class AutoscalerError(Exception):
     """Base of every error the service raises on purpose."""
 
 
+SHOWN_PROBLEMS = 50  # a file of 90,000 bad entries is told in a screenful, not 90,000 lines
+
+
 class ConfigError(AutoscalerError):
-    """The configuration is invalid; `problems` lists one line per bad key."""
+    """The configuration is invalid; `problems` lists one line per bad key, and the message
+    the first SHOWN_PROBLEMS of them."""
 
     def __init__(self, problems: list[str]) -> None:
-        super().__init__("invalid configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+        lines = [f"  - {p}" for p in problems[:SHOWN_PROBLEMS]]
+        if len(problems) > SHOWN_PROBLEMS:
+            lines.append(f"  … and {len(problems) - SHOWN_PROBLEMS} more")
+        super().__init__("\n".join(["invalid configuration:", *lines]))
         self.problems = problems
 
 

@@ -1,10 +1,11 @@
 """Text that came from people: what a name may be, and what may reach a terminal.
 
 Free text (a reason, a name shown to an admin) can come through the API, where the boundary
-refuses control and bidirectional-override characters, or through an annotation set with
-kubectl, which nobody checks. So every renderer (the CLI, log lines, Events) passes what it
-prints through `escape`: an ESC, a CR or a U+202E is shown as `\\x1b`, `\\r`, `\\u202e`, never
-obeyed by the terminal that shows it.
+refuses the characters below, or through an annotation set with kubectl, which nobody checks.
+So every renderer (the CLI, log lines, Events) passes what it prints through `escape`: an ESC,
+a CR or a U+202E is shown as `\\x1b`, `\\x0d`, `\\u202e`, never obeyed by the terminal that
+shows it, and a character nobody can see (a zero-width space, a tag character) is shown
+rather than hidden.
 """
 
 from __future__ import annotations
@@ -15,11 +16,20 @@ import re
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# What may not reach a reader as it is, by what it does:
+_UNSAFE_RANGES = (
+    "\x00-\x1f\x7f-\x9f"  # control characters: C0, DEL, C1 (NEL, U+0085, among them)
+    "\u2028\u2029"  # line and paragraph separators: a line break to many terminals and editors
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, overrides, isolates
+    "\u200b-\u200d\u2060\ufeff"  # zero-width space, non-joiner, joiner, word joiner, BOM
+    "\U000e0000-\U000e007f"  # tag characters: invisible, may smuggle text past a reader
+)
+_UNSAFE = re.compile(f"[{_UNSAFE_RANGES}]")
 
 
 def unsafe_characters(text: str) -> list[str]:
-    """The control (C0, DEL, C1) and bidi override/isolate characters in `text`, escaped."""
+    """The characters of `text` that `escape` spells out (control, line separator, bidi,
+    zero-width and tag characters), each once, escaped."""
     return sorted({escape(match) for match in _UNSAFE.findall(text)})
 
 
@@ -36,4 +46,6 @@ def clip(text: str, limit: int = 64) -> str:
 
 def _spelled(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"  # Python's own spelling

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
@@ -168,8 +168,8 @@ def _target(key: str, name: str, target: TargetSettings) -> list[str]:
         problems.append(f"{key}: a name is 1-32 lowercase letters, digits or '-'")
     if (target.url is None) == (target.url_file is None):
         problems.append(f"{key}.url: set exactly one of url and urlFile")
-    elif target.url is not None and not _is_http(target.url):
-        problems.append(f"{key}.url: an http:// or https:// address")
+    elif target.url is not None and (problem := url_problem(target.url.strip())):
+        problems.append(f"{key}.url: {problem}")
     if target.type == "slack" and target.secret_file is not None:
         problems.append(
             f"{key}.secretFile: Slack verifies no signature of ours; the secret is the URL "
@@ -187,8 +187,8 @@ def _links(section: NotificationSettings) -> list[str]:
         problems.append(f"{key}.signingKeyFile: needed with baseUrl, to sign the links")
     if links.signing_key_file is not None and links.base_url is None:
         problems.append(f"{key}.baseUrl: needed with signingKeyFile, the address links point at")
-    if links.base_url is not None and not _is_http(links.base_url):
-        problems.append(f"{key}.baseUrl: an http:// or https:// address")
+    if links.base_url is not None and (problem := url_problem(links.base_url)):
+        problems.append(f"{key}.baseUrl: {problem}")
     if links.ttl <= timedelta(0):
         problems.append(f"{key}.ttl: must be longer than 0s")
     if links.base_url is not None and not links.choices:
@@ -201,9 +201,29 @@ def _links(section: NotificationSettings) -> list[str]:
     return problems
 
 
-def _is_http(url: str) -> bool:
-    parsed = urlparse(url)
-    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
+_HTTP = "an http:// or https:// address"
+
+
+def url_problem(url: str) -> str | None:
+    """What `url` should be and is not (`<key>: <what it should be>`), or None when it is fit to
+    POST to; in words that never quote it, since a Slack webhook's URL is its secret and a
+    problem is printed and logged."""
+    if any(char.isspace() or not char.isprintable() for char in url):
+        return f"{_HTTP} alone on one line, without whitespace or control characters (CR, LF)"
+    if not url.isascii():
+        return f"{_HTTP} in ASCII: percent-encode other characters"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # a ValueError when not a number from 0 to 65535
+    except ValueError:  # that, or a bracketed host left open
+        return f"{_HTTP} with a readable host and a port from 1 to 65535"
+    checks = (
+        (parts.scheme not in ("http", "https"), _HTTP),
+        (not parts.hostname, f"{_HTTP} that names a host"),
+        ("@" in parts.netloc, f"{_HTTP} without a user or password before the host"),
+        (port == 0, f"{_HTTP} with a port from 1 to 65535"),
+    )
+    return next((problem for failed, problem in checks if failed), None)
 
 
 def _is_target_name(name: str) -> bool:

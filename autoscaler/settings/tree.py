@@ -15,9 +15,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError
 
+from autoscaler.core.documents import DocumentRefused, FileRefused, read_yaml_file
 from autoscaler.core.errors import ConfigError
 from autoscaler.settings.actuators import ActuatorSettings, check_actuators
 from autoscaler.settings.api import ApiSettings
@@ -44,6 +44,11 @@ __all__ = [
     "SignalSettings",
     "load_settings",
 ]
+
+
+# Rules a file may hold: enough for a rule per namespace of a large cluster, and few enough
+# that comparing each with every earlier one (shadowed rules) stays under a second.
+MAX_RULES = 1000
 
 
 class LoopSettings(Section):
@@ -128,9 +133,11 @@ class Settings(Section):
     )
     rules: list[RuleSettings] = Field(
         default_factory=list,
+        max_length=MAX_RULES,
         description="Scoped rules, first match wins; the default rule (`policy:`) closes the "
         "list (docs/RULES.md). Each sets any of the default rule's knobs for what it matches; "
-        "an unset knob inherits the default rule's.",
+        f"an unset knob inherits the default rule's. At most {MAX_RULES}: check-config compares "
+        "each rule with every earlier one.",
         examples=[
             [
                 {
@@ -189,16 +196,16 @@ def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError([f"{path}: not valid YAML: {exc}"]) from exc
+    """The file's sections, read within the bounds of `core.documents`."""
+    loaded = read_yaml_file(path)
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
-        raise ConfigError([f"{path}: the top level must be a mapping of sections"])
+        refused = DocumentRefused(
+            "the top level must be a mapping of sections",
+            "start each section at the left margin, e.g. `policy:`",
+        )
+        raise FileRefused(path, refused)
     return loaded
 
 

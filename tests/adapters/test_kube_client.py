@@ -361,3 +361,14 @@ def test_an_unreadable_kubeconfig_is_a_config_error(tmp_path: Path) -> None:
     settings = ClusterSettings(kubeconfig=tmp_path / "missing", context="any")
     with pytest.raises(ConfigError, match=r"cluster\.kubeconfig"):
         api_client_from_settings(settings)
+
+
+def test_a_hostile_kubeconfig_is_refused_before_the_kubernetes_loader_reads_it(
+    tmp_path: Path,
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_bytes(b"clusters: " + b"[" * 5000 + b"]" * 5000)  # a RecursionError there
+    settings = ClusterSettings(kubeconfig=kubeconfig, context="any")
+    with pytest.raises(ConfigError) as refused:
+        api_client_from_settings(settings)
+    assert str(refused.value).startswith(f"{kubeconfig} (cluster.kubeconfig): nested deeper")

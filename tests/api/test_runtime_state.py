@@ -136,6 +136,9 @@ def test_an_unreachable_api_is_reported_not_swallowed(
         store.read()
 
 
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
 @pytest.mark.parametrize(
     ("garbled", "expected_pauses", "expected_audit"),
     [
@@ -148,6 +151,10 @@ def test_an_unreachable_api_is_reported_not_swallowed(
             id="garbled-records",
         ),
         pytest.param({"pause-details": "[]"}, Pauses(), 1, id="garbled-details"),
+        # nested past the decoder's recursion: refused as garbled, never a RecursionError
+        pytest.param({"pauses": DEEP}, Pauses(everything=True), 1, id="deep-pauses"),
+        pytest.param({"audit": DEEP}, Pauses(), 0, id="deep-audit"),
+        pytest.param({"pause-details": '{"x": ' + DEEP + "}"}, Pauses(), 1, id="deep-details"),
     ],
 )
 def test_a_hand_garbled_config_map_is_read_safely(

@@ -113,7 +113,7 @@ def test_a_token_listed_twice_is_refused_without_showing_it(tmp_path: Path) -> N
             "tokens.0.role: Extra inputs are not permitted",
             id="unknown-key",
         ),
-        pytest.param(f"tokens: [{{token: {ALICE}", "is not valid YAML", id="broken-yaml"),
+        pytest.param(f"tokens: [{{token: {ALICE}", "not valid YAML at line 2", id="broken-yaml"),
     ],
 )
 def test_an_invalid_file_is_refused_by_what_is_wrong_never_by_its_values(

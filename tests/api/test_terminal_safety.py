@@ -132,3 +132,68 @@ def test_an_event_carrying_a_reason_set_with_kubectl_is_written_escaped(
     assert messages
     assert all(message == escape(HOSTILE) for message in messages)
     assert not any(char in message for message in messages for char in RAW)
+
+
+# Characters that do not show, or that break a line where no line ends: a reader cannot see
+# them, so they are refused at the API and spelled out wherever kubectl let them through.
+INVISIBLE = {
+    "line-separator": "\u2028",
+    "paragraph-separator": "\u2029",
+    "zero-width-space": "\u200b",
+    "zero-width-joiner": "\u200d",
+    "right-to-left-mark": "\u200f",
+    "arabic-letter-mark": "\u061c",
+    "word-joiner": "\u2060",
+    "byte-order-mark": "\ufeff",
+    "tag-character": "\U000e0041",
+}
+HIDDEN = "ok" + "".join(INVISIBLE.values()) + "done"
+
+
+@pytest.mark.parametrize("char", [pytest.param(c, id=name) for name, c in INVISIBLE.items()])
+def test_a_reason_with_an_invisible_or_line_breaking_character_is_a_422_naming_the_field(
+    rig: ApiRig, char: str
+) -> None:
+    rig.add_raycluster("team-a", "alice-rc")
+    rig.cycle()
+    body = {"duration": "1h", "reason": f"looks{char}harmless"}
+    response = rig.http.put(EXEMPTION, json=body, headers=rig.as_user("alice"))
+    assert response.status_code == 422
+    [field] = response.json()["fields"]
+    assert field["field"] == "body.reason"
+    assert escape(char) in field["message"]  # named, escaped: the answer shows what it refused
+
+
+@pytest.fixture
+def hidden_reason(rig: ApiRig) -> Iterator[ApiRig]:
+    """alice-rc exempted with kubectl, its reason full of characters nobody sees."""
+    rig.add_raycluster(
+        "team-a",
+        "alice-rc",
+        annotations={
+            keys.EXEMPT_UNTIL: time_text(rig.now + timedelta(hours=2)),
+            keys.EXEMPT_BY: "mallory\u200b",
+            keys.EXEMPT_REASON: HIDDEN,
+        },
+    )
+    yield rig
+
+
+def test_invisible_characters_set_with_kubectl_are_shown_escaped_by_the_cli(
+    hidden_reason: ApiRig, tmp_path: Path
+) -> None:
+    hidden_reason.cycle()
+    code, out, err = cli(hidden_reason, "status", "alice-rc", "-n", "team-a", tmp_path=tmp_path)
+    assert code == 0, err
+    assert not any(char in out for char in INVISIBLE.values())
+    assert escape(HIDDEN) in out
+    assert "\\u2028" in out and "\\U000e0041" in out and "mallory\\u200b" in out
+
+
+def test_an_event_carrying_invisible_characters_is_written_escaped(hidden_reason: ApiRig) -> None:
+    [row] = hidden_reason.cycle().workloads
+    reason = row.info.owner_annotations[keys.EXEMPT_REASON]
+    hidden_reason.actuator.announce(row.info, reason="IdleGPUReactivated", message=reason)
+    messages = [e["message"] for e in hidden_reason.kube.store.list("events", namespace="team-a")]
+    assert messages == [escape(HIDDEN)] * len(messages) and messages
+    assert not any(char in message for message in messages for char in INVISIBLE.values())

@@ -124,8 +124,13 @@ def test_the_breakers_summary_round_trips_and_reads_empty_when_written_before_it
 
 @pytest.mark.parametrize(
     "garbled",
-    ['{"open": "no"}', "not json", '{"normalCycles": 2}'],
-    ids=["open-not-a-boolean", "not-json", "open-missing"],
+    [
+        '{"open": "no"}',
+        "not json",
+        '{"normalCycles": 2}',
+        '{"open": ' + "[" * 10**5 + "]" * 10**5 + "}",
+    ],
+    ids=["open-not-a-boolean", "not-json", "open-missing", "nested-past-recursion"],
 )
 def test_a_garbled_breaker_reads_as_open_so_a_bad_edit_cannot_disarm_it(
     rig: Rig, garbled: str

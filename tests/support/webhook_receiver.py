@@ -1,7 +1,8 @@
 """A real HTTP receiver of our notifications on 127.0.0.1, as a team's webhook endpoint
 would be: it records each request, verifies `X-Idle-GPU-Signature` with the shared secret
 (answering 401 when it does not verify, as a receiver should), and can be told to fail the
-next requests with a status or to hang past the client's timeout.
+next requests with a status or to hang past the client's timeout; with `echo_path`, every
+answer repeats the path it was called on (its reason phrase and body), as some receivers do.
 
     receiver = WebhookReceiver(secret=SECRET)   # or the `webhook_receiver` fixture
     receiver.fail_next(2, status=500)
@@ -57,8 +58,9 @@ def verify(secret: bytes, *, header: str | None, body: bytes) -> bool:
 
 
 class WebhookReceiver:
-    def __init__(self, *, secret: bytes | None = None) -> None:
+    def __init__(self, *, secret: bytes | None = None, echo_path: bool = False) -> None:
         self.secret = secret
+        self.echo_path = echo_path  # answer with the path in the reason phrase and the body
         self._received: list[Received] = []
         self._failures: list[int] = []  # statuses to answer next, in order
         self._hangs = 0
@@ -150,9 +152,12 @@ class HookHandler(BaseHTTPRequestHandler):
         )
         if status == 0:
             return  # hung: the client gave up long ago; answer nothing
-        self.send_response(status)
-        self.send_header("Content-Length", "0")
+        # A receiver that tells what it was called on, as some do in their errors.
+        echo = f"no hook at {self.path}" if self.receiver.echo_path else ""
+        self.send_response(status, echo or None)
+        self.send_header("Content-Length", str(len(echo.encode())))
         self.end_headers()
+        self.wfile.write(echo.encode())
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: tests read `received`

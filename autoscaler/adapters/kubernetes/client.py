@@ -31,6 +31,7 @@ from autoscaler.adapters.kubernetes.resources import (
     ObjectList,
 )
 from autoscaler.adapters.kubernetes.watching import WatchEvent, WatchInterrupt, lines, watch_event
+from autoscaler.core.documents import read_yaml_file
 from autoscaler.core.errors import ClusterError, ConfigError, Forbidden, NotFound
 from autoscaler.settings.tree import ClusterSettings
 
@@ -64,6 +65,8 @@ def api_client_from_settings(settings: ClusterSettings) -> Any:
                 client_configuration=configuration
             )
         else:
+            if settings.kubeconfig is not None:  # within bounds before the client's own reader
+                read_yaml_file(settings.kubeconfig, key="cluster.kubeconfig")
             k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=str(settings.kubeconfig) if settings.kubeconfig else None,
                 context=settings.context,

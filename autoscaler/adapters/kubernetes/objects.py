@@ -14,6 +14,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from autoscaler.core.documents import parse_json
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
 from autoscaler.domain.queues.quantity import parse_quantity
@@ -263,7 +264,7 @@ def pauses_from_data(data: Mapping[str, str]) -> Pauses:
     text = data.get(PAUSES_KEY, "").strip()
     if not text:
         return Pauses()
-    parsed = json.loads(text)
+    parsed = parse_json(text)
     namespaces = parsed.get("namespaces") or []
     if not isinstance(parsed.get("everything", False), bool) or not isinstance(namespaces, list):
         raise ValueError(f"{PAUSES_KEY}: expected {{'everything': bool, 'namespaces': [str]}}")

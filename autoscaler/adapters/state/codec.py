@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from autoscaler.core.documents import parse_json
 from autoscaler.domain.annotations import parse_time, time_text
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.guards.breaker import CLOSED, BreakerState
@@ -61,7 +62,7 @@ def decode_breaker(data: Mapping[str, str]) -> BreakerState:
     text = data.get(BREAKER_KEY)
     if not text:
         return CLOSED
-    raw = json.loads(text)
+    raw = parse_json(text)
     since = raw.get("since")
     state = BreakerState(
         open=_bool(raw["open"]),
@@ -75,7 +76,7 @@ def decode_breaker(data: Mapping[str, str]) -> BreakerState:
 
 def decode_contested(data: Mapping[str, str]) -> dict[WorkloadRef, Contest]:
     """The marks; raises one of UNREADABLE for a garbled entry."""
-    raw = json.loads(data.get(CONTESTED_KEY) or "{}")
+    raw = parse_json(data.get(CONTESTED_KEY) or "{}")
     return {
         ref_of(str(key)): Contest(since=time_of(value["since"]), reason=str(value["reason"]))
         for key, value in raw.items()

@@ -35,6 +35,7 @@ from autoscaler.adapters.state.codec import (
     encode_subject,
     time_of,
 )
+from autoscaler.core.documents import parse_json
 from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.records import AuditRecord, Edit, PauseNote, RecordKey, RuntimeState
@@ -169,7 +170,7 @@ def _contested(data: Mapping[str, str], log: logging.Logger) -> dict[WorkloadRef
 
 def _notes(data: Mapping[str, str], log: logging.Logger) -> dict[str, PauseNote]:
     try:
-        raw = json.loads(data.get(DETAILS_KEY) or "{}")
+        raw = parse_json(data.get(DETAILS_KEY) or "{}")
         return {str(scope): _note(value) for scope, value in raw.items()}
     except _UNREADABLE as exc:
         log.warning("runtime-state %s unreadable, ignored: %s", DETAILS_KEY, exc)
@@ -178,7 +179,7 @@ def _notes(data: Mapping[str, str], log: logging.Logger) -> dict[str, PauseNote]
 
 def _audit(data: Mapping[str, str], log: logging.Logger) -> tuple[AuditRecord, ...]:
     try:
-        raw = json.loads(data.get(AUDIT_KEY) or "[]")
+        raw = parse_json(data.get(AUDIT_KEY) or "[]")
         items = list(raw) if isinstance(raw, list) else []
     except _UNREADABLE as exc:
         log.warning("runtime-state %s unreadable, starting afresh: %s", AUDIT_KEY, exc)
