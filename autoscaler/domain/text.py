@@ -15,7 +15,10 @@ import re
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# The characters `escape` spells out, as the inside of a pattern's class (Python's and JSON
+# Schema's alike): the API's schema refuses them with the same class.
+UNSAFE_CHARACTERS = r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
 
 
 def unsafe_characters(text: str) -> list[str]:
