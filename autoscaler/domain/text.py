@@ -10,6 +10,7 @@ obeyed by the terminal that shows it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # DNS-1123 label (namespaces) and subdomain (object names), as the API server checks them.
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -29,6 +30,16 @@ def unsafe_characters(text: str) -> list[str]:
 def escape(text: str) -> str:
     """`text` with every unsafe character spelled out, safe to print on a terminal."""
     return _UNSAFE.sub(_spelled, text)
+
+
+SHOWN_PROBLEMS = 5  # an error names at most this many keys or fields: its size stays bounded
+
+
+def some(names: Sequence[str]) -> str:
+    """The first SHOWN_PROBLEMS of `names`, clipped, and how many more there are."""
+    shown = ", ".join(clip(name) for name in names[:SHOWN_PROBLEMS])
+    more = len(names) - SHOWN_PROBLEMS
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def clip(text: str, limit: int = 64) -> str:

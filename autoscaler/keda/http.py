@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from autoscaler.core.errors import ClusterError
+from autoscaler.domain.text import some
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.metadata import MetadataError
 from autoscaler.keda.targets import Activity
@@ -84,7 +85,7 @@ def keda_router(
         params = request.query_params
         repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
         if repeated:
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, f"repeated: {', '.join(repeated)}")
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, f"repeated: {some(repeated)}")
         try:
             target = answers.target(dict(params), default_namespace=None, caller="metrics-api")
         except MetadataError as exc:
