@@ -67,6 +67,7 @@ def keda_router(
         response_model_by_alias=True,
         responses={400: {}, 401: {}, 404: {}, 503: {}},
         summary="Idle signal for KEDA's metrics-api trigger (valueLocation: value)",
+        operation_id="keda_metrics",  # `metrics` is the service's own /metrics
     )
     def metrics(  # sync: `authenticate` may call the API server, so it runs in a worker
         request: Request,
