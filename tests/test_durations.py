@@ -4,15 +4,25 @@ the settings, the API's request bodies and the command line share one parser."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autoscaler.api.schemas.requests import ExemptionRequest
-from autoscaler.domain.durations import Split, format_duration, parse_duration
+from autoscaler.domain.durations import (
+    LONGEST,
+    Split,
+    TooLong,
+    format_duration,
+    parse_duration,
+    spelling_pattern,
+)
 from autoscaler.settings.tree import Settings
 
 CHART_SCHEMA = Path(__file__).resolve().parents[1] / "charts/idle-gpu-autoscaler/values.schema.json"
@@ -63,6 +73,7 @@ def test_a_duration_parses_and_prints_back_to_the_same_length(text: str, seconds
         pytest.param("h", "is not a duration", id="a-unit-without-a-number"),
         pytest.param("", "is not a duration", id="empty"),
         pytest.param("999999999999d", "is too long to be a duration", id="beyond-timedelta"),
+        pytest.param("99999999h", "too long to be a duration: at most 36500d", id="past-longest"),
     ],
 )
 def test_a_duration_that_cannot_be_read_is_refused_saying_why(text: str, complaint: str) -> None:
@@ -159,3 +170,63 @@ def test_the_charts_values_schema_reads_durations_like_the_service(
     assert chart_accepts(definition, value) is accepted
     if accepted:
         parse_duration(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("36501d", id="a-day-past-a-century"),
+        pytest.param("99999999h", id="hours-that-overflow-now-plus-it"),
+        pytest.param(10**12, id="seconds-as-a-number"),
+        pytest.param(float("inf"), id="infinite"),
+        pytest.param("9" * 400 + "s", id="digits-past-a-float"),
+        pytest.param(timedelta(days=36501), id="a-timedelta"),
+    ],
+)
+def test_every_duration_is_at_most_a_century_and_the_refusal_names_it(value: object) -> None:
+    with pytest.raises(TooLong, match="at most 36500d"):
+        parse_duration(value)
+    assert parse_duration("36500d") == LONGEST == timedelta(days=36500)
+
+
+SPANS = st.timedeltas(min_value=timedelta(microseconds=1), max_value=LONGEST)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SPANS)
+def test_every_duration_up_to_the_longest_is_written_in_the_apis_spelling(span: timedelta) -> None:
+    written = format_duration(span)
+    assert re.fullmatch(spelling_pattern(LONGEST), written), written
+    assert parse_duration(written) == span
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_every_text_in_the_spelling_is_a_duration_over_zero_and_up_to_its_longest(
+    data: st.DataObject,
+) -> None:
+    longest = data.draw(st.sampled_from([LONGEST, timedelta(days=90), timedelta(days=1)]))
+    text = data.draw(st.from_regex(spelling_pattern(longest), fullmatch=True))
+    assert timedelta(0) < parse_duration(text) <= longest
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        pytest.param("90d", True, id="the-longest-itself"),
+        pytest.param("90.000d", True, id="the-longest-with-zero-decimals"),
+        pytest.param("2160h", True, id="the-longest-in-hours"),
+        pytest.param("89d23h59m59.999999s", True, id="just-below-the-longest"),
+        pytest.param("0.000001s", True, id="one-microsecond"),
+        pytest.param("90.5d", False, id="a-fraction-past-the-longest"),
+        pytest.param("89d24h", False, id="a-later-part-of-a-whole-unit-before-it"),
+        pytest.param("1h90m", False, id="minutes-past-an-hour-after-hours"),
+        pytest.param("30m1h", False, id="smaller-unit-first"),
+        pytest.param("0s", False, id="zero"),
+        pytest.param("0h0m", False, id="zero-compound"),
+        pytest.param("0.0000001s", False, id="under-a-microsecond"),
+        pytest.param("1w", False, id="not-a-unit"),
+    ],
+)
+def test_the_spelling_takes_exactly_the_durations_up_to_its_longest(text: str, taken: bool) -> None:
+    assert (re.fullmatch(spelling_pattern(timedelta(days=90)), text) is not None) is taken

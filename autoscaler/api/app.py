@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 from fastapi import APIRouter, FastAPI
 
-from autoscaler.api import problems
+from autoscaler.api import openapi, problems
 from autoscaler.api.context import ApiContext
 from autoscaler.api.limits import RequestLimitMiddleware
+from autoscaler.api.methods import MethodsMiddleware
 from autoscaler.api.middleware import AuthenticationMiddleware
 from autoscaler.api.routes import (
     activation,
@@ -85,6 +86,7 @@ def create_app(
         openapi_tags=TAGS,
     )
     app.state.context = context
+    openapi.install(app, reads_open=context.settings.reads_open)
     problems.install(app, logger=context.logger)
     for module in ROUTES:
         app.include_router(module.router)
@@ -96,6 +98,7 @@ def create_app(
         reads_open=context.settings.reads_open,
         logger=context.logger,
     )
+    app.add_middleware(MethodsMiddleware, document=app.openapi)  # 405 before 401
     # Added last, so outermost: an oversized or ambiguous request is refused before
     # authentication is asked, and an answer given before the body ends closes the connection.
     app.add_middleware(

@@ -7,7 +7,9 @@ outermost, so each refusal comes before authentication. Every refusal closes the
 - Both Content-Length and Transfer-Encoding is 400: RFC 9112 §6.3 lets a server refuse such a
   request (a smuggling attempt; h11 would let chunked win) and asks it to close after
   answering. Differing Content-Lengths never get here: h11 refuses them (400, closed).
-- A body on GET or HEAD is 400: no route reads one, so it could only be read and thrown away.
+- A body on GET or HEAD is 400 (`methods.py`, after the method itself is judged, so a method
+  the path does not take is a 405 whatever it carries): no route reads one, so it could only
+  be read and thrown away.
 - A declared `Content-Length` over `maxRequestBytes` is 413 at once, without reading a byte of
   the body. A body without one (chunked) is counted as the app receives it: the chunk that
   crosses the cap is never handed on, the app stops there, and the caller gets 413. Either way
@@ -87,9 +89,6 @@ def refusal(scope: Scope, *, max_header_bytes: int, max_body_bytes: int) -> Refu
     declared = declared_length(headers)
     if chunked and declared is not None:
         return Refusal(400, "a request may carry Content-Length or Transfer-Encoding, not both")
-    method = str(scope.get("method", ""))
-    if method in BODYLESS_METHODS and carries_body(headers):
-        return Refusal(400, f"a {method} request may not carry a body")
     if declared is not None and declared > max_body_bytes:
         return Refusal(413, too_large(max_body_bytes))
     return None

@@ -76,22 +76,25 @@ class AuthenticationMiddleware:
         return await anyio.to_thread.run_sync(self._authenticator.authenticate, token)
 
     def _needs_token(self, scope: Scope) -> bool:
-        if is_link(scope):
-            return False
-        if scope.get("method", "GET") not in SAFE_METHODS:
-            return True
-        return not self._reads_open and scope.get("path", "") not in ALWAYS_OPEN
+        method, path = str(scope.get("method", "GET")), str(scope.get("path", ""))
+        return needs_token(method, path, reads_open=self._reads_open)
 
 
-def is_link(scope: Scope) -> bool:
+def needs_token(method: str, path: str, *, reads_open: bool) -> bool:
+    """Whether a request needs a valid token; the OpenAPI document's `security` says the same
+    of each route (`api/openapi.py`)."""
+    if is_link(method, path):
+        return False
+    if method not in SAFE_METHODS:
+        return True
+    return not reads_open and path not in ALWAYS_OPEN
+
+
+def is_link(method: str, path: str) -> bool:
     """A snooze link's own path (one token segment after LINK_PATH), nothing under or beside it."""
-    path = str(scope.get("path", ""))
     token = path.removeprefix(LINK_PATH)
     return (
-        scope.get("method", "GET") in LINK_METHODS
-        and path.startswith(LINK_PATH)
-        and bool(token)
-        and "/" not in token
+        method in LINK_METHODS and path.startswith(LINK_PATH) and bool(token) and "/" not in token
     )
 
 

@@ -3,8 +3,9 @@
 Routes raise `ApiProblem` (or let our ClusterErrors through); request validation errors come
 from FastAPI. Every error body is a `Problem`, RFC 9457 problem details served as
 `application/problem+json` with `type`, `title`, `status` and `detail`; the 422 names each bad
-field. A client error never becomes a 5xx: 503 means Kubernetes could not be reached, 500 a
-bug (and is logged).
+field, up to SHOWN_PROBLEMS of them (as the KEDA scaler's errors) and each clipped, so it stays
+small whatever was sent. A client error never becomes a 5xx: 503 means Kubernetes could not be
+reached, 500 a bug (and is logged).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from autoscaler.core.errors import ClusterError, ClusterUnavailable, Conflict, NotFound
+from autoscaler.domain.text import SHOWN_PROBLEMS, clip
 
 TITLES = {
     400: "Bad Request",
@@ -43,6 +45,8 @@ PROBLEM_JSON = "application/problem+json"
 BLANK = "about:blank"
 BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's words for broken JSON
 PYDANTIC_VALUE_ERROR = "Value error, "  # what pydantic puts before a validator's own message
+MAX_FIELD = 128  # characters of a field's place in a 422: `body.` and a key that was sent
+MAX_MESSAGE = 256  # characters of what is wrong with it
 
 
 class FieldProblem(BaseModel):
@@ -113,9 +117,7 @@ def install(app: FastAPI, *, logger: logging.Logger) -> None:
 
     async def on_validation(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        fields = [_field_problem(error) for error in exc.errors()]
-        detail = "; ".join(f"{f.field}: {f.message}" for f in fields) or "invalid request"
-        return problem_response(422, detail, fields=fields)
+        return validation_problem(exc.errors())
 
     async def on_http(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
@@ -153,7 +155,21 @@ def _cluster_status(exc: ClusterError) -> int:
     return 502  # e.g. Forbidden: our own RBAC refused, the deployment (not the caller) is wrong
 
 
+def validation_problem(errors: Sequence[Any]) -> JSONResponse:
+    """The 422 of a request's validation errors: the first SHOWN_PROBLEMS, each clipped, and
+    how many more there were, so that its size stays bounded whatever was sent."""
+    fields = [_field_problem(error) for error in errors[:SHOWN_PROBLEMS]]
+    detail = "; ".join(f"{f.field}: {f.message}" for f in fields) or "invalid request"
+    if len(errors) > SHOWN_PROBLEMS:
+        detail += f"; and {len(errors) - SHOWN_PROBLEMS} more"
+    return problem_response(422, detail, fields=fields)
+
+
 def _field_problem(error: dict[str, Any]) -> FieldProblem:
+    """Where (a key that was sent may be any length) and what, both clipped and escaped."""
     location = ".".join(str(part) for part in error.get("loc", ()))
     message = str(error.get("msg", "invalid")).removeprefix(PYDANTIC_VALUE_ERROR)
-    return FieldProblem(field=location or "request", message=message)
+    return FieldProblem(
+        field=clip(location, MAX_FIELD) if location else "request",
+        message=clip(message, MAX_MESSAGE),
+    )

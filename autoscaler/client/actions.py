@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from autoscaler.client import render, workload_views
 from autoscaler.client.api import AutoscalerClient, Json
 from autoscaler.domain.annotations import parse_time
-from autoscaler.domain.durations import parse_duration
+from autoscaler.domain.durations import format_duration, parse_duration
 
 TableView = Callable[[Json], str]
 Shown = tuple[Json, TableView]
@@ -180,8 +180,9 @@ def _records(view: TableView) -> Plan:
 
 
 def _report(args: argparse.Namespace) -> Call:
-    since = str(args.since)
-    _duration(since, option="--since")
+    span = _duration(str(args.since), option="--since")
+    assert span is not None
+    since = format_duration(span)  # the API's one spelling, whatever spelling was typed
     return lambda client: (client.report(since=since, namespace=args.namespace), render.report)
 
 

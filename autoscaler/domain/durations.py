@@ -7,6 +7,11 @@ number is seconds. A sign is read only to refuse it with a message that says so:
 duration here is a length of time, never negative. Each surface turns the parser's
 ValueError into its own refusal (a settings error, a 422, a usage error); the syntax is one.
 
+Every duration is at most LONGEST (a century): far beyond any span the service keeps, and far
+enough from the calendar's ends that `now + duration` and `now - duration` are always dates.
+The API's request bodies take the one spelling `format_duration` writes, bounded, and state it
+as a pattern (`spelling_pattern`), so its schema says exactly what it takes.
+
 PromQL's durations (`adapters/prometheus/promql.py`) are another syntax and stay there.
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from functools import cache
 from typing import Literal
 
 UNIT_SECONDS = {
@@ -31,20 +37,29 @@ _PART = re.compile(rf"\s*({_NUMBER})\s*(ns|us|µs|ms|s|m|h|d)")
 _BARE = re.compile(rf"\s*({_NUMBER})\s*")
 _COMPOUND = re.compile(rf"(?:{_PART.pattern})+\s*")
 EXAMPLES = "90s, 15m, 1h30m or 2d"
+LONGEST = timedelta(days=36500)  # a century: see the module's docstring
+
+
+class TooLong(ValueError):
+    """A duration past LONGEST (or past what a timedelta holds)."""
 
 
 def parse_duration(value: object) -> timedelta:
     """`90`, `90s`, `15m`, `1h30m`, `7d` (a bare number is seconds), or a timedelta."""
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
+    if isinstance(value, bool) or not isinstance(value, timedelta | int | float | str):
         raise ValueError(f"expected a duration such as {EXAMPLES}")
     try:
-        if isinstance(value, int | float):
-            return _not_negative(timedelta(seconds=value), value)
-        return _parse_text(value)
+        if isinstance(value, timedelta):
+            span = value
+        elif isinstance(value, int | float):
+            span = _not_negative(timedelta(seconds=value), value)
+        else:
+            span = _parse_text(value)
     except OverflowError:
-        raise ValueError(f"{value!r} is too long to be a duration") from None
+        span = None
+    if span is None or span > LONGEST:
+        raise TooLong(f"{value!r} is too long to be a duration: at most {format_duration(LONGEST)}")
+    return span
 
 
 Split = Literal["when-uneven", "never", "always"]
@@ -113,3 +128,84 @@ def _not_negative(span: timedelta, original: object) -> timedelta:
     if span < timedelta(0):
         raise ValueError(f"{original!r} is negative; a duration is a length such as {EXAMPLES}")
     return span
+
+
+# The spelling pattern: each unit's largest fraction digits (to the microsecond) and, in a
+# compound, what a part after the first may be: less than one of the unit before it.
+_FRACTION_DIGITS = {"d": 6, "h": 6, "m": 6, "s": 6, "ms": 3}
+_PART_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1, "ms": 1e-3}
+_BELOW_ONE_ABOVE = {
+    "h": "(?:[01]?[0-9]|2[0-3])",
+    "m": "[0-5]?[0-9]",
+    "s": r"[0-5]?[0-9](?:\.[0-9]{1,6})?",
+    "ms": r"[0-9]{1,3}(?:\.[0-9]{1,3})?",
+}
+
+
+@cache
+def spelling_pattern(longest: timedelta) -> str:
+    """A pattern (JSON Schema's, Python's alike) of exactly the texts that are durations in
+    (0, `longest`] as `format_duration` writes them: one part (`90m`, `1.5h`, a bare number
+    of seconds), or a compound largest unit first, each later part less than one of the unit
+    before it (`1d2h3m4.5s`, `1h30m`). `longest` is a whole number of days."""
+    if longest.total_seconds() % 86400 or longest <= timedelta(0):
+        raise ValueError("the longest duration of a spelling is a whole number of days")
+    limit = round(longest.total_seconds() * 1000)  # in ms, the smallest unit
+    singles = [_up_to(limit // 1000, _FRACTION_DIGITS["s"])]  # a bare number is seconds
+    singles += [
+        _up_to(limit // round(size * 1000), _FRACTION_DIGITS[unit]) + unit
+        for unit, size in _PART_UNIT_SECONDS.items()
+    ]
+    compounds = [
+        f"0*{_integers(1, limit // round(size * 1000) - 1)}{lead}{_later_parts(lead)}"
+        for lead, size in _PART_UNIT_SECONDS.items()
+        if lead != "ms" and limit // round(size * 1000) > 1  # `1d` has no `1d…` below it
+    ]
+    return "^(?:" + "|".join(singles + compounds) + ")$"
+
+
+def _later_parts(lead: str) -> str:
+    """One or more of the units after `lead`, in order."""
+    after = list(_PART_UNIT_SECONDS)[list(_PART_UNIT_SECONDS).index(lead) + 1 :]
+    options = []
+    for first, unit in enumerate(after):
+        rest = "".join(f"(?:{_BELOW_ONE_ABOVE[u]}{u})?" for u in after[first + 1 :])
+        options.append(f"{_BELOW_ONE_ABOVE[unit]}{unit}{rest}")
+    return "(?:" + "|".join(options) + ")"
+
+
+def _up_to(most: int, fraction_digits: int) -> str:
+    """A number in (0, `most`]: leading zeros allowed, at most `fraction_digits` decimals."""
+    fraction = rf"(?:\.[0-9]{{1,{fraction_digits}}})?"
+    under_one = "|".join(
+        rf"0+\.{'0' * zeros}[1-9]" + _up_to_digits(fraction_digits - 1 - zeros)
+        for zeros in range(fraction_digits)
+    )
+    whole = f"0*{_integers(1, most - 1)}{fraction}" if most > 1 else None
+    exact = rf"0*{most}(?:\.0{{1,{fraction_digits}}})?"
+    return "(?:" + "|".join(part for part in (whole, exact, under_one) if part) + ")"
+
+
+def _integers(low: int, high: int) -> str:
+    """Decimal integers in [low, high] without leading zeros, as a pattern; low is 0 or 1."""
+    if low > high:
+        raise ValueError("an empty range of integers")
+    top = str(high)
+    options = ["0"] if low == 0 else []
+    if len(top) > 1:  # every number with fewer digits
+        options.append(f"[1-9][0-9]{{0,{len(top) - 2}}}" if len(top) > 2 else "[1-9]")
+    for place, digit in enumerate(top):  # same length: below `top` first at `place`
+        floor = "1" if place == 0 else "0"
+        if int(digit) > int(floor):
+            tail = len(top) - place - 1
+            options.append(top[:place] + f"[{floor}-{int(digit) - 1}]" + _digits(tail))
+    options.append(top)
+    return "(?:" + "|".join(options) + ")"
+
+
+def _digits(count: int) -> str:
+    return "" if count == 0 else "[0-9]" if count == 1 else f"[0-9]{{{count}}}"
+
+
+def _up_to_digits(count: int) -> str:
+    return "" if count == 0 else f"[0-9]{{0,{count}}}"

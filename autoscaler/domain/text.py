@@ -11,20 +11,23 @@ rather than hidden.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # DNS-1123 label (namespaces) and subdomain (object names), as the API server checks them.
 LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
-# What may not reach a reader as it is, by what it does:
-_UNSAFE_RANGES = (
-    "\x00-\x1f\x7f-\x9f"  # control characters: C0, DEL, C1 (NEL, U+0085, among them)
-    "\u2028\u2029"  # line and paragraph separators: a line break to many terminals and editors
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, overrides, isolates
-    "\u200b-\u200d\u2060\ufeff"  # zero-width space, non-joiner, joiner, word joiner, BOM
-    "\U000e0000-\U000e007f"  # tag characters: invisible, may smuggle text past a reader
+# The characters `escape` spells out, by what they do, as the inside of a pattern's class
+# written in escapes Python's `re` and the API schema's regex engine both read; the API's
+# schema refuses them with the same class.
+UNSAFE_CHARACTERS = (
+    r"\x00-\x1f\x7f-\x9f"  # control characters: C0, DEL, C1 (NEL, U+0085, among them)
+    r"\u2028\u2029"  # line and paragraph separators: a line break to many terminals and editors
+    r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, overrides, isolates
+    r"\u200b-\u200d\u2060\ufeff"  # zero-width space, non-joiner, joiner, word joiner, BOM
+    r"\U000e0000-\U000e007f"  # tag characters: invisible, may smuggle text past a reader
 )
-_UNSAFE = re.compile(f"[{_UNSAFE_RANGES}]")
+_UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
 
 
 def unsafe_characters(text: str) -> list[str]:
@@ -36,6 +39,16 @@ def unsafe_characters(text: str) -> list[str]:
 def escape(text: str) -> str:
     """`text` with every unsafe character spelled out, safe to print on a terminal."""
     return _UNSAFE.sub(_spelled, text)
+
+
+SHOWN_PROBLEMS = 5  # an error names at most this many keys or fields: its size stays bounded
+
+
+def some(names: Sequence[str]) -> str:
+    """The first SHOWN_PROBLEMS of `names`, clipped, and how many more there are."""
+    shown = ", ".join(clip(name) for name in names[:SHOWN_PROBLEMS])
+    more = len(names) - SHOWN_PROBLEMS
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def clip(text: str, limit: int = 64) -> str:

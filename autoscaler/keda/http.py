@@ -27,6 +27,7 @@ from pydantic.alias_generators import to_camel
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.domain.access import Identity, Verdict
+from autoscaler.domain.text import some
 from autoscaler.keda.answers import KedaAnswers
 from autoscaler.keda.metadata import MetadataError
 from autoscaler.keda.targets import Activity
@@ -78,6 +79,7 @@ def keda_router(
         response_model_by_alias=True,
         responses={400: {}, 401: {}, 403: {}, 404: {}, 503: {}},
         summary="Idle signal for KEDA's metrics-api trigger (valueLocation: value)",
+        operation_id="keda_metrics",  # `metrics` is the service's own /metrics
     )
     def metrics(  # sync: `authenticate` may call the API server, so it runs in a worker
         request: Request,
@@ -96,7 +98,7 @@ def keda_router(
         params = request.query_params
         repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
         if repeated:
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, f"repeated: {', '.join(repeated)}")
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, f"repeated: {some(repeated)}")
         try:
             target = answers.target(dict(params), default_namespace=None, caller="metrics-api")
         except MetadataError as exc:

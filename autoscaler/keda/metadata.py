@@ -16,13 +16,12 @@ from pydantic_core import ErrorDetails
 
 from autoscaler.core.errors import AutoscalerError
 from autoscaler.domain.models import DEFAULT_PROFILE
-from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN, clip
+from autoscaler.domain.text import LABEL_PATTERN, SUBDOMAIN_PATTERN, some
 from autoscaler.keda.selectors import parse_selector
 from autoscaler.keda.targets import Target
 
 KEDA_KEYS = frozenset({"scalerAddress", "enableTLS", "unsafeSsl"})
 KEDA_TLS_KEYS = frozenset({"caCert", "tlsClientCert", "tlsClientKey", "tlsCertFile"})
-SHOWN_KEYS = 5  # an error names at most this many unknown keys: its size stays bounded
 
 
 class MetadataError(AutoscalerError):
@@ -87,7 +86,7 @@ def parse_metadata(
     unknown = sorted(set(ours) - _OUR_KEYS)
     if unknown:
         raise MetadataError(
-            f"unknown scalerMetadata keys: {_some(unknown)} "
+            f"unknown scalerMetadata keys: {some(unknown)} "
             f"(expected {', '.join(sorted(_OUR_KEYS))})"
         )
     if default_namespace and "namespace" not in ours:
@@ -110,12 +109,6 @@ def _target(metadata: ScalerMetadata) -> Target:
     except ValueError as exc:
         raise MetadataError(f"podSelector: {exc}") from exc
     return Target(metadata.namespace, selector=selector, profile=metadata.profile)
-
-
-def _some(keys: list[str]) -> str:
-    shown = ", ".join(clip(key) for key in keys[:SHOWN_KEYS])
-    more = len(keys) - SHOWN_KEYS
-    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _describe(error: ErrorDetails) -> str:

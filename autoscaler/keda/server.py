@@ -24,6 +24,7 @@ from autoscaler.domain.models import Snapshot
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.keda.answers import KedaAnswers
+from autoscaler.keda.malformed import MalformedRequests
 from autoscaler.keda.servicer import ExternalScalerServicer, SnapshotSignal
 from autoscaler.settings.keda import KedaTlsSettings
 
@@ -124,10 +125,11 @@ class KedaGrpcServer:
         signal = SnapshotSignal()
         # No port sharing: a second process on the same port must fail to start, not split calls.
         server = grpc.aio.server(
+            interceptors=[MalformedRequests()],
             options=[
                 ("grpc.so_reuseport", 0),
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ]
+            ],
         )
         servicer = ExternalScalerServicer(
             answers=self._answers,

@@ -6,6 +6,8 @@ does nothing."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -333,3 +335,74 @@ def test_the_warnings_webhook_carries_a_link_that_snoozes_and_the_snooze_is_told
             assert told["kind"] == "snoozed"
     finally:
         built.dispatcher.stop()
+
+
+def signed(fields: dict[str, Any]) -> str:
+    """A link's path whose payload says anything at all, signed with the service's key (as a
+    key shared by mistake with another tool would sign it)."""
+    payload = base64.urlsafe_b64encode(json.dumps(fields).encode()).rstrip(b"=").decode()
+    mac = hmac.new(KEY, payload.encode(), hashlib.sha256).digest()
+    return f"/v1/links/snooze/{payload}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+
+
+def payload_of(path: str) -> dict[str, Any]:
+    payload = path.rsplit("/", 1)[1].split(".", maxsplit=1)[0]
+    return dict(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))))
+
+
+@pytest.mark.parametrize(
+    "snooze",
+    [
+        pytest.param(10**12, id="a-length-that-overflows-now-plus-it"),
+        pytest.param(10**400, id="a-length-past-a-timedelta"),
+        pytest.param(-3600, id="negative"),
+        pytest.param(0, id="zero"),
+        pytest.param(True, id="a-boolean"),
+        pytest.param("4h", id="text"),
+    ],
+)
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_signed_link_with_an_absurd_length_is_refused_with_the_page(
+    rig: ApiRig, method: str, snooze: object
+) -> None:
+    _name, path = warned(rig)
+    rig.kube.requests.clear()
+    refused = rig.http.request(method, signed({**payload_of(path), "snooze": snooze}))
+    assert refused.status_code == 403
+    assert refused.headers["content-type"].startswith("text/html")
+    assert "tampered: a field is malformed" in refused.text
+    assert writes(rig) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        pytest.param("warned", 5, id="a-time-as-a-number"),
+        pytest.param("exp", ["2030-01-01T00:00:00Z"], id="a-time-as-a-list"),
+    ],
+)
+def test_a_signed_link_with_a_field_of_another_type_is_refused_with_the_page(
+    rig: ApiRig, field: str, value: object
+) -> None:
+    _name, path = warned(rig)
+    refused = rig.http.post(signed({**payload_of(path), field: value}))
+    assert refused.status_code == 403
+    assert refused.headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        pytest.param("A" * 5000 + ".B", id="longer-than-any-token"),
+        pytest.param("no-dot-at-all", id="no-signature"),
+        pytest.param("a.b.c", id="two-dots"),
+        pytest.param("%E2%80%AE.abc", id="outside-base64url"),
+    ],
+)
+def test_a_token_that_is_not_a_links_shape_is_refused_with_the_page(
+    rig: ApiRig, token: str
+) -> None:
+    refused = rig.http.get(f"/v1/links/snooze/{token}")
+    assert refused.status_code == 403
+    assert refused.headers["content-type"].startswith("text/html")
+    assert "not a link&#x27;s token" in refused.text

@@ -80,6 +80,11 @@ def test_a_clipped_snooze_says_what_was_asked_and_json_carries_the_answer(
             ("snooze", "team-a/alice-rc", "--for", "-1h"), "--for: '-1h' is negative", id="for-neg"
         ),
         pytest.param(("snooze", "team-a/alice-rc", "4h", "--for", "2h"), "once", id="both"),
+        pytest.param(
+            ("snooze", "team-a/alice-rc", "--for", "99999999h"),
+            "--for: '99999999h' is too long to be a duration: at most 36500d",
+            id="for-past-a-century",
+        ),
         pytest.param(("snooze", "team-a/alice-rc"), "DURATION or --for", id="no-length"),
     ],
 )

@@ -10,11 +10,12 @@ The snooze is audited with `link:<recipient>` as the actor and clipped to the ru
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
@@ -33,6 +34,17 @@ from autoscaler.engine.notify.links import LINK_PATH, LinkRefused, SnoozeClaim
 
 router = APIRouter(tags=["snoozes"])
 MAX_TOKEN = 4096  # characters; a real token is a few hundred
+# base64url(payload) "." base64url(signature), as `engine.notify.links` mints them
+TOKEN_PATTERN = r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
+# The schema states the token's shape; the route checks it, so that a browser gets the
+# refusal page (403), not a JSON 422.
+Token = Annotated[
+    str,
+    Path(
+        description="The signed token of the link.",
+        json_schema_extra={"maxLength": MAX_TOKEN, "pattern": TOKEN_PATTERN},
+    ),
+]
 LINK_REASON = "kept from the link in the warning"
 PAGE_ANSWERS: dict[int | str, dict[str, Any]] = {
     status: {"description": text, "content": {"text/html": {}}}
@@ -68,7 +80,7 @@ class Redeemable:
     response_class=HTMLResponse,
     responses=PAGE_ANSWERS,
 )
-def confirm(context: Context, token: str) -> HTMLResponse:
+def confirm(context: Context, token: Token) -> HTMLResponse:
     try:
         found = _redeemable(context, token)
     except Refusal as refusal:
@@ -96,7 +108,7 @@ def confirm(context: Context, token: str) -> HTMLResponse:
     response_class=HTMLResponse,
     responses=PAGE_ANSWERS,
 )
-def redeem(context: Context, token: str) -> HTMLResponse:
+def redeem(context: Context, token: Token) -> HTMLResponse:
     now = context.clock.now()
     try:
         found = _redeemable(context, token)
@@ -166,8 +178,8 @@ def _claim(context: ApiContext, token: str) -> SnoozeClaim:
     if context.notices.links is None:
         raise Refusal(404, "Not found", "Keep-it links are not enabled on this service.")
     try:
-        if len(token) > MAX_TOKEN:
-            raise LinkRefused("tampered: too long")
+        if len(token) > MAX_TOKEN or re.fullmatch(TOKEN_PATTERN, token) is None:
+            raise LinkRefused("tampered: not a link's token")
         return context.notices.links.verify(token, now=context.clock.now())
     except LinkRefused as refused:
         raise Refusal(403, "Link refused", f"This link cannot be used: {refused.reason}.") from None

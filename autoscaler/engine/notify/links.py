@@ -25,7 +25,7 @@ from typing import Any
 
 from autoscaler.core.errors import AutoscalerError
 from autoscaler.domain.annotations import parse_time
-from autoscaler.domain.durations import format_duration
+from autoscaler.domain.durations import LONGEST, format_duration
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.notices.notifications import Link, NoticeKind, Notification
 
@@ -126,8 +126,8 @@ def _from_payload(raw: bytes) -> SnoozeClaim:
         fields = json.loads(raw)
         if not isinstance(fields, dict) or any(field not in fields for field in _FIELDS):
             raise LinkRefused("tampered: fields missing")
-        warned, expires = parse_time(fields["warned"]), parse_time(fields["exp"])
-        if warned is None or expires is None or not isinstance(fields["snooze"], int):
+        warned, expires = parse_time(str(fields["warned"])), parse_time(str(fields["exp"]))
+        if warned is None or expires is None or not _is_snooze_length(fields["snooze"]):
             raise LinkRefused("tampered: a field is malformed")
         return SnoozeClaim(
             workload=WorkloadRef(str(fields["ns"]), str(fields["name"])),
@@ -137,8 +137,14 @@ def _from_payload(raw: bytes) -> SnoozeClaim:
             recipient=str(fields["to"]),
             expires=expires,
         )
-    except (ValueError, TypeError) as bad:  # JSON, UTF-8 or an overflowing length
+    except (ValueError, TypeError) as bad:  # JSON or UTF-8
         raise LinkRefused("tampered: the payload does not decode") from bad
+
+
+def _is_snooze_length(seconds: object) -> bool:
+    """Whole seconds, more than none and no longer than any duration (so `now + snooze` is a
+    date): a key shared by mistake may sign anything."""
+    return type(seconds) is int and 0 < seconds <= LONGEST.total_seconds()
 
 
 def _length(snooze: timedelta) -> str:
