@@ -211,7 +211,8 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
         ("batch", "jobs"): {"get", "list", "watch", "patch"},
         ("", "pods"): {"list", "watch"},
-        ("", "events"): {"create"},
+        # create: our Events; list and watch: the node autoscaler's TriggeredScaleUp Events
+        ("", "events"): {"create", "list", "watch"},
         ("", "configmaps"): {"get", "create", "update"},
         ("keda.sh", "scaledobjects"): {"list", "watch"},
         ("coordination.k8s.io", "leases"): {"get", "create", "update"},

@@ -96,7 +96,7 @@ def test_a_workload_carries_its_namespaces_annotations_from_the_namespace_read(
         r.path for r in server.requests.all() if r.path.startswith("/api/v1/namespaces")
     ]
     # one list for the cycle, one get for the fresh read: none per Workload
-    assert [p for p in namespace_reads if not p.endswith("/pods")] == [
+    assert [p for p in namespace_reads if not p.endswith(("/pods", "/events"))] == [
         "/api/v1/namespaces",
         "/api/v1/namespaces/team-a",
     ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
+from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS, SCALE_UP_READS
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.domain.policy.management import MANAGERS, Manager
 from autoscaler.settings.tree import Settings
@@ -99,7 +99,10 @@ def actuator_calls_off(settings: Settings) -> set[Call]:
         if manager not in enabled
         for group in groups
     }
-    return {call for call in ALLOWED_CALLS if call[0] in off_groups}
+    off = {call for call in ALLOWED_CALLS if call[0] in off_groups}
+    if Manager.KUEUE not in enabled:  # scale-up Events are read with Kueue's Workloads only
+        off |= SCALE_UP_READS
+    return off
 
 
 def setting_at(values: dict[str, Any], dotted: str) -> str:

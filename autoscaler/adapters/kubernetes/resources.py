@@ -75,6 +75,13 @@ KAI_READS: frozenset[tuple[str, str, str]] = frozenset(
     (resource.group, resource.plural, "list") for resource in (KAI_QUEUES, KAI_PODGROUPS)
 )
 
+# The node autoscaler's TriggeredScaleUp Events on pods (by field selector), which say a pod
+# is starting, not holding quota without work; read with Kueue's Workloads only (the chart
+# grants them with Kueue's actuator).
+SCALE_UP_READS: frozenset[tuple[str, str, str]] = frozenset(
+    ("", "events", verb) for verb in ("list", "watch")
+)
+
 ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
         *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
@@ -87,6 +94,7 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
         *(("kueue.x-k8s.io", plural, v) for plural in _QUEUE_READS for v in ("list", "watch")),
         ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads", "get"),
         ("", "events", "create"),
+        *SCALE_UP_READS,
         *(("", "configmaps", v) for v in ("get", "create", "update")),
         *(("keda.sh", "scaledobjects", v) for v in ("list", "watch")),
         *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),

@@ -1,7 +1,8 @@
 """KueueCluster whose cycle reads come from watch caches: a steady cycle makes no list call.
 
 Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, every pod (kept
-only when it holds GPUs or carries an owner kind's pod label, and stored parsed), and KEDA
+only when it holds GPUs or carries an owner kind's pod label, and stored parsed), the node
+autoscaler's TriggeredScaleUp Events (by field selector, stored as (pod, time)), and KEDA
 ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
 the policy leaves their Workloads alone whatever the owner says. With Kueue not read
 (`actuators.kueue.enabled: false`), there is no Workload, ClusterQueue or owner cache, and
@@ -23,7 +24,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
@@ -35,7 +36,13 @@ from autoscaler.adapters.kubernetes.cache import (
 )
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import MALFORMED
+from autoscaler.adapters.kubernetes.pod_starts import (
+    SCALE_UP_SELECTOR,
+    newest_scale_ups,
+    scale_up_of,
+)
 from autoscaler.adapters.kubernetes.resources import (
+    EVENTS,
     NAMESPACES,
     PODS,
     SCALED_OBJECTS,
@@ -64,6 +71,7 @@ OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
 _OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
 NamespacedPod = tuple[str, PodInfo]
+ScaleUp = tuple[tuple[str, str], datetime]  # ((namespace, pod), when)
 T = TypeVar("T")
 
 
@@ -71,6 +79,9 @@ T = TypeVar("T")
 class _KueueCaches:
     workloads: WatchCache[Obj]
     cluster_queues: WatchCache[Obj]
+    # The node autoscaler's TriggeredScaleUp Events on pods; never required: failing or not
+    # filled, scale-ups are unreadable (None) and no unschedulable pod counts as stuck.
+    scale_ups: WatchCache[ScaleUp]
 
 
 @dataclass
@@ -182,6 +193,17 @@ class CachedKueueCluster(KueueCluster):
             return None
         return {name: meta for (_, name), meta in namespaces.snapshot().items()}
 
+    def scale_ups(self) -> dict[tuple[str, str], datetime] | None:
+        """From the Events cache; None while it is failing or not filled."""
+        kueue = self._cycle_caches().kueue
+        if kueue is None:
+            return None
+        events = kueue.scale_ups
+        synced = events.wait_synced(self._cache_settings.sync_timeout.total_seconds())
+        if not synced or events.failing is not None:
+            return None
+        return newest_scale_ups(events.items())
+
     def namespace_now(self, name: str) -> NamespaceMeta | None:
         """From the namespaces cache, as the cycle's: no request."""
         found = self.namespace_meta()
@@ -217,7 +239,10 @@ class CachedKueueCluster(KueueCluster):
                 )
                 if self.reads_kueue:
                     self._add_kueue_caches(caches)
-                self._start(caches, [*caches.cycle_caches(), caches.namespaces])
+                optional: list[WatchCache[Any]] = [caches.namespaces]
+                if caches.kueue is not None:
+                    optional.append(caches.kueue.scale_ups)
+                self._start(caches, [*caches.cycle_caches(), *optional])
                 self._caches = caches
             return self._caches
 
@@ -227,6 +252,7 @@ class CachedKueueCluster(KueueCluster):
         caches.kueue = _KueueCaches(
             workloads=self._cache(workloads, without_managed_fields),
             cluster_queues=self._cache(queues, without_managed_fields, missing_is_empty=True),
+            scale_ups=self._cache(EVENTS, scale_up_of, field_selector=SCALE_UP_SELECTOR),
         )
 
     def _scaled_objects_cache(self) -> WatchCache[Obj]:
@@ -250,6 +276,7 @@ class CachedKueueCluster(KueueCluster):
         convert: Callable[[Obj], T | None],
         *,
         missing_is_empty: bool = False,
+        field_selector: str | None = None,
     ) -> WatchCache[T]:
         return WatchCache(
             client=self._client,
@@ -258,6 +285,7 @@ class CachedKueueCluster(KueueCluster):
             convert=convert,
             logger=self._log.getChild("cache"),
             missing_is_empty=missing_is_empty,
+            field_selector=field_selector,
         )
 
     def _require_fresh(self, caches: list[WatchCache[Any]]) -> None:
