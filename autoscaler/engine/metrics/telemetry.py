@@ -102,6 +102,18 @@ class ServiceMetrics:
             "Deactivated workloads seen active again (through the API or kubectl).",
             registry=registry,
         )
+        self.unmonitored = Gauge(
+            PREFIX + "running_unmonitored_workloads",
+            "Workloads whose GPU pods run (as Kubernetes says) but which the GPU metrics miss: "
+            "unknown, never stopped, until the monitoring gap is fixed.",
+            registry=registry,
+        )
+        self.unmonitored_list = Gauge(
+            PREFIX + "running_unmonitored",
+            "1 for each workload running but not monitored in the latest cycle (the list).",
+            ["namespace", "workload"],
+            registry=registry,
+        )
         self.exemptions = Gauge(
             PREFIX + "exemptions_active",
             "Workloads with an exemption in force.",
@@ -182,6 +194,11 @@ class ServiceMetrics:
             self.workloads.labels(state=state.value).set(count)
         now = snapshot.taken_at
         self.exemptions.set(sum(1 for row in snapshot.workloads if _exempt(row, now)))
+        gaps = [row.ref for row in snapshot.workloads if _unmonitored(row)]
+        self.unmonitored.set(len(gaps))
+        self.unmonitored_list.clear()
+        for ref in gaps:
+            self.unmonitored_list.labels(namespace=ref.namespace, workload=ref.name).set(1)
 
     def _count_loop_deactivations(self, snapshot: Snapshot) -> None:
         for record in snapshot.actions:
@@ -292,6 +309,11 @@ def _guard_reason(report: GuardReport) -> str:
     if report.problems:
         return GUARD_STATE_UNREADABLE
     return BREAKER if report.breaker.open else PER_HOUR_CAP
+
+
+def _unmonitored(row: WorkloadStatus) -> bool:
+    verdict = row.decision.assessment
+    return verdict is not None and verdict.unmonitored
 
 
 def _exempt(row: WorkloadStatus, now: datetime) -> bool:
