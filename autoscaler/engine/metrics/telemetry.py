@@ -102,18 +102,7 @@ class ServiceMetrics:
             "Deactivated workloads seen active again (through the API or kubectl).",
             registry=registry,
         )
-        self.unmonitored = Gauge(
-            PREFIX + "running_unmonitored_workloads",
-            "Workloads whose GPU pods run (as Kubernetes says) but which the GPU metrics miss: "
-            "unknown, never stopped, until the monitoring gap is fixed.",
-            registry=registry,
-        )
-        self.unmonitored_list = Gauge(
-            PREFIX + "running_unmonitored",
-            "1 for each workload running but not monitored in the latest cycle (the list).",
-            ["namespace", "workload"],
-            registry=registry,
-        )
+        self.unmonitored, self.unmonitored_list = _unmonitored_gauges(registry)
         self.exemptions = Gauge(
             PREFIX + "exemptions_active",
             "Workloads with an exemption in force.",
@@ -309,6 +298,23 @@ def _guard_reason(report: GuardReport) -> str:
     if report.problems:
         return GUARD_STATE_UNREADABLE
     return BREAKER if report.breaker.open else PER_HOUR_CAP
+
+
+def _unmonitored_gauges(registry: CollectorRegistry) -> tuple[Gauge, Gauge]:
+    """The count and the list of workloads running but not monitored."""
+    count = Gauge(
+        PREFIX + "running_unmonitored_workloads",
+        "Workloads whose GPU pods run (as Kubernetes says) but which the GPU metrics miss: "
+        "unknown, never stopped, until the monitoring gap is fixed.",
+        registry=registry,
+    )
+    listed = Gauge(
+        PREFIX + "running_unmonitored",
+        "1 for each workload running but not monitored in the latest cycle (the list).",
+        ["namespace", "workload"],
+        registry=registry,
+    )
+    return count, listed
 
 
 def _unmonitored(row: WorkloadStatus) -> bool:
