@@ -247,7 +247,10 @@ def test_the_stuck_one_is_warned_naming_the_image_then_stopped_and_the_waiter_ad
     story: Story,
 ) -> None:
     assert keys.STOP_PLANNED_AT in story.broken_warned
-    assert BAD_IMAGE in story.warning_event["message"]
+    message = story.warning_event["message"]
+    assert message.startswith("GPUs held, not running: stop planned at "), message
+    assert f" — image {BAD_IMAGE} cannot be pulled (ImagePullBackOff) for " in message
+    assert "Idle GPUs" not in message
     assert set(story.stopped) == {"broken"}
     assert story.waiter_admitted and story.waiter_running
 

@@ -158,7 +158,9 @@ def test_noisy_stops_the_cluster_whose_image_cannot_be_pulled_and_admits_the_one
     assert run.live.admitted_at["vit-eval"] == limit
     assert "needs 2, 0 available" in run.replay.waiting["vit-eval"]
     cannot = f"image {MISSING_IMAGE} cannot be pulled (ImagePullBackOff)"
-    assert "[09:16 +16m] warned vit-trainer: stop planned at 09:31, in 15 min" in printed
+    # The warning names what is wrong, not idle GPUs: held since admission at minute 1.
+    warned_line = "[09:16 +16m] warned vit-trainer: GPUs held, not running: stop planned at 09:31"
+    assert f"{warned_line}, in 15 min — {cannot} for 15 min (an Event" in printed
     stopped = next(line for line in printed.splitlines() if "deactivated vit-trainer" in line)
     assert stopped.startswith("[09:31 +31m] deactivated vit-trainer: not running for 30m, past 30m")
     assert cannot in stopped

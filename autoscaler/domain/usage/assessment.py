@@ -46,6 +46,10 @@ class Assessment:
     # NOT_RUNNING only: who acts on it instead of us (Kueue's waitForPodsReady), and when;
     # reported, never acted on. `idle_since`/`idle_for` then count the time held.
     left_to: str | None = None
+    # NOT_RUNNING only: what is wrong with its GPU pods, each trouble once and without the
+    # pods' names ("image ghcr.io/x:v2 cannot be pulled (ImagePullBackOff)"): the notices'
+    # headline (domain/notices/held.py).
+    trouble: str | None = None
     # UNKNOWN only: every GPU pod runs, but the GPU metrics miss some of its GPUs: a
     # monitoring gap ("running but not monitored") an admin must fix.
     unmonitored: bool = False

@@ -48,10 +48,12 @@ WAIT_FOR_RECOVERY = "WaitForRecovery"
 
 @dataclass(frozen=True)
 class Trouble:
-    """Why one GPU pod does not run; `stuck` when it will not start by itself."""
+    """Why one GPU pod does not run; `stuck` when it will not start by itself. `what` is
+    the same without the pod's name, as a notice's headline says it."""
 
     text: str
     stuck: bool
+    what: str = ""
 
 
 def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> Assessment | None:
@@ -69,9 +71,10 @@ def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> 
     starting = _starting(pods, facts, rules=rules, now=now)
     if starting is not None:
         return Assessment(State.STARTING, f"starting: {starting}; no action")
-    stuck = [t.text for t in troubles if t.stuck]
+    stuck = [t for t in troubles if t.stuck]
     if not pods:
-        stuck = [f"no GPU pod created for the {facts.gpus} GPUs admitted"]
+        none = f"no GPU pod created for the {facts.gpus} GPUs admitted"
+        stuck = [Trouble(none, stuck=True, what=none)]
     if not stuck:
         shown = "; ".join(t.text for t in troubles)
         return Assessment(State.UNKNOWN, f"no GPU pod runs yet: {shown}")
@@ -82,12 +85,14 @@ def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:
     """Why this pod does not run, in the kubelet's or the scheduler's words."""
     for wait in pod.waiting:
         if wait.stuck:
-            return Trouble(f"pod {pod.name}: {_waiting_text(wait)}", stuck=True)
+            what = _waiting_text(wait)
+            return Trouble(f"pod {pod.name}: {what}", stuck=True, what=what)
     if pod.unschedulable is not None:
-        text = f"pod {pod.name} cannot be scheduled: {pod.unschedulable or 'Unschedulable'}"
+        why = pod.unschedulable or "Unschedulable"
+        text = f"pod {pod.name} cannot be scheduled: {why}"
         if not scale_ups_read:  # a node autoscaler may be bringing a node: cannot tell
             return Trouble(f"{text} (node scale-up Events unreadable)", stuck=False)
-        return Trouble(text, stuck=True)
+        return Trouble(text, stuck=True, what=f"a GPU pod cannot be scheduled ({why})")
     waiting = ", ".join(sorted({w.reason for w in pod.waiting}))
     return Trouble(f"pod {pod.name} is {pod.phase}{f' ({waiting})' if waiting else ''}", False)
 
@@ -152,13 +157,13 @@ def held_since(workload: WorkloadInfo) -> datetime | None:
 def _held(
     workload: WorkloadInfo,
     facts: AdmissionFacts,
-    stuck: list[str],
+    stuck: list[Trouble],
     *,
     rules: UsageRules,
     now: datetime,
 ) -> Assessment:
     since = held_since(workload)
-    what = "; ".join(stuck)
+    what = "; ".join(t.text for t in stuck)
     if since is None:
         return Assessment(State.UNKNOWN, f"{what}; admitted with no admission time recorded")
     held = max(now - since, timedelta(0))
@@ -171,7 +176,15 @@ def _held(
     if facts.kueue_in_charge:
         left_to = KUEUE_TIMER
         reason = f"{reason}; {kueue_deadline(workload, facts)}; left to Kueue"
-    return Assessment(State.NOT_RUNNING, reason, idle_since=since, idle_for=held, left_to=left_to)
+    trouble = "; ".join(dict.fromkeys(t.what for t in stuck))  # each trouble once, in order
+    return Assessment(
+        State.NOT_RUNNING,
+        reason,
+        idle_since=since,
+        idle_for=held,
+        left_to=left_to,
+        trouble=trouble,
+    )
 
 
 def kueue_deadline(workload: WorkloadInfo, facts: AdmissionFacts) -> str:
