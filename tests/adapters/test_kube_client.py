@@ -213,7 +213,8 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         ("", "pods"): {"list", "watch"},
         # create: our Events; list and watch: the node autoscaler's TriggeredScaleUp Events
         ("", "events"): {"create", "list", "watch"},
-        ("", "configmaps"): {"get", "create", "update"},
+        # get, create, update: the runtime state; list, watch: Kueue's Configuration, by name
+        ("", "configmaps"): {"get", "create", "update", "list", "watch"},
         ("keda.sh", "scaledobjects"): {"list", "watch"},
         ("coordination.k8s.io", "leases"): {"get", "create", "update"},
         ("authentication.k8s.io", "tokenreviews"): {"create"},

@@ -232,6 +232,7 @@ def test_a_cycle_lists_once_per_kind_whatever_the_number_of_workloads(
         == few
         == [
             "/api/v1/events?",  # the node autoscaler's TriggeredScaleUp Events, by field
+            "/api/v1/namespaces/kueue-system/configmaps?",  # Kueue's Configuration, by name
             "/api/v1/namespaces?",
             "/api/v1/pods?ray.io/cluster",
             "/api/v1/pods?ray.io/originated-from-cr-name",
@@ -299,9 +300,9 @@ def test_an_unknown_owner_kind_is_reported_without_reading_it(
 
     assert workload.owner == OwnerRef("jobset.x-k8s.io/v1alpha2", "JobSet", "js", "js-uid")
     assert workload.pods == ()
-    # discovery, the workload list, and the ClusterQueues, namespaces and scale-up Events
-    # they are read with
-    assert len(server.requests.all()) == 5
+    # discovery, the workload list, and the ClusterQueues, namespaces, scale-up Events and
+    # Kueue's Configuration they are read with
+    assert len(server.requests.all()) == 6
 
 
 def test_a_fresh_read_gets_one_workload_its_owner_and_its_pods(

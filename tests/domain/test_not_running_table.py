@@ -11,7 +11,9 @@ cites where each is written upstream). The Kueue rows follow Kueue's workload co
 (pkg/controller/core/workload_controller.go, `admittedNotReadyWorkload`): its timer counts
 from the Admitted condition, and it runs only where PodsReady is written, which the job
 reconciler does only with waitForPodsReady on (pkg/controller/jobframework/reconciler.go);
-its default timeout is 30 minutes (apis/config/v1beta2/defaults.go).
+its timeout is the one Kueue's Configuration gives (tests/domain/test_kueue_configuration.py
+reads it as Kueue's defaults.go does); unreadable, the deadline is unknown and the workload is
+still left to Kueue.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from datetime import timedelta
 
 import pytest
 
+from autoscaler.domain.kueue_config import V1BETA1, V1BETA2, interpret, unreadable
 from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
 from autoscaler.domain.notices.notice import NoticeRules
 from autoscaler.domain.notices.staging import stage
@@ -38,6 +41,10 @@ from tests.support.domain_builders import (
 from tests.support.notice_builders import snoozed, warned
 
 NS = "team-a"
+KUEUE_CONFIG = "kueue-system/kueue-manager-config"
+KUEUE_10M = interpret(
+    {"apiVersion": V1BETA2, "waitForPodsReady": {"timeout": "10m"}}, source=KUEUE_CONFIG
+)
 FRESH = minutes_ago(0.5)
 PULL_FAILS = "ImagePullBackOff"
 
@@ -133,12 +140,65 @@ ROWS = [
     pytest.param(
         admitted()
         .waiting_pod("w-0", PULL_FAILS)
-        .read_by_kueue(pods_ready=("False", "WaitForStart", minutes_ago(45))),
+        .read_by_kueue(pods_ready=("False", "WaitForStart", minutes_ago(45)), kueue=KUEUE_10M),
         State.NOT_RUNNING,
         Action.NONE,
-        "Kueue's waitForPodsReady is in charge: it evicts it by 11:45 with its default 30m "
-        "timeout (counted from 11:15); left to Kueue",
+        "Kueue's waitForPodsReady is in charge: it evicts it by 11:25 with its 10m timeout "
+        f"(counted from 11:15; {KUEUE_CONFIG}); left to Kueue",
         id="kueue-wait-for-pods-ready-in-charge-is-reported-with-its-deadline-and-left-to-kueue",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(45)),
+            kueue=interpret({"apiVersion": V1BETA2}, source=KUEUE_CONFIG),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "it evicts it by 11:45 with its 30m timeout",
+        id="kueue-v1beta2-without-a-timeout-uses-its-default-30m",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForRecovery", minutes_ago(10)),
+            kueue=interpret(
+                {"apiVersion": V1BETA2, "waitForPodsReady": {"recoveryTimeout": "3m"}},
+                source=KUEUE_CONFIG,
+            ),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "it evicts it by 11:53 with its 3m recoveryTimeout (counted from 11:50",
+        id="kueue-waiting-for-recovery-counts-its-recovery-timeout-from-the-condition",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(45)),
+            kueue=unreadable(KUEUE_CONFIG, f"cannot read {KUEUE_CONFIG}: 403 Forbidden"),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        f"Kueue's waitForPodsReady deadline unknown: cannot read {KUEUE_CONFIG}: 403 Forbidden; "
+        "left to Kueue",
+        id="kueues-configuration-unreadable-deadline-unknown-still-left-to-kueue",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(45)),
+            kueue=interpret({"apiVersion": V1BETA1}, source=KUEUE_CONFIG),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        f"deadline unknown: {KUEUE_CONFIG} says waitForPodsReady is off, yet PodsReady is there; "
+        "left to Kueue",
+        id="kueues-configuration-says-off-but-pods-ready-is-there-still-left-to-kueue",
     ),
     pytest.param(
         admitted()

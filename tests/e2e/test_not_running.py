@@ -9,8 +9,8 @@ A 3-GPU ClusterQueue, four one-GPU RayClusters, admitted in this order:
 - `late`: its image is published a couple of seconds after admission, within the limit: it
   was not-running, then runs, and is never warned nor stopped.
 - `timed`: its image cannot be pulled either, but Kueue's waitForPodsReady is in charge of
-  its Workload (its PodsReady condition): reported with Kueue's deadline and left to Kueue,
-  never warned nor stopped by us.
+  its Workload (its PodsReady condition): reported with Kueue's deadline, from the timeout
+  Kueue's Configuration ConfigMap sets, and left to Kueue, never warned nor stopped by us.
 """
 
 from __future__ import annotations
@@ -41,13 +41,22 @@ pytestmark = pytest.mark.slow
 BAD_IMAGE, LATE_IMAGE = "ghcr.io/x:v2", "ghcr.io/late:v1"
 IMAGES = {"broken": BAD_IMAGE, "late": LATE_IMAGE, "timed": BAD_IMAGE, "waiter": "ray:2.9"}
 NOT_RUNNING_AFTER_S, WARN_BEFORE_S = 8, 3
+# The admin's waitForPodsReady timeout in Kueue's Configuration (config.kueue.x-k8s.io/v1beta2,
+# kueue apis/config/v1beta2/configuration_types.go): far beyond the story, so Kueue's timer
+# never fires in it; the reason must quote it, not Kueue's 30m default.
+KUEUE_TIMEOUT = "10m"
 READER = "not-running-reader"
 
 
 def config(namespace: str, *, kubeconfig: Path, prometheus: str, api_port: int) -> dict[str, Any]:
     return {
         "prometheus": {"url": prometheus, "timeout": "1s"},
-        "cluster": {"kubeconfig": str(kubeconfig), "serviceNamespace": f"{namespace}-svc"},
+        "cluster": {
+            "kubeconfig": str(kubeconfig),
+            "serviceNamespace": f"{namespace}-svc",
+            # Kueue's Configuration, in this story's own Kueue namespace (KUEUE_TIMEOUT)
+            "kueueConfiguration": {"namespace": f"{namespace}-kueue"},
+        },
         "policy": {
             "idleWindow": "60s",  # nothing here goes idle: only not-running may be stopped
             "gracePeriod": "1s",
@@ -80,6 +89,7 @@ class Story:
     timed_row: dict[str, Any]
     timed_annotations: dict[str, str]
     metrics: str
+    kueue_source: str = ""  # where Kueue's Configuration is read: "<namespace>/<name>"
 
 
 def rows(api: str, namespace: str) -> dict[str, dict[str, Any]]:
@@ -125,7 +135,9 @@ def story(
             ServeProcess(write_config(files / "config.yaml", settings), log=files / "log")
         )
         api = f"http://127.0.0.1:{api_port}"
-        yield play(kube_server, live_metrics, kueue, stops, api=api, namespace=namespace)
+        story = play(kube_server, live_metrics, kueue, stops, api=api, namespace=namespace)
+        story.kueue_source = f"{namespace}-kueue/kueue-manager-config"
+        yield story
         assert serve.running
 
 
@@ -135,11 +147,28 @@ def seed(server: KubeServer, namespace: str) -> ClusterEmulator:
     kueue = ClusterEmulator(server, clock=lambda: datetime.now(UTC), namespaces=[namespace])
     kueue.unpullable |= {BAD_IMAGE, LATE_IMAGE}
     kueue.pods_ready_for.add("timed")
+    server.store.put(kueue_configuration(f"{namespace}-kueue"))
     for name in ("broken", "late", "timed", "waiter"):  # Kueue admits them in this order
         rc = make_raycluster(namespace, name).head(gpus=1).image(IMAGES[name])
         submit(server, rc.queue("user-queue").build())
     kueue.sync()
     return kueue
+
+
+def kueue_configuration(namespace: str) -> dict[str, Any]:
+    """Kueue's manager ConfigMap as its manifests ship it (config/components/manager), with
+    the admin's timeout."""
+    text = (
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+        "kind: Configuration\n"
+        f"waitForPodsReady:\n  timeout: {KUEUE_TIMEOUT}\n"
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"namespace": namespace, "name": "kueue-manager-config"},
+        "data": {"controller_manager_config.yaml": text},
+    }
 
 
 def play(
@@ -226,7 +255,7 @@ def _clean_up(server: KubeServer, live: LiveMetrics, namespace: str) -> None:
     with suppress(ApiError, AssertionError):
         for gpu in gpus_of(server, namespace, "late"):
             live.exporter.remove(gpu)
-    for owned in (namespace, f"{namespace}-svc"):
+    for owned in (namespace, f"{namespace}-svc", f"{namespace}-kueue"):
         server.store.delete_namespace(owned)
     with suppress(ApiError):
         server.store.delete("namespaces", name=namespace)
@@ -267,6 +296,9 @@ def test_one_kueue_times_out_itself_is_reported_with_kueues_deadline_and_left_to
     row = story.timed_row
     assert (row["state"], row["action"]) == ("not-running", "none")
     assert "Kueue's waitForPodsReady is in charge" in row["reason"]
+    # the deadline from the timeout Kueue's Configuration sets, read from its ConfigMap
+    assert f"with its {KUEUE_TIMEOUT} timeout (counted from " in row["reason"]
+    assert story.kueue_source in row["reason"]
     assert "left to Kueue" in row["reason"]
     assert row.get("timeLeftSeconds") is None
     assert keys.WARNED_AT not in story.timed_annotations

@@ -313,8 +313,8 @@ def test_stopping_ends_every_cache_thread(kube: KubeServer, client: KubeClient) 
     cluster = started(make_cached(client))
     cluster.list_scaled_objects()
     # workloads, the enabled owner kind, pods, ClusterQueues, namespaces, scale-up Events,
-    # ScaledObjects
-    assert len([t for t in threading.enumerate() if t.name.startswith("watch-cache-")]) == 7
+    # Kueue's Configuration, ScaledObjects
+    assert len([t for t in threading.enumerate() if t.name.startswith("watch-cache-")]) == 8
 
     assert cluster.stop(timeout=timedelta(seconds=5))
 

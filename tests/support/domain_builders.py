@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Self
 
 from autoscaler.domain import annotations as ann
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import (
     FleetUsage,
     GpuUsage,
@@ -171,6 +172,7 @@ class WorkloadBuilder:
         pending_checks: Iterable[str] = (),
         reactivated_at: datetime | None = None,
         scale_ups_read: bool = True,
+        kueue: KueueConfiguration | None = None,
     ) -> Self:
         """The Workload's status as the Kueue adapter reads it: `gpus` admitted (the GPU
         pods' sum unless given), PodsReady as (status, reason, lastTransitionTime)."""
@@ -181,6 +183,7 @@ class WorkloadBuilder:
             reactivated_at=reactivated_at,
             pods_ready=PodsReady(*pods_ready) if pods_ready is not None else None,
             pending_checks=tuple(pending_checks),
+            kueue=kueue,
         )
         return self
 

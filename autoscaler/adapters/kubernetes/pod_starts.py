@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from autoscaler.domain.annotations import parse_time
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import PodInfo
 from autoscaler.domain.usage.pod_states import (
     UNSCHEDULABLE,
@@ -72,12 +73,14 @@ def unschedulable_message(status: Obj) -> str | None:
 @dataclass(frozen=True)
 class PodsRead:
     """How a Workload's pods were read: whether they were at all (its owner kind has a pod
-    selector), which resources are GPUs, and the newest TriggeredScaleUp Event per
-    (namespace, pod) (None: the Events could not be read)."""
+    selector), which resources are GPUs, the newest TriggeredScaleUp Event per
+    (namespace, pod) (None: the Events could not be read), and Kueue's Configuration as the
+    cycle read it (None: not read)."""
 
     read: bool = False
     gpu_resources: Sequence[str] = ()
     scale_ups: Mapping[tuple[str, str], datetime] | None = None
+    kueue: KueueConfiguration | None = None
 
 
 NOT_READ = PodsRead()
@@ -100,6 +103,7 @@ def admission_facts(status: Obj, *, gpus: int, pods: PodsRead) -> AdmissionFacts
         if ready is not None
         else None,
         pending_checks=tuple(str(c.get("name")) for c in checks if c.get("state") == "Pending"),
+        kueue=pods.kueue,
     )
 
 

@@ -2,8 +2,9 @@
 
 A cycle costs a constant number of calls whatever the number of Workloads: one Workload
 list, one owner list per owner kind present, one pod list per owner kind with admitted
-Workloads (selected by the kind's label key, grouped in memory), and one list of the node
-autoscaler's TriggeredScaleUp Events (by field selector).
+Workloads (selected by the kind's label key, grouped in memory), one list of the node
+autoscaler's TriggeredScaleUp Events (by field selector), and one list of Kueue's
+Configuration ConfigMap (by name, `configuration.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from autoscaler.adapters.kubernetes.resources import (
     kueue_workloads,
     log_name,
 )
+from autoscaler.adapters.kueue.configuration import list_configuration
 from autoscaler.adapters.kueue.context import (
     NamespaceMeta,
     Namespaces,
@@ -58,6 +60,7 @@ from autoscaler.core.errors import (
     Forbidden,
     NotFound,
 )
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import (
     OwnerRef,
     Pauses,
@@ -90,6 +93,7 @@ class KueueCluster:
         self._selectors = pod_selectors(settings)
         self._gpu_resources = tuple(settings.gpu_resources)
         self._workloads: ApiResource | None = None
+        self._kueue_config: KueueConfiguration | None = None  # as the latest cycle read it
 
     def workload_resource(self) -> ApiResource:
         """Workloads at the newest Kueue API version the cluster serves (asked once)."""
@@ -178,7 +182,12 @@ class KueueCluster:
             cluster_queue=info.cluster_queue,
         )
         scale_ups = self._list_scale_ups(namespace=info.ref.namespace)
-        return replace(context, scale_ups=scale_ups, gpu_resources=self._gpu_resources)
+        return replace(
+            context,
+            scale_ups=scale_ups,
+            gpu_resources=self._gpu_resources,
+            kueue=self._kueue_config,  # the cycle's reading: no request per Workload
+        )
 
     def _context(self) -> WorkloadContext:
         """This cycle's cohort of every ClusterQueue, labels of every namespace and node
@@ -189,7 +198,17 @@ class KueueCluster:
             self.namespace_meta(),
             scale_ups=self.scale_ups(),
             gpu_resources=self._gpu_resources,
+            kueue=self.kueue_configuration(),
         )
+
+    def kueue_configuration(self) -> KueueConfiguration:
+        """Kueue's Configuration, read now (one list call); unreadable says why. The
+        start-up log says what it was (`compose/`)."""
+        return self._kept(list_configuration(self._client, self._settings.kueue_configuration))
+
+    def _kept(self, config: KueueConfiguration) -> KueueConfiguration:
+        self._kueue_config = config
+        return config
 
     def scale_ups(self) -> dict[tuple[str, str], datetime] | None:
         """The newest TriggeredScaleUp Event per (namespace, pod), in one list call; None

@@ -18,6 +18,7 @@ from autoscaler.adapters.kubernetes.resources import NAMESPACES, Obj, kueue_reso
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.core.errors import Forbidden, NotFound
 from autoscaler.domain.annotations import NOTIFY
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import PodInfo, WorkloadInfo
 
 
@@ -54,6 +55,7 @@ class WorkloadContext:
     # The newest TriggeredScaleUp Event per (namespace, pod); None: the Events are unreadable.
     scale_ups: Mapping[tuple[str, str], datetime] | None = None
     gpu_resources: Sequence[str] = ()
+    kueue: KueueConfiguration | None = None  # Kueue's Configuration, read once a cycle
 
     def parse(
         self,
@@ -67,7 +69,7 @@ class WorkloadContext:
         (not merely none read)."""
         name = str(obj["metadata"]["namespace"])
         meta = None if self.namespaces is None else self.namespaces.get(name, UNLISTED)
-        read = PodsRead(pods_read, self.gpu_resources, self.scale_ups)
+        read = PodsRead(pods_read, self.gpu_resources, self.scale_ups, self.kueue)
         return objects.parse_workload(
             obj,
             owner=owner,

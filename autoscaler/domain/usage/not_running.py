@@ -37,9 +37,6 @@ from autoscaler.domain.usage.pod_states import (
 )
 
 KUEUE_TIMER = "Kueue's waitForPodsReady"
-# Kueue's default waitForPodsReady.timeout (kueue apis/config/v1beta2/defaults.go,
-# DefaultWaitForPodsReadyTimeout); the Workload does not say which one its Kueue uses.
-KUEUE_DEFAULT_TIMEOUT = timedelta(minutes=30)
 # Kueue's PodsReady reason while a once-ready Workload waits for a failed pod to come back;
 # its timer then counts from the condition, not from admission (kueue
 # pkg/controller/core/workload_controller.go, admittedNotReadyWorkload).
@@ -188,16 +185,23 @@ def _held(
 
 
 def kueue_deadline(workload: WorkloadInfo, facts: AdmissionFacts) -> str:
-    """When Kueue's own timer evicts it, as far as the Workload tells: the timeout counts
-    from admission (from the condition itself while waiting for recovery)."""
+    """When Kueue's own timer evicts it, from the timeout Kueue's Configuration sets
+    (`domain/kueue_config.py`): counted from admission, or from the condition itself while
+    waiting for recovery (then with `recoveryTimeout`). Where the Configuration cannot be
+    read or does not say, the deadline is unknown; the workload is left to Kueue either way."""
     ready = facts.pods_ready
     recovering = ready is not None and ready.reason == WAIT_FOR_RECOVERY and ready.since
     start = ready.since if recovering and ready is not None else workload.admitted_at
-    if start is None:
+    if facts.kueue is None:
+        return f"{KUEUE_TIMER} deadline unknown: Kueue's configuration not read"
+    timeout, unknown = facts.kueue.pods_ready_timeout(recovering=bool(recovering))
+    if unknown is not None:
+        return f"{KUEUE_TIMER} deadline unknown: {unknown}"
+    if start is None or timeout is None:
         return f"{KUEUE_TIMER} is in charge"
-    by = clock(start + KUEUE_DEFAULT_TIMEOUT)
-    timeout = format_duration(KUEUE_DEFAULT_TIMEOUT, units="ms", split="never")
+    which = "recoveryTimeout" if recovering else "timeout"
+    shown = format_duration(timeout, units="ms", split="never")
     return (
-        f"{KUEUE_TIMER} is in charge: it evicts it by {by} with its default {timeout} "
-        f"timeout (counted from {clock(start)})"
+        f"{KUEUE_TIMER} is in charge: it evicts it by {clock(start + timeout)} with its "
+        f"{shown} {which} (counted from {clock(start)}; {facts.kueue.source})"
     )

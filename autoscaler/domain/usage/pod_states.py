@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from autoscaler.domain.kueue_config import KueueConfiguration
+
 IMAGE_PULL = frozenset({"ImagePullBackOff", "ErrImagePull"})
 CRASH_LOOP = "CrashLoopBackOff"
 CONFIG_ERROR = "CreateContainerConfigError"
@@ -63,6 +65,9 @@ class AdmissionFacts:
     reactivated_at: datetime | None = None  # Requeued=True/Reactivated: lastTransitionTime
     pods_ready: PodsReady | None = None  # None: Kueue's waitForPodsReady is off for it
     pending_checks: tuple[str, ...] = ()  # admission checks in state Pending, by name
+    # Kueue's Configuration as this cycle read it (one read per cycle, never per Workload):
+    # its waitForPodsReady timeout dates Kueue's own deadline. None: not read at all.
+    kueue: KueueConfiguration | None = None
 
     @property
     def kueue_in_charge(self) -> bool:
