@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from autoscaler.domain.durations import parse_duration
+from autoscaler.domain.durations import format_duration, parse_duration
 
 V1BETA1 = "config.kueue.x-k8s.io/v1beta1"
 V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
@@ -73,6 +73,10 @@ class KueueConfiguration:
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     unknown: tuple[str, ...] = ()  # fields read but not understood, each with why
 
+    @property
+    def readable(self) -> bool:
+        return self.problem is None
+
     def pods_ready_timeout(self, *, recovering: bool) -> tuple[timedelta | None, str | None]:
         """(the timeout Kueue's waitForPodsReady applies, None), or (None, why it is
         unknown): `recoveryTimeout` for a Workload waiting for recovery, else `timeout`."""
@@ -89,6 +93,28 @@ class KueueConfiguration:
         if timeout == timedelta(0):
             return None, f"{self.source} turns the recovery timeout off (0s)"
         return timeout, None
+
+    def summary(self) -> str:
+        """One line for the start-up log and check-config."""
+        if self.problem is not None:
+            why = self.problem.removeprefix(f"cannot read {self.source}: ")
+            return (
+                f"Kueue configuration {self.source}: cannot read ({why}); workloads with a "
+                "PodsReady condition are left to Kueue, its deadline unknown"
+            )
+        ready = self.wait_for_pods_ready
+        if ready is None or ready.enabled is None:
+            said = "waitForPodsReady unknown"
+        elif not ready.enabled:
+            said = "waitForPodsReady off"
+        elif ready.timeout is None:
+            said = "waitForPodsReady on, timeout unknown"
+        else:
+            said = f"waitForPodsReady on, timeout {format_duration(ready.timeout)}"
+        gates = ", ".join(f"{k}={str(v).lower()}" for k, v in sorted(self.feature_gates.items()))
+        extra = f"; feature gates {gates}" if gates else ""
+        unknown = f"; unknown: {'; '.join(self.unknown)}" if self.unknown else ""
+        return f"Kueue configuration {self.source}: {said}{extra}{unknown}"
 
 
 def unreadable(source: str, problem: str) -> KueueConfiguration:

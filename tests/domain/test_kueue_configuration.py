@@ -15,6 +15,7 @@ from autoscaler.domain.kueue_config import (
     KueueConfiguration,
     RequeuingStrategy,
     interpret,
+    unreadable,
 )
 
 SOURCE = "kueue-system/kueue-manager-config"
@@ -79,7 +80,7 @@ def test_wait_for_pods_ready_as_kueue_defaults_it(
     config = read(document)
 
     ready = config.wait_for_pods_ready
-    assert ready is not None and config.problem is None and config.unknown == ()
+    assert ready is not None and config.readable and config.unknown == ()
     assert (ready.enabled, ready.timeout, ready.recovery_timeout) == (enabled, timeout, recovery)
 
 
@@ -140,3 +141,33 @@ def test_feature_gates_set_are_known_and_the_others_unknown() -> None:
 
     assert config.feature_gates == {"PrioritySortingWithinCohort": False}  # the rest unknown
     assert "featureGates X not true or false" in config.unknown
+
+
+def test_an_unreadable_configuration_knows_no_gate_and_says_why_in_one_line() -> None:
+    config = unreadable(SOURCE, f"cannot read {SOURCE}: 403 Forbidden")
+
+    assert (config.readable, config.feature_gates, config.wait_for_pods_ready) == (False, {}, None)
+    assert config.summary() == (
+        f"Kueue configuration {SOURCE}: cannot read (403 Forbidden); workloads with a "
+        "PodsReady condition are left to Kueue, its deadline unknown"
+    )
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        pytest.param(
+            {"apiVersion": V1BETA2, "waitForPodsReady": {"timeout": "10m"}},
+            "waitForPodsReady on, timeout 10m",
+            id="on",
+        ),
+        pytest.param({"apiVersion": V1BETA1}, "waitForPodsReady off", id="off"),
+        pytest.param(
+            {"apiVersion": V1BETA2, "featureGates": {"A": True}},
+            "waitForPodsReady on, timeout 30m; feature gates A=true",
+            id="gates",
+        ),
+    ],
+)
+def test_the_summary_line(document: object, said: str) -> None:
+    assert read(document).summary() == f"Kueue configuration {SOURCE}: {said}"

@@ -11,6 +11,7 @@ A 3-GPU ClusterQueue, four one-GPU RayClusters, admitted in this order:
 - `timed`: its image cannot be pulled either, but Kueue's waitForPodsReady is in charge of
   its Workload (its PodsReady condition): reported with Kueue's deadline, from the timeout
   Kueue's Configuration ConfigMap sets, and left to Kueue, never warned nor stopped by us.
+  The start-up log says in one line what Kueue's Configuration is.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class Story:
     timed_annotations: dict[str, str]
     metrics: str
     kueue_source: str = ""  # where Kueue's Configuration is read: "<namespace>/<name>"
+    serve_log: tuple[str, ...] = ()  # the serve process's log messages
 
 
 def rows(api: str, namespace: str) -> dict[str, dict[str, Any]]:
@@ -137,6 +139,7 @@ def story(
         api = f"http://127.0.0.1:{api_port}"
         story = play(kube_server, live_metrics, kueue, stops, api=api, namespace=namespace)
         story.kueue_source = f"{namespace}-kueue/kueue-manager-config"
+        story.serve_log = tuple(serve.messages())
         yield story
         assert serve.running
 
@@ -310,3 +313,8 @@ def test_metrics_count_the_class(story: Story) -> None:
     prefix = 'idle_gpu_autoscaler_workloads{state="not-running"} '
     [line] = [line for line in story.metrics.splitlines() if line.startswith(prefix)]
     assert float(line.removeprefix(prefix)) >= 1
+
+
+def test_the_start_up_log_says_kueues_configuration_in_one_line(story: Story) -> None:
+    said = [m for m in story.serve_log if m.startswith("Kueue configuration ")]
+    assert said == [f"Kueue configuration {story.kueue_source}: waitForPodsReady on, timeout 10m"]
