@@ -63,6 +63,23 @@ def test_rules_become_domain_rules_with_the_default_last(tmp_path: Path) -> None
     assert (default.reclaim, default.action) == (Reclaim.ALWAYS, RuleAction.DEACTIVATE)
 
 
+def test_not_running_after_is_the_policys_unless_a_rule_sets_its_own(tmp_path: Path) -> None:
+    text = (
+        "policy: {notRunningAfter: 45m}\n"
+        "rules:\n"
+        "  - name: batch\n"
+        "    match: {namespaces: [batch]}\n"
+        "    notRunningAfter: 2h\n"
+        "  - name: dev\n"
+        "    match: {namespaces: [dev]}\n"
+    )
+    batch, dev, default = build_policy(load_settings(write(tmp_path, text))).rules
+
+    assert batch.usage.not_running_after == timedelta(hours=2)
+    assert dev.usage.not_running_after == default.usage.not_running_after == timedelta(minutes=45)
+    assert build_policy(Settings()).default_rule.usage.not_running_after == timedelta(minutes=30)
+
+
 def test_without_rules_the_default_rule_is_todays_policy() -> None:
     settings = Settings()
     policy = build_policy(settings)
@@ -124,6 +141,12 @@ BAD = [
         "rules:\n  - name: default\n    match: {namespaces: [x]}\n",
         "rules[0].match: the default rule matches everything",
         id="default-with-match",
+    ),
+    pytest.param(
+        "policy: {notRunningAfter: 1h}\nrules:\n  - name: default\n    notRunningAfter: 2h\n",
+        "rules[0].notRunningAfter and policy.notRunningAfter both set the default rule's "
+        "notRunningAfter",
+        id="not-running-after-twice",
     ),
     pytest.param(
         "policy: {idleWindow: 2h}\nrules:\n  - name: default\n    idleWindow: 3h\n",

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime
 
-from autoscaler.api.presenters import snapshot_view, workload_view
+from autoscaler.api.presenters import running_unmonitored, snapshot_view, workload_view
 from autoscaler.api.schemas.views import WorkloadList, WorkloadView
 from autoscaler.domain.models import Snapshot, State, WorkloadStatus
 
@@ -51,8 +51,12 @@ def render(snapshot: Snapshot | None, wanted: ListingFilter, *, now: datetime) -
     if snapshot is None:
         empty = WorkloadList(snapshot=None, items=[])
         return Rendering(None, empty.model_dump_json(by_alias=True).encode(), None)
-    items = [workload_view(row, now=now) for row in snapshot.workloads if wanted.keeps(row)]
-    listing = WorkloadList(snapshot=snapshot_view(snapshot), items=items)
+    rows = [row for row in snapshot.workloads if wanted.keeps(row)]
+    items = [workload_view(row, now=now) for row in rows]
+    unmonitored = [str(row.ref) for row in rows if running_unmonitored(row)]
+    listing = WorkloadList(
+        snapshot=snapshot_view(snapshot), items=items, running_unmonitored=unmonitored or None
+    )
     return Rendering(
         snapshot, listing.model_dump_json(by_alias=True).encode(), _first_expiry(items)
     )

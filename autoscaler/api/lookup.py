@@ -11,7 +11,8 @@ from autoscaler.api.access import unseen_change, workload_target
 from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
 from autoscaler.domain.access import Identity
-from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadRef, WorkloadStatus
+from autoscaler.domain.models import Snapshot, State, WorkloadInfo, WorkloadRef, WorkloadStatus
+from autoscaler.domain.notices.held import held_class
 from autoscaler.domain.policy.rules import Rule
 
 
@@ -98,3 +99,10 @@ def rule_of(context: ApiContext, workload: WorkloadInfo) -> Rule:
     snapshot = context.store.latest()
     usage = snapshot.usage if snapshot is not None else {}
     return context.policy.match(workload, usage).rule
+
+
+def held_of(context: ApiContext, ref: WorkloadRef) -> State:
+    """How the latest cycle saw it hold its GPUs (idle or not running), for a notice's words
+    (`domain/notices/held.py`); idle when no cycle saw it."""
+    row = find_row(context.store.latest(), ref.namespace, ref.name)
+    return held_class(row.decision if row is not None else None)

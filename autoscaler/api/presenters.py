@@ -47,6 +47,7 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         reason=decision.reason,
         evidence=list(decision.evidence),
         idle_held_gpus=decision.idle_held_gpus,
+        running_unmonitored=running_unmonitored(row),
         peak_utilization=decision.peak,
         coverage=decision.coverage,
         idle_since=decision.idle_since,
@@ -56,6 +57,12 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         reactivated_at=keys.reactivated_at(info.annotations, info.owner_annotations),
         notice=notice_view(decision.notice),
     )
+
+
+def running_unmonitored(row: WorkloadStatus) -> bool:
+    """Its GPU pods run, but the GPU metrics miss some of its GPUs (the usage verdict says)."""
+    verdict = row.decision.assessment
+    return verdict is not None and verdict.unmonitored
 
 
 def notice_view(notice: Notice) -> NoticeView | None:

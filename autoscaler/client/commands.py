@@ -168,7 +168,8 @@ def _add_reads(commands: Any) -> None:
     _namespace_option(status, "only this namespace (required with NAME)")
     status.add_argument("--queue", help="only this LocalQueue")
     status.add_argument(
-        "--state", help="only this state (idle, busy, loading, idle-held, unknown, exempt, ...)"
+        "--state",
+        help="only this state (idle, not-running, busy, loading, idle-held, unknown, exempt, ...)",
     )
     _named_workload(
         commands, "explain", "which rule a workload falls under, and why earlier rules did not"

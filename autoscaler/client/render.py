@@ -160,12 +160,15 @@ def breaker_reset(body: Json) -> str:
 
 
 def report(body: Json) -> str:
-    """One line per owner, then the total; the REST answer has the per-queue roll-ups."""
+    """One line per owner, then the total; the REST answer has the per-queue roll-ups. The
+    GPU-hours held not running (quota held without work) get their own column once any."""
+    not_running = float(body["total"].get("heldNotRunningGpuHours", 0.0)) > 0
     headers = [
         "NAMESPACE",
         "QUEUE",
         "OWNER",
         "IDLE GPU-H",
+        *(["NOT-RUNNING GPU-H"] if not_running else []),
         "RECLAIMED GPU-H",
         "WAIT SHORTENED",
         "WAITERS",
@@ -173,21 +176,28 @@ def report(body: Json) -> str:
         "REGRETTED",
         "CONTESTED",
     ]
-    rows = [
-        _savings_row(item, item["namespace"], item.get("queue"), item.get("owner"))
+    items = [
+        (item, item["namespace"], item.get("queue"), item.get("owner"))
         for item in body.get("byOwner", [])
     ]
-    rows.append(_savings_row(body["total"], "TOTAL", "", ""))
+    rows = [
+        _savings_row(item, namespace, queue, owner, not_running=not_running)
+        for item, namespace, queue, owner in [*items, (body["total"], "TOTAL", "", "")]
+    ]
     period = f"since {body['since']} until {body['until']}"
     return f"{period}\n{table(headers, rows)}"
 
 
-def _savings_row(figures: Json, namespace: str, queue: Any, owner: Any) -> list[str]:
+def _savings_row(
+    figures: Json, namespace: str, queue: Any, owner: Any, *, not_running: bool
+) -> list[str]:
+    held_not_running = float(figures.get("heldNotRunningGpuHours", 0.0))
     return [
         namespace,
         queue or "-",
         owner or "-",
         f"{float(figures['heldIdleGpuHours']):.1f}",
+        *([f"{held_not_running:.1f}"] if not_running else []),
         f"{float(figures['reclaimedGpuHours']):.1f}",
         minutes(figures["waitShortenedSeconds"]),
         str(figures["waitersAdmitted"]),

@@ -18,6 +18,7 @@ from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.leader import LeaderElector, default_identity
 from autoscaler.adapters.kueue.cached import CachedKueueCluster
 from autoscaler.adapters.kueue.cluster import KueueCluster
+from autoscaler.adapters.kueue.configuration import list_configuration
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
@@ -208,6 +209,15 @@ def build_replica(
     return service
 
 
+def log_kueue_configuration(settings: Settings, client: KubeClient, logger: logging.Logger) -> None:
+    """One line at start-up: whether Kueue's Configuration is readable and whether its
+    waitForPodsReady is on (one list call; the cycles then read it themselves)."""
+    if Manager.KUEUE not in settings.actuators.enabled():
+        return
+    config = list_configuration(client, settings.cluster.kueue_configuration)
+    logger.log(logging.INFO if config.readable else logging.WARNING, "%s", config.summary())
+
+
 def serve(settings: Settings) -> int:
     """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
     logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
@@ -216,6 +226,7 @@ def serve(settings: Settings) -> int:
     service = build_replica(
         settings, client=client, clock=SystemClock(), logger=logger, elector=elector
     )
+    log_kueue_configuration(settings, client, logger)
     if elector is not None:
         elector.start()
     stop = stop_on_signals(logger)

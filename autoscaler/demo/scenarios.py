@@ -14,6 +14,11 @@
   a cluster that loads 60 GiB of weights at 0-2 % compute after 45 idle minutes (its
   framebuffer and PCIe show loading: never stopped, though compute alone would stop it at
   minute 60) and a 4-GPU cluster training on 2 GPUs (idle-held: reported, never stopped).
+  Issue 31 adds the vision team's cq-vision (4 GPUs, its own namespace): vit-trainer's
+  image was never pushed, so its pods stay in ImagePullBackOff; past the 30-minute
+  `notRunningAfter` (warned 15 minutes ahead, as idle work is) it is deactivated and
+  vit-eval, waiting behind it, is admitted. vit-notebook runs on a node dcgm-exporter
+  does not cover: running but not monitored, reported, never stopped.
 - `when-contended` (issue 14): cq-notebooks and cq-training (8 GPUs each) share the lab-gpus
   cohort under a `reclaim: when-contended` rule. Three 4-GPU notebooks (one borrowing 4 of
   cq-training's GPUs) and a 4-GPU eval server; three go idle and are left running while
@@ -28,6 +33,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from autoscaler.demo.kai_story import kai
@@ -39,6 +45,8 @@ from autoscaler.sim.profiles import Profile
 from autoscaler.sim.quota import PODS, ClusterQueue
 
 __all__ = ["DEFAULT_SCENARIO", "SCENARIOS", "Arrival", "Scenario"]
+
+MISSING_IMAGE = "ghcr.io/vision-lab/vit-trainer:v2"  # the noisy story's image nobody pushed
 
 
 def two_clusters() -> Scenario:
@@ -124,16 +132,18 @@ def rd_and_production() -> Scenario:
 
 
 def noisy() -> Scenario:
-    quota = ClusterQueue.from_nominal("cq-research", {**ROOMY, GPU: 14})
-    kueue = (
-        KueueState()
-        .with_cluster_queue(quota)
-        .with_local_queue(LocalQueue("research", "lq-research", "cq-research"))
-    )
+    kueue = KueueState()
+    for team, gpus in (("research", 14), ("vision", 4)):
+        quota = ClusterQueue.from_nominal(f"cq-{team}", {**ROOMY, GPU: gpus})
+        kueue = kueue.with_cluster_queue(quota)
+        kueue = kueue.with_local_queue(LocalQueue(team, f"lq-{team}", quota.name))
 
-    def raycluster(name: str, gpus: int = 2) -> RayClusterSpec:
+    def raycluster(name: str, gpus: int = 2, *, team: str = "research") -> RayClusterSpec:
         worker = WorkerGroup("gpu-group", replicas=1, gpus=gpus)
-        return RayClusterSpec("research", name, "lq-research", workers=(worker,))
+        return RayClusterSpec(team, name, f"lq-{team}", workers=(worker,))
+
+    trainer = raycluster("vit-trainer", team="vision")
+    unpulled = replace(trainer, image=MISSING_IMAGE, image_published=False)
 
     gappy = Profile.busy(75).gap(10, 80).nan(95, 100).described("trains; telemetry drops out")
     notebook = Profile.busy(60).idle_from(5).holding(gib=24).described("idle from minute 5")
@@ -150,10 +160,17 @@ def noisy() -> Scenario:
             Arrival(0, raycluster("idle-notebook"), notebook),
             Arrival(0, raycluster("weight-loader"), loader),
             Arrival(0, raycluster("half-used", gpus=4), Profile.half_used(gpus=4, busy=2)),
+            # A minute later, so the research clusters' pods keep their nodes and GPUs.
+            Arrival(1, unpulled, Profile.busy(90)),
+            Arrival(1, raycluster("vit-notebook", team="vision"), Profile.unexported()),
+            Arrival(3, raycluster("vit-eval", team="vision"), Profile.busy(80)),
         ),
         notes=(
             (0, "five 2-GPU RayClusters and a 4-GPU one start in namespace research"),
             (0, "half-used trains on 2 of its 4 GPUs; the other 2 sit at 0 %: idle-held"),
+            (1, f"vit-trainer is applied with {MISSING_IMAGE}, which was never pushed"),
+            (1, "vit-notebook runs on a node dcgm-exporter does not cover: no GPU series"),
+            (3, "vit-eval is applied: cq-vision is full, it waits"),
             (5, "idle-notebook's user leaves for the day"),
             (10, "gappy-trainer's node exporter stops answering for 70 min; the job trains on"),
             (45, "weight-loader starts loading 60 GiB of weights: 3 GiB/min at 0-2 % compute"),

@@ -153,9 +153,11 @@ class Watch:
     idle_held_gpus: int = 0  # the most GPUs it held idle while others were busy
     warnings: tuple[datetime, ...] = ()  # each warning of a stop, by its warned-at
     snoozes: tuple[tuple[datetime, str], ...] = ()  # each snooze: until, by whom
+    not_running: bool = False  # judged not-running once: quota held without work
 
     def saw(self, decision: Decision, now: datetime) -> None:
         notice = decision.notice
+        self.not_running |= decision.state is State.NOT_RUNNING
         if notice.warned_at is not None and notice.warned_at not in self.warnings:
             self.warnings += (notice.warned_at,)
         if notice.snoozed_until is not None:

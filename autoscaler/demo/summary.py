@@ -3,7 +3,9 @@
 - GPU-hours reclaimed: from the audit records the service wrote, GPUs held x the time from
   the deactivation (a RayCluster's suspension, for one KAI Scheduler queues) until it was
   reactivated or the story ended; the warnings and snoozes that came before say why the
-  stop came when it did; a workload Kueue does not manage is named with its manager;
+  stop came when it did; a workload Kueue does not manage is named with its manager; those
+  whose GPU pods never ran (quota held without work) are said apart, as the savings
+  report keeps them;
 - admitted sooner: each RayCluster's first admission against the dry-run replay's (where
   nothing is ever deactivated); one still waiting there counts until the story's end, "at least";
 - left alone: every admitted workload the service did not stop, with its last reason, how
@@ -22,6 +24,7 @@ from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
 from autoscaler.domain.usage.words import class_text, evidence_text
 
 _HOUR = timedelta(hours=1)
+NOT_RUNNING = "its GPU pods never ran: quota held without work"
 _NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)
 
 
@@ -34,6 +37,7 @@ class Reclaimed:
     reactivated: bool
     notice: str = ""  # the warnings and snoozes before the stop, as the summary says them
     manager: Manager = DEFAULT_MANAGER
+    not_running: bool = False  # its GPU pods never ran: quota held without work
 
     @property
     def gpu_hours(self) -> float:
@@ -77,6 +81,11 @@ class Summary:
     def gpu_hours(self) -> float:
         return sum(r.gpu_hours for r in self.reclaimed)
 
+    @property
+    def not_running_gpu_hours(self) -> float:
+        """Of `gpu_hours`, those of quota held without work."""
+        return sum(r.gpu_hours for r in self.reclaimed if r.not_running)
+
 
 def summarize(live: Outcome, replay: Outcome) -> Summary:
     return Summary(
@@ -94,15 +103,20 @@ def render(summary: Summary) -> list[str]:
     lines = [
         f"Summary of {summary.scenario} ({summary.started:%H:%M} to {summary.ended:%H:%M}, "
         "simulated)",
-        f"  GPU-hours reclaimed: {summary.gpu_hours:.2f}",
+        f"  GPU-hours reclaimed: {summary.gpu_hours:.2f}"
+        + (
+            f" ({summary.not_running_gpu_hours:.2f} of them quota held without work)"
+            if summary.not_running_gpu_hours
+            else ""
+        ),
     ]
     for r in summary.reclaimed:
         end = "its reactivation" if r.reactivated else "the end of the story"
         name = managed_name(r.raycluster, r.manager, stopped_word(r.manager))
+        why = "; ".join(([NOT_RUNNING] if r.not_running else []) + ([r.notice] if r.notice else []))
         lines.append(
             f"    {name}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
-            f"{r.until:%H:%M} = {r.gpu_hours:.2f} GPU-hours"
-            + (f" ({r.notice})" if r.notice else "")
+            f"{r.until:%H:%M} = {r.gpu_hours:.2f} GPU-hours" + (f" ({why})" if why else "")
         )
     lines.append("  Admitted sooner than in the same story replayed in dry-run:")
     lines += [f"    {_sooner_text(s)}" for s in summary.sooner] or ["    none"]
@@ -117,11 +131,18 @@ def _reclaimed(live: Outcome) -> list[Reclaimed]:
         back = live.reactivated_at.get(entry.workload)
         reactivated = back is not None and back > entry.audit.at
         until = back if back is not None and reactivated else live.ended_at
-        notice = _notice_text(live.watched.get(entry.raycluster, Watch()))
+        watch = live.watched.get(entry.raycluster, Watch())
         manager = _manager(live, entry.workload)
         found.append(
             Reclaimed(
-                entry.raycluster, entry.gpus, entry.audit.at, until, reactivated, notice, manager
+                entry.raycluster,
+                entry.gpus,
+                entry.audit.at,
+                until,
+                reactivated,
+                _notice_text(watch),
+                manager,
+                watch.not_running,
             )
         )
     return found

@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Cycle, World
-from autoscaler.domain.models import Action, ActionRecord
+from autoscaler.domain.models import Action, ActionRecord, Decision
+from autoscaler.domain.notices.held import held_class, what_is_wrong, words_for
 from autoscaler.domain.notices.notice import Notice
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, MANAGERS, Manager
@@ -58,7 +59,7 @@ def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     if record.outcome.kind is not OutcomeKind.DONE:
         return f"{record.action.value} {name}: {record.outcome} ({reason})"
     if decision is not None and record.action in (Action.WARN, Action.WARN_DELETE):
-        warned = _warned_text(name, decision.notice, action=record.action, now=cycle.now)
+        warned = _warned_text(name, decision, action=record.action, now=cycle.now)
         return warned or f"warned {name}: {reason}"
     if record.action is Action.DEACTIVATE:
         word = stopped_word(row.info.manager if row is not None else DEFAULT_MANAGER)
@@ -74,14 +75,20 @@ _DONE_WORDS = {  # a deactivation's word is the manager's: `stopped_word`
 }
 
 
-def _warned_text(name: str, notice: Notice, *, action: Action, now: datetime) -> str | None:
-    planned, what = notice.stop_at, "stop"
+def _warned_text(name: str, decision: Decision, *, action: Action, now: datetime) -> str | None:
+    """A planned stop in the words of how it holds its GPUs: "warned vit-trainer: GPUs
+    held, not running: stop planned at 09:31, in 15 min — image ... for 16 min (...)"."""
+    notice = decision.notice
+    planned, what, label, wrong = notice.stop_at, "stop", "", None
     if action is Action.WARN_DELETE:
         planned, what = notice.delete_at, "deletion"
+    else:
+        label, wrong = words_for(held_class(decision)).label, what_is_wrong(decision)
     if planned is None:
         return None
     ahead = int((planned - now) / timedelta(minutes=1))
+    told = f" — {wrong}" if wrong else ""
     return (
-        f"warned {name}: {what} planned at {planned:%H:%M}, in {ahead} min "
+        f"warned {name}: {label}{what} planned at {planned:%H:%M}, in {ahead} min{told} "
         "(an Event, annotations and the notifications say so)"
     )

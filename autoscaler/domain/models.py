@@ -22,6 +22,7 @@ from autoscaler.domain.states import Action as Action  # noqa: PLC0414
 from autoscaler.domain.states import State as State  # noqa: PLC0414
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.usage.gpus import GpuKey
+from autoscaler.domain.usage.pod_states import AdmissionFacts, ContainerWait
 
 if TYPE_CHECKING:  # both import this module; only their types are needed here
     from autoscaler.domain.policy.rules import Rule
@@ -61,10 +62,20 @@ class PodInfo:
     gpus: int  # GPU devices or MIG slices requested by all its containers
     labels: Mapping[str, str] = field(default_factory=dict)
     node: str | None = None
+    # What says whether it runs (the not-running class, domain/usage/not_running.py):
+    waiting: tuple[ContainerWait, ...] = ()  # its containers (init ones too) in state waiting
+    unschedulable: str | None = None  # PodScheduled=False/Unschedulable: the scheduler's message
+    scale_up_at: datetime | None = None  # the newest TriggeredScaleUp Event about it
 
     @property
     def running(self) -> bool:
         return self.phase == "Running"
+
+    @property
+    def runs(self) -> bool:
+        """Running with no container waiting: a crash-looping container (phase Running,
+        container waiting in CrashLoopBackOff) does not run."""
+        return self.running and not self.waiting
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,9 @@ class WorkloadInfo:
     namespace_annotations: Mapping[str, str] | None = None
     manager: Manager = DEFAULT_MANAGER  # which actuator writes on it (ISSUE 17)
     hands_off: HandsOff | None = None  # never acted on, and why (fractional GPUs, ...)
+    # A Kueue Workload's admission as its status says (PodsReady, admission checks,
+    # reactivation, GPUs charged); None for a row Kueue does not admit.
+    admission: AdmissionFacts | None = None
 
     @property
     def gpu_pods(self) -> tuple[PodInfo, ...]:

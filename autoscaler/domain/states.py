@@ -12,6 +12,12 @@ class State(StrEnum):
     IDLE = "idle"
     LOADING = "loading"  # near-zero compute, but loading (framebuffer, PCIe, power): no stop
     IDLE_HELD = "idle-held"  # some GPUs busy, others idle the whole window: reported only
+    # Admitted, yet no GPU pod runs (image not pulled, crash loop, unschedulable, no pod):
+    # quota held without work, decided from Kubernetes objects (domain/usage/not_running.py)
+    NOT_RUNNING = "not-running"
+    # No GPU pod runs yet, but something is bringing them up: a pending ProvisioningRequest
+    # admission check, or a node scale-up triggered for them. Never acted on.
+    STARTING = "starting"
     UNKNOWN = "unknown"
     GRACE = "grace"
     EXEMPT = "exempt"

@@ -23,6 +23,26 @@ class OwnerKindSettings(Section):
     )
 
 
+class KueueConfigurationSettings(Section):
+    """Where Kueue keeps its Configuration (the manager's `--config` file, mounted from a
+    ConfigMap): read, never written, for its `waitForPodsReady` and `featureGates`."""
+
+    namespace: str = Field(
+        "kueue-system",
+        description="Namespace of Kueue's manager (the chart grants list and watch on the "
+        "ConfigMap there, by name).",
+        json_schema_extra={"minLength": 1},
+    )
+    name: str = Field(
+        "kueue-manager-config",
+        description="ConfigMap holding Kueue's Configuration under the key "
+        "`controller_manager_config.yaml`. Unreadable (refused, absent): Kueue's "
+        "waitForPodsReady deadline is reported unknown, and its workloads are still left to "
+        "Kueue.",
+        json_schema_extra={"minLength": 1},
+    )
+
+
 def _default_owner_kinds() -> dict[str, OwnerKindSettings]:
     """Each owner kind of the domain's table, as its row says (`domain/policy/owners.py`); only
     RayCluster is enabled, and the description of `owner_kinds` says why."""
@@ -64,4 +84,9 @@ class ClusterSettings(Section):
     )
     request_timeout: Duration = Field(
         timedelta(seconds=10), description="Kubernetes API request timeout."
+    )
+    kueue_configuration: KueueConfigurationSettings = Field(
+        default_factory=KueueConfigurationSettings,
+        description="Kueue's Configuration, read for its waitForPodsReady timeout (the "
+        "not-running class reports Kueue's own deadline) and its feature gates.",
     )

@@ -83,6 +83,16 @@ class PolicySettings(Section):
         "at near-zero compute) counts as activity for at most this long after compute "
         "stopped or admission; past it, the workload is judged on compute alone.",
     )
+    not_running_after: Duration = Field(
+        timedelta(minutes=30),
+        gt=timedelta(0),
+        description="Quota held without work (docs/SIGNALS.md, not-running): a Workload "
+        "admitted this long, counted from its latest admission or reactivation as its "
+        "conditions say, while none of its GPU pods runs (image not pulled, crash loop, "
+        "container config error, unschedulable, no pod created) is due for the rule's action. "
+        "30 minutes outlasts a slow image pull or a node scale-up; the quota is as lost to the "
+        "next job as idle GPUs are.",
+    )
     idle_since_lookback: Duration = Field(
         timedelta(hours=6),
         description="How far back to look for a GPU's last busy sample when reporting "

@@ -152,6 +152,12 @@ class RuleSettings(Section):
         description="How long loading at near-zero compute counts as activity. Unset: "
         "policy.maxLoading.",
     )
+    not_running_after: Duration | None = Field(
+        None,
+        gt=timedelta(0),
+        description="How long an admitted workload may hold its quota while none of its GPU "
+        "pods runs before the rule's action is due. Unset: policy.notRunningAfter.",
+    )
     reclaim: Literal["always", "when-contended"] | None = Field(
         None,
         description="`always`: stop an idle workload whatever waits (before rules, the only "
@@ -203,6 +209,7 @@ SHARED_KNOBS = {
     "threshold_percent": ("policy", "threshold_percent", "thresholdPercent"),
     "grace_period": ("policy", "grace_period", "gracePeriod"),
     "max_loading": ("policy", "max_loading", "maxLoading"),
+    "not_running_after": ("policy", "not_running_after", "notRunningAfter"),
     "warn_before": ("policy", "warn_before", "warnBefore"),
     "snooze.max_duration": ("policy", "snooze.max_duration", "snooze.maxDuration"),
     "snooze.per_day": ("policy", "snooze.per_day", "snooze.perDay"),

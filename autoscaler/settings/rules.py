@@ -50,6 +50,7 @@ def default_rule(settings: Settings) -> Rule:
             min_coverage=policy.min_coverage,
             stale_after=policy.stale_after,
             max_loading=policy.max_loading,
+            not_running_after=policy.not_running_after,
         ),
         grace_period=policy.grace_period,
         exemptions=ExemptionBounds(),
@@ -73,6 +74,8 @@ def scoped_rule(rule: RuleSettings, *, default: Rule) -> Rule:
         usage = replace(usage, threshold=rule.threshold_percent / 100)
     if rule.max_loading is not None:
         usage = replace(usage, max_loading=rule.max_loading)
+    if rule.not_running_after is not None:
+        usage = replace(usage, not_running_after=rule.not_running_after)
     bounds = default.exemptions
     if rule.exemptions.max_duration is not None:
         bounds = replace(bounds, max_duration=rule.exemptions.max_duration)

@@ -31,7 +31,13 @@ from autoscaler.sim.kueue_model import Event, EventKind, KueueState, Phase, Work
 from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import GpuPool, RayClusterSpec, SimPod
 from autoscaler.sim.rayclusters import SuspendableRayClusters, merge_annotations
-from autoscaler.sim.workload_info import admitted_usage, cohort_of, sim_uid, workload_uid
+from autoscaler.sim.workload_info import (
+    admission_facts,
+    admitted_usage,
+    cohort_of,
+    sim_uid,
+    workload_uid,
+)
 
 
 @dataclass(frozen=True)
@@ -285,4 +291,5 @@ class SimulatedCluster:
             cohort=cohort_of(objects.kueue, workload),
             priority=workload.priority,
             admitted_usage=admitted_usage(objects.kueue, workload),
+            admission=admission_facts(objects.kueue, workload),
         )

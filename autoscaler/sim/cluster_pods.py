@@ -33,7 +33,9 @@ class ClusterPods:
         self._count += 1
         pods = pods_for(spec, gpus=self._gpus, now=now, start=POD_START, seed=self._count)
         self._pods[ref] = pods
-        held = [(pod, uuid) for pod in pods for uuid in pod.gpus]
+        # The exporter sees only GPUs a running container uses: a pod whose image cannot be
+        # pulled never runs, and no series names it.
+        held = [(pod, uuid) for pod in pods if pod.pullable for uuid in pod.gpus]
         for index, (pod, uuid) in enumerate(held):  # the RayCluster's GPUs, counted across pods
             key = GpuKey(namespace=spec.namespace, pod=pod.name, uuid=uuid)
             self._holdings[(pod.name, uuid)] = GpuHolding(
@@ -44,7 +46,7 @@ class ClusterPods:
         """Every pod of the row goes; its GPUs go back to the nodes."""
         for pod in self._pods.pop(ref, ()):
             self._gpus.release(pod.gpus)
-            for uuid in pod.gpus:
+            for uuid in pod.gpus if pod.pullable else ():  # one that never ran has none
                 holding = self._holdings[(pod.name, uuid)]
                 self._holdings[(pod.name, uuid)] = replace(holding, end=now)
 

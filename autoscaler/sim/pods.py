@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from autoscaler.domain.models import PodInfo
@@ -14,9 +14,11 @@ from autoscaler.domain.policy.management import (
     KAI_QUEUE_LABEL,
     Manager,
 )
+from autoscaler.sim.kubelet import waiting
 from autoscaler.sim.kueue_model import PodSet
 
 GPU = "nvidia.com/gpu"
+RAY_IMAGE = "rayproject/ray:2.41.0-py311-gpu"
 GPUS_PER_NODE = 8
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes' generateName draws from
 
@@ -47,6 +49,8 @@ class RayClusterSpec:
     annotations: Mapping[str, str] = field(default_factory=dict)  # on the owner
     manager: Manager = DEFAULT_MANAGER
     gpu_fraction: str | None = None  # KAI's gpu-fraction annotation on every pod (GPU sharing)
+    image: str = RAY_IMAGE  # every container's
+    image_published: bool = True  # False: the registry does not have it; no pod ever runs
 
     @property
     def labels(self) -> dict[str, str]:
@@ -81,22 +85,34 @@ class SimPod:
     gpus: tuple[str, ...]  # the UUIDs it holds
     node: str
     created_at: datetime
-    running_at: datetime
+    running_at: datetime  # when its container starts, once its image is pulled
     raycluster: str
+    image: str = RAY_IMAGE
+    pullable: bool = True  # False: its image cannot be pulled, it never runs
 
     def running(self, now: datetime) -> bool:
-        return self.running_at <= now
+        return self.pullable and self.running_at <= now
 
     def info(self, now: datetime) -> PodInfo:
         node_type = "head" if self.group == "head" else "worker"
+        runs = self.running(now)
         return PodInfo(
             name=self.name,
-            phase="Running" if self.running(now) else "Pending",
+            phase="Running" if runs else "Pending",
             created_at=self.created_at,
             gpus=len(self.gpus),
             labels={"ray.io/cluster": self.raycluster, "ray.io/node-type": node_type}
             | ({} if self.group == "head" else {"ray.io/group": self.group}),
             node=self.node,
+            waiting=()
+            if runs
+            else waiting(
+                group=self.group,
+                image=self.image,
+                pullable=self.pullable,
+                created_at=self.created_at,
+                now=now,
+            ),
         )
 
 
@@ -149,7 +165,8 @@ def pods_for(
     for index, (prefix, group_name, count) in enumerate(wanted):
         node, uuids = gpus.take(count)
         name = f"{prefix}-{_suffix(f'{spec.namespace}/{prefix}/{seed}/{index}')}"
-        pods.append(SimPod(name, group_name, uuids, node, now, now + start, spec.name))
+        pod = SimPod(name, group_name, uuids, node, now, now + start, spec.name, spec.image)
+        pods.append(pod if spec.image_published else replace(pod, pullable=False))
     return tuple(pods)
 
 

@@ -130,6 +130,12 @@ class Profile:
         return cls(base=pct, summary="idle")
 
     @classmethod
+    def unexported(cls) -> Profile:
+        """No series at all while its pods run: dcgm-exporter does not cover its node (its
+        DaemonSet lacks the node pool's toleration, say): running but not monitored."""
+        return cls(base=NO_SAMPLE, summary="runs; its node exports no GPU metrics")
+
+    @classmethod
     def bursty(cls, *, every: float, busy_for: float, pct: float = 95.0) -> Profile:
         return cls(
             base=Burst(every=every, busy_for=busy_for, busy_pct=pct),

@@ -1,13 +1,16 @@
-"""What the simulated cluster's `ClusterReader` says of one Workload: its uid, and the facts
+"""What the simulated cluster's `ClusterReader` says of one Workload: its uid, the facts
 a `when-contended` rule needs to free it for a waiter (its ClusterQueue's cohort, its
-priority, what its admission charges the queue per (flavor, resource))."""
+priority, what its admission charges the queue per (flavor, resource)), and what its status
+says of its admission for the not-running class (`admission_facts`)."""
 
 from __future__ import annotations
 
 import hashlib
 
 from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.usage.pod_states import AdmissionFacts
 from autoscaler.sim.kueue_model import KueueState, Phase, Workload
+from autoscaler.sim.pods import GPU
 
 FlavorUsage = dict[tuple[str, str], int]
 
@@ -39,3 +42,18 @@ def admitted_usage(kueue: KueueState, workload: Workload) -> FlavorUsage:
     if queue is None:
         return {}
     return {(queue.flavor, resource): amount for resource, amount in admission.usage.items()}
+
+
+def admission_facts(kueue: KueueState, workload: Workload) -> AdmissionFacts:
+    """What the real adapter reads from a Workload's status (`adapters/kubernetes/
+    pod_starts.admission_facts`), as the simulated Kueue writes it: the GPUs its admission
+    charges; its latest reactivation (Kueue's Requeued=True/Reactivated); no PodsReady (the
+    simulated Kueue runs without waitForPodsReady) and no admission checks. KubeRay's pods
+    are read, and the simulated cluster has no node autoscaler: no scale-up Event is due."""
+    charged = admitted_usage(kueue, workload)
+    return AdmissionFacts(
+        gpus=sum(n for (_, resource), n in charged.items() if resource == GPU),
+        pods_read=True,
+        scale_ups_read=True,
+        reactivated_at=workload.requeued_at,
+    )

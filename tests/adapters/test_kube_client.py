@@ -211,8 +211,10 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
         ("batch", "jobs"): {"get", "list", "watch", "patch"},
         ("", "pods"): {"list", "watch"},
-        ("", "events"): {"create"},
-        ("", "configmaps"): {"get", "create", "update"},
+        # create: our Events; list and watch: the node autoscaler's TriggeredScaleUp Events
+        ("", "events"): {"create", "list", "watch"},
+        # get, create, update: the runtime state; list, watch: Kueue's Configuration, by name
+        ("", "configmaps"): {"get", "create", "update", "list", "watch"},
         ("keda.sh", "scaledobjects"): {"list", "watch"},
         ("coordination.k8s.io", "leases"): {"get", "create", "update"},
         ("authentication.k8s.io", "tokenreviews"): {"create"},

@@ -231,6 +231,8 @@ def test_a_cycle_lists_once_per_kind_whatever_the_number_of_workloads(
         many
         == few
         == [
+            "/api/v1/events?",  # the node autoscaler's TriggeredScaleUp Events, by field
+            "/api/v1/namespaces/kueue-system/configmaps?",  # Kueue's Configuration, by name
             "/api/v1/namespaces?",
             "/api/v1/pods?ray.io/cluster",
             "/api/v1/pods?ray.io/originated-from-cr-name",
@@ -298,8 +300,9 @@ def test_an_unknown_owner_kind_is_reported_without_reading_it(
 
     assert workload.owner == OwnerRef("jobset.x-k8s.io/v1alpha2", "JobSet", "js", "js-uid")
     assert workload.pods == ()
-    # discovery, the workload list, and the ClusterQueues and namespaces they are read with
-    assert len(server.requests.all()) == 4
+    # discovery, the workload list, and the ClusterQueues, namespaces, scale-up Events and
+    # Kueue's Configuration they are read with
+    assert len(server.requests.all()) == 6
 
 
 def test_a_fresh_read_gets_one_workload_its_owner_and_its_pods(
@@ -319,6 +322,7 @@ def test_a_fresh_read_gets_one_workload_its_owner_and_its_pods(
         ("/api/v1/namespaces/team-a/pods", "ray.io/cluster=rc"),
         ("/api/v1/namespaces/team-a", None),  # its labels
         ("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue", None),  # its cohort
+        ("/api/v1/namespaces/team-a/events", None),  # its pods' node scale-ups (by field)
     ]
 
 

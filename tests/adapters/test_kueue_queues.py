@@ -405,7 +405,10 @@ def test_namespace_labels_are_none_when_namespaces_are_forbidden(
     kube: KubeServer, cluster: KueueCluster
 ) -> None:
     admitted_in_cohort(kube)
-    kube.faults.fail_next("GET", "/api/v1/namespaces", status=403, times=2)
+    # Kueue's Configuration ConfigMap is read under the same prefix: namespaces only fail.
+    kube.faults.fail_next(
+        "GET", "/api/v1/namespaces", status=403, times=2, when=lambda r: r.reads_namespaces
+    )
 
     (listed,) = cluster.list_workloads()
     fresh = cluster.get_workload(listed.ref)

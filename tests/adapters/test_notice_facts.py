@@ -96,7 +96,7 @@ def test_a_workload_carries_its_namespaces_annotations_from_the_namespace_read(
         r.path for r in server.requests.all() if r.path.startswith("/api/v1/namespaces")
     ]
     # one list for the cycle, one get for the fresh read: none per Workload
-    assert [p for p in namespace_reads if not p.endswith("/pods")] == [
+    assert [p for p in namespace_reads if not p.endswith(("/pods", "/events", "/configmaps"))] == [
         "/api/v1/namespaces",
         "/api/v1/namespaces/team-a",
     ]
@@ -129,7 +129,10 @@ def test_namespace_annotations_are_none_when_namespaces_are_forbidden(
     namespace(server, "team-a", **{keys.NOTIFY: "oncall"})
     ownerless = make_workload("team-a", "w").pod_set("main").queue("user-queue")
     server.store.put(ownerless.admitted(at=T0).build())
-    server.faults.fail_next("GET", "/api/v1/namespaces", status=403, times=2)
+    # Kueue's Configuration ConfigMap is read under the same prefix: namespaces only fail.
+    server.faults.fail_next(
+        "GET", "/api/v1/namespaces", status=403, times=2, when=lambda r: r.reads_namespaces
+    )
 
     for info in read_one(cluster):
         assert info.namespace_annotations is None

@@ -174,3 +174,36 @@ def test_the_decisions_trail_keeps_the_evidence_seen_when_the_loop_decided(
     assert (record["action"], record["evidence"]) == ("would-deactivate", DRIVER_ATTACHED)
     assert code == 0 and shown.splitlines()[0].split()[-1] == "EVIDENCE"
     assert shown.splitlines()[1].endswith(DRIVER_ATTACHED)
+
+
+def test_not_running_and_running_but_not_monitored_are_listed_counted_and_filtered(
+    rig: ApiRig,
+) -> None:
+    """Quota held without work is its own class; a workload whose GPU pods run but which the
+    GPU metrics miss stays unknown, and is listed (to those who may read it) and counted as a
+    monitoring gap."""
+    stuck = rig.add_raycluster("team-a", "alice-rc", gpus=2)
+    gap = rig.add_raycluster("team-b", "bob-rc", gpus=2)
+    rig.add_raycluster("team-b", "carol-rc", gpus=2)
+    classify(
+        rig,
+        **{
+            "alice-rc": a_decision("team-a", "rc").not_running().holding(2).build(),
+            "bob-rc": a_decision("team-b", "rc").running_unmonitored().holding(2).build(),
+            "carol-rc": a_decision("team-b", "rc").unknown("metrics unavailable").build(),
+        },
+    )
+
+    listed = rig.reader.get("/api/v1/workloads").json()
+    only_b = rig.reader.get("/api/v1/workloads", params={"namespace": "team-b"}).json()
+    held = rig.reader.get("/api/v1/workloads", params={"state": "not-running"}).json()
+    lines = rig.http.get("/metrics").text.splitlines()
+
+    flags = {item["name"]: item["runningUnmonitored"] for item in listed["items"]}
+    assert flags[gap] is True and flags[stuck] is False
+    assert listed["runningUnmonitored"] == only_b["runningUnmonitored"] == [f"team-b/{gap}"]
+    assert [item["name"] for item in held["items"]] == [stuck]
+    assert "runningUnmonitored" not in held
+    assert 'idle_gpu_autoscaler_workloads{state="not-running"} 1.0' in lines
+    assert 'idle_gpu_autoscaler_running_unmonitored_workloads{namespace="team-b"} 1.0' in lines
+    assert not any(gap in line for line in lines)  # /metrics needs no token: counts, no names

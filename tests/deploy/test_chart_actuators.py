@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.adapters.kubernetes.resources import KAI_READS
+from autoscaler.adapters.kubernetes.resources import (
+    KAI_READS,
+    KUEUE_CONFIG_READS,
+    SCALE_UP_READS,
+)
 from autoscaler.domain.policy.management import Manager
 from tests.deploy.rbac_golden import GOLDEN_RENDERS, golden, rbac_summary
 from tests.deploy.test_rbac_matches_client import Call, granted, own_roles
@@ -88,7 +92,12 @@ def test_without_kueues_actuator_no_kueue_rule_is_left(args: tuple[str, ...]) ->
     with_kueue = grants(*args)
     without = grants(*args, *KUEUE_OFF)
     assert {call for call in without if call[0] in KUEUE_GROUPS} == set()
-    assert with_kueue - without == {call for call in with_kueue if call[0] in KUEUE_GROUPS}
+    # the core reads made with Kueue's Workloads only: scale-up Events, Kueue's Configuration
+    with_workloads = SCALE_UP_READS | KUEUE_CONFIG_READS
+    assert (
+        with_kueue - without
+        == {call for call in with_kueue if call[0] in KUEUE_GROUPS} | with_workloads
+    )
     assert ("ray.io", "rayclusters", "patch") in without  # the suspend actuator still writes
 
 

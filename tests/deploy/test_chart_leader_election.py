@@ -78,7 +78,7 @@ def test_the_lease_is_named_after_the_release(tmp_path: Path) -> None:
 
 @pytest.mark.real
 def test_the_role_lets_replicas_take_and_renew_the_lease() -> None:
-    role = one(render(*values_args(HIGH_AVAILABILITY)), "Role")
+    role = one(render(*values_args(HIGH_AVAILABILITY)), "Role", RELEASE)  # the release's own
     lease_rules = [r for r in role["rules"] if r["resources"] == ["leases"]]
     lease = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"]}
     assert lease_rules == [

@@ -80,6 +80,7 @@ def test_the_dashboard_shows_the_savings_per_namespace_and_queue() -> None:
     for name in (
         "reclaimed_gpu_hours",
         "held_idle_gpu_hours",
+        "held_not_running_gpu_hours",
         "wait_shortened_seconds",
         "regretted",
         "contested",

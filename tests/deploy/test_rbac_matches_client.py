@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from autoscaler.adapters.kubernetes.resources import ALLOWED_CALLS, NAMED_CALLS
+from autoscaler.adapters.kubernetes.resources import (
+    ALLOWED_CALLS,
+    KUEUE_CONFIG_READS,
+    NAMED_CALLS,
+    SCALE_UP_READS,
+)
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.domain.policy.management import MANAGERS, Manager
 from autoscaler.settings.tree import Settings
@@ -99,7 +104,10 @@ def actuator_calls_off(settings: Settings) -> set[Call]:
         if manager not in enabled
         for group in groups
     }
-    return {call for call in ALLOWED_CALLS if call[0] in off_groups}
+    off = {call for call in ALLOWED_CALLS if call[0] in off_groups}
+    if Manager.KUEUE not in enabled:  # read with Kueue's Workloads only
+        off |= SCALE_UP_READS | KUEUE_CONFIG_READS
+    return off
 
 
 def setting_at(values: dict[str, Any], dotted: str) -> str:
@@ -111,6 +119,13 @@ def setting_at(values: dict[str, Any], dotted: str) -> str:
 
 def own_roles(manifests: list[Manifest]) -> list[Manifest]:
     return find(manifests, "ClusterRole") + find(manifests, "Role")
+
+
+def release_role(manifests: list[Manifest]) -> Manifest:
+    """The Role of the release itself (the others: Kueue's Configuration, per-namespace
+    writes)."""
+    (role,) = [r for r in find(manifests, "Role") if r["metadata"]["name"] == RELEASE]
+    return role
 
 
 @pytest.mark.real
@@ -152,7 +167,7 @@ def test_state_and_lease_permissions_stay_in_the_release_namespace() -> None:
     manifests = render()
     cluster_wide = {(g, r) for g, r, _ in granted(find(manifests, "ClusterRole"))}
     assert not cluster_wide & RELEASE_NAMESPACE_ONLY
-    (role,) = find(manifests, "Role")
+    role = release_role(manifests)
     assert role["metadata"]["namespace"] == NAMESPACE
     assert {(g, r) for g, r, _ in granted([role])} == RELEASE_NAMESPACE_ONLY
 
@@ -166,7 +181,7 @@ def test_state_and_lease_permissions_stay_in_the_release_namespace() -> None:
     ],
 )
 def test_only_create_is_granted_without_the_objects_name(resource: str, name: str) -> None:
-    (role,) = find(render(), "Role")
+    role = release_role(render())
     rules = [rule for rule in role["rules"] if rule["resources"] == [resource]]
     assert {tuple(rule["verbs"]): rule.get("resourceNames") for rule in rules} == {
         ("create",): None,
@@ -176,7 +191,7 @@ def test_only_create_is_granted_without_the_objects_name(resource: str, name: st
 
 @pytest.mark.real
 def test_a_lease_name_from_values_is_the_one_granted() -> None:
-    (role,) = find(render("--set", "leaderElection.leaseName=my-lease"), "Role")
+    role = release_role(render("--set", "leaderElection.leaseName=my-lease"))
     names = [rule.get("resourceNames") for rule in role["rules"] if rule["resources"] == ["leases"]]
     assert names == [None, ["my-lease"]]
 
@@ -255,3 +270,49 @@ def test_the_managers_table_names_the_api_groups_only_its_actuator_calls() -> No
     """What the chart leaves out with an actuator off is what the managers' table says."""
     from_table = {manager: row.api_groups for manager, row in MANAGERS.items() if row.api_groups}
     assert from_table == ACTUATOR_GROUPS
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(
+    ("args", "namespace", "name"),
+    [
+        pytest.param((), "kueue-system", "kueue-manager-config", id="defaults"),
+        pytest.param(
+            (
+                "--set",
+                "config.cluster.kueueConfiguration.namespace=kueue",
+                "--set",
+                "config.cluster.kueueConfiguration.name=kueue-config",
+            ),
+            "kueue",
+            "kueue-config",
+            id="from-values",
+        ),
+        pytest.param(
+            (
+                "--set",
+                "config.actuators.kueue.enabled=false",
+                "--set",
+                "config.actuators.kuberay.enabled=true",
+            ),
+            None,
+            None,
+            id="not-without-kueues-actuator",
+        ),
+    ],
+)
+def test_kueues_configuration_is_read_only_by_name_in_kueues_namespace(
+    args: tuple[str, ...], namespace: str | None, name: str | None
+) -> None:
+    """A Role there, list and watch of that one ConfigMap; nothing cluster-wide."""
+    manifests = render(*args)
+    roles = [r for r in find(manifests, "Role") if r["metadata"]["name"].endswith("-configuration")]
+    config_rules = [
+        (role["metadata"]["namespace"], rule.get("resourceNames"), rule["verbs"])
+        for role in roles
+        for rule in role["rules"]
+    ]
+    expected = [] if namespace is None else [(namespace, [name], ["list", "watch"])]
+    assert config_rules == expected
+    cluster_wide = granted(find(manifests, "ClusterRole"))
+    assert not {call for call in cluster_wide if call[1] == "configmaps"}

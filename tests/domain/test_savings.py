@@ -3,6 +3,7 @@ reclaimed, how long waiters waited after our decision, regrets and contests."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -18,6 +19,7 @@ from autoscaler.domain.audit.savings import (
 )
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.models import Action, Decision, State, WorkloadStatus
+from autoscaler.domain.usage.assessment import Assessment
 from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 
 DAY_AGO = NOW - timedelta(days=1)
@@ -200,6 +202,32 @@ def test_a_workload_idle_now_adds_its_hours_held_idle_so_far() -> None:
     assert report.by_owner == {
         Group("team-b", queue="user-queue", owner="RayCluster/nb"): Figures(held_idle_gpu_hours=6.0)
     }
+
+
+def test_quota_held_without_work_is_counted_apart_from_idle_gpu_hours() -> None:
+    """A deactivation of a not-running workload (its record says so) and a workload not
+    running now count as GPU-hours held not running; the idle ones as idle; never summed."""
+    stuck = deactivated(10, name="stuck", gpus=2, idle_for=3.0)
+    stuck = replace(stuck, subject=replace(stuck.subject, held=State.NOT_RUNNING.value))
+    idle = deactivated(10, name="idle", gpus=2, idle_for=1.0)
+    info = a_workload("team-a", "pull").waiting_pod("w-0", "ImagePullBackOff", gpus=4).build()
+    verdict = Assessment(State.NOT_RUNNING, "not running", idle_since=NOW - timedelta(hours=2))
+    decision = Decision(
+        info.ref,
+        State.NOT_RUNNING,
+        Action.NONE,
+        "not running",
+        gpus=4,
+        idle_since=NOW - timedelta(hours=2),
+        rule=A_DEFAULT_RULE,
+        assessment=verdict,
+    )
+
+    report = savings([stuck, idle], [WorkloadStatus(info, decision)], since=DAY_AGO, now=NOW)
+
+    figures = report.by(per_namespace)[Group("team-a", queue="", owner="")]
+    assert figures.held_not_running_gpu_hours == 2 * 3.0 + 4 * 2.0
+    assert figures.held_idle_gpu_hours == 2 * 1.0
 
 
 def test_figures_roll_up_per_queue_and_per_namespace_and_filter_by_namespace() -> None:

@@ -24,7 +24,7 @@ from autoscaler.demo.run import (
     play_demo,
     run_demo,
 )
-from autoscaler.demo.scenarios import SCENARIOS
+from autoscaler.demo.scenarios import MISSING_IMAGE, SCENARIOS
 from autoscaler.demo.story import Outcome, World, keep_serving, play
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.clock import DEFAULT_SPEED
@@ -132,7 +132,10 @@ def test_noisy_leaves_the_weight_loader_loading_and_the_half_used_cluster_idle_h
 ) -> None:
     run, printed = runs["noisy"]
 
-    assert deactivated(run.live) == {"idle-notebook": at("noisy", 5 + 60)}
+    assert deactivated(run.live) == {
+        "idle-notebook": at("noisy", 5 + 60),
+        "vit-trainer": at("noisy", 1 + 30),  # its image cannot be pulled: quota held without work
+    }
     left = {a.raycluster: a for a in run.summary.left_alone}
     # Compute idle from minute 0; from 45 to 65 the framebuffer climbs 3 GiB/min: loading
     # covers the minutes past the window (60 to 65) and it trains from 65.
@@ -140,6 +143,49 @@ def test_noisy_leaves_the_weight_loader_loading_and_the_half_used_cluster_idle_h
     assert left["half-used"].state.value == "idle-held"
     assert left["half-used"].idle_held_gpus == 2
     assert "2 GPUs idle-held" in printed
+
+
+def test_noisy_stops_the_cluster_whose_image_cannot_be_pulled_and_admits_the_one_behind_it(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
+    run, printed = runs["noisy"]
+    # Admitted at minute 1; the product's 15-minute grace, 30-minute notRunningAfter and
+    # 15-minute warnBefore: warned when its grace ends, stopped at the limit.
+    warned, limit = at("noisy", 1 + 15), at("noisy", 1 + 30)
+
+    assert run.live.watched["vit-trainer"].warnings == (warned,)
+    assert deactivated(run.live)["vit-trainer"] == limit
+    assert run.live.admitted_at["vit-eval"] == limit
+    assert "needs 2, 0 available" in run.replay.waiting["vit-eval"]
+    cannot = f"image {MISSING_IMAGE} cannot be pulled (ImagePullBackOff)"
+    # The warning names what is wrong, not idle GPUs: held since admission at minute 1.
+    warned_line = "[09:16 +16m] warned vit-trainer: GPUs held, not running: stop planned at 09:31"
+    assert f"{warned_line}, in 15 min — {cannot} for 15 min (an Event" in printed
+    stopped = next(line for line in printed.splitlines() if "deactivated vit-trainer" in line)
+    assert stopped.startswith("[09:31 +31m] deactivated vit-trainer: not running for 30m, past 30m")
+    assert cannot in stopped
+    reclaimed = {r.raycluster: r for r in run.summary.reclaimed}
+    assert (reclaimed["vit-trainer"].not_running, reclaimed["idle-notebook"].not_running) == (
+        True,
+        False,
+    )
+    assert run.summary.not_running_gpu_hours == pytest.approx(2 * 89 / 60)  # 09:31 to 11:00
+    assert run.summary.gpu_hours == pytest.approx(2 * 89 / 60 + 2 * 55 / 60)
+    assert "GPU-hours reclaimed: 4.80 (2.97 of them quota held without work)" in printed
+
+
+def test_noisy_reports_the_cluster_running_but_not_monitored_and_leaves_it_alone(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
+    run, printed = runs["noisy"]
+
+    left = {a.raycluster: a for a in run.summary.left_alone}
+    notebook = left["vit-notebook"]
+    assert notebook.state.value == "unknown"
+    assert notebook.reason.startswith("running but not monitored: pod vit-notebook-")
+    assert notebook.decision.assessment is not None and notebook.decision.assessment.unmonitored
+    assert not run.live.watched["vit-notebook"].not_running  # its pods run: never held
+    assert "vit-notebook, now unknown: running but not monitored" in printed
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -47,6 +47,15 @@ class ClusterEmulator:
         self._store = server.store
         self._clock = clock
         self._namespaces = None if namespaces is None else frozenset(namespaces)
+        # The kubelet's view of the registry: a pod whose image is listed here never starts,
+        # it waits in ImagePullBackOff (kubernetes pkg/kubelet/images/image_manager.go); take
+        # the image out (published at last) and the kubelet's next retry starts it.
+        self.unpullable: set[str] = set()
+        # RayClusters whose Workloads Kueue's job reconciler gives a PodsReady condition, as
+        # with waitForPodsReady on (kueue pkg/controller/jobframework/reconciler.go,
+        # generatePodsReadyCondition): False/WaitForStart until every pod runs, then
+        # True/Started. The service reads it per Workload, so a test may set it for one.
+        self.pods_ready_for: set[str] = set()
 
     def sync(self) -> KueueState:
         now = self._clock()
@@ -55,11 +64,14 @@ class ClusterEmulator:
             ref = WorkloadRef(obj["metadata"]["namespace"], obj["metadata"]["name"])
             if ref not in state.workloads:
                 continue
-            self._write_status(obj, workload_status(state, ref))
             admitted = state.workload(ref).phase is Phase.ADMITTED
             owner = _raycluster_owner(obj)
+            status = workload_status(state, ref)
             if owner is not None:
                 self._reconcile_raycluster(ref.namespace, owner, admitted=admitted, now=now)
+            if owner in self.pods_ready_for and admitted:
+                status = self._with_pods_ready(status, ref.namespace, owner)
+            self._write_status(obj, status)
         self._write_queue_statuses(state)
         return state
 
@@ -119,7 +131,43 @@ class ClusterEmulator:
                 self._store.delete("pods", name=pod["metadata"]["name"], namespace=namespace)
         elif not pods:
             for pod in ray_pods(raycluster, now=now):
-                self._store.put(pod)
+                self._store.put(self._pulled(pod, now=now))
+        else:
+            for pod in pods:
+                if _waiting_for_image(pod) and not self._unpullable_in(pod):
+                    started = copy.deepcopy(pod)
+                    started["status"] = {"phase": "Running", "startTime": rfc3339_of(now)}
+                    self._store.put(started)
+
+    def _unpullable_in(self, pod: Object) -> bool:
+        return any(c["image"] in self.unpullable for c in pod["spec"]["containers"])
+
+    def _pulled(self, pod: Object, *, now: datetime) -> Object:
+        """The pod Running, or waiting in ImagePullBackOff when its image cannot be pulled."""
+        if not self._unpullable_in(pod):
+            return pod
+        waiting = PodBuilder(pod).image_pull_failing(since=now).build()
+        waiting["metadata"]["creationTimestamp"] = pod["metadata"]["creationTimestamp"]
+        return waiting
+
+    def _with_pods_ready(self, status: Object, namespace: str, name: str) -> Object:
+        """Kueue's PodsReady: True once every pod runs, else False/WaitForStart since the
+        admission (the job reconciler writes it when the Workload is admitted)."""
+        pods = self._store.list(
+            "pods", namespace=namespace, label_selector=f"ray.io/cluster={name}"
+        )
+        ready = bool(pods) and all(not _waiting_for_image(p) for p in pods)
+        admitted = next(c for c in status["conditions"] if c["type"] == "Admitted")
+        condition = {
+            "type": "PodsReady",
+            "status": "True" if ready else "False",
+            "reason": "Started" if ready else "WaitForStart",
+            "message": "All pods reached readiness and the workload is running"
+            if ready
+            else "Not all pods are ready or succeeded",
+            "lastTransitionTime": admitted["lastTransitionTime"],
+        }
+        return {**status, "conditions": [*status["conditions"], condition]}
 
 
 def ray_pods(raycluster: Object, *, now: datetime) -> list[Object]:
@@ -165,11 +213,20 @@ def pod_slots(raycluster: Object) -> list[PodSlot]:
     ]
 
 
+def rfc3339_of(now: datetime) -> str:
+    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _running(pod: Object, now: datetime) -> Object:
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = rfc3339_of(now)
     pod["metadata"]["creationTimestamp"] = stamp
     pod["status"] = {"phase": "Running", "startTime": stamp}
     return pod
+
+
+def _waiting_for_image(pod: Object) -> bool:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return any("waiting" in (c.get("state") or {}) for c in statuses)
 
 
 def _raycluster_owner(workload: Object) -> str | None:

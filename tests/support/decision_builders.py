@@ -24,6 +24,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.policy.decisions import Policy, Usage, apply_cap, decide
+from autoscaler.domain.usage.assessment import Assessment
 from tests.support.domain_builders import A_DEFAULT_RULE, NOW, a_workload
 
 # Evidence lines in the readers' words, one per case the issue asks the surfaces to show.
@@ -42,6 +43,19 @@ class DecisionBuilder:
     gpus: int = 1
     evidence: list[str] = field(default_factory=list)
     idle_held_gpus: int = 0
+    unmonitored: bool = False
+
+    def not_running(
+        self, reason: str = "not running for 45m, past 30m: pod w-0: image x cannot be pulled"
+    ) -> Self:
+        self.state, self.reason = State.NOT_RUNNING, reason
+        return self
+
+    def running_unmonitored(self) -> Self:
+        """Its GPU pods run, the metrics miss them: unknown, flagged as a monitoring gap."""
+        self.state, self.unmonitored = State.UNKNOWN, True
+        self.reason = "running but not monitored: pod w-0 has 0 GPU series for 1 requested GPUs"
+        return self
 
     def loading(self, reason: str = "loading for 20 min at near-zero compute") -> Self:
         self.state, self.reason = State.LOADING, reason
@@ -81,10 +95,15 @@ class DecisionBuilder:
             gpus=self.gpus,
             peak=0.01 if self.state is not State.BUSY else 0.85,
             coverage=1.0,
-            idle_since=NOW - timedelta(minutes=20) if self.state is State.IDLE else None,
+            idle_since=NOW - timedelta(minutes=20)
+            if self.state in (State.IDLE, State.NOT_RUNNING)
+            else None,
             evidence=tuple(self.evidence),
             idle_held_gpus=self.idle_held_gpus,
             rule=A_DEFAULT_RULE,
+            assessment=Assessment(self.state, self.reason, unmonitored=self.unmonitored)
+            if self.unmonitored or self.state is State.NOT_RUNNING
+            else None,
         )
 
     def row(self) -> WorkloadStatus:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Self
 
 from autoscaler.domain import annotations as ann
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import (
     FleetUsage,
     GpuUsage,
@@ -30,6 +31,7 @@ from autoscaler.domain.policy.rules import DEFAULT_RULE, Rule
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.domain.usage.idleness import UsageRules
+from autoscaler.domain.usage.pod_states import AdmissionFacts, ContainerWait, PodsReady
 
 NOW = datetime(2025, 3, 3, 12, 0, tzinfo=UTC)
 LONG_AGO = NOW - timedelta(days=1)
@@ -121,6 +123,7 @@ class WorkloadBuilder:
     evicted_at: datetime | None = None
     cluster_queue: str | None = None
     admitted_usage: dict[tuple[str, str], int] = field(default_factory=dict)
+    admission: AdmissionFacts | None = None
 
     def gpu_pod(
         self, name: str, *, gpus: int = 1, created: datetime | None = None, phase: str = "Running"
@@ -131,6 +134,58 @@ class WorkloadBuilder:
         self, name: str, *, created: datetime | None = None, phase: str = "Running"
     ) -> Self:
         return self._pod(name, gpus=0, created=created, phase=phase)
+
+    def waiting_pod(
+        self,
+        name: str,
+        reason: str,
+        *,
+        image: str = "ghcr.io/x:v2",
+        message: str = "",
+        phase: str = "Pending",
+        gpus: int = 1,
+    ) -> Self:
+        """A GPU pod whose container waits for `reason` (ImagePullBackOff, ...), as the
+        kubelet reports it."""
+        wait = ContainerWait("main", image, reason, message)
+        self.pods.append(PodInfo(name, phase, self.created, gpus, waiting=(wait,)))
+        return self
+
+    def unschedulable_pod(
+        self,
+        name: str,
+        message: str = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+        *,
+        scale_up_at: datetime | None = None,
+        gpus: int = 1,
+    ) -> Self:
+        """A GPU pod the scheduler could not place (PodScheduled=False/Unschedulable)."""
+        pod = PodInfo(name, "Pending", self.created, gpus, unschedulable=message)
+        self.pods.append(replace(pod, scale_up_at=scale_up_at))
+        return self
+
+    def read_by_kueue(
+        self,
+        *,
+        gpus: int | None = None,
+        pods_ready: tuple[str, str, datetime | None] | None = None,
+        pending_checks: Iterable[str] = (),
+        reactivated_at: datetime | None = None,
+        scale_ups_read: bool = True,
+        kueue: KueueConfiguration | None = None,
+    ) -> Self:
+        """The Workload's status as the Kueue adapter reads it: `gpus` admitted (the GPU
+        pods' sum unless given), PodsReady as (status, reason, lastTransitionTime)."""
+        self.admission = AdmissionFacts(
+            gpus=sum(p.gpus for p in self.pods) if gpus is None else gpus,
+            pods_read=True,
+            scale_ups_read=scale_ups_read,
+            reactivated_at=reactivated_at,
+            pods_ready=PodsReady(*pods_ready) if pods_ready is not None else None,
+            pending_checks=tuple(pending_checks),
+            kueue=kueue,
+        )
+        return self
 
     def expecting(self, pods: int) -> Self:
         """Kueue admitted this many pods, whatever exists."""
@@ -215,6 +270,7 @@ class WorkloadBuilder:
             evicted_at=self.evicted_at,
             cluster_queue=self.cluster_queue,
             admitted_usage=dict(self.admitted_usage),
+            admission=self.admission,
         )
 
     def _owner(self) -> OwnerRef | None:

@@ -105,6 +105,7 @@ class WatchCache(Generic[T]):
         logger: logging.Logger,
         namespace: str | None = None,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         missing_is_empty: bool = False,
         jitter: Callable[[], float] = random.random,
     ) -> None:
@@ -119,6 +120,7 @@ class WatchCache(Generic[T]):
         self._log = logger
         self._namespace = namespace
         self._selector = label_selector
+        self._fields = field_selector
         self._missing_is_empty = missing_is_empty  # a 404 list: the CRD is not installed
         self._jitter = jitter
         self._lock = threading.Lock()
@@ -220,7 +222,10 @@ class WatchCache(Generic[T]):
     def _relist(self) -> None:
         try:
             listed = self._client.list_objects(
-                self._resource, namespace=self._namespace, label_selector=self._selector
+                self._resource,
+                namespace=self._namespace,
+                label_selector=self._selector,
+                field_selector=self._fields,
             )
         except NotFound:
             if not self._missing_is_empty:
@@ -246,6 +251,7 @@ class WatchCache(Generic[T]):
                 resource_version=self.resource_version,
                 namespace=self._namespace,
                 label_selector=self._selector,
+                field_selector=self._fields,
                 timeout_seconds=int(self._settings.watch_timeout.total_seconds()),
                 interrupt=self._interrupt,
             ),

@@ -173,6 +173,7 @@ class KubeClient:
         resource_version: str,
         namespace: str | None = None,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         timeout_seconds: int = 300,
         interrupt: WatchInterrupt | None = None,
     ) -> Iterator[WatchEvent]:
@@ -188,6 +189,7 @@ class KubeClient:
                 resource,
                 namespace=namespace,
                 label_selector=label_selector,
+                field_selector=field_selector,
                 resource_version=version,
                 timeout_seconds=timeout_seconds,
                 interrupt=interrupt,
@@ -202,6 +204,7 @@ class KubeClient:
         *,
         namespace: str | None,
         label_selector: str | None,
+        field_selector: str | None,
         resource_version: str,
         timeout_seconds: int,
         interrupt: WatchInterrupt,
@@ -212,6 +215,7 @@ class KubeClient:
             ("resourceVersion", resource_version),
             ("timeoutSeconds", str(timeout_seconds)),
             *([("labelSelector", label_selector)] if label_selector else []),
+            *([("fieldSelector", field_selector)] if field_selector else []),
         ]
         what = f"watch {resource}"
         timeout = (self._timeout, timeout_seconds + self._timeout)

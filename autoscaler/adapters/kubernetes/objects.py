@@ -14,6 +14,14 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from autoscaler.adapters.kubernetes.pod_starts import (
+    NOT_READ,
+    PodsRead,
+    admission_facts,
+    unschedulable_message,
+    waiting_containers,
+    with_scale_ups,
+)
 from autoscaler.core.documents import parse_json
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
@@ -156,14 +164,16 @@ def pod_gpus(pod: Obj, gpu_resources: Sequence[str]) -> int:
 
 
 def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
-    meta = _meta(pod)
+    meta, status = _meta(pod), pod.get("status") or {}
     return PodInfo(
         name=str(meta["name"]),
-        phase=str((pod.get("status") or {}).get("phase") or "Unknown"),
+        phase=str(status.get("phase") or "Unknown"),
         created_at=required_time(meta.get("creationTimestamp"), "pod creationTimestamp"),
         gpus=pod_gpus(pod, gpu_resources),
         labels=_strings(meta.get("labels")),
         node=(pod.get("spec") or {}).get("nodeName"),
+        waiting=waiting_containers(pod),
+        unschedulable=unschedulable_message(status),
     )
 
 
@@ -199,6 +209,12 @@ def admitted_usage(admission: Obj) -> dict[tuple[str, str], int]:
     return usage
 
 
+def _charged_gpus(admission: Obj, gpu_resources: Sequence[str]) -> int:
+    """The GPUs an admission charges its ClusterQueue, whatever their flavors."""
+    charged = admitted_usage(admission)
+    return sum(n for (_, resource), n in charged.items() if _is_gpu(resource, gpu_resources))
+
+
 def queue_name_of(workload: Obj) -> str:
     """The Workload's LocalQueue: spec.queueName, else the queue-name label; "" for none. The
     queue reader (`adapters/kueue/queue_objects.py`) reads it the same way."""
@@ -220,9 +236,11 @@ def parse_workload(
     namespace_labels: Mapping[str, str] | None = None,
     namespace_annotations: Mapping[str, str] | None = None,
     cohorts: Mapping[str, str | None] | None = None,
+    pods_read: PodsRead = NOT_READ,
 ) -> WorkloadInfo:
     """A Workload joined with its owner object (when read) and the owner's pods; with the
-    labels and annotations of its namespace (None: unreadable) and the ClusterQueues' cohorts."""
+    labels and annotations of its namespace (None: unreadable), the ClusterQueues' cohorts,
+    and how the pods were read (for the not-running class)."""
     meta, spec = _meta(workload), workload.get("spec") or {}
     status = workload.get("status") or {}
     admission, conditions = status.get("admission") or {}, _conditions(status)
@@ -242,7 +260,7 @@ def parse_workload(
         else None,
         created_at=required_time(meta.get("creationTimestamp"), "workload creationTimestamp"),
         expected_pods=_expected_pods(spec, admission),
-        pods=tuple(pods),
+        pods=tuple(with_scale_ups(pods, str(meta["namespace"]), pods_read)),
         priority_class=_priority_class(spec, owner_labels),
         annotations=_strings(meta.get("annotations")),
         owner_annotations=annotations_of(owner) if owner is not None else {},
@@ -256,6 +274,9 @@ def parse_workload(
         cohort=(cohorts or {}).get(str(admission.get("clusterQueue") or "")),
         priority=priority_of(workload),
         admitted_usage=admitted_usage(admission),
+        admission=admission_facts(
+            status, gpus=_charged_gpus(admission, pods_read.gpu_resources), pods=pods_read
+        ),
     )
 
 

@@ -75,6 +75,20 @@ KAI_READS: frozenset[tuple[str, str, str]] = frozenset(
     (resource.group, resource.plural, "list") for resource in (KAI_QUEUES, KAI_PODGROUPS)
 )
 
+# The node autoscaler's TriggeredScaleUp Events on pods (by field selector), which say a pod
+# is starting, not holding quota without work; read with Kueue's Workloads only (the chart
+# grants them with Kueue's actuator).
+SCALE_UP_READS: frozenset[tuple[str, str, str]] = frozenset(
+    ("", "events", verb) for verb in ("list", "watch")
+)
+
+# Kueue's Configuration ConfigMap (cluster.kueueConfiguration), listed and watched by its name
+# (a metadata.name field selector, so RBAC can grant it by resourceNames) in Kueue's
+# namespace; read with Kueue's Workloads only.
+KUEUE_CONFIG_READS: frozenset[tuple[str, str, str]] = frozenset(
+    ("", "configmaps", verb) for verb in ("list", "watch")
+)
+
 ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
         *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
@@ -87,6 +101,8 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
         *(("kueue.x-k8s.io", plural, v) for plural in _QUEUE_READS for v in ("list", "watch")),
         ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads", "get"),
         ("", "events", "create"),
+        *SCALE_UP_READS,
+        *KUEUE_CONFIG_READS,
         *(("", "configmaps", v) for v in ("get", "create", "update")),
         *(("keda.sh", "scaledobjects", v) for v in ("list", "watch")),
         *(("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")),
@@ -96,13 +112,16 @@ ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     }
 )
 # Calls only ever made on the one object the settings name, so RBAC limits them with
-# resourceNames: the runtime-state ConfigMap (cluster.runtimeStateConfigMap) and the Lease
-# (leaderElection.leaseName). A create cannot be limited by name and is not among them.
+# resourceNames: the runtime-state ConfigMap (cluster.runtimeStateConfigMap), the Lease
+# (leaderElection.leaseName) and Kueue's Configuration (cluster.kueueConfiguration.name). A
+# create cannot be limited by name and is not among them.
 NAMED_CALLS: dict[tuple[str, str, str], str] = {
     ("", "configmaps", "get"): "cluster.runtimeStateConfigMap",
     ("", "configmaps", "update"): "cluster.runtimeStateConfigMap",
     ("coordination.k8s.io", "leases", "get"): "leaderElection.leaseName",
     ("coordination.k8s.io", "leases", "update"): "leaderElection.leaseName",
+    ("", "configmaps", "list"): "cluster.kueueConfiguration.name",
+    ("", "configmaps", "watch"): "cluster.kueueConfiguration.name",
 }
 
 

@@ -1,7 +1,9 @@
 """KueueCluster whose cycle reads come from watch caches: a steady cycle makes no list call.
 
 Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, every pod (kept
-only when it holds GPUs or carries an owner kind's pod label, and stored parsed), and KEDA
+only when it holds GPUs or carries an owner kind's pod label, and stored parsed), the node
+autoscaler's TriggeredScaleUp Events (by field selector, stored as (pod, time)), Kueue's
+Configuration ConfigMap (by name, in Kueue's namespace, stored interpreted), and KEDA
 ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
 the policy leaves their Workloads alone whatever the owner says. With Kueue not read
 (`actuators.kueue.enabled: false`), there is no Workload, ClusterQueue or owner cache, and
@@ -23,7 +25,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
@@ -35,7 +37,14 @@ from autoscaler.adapters.kubernetes.cache import (
 )
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import MALFORMED
+from autoscaler.adapters.kubernetes.pod_starts import (
+    SCALE_UP_SELECTOR,
+    newest_scale_ups,
+    scale_up_of,
+)
 from autoscaler.adapters.kubernetes.resources import (
+    CONFIGMAPS,
+    EVENTS,
     NAMESPACES,
     PODS,
     SCALED_OBJECTS,
@@ -45,6 +54,12 @@ from autoscaler.adapters.kubernetes.resources import (
     log_name,
 )
 from autoscaler.adapters.kueue.cluster import KueueCluster, PodsByNamespace
+from autoscaler.adapters.kueue.configuration import (
+    configuration_of,
+    from_listed_values,
+    name_selector,
+    source_of,
+)
 from autoscaler.adapters.kueue.context import (
     UNLISTED,
     NamespaceMeta,
@@ -53,6 +68,7 @@ from autoscaler.adapters.kueue.context import (
 )
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
+from autoscaler.domain.kueue_config import KueueConfiguration, unreadable
 from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
@@ -64,6 +80,7 @@ OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
 _OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
 NamespacedPod = tuple[str, PodInfo]
+ScaleUp = tuple[tuple[str, str], datetime]  # ((namespace, pod), when)
 T = TypeVar("T")
 
 
@@ -71,6 +88,12 @@ T = TypeVar("T")
 class _KueueCaches:
     workloads: WatchCache[Obj]
     cluster_queues: WatchCache[Obj]
+    # The node autoscaler's TriggeredScaleUp Events on pods; never required: failing or not
+    # filled, scale-ups are unreadable (None) and no unschedulable pod counts as stuck.
+    scale_ups: WatchCache[ScaleUp]
+    # Kueue's Configuration ConfigMap, watched by name in Kueue's namespace; never required:
+    # failing, empty or not filled, it is unreadable and Kueue's deadline unknown.
+    configuration: WatchCache[KueueConfiguration]
 
 
 @dataclass
@@ -182,6 +205,17 @@ class CachedKueueCluster(KueueCluster):
             return None
         return {name: meta for (_, name), meta in namespaces.snapshot().items()}
 
+    def scale_ups(self) -> dict[tuple[str, str], datetime] | None:
+        """From the Events cache; None while it is failing or not filled."""
+        kueue = self._cycle_caches().kueue
+        if kueue is None:
+            return None
+        events = kueue.scale_ups
+        synced = events.wait_synced(self._cache_settings.sync_timeout.total_seconds())
+        if not synced or events.failing is not None:
+            return None
+        return newest_scale_ups(events.items())
+
     def namespace_now(self, name: str) -> NamespaceMeta | None:
         """From the namespaces cache, as the cycle's: no request."""
         found = self.namespace_meta()
@@ -217,7 +251,10 @@ class CachedKueueCluster(KueueCluster):
                 )
                 if self.reads_kueue:
                     self._add_kueue_caches(caches)
-                self._start(caches, [*caches.cycle_caches(), caches.namespaces])
+                optional: list[WatchCache[Any]] = [caches.namespaces]
+                if caches.kueue is not None:
+                    optional += [caches.kueue.scale_ups, caches.kueue.configuration]
+                self._start(caches, [*caches.cycle_caches(), *optional])
                 self._caches = caches
             return self._caches
 
@@ -227,7 +264,33 @@ class CachedKueueCluster(KueueCluster):
         caches.kueue = _KueueCaches(
             workloads=self._cache(workloads, without_managed_fields),
             cluster_queues=self._cache(queues, without_managed_fields, missing_is_empty=True),
+            scale_ups=self._cache(EVENTS, scale_up_of, field_selector=SCALE_UP_SELECTOR),
+            configuration=self._configuration_cache(),
         )
+
+    def _configuration_cache(self) -> WatchCache[KueueConfiguration]:
+        settings = self._settings.kueue_configuration
+        source = source_of(settings)
+        return self._cache(
+            CONFIGMAPS,
+            lambda obj: configuration_of(obj, source=source),
+            field_selector=name_selector(settings),
+            namespace=settings.namespace,
+        )
+
+    def kueue_configuration(self) -> KueueConfiguration:
+        """From its watch cache: no request; unreadable while failing, empty or not filled."""
+        source = source_of(self._settings.kueue_configuration)
+        kueue = self._cycle_caches().kueue
+        if kueue is None:
+            return self._kept(unreadable(source, "Kueue is not read"))
+        cache = kueue.configuration
+        if not cache.wait_synced(self._cache_settings.sync_timeout.total_seconds()):
+            why = cache.failing or "not listed yet"
+            return self._kept(unreadable(source, f"cannot read {source}: {_cause(why)}"))
+        if (failing := cache.failing) is not None:
+            return self._kept(unreadable(source, f"cannot read {source}: {_cause(failing)}"))
+        return self._kept(from_listed_values(cache.items(), source=source))
 
     def _scaled_objects_cache(self) -> WatchCache[Obj]:
         caches = self._cycle_caches()
@@ -250,6 +313,8 @@ class CachedKueueCluster(KueueCluster):
         convert: Callable[[Obj], T | None],
         *,
         missing_is_empty: bool = False,
+        field_selector: str | None = None,
+        namespace: str | None = None,
     ) -> WatchCache[T]:
         return WatchCache(
             client=self._client,
@@ -258,6 +323,8 @@ class CachedKueueCluster(KueueCluster):
             convert=convert,
             logger=self._log.getChild("cache"),
             missing_is_empty=missing_is_empty,
+            field_selector=field_selector,
+            namespace=namespace,
         )
 
     def _require_fresh(self, caches: list[WatchCache[Any]]) -> None:
@@ -303,3 +370,8 @@ def owner_metadata(obj: Obj) -> Obj:
     meta = meta if isinstance(meta, Mapping) else {}
     kept = {key: meta[key] for key in _OWNER_META if key in meta}
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}
+
+
+def _cause(failing: str) -> str:
+    """A cache's failure without its "<resource> cache failing: " prefix."""
+    return failing.partition(" cache failing: ")[2] or failing

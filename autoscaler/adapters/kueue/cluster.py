@@ -1,8 +1,10 @@
 """The `ClusterReader` port over Kueue: Workloads joined with their owners and the owners' pods.
 
 A cycle costs a constant number of calls whatever the number of Workloads: one Workload
-list, one owner list per owner kind present, and one pod list per owner kind with admitted
-Workloads (selected by the kind's label key, grouped in memory).
+list, one owner list per owner kind present, one pod list per owner kind with admitted
+Workloads (selected by the kind's label key, grouped in memory), one list of the node
+autoscaler's TriggeredScaleUp Events (by field selector), and one list of Kueue's
+Configuration ConfigMap (by name, `configuration.py`).
 """
 
 from __future__ import annotations
@@ -10,13 +12,21 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import MALFORMED
+from autoscaler.adapters.kubernetes.pod_starts import (
+    SCALE_UP_SELECTOR,
+    newest_scale_ups,
+    scale_up_of,
+)
 from autoscaler.adapters.kubernetes.resources import (
     CONFIGMAPS,
+    EVENTS,
     NAMESPACES,
     PODS,
     SCALED_OBJECTS,
@@ -25,6 +35,7 @@ from autoscaler.adapters.kubernetes.resources import (
     kueue_workloads,
     log_name,
 )
+from autoscaler.adapters.kueue.configuration import list_configuration
 from autoscaler.adapters.kueue.context import (
     NamespaceMeta,
     Namespaces,
@@ -49,6 +60,7 @@ from autoscaler.core.errors import (
     Forbidden,
     NotFound,
 )
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import (
     OwnerRef,
     Pauses,
@@ -79,7 +91,9 @@ class KueueCluster:
         self._settings = settings
         self._log = logger or logging.getLogger(__name__)
         self._selectors = pod_selectors(settings)
+        self._gpu_resources = tuple(settings.gpu_resources)
         self._workloads: ApiResource | None = None
+        self._kueue_config: KueueConfiguration | None = None  # as the latest cycle read it
 
     def workload_resource(self) -> ApiResource:
         """Workloads at the newest Kueue API version the cluster serves (asked once)."""
@@ -144,7 +158,8 @@ class KueueCluster:
             raise ClusterError(f"workload {ref} is malformed; see the log")
         owner = self._get_owner(info)
         pods = self._get_pods(info) if info.admitted else []
-        return self._fresh_context(info).parse(obj, owner=owner, pods=pods)
+        context = self._fresh_context(info)
+        return context.parse(obj, owner=owner, pods=pods, pods_read=self._has_pods(info))
 
     def workloads_in(self, namespace: str) -> tuple[Obj, ...]:
         """The Workloads of one namespace, listed now (never from a cache)."""
@@ -160,17 +175,55 @@ class KueueCluster:
             return None
 
     def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
-        return fresh_context(
+        context = fresh_context(
             self._client,
             version=self.workload_resource().version,
             namespace=info.ref.namespace,
             cluster_queue=info.cluster_queue,
         )
+        scale_ups = self._list_scale_ups(namespace=info.ref.namespace)
+        return replace(
+            context,
+            scale_ups=scale_ups,
+            gpu_resources=self._gpu_resources,
+            kueue=self._kueue_config,  # the cycle's reading: no request per Workload
+        )
 
     def _context(self) -> WorkloadContext:
-        """This cycle's cohort of every ClusterQueue and labels of every namespace."""
+        """This cycle's cohort of every ClusterQueue, labels of every namespace and node
+        scale-ups of every pod."""
         cohorts = cohorts_by_queue(self.kueue_objects("clusterqueues"))
-        return WorkloadContext(cohorts, self.namespace_meta())
+        return WorkloadContext(
+            cohorts,
+            self.namespace_meta(),
+            scale_ups=self.scale_ups(),
+            gpu_resources=self._gpu_resources,
+            kueue=self.kueue_configuration(),
+        )
+
+    def kueue_configuration(self) -> KueueConfiguration:
+        """Kueue's Configuration, read now (one list call); unreadable says why. The
+        start-up log says what it was (`compose/`)."""
+        return self._kept(list_configuration(self._client, self._settings.kueue_configuration))
+
+    def _kept(self, config: KueueConfiguration) -> KueueConfiguration:
+        self._kueue_config = config
+        return config
+
+    def scale_ups(self) -> dict[tuple[str, str], datetime] | None:
+        """The newest TriggeredScaleUp Event per (namespace, pod), in one list call; None
+        when Events cannot be read (a pod a scale-up may be for is then never "stuck")."""
+        return self._list_scale_ups(namespace=None)
+
+    def _list_scale_ups(self, *, namespace: str | None) -> dict[tuple[str, str], datetime] | None:
+        try:
+            found = self._client.list_objects(
+                EVENTS, namespace=namespace, field_selector=SCALE_UP_SELECTOR
+            ).items
+        except (Forbidden, NotFound) as exc:
+            self._log.warning("node scale-up Events unreadable: %s", exc)
+            return None
+        return newest_scale_ups(s for e in found if (s := scale_up_of(e)) is not None)
 
     def namespace_exists(self, name: str) -> bool:
         try:
@@ -245,7 +298,7 @@ class KueueCluster:
         selector = self._selectors.get(owner.kind)
         mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
         try:
-            return context.parse(obj, owner=owner_obj, pods=mine)
+            return context.parse(obj, owner=owner_obj, pods=mine, pods_read=self._has_pods(info))
         except MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None

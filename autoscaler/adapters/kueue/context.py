@@ -6,16 +6,19 @@ same namespace list or watch: no request per Workload."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.pod_starts import PodsRead
 from autoscaler.adapters.kubernetes.resources import NAMESPACES, Obj, kueue_resource
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.core.errors import Forbidden, NotFound
 from autoscaler.domain.annotations import NOTIFY
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import PodInfo, WorkloadInfo
 
 
@@ -49,12 +52,24 @@ class WorkloadContext:
 
     cohorts: Mapping[str, str | None]
     namespaces: Namespaces | None
+    # The newest TriggeredScaleUp Event per (namespace, pod); None: the Events are unreadable.
+    scale_ups: Mapping[tuple[str, str], datetime] | None = None
+    gpu_resources: Sequence[str] = ()
+    kueue: KueueConfiguration | None = None  # Kueue's Configuration, read once a cycle
 
     def parse(
-        self, obj: Obj, *, owner: Obj | None = None, pods: Iterable[PodInfo] = ()
+        self,
+        obj: Obj,
+        *,
+        owner: Obj | None = None,
+        pods: Iterable[PodInfo] = (),
+        pods_read: bool = False,
     ) -> WorkloadInfo:
+        """`pods_read`: `pods` are all of the owner's pods, as its kind's selector finds them
+        (not merely none read)."""
         name = str(obj["metadata"]["namespace"])
         meta = None if self.namespaces is None else self.namespaces.get(name, UNLISTED)
+        read = PodsRead(pods_read, self.gpu_resources, self.scale_ups, self.kueue)
         return objects.parse_workload(
             obj,
             owner=owner,
@@ -62,6 +77,7 @@ class WorkloadContext:
             namespace_labels=None if meta is None else meta.labels,
             namespace_annotations=None if meta is None else meta.annotations,
             cohorts=self.cohorts,
+            pods_read=read,
         )
 
 

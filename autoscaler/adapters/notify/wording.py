@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from autoscaler.domain.notices.held import words_for
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.text import escape
 
@@ -44,10 +45,14 @@ def _gpus(count: int) -> str:
 
 
 def _warning(n: Notification) -> Wording:
+    """In the words of how it holds its GPUs (`domain/notices/held.py`)."""
+    words = words_for(n.held)
+    wrong = escape(n.wrong or "")
     return Wording(
-        title=f"{_ref(n)} will be stopped at {when(n.stop_at)}",
-        text=f"It holds {_gpus(n.gpus)} that sat idle: {escape(n.reason)} (rule {escape(n.rule)}). "
-        "To keep it running, press a Keep button or snooze it from a terminal.",
+        title=words.warning_title.format(ref=_ref(n), when=when(n.stop_at), wrong=wrong),
+        text=f"It holds {_gpus(n.gpus)} {words.holds}: {escape(n.reason)} "
+        f"(rule {escape(n.rule)}). To {words.keep_running}, press a Keep button or snooze it "
+        "from a terminal.",
         hint=SNOOZE_HINT.format(ref=_ref(n)),
     )
 
@@ -63,8 +68,8 @@ def _snoozed(n: Notification) -> Wording:
     by = escape(n.snoozed_by or "someone")
     return Wording(
         title=f"{_ref(n)} is kept until {when(n.snoozed_until)}",
-        text=f"{by} snoozed the planned stop. If it is still idle then, you will be warned "
-        "again before it stops.",
+        text=f"{by} snoozed the planned stop. If it is {words_for(n.held).still} then, you will "
+        "be warned again before it stops.",
         hint=SNOOZE_HINT.format(ref=_ref(n)),
     )
 

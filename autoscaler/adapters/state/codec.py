@@ -13,7 +13,8 @@ the record's own fields, each key optional so that records written before it rea
 "not known":
 
     rule, beneficiary ("namespace/name"), queue, clusterQueue, owner ("Kind/name"),
-    idleSince (RFC 3339), evidence (what the evidence signals saw, on one line)
+    idleSince (RFC 3339), evidence (what the evidence signals saw, on one line), held
+    ("not-running" when the GPUs were held without work rather than idle)
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ _SUBJECT_TEXTS = {
     "clusterQueue": "cluster_queue",
     "owner": "owner",
     "evidence": "evidence",
+    "held": "held",
 }
 SUBJECT_KEYS = (*_SUBJECT_TEXTS, "idleSince")
 

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Path
 from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
-from autoscaler.api.lookup import rule_of
+from autoscaler.api.lookup import held_of, rule_of
 from autoscaler.api.pages import page
 from autoscaler.api.problems import ApiProblem
 from autoscaler.api.routes.snoozes import SnoozeRaced, keep
@@ -27,6 +27,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.notices.held import words_for
 from autoscaler.domain.notices.snoozes import SnoozeGrant
 from autoscaler.domain.notices.staging import read_notice
 from autoscaler.domain.policy.rules import Rule
@@ -91,7 +92,8 @@ def confirm(context: Context, token: Token) -> HTMLResponse:
     return page(
         200,
         f"Keep {found.workload.ref} running?",
-        f"It is planned to stop at {stop}, because its GPUs sit idle.",
+        f"It is planned to stop at {stop}, because "
+        f"{words_for(held_of(context, found.workload.ref)).because}.",
         f"Keeping it snoozes the stop for {format_duration(length)}"
         + (
             f" (this rule allows at most {format_duration(bound)})."
@@ -125,7 +127,8 @@ def redeem(context: Context, token: Token) -> HTMLResponse:
         200,
         f"Kept {found.workload.ref}",
         f"It will not be stopped before {time_text(grant.until)}{clipped}.",
-        "If it is still idle then, you will be warned again first.",
+        f"If it is {words_for(held_of(context, found.workload.ref)).still} then, you will be "
+        "warned again first.",
     )
 
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context
-from autoscaler.api.lookup import rule_of, workload_to_change
+from autoscaler.api.lookup import held_of, rule_of, workload_to_change
 from autoscaler.api.problems import ApiProblem, error_responses
 from autoscaler.api.schemas.requests import NamespaceName, SnoozeRequest, WorkloadName
 from autoscaler.api.schemas.views import SnoozeResult
@@ -183,5 +183,6 @@ def _notify(
         gpus=workload.gpus,
         snoozed_until=grant.until,
         snoozed_by=by,
+        held=held_of(context, workload.ref),
     )
     send(context.notices.loop, notification, workload=workload, rule=rule)

@@ -15,6 +15,12 @@ class SavingsFigures(_View):
     held_idle_gpu_hours: float = Field(
         description="GPUs × hours idle before our deactivation, plus workloads idle now."
     )
+    held_not_running_gpu_hours: float = Field(
+        0.0,
+        description="GPUs × hours admitted while no GPU pod ran (quota held without work, the "
+        "not-running class) before our deactivation, plus workloads not running now; apart "
+        "from the idle GPU-hours.",
+    )
     reclaimed_gpu_hours: float = Field(
         description="GPUs × hours from our deactivation until reactivated, or until now."
     )
@@ -31,6 +37,7 @@ class SavingsFigures(_View):
     def of(cls, figures: Figures) -> SavingsFigures:
         return cls(
             held_idle_gpu_hours=round(figures.held_idle_gpu_hours, 3),
+            held_not_running_gpu_hours=round(figures.held_not_running_gpu_hours, 3),
             reclaimed_gpu_hours=round(figures.reclaimed_gpu_hours, 3),
             wait_shortened_seconds=figures.wait_shortened.total_seconds(),
             waiters_admitted=figures.waiters_admitted,

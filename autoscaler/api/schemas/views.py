@@ -123,6 +123,11 @@ class WorkloadView(_View):
     idle_held_gpus: int = Field(
         0, description="For `idle-held`: how many of `gpus` sat idle the whole window."
     )
+    running_unmonitored: bool = Field(
+        False,
+        description="Its GPU pods run, as Kubernetes says, but the GPU metrics miss some of "
+        "its GPUs: `unknown` until an admin fixes the monitoring gap (never stopped).",
+    )
     peak_utilization: float | None = Field(description="Highest GPU utilization, 0..1.")
     coverage: float | None = Field(description="Share of the idle window with samples, 0..1.")
     idle_since: datetime | None
@@ -149,6 +154,12 @@ class SnapshotView(_View):
 class WorkloadList(_View):
     snapshot: SnapshotView | None = Field(description="Null until the first cycle ends.")
     items: list[WorkloadView]
+    running_unmonitored: list[str] | None = _omitted(
+        description="The listed workloads whose GPU pods run but which the GPU metrics miss "
+        '("running but not monitored"), as namespace/name: a monitoring gap to fix. Omitted '
+        "when there is none.",
+        examples=[["team-a/raycluster-demo-1a2b3"]],
+    )
 
 
 class ExemptionResult(_View):

@@ -4,6 +4,8 @@ docs/SAVINGS.md; in short, over the period [since, now]:
 
 - GPU-hours held idle: GPUs × time idle before our deactivation (from the idle episode's
   start), plus the workloads idle now × time idle so far;
+- GPU-hours held not running: the same, for quota held without work (admitted, no GPU pod
+  running: the `not-running` class), counted from the admission or reactivation;
 - GPU-hours reclaimed: GPUs × time from our deactivation until the workload was active again
   (its owner reactivated it), or until now;
 - queue wait shortened: for each waiter admitted, its admission time minus the time the
@@ -23,7 +25,7 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject
-from autoscaler.domain.models import WorkloadRef, WorkloadStatus
+from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
 
 WAITER_ADMITTED = "waiter-admitted"  # the loop saw a deactivation's waiter admitted
 SEEN_REACTIVATED = "seen-reactivated"  # the loop saw a deactivated workload active again
@@ -45,6 +47,7 @@ class Group:
 @dataclass(frozen=True)
 class Figures:
     held_idle_gpu_hours: float = 0.0
+    held_not_running_gpu_hours: float = 0.0
     reclaimed_gpu_hours: float = 0.0
     wait_shortened: timedelta = timedelta(0)
     waiters_admitted: int = 0
@@ -55,6 +58,8 @@ class Figures:
     def __add__(self, other: Figures) -> Figures:
         return Figures(
             held_idle_gpu_hours=self.held_idle_gpu_hours + other.held_idle_gpu_hours,
+            held_not_running_gpu_hours=self.held_not_running_gpu_hours
+            + other.held_not_running_gpu_hours,
             reclaimed_gpu_hours=self.reclaimed_gpu_hours + other.reclaimed_gpu_hours,
             wait_shortened=self.wait_shortened + other.wait_shortened,
             waiters_admitted=self.waiters_admitted + other.waiters_admitted,
@@ -158,8 +163,9 @@ def _of_deactivation(
     back = _back_at(d, ours, trail)
     idle_since = d.subject.idle_since if d.subject is not None else None
     held = _overlap(idle_since, d.at, since=since, now=now) if idle_since else 0.0
-    figures = Figures(
-        held_idle_gpu_hours=d.gpus * held,
+    figures = _held(d.gpus * held, not_running=d.subject is not None and _not_running(d.subject))
+    figures = replace(
+        figures,
         reclaimed_gpu_hours=d.gpus * _overlap(d.at, back or now, since=since, now=now),
         deactivations=int(since <= d.at <= now),
         regretted=int(since <= d.at <= now and back is not None and back - d.at <= REGRET_WITHIN),
@@ -213,9 +219,24 @@ def _of_idle_now(
         return None
     gpus = row.decision.gpus or row.info.gpus
     held = gpus * _overlap(idle_since, now, since=since, now=now)
+    verdict = row.decision.assessment
+    not_running = verdict is not None and verdict.state is State.NOT_RUNNING
     return (
-        (_group(row.ref, None, {row.ref: row}), Figures(held_idle_gpu_hours=held)) if held else None
+        (_group(row.ref, None, {row.ref: row}), _held(held, not_running=not_running))
+        if held
+        else None
     )
+
+
+def _held(gpu_hours: float, *, not_running: bool) -> Figures:
+    """GPU-hours held idle, or held without work (not running): two figures, never summed."""
+    if not_running:
+        return Figures(held_not_running_gpu_hours=gpu_hours)
+    return Figures(held_idle_gpu_hours=gpu_hours)
+
+
+def _not_running(subject: Subject) -> bool:
+    return subject.held == State.NOT_RUNNING.value
 
 
 def _of_contest(

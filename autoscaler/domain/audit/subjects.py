@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from autoscaler.domain.models import Decision, WorkloadInfo
+from autoscaler.domain.models import Decision, State, WorkloadInfo
 from autoscaler.domain.usage.words import evidence_text
 
 
@@ -23,6 +23,9 @@ class Subject:
     owner: str | None = None  # "Kind/name"
     idle_since: datetime | None = None  # Decision.idle_since: the idle episode's start
     evidence: str | None = None  # Decision.evidence on one line; None when nothing was seen
+    # How its GPUs were held when acted on: "not-running" (admitted, no GPU pod running:
+    # quota held without work); None for idle, and for records from before the class.
+    held: str | None = None
 
 
 def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject | None:
@@ -39,4 +42,13 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
         owner=f"{owner.kind}/{owner.name}" if owner is not None else None,
         idle_since=decision.idle_since if decision is not None else None,
         evidence=evidence_text(decision.evidence) if decision and decision.evidence else None,
+        held=held_word(decision),
     )
+
+
+def held_word(decision: Decision | None) -> str | None:
+    """ "not-running" when the decision's usage verdict is quota held without work."""
+    verdict = decision.assessment if decision is not None else None
+    if verdict is not None and verdict.state is State.NOT_RUNNING:
+        return State.NOT_RUNNING.value
+    return None

@@ -18,7 +18,7 @@ from autoscaler.domain.guards.breaker import Turnover
 from autoscaler.domain.models import Decision, FleetUsage, State, WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.decisions import Usage, usage_for
 
-TURNED = (State.IDLE, State.UNKNOWN)
+TURNED = (State.IDLE, State.NOT_RUNNING, State.UNKNOWN)
 # In use last cycle: loading and idle-held work is as much in use as busy work, so a mass
 # turn from loading to idle trips the breaker too.
 IN_USE = frozenset({State.BUSY, State.LOADING, State.IDLE_HELD})

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from autoscaler.domain.models import OwnerRef, WorkloadRef
+from autoscaler.domain.models import OwnerRef, State, WorkloadRef
 
 
 class NoticeKind(StrEnum):
@@ -40,6 +40,10 @@ class Notification:
     snoozed_until: datetime | None = None
     snoozed_by: str | None = None
     idle_held_gpus: int = 0
+    # How it holds its GPUs (`domain/notices/held.py`): idle, or not running; and for the
+    # latter what is wrong with its pods, for how long.
+    held: State = State.IDLE
+    wrong: str | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ For a rule that stops (`deactivate`, `delete`) with a lead time:
 - a snooze in force holds the stop (State.SNOOZED) and is itself warned about ahead of its end;
 - busy, loading or idle-held (some of its GPUs are busy: the work is in use, a stop of it
   was never due) clears a warning that counts (ALL_CLEAR);
+- not-running (admitted, no GPU pod runs: quota held without work) climbs the same ladder
+  as idle, its limit `notRunningAfter` in place of the idle window;
 - every other state (unknown, paused, grace, exempt, deferred by a guard, ...) holds the
   warning as it is: no stop, no clear. No data never stops, and never clears either.
 A `warn` rule warns once its workload is idle the whole window and never stops. Dry run writes
@@ -43,6 +45,9 @@ from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
 
 STOPPING = (RuleAction.DEACTIVATE, RuleAction.DELETE)  # the rule actions that stop
 IN_USE = frozenset({State.BUSY, State.LOADING, State.IDLE_HELD})
+# GPUs held without use: idle, or admitted with no GPU pod running (quota held without
+# work). Both climb the same ladder: warned ahead, snoozed, stopped when due.
+HELD = frozenset({State.IDLE, State.NOT_RUNNING})
 # The policy's stop, or the stop the per-cycle cap held back: either is due now.
 STOP_DUE = frozenset({Action.DEACTIVATE, Action.DEFERRED})
 NO_LEAD = timedelta(0)
@@ -83,10 +88,11 @@ def _in_use(decision: Decision, workload: WorkloadInfo, *, rule: Rule, dry_run: 
 
 
 def _warn_only(decision: Decision, *, dry_run: bool, now: datetime) -> Decision:
-    """A `warn` rule: idle the whole window, told once (until activity or a snooze answers)."""
-    if decision.notice.snoozed_until is not None and decision.state is State.IDLE:
+    """A `warn` rule: idle the whole window (or not running past its limit), told once
+    (until activity or a snooze answers)."""
+    if decision.notice.snoozed_until is not None and decision.state in HELD:
         return _snoozed(decision)
-    idle_all_window = decision.state is State.IDLE and decision.time_left == NO_LEAD
+    idle_all_window = decision.state in HELD and decision.time_left == NO_LEAD
     if not idle_all_window or decision.notice.warned_at is not None:
         return decision
     if dry_run:
@@ -95,7 +101,7 @@ def _warn_only(decision: Decision, *, dry_run: bool, now: datetime) -> Decision:
 
 
 def _dry_run(decision: Decision, *, lead: timedelta) -> Decision:
-    if decision.notice.snoozed_until is not None and decision.state is State.IDLE:
+    if decision.notice.snoozed_until is not None and decision.state in HELD:
         return _snoozed(decision)
     if decision.action is Action.WOULD_DEACTIVATE and lead > NO_LEAD:
         first = f"would warn {format_duration(lead, split='always')} first"
@@ -108,7 +114,7 @@ def _towards_stop(decision: Decision, *, rule: Rule, now: datetime) -> Decision:
     is served, and hold the stop while a snooze is in force."""
     notice, lead = decision.notice, rule.notice.warn_before
     snoozed = notice.snoozed_until is not None
-    shown = _snoozed(decision) if snoozed and decision.state is State.IDLE else decision
+    shown = _snoozed(decision) if snoozed and decision.state in HELD else decision
     if notice.warned_at is not None and notice.stop_at is not None:
         # A warning given keeps its promise whatever the lead is now (0 included).
         if snoozed or decision.action not in STOP_DUE:
@@ -129,7 +135,7 @@ def _due(decision: Decision, *, reclaim: Reclaim, now: datetime) -> datetime | N
     if decision.action in STOP_DUE:
         base = now
     elif (
-        decision.state is State.IDLE
+        decision.state in HELD
         and decision.action is Action.NONE
         and reclaim is Reclaim.ALWAYS
         and decision.time_left is not None

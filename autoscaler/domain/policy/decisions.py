@@ -4,9 +4,10 @@ Each workload first falls under its rule (`domain/policy/rules.py`, first match 
 window, threshold, grace and action judge it. Checks then run in a fixed order, and the first
 that applies names the state: inactive → pending → KEDA-managed → kind not enabled →
 namespace → priority class (those four are `protection`, which the delete rung asks too) →
-exemption → rule unknown → grace → usage (busy, loading, idle-held, idle or unknown:
-`idleness.assess`) → pause. Only "idle for the whole window"
-under a rule whose action is `deactivate` or `delete` leads to an action, and the per-cycle
+exemption → rule unknown → grace → usage (busy, loading, idle-held, idle, not-running,
+starting or unknown: `idleness.assess`) → pause. Only "idle for the whole window" or "not
+running for `notRunningAfter`" (quota held without work, unless Kueue's own timer is in
+charge) under a rule whose action is `deactivate` or `delete` leads to an action, and the per-cycle
 cap then orders the candidates longest-idle first. (The warning stage, `domain/notices/staging.py`,
 runs after: it may turn that action into a warning, and warns for a `warn` rule.)
 
@@ -208,12 +209,7 @@ def not_before(workload: WorkloadInfo) -> datetime:
 def _after_usage(
     workload: WorkloadInfo, verdict: Assessment, *, rule: Rule, dry_run: bool, pauses: Pauses
 ) -> Decision:
-    wants_action = (
-        verdict.state is State.IDLE
-        and verdict.idle_for >= rule.usage.window
-        and verdict.peak is not None
-        and verdict.peak <= rule.usage.threshold
-    )
+    wants_action = stop_due(verdict, rule=rule)
     action = Action.NONE
     state, reason = verdict.state, verdict.reason
     if wants_action and rule.action is RuleAction.OBSERVE:
@@ -226,9 +222,8 @@ def _after_usage(
         scope = "service" if pauses.everything else f"namespace {workload.ref.namespace}"
         state, action = State.PAUSED, Action.NONE
         reason = f"paused ({scope}); would be {verdict.state.value}: {verdict.reason}"
-    time_left = None
-    if verdict.state is State.IDLE:
-        time_left = max(rule.usage.window - verdict.idle_for, timedelta(0))
+    limit = limit_of(verdict, rule=rule)
+    time_left = None if limit is None else max(limit - verdict.idle_for, timedelta(0))
     return Decision(
         workload=workload.ref,
         state=state,
@@ -244,6 +239,27 @@ def _after_usage(
         loading_counts_until=verdict.loading_counts_until,
         rule=rule,
     )
+
+
+def limit_of(verdict: Assessment, *, rule: Rule) -> timedelta | None:
+    """How long the class must last before the rule's action is due: the idle window, or
+    `notRunningAfter` for quota held without work; None when no action ever comes (another
+    class, or Kueue's own timer is in charge)."""
+    if verdict.state is State.IDLE:
+        return rule.usage.window
+    if verdict.state is State.NOT_RUNNING and verdict.left_to is None:
+        return rule.usage.not_running_after
+    return None
+
+
+def stop_due(verdict: Assessment, *, rule: Rule) -> bool:
+    """Idle the whole window at or below the threshold, or not running for the limit."""
+    limit = limit_of(verdict, rule=rule)
+    if limit is None or verdict.idle_for < limit:
+        return False
+    if verdict.state is State.NOT_RUNNING:
+        return True
+    return verdict.peak is not None and verdict.peak <= rule.usage.threshold
 
 
 def _decision(workload: WorkloadInfo, rule: Rule, state: State, reason: str) -> Decision:

@@ -25,11 +25,14 @@ class UsageRules:
     # Loading (evidence at near-zero compute) counts as activity for at most this long after
     # compute stopped (or admission); past it, the workload is judged on compute alone.
     max_loading: timedelta = timedelta(minutes=60)
+    # Admitted this long (from the latest admission or reactivation) while no GPU pod runs:
+    # not-running is due for the rule's action.
+    not_running_after: timedelta = timedelta(minutes=30)
 
 
 @dataclass(frozen=True)
 class Assessment:
-    state: State  # BUSY, LOADING, IDLE_HELD, IDLE or UNKNOWN
+    state: State  # BUSY, LOADING, IDLE_HELD, IDLE, NOT_RUNNING, STARTING or UNKNOWN
     reason: str
     peak: float | None = None
     coverage: float | None = None
@@ -40,6 +43,16 @@ class Assessment:
     # Until when loading would still count as activity (compute stopped + max_loading): the
     # fresh check blocks a stop on new loading evidence only before then. None: not idle.
     loading_counts_until: datetime | None = None
+    # NOT_RUNNING only: who acts on it instead of us (Kueue's waitForPodsReady), and when;
+    # reported, never acted on. `idle_since`/`idle_for` then count the time held.
+    left_to: str | None = None
+    # NOT_RUNNING only: what is wrong with its GPU pods, each trouble once and without the
+    # pods' names ("image ghcr.io/x:v2 cannot be pulled (ImagePullBackOff)"): the notices'
+    # headline (domain/notices/held.py).
+    trouble: str | None = None
+    # UNKNOWN only: every GPU pod runs, but the GPU metrics miss some of its GPUs: a
+    # monitoring gap ("running but not monitored") an admin must fix.
+    unmonitored: bool = False
 
 
 @dataclass(frozen=True)

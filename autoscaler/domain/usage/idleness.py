@@ -1,8 +1,11 @@
-"""Judging one workload from the fleet usage: busy, loading, idle-held, idle (for how long)
-or unknown. `assess` is the single entry point: the policy, KEDA, the breaker's baseline and
-the backtest all call it.
+"""Judging one workload's usage: busy, loading, idle-held, idle (for how long), not-running,
+starting or unknown. `assess` is the single entry point: the policy, KEDA, the breaker's
+baseline and the backtest all call it.
 
-The steps, each in its own module: structural problems and doubtful namespaces (here) →
+The steps, each in its own module: whether its GPU pods run at all, from Kubernetes'
+objects (`not_running.py`: not-running, starting, partly running) → structural problems and
+doubtful namespaces (here; a running GPU pod the metrics miss is "running but not
+monitored") →
 which facts are the workload's own (`attribution.py`) → compute, busy and idle-held
 (`classify.py`) → Ray tasks, failed signals and loading (`loading.py`).
 
@@ -19,6 +22,7 @@ from autoscaler.domain.models import FleetUsage, State, WorkloadInfo
 from autoscaler.domain.usage.assessment import Assessment, UsageRules
 from autoscaler.domain.usage.attribution import attribute
 from autoscaler.domain.usage.classify import classify
+from autoscaler.domain.usage.not_running import judge_start
 
 __all__ = ["Assessment", "UsageRules", "assess"]
 
@@ -34,9 +38,15 @@ def assess(
     """Judge a workload; `not_before` is when idleness may start counting (admission, pods)."""
     if usage.window != rules.window or usage.threshold != rules.threshold:
         return Assessment(State.UNKNOWN, "usage was read for another window or threshold")
+    started = judge_start(workload, rules=rules, now=now)
+    if started is not None:
+        return started
     problem = _structural_problem(workload, usage)
     if problem is not None:
         return Assessment(State.UNKNOWN, problem)
+    gap = _series_gap(workload, usage)
+    if gap is not None:
+        return gap
     facts = attribute(workload, usage, rules=rules, now=now)
     return classify(
         workload,
@@ -59,6 +69,12 @@ def _structural_problem(workload: WorkloadInfo, usage: FleetUsage) -> str | None
     not_running = [p.name for p in workload.pods if not p.running]
     if not_running:
         return f"pods not running: {', '.join(sorted(not_running))}"
+    return None
+
+
+def _series_gap(workload: WorkloadInfo, usage: FleetUsage) -> Assessment | None:
+    """A GPU pod with fewer GPU series than GPUs: unknown. When Kubernetes says every GPU
+    pod runs, that is a monitoring gap ("running but not monitored") an admin must fix."""
     for pod in workload.gpu_pods:
         # Count devices, not series: a GPU reported twice must not stand in for a missing one.
         seen = {
@@ -66,5 +82,10 @@ def _structural_problem(workload: WorkloadInfo, usage: FleetUsage) -> str | None
             for g in usage.for_pod(workload.ref.namespace, pod.name)
         }
         if len(seen) < pod.gpus:
-            return f"pod {pod.name} has {len(seen)} GPU series for {pod.gpus} requested GPUs"
+            why = f"pod {pod.name} has {len(seen)} GPU series for {pod.gpus} requested GPUs"
+            if all(p.runs for p in workload.gpu_pods):
+                return Assessment(
+                    State.UNKNOWN, f"running but not monitored: {why}", unmonitored=True
+                )
+            return Assessment(State.UNKNOWN, why)
     return None

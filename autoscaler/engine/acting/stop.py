@@ -21,6 +21,7 @@ from autoscaler.domain.models import (
     Action,
     ActionRecord,
     Decision,
+    State,
     WorkloadInfo,
     WorkloadRef,
 )
@@ -69,8 +70,11 @@ class Deactivator:
         )
 
     def _fresh_check(self, inputs: CycleInputs, chosen: list[Decision]) -> dict[WorkloadRef, str]:
-        """One query over every candidate's newest samples; those now busy or unknown stay."""
-        wanted = {d.workload for d in chosen}
+        """One query over every candidate's newest samples; those now busy or unknown stay.
+        A not-running candidate has no samples to re-read: Kubernetes says its pods do not
+        run, and deciding again on the Workload and pods read again (`_deactivate`) checks
+        that still holds."""
+        wanted = {d.workload for d in chosen if d.state is not State.NOT_RUNNING}
         candidates = [w for w in inputs.workloads if w.ref in wanted]
         rule_of = {d.workload: d.rule for d in chosen}
         loading_until = {d.workload: d.loading_counts_until for d in chosen}

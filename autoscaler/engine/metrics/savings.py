@@ -27,6 +27,11 @@ _FIGURES: dict[str, tuple[str, Callable[[Figures], float]]] = {
         "GPU-hours held idle over the trailing period: before our deactivations, and idle now.",
         lambda f: f.held_idle_gpu_hours,
     ),
+    "held_not_running_gpu_hours": (
+        "GPU-hours of quota held without work over the trailing period (admitted, no GPU pod "
+        "running): before our deactivations, and not running now.",
+        lambda f: f.held_not_running_gpu_hours,
+    ),
     "reclaimed_gpu_hours": (
         "GPU-hours reclaimed over the trailing period: from our deactivation until reactivated.",
         lambda f: f.reclaimed_gpu_hours,

@@ -17,6 +17,7 @@ from datetime import datetime
 from autoscaler.core.ports import NotificationSink
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import Action, Decision, WorkloadInfo
+from autoscaler.domain.notices.held import held_class, what_is_wrong, words_for
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.policy.rules import Rule
 
@@ -113,20 +114,28 @@ def notification_of(
         snoozed_until=notice.snoozed_until,
         snoozed_by=notice.snoozed_by,
         idle_held_gpus=decision.idle_held_gpus,
+        held=held_class(decision),
+        wrong=what_is_wrong(decision),
     )
 
 
 def event_message(decision: Decision) -> str:
-    """The Event's words: what is planned and when, why, and how to keep it."""
+    """The Event's words: what is planned and when, why, and how to keep it, in the words of
+    how it holds its GPUs (`domain/notices/held.py`)."""
     ref, notice = decision.workload, decision.notice
+    words, wrong = words_for(held_class(decision)), what_is_wrong(decision)
     keep = (
         f"To keep it: idle-gpu-autoscaler snooze {ref} 4h, or POST "
         f"/api/v1/workloads/{ref.namespace}/{ref.name}/snooze "
-        '(body {"duration": "4h", "reason": "..."}), or use the GPUs.'
+        f'(body {{"duration": "4h", "reason": "..."}}), or {words.keep}.'
     )
     if decision.action is Action.WARN:
         when = f"at {time_text(notice.stop_at)}" if notice.stop_at else "(no stop planned)"
-        return f"Idle GPUs: stop planned {when} by idle-gpu-autoscaler: {decision.reason}. {keep}"
+        told = f" — {wrong} —" if wrong else ""
+        return (
+            f"{words.headline}: stop planned {when}{told} by idle-gpu-autoscaler: "
+            f"{decision.reason}. {keep}"
+        )
     if decision.action is Action.ALL_CLEAR:
         return f"The planned stop is off: {decision.reason}."
     if decision.action is Action.NOTIFY_IDLE_HELD:

@@ -67,6 +67,14 @@ is on unless said otherwise; the suspend actuators (KAI, KubeRay) only when aske
 {{- define "iga.actuators.kueue" -}}
 {{- if dig "actuators" "kueue" "enabled" true .Values.config }}true{{ end }}
 {{- end }}
+{{/* Where Kueue keeps its Configuration (config.cluster.kueueConfiguration; the defaults are
+the settings model's, autoscaler/settings/cluster.py): read by name, never written. */}}
+{{- define "iga.kueueConfiguration.namespace" -}}
+{{- dig "cluster" "kueueConfiguration" "namespace" "kueue-system" .Values.config }}
+{{- end }}
+{{- define "iga.kueueConfiguration.name" -}}
+{{- dig "cluster" "kueueConfiguration" "name" "kueue-manager-config" .Values.config }}
+{{- end }}
 {{- define "iga.actuators.kai" -}}
 {{- if dig "actuators" "kai" "enabled" false .Values.config }}true{{ end }}
 {{- end }}

@@ -26,7 +26,14 @@ from .kai import (
     make_kai_queue,
     make_podgroup,
 )
-from .pods import CLUSTER_LABEL, GROUP_LABEL, NODE_TYPE_LABEL, PodBuilder, make_pod
+from .pods import (
+    CLUSTER_LABEL,
+    GROUP_LABEL,
+    NODE_TYPE_LABEL,
+    PodBuilder,
+    make_pod,
+    scale_up_event,
+)
 from .queues import (
     ClusterQueueBuilder,
     KueueBuilder,
@@ -109,6 +116,7 @@ __all__ = [
     "make_workload_for",
     "make_workload_priority_class",
     "resource_group",
+    "scale_up_event",
     "stable_uid",
     "timestamp",
     "workload_name_for",

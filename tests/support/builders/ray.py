@@ -85,6 +85,13 @@ class _RaySpecSteps(Builder):
     def gpu_worker(self, *, replicas: int = 1, gpus: int = 1, group: str = "workers") -> Self:
         return self.worker_group(group, replicas=replicas, gpus=gpus)
 
+    def image(self, image: str) -> Self:
+        """Every container's image, in every group."""
+        for template in self._templates():
+            for each in template["spec"]["containers"]:
+                each["image"] = image
+        return self
+
     def queue(self, name: str) -> Self:
         return self.label(QUEUE_LABEL, name)
 

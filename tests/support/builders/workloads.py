@@ -133,6 +133,16 @@ class WorkloadBuilder(Builder):
             "Admitted", at=at, reason="Admitted", message="The workload is admitted"
         )
 
+    def admission_check(self, name: str, *, state: str, at: datetime) -> Self:
+        """An admission check's state in status.admissionChecks (Pending, Ready, Retry,
+        Rejected: kueue apis/kueue/v1beta2/workload_types.go, AdmissionCheckState)."""
+        checks = self._obj.setdefault("status", {}).setdefault("admissionChecks", [])
+        checks[:] = [c for c in checks if c["name"] != name]
+        checks.append(
+            {"name": name, "state": state, "message": "", "lastTransitionTime": timestamp(at)}
+        )
+        return self
+
     def evicted(self, *, at: datetime, reason: str = DEACTIVATED) -> Self:
         """What Kueue does after spec.active=false: quota released, admission cleared."""
         if reason == DEACTIVATED:

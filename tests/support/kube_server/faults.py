@@ -35,6 +35,12 @@ class RecordedRequest:
     def is_watch(self) -> bool:
         return self.query.get("watch") in ("true", "1")
 
+    @property
+    def reads_namespaces(self) -> bool:
+        """A request on namespaces themselves (/api/v1/namespaces[/name]), not on an object
+        in one (/api/v1/namespaces/kueue-system/configmaps): a fault's `when`."""
+        return self.path.rstrip("/").count("/") <= 4
+
 
 class RequestLog:
     def __init__(self) -> None:

@@ -1,0 +1,74 @@
+"""Reading Kueue's Configuration (`domain/kueue_config.py` interprets it): the ConfigMap the
+manager mounts as its `--config` file, `cluster.kueueConfiguration` (by default
+kueue-system/kueue-manager-config, key `controller_manager_config.yaml`, as Kueue's
+config/components/manager/controller_manager_config.yaml ships it).
+
+Listed by name (a `metadata.name` field selector, so the chart grants list and watch on that
+one ConfigMap by resourceNames): one list per cycle without watch caches, one watch with
+them, never a request per Workload. Refused, absent or malformed, it is unreadable and says
+why; the not-running class then reports Kueue's deadline as unknown, and still leaves the
+workload to Kueue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.resources import CONFIGMAPS
+from autoscaler.core.errors import ClusterError
+from autoscaler.domain.kueue_config import (
+    CONFIG_KEY,
+    KueueConfiguration,
+    interpret,
+    unreadable,
+)
+from autoscaler.settings.cluster import KueueConfigurationSettings
+
+Obj = Mapping[str, Any]
+
+
+def source_of(settings: KueueConfigurationSettings) -> str:
+    return f"{settings.namespace}/{settings.name}"
+
+
+def name_selector(settings: KueueConfigurationSettings) -> str:
+    return f"metadata.name={settings.name}"
+
+
+def configuration_of(obj: Obj, *, source: str) -> KueueConfiguration:
+    """The ConfigMap's Configuration; unreadable when the key is missing or not YAML."""
+    text = (obj.get("data") or {}).get(CONFIG_KEY)
+    if not isinstance(text, str):
+        return unreadable(source, f"cannot read {source}: no key {CONFIG_KEY}")
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problem = str(exc).splitlines()[0]
+        return unreadable(source, f"cannot read {source}: {CONFIG_KEY} is not YAML ({problem})")
+    return interpret(document, source=source)
+
+
+def from_listed_values(found: tuple[KueueConfiguration, ...], *, source: str) -> KueueConfiguration:
+    """The one ConfigMap a list by name finds; unreadable when there is none."""
+    if not found:
+        return unreadable(source, f"cannot read {source}: not found")
+    return found[0]
+
+
+def list_configuration(
+    client: KubeClient, settings: KueueConfigurationSettings
+) -> KueueConfiguration:
+    """One list call; any failure makes it unreadable, with the API server's answer."""
+    source = source_of(settings)
+    try:
+        listed = client.list_objects(
+            CONFIGMAPS, namespace=settings.namespace, field_selector=name_selector(settings)
+        )
+    except ClusterError as exc:
+        return unreadable(source, f"cannot read {source}: {exc}")
+    found = tuple(configuration_of(obj, source=source) for obj in listed.items)
+    return from_listed_values(found, source=source)

@@ -1,0 +1,221 @@
+"""Kueue's own Configuration, as far as this service reads it: `waitForPodsReady` (whether
+Kueue times out admitted Workloads whose pods are not ready, after how long, and how it
+requeues them) and `featureGates`. Kueue has no API that says either: both are read from the
+manager's configuration file, the `kueue-manager-config` ConfigMap's
+`controller_manager_config.yaml` (the adapter reads it; this module interprets it, pure).
+
+The shape is upstream's (kubernetes-sigs/kueue, read at ff69552e):
+- `config.kueue.x-k8s.io/v1beta1` (apis/config/v1beta1/configuration_types.go,
+  `WaitForPodsReady`): `enable` (false when absent: defaults.go sets `Enable: false`),
+  `timeout` (defaults.go `defaultPodsReadyTimeout`, 5 minutes, when enabled without one),
+  `recoveryTimeout` (defaults to `timeout`), `requeuingStrategy`;
+- `config.kueue.x-k8s.io/v1beta2` (apis/config/v1beta2/configuration_types.go): no `enable`
+  field; defaults.go gives every Configuration a `waitForPodsReady` (on), its `timeout`
+  `DefaultWaitForPodsReadyTimeout` (30 minutes) when unset or zero, `recoveryTimeout` the
+  timeout, and the requeuing backoff 60 s base, 3600 s max
+  (`DefaultRequeuingBackoffBaseSeconds`, `DefaultRequeuingBackoffMaxSeconds`);
+- `featureGates` (both versions): a map of gate name to bool overriding Kueue's defaults. A
+  gate it does not name is at Kueue's default for its version, or set by the manager's
+  `--feature-gates` flag, which this service cannot see: unknown.
+
+Anything else (another apiVersion, a field of the wrong type, a duration Go would refuse) is
+unknown, named in `unknown`, and never assumed; unknown never stops anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from autoscaler.domain.durations import format_duration, parse_duration
+
+V1BETA1 = "config.kueue.x-k8s.io/v1beta1"
+V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
+# The timeout Kueue applies when the configuration names none, per version (defaults.go).
+DEFAULT_TIMEOUT = {V1BETA1: timedelta(minutes=5), V1BETA2: timedelta(minutes=30)}
+# Whether waitForPodsReady is on when the configuration does not say (v1beta1: `enable`
+# false by default; v1beta2 has no switch: always on).
+DEFAULT_ENABLED = {V1BETA1: False, V1BETA2: True}
+CONFIG_KEY = "controller_manager_config.yaml"
+
+
+@dataclass(frozen=True)
+class RequeuingStrategy:
+    """How Kueue requeues a Workload its timer evicted; None: not said and not defaulted."""
+
+    timestamp: str | None = None  # Eviction or Creation
+    backoff_limit_count: int | None = None  # None: requeued without limit
+    backoff_base_seconds: int | None = None
+    backoff_max_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class WaitForPodsReady:
+    """None in a field: unknown (unreadable as Kueue would read it)."""
+
+    enabled: bool | None
+    timeout: timedelta | None = None
+    recovery_timeout: timedelta | None = None  # zero: Kueue does not time out recovery
+    requeuing: RequeuingStrategy = RequeuingStrategy()
+
+
+@dataclass(frozen=True)
+class KueueConfiguration:
+    """What Kueue's Configuration says, or why it could not be read (`problem`)."""
+
+    source: str  # "kueue-system/kueue-manager-config"
+    problem: str | None = None  # "cannot read kueue-system/kueue-manager-config: 403 ..."
+    api_version: str | None = None
+    wait_for_pods_ready: WaitForPodsReady | None = None  # None: unknown
+    # The gates the Configuration sets; a gate not here is unknown (Kueue's default for its
+    # version, or the manager's --feature-gates flag), never assumed off or on.
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    unknown: tuple[str, ...] = ()  # fields read but not understood, each with why
+
+    @property
+    def readable(self) -> bool:
+        return self.problem is None
+
+    def pods_ready_timeout(self, *, recovering: bool) -> tuple[timedelta | None, str | None]:
+        """(the timeout Kueue's waitForPodsReady applies, None), or (None, why it is
+        unknown): `recoveryTimeout` for a Workload waiting for recovery, else `timeout`."""
+        ready = self.wait_for_pods_ready
+        if self.problem is not None:
+            return None, self.problem
+        if ready is None or ready.enabled is None:
+            return None, f"{self.source} does not say whether waitForPodsReady is on"
+        if not ready.enabled:
+            return None, f"{self.source} says waitForPodsReady is off, yet PodsReady is there"
+        timeout = ready.recovery_timeout if recovering else ready.timeout
+        if timeout is None:
+            return None, f"{self.source} gives no timeout Kueue would read"
+        if timeout == timedelta(0):
+            return None, f"{self.source} turns the recovery timeout off (0s)"
+        return timeout, None
+
+    def summary(self) -> str:
+        """One line for the start-up log and check-config."""
+        if self.problem is not None:
+            why = self.problem.removeprefix(f"cannot read {self.source}: ")
+            return (
+                f"Kueue configuration {self.source}: cannot read ({why}); workloads with a "
+                "PodsReady condition are left to Kueue, its deadline unknown"
+            )
+        ready = self.wait_for_pods_ready
+        if ready is None or ready.enabled is None:
+            said = "waitForPodsReady unknown"
+        elif not ready.enabled:
+            said = "waitForPodsReady off"
+        elif ready.timeout is None:
+            said = "waitForPodsReady on, timeout unknown"
+        else:
+            said = f"waitForPodsReady on, timeout {format_duration(ready.timeout)}"
+        gates = ", ".join(f"{k}={str(v).lower()}" for k, v in sorted(self.feature_gates.items()))
+        extra = f"; feature gates {gates}" if gates else ""
+        unknown = f"; unknown: {'; '.join(self.unknown)}" if self.unknown else ""
+        return f"Kueue configuration {self.source}: {said}{extra}{unknown}"
+
+
+def unreadable(source: str, problem: str) -> KueueConfiguration:
+    return KueueConfiguration(source=source, problem=problem)
+
+
+def interpret(document: object, *, source: str) -> KueueConfiguration:
+    """The Configuration document (YAML already loaded) as Kueue reads it, defaults applied
+    where its version's defaults.go applies them; what cannot be read is unknown."""
+    if not isinstance(document, Mapping):
+        return unreadable(source, f"{CONFIG_KEY} is not a mapping")
+    version = str(document.get("apiVersion") or "")
+    gates, unknown = _gates(document.get("featureGates"))
+    if version not in DEFAULT_TIMEOUT:
+        return KueueConfiguration(
+            source=source,
+            api_version=version or None,
+            feature_gates=gates,
+            unknown=(*unknown, f"apiVersion {version or 'missing'} not modelled"),
+        )
+    ready, more = _wait_for_pods_ready(document.get("waitForPodsReady"), version=version)
+    return KueueConfiguration(
+        source=source,
+        api_version=version,
+        wait_for_pods_ready=ready,
+        feature_gates=gates,
+        unknown=(*unknown, *more),
+    )
+
+
+def _gates(value: object) -> tuple[dict[str, bool], list[str]]:
+    if value is None:
+        return {}, []
+    if not isinstance(value, Mapping):
+        return {}, ["featureGates is not a map"]
+    gates = {str(k): v for k, v in value.items() if isinstance(v, bool)}
+    odd = sorted(str(k) for k, v in value.items() if not isinstance(v, bool))
+    return gates, [f"featureGates {', '.join(odd)} not true or false"] if odd else []
+
+
+def _wait_for_pods_ready(value: object, *, version: str) -> tuple[WaitForPodsReady, list[str]]:
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        return WaitForPodsReady(enabled=None), ["waitForPodsReady is not a mapping"]
+    unknown: list[str] = []
+    enabled: bool | None = DEFAULT_ENABLED[version]
+    if version == V1BETA1 and "enable" in value:
+        raw = value["enable"]
+        enabled = raw if isinstance(raw, bool) else None
+        if enabled is None:
+            unknown.append("waitForPodsReady.enable not true or false")
+    if not enabled:
+        return WaitForPodsReady(enabled=enabled), unknown
+    timeout = _duration(value, "timeout", unknown)
+    if timeout is None and "timeout" not in value:
+        timeout = DEFAULT_TIMEOUT[version]
+    elif timeout == timedelta(0):  # v1beta2 defaults a zero timeout; v1beta1 keeps it
+        timeout = DEFAULT_TIMEOUT[version] if version == V1BETA2 else None
+        if timeout is None:
+            unknown.append("waitForPodsReady.timeout 0s not modelled")
+    recovery = timeout
+    if "recoveryTimeout" in value:  # zero: Kueue does not time out the recovery
+        recovery = _duration(value, "recoveryTimeout", unknown)
+    return (
+        WaitForPodsReady(
+            enabled=True,
+            timeout=timeout,
+            recovery_timeout=recovery,
+            requeuing=_requeuing(value.get("requeuingStrategy"), unknown),
+        ),
+        unknown,
+    )
+
+
+def _duration(value: Mapping[str, object], key: str, unknown: list[str]) -> timedelta | None:
+    if key not in value:
+        return None
+    try:
+        return parse_duration(value[key])
+    except (TypeError, ValueError):
+        unknown.append(f"waitForPodsReady.{key} {value[key]!r} not a duration")
+        return None
+
+
+def _requeuing(value: object, unknown: list[str]) -> RequeuingStrategy:
+    """Kueue's defaults (Eviction, 60 s base, 3600 s max) where it names none."""
+    found = value if isinstance(value, Mapping) else {}
+    if value is not None and not isinstance(value, Mapping):
+        unknown.append("waitForPodsReady.requeuingStrategy is not a mapping")
+
+    def count(key: str, default: int | None) -> int | None:
+        raw = found.get(key, default)
+        if raw is None or (isinstance(raw, int) and not isinstance(raw, bool)):
+            return raw
+        unknown.append(f"waitForPodsReady.requeuingStrategy.{key} {raw!r} not a number")
+        return None
+
+    return RequeuingStrategy(
+        timestamp=str(found.get("timestamp") or "Eviction"),
+        backoff_limit_count=count("backoffLimitCount", None),
+        backoff_base_seconds=count("backoffBaseSeconds", 60),
+        backoff_max_seconds=count("backoffMaxSeconds", 3600),
+    )

@@ -1,0 +1,207 @@
+"""Quota held without work: an admitted Workload none of whose GPU pods runs. Decided from
+what Kubernetes says of its pods and of its admission (`pod_states.py`), never from metrics:
+the GPU metrics see only GPUs that run something, so they cannot tell this apart from a
+monitoring gap.
+
+`judge_start` answers, for an admitted Kueue Workload whose pods are read:
+- None: every GPU pod runs (phase Running, no container waiting); the metrics judge it.
+- UNKNOWN, "partly running": some GPU pods run, others do not (or do not exist): reported,
+  never stopped; or no GPU pod runs yet, but none is in a state known to be stuck
+  (ContainerCreating, say: a large image may take long to pull).
+- STARTING: no GPU pod runs, but something is bringing them up: an admission check still
+  Pending (a ProvisioningRequest), or a node scale-up triggered for one of them within the
+  rule's limit. Never acted on: neither Kueue nor a node autoscaler is competed with.
+- NOT_RUNNING: no GPU pod runs, and at least one is stuck for a reason the kubelet or the
+  scheduler states (image not pulled, crash loop, container config error, unschedulable),
+  or no GPU pod was created at all. It is held since the latest admission or reactivation
+  as the Workload's conditions say (so a restart changes nothing), and is due for the
+  rule's action once held for `notRunningAfter`. Where Kueue's own `waitForPodsReady`
+  times this Workload out (its PodsReady condition is there), the class is reported with
+  Kueue's deadline and the act left to Kueue (`left_to`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from autoscaler.domain.durations import format_duration
+from autoscaler.domain.models import PodInfo, State, WorkloadInfo
+from autoscaler.domain.usage.assessment import Assessment, UsageRules, clock
+from autoscaler.domain.usage.pod_states import (
+    CONFIG_ERROR,
+    CRASH_LOOP,
+    IMAGE_PULL,
+    AdmissionFacts,
+    ContainerWait,
+)
+
+KUEUE_TIMER = "Kueue's waitForPodsReady"
+# Kueue's PodsReady reason while a once-ready Workload waits for a failed pod to come back;
+# its timer then counts from the condition, not from admission (kueue
+# pkg/controller/core/workload_controller.go, admittedNotReadyWorkload).
+WAIT_FOR_RECOVERY = "WaitForRecovery"
+
+
+@dataclass(frozen=True)
+class Trouble:
+    """Why one GPU pod does not run; `stuck` when it will not start by itself. `what` is
+    the same without the pod's name, as a notice's headline says it."""
+
+    text: str
+    stuck: bool
+    what: str = ""
+
+
+def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> Assessment | None:
+    """The not-running class of an admitted workload, or None when its GPU pods all run (or
+    it is not a Kueue Workload whose pods are read): the metrics judge it then."""
+    facts = workload.admission
+    if facts is None or not facts.pods_read or not workload.admitted:
+        return None
+    pods = workload.gpu_pods
+    if not pods and facts.gpus == 0:
+        return None  # no GPU asked for: nothing held
+    troubles = [pod_trouble(p, scale_ups_read=facts.scale_ups_read) for p in pods if not p.runs]
+    if any(p.runs for p in pods):
+        return _partly(workload, troubles)
+    starting = _starting(pods, facts, rules=rules, now=now)
+    if starting is not None:
+        return Assessment(State.STARTING, f"starting: {starting}; no action")
+    stuck = [t for t in troubles if t.stuck]
+    if not pods:
+        none = f"no GPU pod created for the {facts.gpus} GPUs admitted"
+        stuck = [Trouble(none, stuck=True, what=none)]
+    if not stuck:
+        shown = "; ".join(t.text for t in troubles)
+        return Assessment(State.UNKNOWN, f"no GPU pod runs yet: {shown}")
+    return _held(workload, facts, stuck, rules=rules, now=now)
+
+
+def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:
+    """Why this pod does not run, in the kubelet's or the scheduler's words."""
+    for wait in pod.waiting:
+        if wait.stuck:
+            what = _waiting_text(wait)
+            return Trouble(f"pod {pod.name}: {what}", stuck=True, what=what)
+    if pod.unschedulable is not None:
+        why = pod.unschedulable or "Unschedulable"
+        text = f"pod {pod.name} cannot be scheduled: {why}"
+        if not scale_ups_read:  # a node autoscaler may be bringing a node: cannot tell
+            return Trouble(f"{text} (node scale-up Events unreadable)", stuck=False)
+        return Trouble(text, stuck=True, what=f"a GPU pod cannot be scheduled ({why})")
+    waiting = ", ".join(sorted({w.reason for w in pod.waiting}))
+    return Trouble(f"pod {pod.name} is {pod.phase}{f' ({waiting})' if waiting else ''}", False)
+
+
+def _waiting_text(wait: ContainerWait) -> str:
+    if wait.reason in IMAGE_PULL:
+        return f"image {wait.image} cannot be pulled ({wait.reason})"
+    if wait.reason == CRASH_LOOP:
+        return f"container {wait.container} keeps crashing ({CRASH_LOOP})"
+    detail = f": {wait.message}" if wait.message else ""
+    if wait.reason == CONFIG_ERROR:
+        return f"container {wait.container} cannot be created ({CONFIG_ERROR}{detail})"
+    return f"container {wait.container} is waiting ({wait.reason}{detail})"
+
+
+def _partly(workload: WorkloadInfo, troubles: list[Trouble]) -> Assessment | None:
+    """Some GPU pod runs: None when all do (and every admitted pod exists), else reported
+    as partly running, never stopped."""
+    missing = max(workload.expected_pods - len(workload.pods), 0)
+    if not troubles and not missing:
+        return None
+    running = [p for p in workload.gpu_pods if p.runs]
+    of = len(workload.gpu_pods) + missing
+    lines = [t.text for t in troubles]
+    if missing:
+        lines.append(f"{missing} admitted pod{'s' if missing > 1 else ''} not created")
+    return Assessment(
+        State.UNKNOWN,
+        f"partly running: {len(running)} of {of} GPU pods run; {'; '.join(lines)}; "
+        "reported, never stopped",
+    )
+
+
+def _starting(
+    pods: tuple[PodInfo, ...], facts: AdmissionFacts, *, rules: UsageRules, now: datetime
+) -> str | None:
+    """What is still bringing the pods up, if anything: a pending admission check, or a node
+    scale-up triggered within the rule's limit."""
+    if facts.pending_checks:
+        return f"admission check {', '.join(facts.pending_checks)} pending"
+    recent = [
+        (p.scale_up_at, p.name)
+        for p in pods
+        if p.scale_up_at is not None and now - p.scale_up_at < rules.not_running_after
+    ]
+    if recent:
+        at, name = max(recent)
+        return f"node scale-up triggered for pod {name} at {clock(at)}"
+    return None
+
+
+def held_since(workload: WorkloadInfo) -> datetime | None:
+    """The latest admission or reactivation, as the Workload's conditions say; None when
+    Kueue recorded no admission time."""
+    if workload.admitted_at is None:
+        return None
+    facts = workload.admission
+    reactivated = facts.reactivated_at if facts is not None else None
+    return max(workload.admitted_at, reactivated or workload.admitted_at)
+
+
+def _held(
+    workload: WorkloadInfo,
+    facts: AdmissionFacts,
+    stuck: list[Trouble],
+    *,
+    rules: UsageRules,
+    now: datetime,
+) -> Assessment:
+    since = held_since(workload)
+    what = "; ".join(t.text for t in stuck)
+    if since is None:
+        return Assessment(State.UNKNOWN, f"{what}; admitted with no admission time recorded")
+    held = max(now - since, timedelta(0))
+    limit = format_duration(rules.not_running_after, units="ms", split="never")
+    shown = format_duration(held, units="ms", split="never")
+    counted = "reactivation" if since != workload.admitted_at else "admission"
+    span = f"{shown} of {limit}" if held < rules.not_running_after else f"{shown}, past {limit}"
+    reason = f"not running for {span} (since {counted} at {clock(since)}): {what}"
+    left_to = None
+    if facts.kueue_in_charge:
+        left_to = KUEUE_TIMER
+        reason = f"{reason}; {kueue_deadline(workload, facts)}; left to Kueue"
+    trouble = "; ".join(dict.fromkeys(t.what for t in stuck))  # each trouble once, in order
+    return Assessment(
+        State.NOT_RUNNING,
+        reason,
+        idle_since=since,
+        idle_for=held,
+        left_to=left_to,
+        trouble=trouble,
+    )
+
+
+def kueue_deadline(workload: WorkloadInfo, facts: AdmissionFacts) -> str:
+    """When Kueue's own timer evicts it, from the timeout Kueue's Configuration sets
+    (`domain/kueue_config.py`): counted from admission, or from the condition itself while
+    waiting for recovery (then with `recoveryTimeout`). Where the Configuration cannot be
+    read or does not say, the deadline is unknown; the workload is left to Kueue either way."""
+    ready = facts.pods_ready
+    recovering = ready is not None and ready.reason == WAIT_FOR_RECOVERY and ready.since
+    start = ready.since if recovering and ready is not None else workload.admitted_at
+    if facts.kueue is None:
+        return f"{KUEUE_TIMER} deadline unknown: Kueue's configuration not read"
+    timeout, unknown = facts.kueue.pods_ready_timeout(recovering=bool(recovering))
+    if unknown is not None:
+        return f"{KUEUE_TIMER} deadline unknown: {unknown}"
+    if start is None or timeout is None:
+        return f"{KUEUE_TIMER} is in charge"
+    which = "recoveryTimeout" if recovering else "timeout"
+    shown = format_duration(timeout, units="ms", split="never")
+    return (
+        f"{KUEUE_TIMER} is in charge: it evicts it by {clock(start + timeout)} with its "
+        f"{shown} {which} (counted from {clock(start)}; {facts.kueue.source})"
+    )

@@ -1,0 +1,457 @@
+"""Quota held without work, as decision tables: an admitted Workload none of whose GPU pods
+runs is `not-running`, decided from Kubernetes' objects, never from metrics.
+
+Unless a row says otherwise the workload is a RayCluster in `team-a`, admitted 45 minutes
+before `NOW` (12:00, so at 11:15), read by the Kueue adapter (its PodsReady absent: Kueue's
+waitForPodsReady is off for it), judged by the shipped defaults (30 minutes of
+`notRunningAfter`, 15 minutes of grace) with dry-run off, and no GPU series in Prometheus.
+
+The pod states are the kubelet's and the scheduler's own words (domain/usage/pod_states.py
+cites where each is written upstream). The Kueue rows follow Kueue's workload controller
+(pkg/controller/core/workload_controller.go, `admittedNotReadyWorkload`): its timer counts
+from the Admitted condition, and it runs only where PodsReady is written, which the job
+reconciler does only with waitForPodsReady on (pkg/controller/jobframework/reconciler.go);
+its timeout is the one Kueue's Configuration gives (tests/domain/test_kueue_configuration.py
+reads it as Kueue's defaults.go does); unreadable, the deadline is unknown and the workload is
+still left to Kueue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from autoscaler.domain.kueue_config import V1BETA1, V1BETA2, interpret, unreadable
+from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
+from autoscaler.domain.notices.notice import NoticeRules
+from autoscaler.domain.notices.staging import stage
+from autoscaler.domain.policy.decisions import Policy, decide
+from autoscaler.domain.policy.rules import RuleAction
+from tests.support.domain_builders import (
+    NOW,
+    WorkloadBuilder,
+    a_policy,
+    a_workload,
+    minutes_ago,
+    usage,
+    with_default,
+)
+from tests.support.notice_builders import snoozed, warned
+
+NS = "team-a"
+KUEUE_CONFIG = "kueue-system/kueue-manager-config"
+KUEUE_10M = interpret(
+    {"apiVersion": V1BETA2, "waitForPodsReady": {"timeout": "10m"}}, source=KUEUE_CONFIG
+)
+FRESH = minutes_ago(0.5)
+PULL_FAILS = "ImagePullBackOff"
+
+
+def admitted(minutes: float = 45, name: str = "rc") -> WorkloadBuilder:
+    return a_workload(NS, name).admitted(at=minutes_ago(minutes)).cpu_pod("head")
+
+
+def judge(workload: WorkloadInfo, *, policy: Policy | None = None, **kw: object) -> Decision:
+    policy = policy or a_policy()
+    rule = policy.default_rule.usage
+    fleet = replace(usage().build(), window=rule.window, threshold=rule.threshold)
+    pauses = kw.get("pauses")
+    return decide(
+        workload,
+        fleet,
+        policy=policy,
+        pauses=pauses if isinstance(pauses, Pauses) else Pauses(),
+        now=NOW,
+    )
+
+
+ROWS = [
+    # --- each pod reason, past the limit: stopped ---------------------------------------------
+    pytest.param(
+        admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 45m, past 30m (since admission at 11:15): "
+        "pod w-0: image ghcr.io/x:v2 cannot be pulled (ImagePullBackOff)",
+        id="image-pull-backoff-past-the-limit-is-stopped-naming-the-image",
+    ),
+    pytest.param(
+        admitted().waiting_pod("w-0", "ErrImagePull", image="ghcr.io/y:v1").read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "image ghcr.io/y:v1 cannot be pulled (ErrImagePull)",
+        id="err-image-pull-is-not-running",
+    ),
+    pytest.param(
+        admitted().waiting_pod("w-0", "CrashLoopBackOff", phase="Running").read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "container main keeps crashing (CrashLoopBackOff)",
+        id="crash-loop-counts-as-not-running-even-in-phase-running",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", "CreateContainerConfigError", message='secret "s3" not found')
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        'container main cannot be created (CreateContainerConfigError: secret "s3" not found)',
+        id="container-config-error-is-not-running",
+    ),
+    pytest.param(
+        admitted().unschedulable_pod("w-0").read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "pod w-0 cannot be scheduled: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+        id="unschedulable-with-no-scale-up-is-not-running-with-the-schedulers-message",
+    ),
+    pytest.param(
+        admitted().read_by_kueue(gpus=2),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "no GPU pod created for the 2 GPUs admitted",
+        id="no-gpu-pod-created-at-all-is-not-running",
+    ),
+    # --- within the limit, grace, and states never known to be stuck --------------------------
+    pytest.param(
+        admitted(20).waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "not running for 20m of 30m",
+        id="just-admitted-within-the-limit-is-reported-not-stopped",
+    ),
+    pytest.param(
+        admitted(10).waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+        State.GRACE,
+        Action.NONE,
+        "in grace period",
+        id="within-the-grace-period-is-grace",
+    ),
+    pytest.param(
+        admitted(90).waiting_pod("w-0", "ContainerCreating").read_by_kueue(),
+        State.UNKNOWN,
+        Action.NONE,
+        "no GPU pod runs yet: pod w-0 is Pending (ContainerCreating)",
+        id="container-creating-is-never-taken-for-stuck-a-large-image-may-be-pulling",
+    ),
+    # --- someone else is in charge: Kueue, a ProvisioningRequest, a node autoscaler -----------
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(pods_ready=("False", "WaitForStart", minutes_ago(45)), kueue=KUEUE_10M),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "Kueue's waitForPodsReady is in charge: it evicts it by 11:25 with its 10m timeout "
+        f"(counted from 11:15; {KUEUE_CONFIG}); left to Kueue",
+        id="kueue-wait-for-pods-ready-in-charge-is-reported-with-its-deadline-and-left-to-kueue",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(45)),
+            kueue=interpret({"apiVersion": V1BETA2}, source=KUEUE_CONFIG),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "it evicts it by 11:45 with its 30m timeout",
+        id="kueue-v1beta2-without-a-timeout-uses-its-default-30m",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForRecovery", minutes_ago(10)),
+            kueue=interpret(
+                {"apiVersion": V1BETA2, "waitForPodsReady": {"recoveryTimeout": "3m"}},
+                source=KUEUE_CONFIG,
+            ),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "it evicts it by 11:53 with its 3m recoveryTimeout (counted from 11:50",
+        id="kueue-waiting-for-recovery-counts-its-recovery-timeout-from-the-condition",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(45)),
+            kueue=unreadable(KUEUE_CONFIG, f"cannot read {KUEUE_CONFIG}: 403 Forbidden"),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        f"Kueue's waitForPodsReady deadline unknown: cannot read {KUEUE_CONFIG}: 403 Forbidden; "
+        "left to Kueue",
+        id="kueues-configuration-unreadable-deadline-unknown-still-left-to-kueue",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(45)),
+            kueue=interpret({"apiVersion": V1BETA1}, source=KUEUE_CONFIG),
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        f"deadline unknown: {KUEUE_CONFIG} says waitForPodsReady is off, yet PodsReady is there; "
+        "left to Kueue",
+        id="kueues-configuration-says-off-but-pods-ready-is-there-still-left-to-kueue",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(pods_ready=("True", "Started", minutes_ago(40))),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "image ghcr.io/x:v2 cannot be pulled",
+        id="pods-ready-true-means-kueues-timer-no-longer-runs",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(pending_checks=("gpu-provisioning",)),
+        State.STARTING,
+        Action.NONE,
+        "starting: admission check gpu-provisioning pending; no action",
+        id="a-pending-provisioning-request-check-is-starting",
+    ),
+    pytest.param(
+        admitted().unschedulable_pod("w-0", scale_up_at=minutes_ago(10)).read_by_kueue(),
+        State.STARTING,
+        Action.NONE,
+        "starting: node scale-up triggered for pod w-0 at 11:50; no action",
+        id="a-recent-scale-up-is-starting",
+    ),
+    pytest.param(
+        admitted(90).unschedulable_pod("w-0", scale_up_at=minutes_ago(40)).read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "pod w-0 cannot be scheduled",
+        id="a-scale-up-older-than-the-limit-no-longer-holds-it",
+    ),
+    pytest.param(
+        admitted().unschedulable_pod("w-0").read_by_kueue(scale_ups_read=False),
+        State.UNKNOWN,
+        Action.NONE,
+        "(node scale-up Events unreadable)",
+        id="unschedulable-with-scale-ups-unreadable-is-unknown",
+    ),
+    # --- partly running, reactivation ---------------------------------------------------------
+    pytest.param(
+        admitted().gpu_pod("w-0").waiting_pod("w-1", PULL_FAILS).read_by_kueue(),
+        State.UNKNOWN,
+        Action.NONE,
+        "partly running: 1 of 2 GPU pods run; pod w-1: image ghcr.io/x:v2 cannot be pulled "
+        "(ImagePullBackOff); reported, never stopped",
+        id="partly-running-is-reported-never-stopped",
+    ),
+    pytest.param(
+        admitted(180).waiting_pod("w-0", PULL_FAILS).read_by_kueue(reactivated_at=minutes_ago(20)),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "not running for 20m of 30m (since reactivation at 11:40)",
+        id="reactivated-then-stuck-again-counts-from-the-reactivation",
+    ),
+    pytest.param(
+        admitted(180).waiting_pod("w-0", PULL_FAILS).read_by_kueue(reactivated_at=minutes_ago(35)),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 35m, past 30m (since reactivation at 11:25)",
+        id="reactivated-then-stuck-past-the-limit-is-stopped",
+    ),
+    # --- the monitoring gap stays unknown ----------------------------------------------------
+    pytest.param(
+        admitted().gpu_pod("w-0").read_by_kueue(),
+        State.UNKNOWN,
+        Action.NONE,
+        "running but not monitored: pod w-0 has 0 GPU series for 1 requested GPUs",
+        id="running-gpu-pods-without-series-are-running-but-not-monitored",
+    ),
+]
+
+
+@pytest.mark.parametrize(("workload", "state", "action", "reason"), ROWS)
+def test_not_running_decision_table(
+    workload: WorkloadBuilder, state: State, action: Action, reason: str
+) -> None:
+    decision = judge(workload.build())
+
+    assert (decision.state, decision.action) == (state, action), decision.reason
+    assert reason in decision.reason
+
+
+def test_the_time_left_counts_down_to_the_limit_and_none_is_promised_under_kueue() -> None:
+    within = judge(admitted(20).waiting_pod("w-0", PULL_FAILS).read_by_kueue().build())
+    kueue = judge(
+        admitted(20)
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(pods_ready=("False", "WaitForStart", minutes_ago(20)))
+        .build()
+    )
+
+    assert within.time_left == timedelta(minutes=10)
+    assert within.idle_since == minutes_ago(20)
+    assert kueue.time_left is None
+
+
+def test_only_the_monitoring_gap_is_flagged_unmonitored() -> None:
+    gap = judge(admitted().gpu_pod("w-0").read_by_kueue().build())
+    stuck = judge(admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue().build())
+
+    assert gap.assessment is not None and gap.assessment.unmonitored
+    assert stuck.assessment is not None and not stuck.assessment.unmonitored
+
+
+def test_restart_proof_the_limit_counts_from_the_workloads_conditions_only() -> None:
+    """Nothing is kept between cycles: a service started a minute ago reads how long the
+    quota has been held from the Admitted (or Requeued=Reactivated) condition, not from
+    when it first saw the workload, nor from the Workload's or its pods' creation."""
+    old_objects = (
+        a_workload(NS, "rc")
+        .created_at(minutes_ago(300))
+        .admitted(at=minutes_ago(45))
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue()
+        .build()
+    )
+    readmitted = replace(old_objects, admitted_at=minutes_ago(5))
+
+    first_cycle = judge(old_objects)
+    after_readmission = judge(readmitted)
+
+    assert first_cycle.action is Action.DEACTIVATE
+    assert first_cycle.idle_since == minutes_ago(45)
+    assert (after_readmission.state, after_readmission.action) == (State.GRACE, Action.NONE)
+
+
+@pytest.mark.parametrize(
+    ("action", "expected", "says"),
+    [
+        (RuleAction.OBSERVE, Action.NONE, "observed only"),
+        (RuleAction.WARN, Action.NONE, "warn only"),
+        (RuleAction.DEACTIVATE, Action.DEACTIVATE, "cannot be pulled"),
+    ],
+)
+def test_the_rules_action_applies_as_to_idle_work(
+    action: RuleAction, expected: Action, says: str
+) -> None:
+    policy = with_default(a_policy(), action=action)
+
+    decision = judge(
+        admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue().build(), policy=policy
+    )
+
+    assert (decision.state, decision.action) == (State.NOT_RUNNING, expected)
+    assert says in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("workload", "pauses", "state"),
+    [
+        (admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue().exempt(), None, State.EXEMPT),
+        (
+            admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+            Pauses(namespaces=frozenset({NS})),
+            State.PAUSED,
+        ),
+    ],
+    ids=["an-exemption-holds", "a-pause-holds"],
+)
+def test_exemptions_and_pauses_hold(
+    workload: WorkloadBuilder, pauses: Pauses | None, state: State
+) -> None:
+    decision = judge(workload.build(), pauses=pauses)
+
+    assert (decision.state, decision.action) == (state, Action.NONE)
+
+
+def test_a_scoped_rules_own_limit_applies() -> None:
+    policy = a_policy()
+    longer = replace(
+        policy.default_rule,
+        usage=replace(policy.default_rule.usage, not_running_after=timedelta(hours=2)),
+    )
+    policy = replace(policy, rules=(longer,))
+
+    decision = judge(
+        admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue().build(), policy=policy
+    )
+
+    assert (decision.state, decision.action) == (State.NOT_RUNNING, Action.NONE)
+    assert "not running for 45m of 120m" in decision.reason
+
+
+# --- the same ladder as idle work: warned ahead, snoozed, then stopped -------------------------
+
+LEAD = timedelta(minutes=15)
+
+
+def staged(workload: WorkloadInfo) -> Decision:
+    policy = with_default(a_policy(), notice=NoticeRules(warn_before=LEAD))
+    decision = judge(workload, policy=policy)
+    return stage(decision, workload, rule=decision.rule, dry_run=False, now=NOW)
+
+
+LADDER_ROWS = [
+    pytest.param(
+        admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.WARN,
+        "warning: stop planned at",
+        id="due-without-a-warning-is-warned-first",
+    ),
+    pytest.param(
+        admitted(20).waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.WARN,
+        "not running for 20m of 30m",
+        id="due-within-the-lead-time-is-warned-ahead",
+    ),
+    pytest.param(
+        warned(
+            admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+            at=minutes_ago(20),
+            planned=minutes_ago(5),
+        ),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "warned at",
+        id="warned-and-served-its-notice-is-stopped",
+    ),
+    pytest.param(
+        snoozed(
+            warned(
+                admitted().waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+                at=minutes_ago(20),
+                planned=minutes_ago(5),
+            ),
+            until=NOW + timedelta(hours=1),
+        ),
+        State.SNOOZED,
+        Action.NONE,
+        "snoozed until",
+        id="a-snooze-holds-the-stop",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(pods_ready=("False", "WaitForStart", minutes_ago(45))),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "left to Kueue",
+        id="left-to-kueue-is-never-warned",
+    ),
+]
+
+
+@pytest.mark.parametrize(("workload", "state", "action", "reason"), LADDER_ROWS)
+def test_not_running_climbs_the_same_ladder(
+    workload: WorkloadBuilder, state: State, action: Action, reason: str
+) -> None:
+    decision = staged(workload.build())
+
+    assert (decision.state, decision.action) == (state, action), decision.reason
+    assert reason in decision.reason
