@@ -102,7 +102,10 @@ def rule_of(context: ApiContext, workload: WorkloadInfo) -> Rule:
 
 
 def held_of(context: ApiContext, ref: WorkloadRef) -> State:
-    """How the latest cycle saw it hold its GPUs (idle or not running), for a notice's words
-    (`domain/notices/held.py`); idle when no cycle saw it."""
-    row = find_row(context.store.latest(), ref.namespace, ref.name)
+    """How the latest cycle saw this very Workload hold its GPUs (idle or not running), for a
+    notice's words (`domain/notices/held.py`); idle when no cycle saw it. Matched by its ref
+    alone: its name may be an owner's too, and that owner's rows are other workloads (or a
+    409 naming them, after a snooze was written or on a keep-it link's page)."""
+    snapshot = context.store.latest()
+    row = snapshot.find(ref) if snapshot is not None else None
     return held_class(row.decision if row is not None else None)
