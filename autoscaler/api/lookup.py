@@ -73,7 +73,13 @@ def workload_to_change(
     asked on each candidate of the snapshot before anything about them is told or read (the
     409 that names several Workloads comes after it, and so does the fresh read, whose errors
     would name the Workload), and again on the fresh Workload if its owner differs. Refused to
-    a caller who may not read the namespace, the answer is the same whatever was found."""
+    a caller who may not read the namespace, the answer is the same whatever was found.
+
+    A name the snapshot lacks is read from the cluster (the Workload, its owner, its pods)
+    only for a caller who may read the namespace or change its Workloads: asked from the
+    request alone, so it reveals nothing, and a caller with no right there makes the service
+    send no request and learns nothing from how long the answer took. One who may change
+    just their own owner, and not read, waits for a cycle to have seen it."""
     asked = WorkloadRef(namespace, name)
     rows = named_rows(context.store.latest(), namespace, name)
     for candidate in rows:
@@ -81,6 +87,8 @@ def workload_to_change(
     if len(rows) > 1:
         raise _ambiguous(namespace, name, rows)
     row = rows[0] if rows else None
+    if row is None and not context.access.may_read_or_change(who, namespace):
+        raise unseen_change(who, asked)
     fresh = context.cluster.get_workload(row.ref if row is not None else asked)
     if fresh is None:
         if not context.access.may_read(who, namespace):
