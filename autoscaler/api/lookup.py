@@ -12,8 +12,8 @@ from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
 from autoscaler.domain.access import Identity
 from autoscaler.domain.models import Snapshot, State, WorkloadInfo, WorkloadRef, WorkloadStatus
-from autoscaler.domain.notices.held import held_class
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.usage.assessment import held_class
 
 
 def named_rows(snapshot: Snapshot | None, namespace: str, name: str) -> list[WorkloadStatus]:

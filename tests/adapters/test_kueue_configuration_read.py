@@ -151,9 +151,7 @@ def test_deeply_nested_it_is_unreadable_not_a_failed_cycle(server: KubeServer) -
     hostile = kueue_config_map("10m")
     depth = 5000
     hostile["data"]["controller_manager_config.yaml"] = (
-        f"apiVersion: {V1BETA2}\nkind: Configuration\nfeatureGates: "
-        + "[" * depth
-        + "]" * depth
+        f"apiVersion: {V1BETA2}\nkind: Configuration\nfeatureGates: " + "[" * depth + "]" * depth
     )
     server.store.put(hostile)
     cluster = KueueCluster(client=client_of(server), settings=SETTINGS)

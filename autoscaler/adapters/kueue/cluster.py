@@ -189,9 +189,7 @@ class KueueCluster:
         # "held"): Events are listed again for that case alone, else the cycle's are reused.
         unschedulable = any(pod.unschedulable is not None for pod in pods)
         scale_ups = (
-            self._list_scale_ups(namespace=info.ref.namespace)
-            if unschedulable
-            else self._scale_ups
+            self._list_scale_ups(namespace=info.ref.namespace) if unschedulable else self._scale_ups
         )
         return replace(
             context,
