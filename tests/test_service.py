@@ -227,3 +227,21 @@ def test_a_leader_that_loses_its_lease_mid_cycle_stops_before_the_next_patch() -
     assert [a.outcome for a in snapshot.actions][1:] == [
         Outcome.skipped("no longer the leader")
     ] * 2
+
+
+def test_a_not_running_stop_is_audited_with_the_not_running_limit_not_the_idle_numbers() -> None:
+    stuck = (
+        a_workload("team-a", "stuck-rc")
+        .admitted(at=minutes_ago(45))
+        .cpu_pod("head")
+        .waiting_pod("stuck-w", "ImagePullBackOff", image="ghcr.io/x:v2")
+        .read_by_kueue()
+        .build()
+    )
+    cluster = FakeCluster(workloads=[stuck])
+
+    reconciler(cluster, FakeMetrics(usage().build())).run_once()
+
+    [(ref, audit)] = cluster.audits
+    assert ref == WorkloadRef("team-a", "stuck-rc")
+    assert audit.policy == "rule default: not running after 0:30:00, grace 0:15:00"

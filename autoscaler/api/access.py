@@ -74,6 +74,13 @@ class Access:
             return True
         return who is not None and self._authorizer.authorize(who, read_target(namespace)).allowed
 
+    def may_read_or_change(self, who: Identity, namespace: str) -> bool:
+        """Whether `who` may read the namespace, or change (`patch`) its Workloads: asked of
+        the namespace alone, before a lookup of a name there costs the cluster a read."""
+        if self.may_read(who, namespace):
+            return True
+        return self._authorizer.authorize(who, namespace_target(namespace)).allowed
+
     def require_read(self, who: Identity | None, namespace: str | None) -> None:
         """Reads of one namespace (None: of every namespace), unless reads are open."""
         if self._reads_open:

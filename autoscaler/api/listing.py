@@ -14,9 +14,10 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime
 
-from autoscaler.api.presenters import running_unmonitored, snapshot_view, workload_view
+from autoscaler.api.presenters import snapshot_view, workload_view
 from autoscaler.api.schemas.views import WorkloadList, WorkloadView
 from autoscaler.domain.models import Snapshot, State, WorkloadStatus
+from autoscaler.domain.usage.assessment import running_unmonitored
 
 RENDERINGS_KEPT = 64  # filters kept per snapshot; beyond it, all are forgotten at once
 
@@ -53,7 +54,7 @@ def render(snapshot: Snapshot | None, wanted: ListingFilter, *, now: datetime) -
         return Rendering(None, empty.model_dump_json(by_alias=True).encode(), None)
     rows = [row for row in snapshot.workloads if wanted.keeps(row)]
     items = [workload_view(row, now=now) for row in rows]
-    unmonitored = [str(row.ref) for row in rows if running_unmonitored(row)]
+    unmonitored = [str(row.ref) for row in rows if running_unmonitored(row.decision)]
     listing = WorkloadList(
         snapshot=snapshot_view(snapshot), items=items, running_unmonitored=unmonitored or None
     )

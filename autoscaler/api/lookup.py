@@ -12,8 +12,8 @@ from autoscaler.api.context import ApiContext
 from autoscaler.api.problems import ApiProblem
 from autoscaler.domain.access import Identity
 from autoscaler.domain.models import Snapshot, State, WorkloadInfo, WorkloadRef, WorkloadStatus
-from autoscaler.domain.notices.held import held_class
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.usage.assessment import held_class
 
 
 def named_rows(snapshot: Snapshot | None, namespace: str, name: str) -> list[WorkloadStatus]:
@@ -73,7 +73,13 @@ def workload_to_change(
     asked on each candidate of the snapshot before anything about them is told or read (the
     409 that names several Workloads comes after it, and so does the fresh read, whose errors
     would name the Workload), and again on the fresh Workload if its owner differs. Refused to
-    a caller who may not read the namespace, the answer is the same whatever was found."""
+    a caller who may not read the namespace, the answer is the same whatever was found.
+
+    A name the snapshot lacks is read from the cluster (the Workload, its owner, its pods)
+    only for a caller who may read the namespace or change its Workloads: asked from the
+    request alone, so it reveals nothing, and a caller with no right there makes the service
+    send no request and learns nothing from how long the answer took. One who may change
+    just their own owner, and not read, waits for a cycle to have seen it."""
     asked = WorkloadRef(namespace, name)
     rows = named_rows(context.store.latest(), namespace, name)
     for candidate in rows:
@@ -81,6 +87,8 @@ def workload_to_change(
     if len(rows) > 1:
         raise _ambiguous(namespace, name, rows)
     row = rows[0] if rows else None
+    if row is None and not context.access.may_read_or_change(who, namespace):
+        raise unseen_change(who, asked)
     fresh = context.cluster.get_workload(row.ref if row is not None else asked)
     if fresh is None:
         if not context.access.may_read(who, namespace):
@@ -102,7 +110,10 @@ def rule_of(context: ApiContext, workload: WorkloadInfo) -> Rule:
 
 
 def held_of(context: ApiContext, ref: WorkloadRef) -> State:
-    """How the latest cycle saw it hold its GPUs (idle or not running), for a notice's words
-    (`domain/notices/held.py`); idle when no cycle saw it."""
-    row = find_row(context.store.latest(), ref.namespace, ref.name)
+    """How the latest cycle saw this very Workload hold its GPUs (idle or not running), for a
+    notice's words (`domain/notices/held.py`); idle when no cycle saw it. Matched by its ref
+    alone: its name may be an owner's too, and that owner's rows are other workloads (or a
+    409 naming them, after a snooze was written or on a keep-it link's page)."""
+    snapshot = context.store.latest()
+    row = snapshot.find(ref) if snapshot is not None else None
     return held_class(row.decision if row is not None else None)

@@ -23,6 +23,7 @@ from autoscaler.domain.exemptions import Exemption, exemption_of
 from autoscaler.domain.guards.breaker import BreakerState
 from autoscaler.domain.models import GuardReport, Snapshot, WorkloadStatus
 from autoscaler.domain.notices.notice import NO_NOTICE, Notice
+from autoscaler.domain.usage.assessment import running_unmonitored
 
 
 def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
@@ -47,7 +48,7 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         reason=decision.reason,
         evidence=list(decision.evidence),
         idle_held_gpus=decision.idle_held_gpus,
-        running_unmonitored=running_unmonitored(row),
+        running_unmonitored=running_unmonitored(decision),
         peak_utilization=decision.peak,
         coverage=decision.coverage,
         idle_since=decision.idle_since,
@@ -57,12 +58,6 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         reactivated_at=keys.reactivated_at(info.annotations, info.owner_annotations),
         notice=notice_view(decision.notice),
     )
-
-
-def running_unmonitored(row: WorkloadStatus) -> bool:
-    """Its GPU pods run, but the GPU metrics miss some of its GPUs (the usage verdict says)."""
-    verdict = row.decision.assessment
-    return verdict is not None and verdict.unmonitored
 
 
 def notice_view(notice: Notice) -> NoticeView | None:

@@ -11,10 +11,11 @@ from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Cycle, World
 from autoscaler.domain.models import Action, ActionRecord, Decision
-from autoscaler.domain.notices.held import held_class, what_is_wrong, words_for
+from autoscaler.domain.notices.held import what_is_wrong, words_for
 from autoscaler.domain.notices.notice import Notice
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, MANAGERS, Manager
+from autoscaler.domain.usage.assessment import held_class
 
 STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workload is gone
 

@@ -322,7 +322,7 @@ def test_a_fresh_read_gets_one_workload_its_owner_and_its_pods(
         ("/api/v1/namespaces/team-a/pods", "ray.io/cluster=rc"),
         ("/api/v1/namespaces/team-a", None),  # its labels
         ("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue", None),  # its cohort
-        ("/api/v1/namespaces/team-a/events", None),  # its pods' node scale-ups (by field)
+        # no Events: none of its pods is unschedulable (tests/adapters/test_pod_starts.py)
     ]
 
 

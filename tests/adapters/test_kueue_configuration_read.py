@@ -143,3 +143,22 @@ def test_the_settings_name_where_kueue_keeps_it(server: KubeServer) -> None:
     assert config.source == "kueue/kueue-config"
     assert config.wait_for_pods_ready is not None
     assert config.wait_for_pods_ready.timeout == timedelta(minutes=7)
+
+
+def test_deeply_nested_it_is_unreadable_not_a_failed_cycle(server: KubeServer) -> None:
+    """Whoever may edit Kueue's ConfigMap must not be able to fail every cycle: a document
+    nested past the bounded parser's depth is refused as any other unreadable one."""
+    hostile = kueue_config_map("10m")
+    depth = 5000
+    hostile["data"]["controller_manager_config.yaml"] = (
+        f"apiVersion: {V1BETA2}\nkind: Configuration\nfeatureGates: " + "[" * depth + "]" * depth
+    )
+    server.store.put(hostile)
+    cluster = KueueCluster(client=client_of(server), settings=SETTINGS)
+
+    config = kueue_read(cluster.list_workloads())
+
+    assert config.problem is not None
+    assert config.problem.startswith(f"cannot read {SOURCE}: controller_manager_config.yaml ")
+    assert "nested deeper than" in config.problem
+    assert config.wait_for_pods_ready is None

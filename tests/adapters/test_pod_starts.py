@@ -88,3 +88,26 @@ def test_the_fresh_read_before_a_stop_reads_the_same_facts(cluster: KueueCluster
 
     assert fresh is not None
     assert (fresh.gpu_pods, fresh.admission) == (listed.gpu_pods, listed.admission)
+
+
+def test_the_fresh_read_lists_events_only_for_an_unschedulable_pod(
+    cluster: KueueCluster, server: KubeServer
+) -> None:
+    """Scale-ups matter for a pod the scheduler cannot place: only then does the read before
+    acting list the namespace's Events again; otherwise it reuses the cycle's reading, so
+    reading many workloads before acting costs no request per workload for them."""
+    listed = by_owner(cluster.list_workloads())
+    server.requests.clear()
+
+    fresh = {name: cluster.get_workload(listed[name].ref) for name in listed}
+
+    events = [r for r in server.requests.all() if r.path.endswith("/events")]
+    assert [(r.path, r.query.get("fieldSelector")) for r in events] == [
+        (f"/api/v1/namespaces/{NS}/events", "reason=TriggeredScaleUp")
+    ]
+    for name, workload in fresh.items():
+        assert workload is not None
+        assert (workload.gpu_pods, workload.admission) == (
+            listed[name].gpu_pods,
+            listed[name].admission,
+        ), name

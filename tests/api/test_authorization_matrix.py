@@ -327,3 +327,32 @@ def test_with_metrics_api_readers_only_those_usernames_read_keda_s_endpoint() ->
         assert [status(TOKENS[user]) for user in ("admin", "alice", "bob")] == [403, 403, 403]
         assert rig.kube.requests.matching("POST", "/apis/authorization.k8s.io") == []
     assert rig.kube.errors == []
+
+
+# Every change on one workload that a namespace's editor may make, aimed at a name no cycle saw.
+CHANGES_AT_GHOST = [
+    replace(cell, at=GHOST)
+    for cell in MATRIX
+    if cell.method != "GET" and cell.at in (ONE, KEPT, OFF) and cell.expect[EDITOR] == 200
+]
+
+
+@pytest.mark.parametrize("cell", CHANGES_AT_GHOST, ids=[cell.id for cell in CHANGES_AT_GHOST])
+def test_a_name_the_snapshot_lacks_is_read_from_the_cluster_only_for_a_caller_with_rights_there(
+    scene: Scene, cell: Row
+) -> None:
+    """A change naming what the latest cycle did not see reads the cluster afresh (the
+    Workload, its owner, its pods): for a caller with no right in the namespace that would
+    be requests the caller makes the service send, and a timing oracle on the name. Their
+    refusal comes first, from their rights alone."""
+    for who in WITHOUT_RIGHTS_IN_TEAM_A:
+        if who not in scene.tokens:
+            continue
+        scene.reset()
+        scene.rig.kube.requests.clear()
+
+        response = scene.call(who, cell)
+
+        assert response.status_code == 403
+        reads = [r.path for r in scene.rig.kube.requests.all() if r.method == "GET"]
+        assert reads == [], f"{who} made the service read {reads}"

@@ -406,3 +406,36 @@ def test_a_token_that_is_not_a_links_shape_is_refused_with_the_page(
     assert refused.status_code == 403
     assert refused.headers["content-type"].startswith("text/html")
     assert "not a link&#x27;s token" in refused.text
+
+
+def test_the_pages_of_a_workload_the_snapshot_lacks_never_match_it_by_owner_name(
+    rig: ApiRig,
+) -> None:
+    """The pages say how the latest cycle saw the linked Workload hold its GPUs: that Workload
+    exactly. Its name may be an owner's too (here `shared`, owning two Workloads): matching
+    by owner would be another workload's words, or a 409 after the snooze was written."""
+    first = rig.add_raycluster("team-a", "shared")
+    again = rig.workload("team-a", first)
+    kept = {k: v for k, v in again["metadata"].items() if k not in ("name", "uid")}
+    again["metadata"] = {"name": f"{first}-again", "uid": "again-uid", **kept}
+    rig.kube.store.put(again)
+    rig.cycle()  # the snapshot: two Workloads owned by `shared`, none named so
+    late = rig.workload("team-a", rig.add_raycluster("team-a", "alice-rc"))
+    rig.kube.store.delete(
+        "workloads.kueue.x-k8s.io", name=late["metadata"]["name"], namespace="team-a"
+    )
+    late["metadata"] = {**late["metadata"], "name": "shared"}
+    rig.kube.store.put(late)
+    warned_at = rig.now - timedelta(minutes=5)
+    warn(rig, "shared", at=warned_at)
+    path = link_path(rig, "shared", warned_at=warned_at)
+
+    page = rig.http.get(path)
+    kept_page = rig.http.post(path)
+
+    assert page.status_code == 200, page.text
+    assert "Keep team-a/shared running?" in page.text
+    assert kept_page.status_code == 200, kept_page.text
+    assert kept_page.headers["content-type"].startswith("text/html")
+    written = annotations_of(rig.workload("team-a", "shared"))
+    assert written[keys.SNOOZED_UNTIL] == time_text(rig.now + timedelta(hours=4))

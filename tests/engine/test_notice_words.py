@@ -11,11 +11,12 @@ from datetime import timedelta
 from autoscaler.adapters.notify.wording import word
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import Action, Decision, Pauses, State, WorkloadInfo
-from autoscaler.domain.notices.held import held_class, what_is_wrong
+from autoscaler.domain.notices.held import what_is_wrong
 from autoscaler.domain.notices.notice import Notice, NoticeRules
 from autoscaler.domain.notices.notifications import NoticeKind
 from autoscaler.domain.notices.staging import stage
 from autoscaler.domain.policy.decisions import decide
+from autoscaler.domain.usage.assessment import held_class
 from autoscaler.engine.notify.notices import event_message, notification_of
 from tests.support.decision_builders import a_decision
 from tests.support.domain_builders import (

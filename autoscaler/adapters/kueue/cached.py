@@ -221,7 +221,7 @@ class CachedKueueCluster(KueueCluster):
         found = self.namespace_meta()
         return None if found is None else found.get(name, UNLISTED)
 
-    def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
+    def _fresh_context(self, info: WorkloadInfo, *, pods: list[PodInfo]) -> WorkloadContext:
         """From the caches, like the cycle's: the fresh read adds no request for them."""
         return self._context()
 

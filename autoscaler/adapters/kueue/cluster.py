@@ -4,7 +4,9 @@ A cycle costs a constant number of calls whatever the number of Workloads: one W
 list, one owner list per owner kind present, one pod list per owner kind with admitted
 Workloads (selected by the kind's label key, grouped in memory), one list of the node
 autoscaler's TriggeredScaleUp Events (by field selector), and one list of Kueue's
-Configuration ConfigMap (by name, `configuration.py`).
+Configuration ConfigMap (by name, `configuration.py`). The fresh read of one Workload before
+acting reuses the cycle's Events and Configuration, and lists its namespace's Events again only
+when one of its pods is unschedulable (the pod a node scale-up can be for).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from autoscaler.domain.models import (
 from autoscaler.settings.tree import ClusterSettings
 
 PodsByNamespace = dict[str, list[PodInfo]]
+ScaleUps = dict[tuple[str, str], datetime]  # the newest TriggeredScaleUp per (namespace, pod)
 
 
 class KueueCluster:
@@ -94,6 +97,7 @@ class KueueCluster:
         self._gpu_resources = tuple(settings.gpu_resources)
         self._workloads: ApiResource | None = None
         self._kueue_config: KueueConfiguration | None = None  # as the latest cycle read it
+        self._scale_ups: ScaleUps | None = None  # as the latest cycle read them
 
     def workload_resource(self) -> ApiResource:
         """Workloads at the newest Kueue API version the cluster serves (asked once)."""
@@ -158,7 +162,7 @@ class KueueCluster:
             raise ClusterError(f"workload {ref} is malformed; see the log")
         owner = self._get_owner(info)
         pods = self._get_pods(info) if info.admitted else []
-        context = self._fresh_context(info)
+        context = self._fresh_context(info, pods=pods)
         return context.parse(obj, owner=owner, pods=pods, pods_read=self._has_pods(info))
 
     def workloads_in(self, namespace: str) -> tuple[Obj, ...]:
@@ -174,14 +178,19 @@ class KueueCluster:
         except (Forbidden, NotFound):
             return None
 
-    def _fresh_context(self, info: WorkloadInfo) -> WorkloadContext:
+    def _fresh_context(self, info: WorkloadInfo, *, pods: list[PodInfo]) -> WorkloadContext:
         context = fresh_context(
             self._client,
             version=self.workload_resource().version,
             namespace=info.ref.namespace,
             cluster_queue=info.cluster_queue,
         )
-        scale_ups = self._list_scale_ups(namespace=info.ref.namespace)
+        # A scale-up decides only for a pod the scheduler cannot place ("starting", not
+        # "held"): Events are listed again for that case alone, else the cycle's are reused.
+        unschedulable = any(pod.unschedulable is not None for pod in pods)
+        scale_ups = (
+            self._list_scale_ups(namespace=info.ref.namespace) if unschedulable else self._scale_ups
+        )
         return replace(
             context,
             scale_ups=scale_ups,
@@ -210,12 +219,13 @@ class KueueCluster:
         self._kueue_config = config
         return config
 
-    def scale_ups(self) -> dict[tuple[str, str], datetime] | None:
+    def scale_ups(self) -> ScaleUps | None:
         """The newest TriggeredScaleUp Event per (namespace, pod), in one list call; None
         when Events cannot be read (a pod a scale-up may be for is then never "stuck")."""
-        return self._list_scale_ups(namespace=None)
+        self._scale_ups = self._list_scale_ups(namespace=None)
+        return self._scale_ups
 
-    def _list_scale_ups(self, *, namespace: str | None) -> dict[tuple[str, str], datetime] | None:
+    def _list_scale_ups(self, *, namespace: str | None) -> ScaleUps | None:
         try:
             found = self._client.list_objects(
                 EVENTS, namespace=namespace, field_selector=SCALE_UP_SELECTOR

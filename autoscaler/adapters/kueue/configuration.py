@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import CONFIGMAPS
+from autoscaler.core.documents import DocumentRefused, parse_yaml
 from autoscaler.core.errors import ClusterError
 from autoscaler.domain.kueue_config import (
     CONFIG_KEY,
@@ -40,15 +39,16 @@ def name_selector(settings: KueueConfigurationSettings) -> str:
 
 
 def configuration_of(obj: Obj, *, source: str) -> KueueConfiguration:
-    """The ConfigMap's Configuration; unreadable when the key is missing or not YAML."""
+    """The ConfigMap's Configuration; unreadable when the key is missing, or its text is not
+    YAML or is refused by the bounded parser (too deep, too many values): whoever may edit the
+    ConfigMap must not fail a cycle, nor raise in the watch cache's convert."""
     text = (obj.get("data") or {}).get(CONFIG_KEY)
     if not isinstance(text, str):
         return unreadable(source, f"cannot read {source}: no key {CONFIG_KEY}")
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        problem = str(exc).splitlines()[0]
-        return unreadable(source, f"cannot read {source}: {CONFIG_KEY} is not YAML ({problem})")
+        document = parse_yaml(text)
+    except DocumentRefused as refused:
+        return unreadable(source, f"cannot read {source}: {CONFIG_KEY} refused ({refused})")
     return interpret(document, source=source)
 
 

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
+from autoscaler.domain.usage.assessment import held_class
 
 WAITER_ADMITTED = "waiter-admitted"  # the loop saw a deactivation's waiter admitted
 SEEN_REACTIVATED = "seen-reactivated"  # the loop saw a deactivated workload active again
@@ -219,8 +220,7 @@ def _of_idle_now(
         return None
     gpus = row.decision.gpus or row.info.gpus
     held = gpus * _overlap(idle_since, now, since=since, now=now)
-    verdict = row.decision.assessment
-    not_running = verdict is not None and verdict.state is State.NOT_RUNNING
+    not_running = held_class(row.decision) is State.NOT_RUNNING
     return (
         (_group(row.ref, None, {row.ref: row}), _held(held, not_running=not_running))
         if held

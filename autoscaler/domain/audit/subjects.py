@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from autoscaler.domain.models import Decision, State, WorkloadInfo
+from autoscaler.domain.usage.assessment import held_class
 from autoscaler.domain.usage.words import evidence_text
 
 
@@ -34,6 +35,7 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
         return None
     owner = info.owner if info is not None else None
     beneficiary = decision.beneficiary if decision is not None else None
+    held = held_class(decision)
     return Subject(
         rule=decision.rule.name if decision is not None else None,
         beneficiary=str(beneficiary) if beneficiary is not None else None,
@@ -42,13 +44,5 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
         owner=f"{owner.kind}/{owner.name}" if owner is not None else None,
         idle_since=decision.idle_since if decision is not None else None,
         evidence=evidence_text(decision.evidence) if decision and decision.evidence else None,
-        held=held_word(decision),
+        held=None if held is State.IDLE else held.value,  # idle: as records before the class
     )
-
-
-def held_word(decision: Decision | None) -> str | None:
-    """ "not-running" when the decision's usage verdict is quota held without work."""
-    verdict = decision.assessment if decision is not None else None
-    if verdict is not None and verdict.state is State.NOT_RUNNING:
-        return State.NOT_RUNNING.value
-    return None

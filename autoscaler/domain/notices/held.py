@@ -57,16 +57,8 @@ HELD_WORDS: Mapping[State, HeldWords] = {
 }
 
 
-def held_class(decision: Decision | None) -> State:
-    """The class of the decision's usage verdict that has words here; idle otherwise (a
-    snoozed or warned workload keeps its verdict's class)."""
-    verdict = decision.assessment if decision is not None else None
-    if verdict is not None and verdict.state in HELD_WORDS:
-        return verdict.state
-    return State.IDLE
-
-
 def words_for(held: State) -> HeldWords:
+    """The words of a held class (`domain/usage/assessment.held_class`)."""
     return HELD_WORDS.get(held, HELD_WORDS[State.IDLE])
 
 

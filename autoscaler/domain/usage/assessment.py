@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from autoscaler.domain.models import State
 from autoscaler.domain.usage.evidence import Sighting
+
+if TYPE_CHECKING:
+    from autoscaler.domain.models import Decision
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,25 @@ class Assessment:
     # UNKNOWN only: every GPU pod runs, but the GPU metrics miss some of its GPUs: a
     # monitoring gap ("running but not monitored") an admin must fix.
     unmonitored: bool = False
+
+
+def held_class(decision: Decision | None) -> State:
+    """How the workload holds its GPUs, as the decision's usage verdict says: NOT_RUNNING for
+    quota held without work (admitted, no GPU pod runs), IDLE otherwise (idle, another class,
+    or no verdict). A warned or snoozed workload keeps its verdict's class. The one answer
+    the notices' words (`domain/notices/held.py`), the audit record (`domain/audit/subjects.py`)
+    and the savings' two figures (`domain/audit/savings.py`) read."""
+    verdict = decision.assessment if decision is not None else None
+    if verdict is not None and verdict.state is State.NOT_RUNNING:
+        return State.NOT_RUNNING
+    return State.IDLE
+
+
+def running_unmonitored(decision: Decision | None) -> bool:
+    """Its GPU pods run, but the GPU metrics miss some of its GPUs (the verdict's
+    `unmonitored`): counted in /metrics, listed by the REST listing."""
+    verdict = decision.assessment if decision is not None else None
+    return verdict is not None and verdict.unmonitored
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.usage.assessment import held_class
 from autoscaler.engine.acting import sequence as actuation
 from autoscaler.engine.acting.audited import audited_write, fresh_check
 from autoscaler.engine.acting.context import ActContext
@@ -139,8 +140,7 @@ class Deactivator:
             reason=decision.reason,
             peak=decision.peak,
             threshold=rules.threshold,
-            policy=f"rule {rule.name}: threshold {rules.threshold:.0%}, window {rules.window}, "
-            f"min coverage {rules.min_coverage:.0%}, grace {rule.grace_period}",
+            policy=policy_text(decision),
             beneficiary=str(decision.beneficiary) if decision.beneficiary else None,
         )
 
@@ -149,6 +149,22 @@ class Deactivator:
     ) -> ActionRecord:
         # audited: its durable audit record is written, the loop audit must not add one
         return action_record(self._log, decision, now=now, outcome=outcome, audited=audited)
+
+
+def policy_text(decision: Decision) -> str:
+    """The rule's numbers that made this stop due, on one line: the idle ones (threshold,
+    window, coverage), or for quota held without work the not-running limit (`notRunningAfter`);
+    then the grace period."""
+    rule = decision.rule
+    rules = rule.usage
+    if held_class(decision) is State.NOT_RUNNING:
+        limit = f"not running after {rules.not_running_after}"
+    else:
+        limit = (
+            f"threshold {rules.threshold:.0%}, window {rules.window}, "
+            f"min coverage {rules.min_coverage:.0%}"
+        )
+    return f"rule {rule.name}: {limit}, grace {rule.grace_period}"
 
 
 def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:

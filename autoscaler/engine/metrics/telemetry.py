@@ -28,6 +28,7 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.outcomes import OutcomeKind
+from autoscaler.domain.usage.assessment import running_unmonitored
 from autoscaler.engine.metrics.savings import SAVINGS_METRIC_NAMES
 
 PREFIX = "idle_gpu_autoscaler_"
@@ -185,7 +186,7 @@ class ServiceMetrics:
         now = snapshot.taken_at
         self.exemptions.set(sum(1 for row in snapshot.workloads if _exempt(row, now)))
         gaps = collections.Counter(
-            row.ref.namespace for row in snapshot.workloads if _unmonitored(row)
+            row.ref.namespace for row in snapshot.workloads if running_unmonitored(row.decision)
         )
         self.unmonitored.clear()
         for namespace, count in gaps.items():
@@ -312,11 +313,6 @@ def _unmonitored_gauge(registry: CollectorRegistry) -> Gauge:
         ["namespace"],
         registry=registry,
     )
-
-
-def _unmonitored(row: WorkloadStatus) -> bool:
-    verdict = row.decision.assessment
-    return verdict is not None and verdict.unmonitored
 
 
 def _exempt(row: WorkloadStatus, now: datetime) -> bool:

@@ -17,9 +17,10 @@ from datetime import datetime
 from autoscaler.core.ports import NotificationSink
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import Action, Decision, WorkloadInfo
-from autoscaler.domain.notices.held import held_class, what_is_wrong, words_for
+from autoscaler.domain.notices.held import what_is_wrong, words_for
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.usage.assessment import held_class
 
 Route = Callable[[WorkloadInfo, Rule], Sequence[str]]
 
