@@ -317,14 +317,15 @@ def test_restart_proof_the_limit_counts_from_the_workloads_conditions_only() -> 
         .read_by_kueue()
         .build()
     )
-    readmitted = replace(old_objects, admitted_at=minutes_ago(5))
+    readmitted = replace(old_objects, admitted_at=minutes_ago(20))  # past the 15m grace
 
     first_cycle = judge(old_objects)
     after_readmission = judge(readmitted)
 
     assert first_cycle.action is Action.DEACTIVATE
     assert first_cycle.idle_since == minutes_ago(45)
-    assert (after_readmission.state, after_readmission.action) == (State.GRACE, Action.NONE)
+    assert (after_readmission.state, after_readmission.action) == (State.NOT_RUNNING, Action.NONE)
+    assert after_readmission.time_left == timedelta(minutes=10)  # the limit's, not the grace's
 
 
 @pytest.mark.parametrize(
