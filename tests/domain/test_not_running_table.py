@@ -79,10 +79,10 @@ ROWS = [
     ),
     pytest.param(
         admitted().waiting_pod("w-0", "ErrImagePull", image="ghcr.io/y:v1").read_by_kueue(),
-        State.NOT_RUNNING,
-        Action.DEACTIVATE,
-        "image ghcr.io/y:v1 cannot be pulled (ErrImagePull)",
-        id="err-image-pull-is-not-running",
+        State.UNKNOWN,
+        Action.NONE,
+        "no GPU pod runs yet: pod w-0 is Pending (ErrImagePull)",
+        id="err-image-pull-is-a-first-attempt-not-yet-stuck-only-its-back-off-is",
     ),
     pytest.param(
         admitted().waiting_pod("w-0", "CrashLoopBackOff", phase="Running").read_by_kueue(),
@@ -262,6 +262,42 @@ ROWS = [
         "not running for 35m, past 30m (since reactivation at 11:25)",
         id="reactivated-then-stuck-past-the-limit-is-stopped",
     ),
+    # --- the limit counts from the GPU pods' creation too: a pod re-created (a node drained)
+    # --- long after admission starts its own count ------------------------------------------
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS, created=minutes_ago(5))
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "not running for 5m of 30m (since pod w-0 was created at 11:55)",
+        id="a-pod-recreated-days-after-admission-counts-from-its-creation",
+    ),
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", "CrashLoopBackOff", phase="Running", created=minutes_ago(2))
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "not running for 2m of 30m (since pod w-0 was created at 11:58)",
+        id="a-first-crash-loop-of-a-recreated-pod-counts-from-its-creation",
+    ),
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS, created=minutes_ago(40))
+        .waiting_pod("w-1", PULL_FAILS, created=minutes_ago(35))
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 35m, past 30m (since pod w-1 was created at 11:25)",
+        id="the-newest-gpu-pod-dates-it-and-past-the-limit-it-is-stopped",
+    ),
     # --- the monitoring gap stays unknown ----------------------------------------------------
     pytest.param(
         admitted().gpu_pod("w-0").read_by_kueue(),
@@ -307,8 +343,9 @@ def test_only_the_monitoring_gap_is_flagged_unmonitored() -> None:
 
 def test_restart_proof_the_limit_counts_from_the_workloads_conditions_only() -> None:
     """Nothing is kept between cycles: a service started a minute ago reads how long the
-    quota has been held from the Admitted (or Requeued=Reactivated) condition, not from
-    when it first saw the workload, nor from the Workload's or its pods' creation."""
+    quota has been held from the Admitted (or Requeued=Reactivated) condition and the GPU
+    pods' creationTimestamp, not from when it first saw the workload; here the pods are as
+    old as the Workload (300 minutes), so the admission dates it."""
     old_objects = (
         a_workload(NS, "rc")
         .created_at(minutes_ago(300))

@@ -144,11 +144,13 @@ class WorkloadBuilder:
         message: str = "",
         phase: str = "Pending",
         gpus: int = 1,
+        created: datetime | None = None,
     ) -> Self:
         """A GPU pod whose container waits for `reason` (ImagePullBackOff, ...), as the
-        kubelet reports it."""
+        kubelet reports it; created with the Workload unless `created` says when."""
         wait = ContainerWait("main", image, reason, message)
-        self.pods.append(PodInfo(name, phase, self.created, gpus, waiting=(wait,)))
+        pod = PodInfo(name, phase, created or self.created, gpus, waiting=(wait,))
+        self.pods.append(pod)
         return self
 
     def unschedulable_pod(

@@ -13,9 +13,10 @@ monitoring gap.
   rule's limit. Never acted on: neither Kueue nor a node autoscaler is competed with.
 - NOT_RUNNING: no GPU pod runs, and at least one is stuck for a reason the kubelet or the
   scheduler states (image not pulled, crash loop, container config error, unschedulable),
-  or no GPU pod was created at all. It is held since the latest admission or reactivation
-  as the Workload's conditions say (so a restart changes nothing), and is due for the
-  rule's action once held for `notRunningAfter`. Where Kueue's own `waitForPodsReady`
+  or no GPU pod was created at all. It is held since the latest of the admission, the
+  reactivation (the Workload's conditions) and the newest GPU pod's creation (so a restart
+  changes nothing, and a pod re-created long after admission starts its own count), and is
+  due for the rule's action once held for `notRunningAfter`. Where Kueue's own `waitForPodsReady`
   times this Workload out (its PodsReady condition is there), the class is reported with
   Kueue's deadline and the act left to Kueue (`left_to`).
 """
@@ -95,7 +96,7 @@ def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:
 
 
 def _waiting_text(wait: ContainerWait) -> str:
-    if wait.reason in IMAGE_PULL:
+    if wait.reason == IMAGE_PULL:
         return f"image {wait.image} cannot be pulled ({wait.reason})"
     if wait.reason == CRASH_LOOP:
         return f"container {wait.container} keeps crashing ({CRASH_LOOP})"
@@ -141,14 +142,20 @@ def _starting(
     return None
 
 
-def held_since(workload: WorkloadInfo) -> datetime | None:
-    """The latest admission or reactivation, as the Workload's conditions say; None when
-    Kueue recorded no admission time."""
+def held_since(workload: WorkloadInfo) -> tuple[datetime, str] | None:
+    """Since when, and what that is: the latest of the admission, the reactivation (the
+    Workload's conditions) and the newest GPU pod's creation (its creationTimestamp), all
+    read from the objects, so a restart changes nothing. A pod re-created long after
+    admission (its node drained) starts its own count. None when Kueue recorded no
+    admission time."""
     if workload.admitted_at is None:
         return None
     facts = workload.admission
-    reactivated = facts.reactivated_at if facts is not None else None
-    return max(workload.admitted_at, reactivated or workload.admitted_at)
+    starts = [(workload.admitted_at, "admission")]
+    if facts is not None and facts.reactivated_at is not None:
+        starts.append((facts.reactivated_at, "reactivation"))
+    starts += [(pod.created_at, f"pod {pod.name} was created") for pod in workload.gpu_pods]
+    return max(starts, key=lambda start: start[0])
 
 
 def _held(
@@ -159,14 +166,14 @@ def _held(
     rules: UsageRules,
     now: datetime,
 ) -> Assessment:
-    since = held_since(workload)
+    start = held_since(workload)
     what = "; ".join(t.text for t in stuck)
-    if since is None:
+    if start is None:
         return Assessment(State.UNKNOWN, f"{what}; admitted with no admission time recorded")
+    since, counted = start
     held = max(now - since, timedelta(0))
     limit = format_duration(rules.not_running_after, units="ms", split="never")
     shown = format_duration(held, units="ms", split="never")
-    counted = "reactivation" if since != workload.admitted_at else "admission"
     span = f"{shown} of {limit}" if held < rules.not_running_after else f"{shown}, past {limit}"
     reason = f"not running for {span} (since {counted} at {clock(since)}): {what}"
     left_to = None

@@ -3,10 +3,10 @@
 already watches (pods, Workloads, the node autoscaler's Events), never from metrics.
 
 The words are upstream's own:
-- a container's waiting reasons are the kubelet's: `ImagePullBackOff` and `ErrImagePull`
-  (kubernetes pkg/kubelet/images/types.go), `CrashLoopBackOff`
-  (pkg/kubelet/container/sync_result.go), `CreateContainerConfigError`
-  (pkg/kubelet/kuberuntime/kuberuntime_container.go);
+- a container's waiting reasons are the kubelet's: `ImagePullBackOff` (and `ErrImagePull`,
+  a pull that just failed, not stuck before its back-off; kubernetes
+  pkg/kubelet/images/types.go), `CrashLoopBackOff` (pkg/kubelet/container/sync_result.go),
+  `CreateContainerConfigError` (pkg/kubelet/kuberuntime/kuberuntime_container.go);
 - `Unschedulable` is the reason the scheduler writes on a pod's `PodScheduled=False`
   condition (staging/src/k8s.io/api/core/v1/types.go, `PodReasonUnschedulable`);
 - `TriggeredScaleUp` is the Event the cluster autoscaler records on a pod it scales up for
@@ -24,12 +24,16 @@ from datetime import datetime
 
 from autoscaler.domain.kueue_config import KueueConfiguration
 
-IMAGE_PULL = frozenset({"ImagePullBackOff", "ErrImagePull"})
+# The image's back-off: pulls failed and the kubelet waits before the next. `ErrImagePull`
+# is a pull that just failed, the first attempt included (a registry hiccup, a node just
+# drained): never stuck by itself; the kubelet answers ImagePullBackOff from the next sync on
+# (pkg/kubelet/images/image_manager.go, EnsureImageExists).
+IMAGE_PULL = "ImagePullBackOff"
 CRASH_LOOP = "CrashLoopBackOff"
 CONFIG_ERROR = "CreateContainerConfigError"
 UNSCHEDULABLE = "Unschedulable"
 # The waiting reasons that say a container will not start by itself.
-STUCK_REASONS = IMAGE_PULL | {CRASH_LOOP, CONFIG_ERROR}
+STUCK_REASONS = frozenset({IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR})
 
 
 @dataclass(frozen=True)
