@@ -96,7 +96,7 @@ def test_a_garbled_gpu_quantity_is_malformed() -> None:
 def test_a_pod_is_read_with_phase_node_labels_and_gpus() -> None:
     obj = make_pod("ns", "rc-head").owned_by_raycluster("rc").gpus(1).node("n1")
     pod = parse_pod(stored(obj.running(since=T0).build()), GPU_RESOURCES)
-    assert (pod.name, pod.phase, pod.node, pod.gpus, pod.running) == (
+    assert (pod.name, pod.phase, pod.node, pod.gpus, pod.phase_running) == (
         "rc-head",
         "Running",
         "n1",

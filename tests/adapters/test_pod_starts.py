@@ -10,10 +10,13 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.adapters.kubernetes.client import KubeClient, api_client_for
+from autoscaler.adapters.kubernetes.objects import parse_pod
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.usage.pod_states import ContainerWait, PodsReady
 from autoscaler.settings.tree import ClusterSettings
+from tests.support.builders import make_pod
+from tests.support.builders.common import Object, container
 from tests.support.kube_server import KubeServer
 from tests.support.pod_start_objects import BAD_IMAGE, NO_NODE, T0, stuck_clusters
 
@@ -53,7 +56,7 @@ def test_each_pods_state_is_read_in_the_kubelets_and_the_schedulers_words(
         ),
     )
     assert (sched.unschedulable, sched.scale_up_at) == (NO_NODE, T0 + timedelta(minutes=2))
-    assert (crash.phase, crash.running, crash.runs) == ("Running", True, False)
+    assert (crash.phase, crash.phase_running, crash.gpu_containers_run) == ("Running", True, False)
     assert [w.reason for w in crash.waiting] == ["CrashLoopBackOff"]
 
 
@@ -88,3 +91,48 @@ def test_the_fresh_read_before_a_stop_reads_the_same_facts(cluster: KueueCluster
 
     assert fresh is not None
     assert (fresh.gpu_pods, fresh.admission) == (listed.gpu_pods, listed.admission)
+
+
+def crash_looping(name: str) -> Object:
+    """A container status waiting in CrashLoopBackOff, as the kubelet writes it."""
+    back_off = f"back-off 5m0s restarting failed container={name}"
+    return {
+        "name": name,
+        "image": "fluent-bit:3",
+        "ready": False,
+        "restartCount": 7,
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": back_off}},
+    }
+
+
+def with_sidecars(pod: Object) -> Object:
+    """A running GPU pod beside two helpers without GPUs, both crash-looping: a native
+    sidecar (an init container with restartPolicy Always, kubernetes KEP-753) and a plain
+    container. Stamped as the API server stamps it."""
+    pod["metadata"]["creationTimestamp"] = "2026-03-01T12:00:00Z"
+    spec, status = pod["spec"], pod["status"]
+    sidecar = {**container("log-shipper", image="fluent-bit:3"), "restartPolicy": "Always"}
+    spec["initContainers"] = [sidecar]
+    spec["containers"].append(container("metrics", image="fluent-bit:3"))
+    status["initContainerStatuses"] = [crash_looping("log-shipper")]
+    status["containerStatuses"].append(crash_looping("metrics"))
+    return pod
+
+
+def test_only_the_gpu_containers_say_whether_a_pod_runs() -> None:
+    running = make_pod(NS, "w-0").gpus(1).running(since=T0).build()
+    pod = parse_pod(with_sidecars(running), SETTINGS.gpu_resources)
+
+    assert [(w.container, w.holds_gpus) for w in pod.waiting] == [
+        ("log-shipper", False),
+        ("metrics", False),
+    ]
+    assert (pod.phase_running, pod.gpu_containers_run) == (True, True)
+
+
+def test_a_pod_no_container_of_which_names_gpus_counts_as_a_whole() -> None:
+    running = make_pod(NS, "cpu-0").running(since=T0).build()
+    pod = parse_pod(with_sidecars(running), SETTINGS.gpu_resources)
+
+    assert all(w.holds_gpus for w in pod.waiting)
+    assert not pod.gpu_containers_run

@@ -298,6 +298,27 @@ ROWS = [
         "not running for 35m, past 30m (since pod w-1 was created at 11:25)",
         id="the-newest-gpu-pod-dates-it-and-past-the-limit-it-is-stopped",
     ),
+    # --- only the GPU containers say whether a pod runs: a sidecar without GPUs never does --
+    pytest.param(
+        admitted()
+        .waiting_pod(
+            "w-0", "CrashLoopBackOff", phase="Running", container="log-shipper", holds_gpus=False
+        )
+        .read_by_kueue(),
+        State.UNKNOWN,
+        Action.NONE,
+        "running but not monitored: pod w-0 has 0 GPU series for 1 requested GPUs",
+        id="a-crash-looping-sidecar-without-gpus-beside-a-running-gpu-container-runs",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", "CrashLoopBackOff", container="git-sync", holds_gpus=False)
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "pod w-0: container git-sync keeps crashing (CrashLoopBackOff)",
+        id="a-pending-pod-held-back-by-an-init-container-without-gpus-is-not-running",
+    ),
     # --- the monitoring gap stays unknown ----------------------------------------------------
     pytest.param(
         admitted().gpu_pod("w-0").read_by_kueue(),

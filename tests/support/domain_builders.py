@@ -145,10 +145,13 @@ class WorkloadBuilder:
         phase: str = "Pending",
         gpus: int = 1,
         created: datetime | None = None,
+        container: str = "main",
+        holds_gpus: bool = True,
     ) -> Self:
         """A GPU pod whose container waits for `reason` (ImagePullBackOff, ...), as the
-        kubelet reports it; created with the Workload unless `created` says when."""
-        wait = ContainerWait("main", image, reason, message)
+        kubelet reports it; created with the Workload unless `created` says when. The
+        waiting container is its GPU container unless `holds_gpus` is False (a sidecar)."""
+        wait = ContainerWait(container, image, reason, message, holds_gpus=holds_gpus)
         pod = PodInfo(name, phase, created or self.created, gpus, waiting=(wait,))
         self.pods.append(pod)
         return self

@@ -163,6 +163,18 @@ def pod_gpus(pod: Obj, gpu_resources: Sequence[str]) -> int:
     return max([main, *init])
 
 
+def gpu_containers(pod: Obj, gpu_resources: Sequence[str]) -> frozenset[str]:
+    """The names of its containers and init containers (native sidecars among them) that
+    request GPUs: only these say whether its GPU work runs."""
+    spec = pod.get("spec") or {}
+    return frozenset(
+        str(c.get("name"))
+        for key in ("initContainers", "containers")
+        for c in spec.get(key) or []
+        if _container_gpus(c, gpu_resources) > 0
+    )
+
+
 def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
     meta, status = _meta(pod), pod.get("status") or {}
     return PodInfo(
@@ -172,7 +184,7 @@ def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
         gpus=pod_gpus(pod, gpu_resources),
         labels=_strings(meta.get("labels")),
         node=(pod.get("spec") or {}).get("nodeName"),
-        waiting=waiting_containers(pod),
+        waiting=waiting_containers(pod, gpu_containers=gpu_containers(pod, gpu_resources)),
         unschedulable=unschedulable_message(status),
     )
 

@@ -6,7 +6,7 @@ translation, no I/O; `objects.py` calls it while parsing pods and Workloads.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -34,9 +34,13 @@ def conditions_of(status: Obj) -> dict[str, Obj]:
     return {str(c.get("type")): c for c in found if isinstance(c, Mapping)}
 
 
-def waiting_containers(pod: Obj) -> tuple[ContainerWait, ...]:
+def waiting_containers(
+    pod: Obj, *, gpu_containers: Collection[str] = ()
+) -> tuple[ContainerWait, ...]:
     """Its containers (init ones first) in state `waiting`, with the kubelet's reason and
-    the image (the status's, else the spec's)."""
+    the image (the status's, else the spec's). `gpu_containers`: the containers (native
+    sidecars and other init containers included) that request GPUs; none named, the pod
+    counts as a whole and every container holds its GPUs."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     images = {
         str(c.get("name")): str(c.get("image") or "")
@@ -57,6 +61,7 @@ def waiting_containers(pod: Obj) -> tuple[ContainerWait, ...]:
                     image=str(container.get("image") or images.get(name, "")),
                     reason=str(waiting.get("reason") or "Waiting"),
                     message=str(waiting.get("message") or ""),
+                    holds_gpus=not gpu_containers or name in gpu_containers,
                 )
             )
     return tuple(found)

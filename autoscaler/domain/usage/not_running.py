@@ -4,7 +4,8 @@ the GPU metrics see only GPUs that run something, so they cannot tell this apart
 monitoring gap.
 
 `judge_start` answers, for an admitted Kueue Workload whose pods are read:
-- None: every GPU pod runs (phase Running, no container waiting); the metrics judge it.
+- None: every GPU pod runs (phase Running, none of its GPU containers waiting; a sidecar
+  without GPUs may wait); the metrics judge it.
 - UNKNOWN, "partly running": some GPU pods run, others do not (or do not exist): reported,
   never stopped; or no GPU pod runs yet, but none is in a state known to be stuck
   (ContainerCreating, say: a large image may take long to pull).
@@ -63,8 +64,12 @@ def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> 
     pods = workload.gpu_pods
     if not pods and facts.gpus == 0:
         return None  # no GPU asked for: nothing held
-    troubles = [pod_trouble(p, scale_ups_read=facts.scale_ups_read) for p in pods if not p.runs]
-    if any(p.runs for p in pods):
+    troubles = [
+        pod_trouble(p, scale_ups_read=facts.scale_ups_read)
+        for p in pods
+        if not p.gpu_containers_run
+    ]
+    if any(p.gpu_containers_run for p in pods):
         return _partly(workload, troubles)
     starting = _starting(pods, facts, rules=rules, now=now)
     if starting is not None:
@@ -80,8 +85,11 @@ def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> 
 
 
 def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:
-    """Why this pod does not run, in the kubelet's or the scheduler's words."""
-    for wait in pod.waiting:
+    """Why this pod does not run, in the kubelet's or the scheduler's words. In phase Running
+    only its GPU containers tell; before, any container holds the pod back (an init
+    container, a sidecar that never started)."""
+    waits = [w for w in pod.waiting if w.holds_gpus or not pod.phase_running]
+    for wait in waits:
         if wait.stuck:
             what = _waiting_text(wait)
             return Trouble(f"pod {pod.name}: {what}", stuck=True, what=what)
@@ -91,7 +99,7 @@ def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:
         if not scale_ups_read:  # a node autoscaler may be bringing a node: cannot tell
             return Trouble(f"{text} (node scale-up Events unreadable)", stuck=False)
         return Trouble(text, stuck=True, what=f"a GPU pod cannot be scheduled ({why})")
-    waiting = ", ".join(sorted({w.reason for w in pod.waiting}))
+    waiting = ", ".join(sorted({w.reason for w in waits}))
     return Trouble(f"pod {pod.name} is {pod.phase}{f' ({waiting})' if waiting else ''}", False)
 
 
@@ -112,7 +120,7 @@ def _partly(workload: WorkloadInfo, troubles: list[Trouble]) -> Assessment | Non
     missing = max(workload.expected_pods - len(workload.pods), 0)
     if not troubles and not missing:
         return None
-    running = [p for p in workload.gpu_pods if p.runs]
+    running = [p for p in workload.gpu_pods if p.gpu_containers_run]
     of = len(workload.gpu_pods) + missing
     lines = [t.text for t in troubles]
     if missing:

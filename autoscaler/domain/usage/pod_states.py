@@ -44,6 +44,10 @@ class ContainerWait:
     image: str
     reason: str  # e.g. ContainerCreating, ImagePullBackOff, CrashLoopBackOff
     message: str = ""
+    # It requests GPUs (or no container of its pod names GPUs, so the pod counts as a whole):
+    # only such a container waiting makes a pod in phase Running not run its GPU work; a
+    # log shipper crash-looping beside a busy GPU container does not.
+    holds_gpus: bool = True
 
     @property
     def stuck(self) -> bool:
