@@ -514,3 +514,43 @@ def test_not_running_climbs_the_same_ladder(
 
     assert (decision.state, decision.action) == (state, action), decision.reason
     assert reason in decision.reason
+
+
+# --- a reason stays bounded however many pods are stuck -----------------------------------------
+
+# The scheduler's message for one of 32 workers on a large cluster (kubernetes
+# pkg/scheduler/framework/types.go, FitError.Error): every node's reason, counted.
+LONG_MESSAGE = "0/480 nodes are available: " + ", ".join(
+    f"{n} node(s) had untolerated taint {{pool-{n}: gpu}}" for n in range(1, 40)
+)
+
+
+def test_a_reason_names_each_trouble_once_and_at_most_three_pods() -> None:
+    workload = admitted()
+    for index in range(32):
+        workload = workload.unschedulable_pod(f"w-{index}", LONG_MESSAGE)
+
+    decision = judge(workload.read_by_kueue().build())
+
+    assert (decision.state, decision.action) == (State.NOT_RUNNING, Action.DEACTIVATE)
+    assert "pods w-0, w-1, w-2 and 29 more cannot be scheduled: 0/480 nodes" in decision.reason
+    assert decision.reason.count("cannot be scheduled") == 1
+    assert len(decision.reason) < 400, decision.reason
+    assert decision.assessment is not None
+    assert len(decision.assessment.trouble) < 300, decision.assessment.trouble
+
+
+def test_a_reason_names_at_most_three_troubles_however_many_differ() -> None:
+    workload = admitted()
+    for index in range(32):
+        # a message that differs within its first 200 characters: clipped ones may not
+        workload = workload.unschedulable_pod(f"w-{index}", f"{index}: {LONG_MESSAGE}")
+
+    decision = judge(workload.read_by_kueue().build())
+
+    assert decision.reason.count("cannot be scheduled") == 3
+    assert decision.reason.endswith("; 29 more pods with other troubles")
+    assert len(decision.reason) < 1000, decision.reason
+    assert decision.assessment is not None
+    assert decision.assessment.trouble.endswith("; and 29 more")
+    assert len(decision.assessment.trouble) < 1000

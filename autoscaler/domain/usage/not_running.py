@@ -24,11 +24,13 @@ monitoring gap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import PodInfo, State, WorkloadInfo
+from autoscaler.domain.text import clip
 from autoscaler.domain.usage.assessment import Assessment, UsageRules, clock
 from autoscaler.domain.usage.pod_states import (
     CONFIG_ERROR,
@@ -45,12 +47,22 @@ KUEUE_TIMER = "Kueue's waitForPodsReady"
 WAIT_FOR_RECOVERY = "WaitForRecovery"
 
 
+# A reason names at most this many pods with one trouble, and this many troubles ("and N
+# more"), and keeps this many characters of a kubelet's or the scheduler's message: it goes
+# into audit records in the runtime-state ConfigMap (1 MiB in all), annotations and Events,
+# however many pods are stuck (32 unschedulable workers say one thing once).
+SHOWN = 3
+MESSAGE_KEPT = 200
+
+
 @dataclass(frozen=True)
 class Trouble:
-    """Why one GPU pod does not run; `stuck` when it will not start by itself. `what` is
-    the same without the pod's name, as a notice's headline says it."""
+    """Why one GPU pod does not run; `stuck` when it will not start by itself. `said` is
+    what follows the pod's name ("pod w-0: image ... cannot be pulled", "pod w-0 cannot be
+    scheduled: ..."); `what` is the same without the pod, as a notice's headline says it."""
 
-    text: str
+    pod: str
+    said: str
     stuck: bool
     what: str = ""
 
@@ -74,14 +86,33 @@ def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> 
     starting = _starting(pods, facts, rules=rules, now=now)
     if starting is not None:
         return Assessment(State.STARTING, f"starting: {starting}; no action")
-    stuck = [t for t in troubles if t.stuck]
     if not pods:
-        none = f"no GPU pod created for the {facts.gpus} GPUs admitted"
-        stuck = [Trouble(none, stuck=True, what=none)]
+        return _no_gpu_pod(workload, facts, rules=rules, now=now)
+    return _none_runs(workload, facts, troubles, rules=rules, now=now)
+
+
+def _none_runs(
+    workload: WorkloadInfo,
+    facts: AdmissionFacts,
+    troubles: list[Trouble],
+    *,
+    rules: UsageRules,
+    now: datetime,
+) -> Assessment:
+    """No GPU pod runs: held when one is stuck, else unknown (it may yet start)."""
+    stuck = [t for t in troubles if t.stuck]
     if not stuck:
-        shown = "; ".join(t.text for t in troubles)
-        return Assessment(State.UNKNOWN, f"no GPU pod runs yet: {shown}")
-    return _held(workload, facts, stuck, rules=rules, now=now)
+        return Assessment(State.UNKNOWN, f"no GPU pod runs yet: {listed(troubles)}")
+    what, trouble = listed(stuck), headline(stuck)
+    return _held(workload, facts, what=what, trouble=trouble, rules=rules, now=now)
+
+
+def _no_gpu_pod(
+    workload: WorkloadInfo, facts: AdmissionFacts, *, rules: UsageRules, now: datetime
+) -> Assessment:
+    """GPUs admitted, and no GPU pod found."""
+    none = f"no GPU pod created for the {facts.gpus} GPUs admitted"
+    return _held(workload, facts, what=none, trouble=none, rules=rules, now=now)
 
 
 def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:
@@ -92,23 +123,52 @@ def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:
     for wait in waits:
         if wait.stuck:
             what = _waiting_text(wait)
-            return Trouble(f"pod {pod.name}: {what}", stuck=True, what=what)
+            return Trouble(pod.name, f": {what}", stuck=True, what=what)
     if pod.unschedulable is not None:
-        why = pod.unschedulable or "Unschedulable"
-        text = f"pod {pod.name} cannot be scheduled: {why}"
+        why = clip(pod.unschedulable or "Unschedulable", MESSAGE_KEPT)
+        said = f" cannot be scheduled: {why}"
         if not scale_ups_read:  # a node autoscaler may be bringing a node: cannot tell
-            return Trouble(f"{text} (node scale-up Events unreadable)", stuck=False)
-        return Trouble(text, stuck=True, what=f"a GPU pod cannot be scheduled ({why})")
+            return Trouble(pod.name, f"{said} (node scale-up Events unreadable)", stuck=False)
+        return Trouble(pod.name, said, stuck=True, what=f"a GPU pod cannot be scheduled ({why})")
     waiting = ", ".join(sorted({w.reason for w in waits}))
-    return Trouble(f"pod {pod.name} is {pod.phase}{f' ({waiting})' if waiting else ''}", False)
+    return Trouble(pod.name, f" is {pod.phase}{f' ({waiting})' if waiting else ''}", False)
+
+
+def listed(troubles: Sequence[Trouble]) -> str:
+    """Each trouble once, naming at most SHOWN pods with it, and at most SHOWN troubles
+    ("and N more"): bounded however many pods there are."""
+    pods_by_said: dict[str, list[str]] = {}
+    for trouble in troubles:
+        pods_by_said.setdefault(trouble.said, []).append(trouble.pod)
+    groups = list(pods_by_said.items())
+    lines = [_named(pods, said) for said, pods in groups[:SHOWN]]
+    rest = sum(len(pods) for _, pods in groups[SHOWN:])
+    if rest:
+        lines.append(f"{rest} more pod{'s' if rest > 1 else ''} with other troubles")
+    return "; ".join(lines)
+
+
+def _named(pods: list[str], said: str) -> str:
+    if len(pods) == 1:
+        return f"pod {pods[0]}{said}"
+    more = len(pods) - SHOWN
+    names = ", ".join(pods[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+    return f"pods {names}{said.replace(' is ', ' are ', 1) if said.startswith(' is ') else said}"
+
+
+def headline(troubles: Sequence[Trouble]) -> str:
+    """What is wrong without the pods' names, each once, at most SHOWN of them."""
+    whats = list(dict.fromkeys(t.what for t in troubles if t.what))
+    more = len(whats) - SHOWN
+    return "; ".join(whats[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _waiting_text(wait: ContainerWait) -> str:
     if wait.reason == IMAGE_PULL:
-        return f"image {wait.image} cannot be pulled ({wait.reason})"
+        return f"image {clip(wait.image, MESSAGE_KEPT)} cannot be pulled ({wait.reason})"
     if wait.reason == CRASH_LOOP:
         return f"container {wait.container} keeps crashing ({CRASH_LOOP})"
-    detail = f": {wait.message}" if wait.message else ""
+    detail = f": {clip(wait.message, MESSAGE_KEPT)}" if wait.message else ""
     if wait.reason == CONFIG_ERROR:
         return f"container {wait.container} cannot be created ({CONFIG_ERROR}{detail})"
     return f"container {wait.container} is waiting ({wait.reason}{detail})"
@@ -122,7 +182,7 @@ def _partly(workload: WorkloadInfo, troubles: list[Trouble]) -> Assessment | Non
         return None
     running = [p for p in workload.gpu_pods if p.gpu_containers_run]
     of = len(workload.gpu_pods) + missing
-    lines = [t.text for t in troubles]
+    lines = [listed(troubles)] if troubles else []
     if missing:
         lines.append(f"{missing} admitted pod{'s' if missing > 1 else ''} not created")
     return Assessment(
@@ -169,13 +229,14 @@ def held_since(workload: WorkloadInfo) -> tuple[datetime, str] | None:
 def _held(
     workload: WorkloadInfo,
     facts: AdmissionFacts,
-    stuck: list[Trouble],
     *,
+    what: str,
+    trouble: str,
     rules: UsageRules,
     now: datetime,
 ) -> Assessment:
+    """`what` is wrong with which pods, `trouble` the same without their names."""
     start = held_since(workload)
-    what = "; ".join(t.text for t in stuck)
     if start is None:
         return Assessment(State.UNKNOWN, f"{what}; admitted with no admission time recorded")
     since, counted = start
@@ -188,7 +249,6 @@ def _held(
     if facts.kueue_in_charge:
         left_to = KUEUE_TIMER
         reason = f"{reason}; {kueue_deadline(workload, facts)}; left to Kueue"
-    trouble = "; ".join(dict.fromkeys(t.what for t in stuck))  # each trouble once, in order
     return Assessment(
         State.NOT_RUNNING,
         reason,
