@@ -298,6 +298,40 @@ ROWS = [
         "not running for 35m, past 30m (since pod w-1 was created at 11:25)",
         id="the-newest-gpu-pod-dates-it-and-past-the-limit-it-is-stopped",
     ),
+    # --- durations in the one formatter's spelling, instants dated when not today ----------
+    pytest.param(
+        a_workload(NS, "rc")
+        .created_at(minutes_ago(3 * 24 * 60))
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 3d, past 30m (since admission at 2025-02-28 12:00): pod w-0",
+        id="held-for-days-says-3d-and-dates-the-admission",
+    ),
+    pytest.param(
+        admitted(90.5).waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 1h30m30s, past 30m (since admission at 10:29)",
+        id="an-uneven-span-is-written-in-parts",
+    ),
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(13 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS, created=minutes_ago(13 * 60))
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(13 * 60)),
+            kueue=KUEUE_10M,
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "it evicts it by 2025-03-02 23:10 with its 10m timeout (counted from 2025-03-02 23:00;",
+        id="kueues-deadline-is-dated-when-not-today",
+    ),
     # --- only the GPU containers say whether a pod runs: a sidecar without GPUs never does --
     pytest.param(
         admitted()
@@ -440,7 +474,7 @@ def test_a_scoped_rules_own_limit_applies() -> None:
     )
 
     assert (decision.state, decision.action) == (State.NOT_RUNNING, Action.NONE)
-    assert "not running for 45m of 120m" in decision.reason
+    assert "not running for 45m of 2h" in decision.reason
 
 
 # --- the same ladder as idle work: warned ahead, snoozed, then stopped -------------------------

@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import PodInfo, State, WorkloadInfo
 from autoscaler.domain.text import clip
-from autoscaler.domain.usage.assessment import Assessment, UsageRules, clock
+from autoscaler.domain.usage.assessment import Assessment, UsageRules, dated_clock
 from autoscaler.domain.usage.pod_states import (
     CONFIG_ERROR,
     CRASH_LOOP,
@@ -206,7 +206,7 @@ def _starting(
     ]
     if recent:
         at, name = max(recent)
-        return f"node scale-up triggered for pod {name} at {clock(at)}"
+        return f"node scale-up triggered for pod {name} at {dated_clock(at, now=now)}"
     return None
 
 
@@ -241,14 +241,14 @@ def _held(
         return Assessment(State.UNKNOWN, f"{what}; admitted with no admission time recorded")
     since, counted = start
     held = max(now - since, timedelta(0))
-    limit = format_duration(rules.not_running_after, units="ms", split="never")
-    shown = format_duration(held, units="ms", split="never")
+    limit = format_duration(rules.not_running_after)
+    shown = format_duration(timedelta(seconds=held // timedelta(seconds=1)))  # whole seconds
     span = f"{shown} of {limit}" if held < rules.not_running_after else f"{shown}, past {limit}"
-    reason = f"not running for {span} (since {counted} at {clock(since)}): {what}"
+    reason = f"not running for {span} (since {counted} at {dated_clock(since, now=now)}): {what}"
     left_to = None
     if facts.kueue_in_charge:
         left_to = KUEUE_TIMER
-        reason = f"{reason}; {kueue_deadline(workload, facts)}; left to Kueue"
+        reason = f"{reason}; {kueue_deadline(workload, facts, now=now)}; left to Kueue"
     return Assessment(
         State.NOT_RUNNING,
         reason,
@@ -259,7 +259,7 @@ def _held(
     )
 
 
-def kueue_deadline(workload: WorkloadInfo, facts: AdmissionFacts) -> str:
+def kueue_deadline(workload: WorkloadInfo, facts: AdmissionFacts, *, now: datetime) -> str:
     """When Kueue's own timer evicts it, from the timeout Kueue's Configuration sets
     (`domain/kueue_config.py`): counted from admission, or from the condition itself while
     waiting for recovery (then with `recoveryTimeout`). Where the Configuration cannot be
@@ -275,8 +275,8 @@ def kueue_deadline(workload: WorkloadInfo, facts: AdmissionFacts) -> str:
     if start is None or timeout is None:
         return f"{KUEUE_TIMER} is in charge"
     which = "recoveryTimeout" if recovering else "timeout"
-    shown = format_duration(timeout, units="ms", split="never")
+    by, counted = dated_clock(start + timeout, now=now), dated_clock(start, now=now)
     return (
-        f"{KUEUE_TIMER} is in charge: it evicts it by {clock(start + timeout)} with its "
-        f"{shown} {which} (counted from {clock(start)}; {facts.kueue.source})"
+        f"{KUEUE_TIMER} is in charge: it evicts it by {by} with its "
+        f"{format_duration(timeout)} {which} (counted from {counted}; {facts.kueue.source})"
     )
