@@ -121,6 +121,9 @@ class WorkloadInfo:
     # A Kueue Workload's admission as its status says (PodsReady, admission checks,
     # reactivation, GPUs charged); None for a row Kueue does not admit.
     admission: AdmissionFacts | None = None
+    # Kueue's Finished=True: its lastTransitionTime. Kueue keeps Admitted=True on a finished
+    # Workload but releases its quota: it is read as not admitted, never judged nor acted on.
+    finished_at: datetime | None = None
 
     @property
     def gpu_pods(self) -> tuple[PodInfo, ...]:

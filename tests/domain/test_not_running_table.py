@@ -114,6 +114,13 @@ ROWS = [
         "no GPU pod created for the 2 GPUs admitted",
         id="no-gpu-pod-created-at-all-is-not-running",
     ),
+    pytest.param(
+        admitted().read_by_kueue(gpus=2).finished(at=minutes_ago(20)),
+        State.PENDING,
+        Action.NONE,
+        "finished at 11:40: Kueue released its quota; no action",
+        id="a-finished-workload-whose-pods-are-gone-is-never-not-running",
+    ),
     # --- within the limit, grace, and states never known to be stuck --------------------------
     pytest.param(
         admitted(20).waiting_pod("w-0", PULL_FAILS).read_by_kueue(),

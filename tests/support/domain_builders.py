@@ -124,6 +124,7 @@ class WorkloadBuilder:
     cluster_queue: str | None = None
     admitted_usage: dict[tuple[str, str], int] = field(default_factory=dict)
     admission: AdmissionFacts | None = None
+    finished_at: datetime | None = None
 
     def gpu_pod(
         self, name: str, *, gpus: int = 1, created: datetime | None = None, phase: str = "Running"
@@ -215,6 +216,11 @@ class WorkloadBuilder:
         self.cluster_queue, self.admitted_usage = cluster_queue, dict(usage)
         return self
 
+    def finished(self, *, at: datetime) -> Self:
+        """Kueue's Finished=True since `at`: its quota released, read as not admitted."""
+        self.is_admitted, self.admitted_at, self.finished_at = False, None, at
+        return self
+
     def inactive(self) -> Self:
         self.active = False
         return self
@@ -276,6 +282,7 @@ class WorkloadBuilder:
             cluster_queue=self.cluster_queue,
             admitted_usage=dict(self.admitted_usage),
             admission=self.admission,
+            finished_at=self.finished_at,
         )
 
     def _owner(self) -> OwnerRef | None:

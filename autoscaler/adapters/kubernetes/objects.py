@@ -256,9 +256,13 @@ def parse_workload(
     meta, spec = _meta(workload), workload.get("spec") or {}
     status = workload.get("status") or {}
     admission, conditions = status.get("admission") or {}, _conditions(status)
-    admitted = conditions.get("Admitted", {})
+    admitted, finished = conditions.get("Admitted", {}), conditions.get("Finished", {})
     evicted = conditions.get("Evicted", {})
-    is_admitted, is_evicted = admitted.get("status") == "True", evicted.get("status") == "True"
+    # Kueue leaves Admitted=True on a finished Workload (pkg/workload/finish/finish.go,
+    # SetFinishedCondition) and its cache releases the quota: not admitted for us.
+    is_finished = finished.get("status") == "True"
+    is_admitted = admitted.get("status") == "True" and not is_finished
+    is_evicted = evicted.get("status") == "True"
     owner_labels = labels_of(owner) if owner is not None else {}
     return WorkloadInfo(
         ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
@@ -289,6 +293,9 @@ def parse_workload(
         admission=admission_facts(
             status, gpus=_charged_gpus(admission, pods_read.gpu_resources), pods=pods_read
         ),
+        finished_at=parse_time(str(finished.get("lastTransitionTime", "")))
+        if is_finished
+        else None,
     )
 
 
