@@ -115,6 +115,23 @@ ROWS = [
         id="no-gpu-pod-created-at-all-is-not-running",
     ),
     pytest.param(
+        admitted().read_by_kueue(gpus=2, pods_unsure="its RayCluster rc was not found"),
+        State.UNKNOWN,
+        Action.NONE,
+        "no GPU pod found by pod selector ray.io/cluster=rc, but its RayCluster rc was not "
+        "found; never stopped",
+        id="no-gpu-pod-found-with-the-owner-missing-is-unknown",
+    ),
+    pytest.param(
+        admitted().read_by_kueue(
+            gpus=2, pods_unsure="a pod in team-a was skipped as malformed (see the log)"
+        ),
+        State.UNKNOWN,
+        Action.NONE,
+        "but a pod in team-a was skipped as malformed (see the log); never stopped",
+        id="no-gpu-pod-found-with-a-pod-skipped-as-malformed-is-unknown",
+    ),
+    pytest.param(
         admitted().read_by_kueue(gpus=2).finished(at=minutes_ago(20)),
         State.PENDING,
         Action.NONE,

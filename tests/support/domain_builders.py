@@ -179,9 +179,11 @@ class WorkloadBuilder:
         reactivated_at: datetime | None = None,
         scale_ups_read: bool = True,
         kueue: KueueConfiguration | None = None,
+        pods_unsure: str | None = None,
     ) -> Self:
         """The Workload's status as the Kueue adapter reads it: `gpus` admitted (the GPU
-        pods' sum unless given), PodsReady as (status, reason, lastTransitionTime)."""
+        pods' sum unless given), PodsReady as (status, reason, lastTransitionTime); its pods
+        found by KubeRay's selector, and `pods_unsure` why some may have been missed."""
         self.admission = AdmissionFacts(
             gpus=sum(p.gpus for p in self.pods) if gpus is None else gpus,
             pods_read=True,
@@ -190,6 +192,8 @@ class WorkloadBuilder:
             pods_ready=PodsReady(*pods_ready) if pods_ready is not None else None,
             pending_checks=tuple(pending_checks),
             kueue=kueue,
+            pods_found_by=f"pod selector ray.io/cluster={self.name}",
+            pods_unsure=pods_unsure,
         )
         return self
 

@@ -79,13 +79,16 @@ def unschedulable_message(status: Obj) -> str | None:
 class PodsRead:
     """How a Workload's pods were read: whether they were at all (its owner kind has a pod
     selector), which resources are GPUs, the newest TriggeredScaleUp Event per
-    (namespace, pod) (None: the Events could not be read), and Kueue's Configuration as the
-    cycle read it (None: not read)."""
+    (namespace, pod) (None: the Events could not be read), Kueue's Configuration as the
+    cycle read it (None: not read), and how its pods were found and why that may have
+    missed some."""
 
     read: bool = False
     gpu_resources: Sequence[str] = ()
     scale_ups: Mapping[tuple[str, str], datetime] | None = None
     kueue: KueueConfiguration | None = None
+    found_by: str = ""  # e.g. "pod selector ray.io/cluster=rc"
+    unsure: str | None = None  # why the pods found may not be all of them
 
 
 NOT_READ = PodsRead()
@@ -109,6 +112,8 @@ def admission_facts(status: Obj, *, gpus: int, pods: PodsRead) -> AdmissionFacts
         else None,
         pending_checks=tuple(str(c.get("name")) for c in checks if c.get("state") == "Pending"),
         kueue=pods.kueue,
+        pods_found_by=pods.found_by,
+        pods_unsure=pods.unsure,
     )
 
 

@@ -110,7 +110,14 @@ def _none_runs(
 def _no_gpu_pod(
     workload: WorkloadInfo, facts: AdmissionFacts, *, rules: UsageRules, now: datetime
 ) -> Assessment:
-    """GPUs admitted, and no GPU pod found."""
+    """GPUs admitted, and no GPU pod found: none created when the adapter followed the chain
+    from the Workload to its pods for sure; else unknown (a selector that matches nothing
+    looks the same)."""
+    if facts.pods_unsure is not None:
+        how = f" by {facts.pods_found_by}" if facts.pods_found_by else ""
+        return Assessment(
+            State.UNKNOWN, f"no GPU pod found{how}, but {facts.pods_unsure}; never stopped"
+        )
     none = f"no GPU pod created for the {facts.gpus} GPUs admitted"
     return _held(workload, facts, what=none, trouble=none, rules=rules, now=now)
 

@@ -76,6 +76,11 @@ class AdmissionFacts:
     # Kueue's Configuration as this cycle read it (one read per cycle, never per Workload):
     # its waitForPodsReady timeout dates Kueue's own deadline. None: not read at all.
     kueue: KueueConfiguration | None = None
+    # How its pods were found ("pod selector ray.io/cluster=rc"), and why the chain from the
+    # Workload to its pods may not have been followed (its owner object not found, a pod
+    # skipped as malformed): then "no GPU pod" is unknown, never "none created".
+    pods_found_by: str = ""
+    pods_unsure: str | None = None
 
     @property
     def kueue_in_charge(self) -> bool:
