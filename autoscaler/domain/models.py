@@ -68,14 +68,17 @@ class PodInfo:
     scale_up_at: datetime | None = None  # the newest TriggeredScaleUp Event about it
 
     @property
-    def running(self) -> bool:
+    def phase_running(self) -> bool:
+        """Its phase is Running: bound to a node, at least one container started. Says
+        nothing of whether its GPU work runs (see `gpu_containers_run`)."""
         return self.phase == "Running"
 
     @property
-    def runs(self) -> bool:
-        """Running with no container waiting: a crash-looping container (phase Running,
-        container waiting in CrashLoopBackOff) does not run."""
-        return self.running and not self.waiting
+    def gpu_containers_run(self) -> bool:
+        """Phase Running and none of its GPU containers waiting: a GPU container in
+        CrashLoopBackOff (phase Running) does not run; a sidecar without GPUs waiting does
+        not stop the GPU work from running."""
+        return self.phase_running and not any(wait.holds_gpus for wait in self.waiting)
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,9 @@ class WorkloadInfo:
     # A Kueue Workload's admission as its status says (PodsReady, admission checks,
     # reactivation, GPUs charged); None for a row Kueue does not admit.
     admission: AdmissionFacts | None = None
+    # Kueue's Finished=True: its lastTransitionTime. Kueue keeps Admitted=True on a finished
+    # Workload but releases its quota: it is read as not admitted, never judged nor acted on.
+    finished_at: datetime | None = None
 
     @property
     def gpu_pods(self) -> tuple[PodInfo, ...]:

@@ -124,7 +124,7 @@ def judge_workload(
     if row is None:
         return Judgement(Activity.NOT_FOUND, 0.0, "no such Kueue Workload in the latest cycle")
     info, now = row.info, snapshot.taken_at
-    if not info.active or not any(pod.running for pod in info.pods):
+    if not info.active or not any(pod.phase_running for pod in info.pods):
         reason = "no running pods" if info.active else "deactivated (spec.active is false)"
         return Judgement(Activity.INACTIVE, 0.0, reason)
     exemption = active_exemption(info.annotations, info.owner_annotations, now=now)
@@ -153,7 +153,7 @@ def judge_pods(
     rule: Rule,
 ) -> Judgement:
     """The GPU pods a selector matched in the target's namespace, judged as one group."""
-    running = [pod for pod in pods if pod.running]
+    running = [pod for pod in pods if pod.phase_running]
     if not running:
         return Judgement(Activity.INACTIVE, 0.0, "no running GPU pod matches the selector")
     newest = max(pod.created_at for pod in running)

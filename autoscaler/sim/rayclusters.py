@@ -194,7 +194,7 @@ def raycluster_row(
     kai = manager is Manager.KAI
     gpus = sum(pod.gpus for pod in pods)
     uid = sim_uid("RayCluster", ref)
-    admitted = active and any(pod.running for pod in pods)
+    admitted = active and any(pod.phase_running for pod in pods)
     return WorkloadInfo(
         ref=ref,
         uid=uid,

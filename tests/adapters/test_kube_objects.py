@@ -28,6 +28,7 @@ from tests.support.builders import (
 )
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+T1 = T0 + timedelta(hours=2)
 GPU_RESOURCES = ClusterSettings().gpu_resources
 
 
@@ -96,7 +97,7 @@ def test_a_garbled_gpu_quantity_is_malformed() -> None:
 def test_a_pod_is_read_with_phase_node_labels_and_gpus() -> None:
     obj = make_pod("ns", "rc-head").owned_by_raycluster("rc").gpus(1).node("n1")
     pod = parse_pod(stored(obj.running(since=T0).build()), GPU_RESOURCES)
-    assert (pod.name, pod.phase, pod.node, pod.gpus, pod.running) == (
+    assert (pod.name, pod.phase, pod.node, pod.gpus, pod.phase_running) == (
         "rc-head",
         "Running",
         "n1",
@@ -183,6 +184,15 @@ def test_a_pending_workload_expects_its_requested_pods_and_has_no_admission_time
     obj = make_workload("ns", "wl").pod_set("head").pod_set("w", count=4).build()
     info = parse_workload(stored(obj))
     assert (info.admitted, info.admitted_at, info.expected_pods) == (False, None, 5)
+
+
+def test_a_finished_workload_is_not_admitted_though_kueue_keeps_its_admitted_condition() -> None:
+    """Kueue adds Finished=True and leaves Admitted=True and the admission in place (kueue
+    pkg/workload/finish/finish.go, SetFinishedCondition; its cache drops the Workload's quota
+    usage): its quota is released, so it is neither judged nor acted on."""
+    obj = make_workload("ns", "wl").pod_set("w").admitted(at=T0).finished(at=T1).build()
+    info = parse_workload(stored(obj))
+    assert (info.admitted, info.admitted_at, info.finished_at) == (False, None, T1)
 
 
 def test_admitted_counts_win_over_requested_counts() -> None:

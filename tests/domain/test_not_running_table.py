@@ -79,10 +79,10 @@ ROWS = [
     ),
     pytest.param(
         admitted().waiting_pod("w-0", "ErrImagePull", image="ghcr.io/y:v1").read_by_kueue(),
-        State.NOT_RUNNING,
-        Action.DEACTIVATE,
-        "image ghcr.io/y:v1 cannot be pulled (ErrImagePull)",
-        id="err-image-pull-is-not-running",
+        State.UNKNOWN,
+        Action.NONE,
+        "no GPU pod runs yet: pod w-0 is Pending (ErrImagePull)",
+        id="err-image-pull-is-a-first-attempt-not-yet-stuck-only-its-back-off-is",
     ),
     pytest.param(
         admitted().waiting_pod("w-0", "CrashLoopBackOff", phase="Running").read_by_kueue(),
@@ -113,6 +113,30 @@ ROWS = [
         Action.DEACTIVATE,
         "no GPU pod created for the 2 GPUs admitted",
         id="no-gpu-pod-created-at-all-is-not-running",
+    ),
+    pytest.param(
+        admitted().read_by_kueue(gpus=2, pods_unsure="its RayCluster rc was not found"),
+        State.UNKNOWN,
+        Action.NONE,
+        "no GPU pod found by pod selector ray.io/cluster=rc, but its RayCluster rc was not "
+        "found; never stopped",
+        id="no-gpu-pod-found-with-the-owner-missing-is-unknown",
+    ),
+    pytest.param(
+        admitted().read_by_kueue(
+            gpus=2, pods_unsure="a pod in team-a was skipped as malformed (see the log)"
+        ),
+        State.UNKNOWN,
+        Action.NONE,
+        "but a pod in team-a was skipped as malformed (see the log); never stopped",
+        id="no-gpu-pod-found-with-a-pod-skipped-as-malformed-is-unknown",
+    ),
+    pytest.param(
+        admitted().read_by_kueue(gpus=2).finished(at=minutes_ago(20)),
+        State.PENDING,
+        Action.NONE,
+        "finished at 11:40: Kueue released its quota; no action",
+        id="a-finished-workload-whose-pods-are-gone-is-never-not-running",
     ),
     # --- within the limit, grace, and states never known to be stuck --------------------------
     pytest.param(
@@ -262,6 +286,97 @@ ROWS = [
         "not running for 35m, past 30m (since reactivation at 11:25)",
         id="reactivated-then-stuck-past-the-limit-is-stopped",
     ),
+    # --- the limit counts from the GPU pods' creation too: a pod re-created (a node drained)
+    # --- long after admission starts its own count ------------------------------------------
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS, created=minutes_ago(5))
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "not running for 5m of 30m (since pod w-0 was created at 11:55)",
+        id="a-pod-recreated-days-after-admission-counts-from-its-creation",
+    ),
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", "CrashLoopBackOff", phase="Running", created=minutes_ago(2))
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "not running for 2m of 30m (since pod w-0 was created at 11:58)",
+        id="a-first-crash-loop-of-a-recreated-pod-counts-from-its-creation",
+    ),
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS, created=minutes_ago(40))
+        .waiting_pod("w-1", PULL_FAILS, created=minutes_ago(35))
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 35m, past 30m (since pod w-1 was created at 11:25)",
+        id="the-newest-gpu-pod-dates-it-and-past-the-limit-it-is-stopped",
+    ),
+    # --- durations in the one formatter's spelling, instants dated when not today ----------
+    pytest.param(
+        a_workload(NS, "rc")
+        .created_at(minutes_ago(3 * 24 * 60))
+        .admitted(at=minutes_ago(3 * 24 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 3d, past 30m (since admission at 2025-02-28 12:00): pod w-0",
+        id="held-for-days-says-3d-and-dates-the-admission",
+    ),
+    pytest.param(
+        admitted(90.5).waiting_pod("w-0", PULL_FAILS).read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "not running for 1h30m30s, past 30m (since admission at 10:29)",
+        id="an-uneven-span-is-written-in-parts",
+    ),
+    pytest.param(
+        a_workload(NS, "rc")
+        .admitted(at=minutes_ago(13 * 60))
+        .cpu_pod("head")
+        .waiting_pod("w-0", PULL_FAILS, created=minutes_ago(13 * 60))
+        .read_by_kueue(
+            pods_ready=("False", "WaitForStart", minutes_ago(13 * 60)),
+            kueue=KUEUE_10M,
+        ),
+        State.NOT_RUNNING,
+        Action.NONE,
+        "it evicts it by 2025-03-02 23:10 with its 10m timeout (counted from 2025-03-02 23:00;",
+        id="kueues-deadline-is-dated-when-not-today",
+    ),
+    # --- only the GPU containers say whether a pod runs: a sidecar without GPUs never does --
+    pytest.param(
+        admitted()
+        .waiting_pod(
+            "w-0", "CrashLoopBackOff", phase="Running", container="log-shipper", holds_gpus=False
+        )
+        .read_by_kueue(),
+        State.UNKNOWN,
+        Action.NONE,
+        "running but not monitored: pod w-0 has 0 GPU series for 1 requested GPUs",
+        id="a-crash-looping-sidecar-without-gpus-beside-a-running-gpu-container-runs",
+    ),
+    pytest.param(
+        admitted()
+        .waiting_pod("w-0", "CrashLoopBackOff", container="git-sync", holds_gpus=False)
+        .read_by_kueue(),
+        State.NOT_RUNNING,
+        Action.DEACTIVATE,
+        "pod w-0: container git-sync keeps crashing (CrashLoopBackOff)",
+        id="a-pending-pod-held-back-by-an-init-container-without-gpus-is-not-running",
+    ),
     # --- the monitoring gap stays unknown ----------------------------------------------------
     pytest.param(
         admitted().gpu_pod("w-0").read_by_kueue(),
@@ -307,8 +422,9 @@ def test_only_the_monitoring_gap_is_flagged_unmonitored() -> None:
 
 def test_restart_proof_the_limit_counts_from_the_workloads_conditions_only() -> None:
     """Nothing is kept between cycles: a service started a minute ago reads how long the
-    quota has been held from the Admitted (or Requeued=Reactivated) condition, not from
-    when it first saw the workload, nor from the Workload's or its pods' creation."""
+    quota has been held from the Admitted (or Requeued=Reactivated) condition and the GPU
+    pods' creationTimestamp, not from when it first saw the workload; here the pods are as
+    old as the Workload (300 minutes), so the admission dates it."""
     old_objects = (
         a_workload(NS, "rc")
         .created_at(minutes_ago(300))
@@ -317,14 +433,15 @@ def test_restart_proof_the_limit_counts_from_the_workloads_conditions_only() -> 
         .read_by_kueue()
         .build()
     )
-    readmitted = replace(old_objects, admitted_at=minutes_ago(5))
+    readmitted = replace(old_objects, admitted_at=minutes_ago(20))  # past the 15m grace
 
     first_cycle = judge(old_objects)
     after_readmission = judge(readmitted)
 
     assert first_cycle.action is Action.DEACTIVATE
     assert first_cycle.idle_since == minutes_ago(45)
-    assert (after_readmission.state, after_readmission.action) == (State.GRACE, Action.NONE)
+    assert (after_readmission.state, after_readmission.action) == (State.NOT_RUNNING, Action.NONE)
+    assert after_readmission.time_left == timedelta(minutes=10)  # the limit's, not the grace's
 
 
 @pytest.mark.parametrize(
@@ -381,7 +498,7 @@ def test_a_scoped_rules_own_limit_applies() -> None:
     )
 
     assert (decision.state, decision.action) == (State.NOT_RUNNING, Action.NONE)
-    assert "not running for 45m of 120m" in decision.reason
+    assert "not running for 45m of 2h" in decision.reason
 
 
 # --- the same ladder as idle work: warned ahead, snoozed, then stopped -------------------------
@@ -455,3 +572,43 @@ def test_not_running_climbs_the_same_ladder(
 
     assert (decision.state, decision.action) == (state, action), decision.reason
     assert reason in decision.reason
+
+
+# --- a reason stays bounded however many pods are stuck -----------------------------------------
+
+# The scheduler's message for one of 32 workers on a large cluster (kubernetes
+# pkg/scheduler/framework/types.go, FitError.Error): every node's reason, counted.
+LONG_MESSAGE = "0/480 nodes are available: " + ", ".join(
+    f"{n} node(s) had untolerated taint {{pool-{n}: gpu}}" for n in range(1, 40)
+)
+
+
+def test_a_reason_names_each_trouble_once_and_at_most_three_pods() -> None:
+    workload = admitted()
+    for index in range(32):
+        workload = workload.unschedulable_pod(f"w-{index}", LONG_MESSAGE)
+
+    decision = judge(workload.read_by_kueue().build())
+
+    assert (decision.state, decision.action) == (State.NOT_RUNNING, Action.DEACTIVATE)
+    assert "pods w-0, w-1, w-2 and 29 more cannot be scheduled: 0/480 nodes" in decision.reason
+    assert decision.reason.count("cannot be scheduled") == 1
+    assert len(decision.reason) < 400, decision.reason
+    assert decision.assessment is not None
+    assert len(decision.assessment.trouble) < 300, decision.assessment.trouble
+
+
+def test_a_reason_names_at_most_three_troubles_however_many_differ() -> None:
+    workload = admitted()
+    for index in range(32):
+        # a message that differs within its first 200 characters: clipped ones may not
+        workload = workload.unschedulable_pod(f"w-{index}", f"{index}: {LONG_MESSAGE}")
+
+    decision = judge(workload.read_by_kueue().build())
+
+    assert decision.reason.count("cannot be scheduled") == 3
+    assert decision.reason.endswith("; 29 more pods with other troubles")
+    assert len(decision.reason) < 1000, decision.reason
+    assert decision.assessment is not None
+    assert decision.assessment.trouble.endswith("; and 29 more")
+    assert len(decision.assessment.trouble) < 1000

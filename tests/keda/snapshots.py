@@ -65,7 +65,7 @@ def a_snapshot(
         PodRecord(info.ref.namespace, pod)
         for info in workloads
         for pod in info.gpu_pods
-        if pod.running
+        if pod.phase_running
     )
     return Snapshot(
         cycle=cycle,

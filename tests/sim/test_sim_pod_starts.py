@@ -76,7 +76,7 @@ def test_a_pod_whose_image_cannot_be_pulled_fails_its_pull_then_backs_off_and_ne
     back_off = ("ImagePullBackOff", MISSING, f'Back-off pulling image "{MISSING}"')
     assert [waits(p) for p in backing_off] == [[back_off], [back_off]]
     assert [waits(p) for p in later] == [[back_off], [back_off]]
-    assert {p.phase for p in later} == {"Pending"} and not any(p.runs for p in later)
+    assert {p.phase for p in later} == {"Pending"} and not any(p.gpu_containers_run for p in later)
     assert cluster.list_gpu_pods() == []
     assert cluster.gpu_holdings() == ()  # no running container: no series names its GPUs
 
@@ -91,7 +91,9 @@ def test_a_pullable_pod_is_creating_its_container_until_it_runs() -> None:
     started = info(cluster, ref).pods
 
     assert [[w[0] for w in waits(p)] for p in starting] == [["ContainerCreating"]] * 2
-    assert [(p.phase, p.waiting, p.runs) for p in started] == [("Running", (), True)] * 2
+    assert [(p.phase, p.waiting, p.gpu_containers_run) for p in started] == [
+        ("Running", (), True)
+    ] * 2
 
 
 def test_the_simulated_pod_gives_the_domain_what_the_adapter_reads_from_the_kubelets_pod() -> None:
@@ -114,9 +116,9 @@ def test_the_simulated_pod_gives_the_domain_what_the_adapter_reads_from_the_kube
     read = parse_pod(kubelets, [GPU])
 
     assert waits(read) == waits(simulated)
-    assert (read.phase, read.runs, read.unschedulable, read.gpus) == (
+    assert (read.phase, read.gpu_containers_run, read.unschedulable, read.gpus) == (
         simulated.phase,
-        simulated.runs,
+        simulated.gpu_containers_run,
         simulated.unschedulable,
         simulated.gpus,
     )

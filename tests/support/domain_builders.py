@@ -124,6 +124,7 @@ class WorkloadBuilder:
     cluster_queue: str | None = None
     admitted_usage: dict[tuple[str, str], int] = field(default_factory=dict)
     admission: AdmissionFacts | None = None
+    finished_at: datetime | None = None
 
     def gpu_pod(
         self, name: str, *, gpus: int = 1, created: datetime | None = None, phase: str = "Running"
@@ -144,11 +145,16 @@ class WorkloadBuilder:
         message: str = "",
         phase: str = "Pending",
         gpus: int = 1,
+        created: datetime | None = None,
+        container: str = "main",
+        holds_gpus: bool = True,
     ) -> Self:
         """A GPU pod whose container waits for `reason` (ImagePullBackOff, ...), as the
-        kubelet reports it."""
-        wait = ContainerWait("main", image, reason, message)
-        self.pods.append(PodInfo(name, phase, self.created, gpus, waiting=(wait,)))
+        kubelet reports it; created with the Workload unless `created` says when. The
+        waiting container is its GPU container unless `holds_gpus` is False (a sidecar)."""
+        wait = ContainerWait(container, image, reason, message, holds_gpus=holds_gpus)
+        pod = PodInfo(name, phase, created or self.created, gpus, waiting=(wait,))
+        self.pods.append(pod)
         return self
 
     def unschedulable_pod(
@@ -173,9 +179,11 @@ class WorkloadBuilder:
         reactivated_at: datetime | None = None,
         scale_ups_read: bool = True,
         kueue: KueueConfiguration | None = None,
+        pods_unsure: str | None = None,
     ) -> Self:
         """The Workload's status as the Kueue adapter reads it: `gpus` admitted (the GPU
-        pods' sum unless given), PodsReady as (status, reason, lastTransitionTime)."""
+        pods' sum unless given), PodsReady as (status, reason, lastTransitionTime); its pods
+        found by KubeRay's selector, and `pods_unsure` why some may have been missed."""
         self.admission = AdmissionFacts(
             gpus=sum(p.gpus for p in self.pods) if gpus is None else gpus,
             pods_read=True,
@@ -184,6 +192,8 @@ class WorkloadBuilder:
             pods_ready=PodsReady(*pods_ready) if pods_ready is not None else None,
             pending_checks=tuple(pending_checks),
             kueue=kueue,
+            pods_found_by=f"pod selector ray.io/cluster={self.name}",
+            pods_unsure=pods_unsure,
         )
         return self
 
@@ -208,6 +218,11 @@ class WorkloadBuilder:
         """Admitted to `cluster_queue`, holding `usage` ((flavor, resource) → quantity) of its
         quota: what a stop would free for someone waiting there."""
         self.cluster_queue, self.admitted_usage = cluster_queue, dict(usage)
+        return self
+
+    def finished(self, *, at: datetime) -> Self:
+        """Kueue's Finished=True since `at`: its quota released, read as not admitted."""
+        self.is_admitted, self.admitted_at, self.finished_at = False, None, at
         return self
 
     def inactive(self) -> Self:
@@ -271,6 +286,7 @@ class WorkloadBuilder:
             cluster_queue=self.cluster_queue,
             admitted_usage=dict(self.admitted_usage),
             admission=self.admission,
+            finished_at=self.finished_at,
         )
 
     def _owner(self) -> OwnerRef | None:

@@ -54,7 +54,7 @@ def parse_raycluster(
     members = tuple(pods)
     manager = _manager(claim, labels)
     active = spec.get("suspend") is not True
-    admitted = active and any(p.pod.running for p in members)
+    admitted = active and any(p.pod.phase_running for p in members)
     queue = labels.get(KAI_QUEUE_LABEL, "") if manager is Manager.KAI else ""
     gpus = sum(p.pod.gpus for p in members)
     return WorkloadInfo(

@@ -163,6 +163,18 @@ def pod_gpus(pod: Obj, gpu_resources: Sequence[str]) -> int:
     return max([main, *init])
 
 
+def gpu_containers(pod: Obj, gpu_resources: Sequence[str]) -> frozenset[str]:
+    """The names of its containers and init containers (native sidecars among them) that
+    request GPUs: only these say whether its GPU work runs."""
+    spec = pod.get("spec") or {}
+    return frozenset(
+        str(c.get("name"))
+        for key in ("initContainers", "containers")
+        for c in spec.get(key) or []
+        if _container_gpus(c, gpu_resources) > 0
+    )
+
+
 def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
     meta, status = _meta(pod), pod.get("status") or {}
     return PodInfo(
@@ -172,7 +184,7 @@ def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
         gpus=pod_gpus(pod, gpu_resources),
         labels=_strings(meta.get("labels")),
         node=(pod.get("spec") or {}).get("nodeName"),
-        waiting=waiting_containers(pod),
+        waiting=waiting_containers(pod, gpu_containers=gpu_containers(pod, gpu_resources)),
         unschedulable=unschedulable_message(status),
     )
 
@@ -244,9 +256,13 @@ def parse_workload(
     meta, spec = _meta(workload), workload.get("spec") or {}
     status = workload.get("status") or {}
     admission, conditions = status.get("admission") or {}, _conditions(status)
-    admitted = conditions.get("Admitted", {})
+    admitted, finished = conditions.get("Admitted", {}), conditions.get("Finished", {})
     evicted = conditions.get("Evicted", {})
-    is_admitted, is_evicted = admitted.get("status") == "True", evicted.get("status") == "True"
+    # Kueue leaves Admitted=True on a finished Workload (pkg/workload/finish/finish.go,
+    # SetFinishedCondition) and its cache releases the quota: not admitted for us.
+    is_finished = finished.get("status") == "True"
+    is_admitted = admitted.get("status") == "True" and not is_finished
+    is_evicted = evicted.get("status") == "True"
     owner_labels = labels_of(owner) if owner is not None else {}
     return WorkloadInfo(
         ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
@@ -277,6 +293,9 @@ def parse_workload(
         admission=admission_facts(
             status, gpus=_charged_gpus(admission, pods_read.gpu_resources), pods=pods_read
         ),
+        finished_at=parse_time(str(finished.get("lastTransitionTime", "")))
+        if is_finished
+        else None,
     )
 
 

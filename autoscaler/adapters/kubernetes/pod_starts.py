@@ -6,7 +6,7 @@ translation, no I/O; `objects.py` calls it while parsing pods and Workloads.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -34,9 +34,13 @@ def conditions_of(status: Obj) -> dict[str, Obj]:
     return {str(c.get("type")): c for c in found if isinstance(c, Mapping)}
 
 
-def waiting_containers(pod: Obj) -> tuple[ContainerWait, ...]:
+def waiting_containers(
+    pod: Obj, *, gpu_containers: Collection[str] = ()
+) -> tuple[ContainerWait, ...]:
     """Its containers (init ones first) in state `waiting`, with the kubelet's reason and
-    the image (the status's, else the spec's)."""
+    the image (the status's, else the spec's). `gpu_containers`: the containers (native
+    sidecars and other init containers included) that request GPUs; none named, the pod
+    counts as a whole and every container holds its GPUs."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     images = {
         str(c.get("name")): str(c.get("image") or "")
@@ -57,6 +61,7 @@ def waiting_containers(pod: Obj) -> tuple[ContainerWait, ...]:
                     image=str(container.get("image") or images.get(name, "")),
                     reason=str(waiting.get("reason") or "Waiting"),
                     message=str(waiting.get("message") or ""),
+                    holds_gpus=not gpu_containers or name in gpu_containers,
                 )
             )
     return tuple(found)
@@ -74,13 +79,16 @@ def unschedulable_message(status: Obj) -> str | None:
 class PodsRead:
     """How a Workload's pods were read: whether they were at all (its owner kind has a pod
     selector), which resources are GPUs, the newest TriggeredScaleUp Event per
-    (namespace, pod) (None: the Events could not be read), and Kueue's Configuration as the
-    cycle read it (None: not read)."""
+    (namespace, pod) (None: the Events could not be read), Kueue's Configuration as the
+    cycle read it (None: not read), and how its pods were found and why that may have
+    missed some."""
 
     read: bool = False
     gpu_resources: Sequence[str] = ()
     scale_ups: Mapping[tuple[str, str], datetime] | None = None
     kueue: KueueConfiguration | None = None
+    found_by: str = ""  # e.g. "pod selector ray.io/cluster=rc"
+    unsure: str | None = None  # why the pods found may not be all of them
 
 
 NOT_READ = PodsRead()
@@ -104,6 +112,8 @@ def admission_facts(status: Obj, *, gpus: int, pods: PodsRead) -> AdmissionFacts
         else None,
         pending_checks=tuple(str(c.get("name")) for c in checks if c.get("state") == "Pending"),
         kueue=pods.kueue,
+        pods_found_by=pods.found_by,
+        pods_unsure=pods.unsure,
     )
 
 

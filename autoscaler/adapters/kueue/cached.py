@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -53,7 +52,7 @@ from autoscaler.adapters.kubernetes.resources import (
     kueue_resource,
     log_name,
 )
-from autoscaler.adapters.kueue.cluster import KueueCluster, PodsByNamespace
+from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.configuration import (
     configuration_of,
     from_listed_values,
@@ -62,9 +61,11 @@ from autoscaler.adapters.kueue.configuration import (
 )
 from autoscaler.adapters.kueue.context import (
     UNLISTED,
+    FoundPods,
     NamespaceMeta,
     WorkloadContext,
     namespace_meta,
+    namespace_of,
 )
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
@@ -79,7 +80,9 @@ OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
 )
 _OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
-NamespacedPod = tuple[str, PodInfo]
+# A pod kept for the cycle; None for one skipped as malformed, kept so that "no GPU pod
+# found" in its namespace is not taken for "none created".
+NamespacedPod = tuple[str, PodInfo | None]
 ScaleUp = tuple[tuple[str, str], datetime]  # ((namespace, pod), when)
 T = TypeVar("T")
 
@@ -171,7 +174,7 @@ class CachedKueueCluster(KueueCluster):
         return [
             PodRecord(namespace, pod)
             for namespace, pod in pods.items()
-            if pod.gpus > 0 and pod.phase == "Running"
+            if pod is not None and pod.gpus > 0 and pod.phase == "Running"
         ]
 
     def list_scaled_objects(self) -> list[Obj]:
@@ -345,7 +348,7 @@ class CachedKueueCluster(KueueCluster):
             pod = objects.parse_pod(obj, self._settings.gpu_resources)
         except MALFORMED as exc:
             self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
-            return None
+            return namespace_of(obj), None
         labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
         return (namespace, pod) if pod.gpus > 0 or labelled else None
 
@@ -357,10 +360,13 @@ def kept_namespace(obj: Obj) -> NamespaceMeta | None:
         return None
 
 
-def by_namespace(pods: tuple[NamespacedPod, ...]) -> PodsByNamespace:
-    grouped: PodsByNamespace = defaultdict(list)
+def by_namespace(pods: tuple[NamespacedPod, ...]) -> FoundPods:
+    grouped = FoundPods()
     for namespace, pod in pods:
-        grouped[namespace].append(pod)
+        if pod is None:
+            grouped.malformed_in.add(namespace)
+        else:
+            grouped.add(namespace, pod)
     return grouped
 
 

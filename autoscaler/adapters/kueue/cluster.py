@@ -12,7 +12,6 @@ when one of its pods is unschedulable (the pod a node scale-up can be for).
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -39,13 +38,17 @@ from autoscaler.adapters.kubernetes.resources import (
 )
 from autoscaler.adapters.kueue.configuration import list_configuration
 from autoscaler.adapters.kueue.context import (
+    FoundPods,
     NamespaceMeta,
     Namespaces,
+    PodChain,
     WorkloadContext,
     fresh_context,
     list_kueue,
     list_namespaces,
     listed_context,
+    namespace_of,
+    pod_chain,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
@@ -73,7 +76,6 @@ from autoscaler.domain.models import (
 )
 from autoscaler.settings.tree import ClusterSettings
 
-PodsByNamespace = dict[str, list[PodInfo]]
 ScaleUps = dict[tuple[str, str], datetime]  # the newest TriggeredScaleUp per (namespace, pod)
 
 
@@ -141,7 +143,12 @@ class KueueCluster:
         """Running GPU pods in every namespace, in one list call."""
         running = self._client.list_objects(PODS, field_selector="status.phase=Running")
         pods = self._parse_pods(running.items)
-        return [PodRecord(namespace, pod) for namespace, pod in pods if pod.gpus > 0]
+        return [
+            PodRecord(namespace, pod)
+            for namespace, found in pods.by_namespace.items()
+            for pod in found
+            if pod.gpus > 0
+        ]
 
     def list_scaled_objects(self) -> list[Obj]:
         """KEDA ScaledObjects in every namespace; none when KEDA's CRD is not installed."""
@@ -161,9 +168,13 @@ class KueueCluster:
         if info is None:
             raise ClusterError(f"workload {ref} is malformed; see the log")
         owner = self._get_owner(info)
-        pods = self._get_pods(info) if info.admitted else []
+        found = self._get_pods(info) if info.admitted else FoundPods()
+        pods = found.by_namespace.get(info.ref.namespace, [])
         context = self._fresh_context(info, pods=pods)
-        return context.parse(obj, owner=owner, pods=pods, pods_read=self._has_pods(info))
+        chain = self._chain(info, owner_found=owner is not None, found=found)
+        return context.parse(
+            obj, owner=owner, pods=pods, pods_read=self._has_pods(info), chain=chain
+        )
 
     def workloads_in(self, namespace: str) -> tuple[Obj, ...]:
         """The Workloads of one namespace, listed now (never from a cache)."""
@@ -274,41 +285,57 @@ class KueueCluster:
         found = self._client.list_objects(OWNER_RESOURCES[kind]).items
         return {key: obj for obj in found if all(key := key_of(obj))}  # namespaced and named
 
-    def _list_pods(self, kind: str) -> PodsByNamespace:
+    def _list_pods(self, kind: str) -> FoundPods:
         selector = self._selectors[kind].across_owners()
-        found = self._client.list_objects(PODS, label_selector=selector).items
-        by_namespace: PodsByNamespace = defaultdict(list)
-        for namespace, pod in self._parse_pods(found):
-            by_namespace[namespace].append(pod)
-        return by_namespace
+        return self._parse_pods(self._client.list_objects(PODS, label_selector=selector).items)
 
-    def _parse_pods(self, found: Iterable[Obj]) -> list[tuple[str, PodInfo]]:
-        parsed = []
+    def _parse_pods(self, found: Iterable[Obj]) -> FoundPods:
+        parsed = FoundPods()
         for obj in found:
             try:
-                namespace = str(obj["metadata"]["namespace"])
-                parsed.append((namespace, objects.parse_pod(obj, self._settings.gpu_resources)))
+                parsed.add(
+                    str(obj["metadata"]["namespace"]),
+                    objects.parse_pod(obj, self._settings.gpu_resources),
+                )
             except MALFORMED as exc:
                 self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
+                parsed.malformed_in.add(namespace_of(obj))
         return parsed
+
+    def _chain(self, info: WorkloadInfo, *, owner_found: bool, found: FoundPods) -> PodChain | None:
+        """How its pods were found, when they are read at all."""
+        owner = info.owner
+        if owner is None or not self._has_pods(info):
+            return None
+        return pod_chain(
+            owner,
+            selector=self._selectors[owner.kind].for_owner(owner.name),
+            owner_found=owner_found,
+            skipped=found.skipped_in(info.ref.namespace),
+            namespace=info.ref.namespace,
+        )
 
     def _join(
         self,
         obj: Obj,
         info: WorkloadInfo,
         owners: Mapping[str, Mapping[tuple[str, str], Obj]],
-        pods: Mapping[str, PodsByNamespace],
+        pods: Mapping[str, FoundPods],
         context: WorkloadContext,
     ) -> WorkloadInfo | None:
         owner, namespace = info.owner, info.ref.namespace
         if owner is None:
             return context.parse(obj)
         owner_obj = same_owner(owners.get(owner.kind, {}).get((namespace, owner.name)), owner)
-        candidates = pods.get(owner.kind, {}).get(namespace, [])
+        found = pods.get(owner.kind, FoundPods())
+        candidates = found.by_namespace.get(namespace, [])
         selector = self._selectors.get(owner.kind)
         mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
+        chain = self._chain(info, owner_found=owner_obj is not None, found=found)
         try:
-            return context.parse(obj, owner=owner_obj, pods=mine, pods_read=self._has_pods(info))
+            return context.parse(
+                obj, owner=owner_obj, pods=mine, pods_read=self._has_pods(info), chain=chain
+            )
         except MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None
@@ -323,14 +350,14 @@ class KueueCluster:
             return None
         return same_owner(found, info.owner)
 
-    def _get_pods(self, info: WorkloadInfo) -> list[PodInfo]:
+    def _get_pods(self, info: WorkloadInfo) -> FoundPods:
         if info.owner is None or info.owner.kind not in self._selectors:
-            return []
+            return FoundPods()
         selector = self._selectors[info.owner.kind].for_owner(info.owner.name)
         found = self._client.list_objects(
             PODS, namespace=info.ref.namespace, label_selector=selector
         ).items
-        return [pod for _, pod in self._parse_pods(found)]
+        return self._parse_pods(found)
 
     def _get_state(self) -> Obj:
         return self._client.get(

@@ -19,7 +19,7 @@ from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.core.errors import Forbidden, NotFound
 from autoscaler.domain.annotations import NOTIFY
 from autoscaler.domain.kueue_config import KueueConfiguration
-from autoscaler.domain.models import PodInfo, WorkloadInfo
+from autoscaler.domain.models import OwnerRef, PodInfo, WorkloadInfo
 
 
 @dataclass(frozen=True)
@@ -64,12 +64,14 @@ class WorkloadContext:
         owner: Obj | None = None,
         pods: Iterable[PodInfo] = (),
         pods_read: bool = False,
+        chain: PodChain | None = None,
     ) -> WorkloadInfo:
-        """`pods_read`: `pods` are all of the owner's pods, as its kind's selector finds them
-        (not merely none read)."""
+        """`pods_read`: `pods` are the owner's pods, as its kind's selector finds them (not
+        merely none read); `chain` says how, and why some may have been missed."""
         name = str(obj["metadata"]["namespace"])
         meta = None if self.namespaces is None else self.namespaces.get(name, UNLISTED)
-        read = PodsRead(pods_read, self.gpu_resources, self.scale_ups, self.kueue)
+        found_by, unsure = (chain.found_by, chain.unsure) if chain is not None else ("", None)
+        read = PodsRead(pods_read, self.gpu_resources, self.scale_ups, self.kueue, found_by, unsure)
         return objects.parse_workload(
             obj,
             owner=owner,
@@ -79,6 +81,49 @@ class WorkloadContext:
             cohorts=self.cohorts,
             pods_read=read,
         )
+
+
+@dataclass
+class FoundPods:
+    """The pods read for owners, by namespace, and the namespaces where a pod was skipped as
+    malformed ("" when its namespace could not be read either)."""
+
+    by_namespace: dict[str, list[PodInfo]] = field(default_factory=dict)
+    malformed_in: set[str] = field(default_factory=set)
+
+    def add(self, namespace: str, pod: PodInfo) -> None:
+        self.by_namespace.setdefault(namespace, []).append(pod)
+
+    def skipped_in(self, namespace: str) -> bool:
+        return namespace in self.malformed_in or "" in self.malformed_in
+
+
+def namespace_of(obj: object) -> str:
+    """An object's namespace; "" when it cannot be read (a malformed object)."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return str(meta.get("namespace") or "") if isinstance(meta, Mapping) else ""
+
+
+@dataclass(frozen=True)
+class PodChain:
+    """How a Workload's pods were found, and why that may have missed some (None: the chain
+    was followed: its owner object found, no pod skipped as malformed)."""
+
+    found_by: str
+    unsure: str | None = None
+
+
+def pod_chain(
+    owner: OwnerRef, *, selector: str, owner_found: bool, skipped: bool, namespace: str
+) -> PodChain:
+    """A pod selector that matches nothing, an owner deleted, a pod we could not read: each
+    leaves a Workload with no pod found, which is not the same as none created."""
+    found_by = f"pod selector {selector}"
+    if not owner_found:
+        return PodChain(found_by, f"its {owner.kind} {owner.name} was not found")
+    if skipped:
+        return PodChain(found_by, f"a pod in {namespace} was skipped as malformed (see the log)")
+    return PodChain(found_by)
 
 
 def listed_context(

@@ -43,6 +43,7 @@ from autoscaler.domain.policy.rules import (
     RuleMatch,
     match_rule,
 )
+from autoscaler.domain.usage.assessment import dated_clock
 from autoscaler.domain.usage.idleness import Assessment, assess
 
 # The fleet's usage: one read for a single view, or one per rule name (the reconciler's).
@@ -169,6 +170,10 @@ def _before_usage(
 ) -> Decision | None:
     if not workload.active:
         return _decision(workload, rule, State.DEACTIVATED, inactive_reason(workload.manager))
+    if workload.finished_at is not None:
+        at = dated_clock(workload.finished_at, now=now)
+        finished = f"finished at {at}: Kueue released its quota"
+        return _decision(workload, rule, State.PENDING, f"{finished}; no action")
     if not workload.admitted:
         return _decision(workload, rule, State.PENDING, pending_reason(workload.manager))
     protected = protection(workload, policy=policy)

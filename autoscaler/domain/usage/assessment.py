@@ -97,6 +97,12 @@ def clock(at: datetime) -> str:
     return at.strftime("%H:%M")
 
 
+def dated_clock(at: datetime, *, now: datetime) -> str:
+    """`clock`, with the date in front when `at` falls on another day than `now` (UTC):
+    "12:00" today, "2025-02-28 12:00" three days ago."""
+    return clock(at) if at.date() == now.date() else at.strftime("%Y-%m-%d %H:%M")
+
+
 # A sighting whose slot ended at most this many slots before now is current: the newest
 # slot of a read ends at its step, up to a slot before the cycle's `now`.
 CURRENT_SLOTS = 2

@@ -66,7 +66,7 @@ def _structural_problem(workload: WorkloadInfo, usage: FleetUsage) -> str | None
         return "no pod of this workload requests GPUs"
     if len(workload.pods) < workload.expected_pods:
         return f"{len(workload.pods)} of {workload.expected_pods} admitted pods exist"
-    not_running = [p.name for p in workload.pods if not p.running]
+    not_running = [p.name for p in workload.pods if not p.phase_running]
     if not_running:
         return f"pods not running: {', '.join(sorted(not_running))}"
     return None
@@ -83,7 +83,7 @@ def _series_gap(workload: WorkloadInfo, usage: FleetUsage) -> Assessment | None:
         }
         if len(seen) < pod.gpus:
             why = f"pod {pod.name} has {len(seen)} GPU series for {pod.gpus} requested GPUs"
-            if all(p.runs for p in workload.gpu_pods):
+            if all(p.gpu_containers_run for p in workload.gpu_pods):
                 return Assessment(
                     State.UNKNOWN, f"running but not monitored: {why}", unmonitored=True
                 )

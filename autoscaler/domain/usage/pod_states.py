@@ -3,10 +3,10 @@
 already watches (pods, Workloads, the node autoscaler's Events), never from metrics.
 
 The words are upstream's own:
-- a container's waiting reasons are the kubelet's: `ImagePullBackOff` and `ErrImagePull`
-  (kubernetes pkg/kubelet/images/types.go), `CrashLoopBackOff`
-  (pkg/kubelet/container/sync_result.go), `CreateContainerConfigError`
-  (pkg/kubelet/kuberuntime/kuberuntime_container.go);
+- a container's waiting reasons are the kubelet's: `ImagePullBackOff` (and `ErrImagePull`,
+  a pull that just failed, not stuck before its back-off; kubernetes
+  pkg/kubelet/images/types.go), `CrashLoopBackOff` (pkg/kubelet/container/sync_result.go),
+  `CreateContainerConfigError` (pkg/kubelet/kuberuntime/kuberuntime_container.go);
 - `Unschedulable` is the reason the scheduler writes on a pod's `PodScheduled=False`
   condition (staging/src/k8s.io/api/core/v1/types.go, `PodReasonUnschedulable`);
 - `TriggeredScaleUp` is the Event the cluster autoscaler records on a pod it scales up for
@@ -24,12 +24,16 @@ from datetime import datetime
 
 from autoscaler.domain.kueue_config import KueueConfiguration
 
-IMAGE_PULL = frozenset({"ImagePullBackOff", "ErrImagePull"})
+# The image's back-off: pulls failed and the kubelet waits before the next. `ErrImagePull`
+# is a pull that just failed, the first attempt included (a registry hiccup, a node just
+# drained): never stuck by itself; the kubelet answers ImagePullBackOff from the next sync on
+# (pkg/kubelet/images/image_manager.go, EnsureImageExists).
+IMAGE_PULL = "ImagePullBackOff"
 CRASH_LOOP = "CrashLoopBackOff"
 CONFIG_ERROR = "CreateContainerConfigError"
 UNSCHEDULABLE = "Unschedulable"
 # The waiting reasons that say a container will not start by itself.
-STUCK_REASONS = IMAGE_PULL | {CRASH_LOOP, CONFIG_ERROR}
+STUCK_REASONS = frozenset({IMAGE_PULL, CRASH_LOOP, CONFIG_ERROR})
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,10 @@ class ContainerWait:
     image: str
     reason: str  # e.g. ContainerCreating, ImagePullBackOff, CrashLoopBackOff
     message: str = ""
+    # It requests GPUs (or no container of its pod names GPUs, so the pod counts as a whole):
+    # only such a container waiting makes a pod in phase Running not run its GPU work; a
+    # log shipper crash-looping beside a busy GPU container does not.
+    holds_gpus: bool = True
 
     @property
     def stuck(self) -> bool:
@@ -68,6 +76,11 @@ class AdmissionFacts:
     # Kueue's Configuration as this cycle read it (one read per cycle, never per Workload):
     # its waitForPodsReady timeout dates Kueue's own deadline. None: not read at all.
     kueue: KueueConfiguration | None = None
+    # How its pods were found ("pod selector ray.io/cluster=rc"), and why the chain from the
+    # Workload to its pods may not have been followed (its owner object not found, a pod
+    # skipped as malformed): then "no GPU pod" is unknown, never "none created".
+    pods_found_by: str = ""
+    pods_unsure: str | None = None
 
     @property
     def kueue_in_charge(self) -> bool:
