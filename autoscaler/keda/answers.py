@@ -39,7 +39,7 @@ _READ_LIMIT = 10_000  # distinct trigger metadata remembered; when full, forgott
 # Metadata larger than this (in characters) is read on every call, never remembered: KEDA's
 # own keys are not ours to bound, and the memory kept must stay small whoever calls.
 _READ_MAX_CHARS = 2048
-MetadataKey = tuple[str | None, frozenset[tuple[str, str]]]
+MetadataKey = tuple[str | None, bool, frozenset[tuple[str, str]]]
 
 
 class SnapshotView:
@@ -115,7 +115,7 @@ class KedaAnswers:
     ) -> None:
         self._latest = latest
         self._judging = judging
-        self._profiles = frozenset(profiles)
+        self.profiles = frozenset(profiles)  # the rules a trigger may name in `profile`
         self._clock = clock
         self._max_age = max_snapshot_age
         self._log = logger
@@ -126,14 +126,23 @@ class KedaAnswers:
         self._read: dict[MetadataKey, ParsedMetadata] = {}
 
     def target(
-        self, metadata: Mapping[str, str], *, default_namespace: str | None, caller: str
+        self,
+        metadata: Mapping[str, str],
+        *,
+        default_namespace: str | None,
+        caller: str,
+        exact: bool = False,
     ) -> Target:
-        """The trigger's target; raises MetadataError. `caller` names it in warnings."""
-        key: MetadataKey = (default_namespace, frozenset(metadata.items()))
+        """The trigger's target; raises MetadataError. `caller` names it in warnings; `exact`:
+        the metrics-api query's reading (`parse_metadata`)."""
+        key: MetadataKey = (default_namespace, exact, frozenset(metadata.items()))
         parsed = self._read.get(key)
         if parsed is None:
             parsed = parse_metadata(
-                metadata, default_namespace=default_namespace, profiles=self._profiles
+                metadata,
+                default_namespace=default_namespace,
+                profiles=self.profiles,
+                exact=exact,
             )
             self._remember(key, parsed)
         for tls_key in parsed.ignored_tls_keys:
@@ -141,7 +150,7 @@ class KedaAnswers:
         return parsed.target
 
     def _remember(self, key: MetadataKey, parsed: ParsedMetadata) -> None:
-        if sum(len(name) + len(value) for name, value in key[1]) > _READ_MAX_CHARS:
+        if sum(len(name) + len(value) for name, value in key[2]) > _READ_MAX_CHARS:
             return
         if len(self._read) >= _READ_LIMIT:
             self._read.clear()

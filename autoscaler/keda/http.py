@@ -6,8 +6,10 @@
 
 KEDA's metrics-api trigger reads the number at `valueLocation: value`. Unknown is never a
 number: 503 (unknown data), 404 (no such Workload) or 400 (bad parameters), so KEDA holds
-the replicas. Bearer tokens are checked by the injected `authenticate` (TokenReview or the
-static token, as for the REST API); without one, every token is refused. The answer tells
+the replicas. The query is read exactly (`parse_metadata(exact=True)`), and the OpenAPI
+document states it as one object (`query_schema`), so its bounds are the reading's own.
+Bearer tokens are checked by the injected `authenticate` (TokenReview or the static token, as
+for the REST API); without one, every token is refused. The answer tells
 whether a workload exists, its utilization and why it is judged so: `authorize` asks whether
 the caller may read the namespace of the target (the composition root's answer: the
 listing's read right, or only the usernames `keda.metricsApiReaders` names), after the
@@ -18,10 +20,10 @@ An `authenticate` or `authorize` that raises ClusterError (a review unreachable)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated
+from collections.abc import Callable, Collection
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request, status
+from fastapi import APIRouter, Header, HTTPException, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -29,7 +31,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.domain.access import Identity, Verdict
 from autoscaler.domain.text import some
 from autoscaler.keda.answers import KedaAnswers
-from autoscaler.keda.metadata import MetadataError
+from autoscaler.keda.metadata import MetadataError, query_schema
 from autoscaler.keda.targets import Activity
 
 Authenticate = Callable[[str], Identity | None]  # the token's caller; None: not valid
@@ -80,27 +82,23 @@ def keda_router(
         responses={400: {}, 401: {}, 403: {}, 404: {}, 503: {}},
         summary="Idle signal for KEDA's metrics-api trigger (valueLocation: value)",
         operation_id="keda_metrics",  # `metrics` is the service's own /metrics
+        openapi_extra={"parameters": [_documented_query(answers.profiles)]},
     )
     def metrics(  # sync: `authenticate` may call the API server, so it runs in a worker
         request: Request,
         *,
-        authorization: Annotated[str | None, Header()] = None,
-        namespace: Annotated[str | None, Query(description="Namespace of the target.")] = None,
-        workload: Annotated[str | None, Query(description="A Kueue Workload's name.")] = None,
-        pod_selector: Annotated[
-            str | None,
-            Query(alias="podSelector", description="Selector over the namespace's GPU pods."),
-        ] = None,
-        profile: Annotated[str | None, Query(description="A configured profile.")] = None,
+        # The bearer scheme the document's `security` names (api/openapi.py), not a parameter.
+        authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
     ) -> KedaMetric:
-        del namespace, workload, pod_selector, profile  # documented here, parsed below
         who = _caller(authorization, authenticate=authenticate, required=require_token)
         params = request.query_params
         repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
         if repeated:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, f"repeated: {some(repeated)}")
         try:
-            target = answers.target(dict(params), default_namespace=None, caller="metrics-api")
+            target = answers.target(
+                dict(params), default_namespace=None, caller="metrics-api", exact=True
+            )
         except MetadataError as exc:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
         if who is not None:
@@ -116,6 +114,22 @@ def keda_router(
         )
 
     return router
+
+
+def _documented_query(profiles: Collection[str]) -> dict[str, Any]:
+    """OpenAPI 3.1, `style: form, explode: true`: each property of the object is a query
+    parameter of its own, as KEDA's URL gives them, and the object can say "exactly one of"."""
+    return {
+        "name": "target",
+        "in": "query",
+        "required": True,
+        "style": "form",
+        "explode": True,
+        "description": "The target, each property its own query parameter: `namespace` and "
+        "exactly one of `workload` and `podSelector`, with an optional `profile`. Each is "
+        "given once, not empty and without surrounding whitespace.",
+        "schema": query_schema(profiles),
+    }
 
 
 def _caller(header: str | None, *, authenticate: Authenticate, required: bool) -> Identity | None:

@@ -19,6 +19,16 @@ _EXISTS = re.compile(rf"^(!?)\s*({_KEY})$")
 _EQUALS = re.compile(rf"^({_KEY})\s*(==|=|!=)\s*({_VALUE})$")
 _IN_SET = re.compile(rf"^({_KEY})\s+(in|notin)\s*\(([^()]*)\)$")
 _SET_VALUE = re.compile(rf"^{_VALUE}$")
+# A whole selector as the metrics-api query must give it: the grammar above with spaces as its
+# only whitespace and none around the whole. Every selector it matches parses (the parser also
+# reads other whitespace); it is plain ASCII, read alike by `re` and ECMA-262 (the OpenAPI
+# document's `pattern`), and a query is checked with `re.fullmatch`.
+_REQUIREMENT = (
+    rf"(?:(?:! *)?{_KEY}"
+    rf"|{_KEY} *(?:==|=|!=)(?: *{_NAME})?"  # no space after an empty value: it would end it
+    rf"|{_KEY} +(?:in|notin) *\( *{_VALUE} *(?:, *{_VALUE} *)*\))"
+)
+SELECTOR_PATTERN = rf"^{_REQUIREMENT}(?: *, *{_REQUIREMENT})*$"
 
 
 class Operator(StrEnum):

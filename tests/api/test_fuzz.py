@@ -23,6 +23,7 @@ from schemathesis.checks import CHECKS, load_all_checks
 
 from autoscaler.api.context import SnoozeNotifications
 from autoscaler.engine.notify.links import LINK_PATH, LinkSigner
+from autoscaler.settings.keda import KedaSettings
 from tests.api.rig import ApiRig
 
 load_all_checks()
@@ -57,7 +58,8 @@ def fuzz_rig() -> Iterator[ApiRig]:
         ttl=timedelta(hours=24),
         choices=[timedelta(hours=4)],
     )
-    with ApiRig(notices=SnoozeNotifications(links=links)) as rig:
+    # KEDA's metrics-api route served too, as `serve` serves it with KEDA on.
+    with ApiRig(notices=SnoozeNotifications(links=links), keda=KedaSettings(enabled=True)) as rig:
         rig.add_raycluster("team-a", "alice-rc")
         rig.add_raycluster("team-b", "bob-rc", peak=0.9)
         rig.cycle()
