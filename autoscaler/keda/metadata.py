@@ -96,9 +96,9 @@ def parse_metadata(
     ours = _exact_values(raw) if exact else _forgiven_values(raw)
     unknown = sorted(set(ours) - _OUR_KEYS)
     if unknown:
+        what = "query parameters" if exact else "scalerMetadata keys"
         raise MetadataError(
-            f"unknown scalerMetadata keys: {some(unknown)} "
-            f"(expected {', '.join(sorted(_OUR_KEYS))})"
+            f"unknown {what}: {some(unknown)} (expected {', '.join(sorted(_OUR_KEYS))})"
         )
     if default_namespace and "namespace" not in ours:
         ours["namespace"] = default_namespace

@@ -290,8 +290,6 @@ def test_the_matrix_has_a_row_for_every_route(scene: Scene) -> None:
     assert tabled - served == set(), "rows of no route"
 
 
-# The schema names two operations `metrics` (/metrics and KEDA's): the OpenAPI part of the
-# same issue makes operationIds unique; this matrix only asks who may fetch the schema.
 @pytest.mark.parametrize("cell", MATRIX, ids=[cell.id for cell in MATRIX])
 def test_each_identity_gets_the_status_its_cell_says(scene: Scene, cell: Row) -> None:
     columns = [c for c in COLUMNS if c != TWIN or scene.tokens is STATIC_TOKENS]

@@ -104,6 +104,6 @@ def test_trigger_metadata_is_still_forgiven_its_whitespace_and_kedas_own_keys() 
     raw = {"scalerAddress": "x:9090", "workload": " rc ", "profile": ""}
     parsed = parse_metadata(raw, default_namespace="ml", profiles=PROFILES)
     assert (parsed.target.workload, parsed.target.profile) == ("rc", "default")
-    with pytest.raises(MetadataError, match="unknown scalerMetadata keys: scalerAddress"):
+    with pytest.raises(MetadataError, match="unknown query parameters: scalerAddress"):
         exact = {"scalerAddress": "x:9090", "workload": "rc"}
         parse_metadata(exact, default_namespace="ml", profiles=PROFILES, exact=True)
