@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from autoscaler.engine.notify.links import LinkSigner
 from autoscaler.engine.notify.notices import NoticeTeller
 from autoscaler.settings.tree import Settings
 from tests.api.rig import ApiRig
+from tests.support.decision_builders import a_decision, with_decision
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
 
 KEY = b"a-test-signing-key-of-32-bytes!!"
@@ -439,3 +440,27 @@ def test_the_pages_of_a_workload_the_snapshot_lacks_never_match_it_by_owner_name
     assert kept_page.headers["content-type"].startswith("text/html")
     written = annotations_of(rig.workload("team-a", "shared"))
     assert written[keys.SNOOZED_UNTIL] == time_text(rig.now + timedelta(hours=4))
+
+
+def test_the_pages_of_a_workload_held_not_running_say_how_its_gpus_are_held(
+    rig: ApiRig,
+) -> None:
+    """The keep-it pages speak of the class the latest cycle gave the workload: quota held
+    while its GPU pods never run is not called idle."""
+    name, path = warned(rig)
+    snapshot = rig.cycle()
+    stuck = a_decision("team-a", name).not_running().holding(2).build()
+    rows = tuple(
+        with_decision(row, stuck) if row.ref.name == name else row for row in snapshot.workloads
+    )
+    rig.store.publish(replace(snapshot, workloads=rows))
+
+    confirm = rig.http.get(path)
+    kept = rig.http.post(path)
+
+    assert confirm.status_code == 200, confirm.text
+    assert f"Keep the GPUs of team-a/{name}?" in confirm.text
+    assert "because it holds GPUs while none of its GPU pods runs" in confirm.text
+    assert "idle" not in confirm.text
+    assert kept.status_code == 200, kept.text
+    assert "If it is still not running then" in kept.text

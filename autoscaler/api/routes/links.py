@@ -89,11 +89,11 @@ def confirm(context: Context, token: Token) -> HTMLResponse:
     bound = found.rule.notice.snooze.max_duration
     length = min(found.claim.snooze, bound)
     stop = time_text(found.stop_at) if found.stop_at is not None else "not set"
+    words = words_for(held_of(context, found.workload.ref))
     return page(
         200,
-        f"Keep {found.workload.ref} running?",
-        f"It is planned to stop at {stop}, because "
-        f"{words_for(held_of(context, found.workload.ref)).because}.",
+        words.question.format(ref=found.workload.ref),
+        f"It is planned to stop at {stop}, because {words.because}.",
         f"Keeping it snoozes the stop for {format_duration(length)}"
         + (
             f" (this rule allows at most {format_duration(bound)})."

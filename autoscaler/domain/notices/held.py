@@ -31,6 +31,7 @@ class HeldWords:
     keep_running: str  # the notification's: "To <keep_running>, press a Keep button ..."
     still: str  # after a snooze: "If it is <still> then, you will be warned again"
     because: str  # the keep-it page: "It is planned to stop at ..., because <because>."
+    question: str  # the keep-it page's title: {ref}
 
 
 HELD_WORDS: Mapping[State, HeldWords] = {
@@ -43,6 +44,7 @@ HELD_WORDS: Mapping[State, HeldWords] = {
         keep_running="keep it running",
         still="still idle",
         because="its GPUs sit idle",
+        question="Keep {ref} running?",
     ),
     State.NOT_RUNNING: HeldWords(
         headline="GPUs held, not running",
@@ -53,6 +55,7 @@ HELD_WORDS: Mapping[State, HeldWords] = {
         keep_running="keep its GPUs",
         still="still not running",
         because="it holds GPUs while none of its GPU pods runs",
+        question="Keep the GPUs of {ref}?",
     ),
 }
 
