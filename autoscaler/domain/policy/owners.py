@@ -31,6 +31,9 @@ class OwnerKind:
     enabled: bool  # acted on by default (`cluster.ownerKinds.<kind>.enabled`)
     stop_means: str  # what deactivating its Workload does to it
     bring_back: str  # how it comes back
+    # False where the stop is a requeue, not a lasting stop: Kueue's pod integration deletes
+    # the pods and the owner re-creates them as a new Workload that queues again.
+    stop_lasts: bool = True
 
     @property
     def api_version(self) -> str:
