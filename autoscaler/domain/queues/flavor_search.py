@@ -84,13 +84,9 @@ def is_preferred(a: Granular, b: Granular, policy: AdmissionPolicy) -> bool:
         return True
     if (a.mode is Mode.NO_CANDIDATES) != (b.mode is Mode.NO_CANDIDATES):
         return a.mode is not Mode.NO_CANDIDATES
-    if policy.preemption_over_borrowing:
-        if a.level != b.level:
-            return a.level < b.level
-        return a.mode > b.mode
-    if a.mode != b.mode:
-        return a.mode > b.mode
-    return a.level < b.level
+    if policy.preemption_over_borrowing:  # the borrowing level first, then the mode
+        return (-a.level, a.mode) > (-b.level, b.mode)
+    return (a.mode, -a.level) > (b.mode, -b.level)
 
 
 def should_try_next(mode: Granular, policy: AdmissionPolicy) -> bool:

@@ -122,11 +122,14 @@ def _holds(requirement: NodeRequirement, labels: Mapping[str, str]) -> bool:
     if operator == "DoesNotExist":
         return value is None
     if operator in ("Gt", "Lt"):
-        try:
-            have, bound = int(value or ""), int(requirement.values[0])
-        except (ValueError, IndexError):
-            if len(requirement.values) != 1 or not requirement.values[0].lstrip("-").isdigit():
-                raise PlacementError(f"{operator} needs one integer value for {requirement.key}")
-            return False  # the node's label is not an integer: no match
+        if len(requirement.values) != 1 or not _integer(requirement.values[0]):
+            raise PlacementError(f"{operator} needs one integer value for {requirement.key}")
+        if value is None or not _integer(value):
+            return False  # the flavor's label is not an integer: no match
+        have, bound = int(value), int(requirement.values[0])
         return have > bound if operator == "Gt" else have < bound
     raise PlacementError(f"unknown node selector operator {operator}")
+
+
+def _integer(text: str) -> bool:
+    return text.lstrip("-").isdigit()
