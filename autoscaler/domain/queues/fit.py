@@ -216,16 +216,17 @@ class _Ledger:
         return max(0, member.usage.get(key, 0) - given_back)
 
     def available(self, key: FlavorResource, quota: ResourceQuota) -> int:
-        """resource_node.go `available()`: may be negative when the cohort is oversubscribed."""
+        """clusterqueue_snapshot.go `Available()`: resource_node.go `available()`, whose
+        cohort part is negative when the cohort is oversubscribed, clamped at zero last."""
         used = self.used(self.queue, key)
         if self.queue.cohort is None:
-            return quota.nominal - used
+            return max(0, quota.nominal - used)
         kept = _kept(quota)
         from_cohort = self._cohort_available(key)
         if quota.borrowing_limit is not None:
             stored = quota.nominal - kept
             from_cohort = min(stored - max(0, used - kept) + quota.borrowing_limit, from_cohort)
-        return max(0, kept - used) + from_cohort
+        return max(0, max(0, kept - used) + from_cohort)
 
     def potential(self, key: FlavorResource, quota: ResourceQuota) -> int:
         """resource_node.go `potentialAvailable()`: the most the queue could ever hold."""
