@@ -140,6 +140,8 @@ def test_quotas_keep_kueues_flavor_order_with_their_limits(
     )
     assert_valid(cq)
     kube.store.put(cq)
+    for flavor in ("a100", "t4", "any"):
+        kube.store.put(make_resource_flavor(flavor).build())
 
     quota = queues.read_queues().queues["cq"]
 

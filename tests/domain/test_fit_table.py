@@ -492,7 +492,7 @@ def test_a_fit_says_how_much_it_borrows_and_what_it_charges() -> None:
     result = fit(a_waiter("w", "team-a-cq", {"cpu": 10 * CPU}), limited(borrowing=ONE))
     assert result.fits
     assert dict(result.borrowing) == {(DEFAULT, "cpu"): 1 * CPU}
-    assert result.charge({"cpu": 10 * CPU}) == {(DEFAULT, "cpu"): 10 * CPU}
+    assert result.charge() == {(DEFAULT, "cpu"): 10 * CPU}
     assert (
         result.reason == "fits: flavor default-flavor for cpu, borrowing 1000 cpu in default-flavor"
     )

@@ -16,8 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from autoscaler.adapters.kubernetes.objects import Obj, priority_of, queue_name_of, required_time
+from autoscaler.adapters.kueue.admission_objects import flavor_nodes, placement_of
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.queues.facts import FlavorQuotas, ResourceGroup, ResourceQuota, Waiter
+from autoscaler.domain.queues.facts import (
+    FlavorQuotas,
+    PodSet,
+    ResourceGroup,
+    ResourceQuota,
+    Waiter,
+)
 from autoscaler.domain.queues.quantity import parse_quantity
 
 Requests = dict[str, int]
@@ -50,19 +57,21 @@ def cohorts_by_queue(cluster_queues: Iterable[Obj]) -> dict[str, str | None]:
     return found
 
 
-def quota_parts(cluster_queue: Obj) -> QuotaParts:
-    """(name, cohort, resource groups, usage) of a ClusterQueue."""
+def quota_parts(cluster_queue: Obj, *, flavors: Mapping[str, Obj]) -> QuotaParts:
+    """(name, cohort, resource groups, usage) of a ClusterQueue; `flavors`: the
+    ResourceFlavors by name, whose node constraints each group's flavors carry."""
     spec, status = cluster_queue.get("spec") or {}, cluster_queue.get("status") or {}
-    groups = tuple(_group(group) for group in spec.get("resourceGroups") or [])
+    groups = tuple(_group(group, flavors) for group in spec.get("resourceGroups") or [])
     return name_of(cluster_queue), cohort_of(cluster_queue), groups, _usage(status)
 
 
-def _group(group: Obj) -> ResourceGroup:
+def _group(group: Obj, objects: Mapping[str, Obj]) -> ResourceGroup:
     covered = tuple(str(resource) for resource in group.get("coveredResources") or [])
     flavors = tuple(
         FlavorQuotas(
             flavor=str(flavor["name"]),
             resources={str(r["name"]): _quota(r) for r in flavor.get("resources") or []},
+            nodes=flavor_nodes(str(flavor["name"]), objects),
         )
         for flavor in group.get("flavors") or []
     )
@@ -112,7 +121,36 @@ def waiter_of(workload: Obj, *, cluster_queue: str) -> Waiter:
         priority=priority_of(workload),
         created_at=created,
         requests=workload_requests(workload),
+        pod_sets=pod_sets_of(workload),
     )
+
+
+def pod_sets_of(workload: Obj) -> tuple[PodSet, ...]:
+    """The pod sets in order, each with its requests for all of its pods: Kueue's figure
+    where it recorded one (status.resourceRequests, by pod set name), else computed."""
+    recorded = {
+        str(entry.get("name")): {
+            str(r): parse_quantity(str(r), q) for r, q in (entry.get("resources") or {}).items()
+        }
+        for entry in (workload.get("status") or {}).get("resourceRequests") or []
+    }
+    pod_sets = []
+    for pod_set in (workload.get("spec") or {}).get("podSets") or []:
+        name, count = str(pod_set.get("name", "main")), int(pod_set.get("count", 1))
+        requests = recorded.get(name)
+        if requests is None:
+            requests = {r: q * count for r, q in pod_requests(pod_set).items()}
+        min_count = pod_set.get("minCount")
+        pod_sets.append(
+            PodSet(
+                name=name,
+                count=count,
+                requests=requests,
+                placement=placement_of(pod_set),
+                min_count=None if min_count is None else int(min_count),
+            )
+        )
+    return tuple(pod_sets)
 
 
 def workload_requests(workload: Obj) -> Requests:

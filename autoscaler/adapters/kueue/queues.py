@@ -30,6 +30,7 @@ from autoscaler.adapters.kubernetes.resources import (
     pending_workloads,
 )
 from autoscaler.adapters.kueue import queue_objects as parse
+from autoscaler.adapters.kueue.admission_objects import admission_policy
 from autoscaler.adapters.kueue.unmodelled import unmodelled_reasons
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
 from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, Waiter
@@ -104,14 +105,17 @@ class KueueQueues:
         queues = {}
         for obj in objects.cluster_queues:
             try:
-                name, cohort, groups, usage = parse.quota_parts(obj)
+                name, cohort, groups, usage = parse.quota_parts(obj, flavors=objects.flavors)
+                policy = admission_policy(obj)
                 reasons = unmodelled_reasons(
                     obj, flavors=objects.flavors, cohorts=objects.cohorts, cohort=cohort
                 )
             except MALFORMED as exc:
                 self._log.warning("skipping malformed ClusterQueue %s: %s", log_name(obj), exc)
                 continue
-            queues[name] = QueueQuota(name, cohort, groups, usage, unmodelled=reasons)
+            queues[name] = QueueQuota(
+                name, cohort, groups, usage, unmodelled=reasons, policy=policy
+            )
         return queues
 
     def _pending(self, objects: _Objects) -> dict[str, list[Waiter]]:

@@ -212,9 +212,7 @@ def _settle(
     queues: Mapping[str, QueueQuota], *, freed: Freed, waiter: Waiter, admitted: Fit
 ) -> dict[str, QueueQuota]:
     """The quotas once the freed workloads are gone and Kueue has admitted the waiter."""
-    charges: dict[str, Mapping[FlavorResource, int]] = {
-        waiter.cluster_queue: admitted.charge(waiter.requests)
-    }
+    charges: dict[str, Mapping[FlavorResource, int]] = {waiter.cluster_queue: admitted.charge()}
     settled = dict(queues)
     for name in set(freed) | set(charges):
         queue = queues.get(name)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.queues.placement import ANY_NODE, ANYWHERE, FlavorNodes, Placement
 
 FlavorResource = tuple[str, str]  # (ResourceFlavor name, resource name)
 
@@ -38,6 +39,7 @@ class ResourceQuota:
 class FlavorQuotas:
     flavor: str
     resources: Mapping[str, ResourceQuota]
+    nodes: FlavorNodes = ANY_NODE  # the ResourceFlavor's node labels, taints and tolerations
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,23 @@ class ResourceGroup:
 
     covered: tuple[str, ...]
     flavors: tuple[FlavorQuotas, ...]
+
+
+TRY_NEXT_FLAVOR = "TryNextFlavor"
+MAY_STOP_SEARCH = "MayStopSearch"  # v1beta1's "Borrow" and "Preempt" read as this
+NEVER = "Never"
+
+
+@dataclass(frozen=True)
+class AdmissionPolicy:
+    """A ClusterQueue's spec.flavorFungibility and spec.preemption, with Kueue's defaults."""
+
+    when_can_borrow: str = MAY_STOP_SEARCH
+    when_can_preempt: str = TRY_NEXT_FLAVOR
+    preemption_over_borrowing: bool = False  # preference: PreemptionOverBorrowing
+    within_cluster_queue: str = NEVER  # Never, LowerPriority, LowerOrNewerEqualPriority
+    reclaim_within_cohort: str = NEVER  # Never, LowerPriority, Any
+    borrow_within_cohort: str = NEVER  # Never, LowerPriority
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,20 @@ class QueueQuota:
     # sharing, topology-aware scheduling, admission checks, preemption within the cohort...).
     # Non-empty: "fit unknown", and nothing is freed for its waiters.
     unmodelled: tuple[str, ...] = ()
+    policy: AdmissionPolicy = AdmissionPolicy()
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """One pod set of a Workload, in the Workload's order: its pod count, its requests for
+    all of its pods (count × one pod's, Kueue's PodSetResources.Requests) and placement.
+    `min_count`: partial admission may admit fewer pods (spec.podSets[].minCount)."""
+
+    name: str
+    count: int
+    requests: Mapping[str, int]
+    placement: Placement = ANYWHERE
+    min_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +106,10 @@ class Waiter:
     priority: int
     created_at: datetime
     requests: Mapping[str, int]  # the sum over its pod sets (count × per-pod request)
+    # Kueue's pod sets, in order. Empty: `requests` is the whole charge as one demand, its
+    # `pods` included where the queue counts them (the simulator's and KAI's waiters).
+    pod_sets: tuple[PodSet, ...] = ()
+    unmodelled: tuple[str, ...] = ()  # why Kueue's answer for this waiter is not modelled
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,33 @@
-"""Would Kueue admit this pending Workload? Its quota fit, as Kueue's "Cluster Queue" concept
-page documents it (kueue.sigs.k8s.io/docs/concepts/cluster_queue: "Resource Groups",
-"Flavors and borrowing semantics", "BorrowingLimit", "LendingLimit"), for flat cohorts only.
+"""Would Kueue admit this pending Workload without preempting anything? Its quota fit, as
+Kueue's scheduler computes it (kubernetes-sigs/kueue pkg/scheduler/flavorassigner/
+flavorassigner.go and pkg/cache/scheduler/resource_node.go), for flat cohorts only.
 
     fit(waiter, queues, freed) -> Fit   # outcome FITS / DOES_NOT_FIT / UNKNOWN, with a reason
 
 `freed` is what stopping some admitted workloads would give back: per ClusterQueue, per
-(flavor, resource). The model, per (flavor, resource):
-- each resource group of the waiter's ClusterQueue gets one flavor: the first, in the
-  queue's order, where every requested resource of the group fits (flavorFungibility's
-  default `whenCanBorrow: Borrow`: a fit by borrowing stops the search); a requested resource
-  no group covers never fits;
-- without a cohort, the queue has its unused nominal quota;
-- in a cohort, each ClusterQueue keeps `nominal - lendingLimit` for itself (nothing without a
-  lending limit) and lends the rest to the cohort's pool; usage beyond the kept part draws on
-  the pool. The queue has its own unused kept part plus the pool's free part, and never more
-  than `nominal + borrowingLimit` in all.
-The waiter's requests are summed over its pod sets and fitted as one: when the sum fits,
-Kueue fits each pod set too, so the model errs towards "does not fit", never towards freeing
-in vain. Preemption, fair sharing, hierarchical cohorts and other flavor fungibility are not
-modelled: the adapter marks such queues `unmodelled`, and their fit is UNKNOWN.
+(flavor, resource). The model:
+- the waiter's pod sets are assigned in order, each counting what the earlier ones already
+  took (`assignFlavors`); when the ClusterQueue covers `pods`, a pod set requests one per
+  pod (`assignFlavors` sets ResourcePods to the pod set's count);
+- for each resource group a pod set requests, the flavors are tried in the queue's order
+  (`domain/queues/flavor_search.py`): a flavor whose taints the pod set does not tolerate,
+  or whose node labels its node selector or required affinity exclude, is skipped
+  (`domain/queues/placement.py`); `flavorFungibility` and the ClusterQueue's preemption
+  policies decide as Kueue's `findFlavorForPodSets` does;
+- available quota is Kueue's `available()`: the queue's unused kept part (`nominal -
+  lendingLimit`) plus what its cohort has left, which is negative when the cohort already
+  uses more than it holds (quotas cut, a queue moved) and then eats into the kept part; a
+  borrowing limit caps what comes from the cohort. A request beyond `potentialAvailable()`
+  (kept part plus all the cohort lends, capped by the borrowing limit) never fits.
+UNKNOWN, with the reason: the queue or a cohort member is marked `unmodelled` (fair
+sharing, hierarchical cohorts, topology, admission checks, StrictFIFO); the waiter is
+(`Waiter.unmodelled`, e.g. an affinity the adapter cannot read); the answer depends on a
+preemption simulation whose candidates are not modelled (a policy other than Never, and a
+workload in that flavor and resource it could pick); Kueue cannot evaluate a pod set's
+affinity; or it does not fit whole and a pod set has a `minCount` (partial admission may
+admit fewer pods). Not modelled at all: Kueue resuming a waiter's flavor search where its
+last attempt stopped (which matters only where that attempt stopped at a preemption, an
+answer this model gives as unknown), and `quotaCheckStrategy: IgnoreUndeclared`.
 """
 
 from __future__ import annotations
@@ -28,15 +37,26 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from autoscaler.domain.queues.facts import (
+    NEVER,
     FlavorResource,
+    PodSet,
     QueueQuota,
     ResourceGroup,
     ResourceQuota,
     Waiter,
 )
+from autoscaler.domain.queues.flavor_search import (
+    MAYBE,
+    Granular,
+    Mode,
+    Trial,
+    choose_flavor,
+)
+from autoscaler.domain.queues.placement import PlacementError, flavor_mismatch
 
 Freed = Mapping[str, Mapping[FlavorResource, int]]  # ClusterQueue -> (flavor, resource) -> qty
 NOTHING_FREED: Freed = {}
+PODS = "pods"
 
 
 class FitOutcome(StrEnum):
@@ -47,21 +67,28 @@ class FitOutcome(StrEnum):
 
 @dataclass(frozen=True)
 class Fit:
-    """The outcome, why, and for a fit: the flavor of each requested resource and how much of
-    each (flavor, resource) the admission would borrow beyond the queue's nominal quota."""
+    """The outcome, why, and for a fit: the flavor of each resource of each pod set, what
+    the admission charges its ClusterQueue per (flavor, resource), and how much of that it
+    would borrow beyond the queue's nominal quota."""
 
     outcome: FitOutcome
     reason: str
-    flavors: Mapping[str, str] = field(default_factory=dict)  # resource -> flavor
+    pod_sets: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # -> resource -> flavor
+    charged: Mapping[FlavorResource, int] = field(default_factory=dict)
     borrowing: Mapping[FlavorResource, int] = field(default_factory=dict)
 
     @property
     def fits(self) -> bool:
         return self.outcome is FitOutcome.FITS
 
-    def charge(self, requests: Mapping[str, int]) -> dict[FlavorResource, int]:
+    @property
+    def flavors(self) -> dict[str, str]:
+        """resource -> flavor over every pod set (where pod sets differ, the last one's)."""
+        return {name: flavor for each in self.pod_sets.values() for name, flavor in each.items()}
+
+    def charge(self) -> dict[FlavorResource, int]:
         """What the admission would charge its ClusterQueue, per (flavor, resource)."""
-        return {(flavor, name): requests[name] for name, flavor in self.flavors.items()}
+        return dict(self.charged)
 
 
 def quota_of(queue: QueueQuota, key: FlavorResource) -> ResourceQuota | None:
@@ -81,22 +108,69 @@ def fit(waiter: Waiter, queues: Mapping[str, QueueQuota], freed: Freed = NOTHING
         return Fit(FitOutcome.UNKNOWN, f"ClusterQueue {waiter.cluster_queue} is not known")
     ledger = _Ledger(queue, _cohort_of(queue, queues), freed)
     doubts = [f"ClusterQueue {q.name}: {why}" for q in ledger.members for why in q.unmodelled]
+    doubts += [f"Workload {waiter.ref}: {why}" for why in waiter.unmodelled]
     if doubts:
         return Fit(FitOutcome.UNKNOWN, "; ".join(doubts))
-    requests = {name: qty for name, qty in sorted(waiter.requests.items()) if qty > 0}
-    covered = {name for group in queue.groups for name in group.covered}
-    uncovered = [name for name in requests if name not in covered]
-    if uncovered:
-        return Fit(FitOutcome.DOES_NOT_FIT, f"{queue.name} does not cover {', '.join(uncovered)}")
-    flavors: dict[str, str] = {}
-    for group in queue.groups:
-        wanted = {name: requests[name] for name in group.covered if name in requests}
-        if wanted:
-            chosen = _first_flavor(group, wanted, ledger)
-            if isinstance(chosen, _NoFlavor):
-                return Fit(FitOutcome.DOES_NOT_FIT, chosen.reason)
-            flavors.update({name: chosen for name in wanted})
-    return _fits(flavors, requests, ledger)
+    result = _assign(waiter, ledger)
+    partial = [p.name for p in waiter.pod_sets if p.min_count is not None and p.min_count < p.count]
+    if result.outcome is FitOutcome.DOES_NOT_FIT and partial:
+        why = f"partial admission (minCount of pod set {', '.join(partial)}) is not modelled"
+        return Fit(FitOutcome.UNKNOWN, f"{result.reason}; {why}")
+    return result
+
+
+def demand_of(waiter: Waiter, queue: QueueQuota) -> list[tuple[PodSet, dict[str, int]]]:
+    """Each pod set with what it requests of the queue: `pods` added when the queue covers
+    it; a waiter read without pod sets is one demand, its requests taken as they are."""
+    if not waiter.pod_sets:
+        return [(PodSet("main", 1, waiter.requests), dict(sorted(waiter.requests.items())))]
+    covers_pods = any(PODS in group.covered for group in queue.groups)
+    demand = []
+    for pod_set in waiter.pod_sets:
+        requests = dict(pod_set.requests)
+        if covers_pods:
+            requests[PODS] = pod_set.count
+        demand.append((pod_set, dict(sorted(requests.items()))))
+    return demand
+
+
+def _assign(waiter: Waiter, ledger: _Ledger) -> Fit:
+    queue = ledger.queue
+    assigned: dict[FlavorResource, int] = {}
+    chosen: dict[str, dict[str, str]] = {}
+    for pod_set, requests in demand_of(waiter, queue):
+        covered = {name for group in queue.groups for name in group.covered}
+        uncovered = [name for name, qty in requests.items() if name not in covered and qty > 0]
+        if uncovered:
+            why = f"{queue.name} does not cover {', '.join(uncovered)}"
+            return Fit(FitOutcome.DOES_NOT_FIT, why)
+        flavors: dict[str, str] = {}
+        for group in queue.groups:
+            wanted = {name: requests[name] for name in group.covered if name in requests}
+            if not wanted:
+                continue
+            try:
+                trials = [
+                    ledger.trial(quotas.flavor, pod_set, wanted, assigned)
+                    for quotas in group.flavors
+                ]
+            except PlacementError as exc:
+                return Fit(FitOutcome.UNKNOWN, f"pod set {pod_set.name}: {exc}")
+            choice = choose_flavor(trials, queue.policy)
+            if choice.unknown is not None:
+                return Fit(FitOutcome.UNKNOWN, f"pod set {pod_set.name}: {choice.unknown}")
+            if choice.flavor is None:
+                misses = [m for t in trials for m in (t.misses or (t.skipped or "",)) if m]
+                return Fit(FitOutcome.DOES_NOT_FIT, "; ".join(misses) or _no_flavor(group))
+            flavors.update({name: choice.flavor for name in wanted})
+        for name, flavor in flavors.items():
+            assigned[(flavor, name)] = assigned.get((flavor, name), 0) + requests[name]
+        chosen[pod_set.name] = flavors
+    return _fits(chosen, assigned, ledger)
+
+
+def _no_flavor(group: ResourceGroup) -> str:
+    return f"the resource group of {', '.join(group.covered)} has no flavor"
 
 
 def _cohort_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[QueueQuota, ...]:
@@ -106,45 +180,32 @@ def _cohort_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[Que
     return (queue, *sorted(others, key=lambda q: q.name))
 
 
-@dataclass(frozen=True)
-class _NoFlavor:
-    reason: str
-
-
-def _first_flavor(
-    group: ResourceGroup, wanted: Mapping[str, int], ledger: _Ledger
-) -> str | _NoFlavor:
-    misses: list[str] = []
-    for quotas in group.flavors:
-        shortfalls = [
-            miss
-            for name, qty in wanted.items()
-            if (miss := ledger.shortfall((quotas.flavor, name), qty)) is not None
-        ]
-        if not shortfalls:
-            return quotas.flavor
-        misses.append("; ".join(shortfalls))
-    return _NoFlavor("; ".join(misses) or "the resource group has no flavor")
-
-
-def _fits(flavors: Mapping[str, str], requests: Mapping[str, int], ledger: _Ledger) -> Fit:
+def _fits(
+    chosen: Mapping[str, Mapping[str, str]], charged: Mapping[FlavorResource, int], ledger: _Ledger
+) -> Fit:
     borrowing = {
-        (flavor, name): borrowed
-        for name, flavor in flavors.items()
-        if (borrowed := ledger.borrowing((flavor, name), requests[name])) > 0
+        key: borrowed
+        for key, qty in charged.items()
+        if (borrowed := ledger.borrowing(key, qty)) > 0
     }
-    by_flavor: dict[str, list[str]] = {}
-    for name, flavor in flavors.items():
-        by_flavor.setdefault(flavor, []).append(name)
-    parts = [f"flavor {flavor} for {', '.join(names)}" for flavor, names in by_flavor.items()]
+    parts = []
+    for pod_set, flavors in chosen.items():
+        by_flavor: dict[str, list[str]] = {}
+        for name, flavor in flavors.items():
+            by_flavor.setdefault(flavor, []).append(name)
+        named = "; ".join(
+            f"flavor {flavor} for {', '.join(names)}" for flavor, names in by_flavor.items()
+        )
+        parts.append(named if len(chosen) == 1 else f"pod set {pod_set}: {named}")
     lent = [f"{qty} {name} in {flavor}" for (flavor, name), qty in borrowing.items()]
     reason = "fits: " + "; ".join(parts) + (f", borrowing {', '.join(lent)}" if lent else "")
-    return Fit(FitOutcome.FITS, reason, flavors, borrowing)
+    return Fit(FitOutcome.FITS, reason, chosen, dict(charged), borrowing)
 
 
 @dataclass(frozen=True)
 class _Ledger:
-    """Quota and usage, after the frees, of one ClusterQueue and its cohort's members."""
+    """Quota and usage, after the frees, of one ClusterQueue and its cohort's members, read
+    as Kueue's resource nodes (pkg/cache/scheduler/resource_node.go) read them."""
 
     queue: QueueQuota
     members: tuple[QueueQuota, ...]  # the queue first; only the queue without a cohort
@@ -155,35 +216,100 @@ class _Ledger:
         return max(0, member.usage.get(key, 0) - given_back)
 
     def available(self, key: FlavorResource, quota: ResourceQuota) -> int:
+        """clusterqueue_snapshot.go `Available()`: resource_node.go `available()`, whose
+        cohort part is negative when the cohort is oversubscribed, clamped at zero last."""
         used = self.used(self.queue, key)
         if self.queue.cohort is None:
             return max(0, quota.nominal - used)
-        own = max(0, _kept(quota) - used)
-        available = own + self._pool_free(key)
+        kept = _kept(quota)
+        from_cohort = self._cohort_available(key)
         if quota.borrowing_limit is not None:
-            available = min(available, max(0, quota.nominal + quota.borrowing_limit - used))
-        return available
+            stored = quota.nominal - kept
+            from_cohort = min(stored - max(0, used - kept) + quota.borrowing_limit, from_cohort)
+        return max(0, max(0, kept - used) + from_cohort)
 
-    def _pool_free(self, key: FlavorResource) -> int:
-        lent, drawn = 0, 0
-        for member in self.members:
-            quota = quota_of(member, key)
-            if quota is not None:
-                lent += quota.nominal - _kept(quota)
-                drawn += max(0, self.used(member, key) - _kept(quota))
-        return max(0, lent - drawn)
+    def potential(self, key: FlavorResource, quota: ResourceQuota) -> int:
+        """resource_node.go `potentialAvailable()`: the most the queue could ever hold."""
+        if self.queue.cohort is None:
+            return quota.nominal
+        most = _kept(quota) + self._cohort_quota(key)
+        if quota.borrowing_limit is not None:
+            most = min(quota.nominal + quota.borrowing_limit, most)
+        return most
 
-    def shortfall(self, key: FlavorResource, qty: int) -> str | None:
-        """None when `qty` fits in this (flavor, resource), else why not, with the numbers."""
+    def _cohort_quota(self, key: FlavorResource) -> int:
+        return sum(
+            q.nominal - _kept(q) for m in self.members if (q := quota_of(m, key)) is not None
+        )
+
+    def _cohort_available(self, key: FlavorResource) -> int:
+        drawn = sum(
+            max(0, self.used(m, key) - _kept(q))
+            for m in self.members
+            if (q := quota_of(m, key)) is not None
+        )
+        return self._cohort_quota(key) - drawn
+
+    def borrows(self, key: FlavorResource, total: int) -> bool:
+        quota = quota_of(self.queue, key)
+        nominal = quota.nominal if quota is not None else 0
+        return self.queue.cohort is not None and self.used(self.queue, key) + total > nominal
+
+    def trial(
+        self,
+        flavor: str,
+        pod_set: PodSet,
+        wanted: Mapping[str, int],
+        assigned: Mapping[FlavorResource, int],
+    ) -> Trial:
+        """One flavor tried for a pod set's group (flavorassigner.go `fitsResourceQuota`)."""
+        nodes = next(
+            (q.nodes for g in self.queue.groups for q in g.flavors if q.flavor == flavor), None
+        )
+        if nodes is not None and (skipped := flavor_mismatch(flavor, nodes, pod_set.placement)):
+            return Trial(flavor, skipped=skipped)
+        modes: dict[str, Granular | None] = {}
+        misses: list[str] = []
+        for name, qty in wanted.items():
+            key = (flavor, name)
+            total = assigned.get(key, 0) + qty
+            mode, miss = self._mode(key, total)
+            modes[name] = mode
+            if miss:
+                misses.append(miss)
+        return Trial(flavor, modes=modes, misses=tuple(misses))
+
+    def _mode(self, key: FlavorResource, total: int) -> tuple[Granular | None, str | None]:
         flavor, name = key
         quota = quota_of(self.queue, key)
         if quota is None:
-            return f"flavor {flavor} has no quota for {name}"
+            return Granular(Mode.NO_FIT, 0), f"flavor {flavor} has no quota for {name}"
+        level = 1 if self.borrows(key, total) else 0
         available = self.available(key, quota)
-        if qty <= available:
-            return None
-        return f"needs {qty} {name} in flavor {flavor}, {available} available: " + self._numbers(
+        if total <= available:
+            return Granular(Mode.FIT, level), None
+        miss = f"needs {total} {name} in flavor {flavor}, {available} available: " + self._numbers(
             key, quota, available
+        )
+        if total > self.potential(key, quota):
+            return Granular(Mode.NO_FIT, 0), miss
+        policy = self.queue.policy
+        if quota.nominal >= total or policy.borrow_within_cohort != NEVER:
+            return (MAYBE if self._candidates(key) else Granular(Mode.NO_CANDIDATES, level)), miss
+        return Granular(Mode.NO_FIT, level), miss
+
+    def _candidates(self, key: FlavorResource) -> bool:
+        """Whether a preemption policy could pick any admitted workload in this (flavor,
+        resource): ours for withinClusterQueue, a borrowing member's for the cohort ones."""
+        policy = self.queue.policy
+        if policy.within_cluster_queue != NEVER and self.used(self.queue, key) > 0:
+            return True
+        if NEVER == policy.reclaim_within_cohort == policy.borrow_within_cohort:
+            return False
+        return any(
+            self.used(m, key) > q.nominal
+            for m in self.members[1:]
+            if (q := quota_of(m, key)) is not None
         )
 
     def _numbers(self, key: FlavorResource, quota: ResourceQuota, available: int) -> str:
@@ -207,7 +333,7 @@ class _Ledger:
 
 
 def _kept(quota: ResourceQuota) -> int:
-    """The part of the nominal quota a ClusterQueue never lends (its guaranteed part)."""
+    """The part of the nominal quota a ClusterQueue never lends (Kueue's localQuota)."""
     if quota.lending_limit is None:
         return 0
     return max(0, quota.nominal - quota.lending_limit)
