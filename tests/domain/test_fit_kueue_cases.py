@@ -104,6 +104,31 @@ CASES = [
         {"main": {"cpu": "t"}},
     ),
     Case(
+        "flavorassigner.go checkFlavorForPodSets calls FindMatchingUntoleratedTaint with the "
+        "comparison operators on: a Gt toleration tolerates a larger integer taint",
+        (
+            (
+                flavor("tier", FlavorNodes(taints=(Taint("tier", "5", "NoSchedule"),)), cpu=4000),
+                flavor("other", cpu=4000),
+            ),
+        ),
+        (ps("main", 1, Placement(tolerations=(Toleration("tier", "Gt", "3"),)), cpu=1000),),
+        FITS,
+        {"main": {"cpu": "tier"}},
+    ),
+    Case(
+        "the same with Lt: the taint's 5 is not below 3, so the flavor is skipped",
+        (
+            (
+                flavor("tier", FlavorNodes(taints=(Taint("tier", "5", "NoSchedule"),)), cpu=4000),
+                flavor("other", cpu=4000),
+            ),
+        ),
+        (ps("main", 1, Placement(tolerations=(Toleration("tier", "Lt", "3"),)), cpu=1000),),
+        FITS,
+        {"main": {"cpu": "other"}},
+    ),
+    Case(
         f"{FA}: multiple flavors, fits while skipping tainted flavor",
         ((flavor("tainted", TAINTED, cpu=4000), flavor("two", LABELLED["two"], cpu=4000)),),
         (ps("main", 1, cpu=3000),),
