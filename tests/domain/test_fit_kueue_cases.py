@@ -308,6 +308,21 @@ CASES = [
         UNKNOWN,
         why="partial admission",
     ),
+    Case(
+        "partial admission goes no lower than minCount (scheduler.go, PodSetReducer): when "
+        "even the minCount pods do not fit, Kueue does not admit",
+        ((flavor("default", cpu=2000),),),
+        (PodSet("main", 3, {"cpu": 9000}, min_count=1),),
+        NO,
+        why="not even with the minCount pods",
+    ),
+    Case(
+        "the same where no flavor's taints are tolerated: no count fits",
+        ((flavor("tainted", TAINTED, cpu=8000),),),
+        (PodSet("main", 3, {"cpu": 3000}, min_count=1),),
+        NO,
+        why="untolerated taint",
+    ),
 ]
 
 

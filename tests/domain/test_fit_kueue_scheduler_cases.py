@@ -153,6 +153,18 @@ CASES: dict[str, tuple[dict[str, QueueQuota], tuple[Row, ...]]] = {
         shared(sales={("default", "cpu"): 40 * CPU}),
         (Row("sales", (ps("one", 11, cpu=1),), NO, why="needs 11000 cpu in flavor default"),),
     ),
+    # Kueue admits 25 of the 50 pods (partial admission); the count is not modelled.
+    f"{SCHED}: partial admission single variable pod set": (
+        shared(),
+        (
+            Row(
+                "sales",
+                (replace(ps("one", 50, cpu=2), min_count=20),),
+                UNKNOWN,
+                why="partial admission (minCount of pod set one) is not modelled",
+            ),
+        ),
+    ),
     f"{SCHED}: admit in same cohort with no borrowing": (
         shared(),
         (
