@@ -28,7 +28,8 @@ affinity; or it does not fit whole, a pod set has a `minCount` and the waiter fi
 minCount pods (partial admission admits some count in between, which is not modelled; when
 even the minCount pods do not fit, it does not fit). Not modelled at all: Kueue resuming a
 waiter's flavor search where its last attempt stopped (which matters only where that
-attempt stopped at a preemption, an answer this model gives as unknown), and `quotaCheckStrategy: IgnoreUndeclared`.
+attempt stopped at a preemption, an answer this model gives as unknown), and
+`quotaCheckStrategy: IgnoreUndeclared`.
 """
 
 from __future__ import annotations
