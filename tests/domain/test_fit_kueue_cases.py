@@ -104,6 +104,31 @@ CASES = [
         {"main": {"cpu": "t"}},
     ),
     Case(
+        "flavorassigner.go checkFlavorForPodSets calls FindMatchingUntoleratedTaint with the "
+        "comparison operators on: a Gt toleration tolerates a larger integer taint",
+        (
+            (
+                flavor("tier", FlavorNodes(taints=(Taint("tier", "5", "NoSchedule"),)), cpu=4000),
+                flavor("other", cpu=4000),
+            ),
+        ),
+        (ps("main", 1, Placement(tolerations=(Toleration("tier", "Gt", "3"),)), cpu=1000),),
+        FITS,
+        {"main": {"cpu": "tier"}},
+    ),
+    Case(
+        "the same with Lt: the taint's 5 is not below 3, so the flavor is skipped",
+        (
+            (
+                flavor("tier", FlavorNodes(taints=(Taint("tier", "5", "NoSchedule"),)), cpu=4000),
+                flavor("other", cpu=4000),
+            ),
+        ),
+        (ps("main", 1, Placement(tolerations=(Toleration("tier", "Lt", "3"),)), cpu=1000),),
+        FITS,
+        {"main": {"cpu": "other"}},
+    ),
+    Case(
         f"{FA}: multiple flavors, fits while skipping tainted flavor",
         ((flavor("tainted", TAINTED, cpu=4000), flavor("two", LABELLED["two"], cpu=4000)),),
         (ps("main", 1, cpu=3000),),
@@ -282,6 +307,21 @@ CASES = [
         (PodSet("main", 3, {"cpu": 3000}, min_count=1),),
         UNKNOWN,
         why="partial admission",
+    ),
+    Case(
+        "partial admission goes no lower than minCount (scheduler.go, PodSetReducer): when "
+        "even the minCount pods do not fit, Kueue does not admit",
+        ((flavor("default", cpu=2000),),),
+        (PodSet("main", 3, {"cpu": 9000}, min_count=1),),
+        NO,
+        why="not even with the minCount pods",
+    ),
+    Case(
+        "the same where no flavor's taints are tolerated: no count fits",
+        ((flavor("tainted", TAINTED, cpu=8000),),),
+        (PodSet("main", 3, {"cpu": 3000}, min_count=1),),
+        NO,
+        why="untolerated taint",
     ),
 ]
 

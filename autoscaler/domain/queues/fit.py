@@ -24,16 +24,18 @@ sharing, hierarchical cohorts, topology, admission checks, StrictFIFO); the wait
 (`Waiter.unmodelled`, e.g. an affinity the adapter cannot read); the answer depends on a
 preemption simulation whose candidates are not modelled (a policy other than Never, and a
 workload in that flavor and resource it could pick); Kueue cannot evaluate a pod set's
-affinity; or it does not fit whole and a pod set has a `minCount` (partial admission may
-admit fewer pods). Not modelled at all: Kueue resuming a waiter's flavor search where its
-last attempt stopped (which matters only where that attempt stopped at a preemption, an
-answer this model gives as unknown), and `quotaCheckStrategy: IgnoreUndeclared`.
+affinity; or it does not fit whole, a pod set has a `minCount` and the waiter fits with its
+minCount pods (partial admission admits some count in between, which is not modelled; when
+even the minCount pods do not fit, it does not fit). Not modelled at all: Kueue resuming a
+waiter's flavor search where its last attempt stopped (which matters only where that
+attempt stopped at a preemption, an answer this model gives as unknown), and
+`quotaCheckStrategy: IgnoreUndeclared`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from autoscaler.domain.queues.facts import (
@@ -113,10 +115,25 @@ def fit(waiter: Waiter, queues: Mapping[str, QueueQuota], freed: Freed = NOTHING
         return Fit(FitOutcome.UNKNOWN, "; ".join(doubts))
     result = _assign(waiter, ledger)
     partial = [p.name for p in waiter.pod_sets if p.min_count is not None and p.min_count < p.count]
-    if result.outcome is FitOutcome.DOES_NOT_FIT and partial:
-        why = f"partial admission (minCount of pod set {', '.join(partial)}) is not modelled"
-        return Fit(FitOutcome.UNKNOWN, f"{result.reason}; {why}")
-    return result
+    if result.outcome is not FitOutcome.DOES_NOT_FIT or not partial:
+        return result
+    # Kueue's partial admission (scheduler.go, PodSetReducer) looks for counts down to each
+    # minCount: if even those pods do not fit, no count does (fewer pods never fit worse).
+    fewest = replace(waiter, pod_sets=tuple(_at_min_count(p) for p in waiter.pod_sets))
+    reduced = _assign(fewest, ledger)
+    if reduced.outcome is FitOutcome.DOES_NOT_FIT:
+        return Fit(FitOutcome.DOES_NOT_FIT, f"{result.reason}; not even with the minCount pods")
+    why = f"partial admission (minCount of pod set {', '.join(partial)}) is not modelled"
+    return Fit(FitOutcome.UNKNOWN, f"{result.reason}; {why}")
+
+
+def _at_min_count(pod_set: PodSet) -> PodSet:
+    """The pod set scaled down to its minCount, as Kueue's PodSetResources.ScaledTo does."""
+    if pod_set.min_count is None or pod_set.min_count >= pod_set.count or pod_set.count <= 0:
+        return pod_set
+    per_pod = {name: qty // pod_set.count for name, qty in pod_set.requests.items()}
+    scaled = {name: qty * pod_set.min_count for name, qty in per_pod.items()}
+    return replace(pod_set, count=pod_set.min_count, requests=scaled)
 
 
 def demand_of(waiter: Waiter, queue: QueueQuota) -> list[tuple[PodSet, dict[str, int]]]:

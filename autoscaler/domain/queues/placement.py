@@ -6,7 +6,8 @@ pkg/scheduler/flavorassigner/flavorassigner.go, `checkFlavorForPodSets` and `fla
     flavor_mismatch(nodes, placement) -> str | None   # why the flavor is skipped; None: usable
 
 - Taints: a NoSchedule or NoExecute taint of the flavor that no toleration of the pod set nor
-  of the flavor (spec.tolerations) tolerates skips the flavor (PreferNoSchedule is ignored).
+  of the flavor (spec.tolerations) tolerates skips the flavor (PreferNoSchedule is ignored);
+  a Gt or Lt toleration compares integer values, as Kueue enables those operators.
 - Labels: only the node selector keys and affinity expressions whose key is one of the
   flavor's own node labels count; an affinity term left without expressions matches any
   flavor, the terms are ORed, and `matchFields` is not consulted. The flavor's labels stand
@@ -17,6 +18,7 @@ A Gt/Lt value that is not an integer is an error in Kueue (the waiter is not ass
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -75,13 +77,20 @@ class PlacementError(ValueError):
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """k8s.io/api core/v1 Toleration.ToleratesTaint."""
+    """k8s.io/api core/v1 Toleration.ToleratesTaint, with the comparison operators on, as
+    Kueue's flavor assigner calls it (FindMatchingUntoleratedTaint(..., true)): Gt and Lt
+    compare the taint's value with the toleration's as canonical decimal integers."""
     if toleration.effect and toleration.effect != taint.effect:
         return False
     if toleration.key and toleration.key != taint.key:
         return False
     if toleration.operator == "Exists":
         return True
+    if toleration.operator in ("Gt", "Lt"):
+        if not (_canonical_int(toleration.value) and _canonical_int(taint.value)):
+            return False
+        have, bound = int(taint.value), int(toleration.value)
+        return have > bound if toleration.operator == "Gt" else have < bound
     return toleration.operator in ("", "Equal") and toleration.value == taint.value
 
 
@@ -133,3 +142,12 @@ def _holds(requirement: NodeRequirement, labels: Mapping[str, str]) -> bool:
 
 def _integer(text: str) -> bool:
     return text.lstrip("-").isdigit()
+
+
+_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
+INT64 = 1 << 63
+
+
+def _canonical_int(text: str) -> bool:
+    """k8s.io/apimachinery content.IsDecimalInteger, then strconv.ParseInt's int64 range."""
+    return _CANONICAL_INT.fullmatch(text) is not None and -INT64 <= int(text) < INT64
