@@ -19,6 +19,7 @@ from autoscaler.core.ports import (
     Clock,
     ClusterReader,
     GuardStore,
+    KueueFeatures,
     MetricSource,
     PendingWork,
     Server,
@@ -73,6 +74,7 @@ def build_service(
     bind_host: str = "[::]",
     leads: Leads = always_leads,
     pending: PendingWork | None = None,  # who waits for quota (when-contended rules)
+    features: KueueFeatures | None = None,  # Kueue's feature gates (via-kueue rules)
 ) -> Service:
     """`shared`: the runtime state (the guards' memory, the audit trail) and the actuator the
     loop, its listeners and the API write through. `leads`: only the leader writes (acts, guard
@@ -95,7 +97,13 @@ def build_service(
         leads=leads,
     )
     reconciler = _reconciler(
-        settings, context=context, guards=guards, store=store, pending=pending, logger=logger
+        settings,
+        context=context,
+        guards=guards,
+        store=store,
+        pending=pending,
+        features=features,
+        logger=logger,
     )
     subscribe_listeners(
         store,
@@ -129,6 +137,7 @@ def _reconciler(
     guards: GuardStore,
     store: SnapshotStore,
     pending: PendingWork | None,
+    features: KueueFeatures | None,
     logger: logging.Logger,
 ) -> Reconciler:
     """The loop: its act context, the screen over the guards' memory, the snapshot store."""
@@ -141,6 +150,7 @@ def _reconciler(
         publish=store.publish,
         pending=pending,
         keda_addresses=_keda_addresses(settings),
+        features=features,
     )
 
 
