@@ -189,6 +189,7 @@ def build_replica(
         logger=logger,
         leads=elector.leads if elector else always_leads,
         shared=shared,
+        features=cluster,  # Kueue's Configuration, for via-kueue rules' feature gate
         # Who waits for Kueue's and KAI's quota (when-contended rules), per enabled actuator.
         pending=build_pending(
             settings, client=client, objects=cluster, logger=logger.getChild("queues")

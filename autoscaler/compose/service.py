@@ -19,6 +19,7 @@ from autoscaler.core.ports import (
     Clock,
     ClusterReader,
     GuardStore,
+    KueueFeatures,
     MetricSource,
     PendingWork,
     Server,
@@ -73,6 +74,7 @@ def build_service(
     bind_host: str = "[::]",
     leads: Leads = always_leads,
     pending: PendingWork | None = None,  # who waits for quota (when-contended rules)
+    features: KueueFeatures | None = None,  # Kueue's feature gates (via-kueue rules)
 ) -> Service:
     """`shared`: the runtime state (the guards' memory, the audit trail) and the actuator the
     loop, its listeners and the API write through. `leads`: only the leader writes (acts, guard
@@ -94,9 +96,8 @@ def build_service(
         teller=notifications.teller,
         leads=leads,
     )
-    reconciler = _reconciler(
-        settings, context=context, guards=guards, store=store, pending=pending, logger=logger
-    )
+    reads = _Reads(pending=pending, features=features, logger=logger)
+    reconciler = _reconciler(settings, context=context, guards=guards, store=store, reads=reads)
     subscribe_listeners(
         store,
         settings=settings.api,
@@ -122,25 +123,35 @@ def build_service(
     return service
 
 
+@dataclass(frozen=True)
+class _Reads:
+    """What the loop reads besides the cluster and Prometheus, where it is configured, and
+    where the screen logs."""
+
+    pending: PendingWork | None  # who waits for quota (when-contended rules)
+    features: KueueFeatures | None  # Kueue's feature gates (via-kueue rules)
+    logger: logging.Logger
+
+
 def _reconciler(
     settings: Settings,
     *,
     context: ActContext,
     guards: GuardStore,
     store: SnapshotStore,
-    pending: PendingWork | None,
-    logger: logging.Logger,
+    reads: _Reads,
 ) -> Reconciler:
     """The loop: its act context, the screen over the guards' memory, the snapshot store."""
     screen = build_screen(
-        settings, store=guards, policy=context.policy, metrics=context.metrics, logger=logger
+        settings, store=guards, policy=context.policy, metrics=context.metrics, logger=reads.logger
     )
     return Reconciler(
         context=context,
         screen=screen,
         publish=store.publish,
-        pending=pending,
+        pending=reads.pending,
         keda_addresses=_keda_addresses(settings),
+        features=reads.features,
     )
 
 

@@ -10,6 +10,7 @@ from autoscaler.domain.access import Identity, Recalled, Target, Verdict
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.audit.records import Annotated, AuditRecord, Edit, RuntimeState
 from autoscaler.domain.guards.screen import GuardMemory, LoopRecord
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import (
     FleetUsage,
     Pauses,
@@ -81,6 +82,15 @@ class ClusterReader(Protocol):
 
     def read_pauses(self) -> Pauses:
         """The kill switches in force, from the runtime-state ConfigMap."""
+        ...
+
+
+class KueueFeatures(Protocol):
+    """Kueue's own Configuration (its `featureGates`), for rules that rest on a Kueue feature
+    (`reclaim: via-kueue`). Never raises: unreadable says why."""
+
+    def kueue_configuration(self) -> KueueConfiguration:
+        """Read now (one list call), or from its watch cache (no request)."""
         ...
 
 

@@ -45,6 +45,12 @@ DELETE_PLANNED_AT = PREFIX + "delete-planned-at"  # rule action `delete`: its ow
 DELETE_WARNED_AT = PREFIX + "delete-warned-at"
 IDLE_HELD_NOTIFIED_AT = PREFIX + "idle-held-notified-at"  # told once per admission
 NOTIFY = PREFIX + "notify"  # on a namespace (annotation or label): its notification targets
+# Rule `reclaim: via-kueue`: Kueue's own annotation (KEP-7990; pkg/controller/constants
+# PriorityBoostAnnotationKey), and ours saying the boost is our mark and since when. We write
+# and remove the boost only together with MARKED_AT: a boost without it is another's.
+PRIORITY_BOOST = "kueue.x-k8s.io/priority-boost"
+MARKED_AT = PREFIX + "marked-for-preemption-at"
+MARK_KEYS = (PRIORITY_BOOST, MARKED_AT)
 
 
 @dataclass(frozen=True)

@@ -219,3 +219,45 @@ def _requeuing(value: object, unknown: list[str]) -> RequeuingStrategy:
         backoff_base_seconds=count("backoffBaseSeconds", 60),
         backoff_max_seconds=count("backoffMaxSeconds", 3600),
     )
+
+
+# Kueue's feature gates this service depends on: (the first version that has it, its default
+# there, its stage), from pkg/features/kube_features.go (read at ff69552e). PriorityBoost is
+# `{Version: "0.17", Default: false, PreRelease: Alpha}`: off unless the manager turns it on.
+PRIORITY_BOOST_GATE = "PriorityBoost"
+GATE_DEFAULTS: Mapping[str, tuple[str, bool, str]] = {
+    PRIORITY_BOOST_GATE: ("0.17", False, "alpha"),
+}
+
+
+@dataclass(frozen=True)
+class GateServed:
+    """Whether Kueue serves a feature gate: True, False, or None (unknown), and one line."""
+
+    gate: str
+    on: bool | None
+    line: str
+
+
+def gate_served(config: KueueConfiguration | None, gate: str) -> GateServed:
+    """A gate as Kueue's Configuration sets it. Kueue has no API that says which gates are
+    on: a gate the Configuration does not name is at its version's default or set by the
+    manager's `--feature-gates` flag, neither of which this service can read, so unknown
+    (an old Kueue without the gate ignores it too; a Kueue that does not know a gate its
+    Configuration names refuses to start, so a gate named true is served)."""
+    since, default, stage = GATE_DEFAULTS[gate]
+    about = f"Kueue feature gate {gate} ({stage} since v{since}, default {str(default).lower()})"
+    if config is None:
+        return GateServed(gate, None, f"{about}: unknown, Kueue's Configuration is not read")
+    if config.problem is not None:
+        return GateServed(gate, None, f"{about}: unknown, {config.problem}")
+    named = config.feature_gates.get(gate)
+    if named is None:
+        return GateServed(
+            gate,
+            None,
+            f"{about}: unknown, {config.source} does not name it (the manager's "
+            "--feature-gates flag and Kueue's version are not readable)",
+        )
+    said = "on" if named else "off"
+    return GateServed(gate, named, f"{about}: {said} in {config.source}")

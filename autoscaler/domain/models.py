@@ -82,6 +82,16 @@ class PodInfo:
 
 
 @dataclass(frozen=True)
+class Preemption:
+    """What Kueue's conditions say of a preemption it made (pkg/scheduler/preemption,
+    `preemptionMessage`: "Preempted to accommodate a workload (UID: <uid>, JobUID: ...)")."""
+
+    preemptor_uid: str  # "" when the message names none
+    reason: str  # the Preempted condition's reason, else the Evicted one's
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class WorkloadInfo:
     """A Kueue Workload joined with its owner and the owner's pods; or (ISSUE 17) a RayCluster
     no Workload admits, read as its own Workload: `ref` and `uid` are the RayCluster's, its
@@ -124,6 +134,10 @@ class WorkloadInfo:
     # Kueue's Finished=True: its lastTransitionTime. Kueue keeps Admitted=True on a finished
     # Workload but releases its quota: it is read as not admitted, never judged nor acted on.
     finished_at: datetime | None = None
+    # Kueue evicted it for a preemption (Evicted=True reason Preempted, or Preempted=True):
+    # the preemptor Workload's UID its condition message names ("" when it names none), and
+    # the reason (InClusterQueue, InCohortReclamation, ...). None: not preempted.
+    preemption: Preemption | None = None
 
     @property
     def gpu_pods(self) -> tuple[PodInfo, ...]:
@@ -227,6 +241,9 @@ class Decision:
     # IDLE: until when new loading evidence would still count (the fresh check's question)
     loading_counts_until: datetime | None = None
     notice: Notice = NO_NOTICE  # its warning, snooze and planned stop (ISSUE 15)
+    # Rule `reclaim: via-kueue`: Kueue preempted our marked Workload; its deactivation goes at
+    # once, the caps and the fresh check aside (the mark was counted, Kueue judged the need).
+    kueue_preempted: bool = False
 
 
 @dataclass(frozen=True)

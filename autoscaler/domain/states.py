@@ -47,4 +47,9 @@ class Action(StrEnum):
     # and that stayed inactive for `deleteAfter`, after its own warning.
     WARN_DELETE = "warn-delete"
     DELETE = "delete"
+    # Rule `reclaim: via-kueue` (docs/RECLAIM.md): the stop, once due, is our priority boost on
+    # the Workload, so Kueue preempts it first when a waiter needs its quota; the mark is
+    # removed once the stop is no longer due (busy, exempt, snoozed, unknown).
+    MARK = "mark-for-preemption"
+    UNMARK = "unmark"
     WOULD_DELETE = "would-delete"  # dry-run

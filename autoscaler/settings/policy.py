@@ -39,6 +39,20 @@ class NamespaceSettings(Section):
     )
 
 
+class ViaKueueSettings(Section):
+    priority_boost: int = Field(
+        -2_000_000_000,
+        ge=-(2**31),
+        le=-1,
+        description="Rules with `reclaim: via-kueue` (docs/RECLAIM.md): the value written to "
+        "a due Workload's kueue.x-k8s.io/priority-boost annotation, so Kueue (gate "
+        "PriorityBoost) sees it at this much below its priority and preempts it first for a "
+        "waiter whose priority is higher. Kueue reads an int32 and adds it to the priority "
+        "in 64 bits; Kubernetes' highest user priority is 1000000000, so the default puts a "
+        "marked Workload of any user priority below every waiter above -1000000000.",
+    )
+
+
 class PolicySettings(Section):
     threshold_percent: float = Field(
         5,
@@ -147,6 +161,11 @@ class PolicySettings(Section):
             raise ValueError("slot must not be longer than idleWindow")
         return self
 
+    via_kueue: ViaKueueSettings = Field(
+        default_factory=ViaKueueSettings,
+        description="How rules with `reclaim: via-kueue` mark a workload for Kueue's own "
+        "preemption (docs/RECLAIM.md).",
+    )
     dry_run: bool = Field(
         True,
         description="Decide and report, patch nothing. On by default so an admin "

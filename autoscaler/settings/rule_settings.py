@@ -158,11 +158,15 @@ class RuleSettings(Section):
         description="How long an admitted workload may hold its quota while none of its GPU "
         "pods runs before the rule's action is due. Unset: policy.notRunningAfter.",
     )
-    reclaim: Literal["always", "when-contended"] | None = Field(
+    reclaim: Literal["always", "when-contended", "via-kueue"] | None = Field(
         None,
         description="`always`: stop an idle workload whatever waits (before rules, the only "
-        "mode). `when-contended`: only when a pending Workload it would let in waits. Unset: "
-        "the default rule's (always).",
+        "mode). `when-contended`: only when a pending Workload it would let in waits. "
+        "`via-kueue` (opt-in; Kueue's PriorityBoost gate): once the notice has run, mark the "
+        "Workload with policy.viaKueue.priorityBoost so Kueue preempts it first, by its own "
+        "rules, for a waiter; deactivated as soon as Kueue preempts it; the mark removed when "
+        "it is busy, exempt or snoozed again; nothing at all where the gate is off or unknown "
+        "(docs/RECLAIM.md). Unset: the default rule's (always).",
     )
     action: Literal["observe", "warn", "deactivate", "delete"] | None = Field(
         None,

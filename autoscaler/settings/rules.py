@@ -34,6 +34,7 @@ def build_policy(settings: Settings) -> Policy:
         exclude_namespaces=frozenset(policy.namespaces.exclude),
         max_deactivations_per_cycle=policy.max_deactivations_per_cycle,
         dry_run=policy.dry_run,
+        via_kueue_boost=policy.via_kueue.priority_boost,
     )
 
 

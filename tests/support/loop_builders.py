@@ -20,6 +20,7 @@ from autoscaler.core.ports import (
     Clock,
     ClusterReader,
     GuardState,
+    KueueFeatures,
     MetricSource,
     PendingWork,
     WorkloadActuator,
@@ -53,6 +54,7 @@ def a_service(
     clock: Clock,
     pending: PendingWork | None = None,
     logger: logging.Logger = LOG,
+    features: KueueFeatures | None = None,
 ) -> Service:
     """The service as `serve` builds it (`build_service`: the policy, the screen, the act
     context and the listeners, all from `settings`) over `cluster` as reader and actuator, its
@@ -67,6 +69,7 @@ def a_service(
         logger=logger,
         shared=shared,
         pending=pending,
+        features=features,
     )
 
 

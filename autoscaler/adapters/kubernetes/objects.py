@@ -24,7 +24,14 @@ from autoscaler.adapters.kubernetes.pod_starts import (
 )
 from autoscaler.core.documents import parse_json
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
-from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
+from autoscaler.domain.models import (
+    OwnerRef,
+    Pauses,
+    PodInfo,
+    Preemption,
+    WorkloadInfo,
+    WorkloadRef,
+)
 from autoscaler.domain.queues.quantity import parse_quantity
 from autoscaler.domain.text import escape
 
@@ -194,6 +201,30 @@ def _conditions(status: Obj) -> dict[str, Obj]:
     return {str(c.get("type")): c for c in found if isinstance(c, Mapping)}
 
 
+# Kueue's preemption message (pkg/scheduler/preemption/preemption.go, `preemptionMessage`).
+_PREEMPTOR_UID = re.compile(r"Preempted to accommodate a workload \(UID: ([^,)]+)")
+
+
+def _preemption(conditions: Mapping[str, Obj]) -> Preemption | None:
+    """Kueue's record of a preemption, as preemption.go writes it with workload/evict's
+    `Evict` (Evicted=True, reason `Preempted`) and `SetPreemptedCondition` (Preempted=True, its
+    reason InClusterQueue, InCohortReclamation, ...); both carry the same message."""
+    evicted, preempted = conditions.get("Evicted", {}), conditions.get("Preempted", {})
+    if preempted.get("status") == "True":
+        found = preempted
+    elif evicted.get("status") == "True" and evicted.get("reason") == "Preempted":
+        found = evicted
+    else:
+        return None
+    matched = _PREEMPTOR_UID.search(str(found.get("message") or ""))
+    uid = matched.group(1).strip() if matched else ""
+    return Preemption(
+        preemptor_uid="" if uid == "UNKNOWN" else uid,
+        reason=str(found.get("reason") or ""),
+        at=parse_time(str(found.get("lastTransitionTime", ""))),
+    )
+
+
 def _expected_pods(spec: Obj, admission: Obj) -> int:
     """The admitted pod sets' counts when Kueue recorded them, else the requested ones."""
     assigned = admission.get("podSetAssignments") or []
@@ -296,6 +327,7 @@ def parse_workload(
         finished_at=parse_time(str(finished.get("lastTransitionTime", "")))
         if is_finished
         else None,
+        preemption=_preemption(conditions),
     )
 
 

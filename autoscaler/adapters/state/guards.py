@@ -28,8 +28,15 @@ DEED_WORDS = {
     Deed.UNDONE: "counted",
     Deed.CONTESTED: "marked",
     Deed.UNCONTESTED: "done",
+    Deed.MARK: "started",
+    Deed.UNMARK: "started",
 }
-_LOOP_DEEDS = (Deed.DEACTIVATE, Deed.DELETE)  # begun by the loop, then maybe a follow-up
+_LOOP_DEEDS = (
+    Deed.DEACTIVATE,
+    Deed.DELETE,
+    Deed.MARK,
+    Deed.UNMARK,
+)  # begun by the loop, then maybe a follow-up
 # What records written before typed outcomes said for a deactivation that was begun.
 _BEGUN_WORDS = ("started", "done")
 

@@ -10,7 +10,8 @@ from dataclasses import replace
 
 from autoscaler.domain.models import Action, Decision, WorkloadRef
 
-ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
+# A via-kueue mark counts as the stop it stands for (docs/RECLAIM.md).
+ACTING = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE, Action.MARK)
 # What a guard that must act on nothing holds besides the stops: a warning (a metrics glitch
 # that makes everything look idle must warn nobody) and the delete rung.
 WARNINGS = frozenset({Action.WARN})
@@ -18,7 +19,9 @@ NOTHING_AT_ALL = frozenset({Action.WARN, Action.WARN_DELETE, Action.DELETE})
 
 
 def defer(decisions: Sequence[Decision], *, keep: int, why: str) -> tuple[Decision, ...]:
-    """Keep at most `keep` acting decisions; the rest are deferred with `why`."""
+    """Keep at most `keep` acting decisions; the rest are deferred with `why`. The
+    deactivation of a Workload Kueue preempted after our mark is never deferred: the mark was
+    counted, and deferring it would let the idle Workload requeue."""
     room = max(keep, 0)  # a negative count would otherwise slice off most of the list
     kept: set[int] = set()
     for group in _groups_longest_idle_first(decisions):
@@ -27,7 +30,7 @@ def defer(decisions: Sequence[Decision], *, keep: int, why: str) -> tuple[Decisi
             room -= len(group)
     return tuple(
         replace(d, action=Action.DEFERRED, reason=f"{d.reason}; deferred: {why}")
-        if d.action in ACTING and id(d) not in kept
+        if d.action in ACTING and id(d) not in kept and not d.kueue_preempted
         else d
         for d in decisions
     )
@@ -74,7 +77,8 @@ def release_broken_sets(decisions: Sequence[Decision]) -> tuple[Decision, ...]:
 
 def _groups_longest_idle_first(decisions: Sequence[Decision]) -> list[list[Decision]]:
     groups: dict[object, list[Decision]] = {}
-    for decision in sorted((d for d in decisions if d.action in ACTING), key=_longest_idle):
+    acting = (d for d in decisions if d.action in ACTING and not d.kueue_preempted)
+    for decision in sorted(acting, key=_longest_idle):
         key = decision.beneficiary or id(decision)  # alone unless freed for a waiter
         groups.setdefault(key, []).append(decision)
     return list(groups.values())  # dicts keep insertion order: the longest idle member first

@@ -39,6 +39,10 @@ class Deed(StrEnum):
     UNDONE = "undone"  # a deactivation of ours seen set back to active soon after
     CONTESTED = "contested"  # marked contested: left alone until an admin clears it
     UNCONTESTED = "uncontest"  # an admin cleared the mark
+    # Rule `reclaim: via-kueue`: our priority boost written (counted as a stop begun) and
+    # removed (docs/RECLAIM.md)
+    MARK = "mark-for-preemption"
+    UNMARK = "unmark"
 
 
 NOT_DONE = (OutcomeKind.FAILED, OutcomeKind.SKIPPED)
@@ -94,8 +98,18 @@ class GuardMemory:
 
 
 def started_in_last_hour(records: Iterable[LoopRecord], *, now: datetime) -> int:
-    """Deactivations the loop began in (now - 1h, now]: each counted once, even if it failed."""
-    return sum(1 for r in records if _began(r) and now - HOUR < r.at <= now)
+    """Deactivations and via-kueue marks the loop began in (now - 1h, now]: each counted
+    once, even if it failed. The deactivation of a Workload we marked before (Kueue preempted
+    it) is the same stop: its mark was counted."""
+    records = list(records)
+    marked = {(r.workload, r.at) for r in records if r.deed is Deed.MARK and r.outcome is None}
+    return sum(
+        1
+        for r in records
+        if (_began(r) or (r.deed is Deed.MARK and r.outcome is None))
+        and now - HOUR < r.at <= now
+        and not any(ref == r.workload and at < r.at for ref, at in marked)
+    )
 
 
 def leave_contested(

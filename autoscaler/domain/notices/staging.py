@@ -137,7 +137,7 @@ def _due(decision: Decision, *, reclaim: Reclaim, now: datetime) -> datetime | N
     elif (
         decision.state in HELD
         and decision.action is Action.NONE
-        and reclaim is Reclaim.ALWAYS
+        and reclaim in (Reclaim.ALWAYS, Reclaim.VIA_KUEUE)  # the mark comes as a stop would
         and decision.time_left is not None
     ):
         base = now + decision.time_left

@@ -61,6 +61,8 @@ class Policy:
     exclude_namespaces: frozenset[str] = frozenset()
     max_deactivations_per_cycle: int = 5
     dry_run: bool = True
+    # Rule `reclaim: via-kueue`: the priority boost our mark writes (policy.viaKueue).
+    via_kueue_boost: int = -2_000_000_000
 
     def __post_init__(self) -> None:
         if not self.rules:

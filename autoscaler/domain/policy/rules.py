@@ -30,6 +30,10 @@ class Reclaim(StrEnum):
 
     ALWAYS = "always"  # whenever it is idle past its window (the behaviour before rules)
     WHEN_CONTENDED = "when-contended"  # only when a waiting Workload would be let in
+    # Marked for Kueue's own preemption (a negative priority boost on the Workload, KEP-7990)
+    # once its notice has run: Kueue evicts it only for a waiter, with all of its own rules;
+    # then deactivated at once (domain/policy/via_kueue.py, docs/RECLAIM.md)
+    VIA_KUEUE = "via-kueue"
 
 
 class RuleAction(StrEnum):

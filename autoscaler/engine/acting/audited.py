@@ -24,6 +24,8 @@ from autoscaler.domain.policy.rules import Rule
 from autoscaler.domain.usage.fresh import pods_of, still_idle
 from autoscaler.engine.acting.context import ActContext
 
+DEEDS = {Action.DELETE: Deed.DELETE, Action.MARK: Deed.MARK, Action.UNMARK: Deed.UNMARK}
+
 
 def fresh_check(
     context: ActContext,
@@ -89,7 +91,7 @@ def _deed(
 ) -> LoopRecord:
     return LoopRecord(
         at=now,
-        deed=Deed.DELETE if decision.action is Action.DELETE else Deed.DEACTIVATE,
+        deed=DEEDS.get(decision.action, Deed.DEACTIVATE),
         workload=decision.workload,
         reason=decision.reason,
         outcome=outcome,

@@ -1,5 +1,6 @@
 """The cycle's act steps in order, on the leader only, each with the same act context
-(`acting/context.py`): stops (`stop.Deactivator`), notices (`warn.Warner`: warnings,
+(`acting/context.py`): stops (`stop.Deactivator`), via-kueue marks and unmarks
+(`mark.Marker`), notices (`warn.Warner`: warnings,
 all-clears, idle-held, deletion warnings), deletions (`delete.Deleter`). The pauses are read
 again once before them, so a kill switch set mid-cycle holds warnings and deletions as well
 as stops; each step reads its Workload again and decides again under them before writing."""
@@ -14,12 +15,15 @@ from autoscaler.domain.models import Action, ActionRecord, Decision
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.engine.acting.context import ActContext
 from autoscaler.engine.acting.delete import Deleter
+from autoscaler.engine.acting.mark import MARKS, Marker
 from autoscaler.engine.acting.stop import Deactivator
 from autoscaler.engine.acting.warn import Warner
 from autoscaler.engine.cycle.stage import CycleInputs, action_record
 from autoscaler.engine.notify.notices import NOTICE_ACTIONS
 
-ACTED = frozenset({Action.DEACTIVATE, Action.DELETE, *NOTICE_ACTIONS})  # what the steps write
+ACTED = frozenset(
+    {Action.DEACTIVATE, Action.DELETE, *MARKS, *NOTICE_ACTIONS}
+)  # what the steps write
 
 
 class ActSteps:
@@ -29,6 +33,7 @@ class ActSteps:
         self._deactivator = Deactivator(context)
         self._warner = Warner(context)
         self._deleter = Deleter(context)
+        self._marker = Marker(context)
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action in ACTED]
@@ -45,6 +50,7 @@ class ActSteps:
         fresh = replace(inputs, pauses=pauses)
         return (
             self._deactivator.act(fresh, decisions)
+            + self._marker.act(fresh, decisions)
             + self._warner.act(fresh, decisions)
             + self._deleter.act(fresh, decisions)
         )

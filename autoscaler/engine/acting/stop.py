@@ -75,7 +75,12 @@ class Deactivator:
         A not-running candidate has no samples to re-read: Kubernetes says its pods do not
         run, and deciding again on the Workload and pods read again (`_deactivate`) checks
         that still holds."""
-        wanted = {d.workload for d in chosen if d.state is not State.NOT_RUNNING}
+        wanted = {
+            d.workload
+            for d in chosen
+            # Kueue preempted it after our mark: its pods are going, nothing to re-read
+            if d.state is not State.NOT_RUNNING and not d.kueue_preempted
+        }
         candidates = [w for w in inputs.workloads if w.ref in wanted]
         rule_of = {d.workload: d.rule for d in chosen}
         loading_until = {d.workload: d.loading_counts_until for d in chosen}

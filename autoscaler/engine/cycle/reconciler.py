@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import PendingWork
+from autoscaler.core.ports import KueueFeatures, PendingWork
 from autoscaler.domain.guards.caps import release_broken_sets
 from autoscaler.domain.models import (
     DEFAULT_PROFILE,
@@ -42,6 +42,7 @@ from autoscaler.engine.cycle.keda_managed import keda_managed_targets, mark_keda
 from autoscaler.engine.cycle.reclaim import Reclaimer
 from autoscaler.engine.cycle.screen import Screen
 from autoscaler.engine.cycle.stage import CycleInputs, stage_all
+from autoscaler.engine.cycle.via_kueue import ViaKueue
 
 
 class Reconciler:
@@ -53,6 +54,7 @@ class Reconciler:
         publish: Callable[[Snapshot], None],
         pending: PendingWork | None = None,
         keda_addresses: Sequence[str] = (),
+        features: KueueFeatures | None = None,
     ) -> None:
         """`context`: the act context (`engine/acting/context.py`); the cycle reads the
         cluster and Prometheus through the same ports, decides under the same policy, and
@@ -67,6 +69,7 @@ class Reconciler:
         self._screen = screen
         self._actor = ActSteps(context)
         self._reclaimer = Reclaimer(pending=pending, logger=context.logger)
+        self._via_kueue = ViaKueue(features=features, policy=self._policy, logger=self._log)
         self._cycle = 0
         self._previous: Snapshot | None = None
 
@@ -82,7 +85,12 @@ class Reconciler:
         usage_by_rule = self._read_usage(now)
         usage = usage_by_rule[DEFAULT_PROFILE]
         inputs = CycleInputs(
-            workloads=workloads, gpu_pods=gpu_pods, pauses=pauses, usage=usage_by_rule, now=now
+            workloads=workloads,
+            gpu_pods=gpu_pods,
+            pauses=pauses,
+            usage=usage_by_rule,
+            now=now,
+            served=self._via_kueue.served(),
         )
         decisions, report, waiters = self._decide(inputs)
         for info, decision in zip(workloads, decisions, strict=True):
@@ -123,6 +131,8 @@ class Reconciler:
         # The warning stage after the reclaim screen (a contended stop is warned when it is
         # picked) and before the guards (a held warning is never given).
         decided = stage_all(workloads, decided, policy=self._policy, pauses=inputs.pauses, now=now)
+        # A via-kueue stop due (its notice run) becomes a mark, before the guards count it.
+        decided = self._via_kueue.judged(inputs, decided)
         # The guards first, then the per-cycle cap, so the cap's slots never go to workloads
         # the guards hold back (contested ones would take them cycle after cycle).
         screened, report = self._screened(inputs, decided)

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import ClusterReader
+from autoscaler.domain.kueue_config import GateServed
 from autoscaler.domain.models import (
     ActionRecord,
     Decision,
@@ -23,11 +24,13 @@ from autoscaler.domain.models import (
     PodRecord,
     State,
     WorkloadInfo,
+    WorkloadRef,
 )
 from autoscaler.domain.notices.deletion import delete_stage
 from autoscaler.domain.notices.staging import stage
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.decisions import Policy, Usage, decide
+from autoscaler.domain.policy.via_kueue import judge, marked_at
 from autoscaler.engine.cycle.decision_log import log_action
 
 
@@ -40,6 +43,13 @@ class CycleInputs:
     pauses: Pauses
     usage: Usage  # per rule name: each workload is decided again under its own rule
     now: datetime
+    # Whether Kueue serves the priority boost, read once a cycle when a rule says via-kueue
+    # (engine/cycle/via_kueue.py); None: no such rule, nothing read.
+    served: GateServed | None = None
+
+    def by_uid(self) -> dict[str, WorkloadRef]:
+        """The cycle's Workloads by UID: who a Kueue preemption was for."""
+        return {w.uid: w.ref for w in self.workloads if w.uid}
 
 
 def staged(
@@ -72,12 +82,18 @@ def stage_all(
     )
 
 
-def decide_again(
-    fresh: WorkloadInfo, usage: Usage, *, policy: Policy, pauses: Pauses, now: datetime
-) -> Decision:
-    """The decision on a Workload read again right before acting, its warning stage included."""
-    decision = decide(fresh, usage, policy=policy, pauses=pauses, now=now)
-    return staged(fresh, decision, policy=policy, pauses=pauses, now=now)
+def decide_again(fresh: WorkloadInfo, inputs: CycleInputs, *, policy: Policy) -> Decision:
+    """The decision on a Workload read again right before acting, its warning stage and the
+    via-kueue judgement included (under the pauses and the gate `inputs` carry)."""
+    pauses, now = inputs.pauses, inputs.now
+    decision = decide(fresh, inputs.usage, policy=policy, pauses=pauses, now=now)
+    done = staged(fresh, decision, policy=policy, pauses=pauses, now=now)
+    if inputs.served is None and marked_at(fresh) is None:
+        return done
+    [judged] = judge(
+        [fresh], [done], served=inputs.served, by_uid=inputs.by_uid(), pauses=pauses, now=now
+    )
+    return judged
 
 
 def _not_read_again(exc: ClusterError) -> Outcome:
@@ -104,9 +120,7 @@ def recheck(
         fresh = cluster.get_workload(decision.workload)
         if fresh is None:
             return Outcome.skipped("workload is gone")
-        again = decide_again(  # the warning stage too: a snooze made mid-cycle wins
-            fresh, inputs.usage, policy=policy, pauses=inputs.pauses, now=inputs.now
-        )
+        again = decide_again(fresh, inputs, policy=policy)  # a snooze made mid-cycle wins
     except ClusterError as exc:
         return unreadable(exc)
     if again.action is not decision.action:
