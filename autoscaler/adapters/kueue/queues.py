@@ -30,9 +30,15 @@ from autoscaler.adapters.kubernetes.resources import (
     pending_workloads,
 )
 from autoscaler.adapters.kueue import queue_objects as parse
-from autoscaler.adapters.kueue.unmodelled import unmodelled_reasons
+from autoscaler.adapters.kueue.unmodelled import (
+    fair_sharing_on,
+    fair_weight,
+    order_unknown,
+    unmodelled_reasons,
+)
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
 from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, Waiter
+from autoscaler.domain.queues.fair_sharing import DEFAULT_WEIGHT
 
 Key = tuple[str, str]
 VISIBILITY_VERSIONS = ("v1beta2", "v1beta1")  # newest first
@@ -102,16 +108,28 @@ class KueueQueues:
 
     def _quotas(self, objects: _Objects) -> dict[str, QueueQuota]:
         queues = {}
+        fair = fair_sharing_on(objects.cluster_queues, objects.cohorts.values())
         for obj in objects.cluster_queues:
             try:
                 name, cohort, groups, usage = parse.quota_parts(obj)
                 reasons = unmodelled_reasons(
                     obj, flavors=objects.flavors, cohorts=objects.cohorts, cohort=cohort
                 )
+                unordered = order_unknown(obj, fair_sharing=fair)
+                weight = fair_weight(obj)  # 0 is a weight: never `or` it away
             except MALFORMED as exc:
                 self._log.warning("skipping malformed ClusterQueue %s: %s", log_name(obj), exc)
                 continue
-            queues[name] = QueueQuota(name, cohort, groups, usage, unmodelled=reasons)
+            queues[name] = QueueQuota(
+                name,
+                cohort,
+                groups,
+                usage,
+                unmodelled=reasons,
+                fair_sharing=fair,
+                fair_weight=DEFAULT_WEIGHT if weight is None else weight,
+                order_unknown=unordered,
+            )
         return queues
 
     def _pending(self, objects: _Objects) -> dict[str, list[Waiter]]:
