@@ -171,6 +171,11 @@ def rank(heads: Sequence[Head], queues: Mapping[str, QueueQuota]) -> list[Ranked
     return sorted(ranked, key=_order_key)
 
 
+def serves_before(a: Ranked, b: Ranked) -> bool:
+    """`entryComparer.less`: whether Kueue considers head `a` before head `b`."""
+    return _order_key(a) < _order_key(b)
+
+
 def _order_key(entry: Ranked) -> tuple[object, ...]:
     waiter = entry.head.waiter
     requested = [key for key, qty in entry.head.charge.items() if qty > 0]
