@@ -18,13 +18,14 @@ picks, and is not freed for a waiter another queue's head is ahead of.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
 from autoscaler.domain.queues.contention import UnknownWhy, WaiterOutcome, plan_reclaim
-from autoscaler.domain.queues.facts import QueueFacts, QueueQuota
+from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, ResourceQuota
 from autoscaler.domain.queues.fair_sharing import (
     Head,
     Ranked,
@@ -47,7 +48,10 @@ def fair(built: QueueQuota, weight: float = 1.0) -> QueueQuota:
 
 
 def cq_and_lender(
-    cq: dict[str, object], lender: dict[str, object], *, weight: float = 1.0
+    cq: Mapping[str, int | ResourceQuota],
+    lender: Mapping[str, int | ResourceQuota],
+    *,
+    weight: float = 1.0,
 ) -> dict[str, QueueQuota]:
     """`TestDominantResourceShare`'s "cq" and "lending-cq" in "test-cohort" ("default")."""
     made = {
