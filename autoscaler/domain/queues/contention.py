@@ -115,6 +115,15 @@ class WaiterReport:
     freed: tuple[WorkloadRef, ...] = ()
     unknown_why: UnknownWhy | None = None  # set for FIT_UNKNOWN only
 
+    @property
+    def judgement(self) -> str:
+        """The outcome and why, without the names of the workloads freed for it (they may
+        sit in other namespaces: `explain` of one of them shows this)."""
+        prefix = f"freeing {', '.join(str(ref) for ref in self.freed)}: "
+        return f"{self.waiter} ({self.cluster_queue}) {self.outcome.value}: " + (
+            self.reason.removeprefix(prefix)
+        )
+
 
 @dataclass(frozen=True)
 class PlannedStop:
