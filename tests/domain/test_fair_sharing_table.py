@@ -320,7 +320,7 @@ def test_the_lowest_share_goes_first_though_the_other_head_is_older() -> None:
     turn = turn_of(new, queues, [older_new])
 
     assert (turn.kind, turn.ahead) == (TurnKind.FIRST, ())
-    assert "eng-alpha share 23.8095" in turn.reason and "eng-beta share 28.5714" in turn.reason
+    assert "eng-alpha share 24 (cpu" in turn.reason and "eng-beta share 29 (cpu" in turn.reason
 
 
 # The reclaim plan: freed quota goes to the head Kueue picks.

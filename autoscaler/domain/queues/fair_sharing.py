@@ -30,6 +30,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import cmp_to_key
 
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.domain.queues.facts import FlavorResource, QueueQuota, ResourceQuota, Waiter
@@ -76,9 +77,12 @@ class Share:
         return self.weight == 0 and self.ratio != 0
 
     def text(self) -> str:
+        """As Kueue reports it in status.fairSharing.weightedShare (rounded up)."""
         if not self.ratio:
             return "share 0"
-        return f"share {self.weighted:g} ({self.dominant}, weight {self.weight:g})"
+        if self.zero_weight_borrows:
+            return f"share unbounded ({self.dominant}, weight 0)"
+        return f"share {self.rounded} ({self.dominant}, weight {self.weight:g})"
 
 
 def compare(a: Share, b: Share) -> int:
@@ -168,7 +172,11 @@ def rank(heads: Sequence[Head], queues: Mapping[str, QueueQuota]) -> list[Ranked
         Ranked(head, share(queues[head.waiter.cluster_queue], queues, head.charge))
         for head in heads
     ]
-    return sorted(ranked, key=_order_key)
+    return sorted(ranked, key=cmp_to_key(_compare_heads))
+
+
+def _compare_heads(a: Ranked, b: Ranked) -> int:
+    return -1 if serves_before(a, b) else int(serves_before(b, a))
 
 
 def serves_before(a: Ranked, b: Ranked) -> bool:

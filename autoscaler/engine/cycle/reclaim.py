@@ -109,7 +109,9 @@ def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
 def _why_not(plan: ReclaimPlan) -> str:
     if plan.failure is not None:
         return f"who waits is unknown ({plan.failure})"
-    unknown = plan.count(WaiterOutcome.FIT_UNKNOWN)
-    if unknown:
-        return f"nobody waits that it would let in ({unknown} waiter(s) with fit unknown)"
-    return "nobody waits that it would let in"
+    parts = []
+    if unknown := plan.count(WaiterOutcome.FIT_UNKNOWN):
+        parts.append(f"{unknown} waiter(s) with fit unknown")
+    if behind := plan.count(WaiterOutcome.ANOTHER_HEAD_FIRST):
+        parts.append(f"{behind} waiter(s) behind another queue's head by fair sharing")
+    return "nobody waits that it would let in" + (f" ({'; '.join(parts)})" if parts else "")
