@@ -392,3 +392,30 @@ def test_an_order_that_cannot_be_told_is_unknown_for_that_cohorts_waiters_only()
         "ws": (WaiterOutcome.FITS_ALREADY, None),
     }
     assert plan.reclaims == ()
+
+
+def test_a_waiter_served_earlier_is_no_longer_a_head_that_competes() -> None:
+    queues = lending_cohort(weight_b=2, weight_c=1)
+    waiters = (a_waiter("wb", "b", {GPU: 2}, priority=10), a_waiter("wc", "c", {GPU: 2}))
+    idle = an_idle("idle", "lender", gpus=4, cohort="gpus")
+
+    plan = plan_reclaim([idle], QueueFacts(queues=queues, waiters=waiters))
+
+    assert [(r.waiter.name, r.outcome) for r in plan.waiters] == [
+        ("wb", WaiterOutcome.SERVED),
+        ("wc", WaiterOutcome.FITS_ALREADY),  # in the 2 GPUs wb leaves, wb not counted twice
+    ]
+
+
+def test_heads_kueue_admits_first_are_charged_once_and_said_so() -> None:
+    queues = lending_cohort(weight_b=1, weight_c=2)
+    queues["lender"] = replace(queues["lender"], usage={("a100", GPU): 4})  # 4 GPUs free
+    waiters = (a_waiter("wb", "b", {GPU: 2}, priority=10), a_waiter("wc", "c", {GPU: 2}))
+
+    plan = plan_reclaim([], QueueFacts(queues=queues, waiters=waiters))
+
+    (wb, wc) = plan.waiters
+    assert wb.outcome is WaiterOutcome.FITS_ALREADY
+    assert "first by fair sharing" in wb.reason and "after c admitted" in wb.reason
+    assert wc.outcome is WaiterOutcome.FITS_ALREADY
+    assert wc.reason == "fits already: Kueue admits it by fair sharing before team-a/wb"

@@ -162,21 +162,21 @@ def plan_reclaim(candidates: Iterable[Candidate], facts: QueueFacts) -> ReclaimP
     idle = sorted(candidates, key=lambda c: _preference(c, facts.queues))
     reports: list[WaiterReport] = []
     reclaims: list[PlannedStop] = []
-    settled: dict[WorkloadRef, str] = {}  # admitted ahead of a waiter judged earlier
+    admitted: dict[WorkloadRef, str] = {}  # charged already: no longer a head that waits
     for waiter in waiters:
-        if waiter.ref in settled:
-            reports.append(_report(waiter, WaiterOutcome.FITS_ALREADY, settled[waiter.ref]))
+        if waiter.ref in admitted:  # a head Kueue admits ahead of a waiter judged earlier
+            reports.append(_report(waiter, WaiterOutcome.FITS_ALREADY, admitted[waiter.ref]))
             continue
-        rivals = _rival_heads(waiter, queues, [w for w in waiters if w.ref not in settled])
-        judged = _serve(waiter, queues, idle, rivals)
+        pending = [w for w in waiters if w.ref not in admitted]
+        judged = _serve(waiter, queues, idle, _rival_heads(waiter, queues, pending))
         reports.append(judged.report)
         reclaims.extend(PlannedStop(candidate, waiter.ref) for candidate in judged.chosen)
         taken = {c.ref for c in judged.chosen}
         idle = [c for c in idle if c.ref not in taken]
-        for rival, _ in judged.admissions:
-            if rival.ref != waiter.ref:
-                why = f"Kueue admits it by fair sharing before {waiter.ref}, which it judged first"
-                settled[rival.ref] = why
+        for each, _ in judged.admissions:
+            admitted[each.ref] = (
+                f"fits already: Kueue admits it by fair sharing before {waiter.ref}"
+            )
         if judged.admissions:
             queues = settle(queues, freed=_frees(judged.chosen), admissions=judged.admissions)
     by_ref = {ref: report for report in reports for ref in report.freed}
