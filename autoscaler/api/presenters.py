@@ -15,13 +15,20 @@ from autoscaler.api.schemas.views import (
     PausesView,
     PauseView,
     SnapshotView,
+    WaitersJudgedView,
     WorkloadView,
 )
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.audit.records import EVERYTHING, AuditRecord, RuntimeState
 from autoscaler.domain.exemptions import Exemption, exemption_of
 from autoscaler.domain.guards.breaker import BreakerState
-from autoscaler.domain.models import GuardReport, Snapshot, WorkloadStatus
+from autoscaler.domain.models import (
+    GuardReport,
+    Snapshot,
+    WaitersSeen,
+    WorkloadRef,
+    WorkloadStatus,
+)
 from autoscaler.domain.notices.notice import NO_NOTICE, Notice
 from autoscaler.domain.usage.assessment import running_unmonitored
 
@@ -154,4 +161,17 @@ def guards_view(report: GuardReport) -> GuardsView:
         deferred=report.deferred,
         contested_count=len(report.contested),
         problems=list(report.problems),
+    )
+
+
+def waiters_view(seen: WaitersSeen | None, ref: WorkloadRef) -> WaitersJudgedView | None:
+    """The cycle's waiter judgement; `ref`'s own only where it is freed for a waiter."""
+    if seen is None:
+        return None
+    return WaitersJudgedView(
+        judged=seen.judged,
+        outcomes=dict(seen.outcomes),
+        fit_unknown=dict(seen.unknown_why),
+        failure=seen.failure,
+        judgement=seen.served.get(ref),
     )

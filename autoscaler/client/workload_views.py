@@ -75,7 +75,24 @@ def explanation(body: Json) -> str:
     ]
     models = ", ".join(str(model) for model in body.get("gpuModels") or []) or "-"
     lines.append(f"{'GPU models:':<18}{escape(models)}")
+    lines += _waiters(body.get("waiters"))
     return "\n".join([*lines, workload(found)])
+
+
+def _waiters(judged: Json | None) -> list[str]:
+    """The cycle's waiter judgement: counts, "fit unknown" by class, this workload's own."""
+    if not judged:
+        return []
+    outcomes = ", ".join(f"{n} {k}" for k, n in sorted((judged.get("outcomes") or {}).items()))
+    unknown = ", ".join(f"{k} {n}" for k, n in sorted((judged.get("fitUnknown") or {}).items()))
+    text = f"{judged.get('judged', 0)}" + (f" ({outcomes})" if outcomes else "")
+    text += f"; fit unknown: {unknown}" if unknown else ""
+    if judged.get("failure"):
+        text += f"; who waits is unknown: {judged['failure']}"
+    lines = [f"{'Waiters judged:':<18}{escape(text)}"]
+    if judged.get("judgement"):
+        lines.append(f"{'Freed for:':<18}{escape(str(judged['judgement']))}")
+    return lines
 
 
 def _workload_row(item: Json) -> list[str]:

@@ -313,6 +313,14 @@ class WaitersSeen:
     failure: str | None = None  # nothing known about waiters: when-contended stops nothing
     notes: tuple[str, ...] = ()
     outcomes: Mapping[str, int] = field(default_factory=dict)  # e.g. {"fit unknown": 2}
+    # "fit unknown" waiters by why, as a class (domain/queues/contention.py UnknownWhy)
+    unknown_why: Mapping[str, int] = field(default_factory=dict)  # {"order-unknown": 1}
+    # Each workload freed for a waiter, and that waiter's judgement (its outcome and why)
+    served: Mapping[WorkloadRef, str] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> int:
+        return sum(self.outcomes.values())
 
 
 @dataclass(frozen=True)

@@ -210,11 +210,6 @@ UNMODELLED = [
         id="admission-checks",
     ),
     pytest.param(
-        lambda k: k.store.put(make_cluster_queue("cq").fair_sharing().build()),
-        "fair sharing (ClusterQueue)",
-        id="fair-sharing-on-the-queue",
-    ),
-    pytest.param(
         lambda k: (
             k.store.put(make_cluster_queue("cq").cohort("shared").build()),
             hierarchy(k),
@@ -248,6 +243,61 @@ def test_a_cohort_that_is_only_a_name_is_modelled(kube: KubeServer, queues: Kueu
     kube.store.put(make_cluster_queue("cq").cohort("shared").build())
 
     assert queues.read_queues().queues["cq"].unmodelled == ()
+
+
+# Fair sharing: modelled, no longer a reason to give up on the queue.
+
+
+def fair_queue(kube: KubeServer, name: str, *, weight: str | None, status: bool) -> None:
+    queue = make_cluster_queue(name).cohort("shared")
+    if weight is not None:
+        queue = queue.fair_sharing(weight)
+    obj = queue.build()
+    if status:  # Kueue writes it on every ClusterQueue when fair sharing is on, only then
+        obj["status"] = {"fairSharing": {"weightedShare": 0}}
+    kube.store.put(obj)
+
+
+def test_fair_sharing_is_on_when_kueue_reports_it_and_weights_are_read(
+    kube: KubeServer, queues: KueueQueues
+) -> None:
+    fair_queue(kube, "cq", weight="0.5", status=False)
+    fair_queue(kube, "other", weight=None, status=True)
+
+    read = queues.read_queues().queues
+
+    assert read["cq"].unmodelled == ()
+    assert (read["cq"].fair_sharing, read["cq"].fair_weight) == (True, 0.5)
+    assert (read["other"].fair_sharing, read["other"].fair_weight) == (True, 1.0)
+
+
+def test_a_weight_without_kueue_reporting_fair_sharing_orders_nothing(
+    kube: KubeServer, queues: KueueQueues
+) -> None:
+    fair_queue(kube, "cq", weight="0", status=False)
+
+    queue = queues.read_queues().queues["cq"]
+
+    assert (queue.fair_sharing, queue.fair_weight, queue.unmodelled) == (False, 0.0, ())
+
+
+def test_what_keeps_kueues_order_unknown_is_said_for_that_queue_only(
+    kube: KubeServer, queues: KueueQueues
+) -> None:
+    fair_queue(kube, "cq", weight="heavy", status=True)
+    afs = make_cluster_queue("afs").cohort("shared").build()
+    afs["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
+    kube.store.put(afs)
+
+    read = queues.read_queues().queues
+
+    assert read["cq"].order_unknown == (
+        "its fair-sharing weight 'heavy' is not a quantity Kueue reads",
+    )
+    assert read["afs"].order_unknown == (
+        "admission fair sharing orders its waiters by their LocalQueues' usage",
+    )
+    assert read["cq"].unmodelled == read["afs"].unmodelled == ()
 
 
 # Waiters.

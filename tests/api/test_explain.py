@@ -8,7 +8,9 @@ from datetime import timedelta
 
 import pytest
 
+from autoscaler.api.lookup import require_row
 from autoscaler.cli import main as console_main
+from autoscaler.domain.models import WaitersSeen
 from autoscaler.domain.policy.rules import Rule, RuleAction, Selector
 from tests.api.rig import TOKENS, ApiRig
 from tests.support.domain_builders import a_policy, with_scoped
@@ -77,3 +79,43 @@ def test_the_cli_explains_a_workload(rig: ApiRig, capsys: pytest.CaptureFixture[
     assert "Rule:             team-a-observed (matched)" in printed.out
     assert "  not production: namespace team-a is not one of [prod]" in printed.out
     assert "Workload:         team-a/" in printed.out
+
+
+def test_explain_shows_the_cycles_waiter_judgement_from_the_snapshot(
+    rig: ApiRig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    latest = rig.store.latest()
+    assert latest is not None
+    alice = require_row(latest, "team-a", "alice-rc").ref  # the Workload, named by its owner
+    seen = WaitersSeen(
+        source="workloads",
+        outcomes={"served": 1, "fit unknown": 2},
+        unknown_why={"order-unknown": 2},
+        served={alice: "team-b/train (team-b-cq) served: first by fair sharing"},
+    )
+    rig.store.publish(replace(latest, waiters=seen))
+    try:
+        alices = rig.reader.get("/api/v1/workloads/team-a/alice-rc/explain").json()["waiters"]
+        bobs = rig.reader.get("/api/v1/workloads/team-b/bob-rc/explain").json()["waiters"]
+        code = console_main(
+            ["explain", "alice-rc", "-n", "team-a", "--server", rig.url, "--token", TOKENS["admin"]]
+        )
+    finally:
+        rig.store.publish(latest)
+
+    assert alices == {
+        "judged": 3,
+        "outcomes": {"served": 1, "fit unknown": 2},
+        "fitUnknown": {"order-unknown": 2},
+        "failure": None,
+        "judgement": "team-b/train (team-b-cq) served: first by fair sharing",
+    }
+    assert bobs["judgement"] is None  # another workload's waiter is not shown
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "Waiters judged:   3 (2 fit unknown, 1 served); fit unknown: order-unknown 2" in (
+        printed.out
+    )
+    assert "Freed for:        team-b/train (team-b-cq) served: first by fair sharing" in (
+        printed.out
+    )

@@ -139,3 +139,35 @@ def test_the_metrics_count_waiter_outcomes_and_a_failed_read_as_an_error() -> No
     assert registry.get_sample_value(judged, {"outcome": "served"}) == 1
     errors = registry.get_sample_value("idle_gpu_autoscaler_errors_total", {"source": "queues"})
     assert errors == 1
+
+
+def test_each_cycle_reports_the_waiters_judged_and_why_a_fit_is_unknown() -> None:
+    facts = full_queue(2)
+    doubtful = a_queue("other-cq").group(a_flavor("default", {GPU: 4})).not_modelled("TAS")
+    unknown_queue = a_waiter("lost", "gone-cq", {GPU: 1})
+    facts = replace(
+        facts,
+        queues={**facts.queues, **queues(doubtful)},
+        waiters=(*facts.waiters, a_waiter("tas", "other-cq", {GPU: 1}), unknown_queue),
+    )
+    metrics = ServiceMetrics(CollectorRegistry(), clock=FakeClock(NOW))
+    info = holder("rc", gpus=4)
+
+    _, seen = screen(FakeQueues(facts), [info], [due(info)])
+    assert seen is not None
+    metrics.observe(
+        Snapshot(1, NOW, (), cluster_ok=True, metrics_ok=True, dry_run=False, waiters=seen)
+    )
+
+    assert seen.judged == 3
+    assert seen.unknown_why == {"queue-unmodelled": 1, "queue-unknown": 1}
+    # explain shows the freed workload the judgement of its waiter, without other names
+    assert seen.served == {
+        info.ref: "team-a/waiter-0 (team-a-cq) served: fits: flavor default for nvidia.com/gpu"
+    }
+    sample = metrics.registry.get_sample_value
+    assert sample("idle_gpu_autoscaler_waiters_last_judged", {"outcome": "served"}) == 1
+    assert sample("idle_gpu_autoscaler_waiters_last_judged", {"outcome": "fit unknown"}) == 2
+    unknown = "idle_gpu_autoscaler_waiters_fit_unknown"
+    assert sample(unknown, {"reason": "queue-unmodelled"}) == 1
+    assert sample(unknown, {"reason": "order-unknown"}) == 0

@@ -31,9 +31,15 @@ from autoscaler.adapters.kubernetes.resources import (
 )
 from autoscaler.adapters.kueue import queue_objects as parse
 from autoscaler.adapters.kueue.admission_objects import admission_policy
-from autoscaler.adapters.kueue.unmodelled import unmodelled_reasons
+from autoscaler.adapters.kueue.unmodelled import (
+    fair_sharing_on,
+    fair_weight,
+    order_unknown,
+    unmodelled_reasons,
+)
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
 from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, Waiter
+from autoscaler.domain.queues.fair_sharing import DEFAULT_WEIGHT
 
 Key = tuple[str, str]
 VISIBILITY_VERSIONS = ("v1beta2", "v1beta1")  # newest first
@@ -103,6 +109,7 @@ class KueueQueues:
 
     def _quotas(self, objects: _Objects) -> dict[str, QueueQuota]:
         queues = {}
+        fair = fair_sharing_on(objects.cluster_queues, objects.cohorts.values())
         for obj in objects.cluster_queues:
             try:
                 name, cohort, groups, usage = parse.quota_parts(obj, flavors=objects.flavors)
@@ -110,11 +117,21 @@ class KueueQueues:
                 reasons = unmodelled_reasons(
                     obj, flavors=objects.flavors, cohorts=objects.cohorts, cohort=cohort
                 )
+                unordered = order_unknown(obj, fair_sharing=fair)
+                weight = fair_weight(obj)  # 0 is a weight: never `or` it away
             except MALFORMED as exc:
                 self._log.warning("skipping malformed ClusterQueue %s: %s", log_name(obj), exc)
                 continue
             queues[name] = QueueQuota(
-                name, cohort, groups, usage, unmodelled=reasons, policy=policy
+                name,
+                cohort,
+                groups,
+                usage,
+                unmodelled=reasons,
+                policy=policy,
+                fair_sharing=fair,
+                fair_weight=DEFAULT_WEIGHT if weight is None else weight,
+                order_unknown=unordered,
             )
         return queues
 

@@ -284,6 +284,25 @@ class MissView(_View):
     why: str = Field(examples=["namespace team-a is not one of [prod]"])
 
 
+class WaitersJudgedView(_View):
+    """The latest cycle's judgement of the Workloads waiting for quota (read only when a
+    `when-contended` stop was due): counts, and why fits were unknown, by class."""
+
+    judged: int = Field(description="Waiters judged this cycle.")
+    outcomes: dict[str, int] = Field(examples=[{"served": 1, "fit unknown": 2}])
+    fit_unknown: dict[str, int] = Field(
+        description="Waiters whose fit was unknown, by reason: queues-unread, queue-unknown, "
+        "queue-unmodelled, order-unknown.",
+        examples=[{"order-unknown": 2}],
+    )
+    failure: str | None = Field(None, description="Who waits could not be read: frees nothing.")
+    judgement: str | None = Field(
+        None,
+        description="For this workload: the waiter it is freed for, and why it lets it in.",
+        examples=["team-b/train (team-b-cq) served: first by fair sharing (share 0) ..."],
+    )
+
+
 class ExplainView(_View):
     """The rule a workload falls under (first match wins) and the decision it led to."""
 
@@ -293,3 +312,6 @@ class ExplainView(_View):
     unknown: str | None = Field(None, description="Why `rule` could not be evaluated.")
     gpu_models: list[str] = Field(default_factory=list, description="As read this cycle.")
     misses: list[MissView] = Field(description="Each earlier rule, and why it did not match.")
+    waiters: WaitersJudgedView | None = Field(
+        None, description="null: no when-contended stop was due this cycle, nobody judged."
+    )

@@ -23,8 +23,16 @@ Candidate order: workloads of ClusterQueues borrowing beyond their nominal quota
 fewest GPUs. No data about waiters (`facts.failure`) frees nothing and makes every waiter
 "fit unknown": it is never "nobody waits", nor "someone waits".
 
-Not modelled: Kueue admits, within a cohort, the waiters that fit under their nominal quota
-before those that must borrow; here the priority order alone decides who is served first.
+With fair sharing (the queue's cohort ordered by dominant resource share,
+`domain/queues/fair_sharing.py`), a waiter that fits, now or once the candidates are freed,
+is admitted only if Kueue would give it that quota: the heads of the cohort's other
+ClusterQueues that Kueue considers before it (lower share, ...) are admitted first, and if
+that leaves it without quota it is "another head first" and nothing is freed for it. The
+heads Kueue admits before it are charged too. Where that order cannot be told (a head of the
+cohort whose queue is not known, admission fair sharing ordering a queue's waiters), that
+waiter is "fit unknown", and only that waiter.
+Not modelled without fair sharing: Kueue admits, within a cohort, the waiters that fit under
+their nominal quota before those that must borrow; here the priority order alone decides.
 A StrictFIFO queue's head that cannot fit blocks the waiters behind it, which this plan does
 not know (QueueQuota has no queueing strategy): the adapter should mark such queues
 `unmodelled`.
@@ -33,12 +41,19 @@ not know (QueueQuota has no queueing strategy): the adapter should mark such que
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.queues.facts import FlavorResource, QueueFacts, QueueQuota, Waiter
+from autoscaler.domain.queues.fair_sharing import (
+    Admission,
+    TurnKind,
+    ordered_by_fair_sharing,
+    settle,
+    turn_of,
+)
 from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, fit, quota_of
 
 
@@ -76,7 +91,17 @@ class WaiterOutcome(StrEnum):
     SERVED = "served"
     FITS_ALREADY = "fits already"
     CANNOT_FIT = "cannot fit"
+    ANOTHER_HEAD_FIRST = "another head first"  # fair sharing gives the quota to another head
     FIT_UNKNOWN = "fit unknown"
+
+
+class UnknownWhy(StrEnum):
+    """Why a waiter's fit is unknown, as a class (a metric label: never a name)."""
+
+    QUEUES_UNREAD = "queues-unread"  # no data about waiters
+    QUEUE_UNKNOWN = "queue-unknown"  # its ClusterQueue is not read
+    QUEUE_UNMODELLED = "queue-unmodelled"  # it or a cohort member is marked unmodelled
+    ORDER_UNKNOWN = "order-unknown"  # Kueue's order among the heads cannot be told
 
 
 @dataclass(frozen=True)
@@ -88,6 +113,16 @@ class WaiterReport:
     outcome: WaiterOutcome
     reason: str
     freed: tuple[WorkloadRef, ...] = ()
+    unknown_why: UnknownWhy | None = None  # set for FIT_UNKNOWN only
+
+    @property
+    def judgement(self) -> str:
+        """The outcome and why, without the names of the workloads freed for it (they may
+        sit in other namespaces: `explain` of one of them shows this)."""
+        prefix = f"freeing {', '.join(str(ref) for ref in self.freed)}: "
+        return f"{self.waiter} ({self.cluster_queue}) {self.outcome.value}: " + (
+            self.reason.removeprefix(prefix)
+        )
 
 
 @dataclass(frozen=True)
@@ -118,44 +153,139 @@ def plan_reclaim(candidates: Iterable[Candidate], facts: QueueFacts) -> ReclaimP
     waiters = sorted(facts.waiters, key=lambda w: (-w.priority, w.created_at, w.ref))
     if facts.failure is not None:
         why = f"no data about waiters: {facts.failure}"
-        unknown = [_report(w, WaiterOutcome.FIT_UNKNOWN, why) for w in waiters]
+        unknown = [
+            _report(w, WaiterOutcome.FIT_UNKNOWN, why, unknown_why=UnknownWhy.QUEUES_UNREAD)
+            for w in waiters
+        ]
         return ReclaimPlan(waiters=tuple(unknown), failure=facts.failure)
     queues = dict(facts.queues)
     idle = sorted(candidates, key=lambda c: _preference(c, facts.queues))
     reports: list[WaiterReport] = []
     reclaims: list[PlannedStop] = []
+    admitted: dict[WorkloadRef, str] = {}  # charged already: no longer a head that waits
     for waiter in waiters:
-        report, chosen, admitted = _serve(waiter, queues, idle)
-        reports.append(report)
-        reclaims.extend(PlannedStop(candidate, waiter.ref) for candidate in chosen)
-        taken = {c.ref for c in chosen}
+        if waiter.ref in admitted:  # a head Kueue admits ahead of a waiter judged earlier
+            reports.append(_report(waiter, WaiterOutcome.FITS_ALREADY, admitted[waiter.ref]))
+            continue
+        pending = [w for w in waiters if w.ref not in admitted]
+        judged = _serve(waiter, queues, idle, _rival_heads(waiter, queues, pending))
+        reports.append(judged.report)
+        reclaims.extend(PlannedStop(candidate, waiter.ref) for candidate in judged.chosen)
+        taken = {c.ref for c in judged.chosen}
         idle = [c for c in idle if c.ref not in taken]
-        if admitted is not None:
-            queues = _settle(queues, freed=_frees(chosen), waiter=waiter, admitted=admitted)
+        for each, _ in judged.admissions:
+            admitted[each.ref] = (
+                f"fits already: Kueue admits it by fair sharing before {waiter.ref}"
+            )
+        if judged.admissions:
+            queues = settle(queues, freed=_frees(judged.chosen), admissions=judged.admissions)
     by_ref = {ref: report for report in reports for ref in report.freed}
     return ReclaimPlan(tuple(reclaims), tuple(reports), _by_ref=by_ref)
 
 
+@dataclass(frozen=True)
+class _Judged:
+    report: WaiterReport
+    chosen: tuple[Candidate, ...] = ()
+    admissions: tuple[Admission, ...] = ()  # what Kueue admits: heads before it, then it
+
+
 def _serve(
-    waiter: Waiter, queues: Mapping[str, QueueQuota], idle: Sequence[Candidate]
-) -> tuple[WaiterReport, tuple[Candidate, ...], Fit | None]:
-    """The waiter's report, the candidates freed for it and, when Kueue would admit it, its fit."""
+    waiter: Waiter,
+    queues: Mapping[str, QueueQuota],
+    idle: Sequence[Candidate],
+    rivals: Sequence[Waiter] | str,
+) -> _Judged:
+    """The waiter's report, the candidates freed for it and what Kueue would admit.
+    `rivals`: the other heads of a fair-sharing cohort, or why they cannot be told."""
     now = fit(waiter, queues)
-    if now.outcome is FitOutcome.UNKNOWN:
-        return _report(waiter, WaiterOutcome.FIT_UNKNOWN, now.reason), (), None
+    known = _known_rivals(waiter, now, queues, rivals)
+    if isinstance(known, _Judged):
+        return known
+    fair = ordered_by_fair_sharing(queues.get(waiter.cluster_queue))
     if now.fits:
-        reason = f"fits already, Kueue will admit it: {now.reason}"
-        return _report(waiter, WaiterOutcome.FITS_ALREADY, reason), (), now
+        if not fair:
+            reason = f"fits already, Kueue will admit it: {now.reason}"
+            return _Judged(
+                _report(waiter, WaiterOutcome.FITS_ALREADY, reason), (), ((waiter, now),)
+            )
+        judged = _fair(waiter, queues, (), known, WaiterOutcome.FITS_ALREADY)
+        if judged.report.outcome is not WaiterOutcome.ANOTHER_HEAD_FIRST:
+            return judged
     usable = [c for c in idle if _may_serve(c, waiter, queues)]
     everything = fit(waiter, queues, _frees(usable))
     if not everything.fits:
         why = f"{everything.reason}, even with the {len(usable)} idle workloads it may use freed"
-        return _report(waiter, WaiterOutcome.CANNOT_FIT, why), (), None
+        return _Judged(_report(waiter, WaiterOutcome.CANNOT_FIT, why))
     chosen = _fewest(waiter, queues, usable)
+    if fair:
+        return _fair(waiter, queues, chosen, known, WaiterOutcome.SERVED)
     after = fit(waiter, queues, _frees(chosen))
     names = ", ".join(str(c.ref) for c in chosen)
     report = _report(waiter, WaiterOutcome.SERVED, f"freeing {names}: {after.reason}", chosen)
-    return report, chosen, after
+    return _Judged(report, chosen, ((waiter, after),))
+
+
+def _known_rivals(
+    waiter: Waiter, now: Fit, queues: Mapping[str, QueueQuota], rivals: Sequence[Waiter] | str
+) -> _Judged | Sequence[Waiter]:
+    """The rival heads, or the waiter judged "fit unknown" (its queue, or Kueue's order)."""
+    if now.outcome is FitOutcome.UNKNOWN:
+        why = UnknownWhy.QUEUE_UNMODELLED
+        if waiter.cluster_queue not in queues:
+            why = UnknownWhy.QUEUE_UNKNOWN
+        return _Judged(_report(waiter, WaiterOutcome.FIT_UNKNOWN, now.reason, unknown_why=why))
+    if isinstance(rivals, str):
+        why = UnknownWhy.ORDER_UNKNOWN
+        return _Judged(_report(waiter, WaiterOutcome.FIT_UNKNOWN, rivals, unknown_why=why))
+    return rivals
+
+
+def _fair(
+    waiter: Waiter,
+    queues: Mapping[str, QueueQuota],
+    chosen: tuple[Candidate, ...],
+    rivals: Sequence[Waiter],
+    outcome: WaiterOutcome,
+) -> _Judged:
+    """The judgement in a fair-sharing cohort, once `chosen` is freed (FITS_ALREADY when
+    nothing is): the waiter's turn among the cohort's heads."""
+    turn = turn_of(waiter, settle(queues, freed=_frees(chosen)), rivals)
+    if turn.kind is TurnKind.UNKNOWN:
+        report = _report(
+            waiter, WaiterOutcome.FIT_UNKNOWN, turn.reason, unknown_why=UnknownWhy.ORDER_UNKNOWN
+        )
+        return _Judged(report)
+    freeing = f"freeing {', '.join(str(c.ref) for c in chosen)}: " if chosen else ""
+    if turn.kind is TurnKind.BEHIND or turn.own is None:
+        reason = f"{freeing}{turn.reason}; nothing is freed for it"
+        return _Judged(_report(waiter, WaiterOutcome.ANOTHER_HEAD_FIRST, reason))
+    lead = "fits already, Kueue will admit it " if not chosen else freeing
+    reason = f"{lead}{turn.reason}: {turn.own.reason}"
+    admissions = (*turn.ahead, (waiter, turn.own))
+    return _Judged(_report(waiter, outcome, reason, chosen), chosen, admissions)
+
+
+def _rival_heads(
+    waiter: Waiter, queues: Mapping[str, QueueQuota], pending: Sequence[Waiter]
+) -> Sequence[Waiter] | str:
+    """The heads of the other ClusterQueues of the waiter's fair-sharing cohort (the first
+    still waiting of each, in Kueue's order), or why Kueue's order cannot be told."""
+    own = queues.get(waiter.cluster_queue)
+    if own is not None and own.order_unknown:
+        return f"order of {own.name}'s waiters unknown: {'; '.join(own.order_unknown)}"
+    if own is None or not ordered_by_fair_sharing(own):
+        return ()
+    heads: dict[str, Waiter] = {}
+    for other in pending:
+        queue = queues.get(other.cluster_queue)
+        if other.cluster_queue == own.name or queue is None or queue.cohort != own.cohort:
+            continue
+        if queue.order_unknown:
+            why = "; ".join(queue.order_unknown)
+            return f"fair-sharing order unknown: the head of {queue.name} is unknown: {why}"
+        heads.setdefault(other.cluster_queue, other)
+    return tuple(heads.values())
 
 
 def _fewest(
@@ -208,27 +338,13 @@ def _frees(chosen: Iterable[Candidate]) -> Freed:
     return freed
 
 
-def _settle(
-    queues: Mapping[str, QueueQuota], *, freed: Freed, waiter: Waiter, admitted: Fit
-) -> dict[str, QueueQuota]:
-    """The quotas once the freed workloads are gone and Kueue has admitted the waiter."""
-    charges: dict[str, Mapping[FlavorResource, int]] = {waiter.cluster_queue: admitted.charge()}
-    settled = dict(queues)
-    for name in set(freed) | set(charges):
-        queue = queues.get(name)
-        if queue is None:
-            continue
-        usage = dict(queue.usage)
-        for key, qty in freed.get(name, {}).items():
-            usage[key] = max(0, usage.get(key, 0) - qty)
-        for key, qty in charges.get(name, {}).items():
-            usage[key] = usage.get(key, 0) + qty
-        settled[name] = replace(queue, usage=usage)
-    return settled
-
-
 def _report(
-    waiter: Waiter, outcome: WaiterOutcome, reason: str, chosen: Iterable[Candidate] = ()
+    waiter: Waiter,
+    outcome: WaiterOutcome,
+    reason: str,
+    chosen: Iterable[Candidate] = (),
+    *,
+    unknown_why: UnknownWhy | None = None,
 ) -> WaiterReport:
     freed = tuple(c.ref for c in chosen)
-    return WaiterReport(waiter.ref, waiter.cluster_queue, outcome, reason, freed)
+    return WaiterReport(waiter.ref, waiter.cluster_queue, outcome, reason, freed, unknown_why)

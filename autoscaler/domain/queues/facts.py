@@ -75,11 +75,18 @@ class QueueQuota:
     cohort: str | None
     groups: tuple[ResourceGroup, ...]
     usage: Mapping[FlavorResource, int] = field(default_factory=dict)
-    # Why Kueue's admission for this queue cannot be modelled (hierarchical cohorts, fair
-    # sharing, topology-aware scheduling, admission checks, preemption within the cohort...).
+    # Why Kueue's admission for this queue cannot be modelled (hierarchical cohorts,
+    # topology-aware scheduling, admission checks, preemption within the cohort...).
     # Non-empty: "fit unknown", and nothing is freed for its waiters.
     unmodelled: tuple[str, ...] = ()
     policy: AdmissionPolicy = AdmissionPolicy()
+    # Fair sharing (domain/queues/fair_sharing.py): whether Kueue orders this queue's cohort
+    # by dominant resource share, and the queue's spec.fairSharing.weight.
+    fair_sharing: bool = False
+    fair_weight: float = 1.0
+    # Why Kueue's order of this queue's own waiters cannot be told (admission fair sharing):
+    # "fit unknown" for its waiters, and for the waiters its head would compete with.
+    order_unknown: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -59,9 +59,7 @@ class Reclaimer:
         self._log_waiters(plan)
         due_refs = {d.workload for _, d in due}
         screened = tuple(_judged(d, plan) if d.workload in due_refs else d for d in decisions)
-        outcomes = Counter(report.outcome.value for report in plan.waiters)
-        seen = WaitersSeen(facts.source, facts.failure, facts.notes, dict(outcomes))
-        return screened, seen
+        return screened, _seen(facts, plan)
 
     def _read(self) -> QueueFacts:
         if self._pending is None:
@@ -84,6 +82,17 @@ class Reclaimer:
             )
 
 
+def _seen(facts: QueueFacts, plan: ReclaimPlan) -> WaitersSeen:
+    """What the cycle judged, for /metrics and `explain`: counts and classes, no names,
+    but for each freed workload the judgement of the waiter it is freed for."""
+    outcomes = Counter(report.outcome.value for report in plan.waiters)
+    unknown = Counter(r.unknown_why.value for r in plan.waiters if r.unknown_why is not None)
+    served = {ref: report.judgement for report in plan.waiters for ref in report.freed}
+    return WaitersSeen(
+        facts.source, facts.failure, facts.notes, dict(outcomes), dict(unknown), served
+    )
+
+
 def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
     beneficiary = plan.beneficiary_of(decision.workload)
     if beneficiary is not None:
@@ -100,7 +109,9 @@ def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
 def _why_not(plan: ReclaimPlan) -> str:
     if plan.failure is not None:
         return f"who waits is unknown ({plan.failure})"
-    unknown = plan.count(WaiterOutcome.FIT_UNKNOWN)
-    if unknown:
-        return f"nobody waits that it would let in ({unknown} waiter(s) with fit unknown)"
-    return "nobody waits that it would let in"
+    parts = []
+    if unknown := plan.count(WaiterOutcome.FIT_UNKNOWN):
+        parts.append(f"{unknown} waiter(s) with fit unknown")
+    if behind := plan.count(WaiterOutcome.ANOTHER_HEAD_FIRST):
+        parts.append(f"{behind} waiter(s) behind another queue's head by fair sharing")
+    return "nobody waits that it would let in" + (f" ({'; '.join(parts)})" if parts else "")

@@ -24,10 +24,12 @@ from autoscaler.domain.models import (
     GuardReport,
     Snapshot,
     State,
+    WaitersSeen,
     WorkloadRef,
     WorkloadStatus,
 )
 from autoscaler.domain.outcomes import OutcomeKind
+from autoscaler.domain.queues.contention import UnknownWhy, WaiterOutcome
 from autoscaler.domain.usage.assessment import running_unmonitored
 from autoscaler.engine.metrics.savings import SAVINGS_METRIC_NAMES
 
@@ -51,6 +53,8 @@ METRIC_NAMES: tuple[str, ...] = (
             "deactivations_hourly_limit",
             "contested_workloads",
             "waiters_judged_total",
+            "waiters_last_judged",
+            "waiters_fit_unknown",
         )
     )
     + SAVINGS_METRIC_NAMES
@@ -130,6 +134,7 @@ class ServiceMetrics:
             registry=registry,
         )
         self._guards = _GuardGauges(registry)
+        self._waiters = _WaiterGauges(registry)
 
     def observe(self, snapshot: Snapshot) -> None:
         self.cycles.inc()
@@ -176,6 +181,7 @@ class ServiceMetrics:
             self.error("queues")
         for outcome, count in snapshot.waiters.outcomes.items():
             self.waiters.labels(outcome=outcome).inc(count)
+        self._waiters.observe(snapshot.waiters)
 
     def _count_states(self, snapshot: Snapshot) -> None:
         counts = dict.fromkeys(State, 0)
@@ -301,6 +307,34 @@ def _guard_reason(report: GuardReport) -> str:
     if report.problems:
         return GUARD_STATE_UNREADABLE
     return BREAKER if report.breaker.open else PER_HOUR_CAP
+
+
+class _WaiterGauges:
+    """The latest cycle that judged waiters: how many, by outcome, and why "fit unknown", by
+    class (UnknownWhy). No label names a workload: /metrics answers without a token."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.judged = Gauge(
+            PREFIX + "waiters_last_judged",
+            "Waiting Workloads judged for when-contended rules in the latest cycle that judged "
+            "any, by outcome.",
+            ["outcome"],
+            registry=registry,
+        )
+        self.unknown = Gauge(
+            PREFIX + "waiters_fit_unknown",
+            "Waiting Workloads whose fit was unknown in the latest cycle that judged any, by "
+            "reason: queues-unread, queue-unknown, queue-unmodelled, order-unknown.",
+            ["reason"],
+            registry=registry,
+        )
+        self.observe(WaitersSeen(source="none"))
+
+    def observe(self, seen: WaitersSeen) -> None:
+        for outcome in WaiterOutcome:
+            self.judged.labels(outcome=outcome.value).set(seen.outcomes.get(outcome.value, 0))
+        for why in UnknownWhy:
+            self.unknown.labels(reason=why.value).set(seen.unknown_why.get(why.value, 0))
 
 
 def _unmonitored_gauge(registry: CollectorRegistry) -> Gauge:
