@@ -14,6 +14,7 @@ preemption (so a victim keeps them until it is admitted again).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -47,6 +48,7 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 # kueue pkg/controller/constants/constants.go: PriorityBoostAnnotationKey, JobUIDLabel.
 PRIORITY_BOOST_ANNOTATION = "kueue.x-k8s.io/priority-boost"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+_SIGNED_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def cluster_queue_from_object(obj: Obj) -> ClusterQueue:
@@ -132,12 +134,14 @@ def _fair_weight(weight: object) -> float:
 
 
 def _priority_boost(annotations: Mapping[str, str]) -> int:
-    """The annotation as a signed integer, 0 when absent or invalid (kueue pkg/util/priority/
-    priority.go: Kueue's webhook rejects invalid values; EffectivePriority falls back to 0)."""
-    try:
-        return int(annotations.get(PRIORITY_BOOST_ANNOTATION) or 0)
-    except ValueError:
+    """The annotation as Go's strconv.ParseInt(value, 10, 32) reads it; 0 when absent or
+    invalid (kueue pkg/util/priority/priority.go: Kueue's webhook rejects invalid values,
+    EffectivePriority falls back to the base priority)."""
+    value = annotations.get(PRIORITY_BOOST_ANNOTATION) or ""
+    if not _SIGNED_INTEGER.fullmatch(value):
         return 0
+    boost = int(value)
+    return boost if -(2**31) <= boost < 2**31 else 0
 
 
 def _resource_quota(resource: Obj) -> ResourceQuota:
