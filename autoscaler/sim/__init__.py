@@ -1,9 +1,12 @@
 """The demo's in-process cluster: a pure model of Kueue admission.
 
 `kueue_model` holds the objects and the user transitions, `quota` the cohort arithmetic,
-`admission` the admission step and its explanations. The Kubernetes shapes of the model (objects
-read, statuses written) serve only the test API server's Kueue emulation, and live beside it
-in tests/support (`kueue_objects`, `kueue_status`, `quantity`).
+`admission` the admission step (one Kueue scheduling pass, preemption included) and its
+explanations, `preemption` Kueue's choice of victims, `fair_sharing` its dominant resource
+share; `KueueFeatures` are the emulated Kueue's gates (PriorityBoost, fair sharing). The
+Kubernetes shapes of the model (objects read, statuses written) serve only the test API
+server's Kueue emulation, and live beside it in tests/support (`kueue_objects`,
+`kueue_status`, `quantity`).
 """
 
 from autoscaler.sim.admission import (
@@ -20,6 +23,7 @@ from autoscaler.sim.kueue_model import (
     Admission,
     Event,
     EventKind,
+    KueueFeatures,
     KueueState,
     LocalQueue,
     Phase,
@@ -31,6 +35,8 @@ from autoscaler.sim.quota import (
     PODS,
     ClusterQueue,
     Ledger,
+    Preemption,
+    PreemptionPolicy,
     QueueingStrategy,
     ResourceQuota,
     Shortfall,
@@ -43,11 +49,14 @@ __all__ = [
     "ClusterQueue",
     "Event",
     "EventKind",
+    "KueueFeatures",
     "KueueState",
     "Ledger",
     "LocalQueue",
     "Phase",
     "PodSet",
+    "Preemption",
+    "PreemptionPolicy",
     "QueueUsage",
     "QueueingStrategy",
     "ResourceQuota",

@@ -6,7 +6,11 @@
 A workload's life: PENDING -> ADMITTED -> FINISHED, and any time before it finishes
 `spec.active=false` moves it to INACTIVE (evicting it if admitted, which releases its quota).
 Reactivating puts it back to PENDING with its original creation time, so it keeps its place
-in the queue order, as Kueue does.
+in the queue order, as Kueue does. Kueue's preemption (admission.py) takes an ADMITTED
+workload back to PENDING, requeued, with a `Preempted` record naming its preemptor.
+
+`KueueFeatures` are the emulated Kueue's feature gates and configuration that change its
+decisions, with Kueue's defaults at commit ff69552e (pkg/features/kube_features.go).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class Phase(StrEnum):
 class EventKind(StrEnum):
     ADMITTED = "Admitted"
     EVICTED = "Evicted"  # an admitted workload was deactivated: its quota is free again
+    PREEMPTED = "Preempted"  # Kueue evicted an admitted workload for another: requeued
     DEACTIVATED = "Deactivated"  # a pending workload was deactivated
     REQUEUED = "Requeued"  # reactivated: pending again
     FINISHED = "Finished"
@@ -48,6 +53,29 @@ class Event:
 
 
 Step = tuple["KueueState", tuple[Event, ...]]
+
+
+@dataclass(frozen=True)
+class KueueFeatures:
+    """`priority_boost`: the PriorityBoost gate (alpha, off by default since v0.17): when on, the
+    Workload annotation `kueue.x-k8s.io/priority-boost` is added to the priority everywhere
+    Kueue orders or preempts by priority (kueue pkg/util/priority/priority.go,
+    EffectivePriority). `fair_sharing`: Kueue's Configuration `fairSharing.enable` (off by
+    default): heads across a cohort are served by dominant resource share."""
+
+    priority_boost: bool = False
+    fair_sharing: bool = False
+
+
+@dataclass(frozen=True)
+class Preempted:
+    """Why and by whom an admitted workload was preempted: the `Evicted` (reason Preempted),
+    `Preempted` and `Requeued` conditions Kueue writes (pkg/scheduler/preemption/
+    preemption.go, IssuePreemptions; pkg/controller/jobframework/reconciler.go)."""
+
+    reason: str  # InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing
+    message: str
+    at: datetime
 
 
 @dataclass(frozen=True)
@@ -93,6 +121,11 @@ class Workload:
     admission: Admission | None = None  # kept when an admitted workload finishes
     evicted_at: datetime | None = None  # last deactivation
     requeued_at: datetime | None = None  # last reactivation
+    priority_boost: int = 0  # the kueue.x-k8s.io/priority-boost annotation, gate or not
+    uid: str | None = None  # metadata.uid, named in preemption messages
+    job_uid: str | None = None  # the kueue.x-k8s.io/job-uid label
+    preempted: Preempted | None = None  # last preemption, kept until admitted again
+    awaiting_preemption: str | None = None  # QuotaReserved message while its victims go
 
     def __post_init__(self) -> None:
         if self.phase is Phase.ADMITTED and self.admission is None:
@@ -121,8 +154,24 @@ class Workload:
     def pod_count(self) -> int:
         return sum(pod_set.count for pod_set in self.pod_sets)
 
+    @property
+    def evicted_by_preemption(self) -> bool:
+        """Its last eviction was a preemption and it holds no quota since (Evicted=True with
+        reason Preempted still stands)."""
+        return (
+            self.preempted is not None
+            and self.admission is None
+            and self.evicted_at == self.preempted.at
+        )
+
     def admitted(self, admission: Admission) -> Workload:
-        return replace(self, phase=Phase.ADMITTED, phase_since=admission.at, admission=admission)
+        return replace(
+            self,
+            phase=Phase.ADMITTED,
+            phase_since=admission.at,
+            admission=admission,
+            awaiting_preemption=None,
+        )
 
 
 @dataclass(frozen=True)
@@ -131,6 +180,7 @@ class KueueState:
     local_queues: Mapping[LocalQueueKey, LocalQueue] = field(default_factory=dict)
     priority_classes: Mapping[str, int] = field(default_factory=dict)  # name -> value
     workloads: Mapping[WorkloadRef, Workload] = field(default_factory=dict)
+    features: KueueFeatures = KueueFeatures()
 
     # Configuration and objects: upserts.
 
@@ -158,6 +208,12 @@ class KueueState:
 
     def workload(self, ref: WorkloadRef) -> Workload:
         return self.workloads[ref]
+
+    def effective_priority(self, workload: Workload) -> int:
+        """Priority plus the boost annotation when the PriorityBoost gate is on
+        (kueue pkg/util/priority/priority.go, EffectivePriority)."""
+        boost = workload.priority_boost if self.features.priority_boost else 0
+        return workload.priority + boost
 
     def priority_value(self, class_name: str | None) -> int:
         """A WorkloadPriorityClass's value; 0 for none or an unknown class."""
@@ -189,6 +245,25 @@ class KueueState:
             return self.with_workload(changed), (event,)
         return self._deactivated(workload, now)
 
+    def preempt(self, ref: WorkloadRef, *, reason: str, message: str, now: datetime) -> Step:
+        """Kueue evicted the admitted workload for a preemptor: its quota is released and it is
+        requeued pending (kueue pkg/workload/evict/evict.go and the job reconciler, which
+        sets Requeued=True for reason Preempted)."""
+        workload = self.workload(ref)
+        if workload.phase is not Phase.ADMITTED or workload.admission is None:
+            return self, ()
+        queue = workload.admission.cluster_queue
+        changed = replace(
+            workload,
+            phase=Phase.PENDING,
+            phase_since=now,
+            admission=None,
+            evicted_at=now,
+            preempted=Preempted(reason, message, now),
+        )
+        event = Event(EventKind.PREEMPTED, ref, now, queue, message)
+        return self.with_workload(changed), (event,)
+
     def finish(self, ref: WorkloadRef, *, now: datetime) -> Step:
         """The job finished: its quota is released and it never runs again."""
         workload = self.workload(ref)
@@ -200,8 +275,12 @@ class KueueState:
         return self.with_workload(changed), (event,)
 
     def _deactivated(self, workload: Workload, now: datetime) -> Step:
+        # A workload already evicted by a preemption is not evicted again: its Evicted
+        # (Preempted) and Requeued conditions stay (kueue pkg/controller/core/
+        # workload_controller.go, the !IsActive branch evicts only when !IsEvicted).
+        evicted_at = workload.evicted_at if workload.evicted_by_preemption else now
         changed = replace(
-            workload, phase=Phase.INACTIVE, phase_since=now, admission=None, evicted_at=now
+            workload, phase=Phase.INACTIVE, phase_since=now, admission=None, evicted_at=evicted_at
         )
         if workload.admission is None:
             event = Event(EventKind.DEACTIVATED, workload.ref, now, None, DEACTIVATED_MESSAGE)

@@ -3,6 +3,12 @@
 Quantities are integers in Kueue's canonical units: millicores for `cpu`, whole units for
 everything else (GPUs, bytes, pods). One ResourceFlavor per ClusterQueue.
 
+A queue's `preemption` policy is Kueue's `spec.preemption` (kueue apis/kueue/v1beta2
+clusterqueue_types.go): which admitted workloads a pending one may evict, in its own queue
+(`withinClusterQueue`) and from borrowers in its cohort (`reclaimWithinCohort`); the default
+is Never for both, so a queue without the field never preempts. `fair_weight` is
+`spec.fairSharing.weight` (default 1), used only when fair sharing is on.
+
 Borrowing follows Kueue's flat-cohort rules:
 - a queue's *guaranteed* quota is `nominal - lendingLimit` (0 without a lending limit) and is
   never lent; the rest of its nominal quota is *lendable* to the cohort;
@@ -13,7 +19,7 @@ Borrowing follows Kueue's flat-cohort rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -25,6 +31,24 @@ class QueueingStrategy(StrEnum):
 
     BEST_EFFORT_FIFO = "BestEffortFIFO"  # skip it: smaller workloads behind it may go first
     STRICT_FIFO = "StrictFIFO"  # wait for it: nothing behind it is admitted
+
+
+class PreemptionPolicy(StrEnum):
+    NEVER = "Never"
+    LOWER_PRIORITY = "LowerPriority"
+    LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority"
+    ANY = "Any"
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """`spec.preemption`; `borrow_within_cohort` is None for policy Never (the default), else
+    the `maxPriorityThreshold` (None: no threshold) of policy LowerPriority."""
+
+    within_cluster_queue: PreemptionPolicy = PreemptionPolicy.NEVER
+    reclaim_within_cohort: PreemptionPolicy = PreemptionPolicy.NEVER
+    borrow_within_cohort: bool = False
+    max_priority_threshold: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +73,8 @@ class ClusterQueue:
     cohort: str | None = None  # spec.cohortName
     queueing_strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
     flavor: str = "default-flavor"  # reported in podSetAssignments only
+    preemption: Preemption = Preemption()
+    fair_weight: float = 1.0  # spec.fairSharing.weight
 
     @classmethod
     def from_nominal(
@@ -127,6 +153,37 @@ class Ledger:
             for resource, amount in charge.items()
             if resource in quotas
         )
+
+    def within_nominal(self, queue: str, resources: Iterable[str]) -> bool:
+        """No usage above nominal quota in any of `resources` (kueue pkg/cache/scheduler/
+        resource_node.go, IsWithinNominalInResources)."""
+        quotas = self.queues[queue].quotas
+        return all(
+            self.used(queue, r) <= (quotas[r].nominal if r in quotas else 0) for r in resources
+        )
+
+    def potential_available(self, queue: str, resource: str) -> int:
+        """The most the queue could ever hold with no usage anywhere (kueue resource_node.go,
+        potentialAvailable): beyond it a workload never fits, preemption or not."""
+        cq = self.queues[queue]
+        quota = cq.quotas.get(resource)
+        if quota is None:
+            return 0
+        if cq.cohort is None:
+            return quota.nominal
+        pool = sum(
+            m.quotas[resource].lendable
+            for m in self.cohort_members(cq.cohort)
+            if resource in m.quotas
+        )
+        most = quota.guaranteed + pool
+        if quota.borrowing_limit is not None:
+            most = min(most, quota.nominal + quota.borrowing_limit)
+        return most
+
+    def discharged(self, queue: str, charge: Mapping[str, int]) -> Ledger:
+        """A new ledger with `charge` taken off the queue's usage (a workload removed)."""
+        return self.charged(queue, {resource: -amount for resource, amount in charge.items()})
 
     def charged(self, queue: str, charge: Mapping[str, int]) -> Ledger:
         """A new ledger with `charge` added to the queue's usage."""

@@ -1,8 +1,11 @@
 """Kueue and KubeRay in miniature, over the test API server's objects.
 
 `sync()` does what the two controllers would do between two of our cycles: rebuild the
-admission state from the stored objects (the pure model in `autoscaler.sim`), admit what
-fits, write each Workload's status, and create the pods of admitted RayClusters (Running)
+admission state from the stored objects (the pure model in `autoscaler.sim`), run one Kueue
+scheduling pass (`autoscaler.sim.admission.admit_pending`: admit what fits; for a head that
+only fits by preemption, evict and requeue its victims, and admit it in a later `sync()`
+once their quota is free), write each Workload's status (preemption conditions included,
+see `kueue_status`), and create the pods of admitted RayClusters (Running)
 or delete them and suspend the RayCluster when its Workload is not admitted. The tests call
 it explicitly, so the order of events is deterministic. Given `namespaces`, it sees only the
 Workloads (and RayClusters) there, so tests sharing the session's server leave each other be.
@@ -18,7 +21,7 @@ from typing import Any
 
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.admission import admit_pending
-from autoscaler.sim.kueue_model import KueueState, Phase
+from autoscaler.sim.kueue_model import KueueFeatures, KueueState, Phase
 from tests.support.builders import make_pod
 from tests.support.builders.pods import PodBuilder
 from tests.support.kube_server import KubeServer
@@ -43,8 +46,12 @@ class ClusterEmulator:
         *,
         clock: Callable[[], datetime],
         namespaces: Collection[str] | None = None,
+        features: KueueFeatures | None = None,
     ) -> None:
+        """`features`: the emulated Kueue's feature gates and fair sharing, Kueue's defaults
+        unless given (PriorityBoost off, fair sharing off)."""
         self._store = server.store
+        self._features = features or KueueFeatures()
         self._clock = clock
         self._namespaces = None if namespaces is None else frozenset(namespaces)
         # The kubelet's view of the registry: a pod whose image is listed here never starts,
@@ -88,7 +95,7 @@ class ClusterEmulator:
                 self._write_status(obj, cluster_queue_status(state, obj["metadata"]["name"]))
 
     def _read_state(self, now: datetime) -> KueueState:
-        state = KueueState()
+        state = KueueState(features=self._features)
         for obj in self._store.list("clusterqueues.kueue.x-k8s.io"):
             state = state.with_cluster_queue(cluster_queue_from_object(obj))
         for obj in self._store.list("localqueues.kueue.x-k8s.io"):

@@ -4,21 +4,36 @@ the pure Kueue model; the status writers live in `kueue_status` and are re-expor
 Simplifications: one ResourceFlavor per ClusterQueue; a pod's requests are the sum of its
 containers' requests (limits where a request is missing), at least the largest init
 container's, plus overhead; sidecar init containers are not special.
+
+Read for preemption: a ClusterQueue's `spec.preemption` and `spec.fairSharing.weight`; a
+Workload's `metadata.uid`, its `kueue.x-k8s.io/job-uid` label (both named in Kueue's
+preemption message), its `kueue.x-k8s.io/priority-boost` annotation (counted only when the
+emulated Kueue's PriorityBoost gate is on) and the Evicted/Preempted conditions of a
+preemption (so a victim keeps them until it is admitted again).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from autoscaler.sim.kueue_model import Admission, LocalQueue, Phase, PodSet, Workload
-from autoscaler.sim.quota import ClusterQueue, QueueingStrategy, ResourceQuota
+from autoscaler.sim.kueue_model import Admission, LocalQueue, Phase, PodSet, Preempted, Workload
+from autoscaler.sim.quota import (
+    ClusterQueue,
+    Preemption,
+    PreemptionPolicy,
+    QueueingStrategy,
+    ResourceQuota,
+)
 from tests.support.kueue_status import cluster_queue_status, workload_status
 from tests.support.quantity import parse_quantity, parse_time
 
 __all__ = [
+    "JOB_UID_LABEL",
+    "PRIORITY_BOOST_ANNOTATION",
     "PRIORITY_CLASS_LABEL",
     "cluster_queue_from_object",
     "cluster_queue_status",
@@ -30,6 +45,10 @@ __all__ = [
 
 Obj = Mapping[str, Any]
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+# kueue pkg/controller/constants/constants.go: PriorityBoostAnnotationKey, JobUIDLabel.
+PRIORITY_BOOST_ANNOTATION = "kueue.x-k8s.io/priority-boost"
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+_SIGNED_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def cluster_queue_from_object(obj: Obj) -> ClusterQueue:
@@ -48,6 +67,8 @@ def cluster_queue_from_object(obj: Obj) -> ClusterQueue:
         cohort=spec.get("cohortName") or spec.get("cohort") or None,  # v1beta2, v1beta1
         queueing_strategy=QueueingStrategy(spec.get("queueingStrategy", "BestEffortFIFO")),
         flavor=flavor_names[0] if flavor_names else "default-flavor",
+        preemption=_preemption(spec.get("preemption") or {}),
+        fair_weight=_fair_weight((spec.get("fairSharing") or {}).get("weight", 1)),
     )
 
 
@@ -85,11 +106,42 @@ def workload_from_object(
         pod_sets=tuple(_pod_set(ps, excluded_resource_prefixes) for ps in spec.get("podSets", [])),
         priority=priority_classes.get(class_name or "", 0) if priority is None else int(priority),
         priority_class=class_name,
+        priority_boost=_priority_boost(meta.get("annotations") or {}),
+        uid=meta.get("uid"),
+        job_uid=(meta.get("labels") or {}).get(JOB_UID_LABEL),
     )
     return _restore_phase(workload, obj.get("status", {}), active=spec.get("active", True))
 
 
 # Helpers.
+
+
+def _preemption(obj: Obj) -> Preemption:
+    borrow = obj.get("borrowWithinCohort") or {}
+    threshold = borrow.get("maxPriorityThreshold")
+    return Preemption(
+        within_cluster_queue=PreemptionPolicy(obj.get("withinClusterQueue", "Never")),
+        reclaim_within_cohort=PreemptionPolicy(obj.get("reclaimWithinCohort", "Never")),
+        borrow_within_cohort=borrow.get("policy", "Never") != "Never",
+        max_priority_threshold=None if threshold is None else int(threshold),
+    )
+
+
+def _fair_weight(weight: object) -> float:
+    """`spec.fairSharing.weight`, a quantity ("0.5", "500m", 2)."""
+    text = str(weight)
+    return float(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def _priority_boost(annotations: Mapping[str, str]) -> int:
+    """The annotation as Go's strconv.ParseInt(value, 10, 32) reads it; 0 when absent or
+    invalid (kueue pkg/util/priority/priority.go: Kueue's webhook rejects invalid values,
+    EffectivePriority falls back to the base priority)."""
+    value = annotations.get(PRIORITY_BOOST_ANNOTATION) or ""
+    if not _SIGNED_INTEGER.fullmatch(value):
+        return 0
+    boost = int(value)
+    return boost if -(2**31) <= boost < 2**31 else 0
 
 
 def _resource_quota(resource: Obj) -> ResourceQuota:
@@ -134,11 +186,25 @@ def _container_requests(container: Obj) -> dict[str, int]:
 def _restore_phase(workload: Workload, status: Obj, *, active: bool) -> Workload:
     conditions = {c["type"]: c for c in status.get("conditions", [])}
     evicted, requeued = conditions.get("Evicted"), conditions.get("Requeued")
+    preempted = _read_preempted(conditions)
     fields: dict[str, Any] = {
         "evicted_at": None if evicted is None else _since(evicted),
-        "requeued_at": _since(requeued) if requeued and requeued["status"] == "True" else None,
+        "requeued_at": _since(requeued)
+        if requeued and requeued["status"] == "True" and requeued["reason"] != "Preempted"
+        else None,
+        "preempted": preempted,
     }
+    by_preemption = (
+        preempted is not None
+        and evicted is not None
+        and evicted["status"] == "True"
+        and evicted["reason"] == "Preempted"
+    )
+    if by_preemption and preempted is not None:
+        fields.update(phase_since=preempted.at, evicted_at=preempted.at)
     if not active:
+        if by_preemption:  # stays evicted by the preemption: deactivation does not re-evict
+            return replace(workload, phase=Phase.INACTIVE, **fields)
         since = workload.created_at if evicted is None else _since(evicted)
         return replace(workload, phase=Phase.INACTIVE, phase_since=since, evicted_at=since)
     admission = _read_admission(status, conditions)
@@ -150,6 +216,15 @@ def _restore_phase(workload: Workload, status: Obj, *, active: bool) -> Workload
     elif fields["requeued_at"] is not None:  # pending again since its reactivation
         fields.update(phase_since=fields["requeued_at"])
     return replace(workload, **fields)
+
+
+def _read_preempted(conditions: Mapping[str, Obj]) -> Preempted | None:
+    """The last preemption, from the Preempted condition (True, or False "Previously: ...")."""
+    preempted = conditions.get("Preempted")
+    if preempted is None:
+        return None
+    message = str(preempted.get("message", "")).removeprefix("Previously: ")
+    return Preempted(str(preempted["reason"]), message, _since(preempted))
 
 
 def _read_admission(status: Obj, conditions: Mapping[str, Obj]) -> Admission | None:

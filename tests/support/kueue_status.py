@@ -3,6 +3,15 @@
 Conditions follow Kueue's controllers: QuotaReserved and Admitted on admission; on
 deactivation Evicted (reason Deactivated), Requeued=False and QuotaReserved=False; on
 reactivation Requeued=True (Reactivated); on re-admission Evicted=False ("Previously: ...").
+A preempted workload gets Evicted=True (reason Preempted) and Preempted=True (reason
+InClusterQueue, InCohortReclamation...), both with Kueue's message naming the preemptor's
+UID (kueue pkg/scheduler/preemption/preemption.go, IssuePreemptions), then, its job stopped,
+QuotaReserved=False (PendingEvaluation), Admitted=False and Requeued=True (reason Preempted)
+(pkg/controller/jobframework/reconciler.go, step 6); deactivating it then changes none of them
+(pkg/controller/core/workload_controller.go evicts only a workload not already evicted). On
+re-admission Evicted and Preempted turn False ("Previously: ...", pkg/workload/workload.go,
+resetActiveCondition). A preemptor waiting for its victims shows QuotaReserved=False, reason
+WaitingForPreemptedWorkloads ("... Pending the preemption of N workload(s)").
 Times are RFC 3339 UTC with a 'Z'. A status is meant to replace the stored one, not be merged.
 """
 
@@ -13,7 +22,14 @@ from typing import Any, NamedTuple
 
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.admission import pending_reason, queue_usage
-from autoscaler.sim.kueue_model import DEACTIVATED_MESSAGE, Admission, KueueState, Phase, Workload
+from autoscaler.sim.kueue_model import (
+    DEACTIVATED_MESSAGE,
+    Admission,
+    KueueState,
+    Phase,
+    Preempted,
+    Workload,
+)
 from autoscaler.sim.quota import PODS
 from tests.support.quantity import format_quantity, rfc3339
 
@@ -67,9 +83,15 @@ def _conditions(state: KueueState, workload: Workload) -> list[dict[str, str]]:
         rows = _admitted_rows(workload, workload.admission)
     elif workload.phase is Phase.FINISHED:
         rows = _finished_rows(workload)
+    elif workload.evicted_by_preemption and workload.preempted is not None:
+        rows = _preempted_rows(workload.preempted)
     else:
         rows = _waiting_rows(workload, pending_reason(state, workload.ref))
-    if workload.requeued_at is not None and workload.phase is not Phase.INACTIVE:
+    if (
+        workload.requeued_at is not None
+        and workload.phase is not Phase.INACTIVE
+        and not workload.evicted_by_preemption
+    ):
         rows.append(_Row("Requeued", "True", "Reactivated", REACTIVATED, workload.requeued_at))
     return [
         {
@@ -90,10 +112,28 @@ def _reserved_rows(held: Admission) -> list[_Row]:
 
 def _admitted_rows(workload: Workload, held: Admission) -> list[_Row]:
     rows = [*_reserved_rows(held), _Row("Admitted", "True", "Admitted", ADMITTED, held.at)]
+    preempted = workload.preempted
+    last_was_preemption = preempted is not None and preempted.at == workload.evicted_at
     if workload.evicted_at is not None:  # Kueue resets Evicted when it admits again
-        previously = f"Previously: {DEACTIVATED_MESSAGE}"
-        rows.append(_Row("Evicted", "False", "QuotaReserved", previously, held.at))
+        why = preempted.message if last_was_preemption and preempted else DEACTIVATED_MESSAGE
+        rows.append(_Row("Evicted", "False", "QuotaReserved", f"Previously: {why}", held.at))
+    if preempted is not None:  # and Preempted, once, when it is admitted after it
+        at = held.at if last_was_preemption else preempted.at
+        previously = f"Previously: {preempted.message}"
+        rows.append(_Row("Preempted", "False", "QuotaReserved", previously, at))
     return rows
+
+
+def _preempted_rows(preempted: Preempted) -> list[_Row]:
+    """Evicted by a preemption and requeued, whether pending or deactivated since."""
+    at, message = preempted.at, preempted.message
+    return [
+        _Row("QuotaReserved", "False", "PendingEvaluation", message, at),
+        _Row("Admitted", "False", "NoReservation", "The workload has no reservation", at),
+        _Row("Evicted", "True", "Preempted", message, at),
+        _Row("Preempted", "True", preempted.reason, message, at),
+        _Row("Requeued", "True", "Preempted", message, at),
+    ]
 
 
 def _finished_rows(workload: Workload) -> list[_Row]:
@@ -111,8 +151,11 @@ def _waiting_rows(workload: Workload, pending: str | None) -> list[_Row]:
     at = workload.phase_since or workload.created_at  # when it changed last
     inactive = workload.phase is Phase.INACTIVE
     why = DEACTIVATED_MESSAGE if inactive else pending or ""
+    reason = "Pending"
+    if workload.awaiting_preemption is not None and not inactive:
+        why, reason = workload.awaiting_preemption, "WaitingForPreemptedWorkloads"
     rows = [
-        _Row("QuotaReserved", "False", "Pending", why, at),
+        _Row("QuotaReserved", "False", reason, why, at),
         _Row("Admitted", "False", "NoReservation", "The workload has no reservation", at),
     ]
     evicted = workload.evicted_at or (at if inactive else None)
