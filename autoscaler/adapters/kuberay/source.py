@@ -90,7 +90,7 @@ def pod_selector(settings: ClusterSettings) -> objects.PodSelector:
     label)."""
     configured = settings.owner_kinds.get("RayCluster")
     default = KNOWN_OWNERS["RayCluster"].pod_selector
-    template = configured.pod_selector if configured is not None else default
+    template = (configured.pod_selector if configured is not None else None) or default
     return objects.PodSelector.parse(template)
 
 

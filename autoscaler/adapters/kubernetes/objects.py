@@ -25,6 +25,7 @@ from autoscaler.adapters.kubernetes.pod_starts import (
 from autoscaler.core.documents import parse_json
 from autoscaler.domain.annotations import PRIORITY_CLASS_LABEL, parse_time
 from autoscaler.domain.models import OwnerRef, Pauses, PodInfo, WorkloadInfo, WorkloadRef
+from autoscaler.domain.policy.owners import JOB_OWNER_GVK, JOB_OWNER_NAME, POD_GROUP_KEY
 from autoscaler.domain.queues.quantity import parse_quantity
 from autoscaler.domain.text import escape
 
@@ -65,6 +66,19 @@ def annotations_of(obj: Obj) -> dict[str, str]:
     return _strings(_meta(obj).get("annotations"))
 
 
+def _owner_refs(obj: Obj) -> list[OwnerRef]:
+    return [
+        OwnerRef(
+            api_version=str(ref["apiVersion"]),
+            kind=str(ref["kind"]),
+            name=str(ref["name"]),
+            uid=str(ref.get("uid", "")),
+        )
+        for ref in _meta(obj).get("ownerReferences") or []
+        if isinstance(ref, Mapping)
+    ]
+
+
 def controller_owner(obj: Obj) -> OwnerRef | None:
     """The ownerReference marked `controller: true`, the object that made this one."""
     for ref in _meta(obj).get("ownerReferences") or []:
@@ -76,6 +90,35 @@ def controller_owner(obj: Obj) -> OwnerRef | None:
                 uid=str(ref.get("uid", "")),
             )
     return None
+
+
+def _annotated_owner(workload: Obj, refs: list[OwnerRef]) -> OwnerRef | None:
+    """The owner a Workload's job-owner annotations name ("apps/v1, Kind=StatefulSet")."""
+    annotations = annotations_of(workload)
+    gvk, name = annotations.get(JOB_OWNER_GVK, ""), annotations.get(JOB_OWNER_NAME, "")
+    api_version, found, kind = gvk.partition(", Kind=")
+    if not (found and kind and name):
+        return None
+    api_version = api_version.lstrip("/")  # the core group prints as "/v1"
+    uid = next((r.uid for r in refs if (r.kind, r.name) == (kind, name)), "")
+    return OwnerRef(api_version=api_version, kind=kind, name=name, uid=uid)
+
+
+def workload_owner(workload: Obj) -> OwnerRef | None:
+    """The object a Workload is for: its controller owner (kueue jobframework/reconciler.go);
+    for a StatefulSet, a LeaderWorkerSet or a pod group (several ownerReferences, none
+    `controller`: statefulset_reconciler.go, leaderworkerset_reconciler.go, pod_controller.go)
+    the one its job-owner annotations name, else its reference that is not a pod, else its
+    first pod by name."""
+    if (controller := controller_owner(workload)) is not None:
+        return controller
+    refs = _owner_refs(workload)
+    if (annotated := _annotated_owner(workload, refs)) is not None:
+        return annotated
+    sets = [r for r in refs if (r.api_version, r.kind) != ("v1", "Pod")]
+    if sets:
+        return sets[0]
+    return min(refs, key=lambda ref: ref.name, default=None)
 
 
 @dataclass(frozen=True)
@@ -186,6 +229,8 @@ def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
         node=(pod.get("spec") or {}).get("nodeName"),
         waiting=waiting_containers(pod, gpu_containers=gpu_containers(pod, gpu_resources)),
         unschedulable=unschedulable_message(status),
+        controller=controller_owner(pod),
+        pod_group=annotations_of(pod).get(POD_GROUP_KEY) or labels_of(pod).get(POD_GROUP_KEY, ""),
     )
 
 
@@ -249,6 +294,7 @@ def parse_workload(
     namespace_annotations: Mapping[str, str] | None = None,
     cohorts: Mapping[str, str | None] | None = None,
     pods_read: PodsRead = NOT_READ,
+    owner_ref: OwnerRef | None = None,
 ) -> WorkloadInfo:
     """A Workload joined with its owner object (when read) and the owner's pods; with the
     labels and annotations of its namespace (None: unreadable), the ClusterQueues' cohorts,
@@ -268,7 +314,7 @@ def parse_workload(
         ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
         uid=str(meta.get("uid", "")),
         queue=queue_name_of(workload),
-        owner=controller_owner(workload),
+        owner=owner_ref or workload_owner(workload),
         active=spec.get("active", True) is not False,
         admitted=is_admitted,
         admitted_at=parse_time(str(admitted.get("lastTransitionTime", "")))
