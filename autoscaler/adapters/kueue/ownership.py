@@ -141,6 +141,8 @@ class PodTree:
         self.found = found
         self._links = links
         self._walked: dict[str, list[_Walked]] = {}
+        # (namespace, Workload) → the queued pod that owns it, once its owner is found above
+        self.queued: dict[tuple[str, str], str] = {}
 
     def _in(self, namespace: str) -> list[_Walked]:
         if namespace not in self._walked:
@@ -171,7 +173,9 @@ class PodTree:
         """The pods Kueue's pod integration names for the Workload: its pod group (named
         after the Workload), or the one pod that owns it."""
         pods = self.found.by_namespace.get(namespace, [])
-        lone = owner.name if (owner.api_version, owner.kind) == ("v1", "Pod") else None
+        lone = self.queued.get((namespace, workload))
+        if (owner.api_version, owner.kind) == ("v1", "Pod"):
+            lone = owner.name
         return [p for p in pods if p.pod_group == workload or p.name == lone]
 
     def queued_above(self, namespace: str, pod_name: str) -> tuple[OwnerRef | None, str | None]:
@@ -265,6 +269,7 @@ class PodFinder:
         above, why = tree.queued_above(info.ref.namespace, owner.name)
         if above is None or above.kind not in {row.kind for row in self.queued_kinds}:
             return info, why
+        tree.queued[(info.ref.namespace, info.ref.name)] = owner.name
         return replace(info, owner=above), None
 
     def pods_of(
