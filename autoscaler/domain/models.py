@@ -66,6 +66,10 @@ class PodInfo:
     waiting: tuple[ContainerWait, ...] = ()  # its containers (init ones too) in state waiting
     unschedulable: str | None = None  # PodScheduled=False/Unschedulable: the scheduler's message
     scale_up_at: datetime | None = None  # the newest TriggeredScaleUp Event about it
+    # How its Workload finds it (domain/policy/owners.py, PodsFound): its controller owner,
+    # and the name of the Kueue pod group it belongs to ("" for none).
+    controller: OwnerRef | None = None
+    pod_group: str = ""
 
     @property
     def phase_running(self) -> bool:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from autoscaler.domain.policy.owners import OWNER_KINDS
 from autoscaler.settings.base import Duration, Section
@@ -17,10 +18,20 @@ from autoscaler.settings.base import Duration, Section
 
 class OwnerKindSettings(Section):
     enabled: bool = Field(description="Deactivate Workloads owned by this kind.")
-    pod_selector: str = Field(
-        description="Label selector of the owner's pods; `{name}` is the owner's name.",
+    pod_selector: str | None = Field(
+        None,
+        description="Label selector of the owner's pods; `{name}` is the owner's name. Unset: "
+        "the kind's own way (docs/WORKLOADS.md): its selector, its pods' ownerReferences, or "
+        "Kueue's pod group. Set, it overrides that way; a kind the service does not know "
+        "needs one.",
         json_schema_extra={"minLength": 1},
     )
+
+    @model_serializer(mode="wrap")
+    def _unset_selector_left_out(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """An unset podSelector is left out, as a config leaves it out (never `null`)."""
+        dumped = handler(self)
+        return {key: value for key, value in dumped.items() if value is not None}
 
 
 class KueueConfigurationSettings(Section):
@@ -47,9 +58,24 @@ def _default_owner_kinds() -> dict[str, OwnerKindSettings]:
     """Each owner kind of the domain's table, as its row says (`domain/policy/owners.py`); only
     RayCluster is enabled, and the description of `owner_kinds` says why."""
     return {
-        row.kind: OwnerKindSettings(enabled=row.enabled, pod_selector=row.pod_selector)
+        row.kind: OwnerKindSettings(enabled=row.enabled, pod_selector=row.pod_selector or None)
         for row in OWNER_KINDS
     }
+
+
+def _owner_kinds_text() -> str:
+    """The description of `cluster.ownerKinds`, from the table: what each kind's stop means."""
+    enabled = ", ".join(row.kind for row in OWNER_KINDS if row.enabled)
+    requeues = ", ".join(row.kind for row in OWNER_KINDS if not row.stop_lasts)
+    return (
+        "Owner kind of a Workload → whether it is acted on, and how its pods are found "
+        "(docs/WORKLOADS.md). Only enabled kinds are acted on; by default "
+        f"{enabled}. Deactivating a RayCluster suspends it and Kueue keeps it queued for "
+        "later; the job kinds are opt-in because a stop restarts the job (a RayJob's "
+        "RayCluster is deleted, it reruns from scratch), the other kinds because the service "
+        f"did not act on them before. A stop of {requeues} is a requeue, not a lasting stop: "
+        "it yields its GPUs to the queue and comes back when quota is free."
+    )
 
 
 class ClusterSettings(Section):
@@ -60,11 +86,7 @@ class ClusterSettings(Section):
     context: str | None = Field(None, description="Kubeconfig context; the current one when unset.")
     owner_kinds: dict[str, OwnerKindSettings] = Field(
         default_factory=_default_owner_kinds,
-        description="Owner kind of a Workload → the label selector of its pods (`{name}` is "
-        "the owner's name). Only enabled kinds are acted on. Deactivating a RayCluster suspends "
-        "it and Kueue keeps it queued for later; RayJob is off because deactivating one deletes "
-        "its RayCluster (the job reruns from scratch), Job because a batch Job finishes by "
-        "itself.",
+        description=_owner_kinds_text(),
         json_schema_extra={"propertyNames": {"pattern": "^[A-Z][A-Za-z0-9]*$"}},
     )
     gpu_resources: list[str] = Field(

@@ -15,7 +15,7 @@ decisions, with Kueue's defaults at commit ff69552e (pkg/features/kube_features.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -195,10 +195,6 @@ class KueueState:
 
     def with_workload(self, workload: Workload) -> KueueState:
         return replace(self, workloads={**self.workloads, workload.ref: workload})
-
-    def with_workloads(self, workloads: Iterable[Workload]) -> KueueState:
-        changed = {workload.ref: workload for workload in workloads}
-        return replace(self, workloads={**self.workloads, **changed}) if changed else self
 
     def without_workload(self, ref: WorkloadRef) -> KueueState:
         """The workload deleted; whatever quota it held is free again."""

@@ -183,8 +183,8 @@ def test_a_call_outside_the_allowed_list_is_refused_before_any_request(
 ) -> None:
     with pytest.raises(Forbidden, match="refused: patch pods"):
         client.merge_patch(PODS, "p", {"metadata": {"labels": {"x": "y"}}}, namespace=NAMESPACE)
-    with pytest.raises(Forbidden, match="refused: get pods"):
-        client.get(PODS, "p", namespace=NAMESPACE)
+    with pytest.raises(Forbidden, match="refused: delete pods"):
+        client.delete(PODS, "p", namespace=NAMESPACE, uid="u")
     with pytest.raises(Forbidden, match="refused: patch configmaps"):
         client.merge_patch(CONFIGMAPS, "c", {"data": {}}, namespace=NAMESPACE)
     with pytest.raises(Forbidden, match="refused: list leases"):
@@ -210,7 +210,30 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         ("ray.io", "rayclusters"): {"get", "list", "watch", "patch", "delete"},
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
         ("batch", "jobs"): {"get", "list", "watch", "patch"},
-        ("", "pods"): {"list", "watch"},
+        # get: a plain pod is its Workload's owner under Kueue's pod integration (read, never
+        # patched: its Workload is annotated instead)
+        ("", "pods"): {"get", "list", "watch"},
+        # the owner kinds of the table: read, and annotated
+        **{
+            (group, plural): {"get", "list", "watch", "patch"}
+            for group, plural in (
+                ("apps", "deployments"),
+                ("apps", "statefulsets"),
+                ("jobset.x-k8s.io", "jobsets"),
+                ("kubeflow.org", "jaxjobs"),
+                ("kubeflow.org", "mpijobs"),
+                ("kubeflow.org", "notebooks"),
+                ("kubeflow.org", "paddlejobs"),
+                ("kubeflow.org", "pytorchjobs"),
+                ("kubeflow.org", "tfjobs"),
+                ("kubeflow.org", "xgboostjobs"),
+                ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+                ("trainer.kubeflow.org", "trainjobs"),
+                ("workload.codeflare.dev", "appwrappers"),
+            )
+        },
+        # the intermediate objects between an owner and its pods: their ownerReferences only
+        ("apps", "replicasets"): {"list", "watch"},
         # create: our Events; list and watch: the node autoscaler's TriggeredScaleUp Events
         ("", "events"): {"create", "list", "watch"},
         # get, create, update: the runtime state; list, watch: Kueue's Configuration, by name

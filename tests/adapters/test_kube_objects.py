@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.kubernetes.objects import (
-    PodSelector,
     controller_owner,
     event_for,
     parse_pod,
@@ -17,6 +16,7 @@ from autoscaler.adapters.kubernetes.objects import (
     pauses_to_data,
     pod_gpus,
 )
+from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
 from autoscaler.domain.models import OwnerRef, Pauses
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import (

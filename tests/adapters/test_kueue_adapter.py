@@ -234,8 +234,7 @@ def test_a_cycle_lists_once_per_kind_whatever_the_number_of_workloads(
             "/api/v1/events?",  # the node autoscaler's TriggeredScaleUp Events, by field
             "/api/v1/namespaces/kueue-system/configmaps?",  # Kueue's Configuration, by name
             "/api/v1/namespaces?",
-            "/api/v1/pods?ray.io/cluster",
-            "/api/v1/pods?ray.io/originated-from-cr-name",
+            "/api/v1/pods?",  # one pod list for every kind with admitted Workloads
             "/apis/kueue.x-k8s.io/v1beta2/clusterqueues?",
             "/apis/kueue.x-k8s.io/v1beta2/workloads?",
             "/apis/ray.io/v1/rayclusters?",
@@ -288,17 +287,17 @@ def test_an_unknown_owner_kind_is_reported_without_reading_it(
     cluster: KueueCluster, server: KubeServer
 ) -> None:
     owner = {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
         "metadata": {"name": "js", "uid": "js-uid"},
     }
     server.store.put(
-        make_workload("team-a", "jobset-js").owned_by(owner).pod_set("w").admitted(at=T0).build()
+        make_workload("team-a", "widget-js").owned_by(owner).pod_set("w").admitted(at=T0).build()
     )
 
     (workload,) = cluster.list_workloads()
 
-    assert workload.owner == OwnerRef("jobset.x-k8s.io/v1alpha2", "JobSet", "js", "js-uid")
+    assert workload.owner == OwnerRef("example.com/v1", "Widget", "js", "js-uid")
     assert workload.pods == ()
     # discovery, the workload list, and the ClusterQueues, namespaces, scale-up Events and
     # Kueue's Configuration they are read with

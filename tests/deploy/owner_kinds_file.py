@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import yaml
 
-from autoscaler.domain.policy.owners import OWNER_KINDS
+from autoscaler.domain.policy.owners import INTERMEDIATES, OWNER_KINDS
 from tests.deploy.tooling import CHART
 
 OWNER_KINDS_FILE = CHART / "files" / "owner-kinds.yaml"
@@ -30,11 +30,17 @@ def owner_kinds_text() -> str:
             "group": row.group,
             "plural": row.plural,
             "enabled": row.enabled,
-            "podSelector": row.pod_selector,
+            "annotated": row.annotated,
+            **({"podSelector": row.pod_selector} if row.pod_selector else {}),
         }
         for row in OWNER_KINDS
     ]
-    return HEADER + yaml.safe_dump({"ownerKinds": rows}, sort_keys=False)
+    between = [
+        {"kind": row.kind, "group": row.group, "plural": row.plural}
+        for row in INTERMEDIATES.values()
+    ]
+    body = {"ownerKinds": rows, "intermediates": between}
+    return HEADER + yaml.safe_dump(body, sort_keys=False)
 
 
 if __name__ == "__main__":

@@ -103,10 +103,11 @@ class ClusterEmulator:
         for obj in self._store.list("workloadpriorityclasses.kueue.x-k8s.io"):
             state = state.with_priority_class(*priority_class_from_object(obj))
         classes = state.priority_classes
-        return state.with_workloads(
-            workload_from_object(obj, priority_classes=classes, now=now)
-            for obj in self._workloads()
-        )
+        for obj in self._workloads():
+            state = state.with_workload(
+                workload_from_object(obj, priority_classes=classes, now=now)
+            )
+        return state
 
     def _workloads(self) -> list[Object]:
         found = self._store.list(WORKLOADS)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from autoscaler.adapters.kuberay.rayclusters import RayPod, ray_pod
-from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import MALFORMED
+from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
 from autoscaler.adapters.kubernetes.resources import PODS, RAYCLUSTERS, Obj
 from autoscaler.core.errors import NotFound
 from autoscaler.domain.models import WorkloadRef
@@ -71,7 +71,7 @@ class ListedRayClusters:
 
 
 def read_one(
-    client: KubeClient, ref: WorkloadRef, *, selector: objects.PodSelector, gpus: Sequence[str]
+    client: KubeClient, ref: WorkloadRef, *, selector: PodSelector, gpus: Sequence[str]
 ) -> tuple[Obj | None, tuple[RayPod, ...]]:
     """GET the RayCluster and list its pods (one call each)."""
     try:
@@ -85,13 +85,13 @@ def read_one(
     return found, tuple(pod for _, pod in parsed)
 
 
-def pod_selector(settings: ClusterSettings) -> objects.PodSelector:
+def pod_selector(settings: ClusterSettings) -> PodSelector:
     """The RayCluster owner kind's pod selector from the settings, else its row's (KubeRay's
     label)."""
     configured = settings.owner_kinds.get("RayCluster")
     default = KNOWN_OWNERS["RayCluster"].pod_selector
-    template = configured.pod_selector if configured is not None else default
-    return objects.PodSelector.parse(template)
+    template = (configured.pod_selector if configured is not None else None) or default
+    return PodSelector.parse(template)
 
 
 def parse_pods(
@@ -116,7 +116,7 @@ def parse_pod(
 
 
 def group_pods(
-    clusters: Iterable[Obj], pods: Iterable[NamespacedPod], selector: objects.PodSelector
+    clusters: Iterable[Obj], pods: Iterable[NamespacedPod], selector: PodSelector
 ) -> dict[tuple[str, str], tuple[RayPod, ...]]:
     """Each RayCluster's pods, matched by its pod selector within its namespace."""
     by_namespace: dict[str, list[RayPod]] = defaultdict(list)

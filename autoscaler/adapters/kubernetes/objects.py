@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -32,6 +31,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.policy.owners import JOB_OWNER_GVK, JOB_OWNER_NAME, POD_GROUP_KEY
 from autoscaler.domain.queues.quantity import parse_quantity
 from autoscaler.domain.text import escape
 
@@ -41,8 +41,6 @@ MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 PAUSES_KEY = "pauses"  # runtime-state ConfigMap: {"everything": bool, "namespaces": [str]}
 COMPONENT = "idle-gpu-autoscaler"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-
-_REQUIREMENT = re.compile(r"^(!?)([^\s!=]+)\s*(?:(==|=|!=)\s*(\S*))?$")
 
 
 def _meta(obj: Obj) -> Obj:
@@ -72,6 +70,19 @@ def annotations_of(obj: Obj) -> dict[str, str]:
     return _strings(_meta(obj).get("annotations"))
 
 
+def _owner_refs(obj: Obj) -> list[OwnerRef]:
+    return [
+        OwnerRef(
+            api_version=str(ref["apiVersion"]),
+            kind=str(ref["kind"]),
+            name=str(ref["name"]),
+            uid=str(ref.get("uid", "")),
+        )
+        for ref in _meta(obj).get("ownerReferences") or []
+        if isinstance(ref, Mapping)
+    ]
+
+
 def controller_owner(obj: Obj) -> OwnerRef | None:
     """The ownerReference marked `controller: true`, the object that made this one."""
     for ref in _meta(obj).get("ownerReferences") or []:
@@ -85,60 +96,33 @@ def controller_owner(obj: Obj) -> OwnerRef | None:
     return None
 
 
-@dataclass(frozen=True)
-class PodSelector:
-    """An owner kind's pod selector template such as `ray.io/cluster={name}`.
-
-    Equality-based syntax only (`k=v`, `k==v`, `k!=v`, `k`, `!k`), which is what owner
-    labels need. `{name}` stands for the owner's name.
-    """
-
-    requirements: tuple[tuple[bool, str, str | None, str], ...]  # (negated, key, op, value)
-
-    @classmethod
-    def parse(cls, template: str) -> PodSelector:
-        parsed = []
-        for part in (p.strip() for p in template.split(",")):
-            found = _REQUIREMENT.match(part)
-            if found is None or (found[1] and found[3]):
-                raise ValueError(f"unsupported pod selector requirement {part!r} in {template!r}")
-            operator = "=" if found[3] == "==" else found[3]
-            parsed.append((bool(found[1]), found[2], operator, found[4] or ""))
-        return cls(tuple(parsed))
-
-    def for_owner(self, name: str) -> str:
-        """The selector of one owner's pods."""
-        return ",".join(_render(r, name) for r in self.requirements)
-
-    def across_owners(self) -> str:
-        """A selector of every owner's pods at once: `k={name}` becomes `k` (exists)."""
-        parts = []
-        for negated, key, operator, value in self.requirements:
-            if "{name}" not in value:
-                parts.append(_render((negated, key, operator, value), ""))
-            elif operator == "=":
-                parts.append(key)
-        return ",".join(parts)
-
-    def matches(self, labels: Mapping[str, str], *, owner: str) -> bool:
-        return all(_holds(r, labels, owner) for r in self.requirements)
+def _annotated_owner(workload: Obj, refs: list[OwnerRef]) -> OwnerRef | None:
+    """The owner a Workload's job-owner annotations name ("apps/v1, Kind=StatefulSet")."""
+    annotations = annotations_of(workload)
+    gvk, name = annotations.get(JOB_OWNER_GVK, ""), annotations.get(JOB_OWNER_NAME, "")
+    api_version, found, kind = gvk.partition(", Kind=")
+    if not (found and kind and name):
+        return None
+    api_version = api_version.lstrip("/")  # the core group prints as "/v1"
+    uid = next((r.uid for r in refs if (r.kind, r.name) == (kind, name)), "")
+    return OwnerRef(api_version=api_version, kind=kind, name=name, uid=uid)
 
 
-def _render(requirement: tuple[bool, str, str | None, str], name: str) -> str:
-    negated, key, operator, value = requirement
-    if operator is None:
-        return ("!" if negated else "") + key
-    return f"{key}{operator}{value.replace('{name}', name)}"
-
-
-def _holds(
-    requirement: tuple[bool, str, str | None, str], labels: Mapping[str, str], owner: str
-) -> bool:
-    negated, key, operator, value = requirement
-    if operator is None:
-        return (key in labels) != negated
-    equal = labels.get(key) == value.replace("{name}", owner)
-    return equal if operator == "=" else not equal
+def workload_owner(workload: Obj) -> OwnerRef | None:
+    """The object a Workload is for: its controller owner (kueue jobframework/reconciler.go);
+    for a StatefulSet, a LeaderWorkerSet or a pod group (several ownerReferences, none
+    `controller`: statefulset_reconciler.go, leaderworkerset_reconciler.go, pod_controller.go)
+    the one its job-owner annotations name, else its reference that is not a pod, else its
+    first pod by name."""
+    if (controller := controller_owner(workload)) is not None:
+        return controller
+    refs = _owner_refs(workload)
+    if (annotated := _annotated_owner(workload, refs)) is not None:
+        return annotated
+    sets = [r for r in refs if (r.api_version, r.kind) != ("v1", "Pod")]
+    if sets:
+        return sets[0]
+    return min(refs, key=lambda ref: ref.name, default=None)
 
 
 def _is_gpu(resource: str, gpu_resources: Sequence[str]) -> bool:
@@ -193,6 +177,8 @@ def parse_pod(pod: Obj, gpu_resources: Sequence[str]) -> PodInfo:
         node=(pod.get("spec") or {}).get("nodeName"),
         waiting=waiting_containers(pod, gpu_containers=gpu_containers(pod, gpu_resources)),
         unschedulable=unschedulable_message(status),
+        controller=controller_owner(pod),
+        pod_group=annotations_of(pod).get(POD_GROUP_KEY) or labels_of(pod).get(POD_GROUP_KEY, ""),
     )
 
 
@@ -280,6 +266,7 @@ def parse_workload(
     namespace_annotations: Mapping[str, str] | None = None,
     cohorts: Mapping[str, str | None] | None = None,
     pods_read: PodsRead = NOT_READ,
+    owner_ref: OwnerRef | None = None,
 ) -> WorkloadInfo:
     """A Workload joined with its owner object (when read) and the owner's pods; with the
     labels and annotations of its namespace (None: unreadable), the ClusterQueues' cohorts,
@@ -299,7 +286,7 @@ def parse_workload(
         ref=WorkloadRef(str(meta["namespace"]), str(meta["name"])),
         uid=str(meta.get("uid", "")),
         queue=queue_name_of(workload),
-        owner=controller_owner(workload),
+        owner=owner_ref or workload_owner(workload),
         active=spec.get("active", True) is not False,
         admitted=is_admitted,
         admitted_at=parse_time(str(admitted.get("lastTransitionTime", "")))

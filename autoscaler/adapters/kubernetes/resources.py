@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from autoscaler.domain.policy.owners import KNOWN_OWNERS, OWNER_KINDS, OwnerKind
+from autoscaler.domain.policy.owners import INTERMEDIATES, KNOWN_OWNERS, OWNER_KINDS, OwnerKind
 
 Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
@@ -92,8 +92,12 @@ KUEUE_CONFIG_READS: frozenset[tuple[str, str, str]] = frozenset(
 ALLOWED_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     {
         *(("kueue.x-k8s.io", "workloads", v) for v in ("get", "list", "watch", "patch")),
-        # every owner kind of the table: read, and annotated (its patch only when enabled)
-        *((k.group, k.plural, v) for k in OWNER_KINDS for v in ("get", "list", "watch", "patch")),
+        # every owner kind of the table: read, and annotated (its patch only when enabled;
+        # never a pod's: its Workload is annotated instead)
+        *((k.group, k.plural, v) for k in OWNER_KINDS for v in ("get", "list", "watch")),
+        *((k.group, k.plural, "patch") for k in OWNER_KINDS if k.annotated),
+        # the kinds between an owner and its pods, read for their ownerReferences only
+        *((k.group, k.plural, v) for k in INTERMEDIATES.values() for v in ("list", "watch")),
         ("ray.io", "rayclusters", "delete"),  # rule action `delete` only (opt-in, ISSUE 15)
         *(("", "pods", v) for v in ("list", "watch")),
         *(("", "namespaces", v) for v in ("get", "list", "watch")),

@@ -18,6 +18,7 @@ from autoscaler.core.ports import Clock
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.audit.records import Annotated
 from autoscaler.domain.models import OwnerRef, WorkloadInfo
+from autoscaler.domain.policy.owners import known_owner
 
 Annotations = Mapping[str, str | None]
 
@@ -100,7 +101,8 @@ class KueueActuator:
 
     def writes_owner(self, workload: WorkloadInfo) -> bool:
         owner = workload.owner
-        if owner is None or owner_resource(owner) is None:
+        row = known_owner(owner)
+        if owner is None or row is None or not row.annotated or owner_resource(owner) is None:
             return False
         return self._owner_kinds is None or owner.kind in self._owner_kinds
 

@@ -1,7 +1,8 @@
 """KueueCluster whose cycle reads come from watch caches: a steady cycle makes no list call.
 
-Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, every pod (kept
-only when it holds GPUs or carries an owner kind's pod label, and stored parsed), the node
+Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, the intermediate
+kinds their pods are found through (each object's uid and controller owner only), every pod
+(kept only when it holds GPUs or carries an owner kind's pod label, stored parsed), the node
 autoscaler's TriggeredScaleUp Events (by field selector, stored as (pod, time)), Kueue's
 Configuration ConfigMap (by name, in Kueue's namespace, stored interpreted), and KEDA
 ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
@@ -36,6 +37,7 @@ from autoscaler.adapters.kubernetes.cache import (
 )
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import MALFORMED
+from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
 from autoscaler.adapters.kubernetes.pod_starts import (
     SCALE_UP_SELECTOR,
     newest_scale_ups,
@@ -61,16 +63,25 @@ from autoscaler.adapters.kueue.configuration import (
 )
 from autoscaler.adapters.kueue.context import (
     UNLISTED,
-    FoundPods,
+    NamespacedPod,
     NamespaceMeta,
     WorkloadContext,
+    by_namespace,
     namespace_meta,
     namespace_of,
+)
+from autoscaler.adapters.kueue.ownership import (
+    Link,
+    PodTree,
+    cached_links,
+    intermediate_resource,
+    link_of,
 )
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.kueue_config import KueueConfiguration, unreadable
 from autoscaler.domain.models import PodInfo, PodRecord, WorkloadInfo
+from autoscaler.domain.policy.owners import INTERMEDIATES
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings
 
@@ -80,9 +91,6 @@ OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
 )
 _OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
-# A pod kept for the cycle; None for one skipped as malformed, kept so that "no GPU pod
-# found" in its namespace is not taken for "none created".
-NamespacedPod = tuple[str, PodInfo | None]
 ScaleUp = tuple[tuple[str, str], datetime]  # ((namespace, pod), when)
 T = TypeVar("T")
 
@@ -102,6 +110,9 @@ class _KueueCaches:
 @dataclass
 class _Caches:
     owners: dict[str, WatchCache[Obj]]  # empty when Kueue is not read: no Workload has one
+    # The intermediate kinds' links, never required: failing, their kind is unreadable and the
+    # Workloads whose pods are found through it are unsure.
+    links: dict[str, WatchCache[Link]]
     pods: WatchCache[NamespacedPod]
     namespaces: WatchCache[NamespaceMeta]  # never required: failing or not filled: None
     kueue: _KueueCaches | None = None  # None: Kueue is not read (actuators.kueue.enabled)
@@ -133,7 +144,7 @@ class CachedKueueCluster(KueueCluster):
         # Pods kept for an owner's sake only while Workloads (whose owners they are) are read.
         across = (selector.across_owners() for selector in self._selectors.values())
         self._owner_pod_selectors = (
-            [objects.PodSelector.parse(s) for s in across if s] if read_kueue else []
+            [PodSelector.parse(s) for s in across if s] if read_kueue else []
         )
 
     def start(self) -> None:
@@ -160,11 +171,13 @@ class CachedKueueCluster(KueueCluster):
         raw = caches.kueue.workloads.items()
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
         owners = {kind: cache.snapshot() for kind, cache in caches.owners.items()}
-        pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
-        context, pods = self._context(), by_namespace(caches.pods.items())
+        context = self._context()
+        wait = self._cache_settings.sync_timeout
+        tree = PodTree(by_namespace(caches.pods.items()), cached_links(caches.links, wait))
+        resolved = [(obj, *self._finder.resolve(info, tree)) for obj, info in parsed]
         joined = (
-            self._join(obj, info, owners, dict.fromkeys(pod_kinds, pods), context)
-            for obj, info in parsed
+            self._join(obj, i, owners=owners, tree=tree, context=context, why=why)
+            for obj, i, why in resolved
         )
         return [info for info in joined if info is not None]
 
@@ -249,12 +262,20 @@ class CachedKueueCluster(KueueCluster):
                         kind: self._cache(OWNER_RESOURCES[kind], owner_metadata)
                         for kind in self._enabled_owner_kinds()
                     },
+                    links={
+                        kind: self._cache(
+                            intermediate_resource(INTERMEDIATES[kind]),
+                            link_of,
+                            missing_is_empty=True,
+                        )
+                        for kind in self._intermediate_kinds()
+                    },
                     pods=self._cache(PODS, self._kept_pod),
                     namespaces=self._cache(NAMESPACES, kept_namespace),
                 )
                 if self.reads_kueue:
                     self._add_kueue_caches(caches)
-                optional: list[WatchCache[Any]] = [caches.namespaces]
+                optional: list[WatchCache[Any]] = [caches.namespaces, *caches.links.values()]
                 if caches.kueue is not None:
                     optional += [caches.kueue.scale_ups, caches.kueue.configuration]
                 self._start(caches, [*caches.cycle_caches(), *optional])
@@ -341,6 +362,11 @@ class CachedKueueCluster(KueueCluster):
         kinds = self._settings.owner_kinds
         return sorted(k for k in OWNER_RESOURCES if k in kinds and kinds[k].enabled)
 
+    def _intermediate_kinds(self) -> list[str]:
+        """Those the enabled kinds' pods are found through (and queued pods' owners above)."""
+        kinds = self._enabled_owner_kinds()
+        return self._finder.intermediates(kinds, queued_pods=bool(kinds))
+
     def _kept_pod(self, obj: Obj) -> NamespacedPod | None:
         """The parsed pod when it holds GPUs or may belong to an owner; None otherwise."""
         try:
@@ -358,16 +384,6 @@ def kept_namespace(obj: Obj) -> NamespaceMeta | None:
         return namespace_meta(obj)
     except MALFORMED:
         return None
-
-
-def by_namespace(pods: tuple[NamespacedPod, ...]) -> FoundPods:
-    grouped = FoundPods()
-    for namespace, pod in pods:
-        if pod is None:
-            grouped.malformed_in.add(namespace)
-        else:
-            grouped.add(namespace, pod)
-    return grouped
 
 
 def owner_metadata(obj: Obj) -> Obj:

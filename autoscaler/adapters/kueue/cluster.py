@@ -1,12 +1,12 @@
 """The `ClusterReader` port over Kueue: Workloads joined with their owners and the owners' pods.
 
-A cycle costs a constant number of calls whatever the number of Workloads: one Workload
-list, one owner list per owner kind present, one pod list per owner kind with admitted
-Workloads (selected by the kind's label key, grouped in memory), one list of the node
-autoscaler's TriggeredScaleUp Events (by field selector), and one list of Kueue's
-Configuration ConfigMap (by name, `configuration.py`). The fresh read of one Workload before
-acting reuses the cycle's Events and Configuration, and lists its namespace's Events again only
-when one of its pods is unschedulable (the pod a node scale-up can be for).
+A cycle costs a constant number of calls whatever the number of Workloads: one Workload list,
+one owner list per owner kind present, at most one pod list (by the one selector kind's label
+key, else every pod; `ownership.py` finds each Workload's pods in it), one list per
+intermediate kind (Jobs, JobSets, ReplicaSets, StatefulSets) pods are found through, one of
+TriggeredScaleUp Events and one of Kueue's Configuration ConfigMap (`configuration.py`). The
+fresh read before acting reuses the cycle's Events and Configuration, and lists its
+namespace's Events again only when one of its pods is unschedulable.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from autoscaler.adapters.kueue.context import (
     list_namespaces,
     listed_context,
     namespace_of,
-    pod_chain,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
+from autoscaler.adapters.kueue.ownership import Links, PodFinder, PodTree, list_links
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
@@ -61,7 +61,6 @@ from autoscaler.adapters.kueue.resources import (
 from autoscaler.core.errors import (
     ClusterError,
     ClusterUnavailable,
-    ConfigError,
     Forbidden,
     NotFound,
 )
@@ -95,7 +94,8 @@ class KueueCluster:
         self.reads_kueue = read_kueue
         self._settings = settings
         self._log = logger or logging.getLogger(__name__)
-        self._selectors = pod_selectors(settings)
+        self._finder = PodFinder(settings)
+        self._selectors = self._finder.selectors
         self._gpu_resources = tuple(settings.gpu_resources)
         self._workloads: ApiResource | None = None
         self._kueue_config: KueueConfiguration | None = None  # as the latest cycle read it
@@ -122,11 +122,18 @@ class KueueCluster:
         raw = self._client.list_objects(self.workload_resource()).items
         context = self._context()
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
-        owner_kinds = {i.owner.kind for _, i in parsed if i.owner and self._readable(i.owner)}
-        owners = {kind: self._list_owners(kind) for kind in sorted(owner_kinds)}
         pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
-        pods = {kind: self._list_pods(kind) for kind in sorted(pod_kinds)}
-        joined = (self._join(obj, info, owners, pods, context) for obj, info in parsed)
+        queued = any(self._finder.queued_pod(i) for _, i in parsed)
+        tree = PodTree(
+            self._list_pods(pod_kinds, queued=queued), self._list_links(pod_kinds, queued)
+        )
+        resolved = [(obj, *self._finder.resolve(info, tree)) for obj, info in parsed]
+        owner_kinds = {i.owner.kind for _, i, _ in resolved if i.owner and self._readable(i.owner)}
+        owners = {kind: self._list_owners(kind) for kind in sorted(owner_kinds)}
+        joined = (
+            self._join(obj, i, owners=owners, tree=tree, context=context, why=why)
+            for obj, i, why in resolved
+        )
         return [info for info in joined if info is not None]
 
     def kueue_objects(self, plural: str) -> tuple[Obj, ...]:
@@ -167,14 +174,33 @@ class KueueCluster:
         info = self._parse(obj)
         if info is None:
             raise ClusterError(f"workload {ref} is malformed; see the log")
+        # A queued pod's Workload: its pods first, for the owner they lead up to.
+        tree = self._fresh_tree(info) if self._finder.queued_pod(info) else None
+        info, why = self._finder.resolve(info, tree) if tree is not None else (info, None)
         owner = self._get_owner(info)
-        found = self._get_pods(info) if info.admitted else FoundPods()
-        pods = found.by_namespace.get(info.ref.namespace, [])
+        tree = tree or self._fresh_tree(info)
+        pods, chain = self._pods_of(info, tree, owner_found=owner is not None, why=why)
         context = self._fresh_context(info, pods=pods)
-        chain = self._chain(info, owner_found=owner is not None, found=found)
         return context.parse(
-            obj, owner=owner, pods=pods, pods_read=self._has_pods(info), chain=chain
+            obj,
+            owner=owner,
+            pods=pods,
+            pods_read=self._has_pods(info),
+            chain=chain,
+            owner_ref=info.owner,
         )
+
+    def _fresh_tree(self, info: WorkloadInfo) -> PodTree:
+        """One Workload's pods and intermediates, listed now in its namespace."""
+        queued, finds = self._finder.queued_pod(info), self._has_pods(info)
+        if not queued and not finds:
+            return PodTree(FoundPods(), Links())
+        selector = None if queued else self._finder.selector_for(info)
+        namespace = info.ref.namespace
+        found = self._client.list_objects(PODS, namespace=namespace, label_selector=selector)
+        kinds = {info.owner.kind} if finds and info.owner else set()
+        links = self._list_links(kinds, queued, namespace=namespace)
+        return PodTree(self._parse_pods(found.items), links)
 
     def workloads_in(self, namespace: str) -> tuple[Obj, ...]:
         """The Workloads of one namespace, listed now (never from a cache)."""
@@ -279,15 +305,22 @@ class KueueCluster:
         return owner_resource(owner) is not None
 
     def _has_pods(self, info: WorkloadInfo) -> bool:
-        return info.admitted and info.owner is not None and info.owner.kind in self._selectors
+        return info.admitted and self._finder.finds(info)
 
     def _list_owners(self, kind: str) -> dict[tuple[str, str], Obj]:
         found = self._client.list_objects(OWNER_RESOURCES[kind]).items
         return {key: obj for obj in found if all(key := key_of(obj))}  # namespaced and named
 
-    def _list_pods(self, kind: str) -> FoundPods:
-        selector = self._selectors[kind].across_owners()
+    def _list_pods(self, kinds: set[str], *, queued: bool) -> FoundPods:
+        """At most one pod list a cycle: by the one selector kind's label key, else all."""
+        if not kinds and not queued:
+            return FoundPods()
+        selector = None if queued else self._finder.selected_only(kinds)
         return self._parse_pods(self._client.list_objects(PODS, label_selector=selector).items)
+
+    def _list_links(self, kinds: set[str], queued: bool, *, namespace: str | None = None) -> Links:
+        needed = self._finder.intermediates(kinds, queued_pods=queued)
+        return list_links(self._client, needed, namespace=namespace)
 
     def _parse_pods(self, found: Iterable[Obj]) -> FoundPods:
         parsed = FoundPods()
@@ -302,43 +335,44 @@ class KueueCluster:
                 parsed.malformed_in.add(namespace_of(obj))
         return parsed
 
-    def _chain(self, info: WorkloadInfo, *, owner_found: bool, found: FoundPods) -> PodChain | None:
-        """How its pods were found, when they are read at all."""
-        owner = info.owner
-        if owner is None or not self._has_pods(info):
-            return None
-        return pod_chain(
-            owner,
-            selector=self._selectors[owner.kind].for_owner(owner.name),
-            owner_found=owner_found,
-            skipped=found.skipped_in(info.ref.namespace),
-            namespace=info.ref.namespace,
-        )
-
     def _join(
         self,
         obj: Obj,
         info: WorkloadInfo,
+        *,
         owners: Mapping[str, Mapping[tuple[str, str], Obj]],
-        pods: Mapping[str, FoundPods],
+        tree: PodTree,
         context: WorkloadContext,
+        why: str | None,
     ) -> WorkloadInfo | None:
         owner, namespace = info.owner, info.ref.namespace
         if owner is None:
             return context.parse(obj)
         owner_obj = same_owner(owners.get(owner.kind, {}).get((namespace, owner.name)), owner)
-        found = pods.get(owner.kind, FoundPods())
-        candidates = found.by_namespace.get(namespace, [])
-        selector = self._selectors.get(owner.kind)
-        mine = [p for p in candidates if selector and selector.matches(p.labels, owner=owner.name)]
-        chain = self._chain(info, owner_found=owner_obj is not None, found=found)
+        mine, chain = self._pods_of(info, tree, owner_found=owner_obj is not None, why=why)
         try:
             return context.parse(
-                obj, owner=owner_obj, pods=mine, pods_read=self._has_pods(info), chain=chain
+                obj,
+                owner=owner_obj,
+                pods=mine,
+                pods_read=self._has_pods(info),
+                chain=chain,
+                owner_ref=info.owner,
             )
         except MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None
+
+    def _pods_of(
+        self, info: WorkloadInfo, tree: PodTree, *, owner_found: bool, why: str | None
+    ) -> tuple[list[PodInfo], PodChain | None]:
+        """Its pods when they are read at all, and how; `why` a queued pod's chain broke."""
+        if not self._has_pods(info):
+            return [], None
+        mine, chain = self._finder.pods_of(info, tree, owner_found=owner_found)
+        if chain is not None and why is not None and chain.unsure is None:
+            chain = replace(chain, unsure=why)
+        return mine, chain
 
     def _get_owner(self, info: WorkloadInfo) -> Obj | None:
         resource = owner_resource(info.owner)
@@ -350,33 +384,12 @@ class KueueCluster:
             return None
         return same_owner(found, info.owner)
 
-    def _get_pods(self, info: WorkloadInfo) -> FoundPods:
-        if info.owner is None or info.owner.kind not in self._selectors:
-            return FoundPods()
-        selector = self._selectors[info.owner.kind].for_owner(info.owner.name)
-        found = self._client.list_objects(
-            PODS, namespace=info.ref.namespace, label_selector=selector
-        ).items
-        return self._parse_pods(found)
-
     def _get_state(self) -> Obj:
         return self._client.get(
             CONFIGMAPS,
             self._settings.runtime_state_config_map,
             namespace=self._settings.service_namespace,
         )
-
-
-def pod_selectors(settings: ClusterSettings) -> dict[str, objects.PodSelector]:
-    selectors, problems = {}, []
-    for kind, owner_kind in settings.owner_kinds.items():
-        try:
-            selectors[kind] = objects.PodSelector.parse(owner_kind.pod_selector)
-        except ValueError as exc:
-            problems.append(f"cluster.ownerKinds.{kind}.podSelector: {exc}")
-    if problems:
-        raise ConfigError(problems)
-    return selectors
 
 
 def same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:

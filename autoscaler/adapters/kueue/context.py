@@ -65,9 +65,11 @@ class WorkloadContext:
         pods: Iterable[PodInfo] = (),
         pods_read: bool = False,
         chain: PodChain | None = None,
+        owner_ref: OwnerRef | None = None,
     ) -> WorkloadInfo:
-        """`pods_read`: `pods` are the owner's pods, as its kind's selector finds them (not
-        merely none read); `chain` says how, and why some may have been missed."""
+        """`pods_read`: `pods` are the owner's pods, as its kind's row finds them (not
+        merely none read); `chain` says how, and why some may have been missed; `owner_ref`
+        the owner found above a queued pod (else the Workload's own)."""
         name = str(obj["metadata"]["namespace"])
         meta = None if self.namespaces is None else self.namespaces.get(name, UNLISTED)
         found_by, unsure = (chain.found_by, chain.unsure) if chain is not None else ("", None)
@@ -75,6 +77,7 @@ class WorkloadContext:
         return objects.parse_workload(
             obj,
             owner=owner,
+            owner_ref=owner_ref,
             pods=pods,
             namespace_labels=None if meta is None else meta.labels,
             namespace_annotations=None if meta is None else meta.annotations,
@@ -96,6 +99,21 @@ class FoundPods:
 
     def skipped_in(self, namespace: str) -> bool:
         return namespace in self.malformed_in or "" in self.malformed_in
+
+
+# A pod kept for the cycle; None for one skipped as malformed, kept so that "no GPU pod
+# found" in its namespace is not taken for "none created".
+NamespacedPod = tuple[str, PodInfo | None]
+
+
+def by_namespace(pods: tuple[NamespacedPod, ...]) -> FoundPods:
+    grouped = FoundPods()
+    for namespace, pod in pods:
+        if pod is None:
+            grouped.malformed_in.add(namespace)
+        else:
+            grouped.add(namespace, pod)
+    return grouped
 
 
 def namespace_of(obj: object) -> str:

@@ -92,6 +92,14 @@ podSelector}: files/owner-kinds.yaml, generated from the service's one table
 {{- end }}
 
 {{/*
+The kinds between an owner and its pods (Jobs, JobSets, ReplicaSets, StatefulSets), read
+for their ownerReferences only: a JSON list of {kind, group, plural}.
+*/}}
+{{- define "iga.ownerKinds.intermediates" -}}
+{{- (.Files.Get "files/owner-kinds.yaml" | fromYaml).intermediates | toJson }}
+{{- end }}
+
+{{/*
 The API groups of the owner kinds, each once, in the table's order (one RBAC rule each).
 */}}
 {{- define "iga.ownerKinds.groups" -}}
@@ -109,7 +117,9 @@ rendered without a chart edit; the service's own default is that same table).
 {{- $kinds := deepCopy (default dict (dig "cluster" "ownerKinds" dict .Values.config)) }}
 {{- range include "iga.ownerKinds.table" . | fromJsonArray }}
 {{- if not (hasKey $kinds .kind) }}
-{{- $_ := set $kinds .kind (dict "enabled" .enabled "podSelector" .podSelector) }}
+{{- $entry := dict "enabled" .enabled }}
+{{- if .podSelector }}{{ $_ := set $entry "podSelector" .podSelector }}{{ end }}
+{{- $_ := set $kinds .kind $entry }}
 {{- end }}
 {{- end }}
 {{- toJson $kinds }}
@@ -131,12 +141,13 @@ config.policy.namespaces.include entry.
   resources: ["workloads"]
   verbs: ["patch"]
 {{- end }}
-# Owners of the enabled kinds only: exemption and audit annotations; a RayCluster's
+# Owners of the enabled kinds only (never pods: their Workload is annotated instead):
+# exemption and audit annotations; a RayCluster's
 # spec.suspend when a suspend actuator (KAI, KubeRay) is enabled.
 {{- range $group := include "iga.ownerKinds.groups" . | fromJsonArray }}
 {{- $enabled := list }}
 {{- range $table }}
-{{- if and (eq .group $group) (get $kinds .kind).enabled }}{{ $enabled = append $enabled .plural }}{{ end }}
+{{- if and (eq .group $group) .annotated (get $kinds .kind).enabled }}{{ $enabled = append $enabled .plural }}{{ end }}
 {{- end }}
 {{- if $enabled }}
 - apiGroups: [{{ $group | quote }}]

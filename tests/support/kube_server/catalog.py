@@ -83,6 +83,8 @@ DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
     _crd("ray.io", ("v1",), "RayCluster"),
     _crd("ray.io", ("v1",), "RayJob"),
     ResourceType("batch", ("v1",), "Job", "jobs", namespaced=True, status_subresource=True),
+    # Read by the service for their ownerReferences only (domain/policy/owners.py INTERMEDIATES).
+    ResourceType("apps", ("v1",), "ReplicaSet", "replicasets", namespaced=True),
     ResourceType("coordination.k8s.io", ("v1",), "Lease", "leases", namespaced=True),
     _crd("keda.sh", ("v1alpha1",), "ScaledObject"),
     _crd("keda.sh", ("v1alpha1",), "TriggerAuthentication"),

@@ -1,0 +1,316 @@
+"""A Workload's pods, found the way its owner kind's row says (domain/policy/owners.py,
+`PodsFound`): by a label selector, by ownership (pods whose controller owners lead to the
+owner, through intermediate objects read only for their ownerReferences), or by Kueue's pod
+integration (the pods its group name or ownerReferences name). Everything here works on what
+the cycle already read, once for all Workloads: no request per Workload.
+
+A chain that cannot be followed (an intermediate object missing, or its kind unreadable)
+leaves the Workloads that may own such a pod unsure, with the reason: never idle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from autoscaler.adapters.kubernetes import objects
+from autoscaler.adapters.kubernetes.cache import WatchCache, key_of
+from autoscaler.adapters.kubernetes.client import KubeClient
+from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
+from autoscaler.adapters.kubernetes.resources import ApiResource, Obj
+from autoscaler.adapters.kueue.context import FoundPods, PodChain, pod_chain
+from autoscaler.core.errors import ConfigError, Forbidden, NotFound
+from autoscaler.domain.models import OwnerRef, PodInfo, WorkloadInfo
+from autoscaler.domain.policy.owners import (
+    INTERMEDIATES,
+    KNOWN_OWNERS,
+    QUEUED_ABOVE_PODS,
+    Intermediate,
+    PodsFound,
+    known_owner,
+)
+from autoscaler.settings.tree import ClusterSettings
+
+Link = tuple[str, OwnerRef | None]  # an intermediate object's uid and controller owner
+LinkKey = tuple[str, str, str]  # (kind, namespace, name)
+_MAX_DEPTH = 6  # TrainJob → JobSet → Job → Pod is the longest chain upstream builds
+
+
+def intermediate_resource(row: Intermediate) -> ApiResource:
+    return ApiResource(row.group, row.version, row.plural)
+
+
+def link_of(obj: Obj) -> Link | None:
+    """What a cache keeps of an intermediate object: its uid and controller owner."""
+    try:
+        return str(obj["metadata"].get("uid", "")), objects.controller_owner(obj)
+    except objects.MALFORMED:
+        return None
+
+
+@dataclass(frozen=True)
+class Links:
+    """The intermediate objects read this cycle, and the kinds that could not be read."""
+
+    objects: Mapping[LinkKey, Link] = field(default_factory=dict)
+    read: frozenset[str] = frozenset()
+    unreadable: Mapping[str, str] = field(default_factory=dict)  # kind → why
+
+
+def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | None = None) -> Links:
+    """The intermediate objects of `kinds`, one list call each; a kind not served has none
+    (no pod leads through it), a kind refused is unreadable."""
+    found: dict[LinkKey, Link] = {}
+    unreadable: dict[str, str] = {}
+    kinds = sorted(set(kinds))
+    for kind in kinds:
+        resource = intermediate_resource(INTERMEDIATES[kind])
+        try:
+            items = client.list_objects(resource, namespace=namespace).items
+        except NotFound:
+            items = ()
+        except Forbidden as exc:
+            unreadable[kind] = str(exc)
+            continue
+        for obj in items:
+            if (link := link_of(obj)) is not None and all(key := key_of(obj)):
+                found[(kind, *key)] = link
+    return Links(found, frozenset(kinds), unreadable)
+
+
+def cached_links(caches: Mapping[str, WatchCache[Link]], wait: timedelta) -> Links:
+    """From the intermediates' watch caches: no request; a failing one is unreadable."""
+    found: dict[LinkKey, Link] = {}
+    unreadable: dict[str, str] = {}
+    for kind, cache in caches.items():
+        synced = cache.wait_synced(wait.total_seconds())
+        if not synced or cache.failing is not None:
+            unreadable[kind] = cache.failing or "not listed yet"
+            continue
+        found.update({(kind, *key): link for key, link in cache.snapshot().items()})
+    return Links(found, frozenset(caches), unreadable)
+
+
+@dataclass(frozen=True)
+class _Broken:
+    kind: str  # the intermediate kind where the chain stopped
+    why: str
+
+
+def _same(ref: OwnerRef, owner: OwnerRef) -> bool:
+    group = ref.api_version.rpartition("/")[0]
+    return (ref.kind, ref.name, group) == (
+        owner.kind,
+        owner.name,
+        owner.api_version.rpartition("/")[0],
+    ) and (not ref.uid or not owner.uid or ref.uid == owner.uid)
+
+
+def _walk(
+    pod: PodInfo, namespace: str, links: Links
+) -> tuple[tuple[OwnerRef, ...], _Broken | None]:
+    """The pod's controller owners, nearest first, up through the intermediates read."""
+    chain: list[OwnerRef] = []
+    ref = pod.controller
+    while ref is not None and len(chain) < _MAX_DEPTH:
+        chain.append(ref)
+        row = INTERMEDIATES.get(ref.kind)
+        if row is None or row.api_version != ref.api_version or ref.kind not in links.read:
+            break
+        if (why := links.unreadable.get(ref.kind)) is not None:
+            return tuple(chain), _Broken(ref.kind, f"{row.plural}.{row.group} unreadable: {why}")
+        found = links.objects.get((ref.kind, namespace, ref.name))
+        if found is None or (ref.uid and found[0] and found[0] != ref.uid):
+            missing = f"pod {namespace}/{pod.name}'s {ref.kind} {ref.name} was not found"
+            return tuple(chain), _Broken(ref.kind, missing)
+        ref = found[1]
+    return tuple(chain), None
+
+
+@dataclass(frozen=True)
+class _Walked:
+    pod: PodInfo
+    chain: tuple[OwnerRef, ...]
+    broken: _Broken | None
+
+
+class PodTree:
+    """Every pod read this cycle with its chain of controller owners, walked once."""
+
+    def __init__(self, found: FoundPods, links: Links) -> None:
+        self.found = found
+        self._links = links
+        self._walked: dict[str, list[_Walked]] = {}
+        # (namespace, Workload) → the queued pod that owns it, once its owner is found above
+        self.queued: dict[tuple[str, str], str] = {}
+
+    def _in(self, namespace: str) -> list[_Walked]:
+        if namespace not in self._walked:
+            pods = self.found.by_namespace.get(namespace, [])
+            self._walked[namespace] = [
+                _Walked(pod, *_walk(pod, namespace, self._links)) for pod in pods
+            ]
+        return self._walked[namespace]
+
+    def owned(
+        self, namespace: str, owner: OwnerRef, through: Iterable[str]
+    ) -> tuple[list[PodInfo], str | None]:
+        """The pods whose chain leads to `owner`; unsure when a chain through one of its
+        intermediate kinds could not be followed (that pod may be its)."""
+        kinds = set(through)
+        unreadable = [
+            f"{k}s unreadable: {self._links.unreadable[k]}"
+            for k in sorted(kinds)
+            if k in self._links.unreadable
+        ]
+        walked = self._in(namespace)
+        mine = [w.pod for w in walked if any(_same(ref, owner) for ref in w.chain)]
+        broken = [w.broken.why for w in walked if w.broken is not None and w.broken.kind in kinds]
+        reasons = unreadable + broken
+        return mine, (reasons[0] if reasons else None)
+
+    def group(self, namespace: str, workload: str, owner: OwnerRef) -> list[PodInfo]:
+        """The pods Kueue's pod integration names for the Workload: its pod group (named
+        after the Workload), or the one pod that owns it."""
+        pods = self.found.by_namespace.get(namespace, [])
+        lone = self.queued.get((namespace, workload))
+        if (owner.api_version, owner.kind) == ("v1", "Pod"):
+            lone = owner.name
+        return [p for p in pods if p.pod_group == workload or p.name == lone]
+
+    def queued_above(self, namespace: str, pod_name: str) -> tuple[OwnerRef | None, str | None]:
+        """The object a queued pod's chain leads to that people know (a Deployment, a
+        Notebook), or why the chain could not be followed."""
+        walked = next((w for w in self._in(namespace) if w.pod.name == pod_name), None)
+        if walked is None:
+            return None, None
+        tops = [ref for ref in walked.chain if _queued_kind(ref)]
+        if tops:
+            return tops[-1], None
+        return None, walked.broken.why if walked.broken is not None else None
+
+
+def _queued_kind(ref: OwnerRef) -> bool:
+    row = known_owner(ref)
+    return row is not None and row.pods_found is PodsFound.QUEUED_PODS
+
+
+@dataclass(frozen=True)
+class Finding:
+    """How one owner kind's pods are found: a selector (a row's, or the settings' override),
+    or the row's way."""
+
+    kind: str
+    pods_found: PodsFound
+    selector: PodSelector | None = None
+    through: tuple[str, ...] = ()
+
+
+class PodFinder:
+    """The owner kinds' ways of finding pods, from the settings and the table."""
+
+    def __init__(self, settings: ClusterSettings) -> None:
+        self.findings: dict[str, Finding] = {}
+        problems = []
+        for kind, entry in settings.owner_kinds.items():
+            try:
+                self.findings[kind] = _finding(kind, entry.pod_selector)
+            except ValueError as exc:
+                problems.append(f"cluster.ownerKinds.{kind}.podSelector: {exc}")
+        if problems:
+            raise ConfigError(problems)
+        enabled = {k for k, entry in settings.owner_kinds.items() if entry.enabled}
+        # Queued pods lead up to a Deployment or a Notebook only when that kind is acted on.
+        self.queued_kinds = tuple(row for row in QUEUED_ABOVE_PODS if row.kind in enabled)
+
+    @property
+    def selectors(self) -> dict[str, PodSelector]:
+        return {k: f.selector for k, f in self.findings.items() if f.selector is not None}
+
+    def queued_pod(self, info: WorkloadInfo) -> bool:
+        """Owned by a pod that may lead up to a Deployment or a Notebook we act on."""
+        owner = info.owner
+        return owner is not None and owner.kind == "Pod" and bool(self.queued_kinds)
+
+    def selector_for(self, info: WorkloadInfo) -> str | None:
+        """The label selector of one owner's pods, when its kind finds them by one."""
+        finding = self.findings.get(info.owner.kind) if info.owner else None
+        if info.owner is None or finding is None or finding.selector is None:
+            return None
+        return finding.selector.for_owner(info.owner.name)
+
+    def finds(self, info: WorkloadInfo) -> bool:
+        return info.owner is not None and info.owner.kind in self.findings
+
+    def selected_only(self, kinds: Iterable[str]) -> str | None:
+        """The one selector to list pods by, when a single selector kind needs pods."""
+        kinds = set(kinds)
+        if len(kinds) != 1:
+            return None
+        finding = self.findings[kinds.pop()]
+        return finding.selector.across_owners() if finding.selector is not None else None
+
+    def intermediates(self, kinds: Iterable[str], *, queued_pods: bool) -> list[str]:
+        """The intermediate kinds to read for Workloads of `kinds`."""
+        needed = {k for kind in kinds if kind in self.findings for k in self.findings[kind].through}
+        if queued_pods:
+            needed |= {k for row in self.queued_kinds for k in row.through}
+        return sorted(needed)
+
+    def resolve(self, info: WorkloadInfo, tree: PodTree) -> tuple[WorkloadInfo, str | None]:
+        """A Workload owned by a queued pod, owned instead by the object its pod leads to."""
+        owner = info.owner
+        if (
+            owner is None
+            or (owner.api_version, owner.kind) != ("v1", "Pod")
+            or not self.queued_kinds
+        ):
+            return info, None
+        above, why = tree.queued_above(info.ref.namespace, owner.name)
+        if above is None or above.kind not in {row.kind for row in self.queued_kinds}:
+            return info, why
+        tree.queued[(info.ref.namespace, info.ref.name)] = owner.name
+        return replace(info, owner=above), None
+
+    def pods_of(
+        self, info: WorkloadInfo, tree: PodTree, *, owner_found: bool
+    ) -> tuple[list[PodInfo], PodChain | None]:
+        owner, namespace = info.owner, info.ref.namespace
+        if owner is None or owner.kind not in self.findings:
+            return [], None
+        finding = self.findings[owner.kind]
+        skipped = tree.found.skipped_in(namespace)
+        if finding.selector is not None:
+            candidates = tree.found.by_namespace.get(namespace, [])
+            mine = [p for p in candidates if finding.selector.matches(p.labels, owner=owner.name)]
+            chain = pod_chain(
+                owner,
+                selector=finding.selector.for_owner(owner.name),
+                owner_found=owner_found,
+                skipped=skipped,
+                namespace=namespace,
+            )
+            return mine, chain
+        unsure = None
+        if finding.pods_found is PodsFound.OWNERSHIP:
+            mine, unsure = tree.owned(namespace, owner, finding.through)
+            found_by = f"ownership ({' → '.join((owner.kind, *finding.through, 'Pod'))})"
+        else:
+            mine = tree.group(namespace, info.ref.name, owner)
+            found_by = f"Kueue's pod group {info.ref.name}"
+        chain = pod_chain(
+            owner, selector="", owner_found=owner_found, skipped=skipped, namespace=namespace
+        )
+        return mine, PodChain(found_by, unsure or chain.unsure)
+
+
+def _finding(kind: str, configured: str | None) -> Finding:
+    row = KNOWN_OWNERS.get(kind)
+    template = configured or (row.pod_selector if row is not None else "")
+    if template:
+        return Finding(kind, PodsFound.SELECTOR, PodSelector.parse(template))
+    if row is None:
+        raise ValueError(f"{kind} is not a kind this service knows: name a podSelector")
+    found = PodsFound.POD_GROUP if row.pods_found is PodsFound.QUEUED_PODS else row.pods_found
+    return Finding(kind, found, through=row.through if found is PodsFound.OWNERSHIP else ())
