@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.backtest.deactivation import Deactivation
+from autoscaler.backtest.identity import RAYCLUSTER
 from autoscaler.backtest.modes import ModeFigures, mode_lines
 from autoscaler.backtest.occupancy import Occupancy
 from autoscaler.backtest.queues import NO_QUEUE_DATA
@@ -96,7 +97,6 @@ def table(report: Report) -> list[str]:
         f"a decision every {format_duration(report.step)}: {report.gpus} GPUs in "
         f"{_workloads(report)}"
         + (f" ({report.skipped_pods} other GPU pods skipped)" if report.skipped_pods else ""),
-        *([f"Owners: {report.owner_note}"] if report.owner_note else []),
         f"Each cell: would-be deactivations / GPU-hours reclaimable / regrets (GPUs busy "
         f"again within {format_duration(report.horizon)})",
         "",
@@ -110,7 +110,10 @@ def table(report: Report) -> list[str]:
         ["", *rule_lines(report.rules)] if report.rules and report.policy.variant.by_rule else []
     )
     states = ["", *state_lines(report.states)] if report.states else []
-    tail = rules + states + modes + _unknown_lines(report) + (["", *warnings] if warnings else [])
+    owners = [f"Owners: {report.owner_note}"] if report.owner_note else []
+    owners += _unknown_lines(report)
+    tail = rules + states + (["", *owners] if owners else []) + modes
+    tail += ["", *warnings] if warnings else []
     return head + _aligned([columns, *rows]) + tail
 
 
@@ -130,7 +133,6 @@ def _unknown_lines(report: Report) -> list[str]:
     shown = [f"  {ns}/{pod}: {why}" for ns, pod, why in found[:UNKNOWN_SHOWN]]
     more = len(found) - UNKNOWN_SHOWN
     return [
-        "",
         f"{len(found)} GPU pods not judged, their owner unknown (never counted idle):",
         *shown,
         *([f"  ... and {more} more (--output json lists them all)"] if more > 0 else []),
@@ -178,9 +180,7 @@ def _variant_json(report: VariantReport, *, details: bool) -> dict[str, Any]:
 def _deactivation_json(found: Deactivation) -> dict[str, Any]:
     return {
         "namespace": found.workload.namespace,
-        **({"rayCluster": found.workload.name} if found.workload.kind == "RayCluster" else {}),
-        "ownerKind": found.workload.kind,
-        "ownerName": found.workload.name,
+        **_owner_json(found),
         "nameFromWorker": not found.workload.exact,
         "gpus": found.gpus,
         "at": _stamp(found.at),
@@ -190,6 +190,13 @@ def _deactivation_json(found: Deactivation) -> dict[str, Any]:
         "cameBack": found.came_back,
         "regret": found.regret,
     }
+
+
+def _owner_json(found: Deactivation) -> dict[str, str]:
+    """`rayCluster` for a RayCluster, as before owners were read; the kind and name else."""
+    if found.workload.kind == RAYCLUSTER.kind:
+        return {"rayCluster": found.workload.name}
+    return {"ownerKind": found.workload.kind, "ownerName": found.workload.name}
 
 
 def _title(report: VariantReport) -> str:
