@@ -4,6 +4,8 @@ The composition root passes the policy it builds from the settings and a range-q
 (`PrometheusRange` over the same connection settings as `serve`). History is read from
 `--since` ago (or `--start`) to `--end` in chunks, after a warm-up long enough for the longest
 window and the grace period, so the first decision sees what the live service would have.
+Beside the GPU series, kube-state-metrics' owner series tell each GPU pod's owner
+(`owners.py`), with the table's rows as `cluster.ownerKinds` configures their pod selectors.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from autoscaler.backtest.chart import write_chart
 from autoscaler.backtest.identity import Resolver
 from autoscaler.backtest.modes import compare
 from autoscaler.backtest.occupancy import OccupancyCounter
+from autoscaler.backtest.owners import OwnerHistory
 from autoscaler.backtest.queues import QueueHistory, queue_map
 from autoscaler.backtest.queues import read_queue_history as read_queues
 from autoscaler.backtest.replay import Replay
@@ -36,6 +39,7 @@ from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
 from autoscaler.domain.durations import parse_duration
 from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.owners import OWNER_KINDS, OwnerKind
 from autoscaler.settings.tree import Settings
 
 EXIT_METRICS = 1
@@ -54,6 +58,7 @@ class BacktestOptions:
     raycluster_label: str | None = None
     chunk: timedelta = timedelta(hours=6)
     queue_of: Mapping[str, str] = field(default_factory=dict)  # namespace -> ClusterQueue
+    owner_kinds: Sequence[OwnerKind] | None = None  # None: the table, as the settings say
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,10 @@ def backtest(
     queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
     modes = _modes(base) if queues is not None else {}
     variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes.values())))
-    replay = _replay(options, variants=variants, settings=settings, policy=policy, queues=queues)
+    owners = OwnerHistory(kinds=options.owner_kinds or configured_kinds(settings))
+    replay = _replay(
+        options, variants=variants, settings=settings, policy=policy, queues=queues, owners=owners
+    )
     warnings: dict[str, None] = {}
     queries = slot_queries(settings.prometheus.signals, slot=policy.default_rule.usage.slot)
     evidence = evidence_queries(settings.prometheus.evidence, slot=policy.default_rule.usage.slot)
@@ -155,7 +163,9 @@ def backtest(
         slot=replay.settings.slot,
         threshold=policy.default_rule.usage.threshold,
     )
-    for fetched in chunks(source, queries, plan, evidence=evidence):
+    for fetched in chunks(source, queries, plan, evidence=evidence, owners=True):
+        if fetched.owners is not None:
+            owners.feed(fetched.owners)
         warnings.update(dict.fromkeys(replay.feed(fetched.chunk, fetched.evidence)))
         occupancy.add(
             fetched.chunk, follows=lambda key: (key.namespace, key.pod) not in replay.skipped
@@ -172,6 +182,9 @@ def backtest(
         gpus=replay.gpu_count,
         workloads=replay.workload_count,
         skipped_pods=len(replay.skipped),
+        kinds=replay.kind_counts,
+        owner_unknown=tuple((*pod, why) for pod, why in sorted(replay.unknown.items())),
+        owner_note=owner_note(owners, named=replay.named),
         warnings=tuple(warnings),
         variants=tuple(reports[v] for v in dict.fromkeys((base, *options.alternatives))),
         chart=tuple(reports[v] for v in charted),
@@ -180,6 +193,30 @@ def backtest(
         rules=summarize(policy, replay.matches, found[base]),
         states=replay.states()[base],
     )
+
+
+def configured_kinds(settings: Settings) -> tuple[OwnerKind, ...]:
+    """The table's rows, each with the pod selector `cluster.ownerKinds` gives it."""
+    configured = settings.cluster.owner_kinds
+    return tuple(
+        replace(row, pod_selector=configured[row.kind].pod_selector)
+        if row.kind in configured
+        else row
+        for row in OWNER_KINDS
+    )
+
+
+def owner_note(owners: OwnerHistory, *, named: int) -> str | None:
+    """How pods were mapped to owners, when not wholly from kube-state-metrics."""
+    failed = "; ".join(f"{metric} unread: {why}" for metric, why in owners.failures.items())
+    if not owners.scraped:
+        said = f"{failed}; " if failed else ""
+        return (
+            f"{said}kube_pod_owner not found (kube-state-metrics not scraped?): RayCluster pods "
+            f"named from KubeRay's pod names ({named} GPU pods), every other GPU pod's owner "
+            "unknown, never counted idle"
+        )
+    return failed or None
 
 
 def _modes(base: Variant) -> dict[str, Variant]:
@@ -199,6 +236,7 @@ def _replay(
     settings: Settings,
     policy: Policy,
     queues: QueueHistory | None,
+    owners: OwnerHistory,
 ) -> Replay:
     slot = int(policy.default_rule.usage.slot.total_seconds())
     step = int(options.step.total_seconds())
@@ -215,7 +253,7 @@ def _replay(
             horizon=options.horizon,
             lookback=int(settings.policy.idle_since_lookback.total_seconds()),
         ),
-        resolver=Resolver(label=options.raycluster_label),
+        resolver=Resolver(label=options.raycluster_label, owners=owners),
         queues=queues,
         queue_of=options.queue_of,
         evidence=EvidenceTrack.for_policy(

@@ -14,6 +14,7 @@ grace period after), or until its series end, or until the end of the range.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -84,7 +85,7 @@ class Replay:
         self._models: dict[WorkloadKey, set[str]] = {}  # its GPUs' modelName
         self._gpus: dict[GpuKey, GpuTrack] = {}
         self.workloads: dict[WorkloadKey, WorkloadTrack] = {}
-        self.skipped: set[tuple[str, str]] = set()  # GPU pods that are not Ray pods
+        self.skipped: set[tuple[str, str]] = set()  # GPU pods not judged: see `unknown`
 
     @property
     def gpu_count(self) -> int:
@@ -93,6 +94,21 @@ class Replay:
     @property
     def workload_count(self) -> int:
         return len(self.workloads)
+
+    @property
+    def kind_counts(self) -> dict[str, int]:
+        """How many workloads of each owner kind."""
+        return dict(sorted(Counter(key.kind for key in self.workloads).items()))
+
+    @property
+    def unknown(self) -> dict[tuple[str, str], str]:
+        """Why each GPU pod whose owner cannot be told was not judged."""
+        return {pod: why for pod, why in self._resolver.unknown.items() if pod in self.skipped}
+
+    @property
+    def named(self) -> int:
+        """How many GPU pods got their RayCluster from KubeRay's pod names alone."""
+        return len(self._resolver.named)
 
     def feed(self, chunk: Chunk, evidence: Sequence[EvidenceAnswer] = ()) -> list[str]:
         """Replay the chunk's steps; returns warnings about its evidence (a failed query)."""
@@ -142,6 +158,7 @@ class Replay:
             if workload is None:
                 self.skipped.add((key.namespace, key.pod))
                 continue
+            self.skipped.discard((key.namespace, key.pod))  # its owner's series came later
             track = GpuTrack(key, workload, self._thresholds)
             self._gpus[key] = track
             self.workloads.setdefault(workload, WorkloadTrack(workload)).gpus.append(track)

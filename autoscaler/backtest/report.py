@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.backtest.deactivation import Deactivation
+from autoscaler.backtest.identity import RAYCLUSTER
 from autoscaler.backtest.modes import ModeFigures, mode_lines
 from autoscaler.backtest.occupancy import Occupancy
 from autoscaler.backtest.queues import NO_QUEUE_DATA
@@ -17,6 +18,7 @@ from autoscaler.backtest.variant import Variant
 from autoscaler.domain.durations import format_duration
 
 TOTAL = "TOTAL"
+UNKNOWN_SHOWN = 10  # pods named in the table's notes; JSON lists them all
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Report:
     horizon: timedelta
     gpus: int
     workloads: int
-    skipped_pods: int  # GPU pods that are not Ray pods
+    skipped_pods: int  # GPU pods not judged: not owned by a kind of the table, or unknown
     warnings: tuple[str, ...]
     variants: tuple[VariantReport, ...]  # the policy first, then the alternatives
     chart: tuple[VariantReport, ...]  # the policy's threshold at each chart window
@@ -76,6 +78,9 @@ class Report:
     modes: tuple[ModeFigures, ...] | None = None  # always vs when-contended; None: no queue data
     rules: RuleSummary | None = None  # the policy's column per rule
     states: tuple[StateCount, ...] = ()  # the policy's states at the steps it judged
+    kinds: Mapping[str, int] = field(default_factory=dict)  # workloads per owner kind
+    owner_unknown: tuple[tuple[str, str, str], ...] = ()  # (namespace, pod, why): not judged
+    owner_note: str | None = None  # how owners were found, when not from kube-state-metrics
 
     @property
     def policy(self) -> VariantReport:
@@ -90,7 +95,7 @@ def table(report: Report) -> list[str]:
     head = [
         f"Backtest {report.start:%Y-%m-%d %H:%M} to {report.end:%Y-%m-%d %H:%M} UTC, "
         f"a decision every {format_duration(report.step)}: {report.gpus} GPUs in "
-        f"{report.workloads} RayClusters"
+        f"{_workloads(report)}"
         + (f" ({report.skipped_pods} other GPU pods skipped)" if report.skipped_pods else ""),
         f"Each cell: would-be deactivations / GPU-hours reclaimable / regrets (GPUs busy "
         f"again within {format_duration(report.horizon)})",
@@ -105,8 +110,33 @@ def table(report: Report) -> list[str]:
         ["", *rule_lines(report.rules)] if report.rules and report.policy.variant.by_rule else []
     )
     states = ["", *state_lines(report.states)] if report.states else []
-    tail = rules + states + modes + (["", *warnings] if warnings else [])
+    owners = [f"Owners: {report.owner_note}"] if report.owner_note else []
+    owners += _unknown_lines(report)
+    tail = rules + states + (["", *owners] if owners else []) + modes
+    tail += ["", *warnings] if warnings else []
     return head + _aligned([columns, *rows]) + tail
+
+
+def _workloads(report: Report) -> str:
+    """ "16 RayClusters", or "5 workloads (1 Deployment, 3 RayCluster, 1 JobSet)"."""
+    if set(report.kinds) <= {"RayCluster"}:
+        return f"{report.workloads} RayClusters"
+    each = ", ".join(f"{count} {kind}" for kind, count in report.kinds.items())
+    return f"{report.workloads} workloads ({each})"
+
+
+def _unknown_lines(report: Report) -> list[str]:
+    """Each GPU pod whose owner is unknown, with why: not judged, never counted idle."""
+    found = report.owner_unknown
+    if not found:
+        return []
+    shown = [f"  {ns}/{pod}: {why}" for ns, pod, why in found[:UNKNOWN_SHOWN]]
+    more = len(found) - UNKNOWN_SHOWN
+    return [
+        f"{len(found)} GPU pods not judged, their owner unknown (never counted idle):",
+        *shown,
+        *([f"  ... and {more} more (--output json lists them all)"] if more > 0 else []),
+    ]
 
 
 def as_json(report: Report) -> dict[str, Any]:
@@ -116,8 +146,14 @@ def as_json(report: Report) -> dict[str, Any]:
         "step": format_duration(report.step),
         "regretHorizon": format_duration(report.horizon),
         "gpus": report.gpus,
-        "rayClusters": report.workloads,
+        "rayClusters": report.kinds.get("RayCluster", 0),
+        "workloads": report.workloads,
+        "ownerKinds": dict(report.kinds),
         "skippedPods": report.skipped_pods,
+        "ownerNote": report.owner_note,
+        "ownerUnknown": [
+            {"namespace": ns, "pod": pod, "why": why} for ns, pod, why in report.owner_unknown
+        ],
         "warnings": list(report.warnings),
         "variants": [_variant_json(v, details=True) for v in report.variants],
         "chart": [_variant_json(v, details=False) for v in report.chart],
@@ -144,7 +180,7 @@ def _variant_json(report: VariantReport, *, details: bool) -> dict[str, Any]:
 def _deactivation_json(found: Deactivation) -> dict[str, Any]:
     return {
         "namespace": found.workload.namespace,
-        "rayCluster": found.workload.raycluster,
+        **_owner_json(found),
         "nameFromWorker": not found.workload.exact,
         "gpus": found.gpus,
         "at": _stamp(found.at),
@@ -154,6 +190,13 @@ def _deactivation_json(found: Deactivation) -> dict[str, Any]:
         "cameBack": found.came_back,
         "regret": found.regret,
     }
+
+
+def _owner_json(found: Deactivation) -> dict[str, str]:
+    """`rayCluster` for a RayCluster, as before owners were read; the kind and name else."""
+    if found.workload.kind == RAYCLUSTER.kind:
+        return {"rayCluster": found.workload.name}
+    return {"ownerKind": found.workload.kind, "ownerName": found.workload.name}
 
 
 def _title(report: VariantReport) -> str:

@@ -1,12 +1,12 @@
 """Each workload's rule as the history shows it, and the view a replay judges it at.
 
 The history (the GPU series, and `--queue-of`) shows a workload's namespace, its GPUs'
-`modelName`, its owner kind (the backtest follows RayClusters) and, with `--queue-of`, its
-ClusterQueue. A rule selecting on anything else (namespace labels, local queue, cohort,
-priority class, owner labels; a ClusterQueue the map does not give) cannot be evaluated: unless
-a criterion the history shows already rules it out, that workload's rule is unknown and it is
-not judged. It never falls through to a later rule, whose numbers were never meant for it, as
-in the live service (`domain/policy/rules.py`).
+`modelName`, its owner kind (from kube-state-metrics' owner series, `owners.py`, or KubeRay's
+pod names) and, with `--queue-of`, its ClusterQueue. A rule selecting on anything else
+(namespace labels, local queue, cohort, priority class, owner labels; a ClusterQueue the map
+does not give) cannot be evaluated: unless a criterion the history shows already rules it out,
+that workload's rule is unknown and it is not judged. It never falls through to a later rule,
+whose numbers were never meant for it, as in the live service (`domain/policy/rules.py`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from datetime import UTC, datetime, timedelta
 
 from autoscaler.backtest.identity import WorkloadKey
 from autoscaler.backtest.variant import PER_RULE, Variant
-from autoscaler.domain.models import OwnerRef, WorkloadInfo, WorkloadRef
+from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.decisions import Policy
 from autoscaler.domain.policy.rules import MISS, Reclaim, Rule, RuleAction, Selector, evaluate
 
 EVERYONE = "*"  # the one view of a variant that judges every workload alike
-OWNER = OwnerRef("ray.io/v1", "RayCluster", "")
 # Selector fields the history never shows, by their name in a rule's `match`.
 _HIDDEN = {
     "namespace_labels": "namespaceLabels",
@@ -75,10 +74,10 @@ def _hidden(selector: Selector, *, queue_known: bool) -> dict[str, str]:
 def _facts(key: WorkloadKey, *, cluster_queue: str | None) -> WorkloadInfo:
     epoch = datetime(1970, 1, 1, tzinfo=UTC)  # never read: only the selector's facts are
     return WorkloadInfo(
-        ref=WorkloadRef(key.namespace, key.raycluster),
+        ref=WorkloadRef(key.namespace, key.name),
         uid="",
         queue="",
-        owner=replace(OWNER, name=key.raycluster),
+        owner=key.owner,
         active=True,
         admitted=True,
         admitted_at=None,

@@ -10,6 +10,9 @@ server then only selects, which keeps a week of a thousand GPUs within a minute.
 Beside them, one range query per enabled evidence signal and chunk (`signals.py`): the live
 read's per-slot expression. A failed evidence query does not stop the backtest: its answer
 carries the failure, and the workloads it covers are unknown wherever it reaches (ISSUE 16).
+
+And, with `owners`, one range query per kube-state-metrics owner series and chunk
+(`owners.py`): a failed one is kept too, its pods' owners unknown.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Protocol
 
 from autoscaler.adapters.prometheus.promql import duration, selector
 from autoscaler.backtest.matrix import RangeAnswer
+from autoscaler.backtest.owners import OwnerAnswers, read_owner_series
 from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery
 from autoscaler.backtest.timeline import Chunk, Scaled, chunk_from
 from autoscaler.core.errors import MetricsUnavailable
@@ -72,12 +76,14 @@ class Fetched:
     chunk: Chunk
     warnings: tuple[str, ...]
     evidence: tuple[EvidenceAnswer, ...] = ()
+    owners: OwnerAnswers | None = None
 
 
 @dataclass(frozen=True)
 class _Answers:
     slots: list[tuple[RangeAnswer, float]]
     evidence: tuple[EvidenceAnswer, ...]
+    owners: OwnerAnswers | None
 
 
 def chunks(
@@ -86,6 +92,7 @@ def chunks(
     plan: ChunkPlan,
     *,
     evidence: Sequence[EvidenceQuery] = (),
+    owners: bool = False,
 ) -> Iterator[Fetched]:
     """The chunks in time order; the next one's queries run while the caller reads this one."""
     spans = list(plan.spans())
@@ -100,7 +107,8 @@ def chunks(
             )
 
         slots = [(ask(query.promql), query.scale) for query in queries]
-        return _Answers(slots, tuple(_evidence(ask, query) for query in evidence))
+        owned = read_owner_series(ask, slot=plan.slot) if owners else None
+        return _Answers(slots, tuple(_evidence(ask, query) for query in evidence), owned)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="backtest-fetch") as pool:
 
@@ -117,8 +125,10 @@ def chunks(
             replied = [reply for reply, _ in answered.slots] + [
                 e.reply for e in answered.evidence if e.reply is not None
             ]
+            if answered.owners is not None:
+                replied += answered.owners.replies.values()
             warnings = tuple(w for reply in replied for w in reply.warnings)
-            yield Fetched(chunk, warnings, answered.evidence)
+            yield Fetched(chunk, warnings, answered.evidence, answered.owners)
 
 
 def _evidence(ask: Callable[[str], RangeAnswer], query: EvidenceQuery) -> EvidenceAnswer:

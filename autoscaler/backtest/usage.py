@@ -21,7 +21,7 @@ from operator import ge
 
 from autoscaler.backtest.timeline import Chunk, GpuTrack, WorkloadTrack
 from autoscaler.domain import annotations as keys
-from autoscaler.domain.models import GpuUsage, OwnerRef, PodInfo, WorkloadInfo, WorkloadRef
+from autoscaler.domain.models import GpuUsage, PodInfo, WorkloadInfo, WorkloadRef
 
 LOOKBACK_DELTA = 300  # seconds an instant selector looks back (Prometheus' default)
 
@@ -76,12 +76,12 @@ def _info(
     if reactivated_at is not None:
         stamp = _utc(reactivated_at).strftime("%Y-%m-%dT%H:%M:%SZ")
         annotations[keys.REACTIVATED_AT] = stamp
-    name = track.key.raycluster
+    name = track.key.name
     return WorkloadInfo(
         ref=WorkloadRef(track.key.namespace, name),
         uid="",
         queue="",
-        owner=OwnerRef("ray.io/v1", "RayCluster", name),
+        owner=track.key.owner,
         active=True,
         admitted=True,
         admitted_at=started,

@@ -171,6 +171,12 @@ SLOT_QUERIES = {
     "max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[60s])",
     'max_over_time(DCGM_FI_DEV_GPU_UTIL{GPU_I_ID=""}[60s])',
 }
+OWNER_QUERIES = {
+    "max_over_time(kube_pod_owner[60s])",
+    "max_over_time(kube_replicaset_owner[60s])",
+    "max_over_time(kube_job_owner[60s])",
+    "max_over_time(kube_pod_labels[60s])",
+}
 EVIDENCE_QUERIES = {
     "framebuffer": "(DCGM_FI_DEV_FB_USED - DCGM_FI_DEV_FB_USED offset 60s)",
     "pcie": "avg_over_time(DCGM_FI_PROF_PCIE_RX_BYTES[60s])",
@@ -212,6 +218,10 @@ def test_one_range_query_per_signal_is_sent_per_chunk_whatever_the_fleet(
 
     # 6 h of range after a warm-up of the window (1 h) and a slot: 7 h 01 m in 2 h chunks,
     # each asked for both default signals and each enabled evidence signal, the power
-    # baseline learned from the power query's own answer (no query of its own)
-    assert len(source.queries) == 4 * (2 + len(enabled))
-    assert {q[0] for q in source.queries} == SLOT_QUERIES | {EVIDENCE_QUERIES[e] for e in enabled}
+    # baseline learned from the power query's own answer (no query of its own), and for
+    # kube-state-metrics' four owner series (kube_pod_owner, the ReplicaSet's and Job's owner,
+    # kube_pod_labels)
+    assert len(source.queries) == 4 * (2 + len(enabled) + 4)
+    assert {q[0] for q in source.queries} == SLOT_QUERIES | OWNER_QUERIES | {
+        EVIDENCE_QUERIES[e] for e in enabled
+    }

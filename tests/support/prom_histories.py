@@ -23,6 +23,14 @@ from autoscaler.sim.metrics import GpuHolding
 from autoscaler.sim.pods import gpu_uuid
 from autoscaler.sim.profiles import Profile as SimProfile
 from tests.support.evidence_histories import device_evidence_series
+from tests.support.owner_histories import (
+    INFO_HELP,
+    UNOWNED_END,
+    InfoSeries,
+    owned_story,
+    unowned_story,
+    write_info,
+)
 from tests.support.prom import (
     GPU_UTIL,
     Burst,
@@ -54,6 +62,7 @@ class Area(enum.IntEnum):
     BACKTEST = 4
     SIM_EXPORTER = 5
     DEVICE_EVIDENCE = 6  # framebuffer, power, PCIe and NVLink series (ISSUE 16)
+    BACKTEST_OWNERS = 7  # kube-state-metrics' owner series beside the GPUs' (ISSUE 30)
 
 
 def anchor(began: int, area: Area) -> int:
@@ -67,6 +76,7 @@ class Backfill:
     start: int
     end: int
     step_s: int = 15
+    info: Sequence[InfoSeries] = ()  # kube-state-metrics series, 1 at each step
 
 
 # -- tests/test_prom_rig.py: one scenario per pod, in namespace `hist`, up to a minute before
@@ -264,6 +274,20 @@ def device_evidence(end: int) -> list[Backfill]:
     return [Backfill(device_evidence_series(end), start=end - 2 * H, end=end)]
 
 
+def backtest_owners(end: int) -> list[Backfill]:
+    """tests/support/owner_histories.py: with owners over the last five hours, without them
+    from eleven to seven hours before the end."""
+    gpus, info = owned_story(end)
+    unowned = [
+        Gpu(namespace=namespace, pod=pod, node=node).history(Profile.idle())
+        for namespace, pod, node in unowned_story()
+    ]
+    return [
+        Backfill(gpus, start=end - 5 * H + 7, end=end, step_s=60, info=info),
+        Backfill(unowned, start=end - 11 * H + 7, end=end - UNOWNED_END, step_s=60),
+    ]
+
+
 AREAS = {
     Area.PROM_RIG: prom_rig,
     Area.PROMETHEUS_ADAPTER: prometheus_adapter,
@@ -271,6 +295,7 @@ AREAS = {
     Area.BACKTEST: backtest_stories,
     Area.SIM_EXPORTER: sim_exporter,
     Area.DEVICE_EVIDENCE: device_evidence,
+    Area.BACKTEST_OWNERS: backtest_owners,
 }
 
 
@@ -303,4 +328,16 @@ def _write_merged(parts: Sequence[Backfill], path: Path, *, scratch: Path) -> No
                 write_openmetrics(only, piece, start=part.start, end=part.end, step_s=part.step_s)
                 with piece.open(encoding="utf-8") as lines:
                     out.writelines(line for line in lines if not line.startswith("#"))
+        _write_info(parts, out)
         out.write("# EOF\n")
+
+
+def _write_info(parts: Sequence[Backfill], out: Any) -> None:
+    """Each info family once, every part's series of it under one header."""
+    for metric in sorted({one.metric for p in parts for one in p.info}):
+        out.write(f"# HELP {metric} {INFO_HELP[metric]}\n# TYPE {metric} gauge\n")
+        for part in parts:
+            lines: list[str] = []
+            series = [one for one in part.info if one.metric == metric]
+            write_info(series, lines, times=range(part.start, part.end + 1, part.step_s))
+            out.writelines(lines)

@@ -1,0 +1,182 @@
+"""A GPU pod's owner from kube-state-metrics' series, as the live service follows ownership."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from autoscaler.adapters.prometheus.range import RangeReply, RangeSeries
+from autoscaler.backtest.owners import (
+    NOT_SCRAPED,
+    NotOurs,
+    Owner,
+    OwnerAnswers,
+    OwnerHistory,
+    Unknown,
+    label_rows,
+    sanitized,
+)
+from autoscaler.domain.policy.owners import KNOWN_OWNERS, OWNER_KINDS, OwnerKind
+
+NS = "ns"
+JOBSET = OwnerKind("JobSet", "jobset.x-k8s.io", "jobsets", ("v1alpha2",), "", True, "-", "-")
+POD_GROUP = OwnerKind(
+    "Pod", "", "pods", ("v1",), "kueue.x-k8s.io/pod-group-name={name}", True, "-", "-"
+)
+
+
+def owner(metric: str, name_label: str, name: str, kind: str, owner_name: str) -> RangeSeries:
+    labels = {"namespace": NS, name_label: name, "owner_kind": kind, "owner_name": owner_name}
+    return RangeSeries({**labels, "owner_is_controller": "true"}, [[0.0, "1"]])
+
+
+def pod(name: str, kind: str, owner_name: str) -> RangeSeries:
+    return owner("kube_pod_owner", "pod", name, kind, owner_name)
+
+
+def labels(name: str, **found: str) -> RangeSeries:
+    return RangeSeries({"namespace": NS, "pod": name, **found}, [[0.0, "1"]])
+
+
+def history(
+    series: Mapping[str, Sequence[RangeSeries]],
+    *,
+    kinds: Sequence[OwnerKind] = OWNER_KINDS,
+    failures: Mapping[str, str] | None = None,
+) -> OwnerHistory:
+    found = OwnerHistory(kinds=kinds)
+    replies = {metric: RangeReply(tuple(s), ()) for metric, s in series.items()}
+    found.feed(OwnerAnswers(replies, failures or {}))
+    return found
+
+
+def test_a_cronjobs_job_is_the_highest_kind_of_the_table_in_its_chain() -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [pod("nightly-1-abcde", "Job", "nightly-1")],
+            "kube_job_owner": [owner("kube_job_owner", "job_name", "nightly-1", "CronJob", "n")],
+        }
+    )
+
+    assert seen.owner_of(NS, "nightly-1-abcde") == Owner(
+        KNOWN_OWNERS["Job"], "nightly-1", "ownerReferences"
+    )
+
+
+def test_a_jobsets_job_gives_its_pods_to_the_jobset_when_the_table_has_it() -> None:
+    series = {
+        "kube_pod_owner": [pod("t-w-0-0-abcde", "Job", "t-w-0")],
+        "kube_job_owner": [owner("kube_job_owner", "job_name", "t-w-0", "JobSet", "t")],
+    }
+
+    with_row = history(series, kinds=(*OWNER_KINDS, JOBSET)).owner_of(NS, "t-w-0-0-abcde")
+    without = history(series).owner_of(NS, "t-w-0-0-abcde")
+
+    assert with_row == Owner(JOBSET, "t", "ownerReferences")
+    assert without == Owner(KNOWN_OWNERS["Job"], "t-w-0", "ownerReferences")
+
+
+@pytest.mark.parametrize(
+    ("series", "failures", "why"),
+    [
+        pytest.param(
+            {"kube_pod_owner": [pod("p", "ReplicaSet", "rs")]},
+            {},
+            "ReplicaSet/rs: kube_replicaset_owner not found",
+            id="a-replicaset-without-its-owner-series",
+        ),
+        pytest.param(
+            {"kube_pod_owner": [pod("p", "ReplicaSet", "rs")]},
+            {"kube_replicaset_owner": "Prometheus answered 503"},
+            "ReplicaSet/rs: kube_replicaset_owner unread: Prometheus answered 503",
+            id="a-failed-owner-query",
+        ),
+        pytest.param(
+            {"kube_pod_owner": [pod("p", "StatefulSet", "ss")]},
+            {},
+            "StatefulSet/ss: kube-state-metrics exports no kube_statefulset_owner",
+            id="a-statefulset-no-label-names",
+        ),
+        pytest.param(
+            {"kube_pod_owner": [pod("p", "RayCluster", "a"), pod("p", "RayCluster", "b")]},
+            {},
+            "several owners over the range (RayCluster/a, RayCluster/b)",
+            id="a-name-reused-by-two-owners",
+        ),
+        pytest.param(
+            {"kube_pod_owner": [pod("other", "RayCluster", "a")]},
+            {},
+            "kube_pod_owner not found for this pod",
+            id="scraped-but-not-this-pod",
+        ),
+        pytest.param({}, {}, NOT_SCRAPED, id="no-kube-state-metrics"),
+    ],
+)
+def test_a_chain_that_cannot_be_followed_leaves_the_owner_unknown_and_says_why(
+    series: Mapping[str, Sequence[RangeSeries]], failures: Mapping[str, str], why: str
+) -> None:
+    assert history(series, failures=failures).owner_of(NS, "p") == Unknown(why)
+
+
+def test_labels_name_an_owner_above_what_the_owner_series_reach() -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [
+                pod("job-rc-head-abcde", "RayCluster", "job-rc"),
+                pod("grouped", "<none>", "<none>"),
+                pod("alone", "<none>", "<none>"),
+            ],
+            "kube_pod_labels": [
+                labels("job-rc-head-abcde", label_ray_io_originated_from_cr_name="train"),
+                labels("grouped", label_kueue_x_k8s_io_pod_group_name="g"),
+            ],
+        },
+        kinds=(*OWNER_KINDS, POD_GROUP),
+    )
+
+    rayjob = KNOWN_OWNERS["RayJob"]
+    assert seen.owner_of(NS, "job-rc-head-abcde") == Owner(
+        rayjob, "train", rayjob.pod_selector[:-7]
+    )
+    assert seen.owner_of(NS, "grouped") == Owner(POD_GROUP, "g", "kueue.x-k8s.io/pod-group-name")
+    assert seen.owner_of(NS, "alone") == NotOurs("<none>")
+
+
+def test_a_chain_ending_in_a_kind_outside_the_table_is_not_ours() -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [pod("web-abc-xyz", "ReplicaSet", "web-abc")],
+            "kube_replicaset_owner": [
+                owner("kube_replicaset_owner", "replicaset", "web-abc", "Deployment", "web")
+            ],
+        }
+    )
+
+    assert seen.owner_of(NS, "web-abc-xyz") == NotOurs("Deployment/web")
+
+
+def test_rows_found_by_labels_come_from_their_pod_selector() -> None:
+    def kind(name: str, selector: str) -> OwnerKind:
+        return OwnerKind(name, "g", "ps", ("v1",), selector, True, "-", "-")
+
+    rows = label_rows(
+        [
+            kind("Plain", "ray.io/cluster={name}"),
+            kind("Fixed", "app.kubernetes.io/part-of=lws, leaderworkerset.sigs.k8s.io/name={name}"),
+            kind("ByOwnership", ""),
+            kind("NoName", "app=web"),
+            kind("NotEquality", "tier in (a,b),x={name}"),
+        ]
+    )
+
+    assert [(r.kind.kind, dict(r.fixed), r.naming, r.label) for r in rows] == [
+        ("Plain", {}, "label_ray_io_cluster", "ray.io/cluster"),
+        (
+            "Fixed",
+            {"label_app_kubernetes_io_part_of": "lws"},
+            "label_leaderworkerset_sigs_k8s_io_name",
+            "leaderworkerset.sigs.k8s.io/name",
+        ),
+    ]
+    assert sanitized("app.kubernetes.io/part-of") == "label_app_kubernetes_io_part_of"
