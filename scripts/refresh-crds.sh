@@ -4,7 +4,8 @@
 #   scripts/refresh-crds.sh SOURCE_DIR
 #
 # SOURCE_DIR holds the upstream files either flat (SOURCE_DIR/kueue.x-k8s.io_workloads.yaml)
-# or in checkouts of the upstream repositories named kueue/, kuberay/, keda/ and KAI-Scheduler/
+# or in checkouts of the upstream repositories named kueue/, kuberay/, keda/, KAI-Scheduler/,
+# jobset/, training-operator/, trainer/, lws/, appwrapper/ and notebooks/
 # (SOURCE_DIR/kueue/config/components/crd/bases/kueue.x-k8s.io_workloads.yaml). Every file
 # must be found before any is replaced. Afterwards, update the table in tests/crds/README.md
 # (version, commit, git blob): tests/test_vendored_crds.py fails until it matches.
@@ -30,6 +31,13 @@ declare -A UPSTREAM=(
     [keda.sh_triggerauthentications.yaml]=keda/config/crd/bases
     [scheduling.run.ai_queues.yaml]=KAI-Scheduler/deployments/kai-scheduler/crds
     [scheduling.run.ai_podgroups.yaml]=KAI-Scheduler/deployments/kai-scheduler/crds
+    [jobset.x-k8s.io_jobsets.yaml]=jobset/config/components/crd/bases
+    [kubeflow.org_pytorchjobs.yaml]=training-operator/manifests/base/crds
+    [trainer.kubeflow.org_trainjobs.yaml]=trainer/manifests/base/crds
+    [trainer.kubeflow.org_clustertrainingruntimes.yaml]=trainer/manifests/base/crds
+    [leaderworkerset.x-k8s.io_leaderworkersets.yaml]=lws/config/crd/bases
+    [workload.codeflare.dev_appwrappers.yaml]=appwrapper/config/crd/bases
+    [kubeflow.org_notebooks.yaml]=notebooks/components/notebook-controller/config/crd/bases
 )
 
 declare -A found=()

@@ -49,6 +49,12 @@ def test_the_readme_names_an_upstream_project_and_path_for_each_file() -> None:
             "ray-project/kuberay",
             "kedacore/keda",
             "NVIDIA/KAI-Scheduler",
+            "kubernetes-sigs/jobset",
+            "kubeflow/training-operator",
+            "kubeflow/trainer",
+            "kubernetes-sigs/lws",
+            "project-codeflare/appwrapper",
+            "kubeflow/notebooks",
         }
         assert path.endswith(f"/{name}")
 

@@ -39,7 +39,7 @@ from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.core.ports import Clock
 from autoscaler.domain.durations import parse_duration
 from autoscaler.domain.policy.decisions import Policy
-from autoscaler.domain.policy.owners import OWNER_KINDS, OwnerKind
+from autoscaler.domain.policy.owners import OWNER_KINDS, OwnerKind, PodsFound
 from autoscaler.settings.tree import Settings
 
 EXIT_METRICS = 1
@@ -199,8 +199,8 @@ def configured_kinds(settings: Settings) -> tuple[OwnerKind, ...]:
     """The table's rows, each with the pod selector `cluster.ownerKinds` gives it."""
     configured = settings.cluster.owner_kinds
     return tuple(
-        replace(row, pod_selector=configured[row.kind].pod_selector)
-        if row.kind in configured
+        replace(row, pods_found=PodsFound.SELECTOR, pod_selector=selector)
+        if row.kind in configured and (selector := configured[row.kind].pod_selector)
         else row
         for row in OWNER_KINDS
     )

@@ -6,8 +6,11 @@ admits it, KubeRay creates its pods, which hold GPUs from the nodes and run afte
 start; `spec.active: false` evicts the Workload, suspends the RayCluster (its pods are
 deleted, the GPUs go back to the nodes) and frees the quota; the next `step` admits whatever
 now fits. Reactivating requeues it. Pod names follow KubeRay: `<rc>-head-xxxxx` and
-`<rc>-<group>-worker-xxxxx`. A RayCluster labelled with a KAI queue, or a plain KubeRay one,
-gets no Workload: it is a row of its own (`rayclusters`), suspended by `sim.actuators`.
+`<rc>-<group>-worker-xxxxx`. The other kinds of `sim.kinds` live the same way, except those
+Kueue's pod integration queues (a Notebook, a Deployment): `spec.active: false` deletes the
+pod, which its controller makes again, and its new Workload queues behind the waiters. A
+RayCluster labelled with a KAI queue, or a plain KubeRay one, gets no Workload: it is a row of
+its own (`rayclusters`), suspended by `sim.actuators`.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class _Objects:
     annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
     owner_annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
     versions: dict[WorkloadRef, int] = field(default_factory=dict)
+    generations: dict[str, int] = field(default_factory=dict)  # pods made again, by owner
 
 
 class SimulatedCluster:
@@ -100,22 +104,43 @@ class SimulatedCluster:
         if spec.manager in SUSPENDED_BY_US:
             return self.rayclusters.apply(spec, now=now)
         with self._changing() as objects:
-            kueue = objects.kueue
-            workload = Workload(
-                namespace=spec.namespace,
-                name=spec.workload_name,
-                queue_name=spec.queue,
-                created_at=now,
-                pod_sets=spec.pod_sets(),
-                priority=kueue.priority_value(spec.priority_class),
-                priority_class=spec.priority_class,
-            )
-            objects.kueue = kueue.with_workload(workload)
-            objects.specs[workload.ref] = spec
-            objects.annotations[workload.ref] = {}
-            objects.owner_annotations[workload.ref] = dict(spec.annotations)
-            self._touch(workload.ref)
-            return workload.ref
+            return self._queue(objects, spec, spec.workload_name, dict(spec.annotations), now=now)
+
+    def _queue(
+        self,
+        objects: _Objects,
+        spec: RayClusterSpec,
+        name: str,
+        owner_annotations: dict[str, str],
+        *,
+        now: datetime,
+    ) -> WorkloadRef:
+        workload = Workload(
+            namespace=spec.namespace,
+            name=name,
+            queue_name=spec.queue,
+            created_at=now,
+            pod_sets=spec.pod_sets(),
+            priority=objects.kueue.priority_value(spec.priority_class),
+            priority_class=spec.priority_class,
+        )
+        objects.kueue = objects.kueue.with_workload(workload)
+        objects.specs[workload.ref] = spec
+        objects.annotations[workload.ref] = {}
+        objects.owner_annotations[workload.ref] = owner_annotations
+        self._touch(workload.ref)
+        return workload.ref
+
+    def _requeue(self, objects: _Objects, ref: WorkloadRef, *, now: datetime) -> WorkloadRef:
+        """Kueue's pod integration after a stop: the pod is gone, its Workload with it (owned
+        by the pod); the controller's new pod has a new Workload, pending, created now."""
+        spec = objects.specs.pop(ref)
+        owner_annotations = objects.owner_annotations.pop(ref)
+        del objects.annotations[ref]
+        objects.kueue = objects.kueue.without_workload(ref)
+        objects.generations[spec.name] = generation = objects.generations.get(spec.name, 0) + 1
+        name = spec.owner_kind.workload_name(spec.namespace, spec.name, generation=generation)
+        return self._queue(objects, spec, name, owner_annotations, now=now)
 
     def set_active(self, ref: WorkloadRef, *, active: bool, now: datetime) -> None:
         """Write `spec.active`: false evicts and suspends, true requeues."""
@@ -123,10 +148,13 @@ class SimulatedCluster:
             if ref not in objects.kueue.workloads:
                 raise NotFound(f"workload {ref} not found")
             objects.kueue, events = objects.kueue.set_active(ref, active=active, now=now)
+            self.events.extend(events)
             if not active:
                 self._pods.delete(ref, now=now)
+                if objects.specs[ref].owner_kind.requeues:
+                    self._requeue(objects, ref, now=now)
+                    return
             self._touch(ref)
-            self.events.extend(events)
 
     def annotate(
         self,
@@ -165,8 +193,9 @@ class SimulatedCluster:
         does; kept for the demo's summary with the GPUs it freed."""
         with self._changing() as objects:
             self.annotate(ref, audit.annotations(), now=audit.at, owner=False)
+            owner = objects.specs[ref].name
             self.set_active(ref, active=False, now=self._clock.now())
-            self.audits.append(AuditEntry(ref, objects.specs[ref].name, audit, gpus))
+            self.audits.append(AuditEntry(ref, owner, audit, gpus))
 
     def delete(self, ref: WorkloadRef, *, owner_uid: str, now: datetime) -> None:
         """Delete the RayCluster while its uid is still `owner_uid` (Conflict otherwise);
@@ -174,7 +203,7 @@ class SimulatedCluster:
         with self._changing() as objects:
             if ref not in objects.kueue.workloads:
                 raise NotFound(f"the RayCluster of {ref} is not found")
-            if owner_uid != sim_uid(objects.specs[ref].kind, ref):
+            if owner_uid != _owner_uid(objects.specs[ref], ref):
                 raise Conflict(f"the RayCluster of {ref} is another object now")
             self._pods.delete(ref, now=now)
             objects.kueue = objects.kueue.without_workload(ref)
@@ -272,7 +301,9 @@ class SimulatedCluster:
             ref=ref,
             uid=workload_uid(ref),
             queue=workload.queue_name,
-            owner=OwnerRef("ray.io/v1", spec.kind, spec.name, sim_uid(spec.kind, ref)),
+            owner=OwnerRef(
+                spec.owner_kind.api_version, spec.kind, spec.name, _owner_uid(spec, ref)
+            ),
             active=workload.active,
             admitted=admission is not None,
             admitted_at=admission.at if admission is not None else None,
@@ -293,3 +324,10 @@ class SimulatedCluster:
             admitted_usage=admitted_usage(objects.kueue, workload),
             admission=admission_facts(objects.kueue, workload),
         )
+
+
+def _owner_uid(spec: RayClusterSpec, ref: WorkloadRef) -> str:
+    """The owner's uid: one per owner, whichever Workload Kueue's pod integration made last."""
+    if spec.owner_kind.requeues:
+        return sim_uid(spec.kind, WorkloadRef(spec.namespace, spec.name))
+    return sim_uid(spec.kind, ref)

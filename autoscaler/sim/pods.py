@@ -14,6 +14,7 @@ from autoscaler.domain.policy.management import (
     KAI_QUEUE_LABEL,
     Manager,
 )
+from autoscaler.sim.kinds import SIM_KINDS, SimKind
 from autoscaler.sim.kubelet import waiting
 from autoscaler.sim.kueue_model import PodSet
 
@@ -35,7 +36,9 @@ class WorkerGroup:
 @dataclass(frozen=True)
 class RayClusterSpec:
     """A RayCluster (or the cluster of a RayJob, `kind="RayJob"`) submitted to a LocalQueue;
-    or (`manager=KAI`) labelled with a KAI Scheduler queue, which no Kueue Workload admits."""
+    or (`manager=KAI`) labelled with a KAI Scheduler queue, which no Kueue Workload admits.
+    Another of `sim.kinds.SIM_KINDS` (a Notebook, a PyTorchJob, a LeaderWorkerSet, a
+    Deployment) reads its head as the kind's first pod and its worker groups as the rest."""
 
     namespace: str
     name: str
@@ -61,17 +64,22 @@ class RayClusterSpec:
         return {KAI_QUEUE_LABEL: self.queue} | priority
 
     @property
+    def owner_kind(self) -> SimKind:
+        return SIM_KINDS[self.kind]
+
+    @property
     def workload_name(self) -> str:
-        """Kueue's `<kind>-<name>-<5 hex>` (the suffix hashes the owner)."""
-        digest = hashlib.sha256(f"{self.namespace}/{self.kind}/{self.name}".encode()).hexdigest()
-        return f"{self.kind.lower()}-{self.name}-{digest[:5]}"
+        """Kueue's `<kind>-<name>-<5 hex>` (the suffix hashes the owner); the first pod's
+        Workload for Kueue's pod integration."""
+        return self.owner_kind.workload_name(self.namespace, self.name)
 
     @property
     def gpus(self) -> int:
         return self.head_gpus + sum(group.replicas * group.gpus for group in self.workers)
 
     def pod_sets(self) -> tuple[PodSet, ...]:
-        head = PodSet("head", 1, _requests(self.head_cpu, self.head_memory, self.head_gpus))
+        head_set = self.owner_kind.head_set
+        head = PodSet(head_set, 1, _requests(self.head_cpu, self.head_memory, self.head_gpus))
         groups = tuple(
             PodSet(g.name, g.replicas, _requests(g.cpu, g.memory, g.gpus)) for g in self.workers
         )
@@ -89,20 +97,19 @@ class SimPod:
     raycluster: str
     image: str = RAY_IMAGE
     pullable: bool = True  # False: its image cannot be pulled, it never runs
+    kind: str = "RayCluster"  # its owner's (`sim.kinds`), which names and labels it
 
     def running(self, now: datetime) -> bool:
         return self.pullable and self.running_at <= now
 
     def info(self, now: datetime) -> PodInfo:
-        node_type = "head" if self.group == "head" else "worker"
         runs = self.running(now)
         return PodInfo(
             name=self.name,
             phase="Running" if runs else "Pending",
             created_at=self.created_at,
             gpus=len(self.gpus),
-            labels={"ray.io/cluster": self.raycluster, "ray.io/node-type": node_type}
-            | ({} if self.group == "head" else {"ray.io/group": self.group}),
+            labels=SIM_KINDS[self.kind].pod_labels(self.raycluster, group=self.group),
             node=self.node,
             waiting=()
             if runs
@@ -157,15 +164,20 @@ class GpuPool:
 def pods_for(
     spec: RayClusterSpec, *, gpus: GpuPool, now: datetime, start: timedelta, seed: int
 ) -> tuple[SimPod, ...]:
-    """The head and worker pods KubeRay creates once the Workload is admitted."""
-    wanted = [(f"{spec.name}-head", "head", spec.head_gpus)]
+    """The head and worker pods KubeRay (or the kind's controller) creates once the Workload
+    is admitted."""
+    wanted = [(f"{spec.name}-head", "head", spec.head_gpus, 0)]
     for group in spec.workers:
-        wanted += [(f"{spec.name}-{group.name}-worker", group.name, group.gpus)] * group.replicas
+        prefix = f"{spec.name}-{group.name}-worker"
+        wanted += [(prefix, group.name, group.gpus, i) for i in range(group.replicas)]
     pods = []
-    for index, (prefix, group_name, count) in enumerate(wanted):
+    for index, (prefix, group_name, count, in_group) in enumerate(wanted):
         node, uuids = gpus.take(count)
-        name = f"{prefix}-{_suffix(f'{spec.namespace}/{prefix}/{seed}/{index}')}"
-        pod = SimPod(name, group_name, uuids, node, now, now + start, spec.name, spec.image)
+        suffix = _suffix(f"{spec.namespace}/{prefix}/{seed}/{index}")
+        name = spec.owner_kind.pod_name(spec.name, group=group_name, index=in_group, suffix=suffix)
+        pod = SimPod(
+            name, group_name, uuids, node, now, now + start, spec.name, spec.image, kind=spec.kind
+        )
         pods.append(pod if spec.image_published else replace(pod, pullable=False))
     return tuple(pods)
 

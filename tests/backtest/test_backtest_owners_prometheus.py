@@ -20,12 +20,30 @@ from autoscaler.adapters.prometheus.range import PrometheusRange
 from autoscaler.backtest.arguments import add_backtest_arguments
 from autoscaler.backtest.command import backtest, options_from
 from autoscaler.backtest.report import Report, as_json, table
-from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
+from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind, PodsFound
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PrometheusSettings, Settings
 from tests.conftest import PrometheusSession
 from tests.support.owner_histories import UNOWNED_END
 from tests.support.prom_histories import Area
+
+
+def table_row(
+    kind: str,
+    group: str,
+    plural: str,
+    versions: tuple[str, ...],
+    selector: str,
+    enabled: bool,
+    stop_means: str,
+    bring_back: str,
+) -> OwnerKind:
+    """A row of the owner kinds' table: found by its selector, else by ownership."""
+    found = PodsFound.SELECTOR if selector else PodsFound.OWNERSHIP
+    return OwnerKind(
+        kind, group, plural, versions, found, selector, enabled, stop_means, bring_back, "-"
+    )
+
 
 pytestmark = pytest.mark.real
 
@@ -34,7 +52,7 @@ H = 3600
 
 def row(kind: str, group: str, selector: str) -> OwnerKind:
     """A row as the table gives each kind: only what the mapping reads matters here."""
-    return OwnerKind(kind, group, kind.lower() + "s", ("v1",), selector, True, "stopped", "back")
+    return table_row(kind, group, kind.lower() + "s", ("v1",), selector, True, "stopped", "back")
 
 
 KINDS = (

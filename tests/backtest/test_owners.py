@@ -17,11 +17,29 @@ from autoscaler.backtest.owners import (
     label_rows,
     sanitized,
 )
-from autoscaler.domain.policy.owners import KNOWN_OWNERS, OWNER_KINDS, OwnerKind
+from autoscaler.domain.policy.owners import KNOWN_OWNERS, OWNER_KINDS, OwnerKind, PodsFound
+
+
+def table_row(
+    kind: str,
+    group: str,
+    plural: str,
+    versions: tuple[str, ...],
+    selector: str,
+    enabled: bool,
+    stop_means: str,
+    bring_back: str,
+) -> OwnerKind:
+    """A row of the owner kinds' table: found by its selector, else by ownership."""
+    found = PodsFound.SELECTOR if selector else PodsFound.OWNERSHIP
+    return OwnerKind(
+        kind, group, plural, versions, found, selector, enabled, stop_means, bring_back, "-"
+    )
+
 
 NS = "ns"
-JOBSET = OwnerKind("JobSet", "jobset.x-k8s.io", "jobsets", ("v1alpha2",), "", True, "-", "-")
-POD_GROUP = OwnerKind(
+JOBSET = table_row("JobSet", "jobset.x-k8s.io", "jobsets", ("v1alpha2",), "", True, "-", "-")
+POD_GROUP = table_row(
     "Pod", "", "pods", ("v1",), "kueue.x-k8s.io/pod-group-name={name}", True, "-", "-"
 )
 
@@ -158,7 +176,7 @@ def test_a_chain_ending_in_a_kind_outside_the_table_is_not_ours() -> None:
 
 def test_rows_found_by_labels_come_from_their_pod_selector() -> None:
     def kind(name: str, selector: str) -> OwnerKind:
-        return OwnerKind(name, "g", "ps", ("v1",), selector, True, "-", "-")
+        return table_row(name, "g", "ps", ("v1",), selector, True, "-", "-")
 
     rows = label_rows(
         [

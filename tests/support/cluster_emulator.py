@@ -9,6 +9,11 @@ see `kueue_status`), and create the pods of admitted RayClusters (Running)
 or delete them and suspend the RayCluster when its Workload is not admitted. The tests call
 it explicitly, so the order of events is deterministic. Given `namespaces`, it sees only the
 Workloads (and RayClusters) there, so tests sharing the session's server leave each other be.
+
+The other kinds Kueue queues (JobSet, PyTorchJob, TrainJob, LeaderWorkerSet, AppWrapper,
+Notebook, Deployment, StatefulSet, plain pods) live through `kind_controllers.KindEmulator`:
+before the admission step their Workloads are made (and their gated pods), after it Kueue
+runs or stops each and the kinds' controllers follow. One `sync()` is one round of all of it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from autoscaler.sim.admission import admit_pending
 from autoscaler.sim.kueue_model import KueueFeatures, KueueState, Phase
 from tests.support.builders import make_pod
 from tests.support.builders.pods import PodBuilder
+from tests.support.kind_controllers import KindEmulator
 from tests.support.kube_server import KubeServer
 from tests.support.kueue_objects import (
     cluster_queue_from_object,
@@ -63,9 +69,11 @@ class ClusterEmulator:
         # generatePodsReadyCondition): False/WaitForStart until every pod runs, then
         # True/Started. The service reads it per Workload, so a test may set it for one.
         self.pods_ready_for: set[str] = set()
+        self._kinds = KindEmulator(server.store, namespaces=namespaces)
 
     def sync(self) -> KueueState:
         now = self._clock()
+        self._kinds.before_admission(now=now)
         state, _events = admit_pending(self._read_state(now), now)
         for obj in self._workloads():
             ref = WorkloadRef(obj["metadata"]["namespace"], obj["metadata"]["name"])
@@ -80,6 +88,7 @@ class ClusterEmulator:
                 status = self._with_pods_ready(status, ref.namespace, owner)
             self._write_status(obj, status)
         self._write_queue_statuses(state)
+        self._kinds.after_admission(state, now=now)
         return state
 
     def _write_queue_statuses(self, state: KueueState) -> None:

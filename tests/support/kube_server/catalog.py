@@ -83,8 +83,26 @@ DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
     _crd("ray.io", ("v1",), "RayCluster"),
     _crd("ray.io", ("v1",), "RayJob"),
     ResourceType("batch", ("v1",), "Job", "jobs", namespaced=True, status_subresource=True),
-    # Read by the service for their ownerReferences only (domain/policy/owners.py INTERMEDIATES).
-    ResourceType("apps", ("v1",), "ReplicaSet", "replicasets", namespaced=True),
+    # apps/v1: what Deployments, StatefulSets, LeaderWorkerSets and Notebooks make their pods
+    # through (built-in kinds: stored as written, never validated).
+    *(
+        ResourceType("apps", ("v1",), kind, kind.lower() + "s", True, status_subresource=True)
+        for kind in ("Deployment", "ReplicaSet", "StatefulSet")
+    ),
+    # The kinds Kueue queues besides Ray's, validated against their vendored CRDs.
+    _crd("jobset.x-k8s.io", ("v1alpha2",), "JobSet"),
+    _crd("kubeflow.org", ("v1",), "PyTorchJob"),
+    _crd("trainer.kubeflow.org", ("v1alpha1",), "TrainJob"),
+    _crd(
+        "trainer.kubeflow.org",
+        ("v1alpha1",),
+        "ClusterTrainingRuntime",
+        namespaced=False,
+        status=False,
+    ),
+    _crd("leaderworkerset.x-k8s.io", ("v1",), "LeaderWorkerSet"),
+    _crd("workload.codeflare.dev", ("v1beta2",), "AppWrapper"),
+    _crd("kubeflow.org", ("v1", "v1beta1", "v1alpha1"), "Notebook"),
     ResourceType("coordination.k8s.io", ("v1",), "Lease", "leases", namespaced=True),
     _crd("keda.sh", ("v1alpha1",), "ScaledObject"),
     _crd("keda.sh", ("v1alpha1",), "TriggerAuthentication"),

@@ -1,0 +1,105 @@
+"""The owner kinds the demo's cluster knows besides RayCluster: how each kind's controller
+names and labels its pods, which API version people know it by, and what a stop does to it.
+
+A `RayClusterSpec` of another `kind` reads its head as the kind's first pod (the notebook's
+pod, the PyTorchJob's master, the LeaderWorkerSet group's leader, the Deployment's one
+replica) and its worker groups as the rest. Kueue's pod integration (Notebook, Deployment)
+makes a Workload per pod: a stop deletes the pod, its controller makes it again and the new
+pod's Workload queues behind the waiters (kueue pkg/controller/jobs/pod/pod_controller.go,
+Stop; site/content/en/docs/tasks/run/deployment.md). The job kinds and the
+LeaderWorkerSet keep their Workload: the stop lasts (kueue pkg/controller/jobframework/
+reconciler.go; pkg/controller/jobs/leaderworkerset/leaderworkerset_reconciler.go).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from autoscaler.domain.policy.owners import KNOWN_OWNERS
+
+
+@dataclass(frozen=True)
+class SimKind:
+    """What the simulator needs of a kind beyond its row in the owner kinds' table
+    (`domain/policy/owners.py`), which wins where it has the kind: its API version, and
+    whether a stop lasts. `fallback_*` serve a kind the table does not have yet."""
+
+    kind: str
+    head_set: str  # the first pod set's name in the kind's Workload
+    fallback_api_version: str
+    fallback_requeues: bool  # Kueue's pod integration: a stop is a requeue, a new Workload
+
+    @property
+    def api_version(self) -> str:
+        row = KNOWN_OWNERS.get(self.kind)
+        return self.fallback_api_version if row is None else row.api_version
+
+    @property
+    def requeues(self) -> bool:
+        row = KNOWN_OWNERS.get(self.kind)
+        return self.fallback_requeues if row is None else not row.stop_lasts
+
+    def pod_name(self, owner: str, *, group: str, index: int, suffix: str) -> str:
+        """The pod's name as the kind's controller makes it; `index` counts within `group`."""
+        if self.kind == "Notebook":  # its StatefulSet's only pod
+            return f"{owner}-0"
+        if self.kind == "PyTorchJob":  # kubeflow/training-operator: <job>-<type>-<index>
+            return f"{owner}-master-0" if group == "head" else f"{owner}-worker-{index}"
+        if self.kind == "LeaderWorkerSet":  # kubernetes-sigs/lws: leader <lws>-0, workers -0-i
+            return f"{owner}-0" if group == "head" else f"{owner}-0-{index + 1}"
+        if self.kind == "Deployment":  # its ReplicaSet's pods: <rs>-<suffix>
+            return f"{owner}-{_hash(owner, 10)}-{suffix}"
+        prefix = f"{owner}-head" if group == "head" else f"{owner}-{group}-worker"
+        return f"{prefix}-{suffix}"  # KubeRay
+
+    def pod_labels(self, owner: str, *, group: str) -> dict[str, str]:
+        if self.kind == "Notebook":
+            return {"notebook-name": owner, "statefulset": owner}
+        if self.kind == "PyTorchJob":
+            role = "master" if group == "head" else "worker"
+            return {
+                "training.kubeflow.org/job-name": owner,
+                "training.kubeflow.org/replica-type": role,
+            }
+        if self.kind == "LeaderWorkerSet":
+            return {"leaderworkerset.sigs.k8s.io/name": owner}
+        if self.kind == "Deployment":
+            return {"app": owner}
+        node_type = "head" if group == "head" else "worker"
+        labels = {"ray.io/cluster": owner, "ray.io/node-type": node_type}
+        return labels | ({} if group == "head" else {"ray.io/group": group})
+
+    def workload_name(self, namespace: str, owner: str, *, generation: int = 0) -> str:
+        """Kueue's `<kind>-<name>-<5 hex>`; for the pod integration the pod's, a new one
+        each time the pod is made again (its uid changes)."""
+        if self.requeues:
+            pod = self.pod_name(owner, group="head", index=0, suffix=_hash(owner, 5))
+            return f"pod-{pod}-{_hash(f'{namespace}/{pod}/{generation}', 5)}"
+        digest = hashlib.sha256(f"{namespace}/{self.kind}/{owner}".encode()).hexdigest()
+        return f"{self.kind.lower()}-{owner}-{digest[:5]}"
+
+
+SIM_KINDS: dict[str, SimKind] = {
+    row.kind: row
+    for row in (
+        SimKind("RayCluster", "head", "ray.io/v1", fallback_requeues=False),
+        SimKind("RayJob", "head", "ray.io/v1", fallback_requeues=False),
+        SimKind("Notebook", "main", "kubeflow.org/v1", fallback_requeues=True),
+        SimKind("PyTorchJob", "master", "kubeflow.org/v1", fallback_requeues=False),
+        SimKind(
+            "LeaderWorkerSet", "leader", "leaderworkerset.x-k8s.io/v1", fallback_requeues=False
+        ),
+        SimKind("Deployment", "main", "apps/v1", fallback_requeues=True),
+    )
+}
+
+
+def _hash(text: str, length: int) -> str:
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    number = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+    letters = []
+    for _ in range(length):
+        number, index = divmod(number, len(alphabet))
+        letters.append(alphabet[index])
+    return "".join(letters)

@@ -1,0 +1,172 @@
+"""The job kinds' own controllers in miniature: what each makes of its object once Kueue
+unsuspends it, and what it deletes when Kueue suspends it again.
+
+- batch Job (kubernetes pkg/controller/job/job_controller.go): `parallelism` pods, named
+  `<job>-<index>-<suffix>` when Indexed, labelled `batch.kubernetes.io/job-name`; a suspended
+  Job's active pods are deleted.
+- JobSet (kubernetes-sigs/jobset pkg/controllers/jobset_controller.go): `replicas` Jobs per
+  replicated job, `<jobset>-<replicated job>-<index>`, labelled with the JobSet's names;
+  suspending the JobSet suspends its Jobs, resuming it resumes them.
+- PyTorchJob (kubeflow/training-operator pkg/controller.v1/pytorch, with
+  pkg/controller.v1/common/pod.go): pods `<job>-<replica type>-<index>` labelled
+  `training.kubeflow.org/*`; a suspended job's pods are deleted.
+- TrainJob (kubeflow/trainer pkg/controller/trainjob_controller.go): a JobSet of the TrainJob's
+  name built from its runtime, whose `suspend` follows the TrainJob's.
+- AppWrapper (project-codeflare/appwrapper internal/controller/appwrapper/
+  appwrapper_controller.go): each component created, controlled by the AppWrapper, while it
+  is not suspended; deleted (with what they made) when it is.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+
+from tests.support import kueue_pod_sets as sets
+from tests.support.kind_pods import child_pod, random_suffix
+from tests.support.kind_store import KindStore, Object, owner_reference
+from tests.support.kueue_integrations import is_suspended
+
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+JOB_INDEX_IN_JOBSET = "jobset.sigs.k8s.io/job-index"
+PYTORCH_JOB_LABEL = "training.kubeflow.org/job-name"
+PYTORCH_TYPE_LABEL = "training.kubeflow.org/replica-type"
+PYTORCH_INDEX_LABEL = "training.kubeflow.org/replica-index"
+APPWRAPPER_LABEL = "workload.codeflare.dev/appwrapper"
+
+
+class JobControllers:
+    def __init__(self, kinds: KindStore) -> None:
+        self._kinds = kinds
+
+    def reconcile(self, *, now: datetime) -> None:
+        for trainjob in self._kinds.list("TrainJob"):
+            self._trainjob(trainjob)
+        for appwrapper in self._kinds.list("AppWrapper"):
+            self._appwrapper(appwrapper)
+        for jobset in self._kinds.list("JobSet"):
+            self._jobset(jobset)
+        for job in self._kinds.list("Job"):
+            self._job(job, now=now)
+        for pytorchjob in self._kinds.list("PyTorchJob"):
+            self._pytorchjob(pytorchjob, now=now)
+
+    def _trainjob(self, trainjob: Object) -> None:
+        runtime = self._kinds.store.get(
+            "clustertrainingruntimes.trainer.kubeflow.org",
+            name=trainjob["spec"]["runtimeRef"]["name"],
+        )
+        meta = trainjob["metadata"]
+        found = self._kinds.find("JobSet", meta["namespace"], meta["name"])
+        if found is None:
+            jobset = {
+                "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                "kind": "JobSet",
+                "metadata": {
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "ownerReferences": [owner_reference(trainjob)],
+                },
+                "spec": sets.trainjob_jobset_spec(trainjob, runtime),
+            }
+            self._kinds.write(jobset)
+        else:
+            self._kinds.update(found, suspend=is_suspended(trainjob))
+
+    def _appwrapper(self, appwrapper: Object) -> None:
+        meta = appwrapper["metadata"]
+        for component in appwrapper["spec"]["components"]:
+            template = component["template"]
+            found = self._kinds.find(
+                template["kind"], meta["namespace"], template["metadata"]["name"]
+            )
+            if is_suspended(appwrapper):
+                if found is not None:
+                    self._kinds.delete_tree(found)
+            elif found is None:
+                wrapped = copy.deepcopy(template)
+                wrapped["metadata"]["namespace"] = meta["namespace"]
+                wrapped["metadata"].setdefault("labels", {})[APPWRAPPER_LABEL] = meta["name"]
+                wrapped["metadata"]["ownerReferences"] = [owner_reference(appwrapper)]
+                self._kinds.write(wrapped)
+
+    def _jobset(self, jobset: Object) -> None:
+        meta, spec = jobset["metadata"], jobset["spec"]
+        suspended = spec.get("suspend", False)
+        for replicated in spec["replicatedJobs"]:
+            for index in range(replicated.get("replicas", 1)):
+                name = f"{meta['name']}-{replicated['name']}-{index}"
+                found = self._kinds.find("Job", meta["namespace"], name)
+                if found is not None:
+                    self._kinds.update(found, suspend=suspended)
+                    continue
+                labels = {
+                    JOBSET_NAME_LABEL: meta["name"],
+                    REPLICATED_JOB_LABEL: replicated["name"],
+                    JOB_INDEX_IN_JOBSET: str(index),
+                }
+                job_spec = copy.deepcopy(replicated["template"]["spec"])
+                job_spec["suspend"] = suspended
+                template_meta = job_spec["template"].setdefault("metadata", {})
+                template_meta.setdefault("labels", {}).update(labels)
+                job = {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "metadata": {
+                        "name": name,
+                        "namespace": meta["namespace"],
+                        "labels": labels,
+                        "ownerReferences": [owner_reference(jobset)],
+                    },
+                    "spec": job_spec,
+                }
+                self._kinds.write(job)
+
+    def _job(self, job: Object, *, now: datetime) -> None:
+        pods = self._kinds.children("Pod", job)
+        if job["spec"].get("suspend", False):
+            for pod in pods:
+                self._kinds.delete_tree(pod)
+            return
+        have = {p["metadata"]["labels"].get(JOB_INDEX_LABEL) for p in pods}
+        name, uid = job["metadata"]["name"], job["metadata"]["uid"]
+        for index in range(job["spec"].get("parallelism", 1)):
+            if str(index) in have:
+                continue
+            labels = {
+                JOB_NAME_LABEL: name,
+                "job-name": name,
+                "batch.kubernetes.io/controller-uid": uid,
+                JOB_INDEX_LABEL: str(index),
+            }
+            pod_name = f"{name}-{index}-{random_suffix(f'{uid}/{index}/{now}')}"
+            self._kinds.write(
+                child_pod(job, pod_name, job["spec"]["template"], now=now, labels=labels)
+            )
+
+    def _pytorchjob(self, pytorchjob: Object, *, now: datetime) -> None:
+        pods = self._kinds.children("Pod", pytorchjob)
+        if is_suspended(pytorchjob):
+            for pod in pods:
+                self._kinds.delete_tree(pod)
+            return
+        have = {p["metadata"]["name"] for p in pods}
+        name = pytorchjob["metadata"]["name"]
+        for role, replica in pytorchjob["spec"]["pytorchReplicaSpecs"].items():
+            for index in range(replica.get("replicas", 1)):
+                pod_name = f"{name}-{role.lower()}-{index}"
+                if pod_name in have:
+                    continue
+                labels = {
+                    PYTORCH_JOB_LABEL: name,
+                    PYTORCH_TYPE_LABEL: role.lower(),
+                    PYTORCH_INDEX_LABEL: str(index),
+                    "training.kubeflow.org/operator-name": "pytorchjob-controller",
+                }
+                if role == "Master":
+                    labels["training.kubeflow.org/job-role"] = "master"
+                pod = child_pod(pytorchjob, pod_name, replica["template"], now=now, labels=labels)
+                self._kinds.write(pod)
