@@ -7,7 +7,7 @@ from fastapi import APIRouter
 
 from autoscaler.api.context import Context, Reader
 from autoscaler.api.lookup import require_row
-from autoscaler.api.presenters import workload_view
+from autoscaler.api.presenters import owner_kind_view, workload_view
 from autoscaler.api.problems import error_responses
 from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExplainView, MissView
@@ -30,8 +30,12 @@ def explain_workload(
     snapshot = context.store.latest()
     row = require_row(snapshot, namespace, name)
     view = workload_view(row, now=context.clock.now())
+    kinds = context.policy.actionable_kinds if context.policy is not None else None
+    kind = owner_kind_view(row.info.owner, enabled_kinds=kinds)
     if context.policy is None or snapshot is None:  # no rules given: the decision says it all
-        return ExplainView(workload=view, rule=row.decision.rule.name, matched=True, misses=[])
+        return ExplainView(
+            workload=view, rule=row.decision.rule.name, matched=True, misses=[], owner_kind=kind
+        )
     models = gpu_models_of(row.info, snapshot.usage)
     found = context.policy.match(row.info, snapshot.usage)
     return ExplainView(
@@ -41,4 +45,5 @@ def explain_workload(
         unknown=found.unknown,
         gpu_models=sorted(models),
         misses=[MissView(rule=miss.rule, why=miss.why) for miss in found.misses],
+        owner_kind=kind,
     )
