@@ -175,7 +175,8 @@ def _kind_text(kind: Json) -> str:
     name = str(kind.get("kind"))
     if not kind.get("known"):
         return f"{name}: not a kind the service knows: never stopped"
-    said = f"{name}: opt-in (a stop restarts the job)" if kind.get("optIn") else f"{name}"
+    opt_in = kind.get("optIn")
+    said = f"{name}: opt-in (a stop restarts the job)" if opt_in else f"{name}: on by default"
     enabled = kind.get("enabled")
     if enabled is None:
         return said

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.cli import main as console_main
+from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.domain.policy.rules import Rule, RuleAction, Selector
 from tests.api.rig import TOKENS, ApiRig
 from tests.support.domain_builders import a_policy, with_scoped
@@ -77,3 +78,38 @@ def test_the_cli_explains_a_workload(rig: ApiRig, capsys: pytest.CaptureFixture[
     assert "Rule:             team-a-observed (matched)" in printed.out
     assert "  not production: namespace team-a is not one of [prod]" in printed.out
     assert "Workload:         team-a/" in printed.out
+
+
+def test_the_answer_names_the_owner_as_people_know_it_and_what_a_stop_means(
+    rig: ApiRig,
+) -> None:
+    body = rig.reader.get("/api/v1/workloads/team-b/bob-rc/explain").json()
+
+    row = KNOWN_OWNERS["RayCluster"]
+    found = body["workload"]
+    assert found["owner"]["display"] == "RayCluster team-b/bob-rc"
+    assert (found["stopMeans"], found["bringBack"], found["stopLasts"]) == (
+        row.stop_means,
+        row.bring_back,
+        True,
+    )
+    assert body["ownerKind"] == {
+        "kind": "RayCluster",
+        "known": True,
+        "enabled": "RayCluster" in POLICY.actionable_kinds,
+        "optIn": False,
+    }
+
+
+def test_the_cli_names_the_owner_and_its_kind(
+    rig: ApiRig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = console_main(
+        ["explain", "bob-rc", "-n", "team-b", "--server", rig.url, "--token", TOKENS["admin"]]
+    )
+    printed = capsys.readouterr()
+
+    assert code == 0, printed.err
+    assert "Owner:            RayCluster team-b/bob-rc" in printed.out
+    assert "Owner kind:       RayCluster: on by default, enabled here" in printed.out
+    assert f"Stop means:       {KNOWN_OWNERS['RayCluster'].stop_means}" in printed.out
