@@ -39,7 +39,7 @@ def test_a_lasting_stop_names_the_owner_keeps_the_workload_and_says_how_to_bring
     wording = word(told)
 
     assert wording.title == "RayCluster team-a/alice-rc was stopped: its 2 GPUs are free for others"
-    assert "(Workload team-a/raycluster-alice-rc-d84f2)" in wording.text
+    assert "(rule gpu; Workload team-a/raycluster-alice-rc-d84f2)" in wording.text
     assert f"To bring it back: {KNOWN_OWNERS['RayCluster'].bring_back}." in wording.text
     assert wording.hint is not None and "raycluster-alice-rc-d84f2" in wording.hint
 

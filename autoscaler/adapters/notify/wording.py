@@ -43,10 +43,10 @@ def _ref(n: Notification) -> str:
 
 
 def _workload(n: Notification) -> str:
-    """The Workload's own name, for an admin, where it is not the owner's: " (Workload …)"."""
+    """The Workload's own name, for an admin, where it is not the owner's: "; Workload …"."""
     if n.owner is None or n.owner.name == n.workload.name:
         return ""
-    return escape(f" (Workload {n.workload})")
+    return escape(f"; Workload {n.workload}")
 
 
 def _stop(n: Notification) -> StopWords:
@@ -64,7 +64,7 @@ def _warning(n: Notification) -> Wording:
     return Wording(
         title=words.warning_title.format(ref=_ref(n), when=when(n.stop_at), wrong=wrong),
         text=f"It holds {_gpus(n.gpus)} {words.holds}: {escape(n.reason)} "
-        f"(rule {escape(n.rule)}){_workload(n)}. {escape(_stop(n).if_stopped)}. "
+        f"(rule {escape(n.rule)}{_workload(n)}). {escape(_stop(n).if_stopped)}. "
         f"To {words.keep_running}, press a Keep button or snooze it from a terminal.",
         hint=SNOOZE_HINT.format(ref=escape(str(n.workload))),
     )
@@ -92,12 +92,12 @@ def _deactivated(n: Notification) -> Wording:
     if not stop.lasts:  # a requeue: it comes back by itself, nothing to reactivate
         return Wording(
             title=f"{_ref(n)} yielded its {_gpus(n.gpus)} to the queue",
-            text=f"{escape(n.reason)} (rule {escape(n.rule)}){_workload(n)}. It "
+            text=f"{escape(n.reason)} (rule {escape(n.rule)}{_workload(n)}). It "
             f"{escape(stop.said)}.",
         )
     return Wording(
         title=f"{_ref(n)} was stopped: its {_gpus(n.gpus)} are free for others",
-        text=f"{escape(n.reason)} (rule {escape(n.rule)}){_workload(n)}. "
+        text=f"{escape(n.reason)} (rule {escape(n.rule)}{_workload(n)}). "
         f"{escape(_sentence(stop.means))}. To bring it back: {escape(stop.bring_back)}.",
         hint=_reactivate_hint(n),
     )
@@ -118,8 +118,8 @@ def _idle_held(n: Notification) -> Wording:
 def _delete_warning(n: Notification) -> Wording:
     return Wording(
         title=f"{_ref(n)} will be deleted at {when(n.stop_at)}",
-        text=f"It has been inactive since the service stopped it (rule {escape(n.rule)})"
-        f"{_workload(n)}. "
+        text=f"It has been inactive since the service stopped it (rule {escape(n.rule)}"
+        f"{_workload(n)}). "
         "Reactivate it before then to keep it.",
         hint=_reactivate_hint(n),
     )
@@ -128,8 +128,8 @@ def _delete_warning(n: Notification) -> Wording:
 def _deleted(n: Notification) -> Wording:
     return Wording(
         title=f"{_ref(n)} was deleted",
-        text=f"It stayed inactive after the service stopped it (rule {escape(n.rule)})"
-        f"{_workload(n)}.",
+        text=f"It stayed inactive after the service stopped it (rule {escape(n.rule)}"
+        f"{_workload(n)}).",
     )
 
 
