@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 
 from autoscaler.api.schemas.views import (
@@ -11,6 +11,7 @@ from autoscaler.api.schemas.views import (
     ExemptionView,
     GuardsView,
     NoticeView,
+    OwnerKindView,
     OwnerView,
     PausesView,
     PauseView,
@@ -24,12 +25,15 @@ from autoscaler.domain.exemptions import Exemption, exemption_of
 from autoscaler.domain.guards.breaker import BreakerState
 from autoscaler.domain.models import (
     GuardReport,
+    OwnerRef,
     Snapshot,
     WaitersSeen,
     WorkloadRef,
     WorkloadStatus,
 )
 from autoscaler.domain.notices.notice import NO_NOTICE, Notice
+from autoscaler.domain.policy.owner_words import named, stop_words, subject_name
+from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.domain.usage.assessment import running_unmonitored
 
 
@@ -37,13 +41,19 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
     info, decision = row.info, row.decision
     owner = info.owner
     exemption = exemption_of(info, now=now)
+    stop = stop_words(owner, manager=info.manager)
     return WorkloadView(
         namespace=info.ref.namespace,
         name=info.ref.name,
         manager=info.manager,
         queue=info.queue,
         cluster_queue=info.cluster_queue,
-        owner=OwnerView(api_version=owner.api_version, kind=owner.kind, name=owner.name)
+        owner=OwnerView(
+            api_version=owner.api_version,
+            kind=owner.kind,
+            name=owner.name,
+            display=named(info.ref, owner),
+        )
         if owner
         else None,
         active=info.active,
@@ -64,6 +74,24 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         deactivated_at=keys.parse_time(info.annotations.get(keys.DEACTIVATED_AT, "")),
         reactivated_at=keys.reactivated_at(info.annotations, info.owner_annotations),
         notice=notice_view(decision.notice),
+        stop_means=stop.said,
+        bring_back=stop.bring_back,
+        stop_lasts=stop.lasts,
+    )
+
+
+def owner_kind_view(
+    owner: OwnerRef | None, *, enabled_kinds: Collection[str] | None
+) -> OwnerKindView | None:
+    """`enabled_kinds`: the kinds the settings act on; None when no rules are loaded."""
+    if owner is None:
+        return None
+    row = KNOWN_OWNERS.get(owner.kind)
+    return OwnerKindView(
+        kind=owner.kind,
+        known=row is not None,
+        enabled=None if enabled_kinds is None else owner.kind in enabled_kinds,
+        opt_in=row is not None and not row.enabled,
     )
 
 
@@ -131,12 +159,19 @@ def audit_view(record: AuditRecord) -> AuditView:
         reason=record.reason,
         outcome=record.outcome,
         namespace=record.namespace,
+        owner=_record_owner(record),
         gpus=record.gpus,
         peak=record.peak,
         coverage=record.coverage,
         threshold=record.threshold,
         evidence=record.subject.evidence if record.subject is not None else None,
     )
+
+
+def _record_owner(record: AuditRecord) -> str | None:
+    ref = WorkloadRef.parse(record.target)
+    owner = record.subject.owner if record.subject is not None else None
+    return subject_name(ref.namespace, owner) if ref is not None else None
 
 
 def breaker_view(

@@ -25,7 +25,7 @@ DECISION_COLUMNS = (
     "OUTCOME",
     "EVIDENCE",
 )
-AUDIT_COLUMNS = ("AT", "ACTOR", "ACTION", "TARGET", "OUTCOME", "REASON")
+AUDIT_COLUMNS = ("AT", "ACTOR", "ACTION", "TARGET", "OWNER", "OUTCOME", "REASON")
 
 
 def shown(body: Json, table_view: Callable[[Json], str], output: str) -> str:
@@ -133,6 +133,7 @@ def audit(body: Json) -> str:
             str(item.get("actor", "")),
             str(item.get("action", "")),
             str(item.get("target", "")),
+            short(str(item.get("owner") or "-"), 40),
             short(str(item.get("outcome", "")), 30),
             short(str(item.get("reason", ""))),
         ]
@@ -161,8 +162,10 @@ def breaker_reset(body: Json) -> str:
 
 def report(body: Json) -> str:
     """One line per owner, then the total; the REST answer has the per-queue roll-ups. The
-    GPU-hours held not running (quota held without work) get their own column once any."""
+    GPU-hours held not running (quota held without work) get their own column once any; so do
+    the stops that are requeues (Kueue's pod integration), apart from the lasting ones."""
     not_running = float(body["total"].get("heldNotRunningGpuHours", 0.0)) > 0
+    requeues = int(body["total"].get("requeues", 0)) > 0
     headers = [
         "NAMESPACE",
         "QUEUE",
@@ -173,6 +176,7 @@ def report(body: Json) -> str:
         "WAIT SHORTENED",
         "WAITERS",
         "STOPS",
+        *(["REQUEUES", "REQUEUED GPU-H"] if requeues else []),
         "REGRETTED",
         "CONTESTED",
     ]
@@ -181,7 +185,7 @@ def report(body: Json) -> str:
         for item in body.get("byOwner", [])
     ]
     rows = [
-        _savings_row(item, namespace, queue, owner, not_running=not_running)
+        _savings_row(item, namespace, queue, owner, not_running=not_running, requeues=requeues)
         for item, namespace, queue, owner in [*items, (body["total"], "TOTAL", "", "")]
     ]
     period = f"since {body['since']} until {body['until']}"
@@ -189,7 +193,7 @@ def report(body: Json) -> str:
 
 
 def _savings_row(
-    figures: Json, namespace: str, queue: Any, owner: Any, *, not_running: bool
+    figures: Json, namespace: str, queue: Any, owner: Any, *, not_running: bool, requeues: bool
 ) -> list[str]:
     held_not_running = float(figures.get("heldNotRunningGpuHours", 0.0))
     return [
@@ -202,6 +206,11 @@ def _savings_row(
         minutes(figures["waitShortenedSeconds"]),
         str(figures["waitersAdmitted"]),
         str(figures["deactivations"]),
+        *(
+            [str(figures.get("requeues", 0)), f"{float(figures.get('requeuedGpuHours', 0)):.1f}"]
+            if requeues
+            else []
+        ),
         str(figures["regretted"]),
         str(figures["contested"]),
     ]

@@ -41,7 +41,7 @@ def workload(body: Json) -> str:
     exemption = body.get("exemption") or {}
     pairs = [
         ("Workload", f"{body.get('namespace')}/{body.get('name')}"),
-        ("Owner", _owner(body)),
+        ("Owner", _owner_known(body)),
         *_manager_pairs(body),
         ("Queue", body.get("queue") or "-"),
         ("State", _class(body)),
@@ -55,6 +55,7 @@ def workload(body: Json) -> str:
         ("Time left", minutes(body.get("timeLeftSeconds"))),
         ("Exempt until", _exempt_until(exemption) if exemption else "-"),
         *_notice_pairs(body.get("notice") or {}),
+        *_stop_pairs(body),
     ]
     if exemption:
         pairs.append(
@@ -75,6 +76,8 @@ def explanation(body: Json) -> str:
     ]
     models = ", ".join(str(model) for model in body.get("gpuModels") or []) or "-"
     lines.append(f"{'GPU models:':<18}{escape(models)}")
+    if body.get("ownerKind"):
+        lines.append(f"{'Owner kind:':<18}{escape(_kind_text(body['ownerKind']))}")
     lines += _waiters(body.get("waiters"))
     return "\n".join([*lines, workload(found)])
 
@@ -169,6 +172,34 @@ def _manager_pairs(item: Json) -> list[tuple[str, str]]:
 def _owner(item: Json) -> str:
     owner = item.get("owner") or {}
     return f"{owner.get('kind')}/{owner.get('name')}" if owner else "-"
+
+
+def _owner_known(item: Json) -> str:
+    """As people know it: "RayCluster team-a/alice-rc" (an older service: "Kind/name")."""
+    owner = item.get("owner") or {}
+    return str(owner.get("display") or _owner(item))
+
+
+def _stop_pairs(item: Json) -> list[tuple[str, str]]:
+    """What a stop means for its kind, and how it comes back (an older service: none)."""
+    pairs = [("Stop means", item.get("stopMeans")), ("Bring back", item.get("bringBack"))]
+    return [(key, str(value)) for key, value in pairs if value]
+
+
+def _kind_text(kind: Json) -> str:
+    """Whether the service acts on the owner's kind: "PyTorchJob: opt-in (a stop restarts
+    the job), not enabled here (cluster.ownerKinds.PyTorchJob.enabled): never stopped"."""
+    name = str(kind.get("kind"))
+    if not kind.get("known"):
+        return f"{name}: not a kind the service knows: never stopped"
+    opt_in = kind.get("optIn")
+    said = f"{name}: opt-in (a stop restarts the job)" if opt_in else f"{name}: on by default"
+    enabled = kind.get("enabled")
+    if enabled is None:
+        return said
+    if enabled:
+        return f"{said}, enabled here"
+    return f"{said}, not enabled here (cluster.ownerKinds.{name}.enabled): never stopped"
 
 
 def _exempt_until(found: Json) -> str:

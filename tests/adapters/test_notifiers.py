@@ -68,7 +68,9 @@ def test_the_webhook_payload_says_what_when_and_how_to_keep_it(
         "idleHeldGpus": 0,
     }
     assert body["workload"] == {"namespace": "team-a", "name": "rc", "uid": "uid-team-a-rc"}
-    assert body["owner"] == {"kind": "RayCluster", "name": "rc"}
+    assert body["owner"] == {"kind": "RayCluster", "name": "rc", "display": "RayCluster team-a/rc"}
+    assert body["stopLasts"] is True
+    assert body["stopMeans"].startswith("suspended: KubeRay deletes its pods")
     assert (body["warnedAt"], body["stopAt"]) == ("2025-03-03T11:59:00Z", "2025-03-03T12:14:00Z")
     assert body["snoozedUntil"] is None
     assert body["links"][0] == {"label": "Keep 4h", "url": KEEP[0].url, "snoozeSeconds": 14400}
@@ -99,7 +101,7 @@ def test_the_slack_message_has_a_fallback_text_blocks_and_keep_buttons_that_are_
     with slack:
         SlackNotifier("team-slack", slack.url, TIMEOUT).send(a_notification(), links=KEEP)
         message = slack.wait_for(1)[0].json()
-    assert message["text"] == "team-a/rc will be stopped at 2025-03-03 12:14 UTC"
+    assert message["text"] == "RayCluster team-a/rc will be stopped at 2025-03-03 12:14 UTC"
     header, text, fields, hint, actions = message["blocks"]
     assert header == {"type": "header", "text": {"type": "plain_text", "text": message["text"]}}
     assert text["type"] == "section" and "idle 62m" in text["text"]["text"]

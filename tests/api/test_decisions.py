@@ -21,6 +21,7 @@ def test_the_loops_deactivation_is_recorded_with_peak_coverage_threshold_and_act
         "reason": record["reason"],
         "outcome": "started",  # the loop's record before its patch, as `serve` writes it
         "namespace": "team-a",
+        "owner": "RayCluster team-a/alice-rc",  # as people know it
         "gpus": 2,
         "peak": 0.02,
         "coverage": 1.0,

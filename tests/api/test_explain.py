@@ -11,6 +11,7 @@ import pytest
 from autoscaler.api.lookup import require_row
 from autoscaler.cli import main as console_main
 from autoscaler.domain.models import WaitersSeen
+from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.domain.policy.rules import Rule, RuleAction, Selector
 from tests.api.rig import TOKENS, ApiRig
 from tests.support.domain_builders import a_policy, with_scoped
@@ -119,3 +120,38 @@ def test_explain_shows_the_cycles_waiter_judgement_from_the_snapshot(
     assert "Freed for:        team-b/train (team-b-cq) served: first by fair sharing" in (
         printed.out
     )
+
+
+def test_the_answer_names_the_owner_as_people_know_it_and_what_a_stop_means(
+    rig: ApiRig,
+) -> None:
+    body = rig.reader.get("/api/v1/workloads/team-b/bob-rc/explain").json()
+
+    row = KNOWN_OWNERS["RayCluster"]
+    found = body["workload"]
+    assert found["owner"]["display"] == "RayCluster team-b/bob-rc"
+    assert (found["stopMeans"], found["bringBack"], found["stopLasts"]) == (
+        row.stop_means,
+        row.bring_back,
+        True,
+    )
+    assert body["ownerKind"] == {
+        "kind": "RayCluster",
+        "known": True,
+        "enabled": "RayCluster" in POLICY.actionable_kinds,
+        "optIn": False,
+    }
+
+
+def test_the_cli_names_the_owner_and_its_kind(
+    rig: ApiRig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = console_main(
+        ["explain", "bob-rc", "-n", "team-b", "--server", rig.url, "--token", TOKENS["admin"]]
+    )
+    printed = capsys.readouterr()
+
+    assert code == 0, printed.err
+    assert "Owner:            RayCluster team-b/bob-rc" in printed.out
+    assert "Owner kind:       RayCluster: on by default, enabled here" in printed.out
+    assert f"Stop means:       {KNOWN_OWNERS['RayCluster'].stop_means}" in printed.out

@@ -125,6 +125,8 @@ def test_opening_a_link_shows_a_confirm_page_and_changes_nothing(rig: ApiRig) ->
         page = rig.http.get(path)
         assert page.status_code == 200, page.text
         assert f"team-a/{name}" in page.text
+        assert "<title>Keep RayCluster team-a/alice-rc running?</title>" in page.text
+        assert "If stopped: suspended: KubeRay deletes its pods" in page.text
         assert time_text(rig.now + timedelta(minutes=10)) in page.text  # the planned stop
         assert '<form method="post"><button type="submit">Keep it for 4h</button>' in page.text
     assert page.headers["cache-control"] == "no-store"
@@ -435,7 +437,8 @@ def test_the_pages_of_a_workload_the_snapshot_lacks_never_match_it_by_owner_name
     kept_page = rig.http.post(path)
 
     assert page.status_code == 200, page.text
-    assert "Keep team-a/shared running?" in page.text
+    assert "Keep RayCluster team-a/alice-rc running?" in page.text
+    assert "Its Kueue Workload: team-a/shared." in page.text
     assert kept_page.status_code == 200, kept_page.text
     assert kept_page.headers["content-type"].startswith("text/html")
     written = annotations_of(rig.workload("team-a", "shared"))
@@ -459,7 +462,8 @@ def test_the_pages_of_a_workload_held_not_running_say_how_its_gpus_are_held(
     kept = rig.http.post(path)
 
     assert confirm.status_code == 200, confirm.text
-    assert f"Keep the GPUs of team-a/{name}?" in confirm.text
+    assert "Keep the GPUs of RayCluster team-a/alice-rc?" in confirm.text
+    assert f"Its Kueue Workload: team-a/{name}." in confirm.text
     assert "because it holds GPUs while none of its GPU pods runs" in confirm.text
     assert "idle" not in confirm.text
     assert kept.status_code == 200, kept.text

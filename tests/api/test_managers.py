@@ -63,7 +63,13 @@ def test_a_kai_raycluster_with_fractional_gpus_is_reported_unsupported(mixed: Ap
     assert (item["name"], item["manager"], item["queue"]) == ("kai-rc", "kai", "research")
     assert (item["state"], item["action"]) == ("unsupported", "none")
     assert item["reason"] == FRACTIONAL
-    assert item["owner"] == {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "kai-rc"}
+    assert item["owner"] == {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "name": "kai-rc",
+        "display": "RayCluster team-a/kai-rc",
+    }
+    assert "Kueue" not in item["stopMeans"]  # KAI's row: the service suspends it itself
 
 
 def test_unsupported_workloads_can_be_listed_by_state(mixed: ApiRig) -> None:

@@ -16,7 +16,12 @@ def test_the_list_shows_each_workload_with_its_numbers_state_and_decision(rig: A
     assert body["snapshot"]["clusterOk"] and body["snapshot"]["metricsOk"]
     [item] = body["items"]
     assert item["name"] == name
-    assert item["owner"] == {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "alice-rc"}
+    assert item["owner"] == {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "name": "alice-rc",
+        "display": "RayCluster team-a/alice-rc",
+    }
     assert (item["state"], item["action"], item["gpus"]) == ("idle", "would-deactivate", 2)
     assert item["peakUtilization"] == 0.01
     assert item["coverage"] == 1.0

@@ -60,5 +60,7 @@ def test_the_annotation_names_the_waiter_only_when_there_is_one() -> None:
 
 
 def test_the_event_names_the_waiter_only_when_there_is_one() -> None:
-    assert "for the waiting Workload team-b/waiter" in deactivation_message(decision(waiter=WAITER))
-    assert "waiting Workload" not in deactivation_message(decision(waiter=None))
+    workload = a_workload("team-a", "rc").build()
+    named = deactivation_message(decision(waiter=WAITER), workload=workload)
+    assert "for the waiting Workload team-b/waiter" in named
+    assert "waiting Workload" not in deactivation_message(decision(waiter=None), workload=workload)

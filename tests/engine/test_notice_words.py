@@ -55,11 +55,12 @@ def warned(workload: WorkloadInfo) -> Decision:
 
 
 def test_the_event_of_a_not_running_warning_says_gpus_held_not_running_and_what_is_wrong() -> None:
-    decision = warned(stuck_pulling())
+    workload = stuck_pulling()
+    decision = warned(workload)
     stop_at = decision.notice.stop_at
     assert stop_at is not None
 
-    message = event_message(decision)
+    message = event_message(decision, workload=workload)
 
     assert message.startswith(
         f"GPUs held, not running: stop planned at {time_text(stop_at)} — {CANNOT_PULL} "
@@ -67,6 +68,10 @@ def test_the_event_of_a_not_running_warning_says_gpus_held_not_running_and_what_
     )
     assert "Idle" not in message and "idle GPUs" not in message
     assert message.endswith("or get its GPU pods running.")
+    assert (
+        "RayCluster team-a/rc: it holds GPUs while none of its GPU pods runs. If stopped: "
+        "suspended: KubeRay deletes its pods" in message
+    )
 
 
 def test_the_notification_of_a_not_running_warning_names_the_class_and_the_trouble() -> None:
@@ -81,7 +86,7 @@ def test_the_notification_of_a_not_running_warning_names_the_class_and_the_troub
         f"{CANNOT_PULL} for 45 min",
     )
     assert wording.title == (
-        "team-a/rc holds GPUs, not running: stop planned at 2025-03-03 12:15 UTC "
+        "RayCluster team-a/rc holds GPUs, not running: stop planned at 2025-03-03 12:15 UTC "
         f"({CANNOT_PULL} for 45 min)"
     )
     assert wording.text.startswith("It holds 2 GPUs while none of its GPU pods runs: not running")
@@ -119,8 +124,8 @@ def test_an_idle_warning_keeps_the_idle_words() -> None:
     wording = word(notification_of(NoticeKind.WARNING, workload, decision, now=NOW))
 
     assert held_class(decision) is State.IDLE and what_is_wrong(decision) is None
-    assert event_message(decision).startswith(
+    assert event_message(decision, workload=workload).startswith(
         f"Idle GPUs: stop planned at {time_text(stop_at)} by idle-gpu-autoscaler: "
     )
-    assert wording.title == "team-a/nb will be stopped at 2025-03-03 12:15 UTC"
+    assert wording.title == "RayCluster team-a/nb will be stopped at 2025-03-03 12:15 UTC"
     assert wording.text.startswith("It holds 1 GPU that sat idle: ")

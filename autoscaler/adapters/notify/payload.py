@@ -13,6 +13,7 @@ from typing import Any
 from autoscaler.adapters.notify.wording import word
 from autoscaler.domain.annotations import optional_time_text, time_text
 from autoscaler.domain.notices.notifications import Link, Notification
+from autoscaler.domain.policy.owner_words import named, stop_words
 
 SCHEMA_VERSION = 1
 
@@ -20,11 +21,14 @@ SCHEMA_VERSION = 1
 def as_json(notification: Notification, *, links: Sequence[Link]) -> dict[str, Any]:
     n = notification
     wording = word(n)
+    stop = stop_words(n.owner, manager=n.manager)
     return {
         "schemaVersion": SCHEMA_VERSION,
         "kind": n.kind.value,
         "workload": {"namespace": n.workload.namespace, "name": n.workload.name, "uid": n.uid},
-        "owner": None if n.owner is None else {"kind": n.owner.kind, "name": n.owner.name},
+        "owner": None
+        if n.owner is None
+        else {"kind": n.owner.kind, "name": n.owner.name, "display": named(n.workload, n.owner)},
         "rule": n.rule,
         "reason": n.reason,
         "title": wording.title,
@@ -37,6 +41,9 @@ def as_json(notification: Notification, *, links: Sequence[Link]) -> dict[str, A
         "snoozedBy": n.snoozed_by,
         "gpus": n.gpus,
         "idleHeldGpus": n.idle_held_gpus,
+        "stopMeans": stop.said,
+        "bringBack": stop.bring_back,
+        "stopLasts": stop.lasts,
         "links": [_link(link) for link in links],
     }
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from autoscaler.domain.notices.held import words_for
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
+from autoscaler.domain.policy.owner_words import StopWords, named, stop_words
 from autoscaler.domain.text import escape
 
 # Commands as the CLI parses them (tests/adapters/test_notifiers.py runs each through it).
@@ -37,7 +38,19 @@ def when(at: datetime | None) -> str:
 
 
 def _ref(n: Notification) -> str:
-    return escape(str(n.workload))
+    """The owner as people know it ("RayCluster team-a/alice-rc"), else the Workload."""
+    return escape(named(n.workload, n.owner))
+
+
+def _workload(n: Notification) -> str:
+    """The Workload's own name, for an admin, where it is not the owner's: "; Workload …"."""
+    if n.owner is None or n.owner.name == n.workload.name:
+        return ""
+    return escape(f"; Workload {n.workload}")
+
+
+def _stop(n: Notification) -> StopWords:
+    return stop_words(n.owner, manager=n.manager)
 
 
 def _gpus(count: int) -> str:
@@ -51,9 +64,9 @@ def _warning(n: Notification) -> Wording:
     return Wording(
         title=words.warning_title.format(ref=_ref(n), when=when(n.stop_at), wrong=wrong),
         text=f"It holds {_gpus(n.gpus)} {words.holds}: {escape(n.reason)} "
-        f"(rule {escape(n.rule)}). To {words.keep_running}, press a Keep button or snooze it "
-        "from a terminal.",
-        hint=SNOOZE_HINT.format(ref=_ref(n)),
+        f"(rule {escape(n.rule)}{_workload(n)}). {escape(_stop(n).if_stopped)}. "
+        f"To {words.keep_running}, press a Keep button or snooze it from a terminal.",
+        hint=SNOOZE_HINT.format(ref=escape(str(n.workload))),
     )
 
 
@@ -70,17 +83,28 @@ def _snoozed(n: Notification) -> Wording:
         title=f"{_ref(n)} is kept until {when(n.snoozed_until)}",
         text=f"{by} snoozed the planned stop. If it is {words_for(n.held).still} then, you will "
         "be warned again before it stops.",
-        hint=SNOOZE_HINT.format(ref=_ref(n)),
+        hint=SNOOZE_HINT.format(ref=escape(str(n.workload))),
     )
 
 
 def _deactivated(n: Notification) -> Wording:
+    stop = _stop(n)
+    if not stop.lasts:  # a requeue: it comes back by itself, nothing to reactivate
+        return Wording(
+            title=f"{_ref(n)} yielded its {_gpus(n.gpus)} to the queue",
+            text=f"{escape(n.reason)} (rule {escape(n.rule)}{_workload(n)}). It "
+            f"{escape(stop.said)}.",
+        )
     return Wording(
         title=f"{_ref(n)} was stopped: its {_gpus(n.gpus)} are free for others",
-        text=f"{escape(n.reason)} (rule {escape(n.rule)}). Kueue keeps the workload; bring it "
-        "back when you need it.",
+        text=f"{escape(n.reason)} (rule {escape(n.rule)}{_workload(n)}). "
+        f"{escape(_sentence(stop.means))}. To bring it back: {escape(stop.bring_back)}.",
         hint=_reactivate_hint(n),
     )
+
+
+def _sentence(words: str) -> str:
+    return words[:1].upper() + words[1:]
 
 
 def _idle_held(n: Notification) -> Wording:
@@ -93,8 +117,9 @@ def _idle_held(n: Notification) -> Wording:
 
 def _delete_warning(n: Notification) -> Wording:
     return Wording(
-        title=f"{_owner(n)} of {_ref(n)} will be deleted at {when(n.stop_at)}",
-        text=f"It has been inactive since the service stopped it (rule {escape(n.rule)}). "
+        title=f"{_ref(n)} will be deleted at {when(n.stop_at)}",
+        text=f"It has been inactive since the service stopped it (rule {escape(n.rule)}"
+        f"{_workload(n)}). "
         "Reactivate it before then to keep it.",
         hint=_reactivate_hint(n),
     )
@@ -102,18 +127,15 @@ def _delete_warning(n: Notification) -> Wording:
 
 def _deleted(n: Notification) -> Wording:
     return Wording(
-        title=f"{_owner(n)} of {_ref(n)} was deleted",
-        text=f"It stayed inactive after the service stopped it (rule {escape(n.rule)}).",
+        title=f"{_ref(n)} was deleted",
+        text=f"It stayed inactive after the service stopped it (rule {escape(n.rule)}"
+        f"{_workload(n)}).",
     )
 
 
 def _reactivate_hint(n: Notification) -> str:
     name, namespace = escape(n.workload.name), escape(n.workload.namespace)
     return REACTIVATE_HINT.format(name=name, namespace=namespace)
-
-
-def _owner(n: Notification) -> str:
-    return "the owner" if n.owner is None else escape(f"{n.owner.kind} {n.owner.name}")
 
 
 _WRITERS: dict[NoticeKind, Callable[[Notification], Wording]] = {

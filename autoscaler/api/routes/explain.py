@@ -7,7 +7,7 @@ from fastapi import APIRouter
 
 from autoscaler.api.context import Context, Reader
 from autoscaler.api.lookup import require_row
-from autoscaler.api.presenters import waiters_view, workload_view
+from autoscaler.api.presenters import owner_kind_view, waiters_view, workload_view
 from autoscaler.api.problems import error_responses
 from autoscaler.api.schemas.requests import NamespaceName, WorkloadName
 from autoscaler.api.schemas.views import ExplainView, MissView
@@ -31,9 +31,16 @@ def explain_workload(
     row = require_row(snapshot, namespace, name)
     view = workload_view(row, now=context.clock.now())
     waiters = waiters_view(snapshot.waiters if snapshot is not None else None, row.ref)
+    kinds = context.policy.actionable_kinds if context.policy is not None else None
+    kind = owner_kind_view(row.info.owner, enabled_kinds=kinds)
     if context.policy is None or snapshot is None:  # no rules given: the decision says it all
         return ExplainView(
-            workload=view, rule=row.decision.rule.name, matched=True, misses=[], waiters=waiters
+            workload=view,
+            rule=row.decision.rule.name,
+            matched=True,
+            misses=[],
+            waiters=waiters,
+            owner_kind=kind,
         )
     models = gpu_models_of(row.info, snapshot.usage)
     found = context.policy.match(row.info, snapshot.usage)
@@ -45,4 +52,5 @@ def explain_workload(
         gpu_models=sorted(models),
         misses=[MissView(rule=miss.rule, why=miss.why) for miss in found.misses],
         waiters=waiters,
+        owner_kind=kind,
     )

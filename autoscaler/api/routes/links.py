@@ -30,6 +30,7 @@ from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.notices.held import words_for
 from autoscaler.domain.notices.snoozes import SnoozeGrant
 from autoscaler.domain.notices.staging import read_notice
+from autoscaler.domain.policy.owner_words import named, stop_words
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.links import LINK_PATH, LinkRefused, SnoozeClaim
 
@@ -90,10 +91,14 @@ def confirm(context: Context, token: Token) -> HTMLResponse:
     length = min(found.claim.snooze, bound)
     stop = time_text(found.stop_at) if found.stop_at is not None else "not set"
     words = words_for(held_of(context, found.workload.ref))
+    workload = found.workload
+    stopped = stop_words(workload.owner, manager=workload.manager)
     return page(
         200,
-        words.question.format(ref=found.workload.ref),
+        words.question.format(ref=named(workload.ref, workload.owner)),
         f"It is planned to stop at {stop}, because {words.because}.",
+        f"{stopped.if_stopped}.",
+        f"Its Kueue Workload: {workload.ref}.",
         f"Keeping it snoozes the stop for {format_duration(length)}"
         + (
             f" (this rule allows at most {format_duration(bound)})."
@@ -125,7 +130,7 @@ def redeem(context: Context, token: Token) -> HTMLResponse:
     clipped = " (the longest snooze its rule allows)" if grant.clipped_from is not None else ""
     return page(
         200,
-        f"Kept {found.workload.ref}",
+        f"Kept {named(found.workload.ref, found.workload.owner)}",
         f"It will not be stopped before {time_text(grant.until)}{clipped}.",
         f"If it is {words_for(held_of(context, found.workload.ref)).still} then, you will be "
         "warned again first.",

@@ -184,5 +184,6 @@ def _notify(
         snoozed_until=grant.until,
         snoozed_by=by,
         held=held_of(context, workload.ref),
+        manager=workload.manager,
     )
     send(context.notices.loop, notification, workload=workload, rule=rule)

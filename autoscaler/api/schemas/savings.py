@@ -8,7 +8,8 @@ from datetime import datetime
 from pydantic import Field
 
 from autoscaler.api.schemas.views import _View
-from autoscaler.domain.audit.savings import Figures, Group
+from autoscaler.domain.audit.savings import UNKNOWN, Figures, Group
+from autoscaler.domain.policy.owner_words import subject_name
 
 
 class SavingsFigures(_View):
@@ -32,6 +33,18 @@ class SavingsFigures(_View):
     deactivations: int
     regretted: int = Field(description="Deactivations undone within an hour.")
     contested: int = Field(description="Workloads marked contested.")
+    requeues: int = Field(
+        0,
+        description="Stops that are requeues (Kueue's pod integration: the owner's pods come "
+        "back as a new Workload that queues again), apart from `deactivations`, the lasting "
+        "stops.",
+    )
+    requeued_gpu_hours: float = Field(
+        0.0,
+        description="For the requeues: GPUs × hours from the stop until the owner was admitted "
+        "again (or stopped again, or until now): handed to the queue while it waited again; "
+        "apart from the reclaimed GPU-hours.",
+    )
 
     @classmethod
     def of(cls, figures: Figures) -> SavingsFigures:
@@ -44,6 +57,8 @@ class SavingsFigures(_View):
             deactivations=figures.deactivations,
             regretted=figures.regretted,
             contested=figures.contested,
+            requeues=figures.requeues,
+            requeued_gpu_hours=round(figures.requeued_gpu_hours, 3),
         )
 
 
@@ -51,6 +66,11 @@ class SavingsRow(SavingsFigures):
     namespace: str = Field(examples=["team-a"])
     queue: str | None = Field(None, description="The LocalQueue; `?` when not recorded.")
     owner: str | None = Field(None, examples=["RayCluster/my-cluster"])
+    owner_display: str | None = Field(
+        None,
+        description="The owner as people know it: `<kind> <namespace>/<name>`.",
+        examples=["RayCluster team-a/my-cluster"],
+    )
 
     @classmethod
     def row(cls, group: Group, figures: Figures) -> SavingsRow:
@@ -59,6 +79,9 @@ class SavingsRow(SavingsFigures):
             namespace=group.namespace,
             queue=group.queue or None,
             owner=group.owner or None,
+            owner_display=subject_name(group.namespace, group.owner)
+            if group.owner and group.owner != UNKNOWN
+            else None,
             **base,
         )
 

@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 from autoscaler.api.schemas.words import MANAGER_WORDS, STATE_WORDS
 from autoscaler.domain.models import Action, State
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
+from autoscaler.domain.policy.owner_words import REQUEUE_WORDS
 
 
 class _View(BaseModel):
@@ -21,6 +22,10 @@ class OwnerView(_View):
     api_version: str = Field(examples=["ray.io/v1"])
     kind: str = Field(examples=["RayCluster"])
     name: str = Field(examples=["my-workspace-cluster"])
+    display: str = Field(
+        description="The owner as people know it: `<kind> <namespace>/<name>`.",
+        examples=["RayCluster team-a/my-workspace-cluster"],
+    )
 
 
 class ExemptionView(_View):
@@ -79,6 +84,7 @@ class WorkloadView(_View):
                         "apiVersion": "ray.io/v1",
                         "kind": "RayCluster",
                         "name": "my-workspace-cluster",
+                        "display": "RayCluster team-a/my-workspace-cluster",
                     },
                     "active": True,
                     "admitted": True,
@@ -96,6 +102,11 @@ class WorkloadView(_View):
                     "exemption": None,
                     "deactivatedAt": None,
                     "reactivatedAt": None,
+                    "stopMeans": "suspended: KubeRay deletes its pods; Kueue keeps it queued "
+                    "for later",
+                    "bringBack": "reactivate its Workload: Kueue admits it again when quota is "
+                    "free and KubeRay recreates its pods",
+                    "stopLasts": True,
                 }
             ]
         }
@@ -139,6 +150,18 @@ class WorkloadView(_View):
     reactivated_at: datetime | None
     notice: NoticeView | None = _omitted(
         description="The planned stop, warning and snooze; omitted when there are none."
+    )
+    stop_means: str = Field(
+        "",
+        description="What a stop means for it, in its owner kind's words (the manager's where "
+        "the kind is not known); for a stop that is a requeue (`stopLasts` false) they begin "
+        f'"{REQUEUE_WORDS}".',
+    )
+    bring_back: str = Field("", description="How a stopped one comes back.")
+    stop_lasts: bool = Field(
+        True,
+        description="False where a stop is a requeue (Kueue's pod integration): its pods are "
+        "deleted and come back as a new Workload that queues again, behind the waiters.",
     )
 
 
@@ -217,6 +240,12 @@ class AuditView(_View):
     reason: str
     outcome: str = Field(examples=["done"])
     namespace: str | None = None
+    owner: str | None = Field(
+        None,
+        description="The loop's records: the workload's owner as people know it "
+        "(`<kind> <namespace>/<name>`); null when the record names none.",
+        examples=["RayCluster team-a/my-workspace-cluster"],
+    )
     gpus: int | None = None
     peak: float | None = Field(None, description="Observed peak utilization, 0..1.")
     coverage: float | None = None
@@ -303,6 +332,19 @@ class WaitersJudgedView(_View):
     )
 
 
+class OwnerKindView(_View):
+    """The owner's kind as this service treats it (`cluster.ownerKinds`)."""
+
+    kind: str = Field(examples=["PyTorchJob"])
+    known: bool = Field(description="In the service's table of owner kinds.")
+    enabled: bool | None = Field(
+        description="Acted on by this service's settings; null when no rules are loaded."
+    )
+    opt_in: bool = Field(
+        description="Off unless enabled: the batch kinds, whose stop restarts the job."
+    )
+
+
 class ExplainView(_View):
     """The rule a workload falls under (first match wins) and the decision it led to."""
 
@@ -314,4 +356,7 @@ class ExplainView(_View):
     misses: list[MissView] = Field(description="Each earlier rule, and why it did not match.")
     waiters: WaitersJudgedView | None = Field(
         None, description="null: no when-contended stop was due this cycle, nobody judged."
+    )
+    owner_kind: OwnerKindView | None = Field(
+        None, description="The owner's kind and whether it is acted on; null without an owner."
     )

@@ -10,7 +10,13 @@ docs/SAVINGS.md; in short, over the period [since, now]:
   (its owner reactivated it), or until now;
 - queue wait shortened: for each waiter admitted, its admission time minus the time the
   deactivation made for it was decided;
-- regretted: our deactivations undone within an hour; contested: the workloads marked so.
+- regretted: our deactivations undone within an hour; contested: the workloads marked so;
+- requeues, apart from the lasting stops: a stop of a kind whose stop is a requeue (its row's
+  `stop_lasts` is False: Kueue's pod integration deletes the pods and the owner's new pods
+  queue again as a new Workload) is counted in `requeues`, not `deactivations`, and its
+  GPUs × time from the stop until the owner was admitted again (a Workload of the same owner
+  admitted later, as the snapshot says), or stopped again, or until now, in GPU-hours
+  requeued (handed to the queue while it waited again), not reclaimed.
 
 Figures are grouped by the deactivated workload's namespace, LocalQueue and owner, as its
 records say (a record without them, from before they were kept, falls back to the snapshot,
@@ -26,6 +32,8 @@ from datetime import datetime, timedelta
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
+from autoscaler.domain.policy.owner_words import stop_lasts
+from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
 from autoscaler.domain.usage.assessment import held_class
 
 WAITER_ADMITTED = "waiter-admitted"  # the loop saw a deactivation's waiter admitted
@@ -55,6 +63,8 @@ class Figures:
     deactivations: int = 0
     regretted: int = 0
     contested: int = 0
+    requeues: int = 0  # stops that are requeues (the kind's `stop_lasts` False)
+    requeued_gpu_hours: float = 0.0  # their GPUs × time until the owner was admitted again
 
     def __add__(self, other: Figures) -> Figures:
         return Figures(
@@ -67,6 +77,8 @@ class Figures:
             deactivations=self.deactivations + other.deactivations,
             regretted=self.regretted + other.regretted,
             contested=self.contested + other.contested,
+            requeues=self.requeues + other.requeues,
+            requeued_gpu_hours=self.requeued_gpu_hours + other.requeued_gpu_hours,
         )
 
 
@@ -135,13 +147,20 @@ def savings(
     since: datetime,
     now: datetime,
     namespace: str | None = None,
+    kinds: Mapping[str, OwnerKind] = KNOWN_OWNERS,
 ) -> Savings:
-    """The figures over [since, now], per (namespace, queue, owner); one namespace if named."""
+    """The figures over [since, now], per (namespace, queue, owner); one namespace if named.
+    `kinds`: the owner kinds' table, whose `stop_lasts` tells a requeue from a lasting stop."""
     rows = {row.ref: row for row in workloads}
     ours = our_deactivations(trail)
     found: dict[Group, Figures] = {}
     parts = [
-        *(_of_deactivation(d, ours, trail, rows, since=since, now=now) for d in ours),
+        *(
+            _of_requeue(d, ours, rows, since=since, now=now)
+            if not stop_lasts(_group(d.target, d.subject, rows).owner, kinds=kinds)
+            else _of_deactivation(d, ours, trail, rows, since=since, now=now)
+            for d in ours
+        ),
         *(_of_idle_now(row, since=since, now=now) for row in workloads),
         *(_of_contest(r, ours, rows, since=since, now=now) for r in trail),
     ]
@@ -177,6 +196,47 @@ def _of_deactivation(
     if figures == Figures():
         return None
     return _group(d.target, d.subject, rows), figures
+
+
+def _of_requeue(
+    deactivation: Deactivation,
+    ours: Sequence[Deactivation],
+    rows: Mapping[WorkloadRef, WorkloadStatus],
+    *,
+    since: datetime,
+    now: datetime,
+) -> tuple[Group, Figures] | None:
+    """A stop that is a requeue: its GPUs went to the queue until the owner's new Workload was
+    admitted; the GPU-hours held before it count as for any stop."""
+    d, group = deactivation, _group(deactivation.target, deactivation.subject, rows)
+    idle_since = d.subject.idle_since if d.subject is not None else None
+    held = _overlap(idle_since, d.at, since=since, now=now) if idle_since else 0.0
+    figures = _held(d.gpus * held, not_running=d.subject is not None and _not_running(d.subject))
+    again = [
+        *(
+            o.at
+            for o in ours
+            if o.at > d.at and _same_owner(_group(o.target, o.subject, rows), group)
+        ),
+        *(
+            row.info.admitted_at
+            for row in rows.values()
+            if row.info.admitted_at is not None
+            and row.info.admitted_at > d.at
+            and _same_owner(_group(row.ref, None, rows), group)
+        ),
+    ]
+    figures = replace(
+        figures,
+        requeued_gpu_hours=d.gpus * _overlap(d.at, min(again, default=now), since=since, now=now),
+        requeues=int(since <= d.at <= now),
+    )
+    return (group, figures) if figures != Figures() else None
+
+
+def _same_owner(one: Group, other: Group) -> bool:
+    """The same owner, whatever Workload (and LocalQueue) its pods queue in."""
+    return one.owner != UNKNOWN and (one.namespace, one.owner) == (other.namespace, other.owner)
 
 
 def _back_at(

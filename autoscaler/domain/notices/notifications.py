@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from autoscaler.domain.models import OwnerRef, State, WorkloadRef
+from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
 
 
 class NoticeKind(StrEnum):
@@ -44,6 +45,8 @@ class Notification:
     # latter what is wrong with its pods, for how long.
     held: State = State.IDLE
     wrong: str | None = None
+    # Who stops it, so the words of what a stop means are its kind's (`policy/owner_words.py`).
+    manager: Manager = DEFAULT_MANAGER
 
 
 @dataclass(frozen=True)

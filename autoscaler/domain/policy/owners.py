@@ -93,7 +93,7 @@ class OwnerKind:
         return f"{self.group}/{self.versions[0]}" if self.group else self.versions[0]
 
 
-_REQUEUE = "yields its GPUs to the queue: Kueue's pod integration deletes its pods"
+_REQUEUE = "Kueue's pod integration deletes its pods; the owner re-creates them, queued"
 _REQUEUE_BACK = "nothing to do: it comes back when quota is free (its re-created pods queue again)"
 _JOB_STOP = "suspended: its running pods are deleted and the job restarts when admitted again"
 _JOB_BACK = "reactivate its Workload: once admitted again the job starts its pods anew"
@@ -271,7 +271,7 @@ OWNER_KINDS: tuple[OwnerKind, ...] = (
         pods_found=PodsFound.QUEUED_PODS,
         pod_selector="",
         enabled=False,
-        stop_means="yields its GPUs to the queue: the notebook's pod is deleted",
+        stop_means="the notebook's pod is deleted; it starts again, queued",
         bring_back="nothing to do: it starts again, queued, when quota is free",
         source=KUEUE_JOBS + "pod/pod_controller.go",
         through=("StatefulSet",),

@@ -63,7 +63,7 @@ class Deleter:
             self._actuator,
             workload,
             reason=DELETED_EVENT,
-            message=event_message(decision),
+            message=event_message(decision, workload=workload),
             logger=self._log,
         )
         rule = decision.rule

@@ -26,6 +26,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.policy.owner_words import named, stop_words
 from autoscaler.domain.usage.assessment import held_class
 from autoscaler.engine.acting import sequence as actuation
 from autoscaler.engine.acting.audited import audited_write, fresh_check
@@ -130,7 +131,7 @@ class Deactivator:
                 self._actuator,
                 workload,
                 audit=self._audit(decision, now),
-                message=deactivation_message(decision),
+                message=deactivation_message(decision, workload=workload),
                 logger=self._log,
             )
         except ClusterError as exc:
@@ -183,14 +184,21 @@ def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:
     return Outcome.failed(str(exc))
 
 
-def deactivation_message(decision: Decision) -> str:
+def deactivation_message(decision: Decision, *, workload: WorkloadInfo) -> str:
+    """What was done and why, the owner as people know it and what the stop means for its
+    kind (`domain/policy/owner_words.py`), and how to bring it back where it lasts."""
     name = decision.workload.name
     namespace = decision.workload.namespace
     waiter = decision.beneficiary
     for_whom = f"Its GPUs are for the waiting Workload {waiter}. " if waiter else ""
+    stop = stop_words(workload.owner, manager=workload.manager)
+    owner = named(decision.workload, workload.owner)
+    done = f"Deactivated by idle-gpu-autoscaler: {decision.reason}. {for_whom}"
+    if not stop.lasts:
+        return f"{done}{owner} {stop.said}."
     return (
-        f"Deactivated by idle-gpu-autoscaler: {decision.reason}. {for_whom}"
+        f"{done}{owner}: {stop.means}. "
         f"To bring it back: kubectl patch workload {name} -n {namespace} --type merge "
-        '-p \'{"spec":{"active":true}}\'. The cluster\'s in-memory Ray state is gone, '
+        '-p \'{"spec":{"active":true}}\'. Its in-memory state is gone, '
         "and it may wait in the queue until quota is free."
     )

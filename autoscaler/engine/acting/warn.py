@@ -58,7 +58,7 @@ class Warner:
         actuation.show_on_owner(
             self._actuator, fresh, owner_patch(again), what="planned time", logger=self._log
         )
-        message = event_message(again)
+        message = event_message(again, workload=fresh)
         reason = EVENT_OF[again.action]
         actuation.announce(self._actuator, fresh, reason=reason, message=message, logger=self._log)
         rule = again.rule

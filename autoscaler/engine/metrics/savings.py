@@ -41,6 +41,16 @@ _FIGURES: dict[str, tuple[str, Callable[[Figures], float]]] = {
         "minus the time the deactivation made for it was decided.",
         lambda f: f.wait_shortened.total_seconds(),
     ),
+    "requeued_gpu_hours": (
+        "GPU-hours handed to the queue over the trailing period by stops that are requeues "
+        "(Kueue's pod integration): from the stop until the owner was admitted again.",
+        lambda f: f.requeued_gpu_hours,
+    ),
+    "requeues": (
+        "Stops in the trailing period that are requeues (the owner's pods queue again as a new "
+        "Workload), apart from the lasting stops.",
+        lambda f: f.requeues,
+    ),
     "regretted": (
         "Deactivations in the trailing period undone within an hour.",
         lambda f: f.regretted,

@@ -19,6 +19,7 @@ from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import Action, Decision, WorkloadInfo
 from autoscaler.domain.notices.held import what_is_wrong, words_for
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
+from autoscaler.domain.policy.owner_words import named, stop_words
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.domain.usage.assessment import held_class
 
@@ -117,14 +118,18 @@ def notification_of(
         idle_held_gpus=decision.idle_held_gpus,
         held=held_class(decision),
         wrong=what_is_wrong(decision),
+        manager=workload.manager,
     )
 
 
-def event_message(decision: Decision) -> str:
+def event_message(decision: Decision, *, workload: WorkloadInfo) -> str:
     """The Event's words: what is planned and when, why, and how to keep it, in the words of
-    how it holds its GPUs (`domain/notices/held.py`)."""
+    how it holds its GPUs (`domain/notices/held.py`); the owner named as people know it and
+    what a stop means for its kind (`domain/policy/owner_words.py`)."""
     ref, notice = decision.workload, decision.notice
     words, wrong = words_for(held_class(decision)), what_is_wrong(decision)
+    owner = named(ref, workload.owner)
+    stop = stop_words(workload.owner, manager=workload.manager)
     keep = (
         f"To keep it: idle-gpu-autoscaler snooze {ref} 4h, or POST "
         f"/api/v1/workloads/{ref.namespace}/{ref.name}/snooze "
@@ -135,7 +140,7 @@ def event_message(decision: Decision) -> str:
         told = f" — {wrong} —" if wrong else ""
         return (
             f"{words.headline}: stop planned {when}{told} by idle-gpu-autoscaler: "
-            f"{decision.reason}. {keep}"
+            f"{decision.reason}. {owner}: {words.because}. {stop.if_stopped}. {keep}"
         )
     if decision.action is Action.ALL_CLEAR:
         return f"The planned stop is off: {decision.reason}."
@@ -148,9 +153,9 @@ def event_message(decision: Decision) -> str:
         when = time_text(notice.delete_at) if notice.delete_at else "soon"
         return (
             f"Deactivated and unused: its owner will be deleted at {when} by "
-            f"idle-gpu-autoscaler: {decision.reason}. {keep}"
+            f"idle-gpu-autoscaler: {decision.reason}. {owner} goes for good. {keep}"
         )
-    return f"Deleted by idle-gpu-autoscaler: {decision.reason}."
+    return f"Deleted by idle-gpu-autoscaler: {decision.reason}. {owner} is gone."
 
 
 def send(
