@@ -207,7 +207,8 @@ def configured_kinds(settings: Settings) -> tuple[OwnerKind, ...]:
 
 
 def owner_note(owners: OwnerHistory, *, named: int) -> str | None:
-    """How pods were mapped to owners, when not wholly from kube-state-metrics."""
+    """How pods were mapped to owners, when not wholly from kube-state-metrics, and what
+    they cannot tell (a TrainJob above its JobSet)."""
     failed = "; ".join(f"{metric} unread: {why}" for metric, why in owners.failures.items())
     if not owners.scraped:
         said = f"{failed}; " if failed else ""
@@ -216,7 +217,11 @@ def owner_note(owners: OwnerHistory, *, named: int) -> str | None:
             f"named from KubeRay's pod names ({named} GPU pods), every other GPU pod's owner "
             "unknown, never counted idle"
         )
-    return failed or None
+    blind = [
+        f"{said} cannot be told: counted as {', '.join(sorted(owned))}"
+        for said, owned in sorted(owners.blind.items())
+    ]
+    return "; ".join(filter(None, [failed, *blind])) or None
 
 
 def _modes(base: Variant) -> dict[str, Variant]:
