@@ -58,7 +58,6 @@ class BacktestOptions:
     raycluster_label: str | None = None
     chunk: timedelta = timedelta(hours=6)
     queue_of: Mapping[str, str] = field(default_factory=dict)  # namespace -> ClusterQueue
-    owner_kinds: Sequence[OwnerKind] | None = None  # None: the table, as the settings say
 
 
 @dataclass(frozen=True)
@@ -150,7 +149,7 @@ def backtest(
     queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
     modes = _modes(base) if queues is not None else {}
     variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes.values())))
-    owners = OwnerHistory(kinds=options.owner_kinds or configured_kinds(settings))
+    owners = OwnerHistory(kinds=configured_kinds(settings))
     replay = _replay(
         options, variants=variants, settings=settings, policy=policy, queues=queues, owners=owners
     )
