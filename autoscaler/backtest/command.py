@@ -58,7 +58,6 @@ class BacktestOptions:
     raycluster_label: str | None = None
     chunk: timedelta = timedelta(hours=6)
     queue_of: Mapping[str, str] = field(default_factory=dict)  # namespace -> ClusterQueue
-    owner_kinds: Sequence[OwnerKind] | None = None  # None: the table, as the settings say
 
 
 @dataclass(frozen=True)
@@ -150,7 +149,7 @@ def backtest(
     queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
     modes = _modes(base) if queues is not None else {}
     variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes.values())))
-    owners = OwnerHistory(kinds=options.owner_kinds or configured_kinds(settings))
+    owners = OwnerHistory(kinds=configured_kinds(settings))
     replay = _replay(
         options, variants=variants, settings=settings, policy=policy, queues=queues, owners=owners
     )
@@ -207,7 +206,8 @@ def configured_kinds(settings: Settings) -> tuple[OwnerKind, ...]:
 
 
 def owner_note(owners: OwnerHistory, *, named: int) -> str | None:
-    """How pods were mapped to owners, when not wholly from kube-state-metrics."""
+    """How pods were mapped to owners, when not wholly from kube-state-metrics, and what
+    they cannot tell (a TrainJob above its JobSet)."""
     failed = "; ".join(f"{metric} unread: {why}" for metric, why in owners.failures.items())
     if not owners.scraped:
         said = f"{failed}; " if failed else ""
@@ -216,7 +216,11 @@ def owner_note(owners: OwnerHistory, *, named: int) -> str | None:
             f"named from KubeRay's pod names ({named} GPU pods), every other GPU pod's owner "
             "unknown, never counted idle"
         )
-    return failed or None
+    blind = [
+        f"{said} cannot be told: counted as {', '.join(sorted(owned))}"
+        for said, owned in sorted(owners.blind.items())
+    ]
+    return "; ".join(filter(None, [failed, *blind])) or None
 
 
 def _modes(base: Variant) -> dict[str, Variant]:

@@ -1,29 +1,39 @@
 """Which owner a GPU pod belonged to, from kube-state-metrics' history, as live pods are found.
 
-The live service finds a Workload's pods by their ownerReferences, through the intermediate
-objects (Deployment -> ReplicaSet -> Pod, JobSet -> Job -> Pod, ...), or by the labels its
-owner kind's row names (`OWNER_KINDS` in `domain/policy/owners.py`, `pod_selector`). From
-history the same links come from kube-state-metrics (docs/metrics/workload/*.md in
-kubernetes/kube-state-metrics):
+The live service finds a Workload's pods the way its owner kind's row says (`OWNER_KINDS` in
+`domain/policy/owners.py`, `PodsFound`; `adapters/kueue/ownership.py`). From history the same
+facts come from kube-state-metrics (docs/metrics/workload/*.md in kubernetes/kube-state-metrics):
 
 - `kube_pod_owner{namespace, pod, owner_kind, owner_name, owner_is_controller}`, a pod's
   owner (`owner_kind="<none>"` for a pod without one);
 - `kube_replicaset_owner{replicaset, ...}` and `kube_job_owner{job_name, ...}`, the owner of
   an intermediate ReplicaSet or Job. kube-state-metrics exports no StatefulSet owner (no
-  `kube_statefulset_owner`), nor the owners of custom resources: a chain through one ends
-  there;
+  `kube_statefulset_owner`), nor the owners of custom resources (a JobSet's): a chain through
+  one ends there;
 - `kube_pod_labels{namespace, pod, label_<key>}`, a pod's labels, each `key` sanitized to
   `label_` and letters, digits and `_`. kube-state-metrics exposes only the labels its
   `--metric-labels-allowlist` names (`pods=[ray.io/cluster,...]`): without it no owner is
   found by labels.
 
-A pod's chain is followed to its top (an object whose owner is `<none>`, or that no series
-names the owner of). A row found by labels whose kind is not in the chain names an owner above
-it (a Notebook above its StatefulSet, a RayJob above its RayCluster) and wins; otherwise the
-owner is the highest object of the chain whose kind is in the table (a JobSet over its Job, a
-CronJob's Job). A chain cut short (a StatefulSet, a missing series) leaves the owner unknown,
-said per pod, and such a pod is never judged, so never idle. The queries are one range query
-per series and chunk, fleet-wide, as the GPU series' own.
+Each row's way, from those series:
+- SELECTOR (and every `cluster.ownerKinds` podSelector): the labels of the row's selector; a
+  row whose kind is not in the pod's chain names an owner above it (a RayJob above its
+  RayCluster) and wins;
+- POD_GROUP: Kueue's pod-group label names the Workload (`POD_GROUP_KEY`); the kind is the
+  one Kueue prefixes the name with (`leaderworkerset-`, `statefulset-`: kueue
+  pkg/controller/jobframework/workload_names.go), else a pod group people named (Pod); a lone
+  pod without an owner and with Kueue's queue-name label is its own Workload (Pod);
+- OWNERSHIP and QUEUED_PODS: the chain of controller owners, from the pod's up to its top (an
+  object whose owner is `<none>`, or whose owner no series names); the owner is the highest
+  object of the chain whose kind is in the table (a JobSet over its Job, a Deployment over its
+  ReplicaSet). Where the chain stops at a StatefulSet, a QUEUED_PODS row above it is told by
+  the label its controller gives the pods (`NAMED_BY_LABEL`: a Notebook's `notebook-name`).
+
+What cannot be told is said: a chain cut short (a StatefulSet no label names, a missing
+series) leaves the owner unknown, per pod, and such a pod is never judged, so never idle; a
+row above a kind whose owner kube-state-metrics never exports (a TrainJob above its JobSet)
+cannot be told at all, and the report says which owners it counted in its place (`blind`).
+The queries are one range query per series and chunk, fleet-wide, as the GPU series' own.
 """
 
 from __future__ import annotations
@@ -34,7 +44,8 @@ from dataclasses import dataclass, field
 
 from autoscaler.backtest.matrix import RangeAnswer
 from autoscaler.core.errors import MetricsUnavailable
-from autoscaler.domain.policy.owners import OWNER_KINDS, OwnerKind
+from autoscaler.domain.policy.management import KUEUE_QUEUE_LABEL
+from autoscaler.domain.policy.owners import OWNER_KINDS, POD_GROUP_KEY, OwnerKind, PodsFound
 
 POD_OWNER = "kube_pod_owner"
 POD_LABELS = "kube_pod_labels"
@@ -46,6 +57,11 @@ OWNER_SERIES: Mapping[str, tuple[str, str]] = {
 }
 # Intermediate kinds whose owner kube-state-metrics never exports.
 NO_OWNER_SERIES: Mapping[str, str] = {"StatefulSet": "kube_statefulset_owner"}
+# The label a QUEUED_PODS kind's controller gives its pods, naming it, where kube-state-metrics
+# cannot follow the chain up to it: the Kubeflow notebook controller labels the pods of a
+# Notebook's StatefulSet `notebook-name` (kubeflow/notebooks components/notebook-controller/
+# controllers/notebook_controller.go, generateStatefulSet).
+NAMED_BY_LABEL: Mapping[str, str] = {"Notebook": "notebook-name"}
 OWNER_METRICS = (POD_OWNER, *(metric for metric, _ in OWNER_SERIES.values()), POD_LABELS)
 NOT_SCRAPED = f"{POD_OWNER} not found"
 _TERM = re.compile(r"^\s*(?P<key>[^=!,\s]+)\s*==?\s*(?P<value>[^,\s]*)\s*$")
@@ -146,6 +162,8 @@ class OwnerHistory:
         self._labels: dict[tuple[str, str], dict[str, str]] = {}
         self.seen: set[str] = set()  # the metrics with at least one series so far
         self.failures: dict[str, str] = {}  # metric -> why its query failed
+        # what could not be told above an owner found -> the owners counted ("ns/Kind/name")
+        self.blind: dict[str, set[str]] = {}
 
     @property
     def scraped(self) -> bool:
@@ -181,18 +199,35 @@ class OwnerHistory:
 
     def owner_of(self, namespace: str, pod: str) -> Found:
         """The pod's owner as far as the history tells it."""
-        by_label = self._by_label(namespace, pod)
+        labels = self._labels.get((namespace, pod), {})
+        by_label = self._by_label(labels)
         owners = self._pods.get((namespace, pod))
-        if not owners:
-            return by_label or Unknown(self._pod_owner_missing())
-        chain, cut = self._chain(namespace, owners)
+        chain, cut = self._chain(namespace, owners) if owners else ([], None)
         if by_label is not None and by_label.kind.kind not in {kind for kind, _ in chain}:
             return by_label
+        if (group := self._pod_group(labels)) is not None:
+            return group
+        if not owners:
+            return Unknown(self._pod_owner_missing())
+        return self._by_chain(namespace, pod, chain, cut=cut, labels=labels)
+
+    def _by_chain(
+        self,
+        namespace: str,
+        pod: str,
+        chain: list[Link],
+        *,
+        cut: str | None,
+        labels: Mapping[str, str],
+    ) -> Found:
         if cut is not None:
-            return Unknown(cut)
+            return self._named_above(chain, labels) or Unknown(cut + self._unlabelled(chain))
         ours = [(self._kinds[kind], name) for kind, name in chain if kind in self._kinds]
         if ours:  # the highest: Kueue queues a Job's JobSet, and a CronJob's Job
+            self._note_blind(namespace, chain[-1])
             return Owner(*ours[-1], "ownerReferences")
+        if not chain and (lone := self._lone_pod(pod, labels)) is not None:
+            return lone
         return NotOurs("/".join(chain[-1]) if chain else NO_OWNER)
 
     def _pod_owner_missing(self) -> str:
@@ -225,10 +260,63 @@ class OwnerHistory:
                 return chain, f"{kind}/{name}: {said}"
             owners = parents
 
-    def _by_label(self, namespace: str, pod: str) -> Owner | None:
-        labels = self._labels.get((namespace, pod), {})
+    def _by_label(self, labels: Mapping[str, str]) -> Owner | None:
         for row in self._label_rows:
             name = labels.get(row.naming)
             if name and all(labels.get(k) == v for k, v in row.fixed.items()):
                 return Owner(row.kind, name, row.label)
         return None
+
+    def _pod_group(self, labels: Mapping[str, str]) -> Owner | None:
+        """The Workload Kueue's pod-group label names, of the POD_GROUP kind whose name Kueue
+        prefixes it with, else a pod group people named (Pod)."""
+        group = labels.get(sanitized(POD_GROUP_KEY))
+        rows = [r for r in self._kinds.values() if r.pods_found is PodsFound.POD_GROUP]
+        if not group or not rows:
+            return None
+        named = [r for r in rows if r.kind != "Pod" and group.startswith(r.kind.lower() + "-")]
+        row = named[0] if named else self._kinds.get("Pod")
+        return None if row is None else Owner(row, group, POD_GROUP_KEY)
+
+    def _lone_pod(self, pod: str, labels: Mapping[str, str]) -> Owner | None:
+        """A pod without an owner that Kueue queued (its queue-name label): its own Workload."""
+        row = self._kinds.get("Pod")
+        if row is None or not labels.get(sanitized(KUEUE_QUEUE_LABEL)):
+            return None
+        return Owner(row, pod, KUEUE_QUEUE_LABEL)
+
+    def _named_above(self, chain: list[Link], labels: Mapping[str, str]) -> Owner | None:
+        """A QUEUED_PODS row above where the chain stops, named by its pods' label."""
+        for row in self._queued_above(chain):
+            if name := labels.get(sanitized(NAMED_BY_LABEL[row.kind])):
+                return Owner(row, name, NAMED_BY_LABEL[row.kind])
+        return None
+
+    def _unlabelled(self, chain: list[Link]) -> str:
+        """What label would have named an owner above a cut chain, for its reason."""
+        keys = [NAMED_BY_LABEL[row.kind] for row in self._queued_above(chain)]
+        if chain and chain[-1][0] == "StatefulSet" and "StatefulSet" in self._kinds:
+            keys.append(POD_GROUP_KEY)
+        if not keys:
+            return ""
+        return f"; no label of {', '.join(keys)} in kube_pod_labels (--metric-labels-allowlist)"
+
+    def _queued_above(self, chain: list[Link]) -> list[OwnerKind]:
+        top = chain[-1][0] if chain else ""
+        return [
+            row
+            for row in self._kinds.values()
+            if row.pods_found is PodsFound.QUEUED_PODS
+            and top in row.through
+            and row.kind in NAMED_BY_LABEL
+        ]
+
+    def _note_blind(self, namespace: str, top: Link) -> None:
+        """An OWNERSHIP row above the chain's top, where no series names the top's owner."""
+        kind, name = top
+        if kind in OWNER_SERIES:
+            return
+        for row in self._kinds.values():
+            if row.pods_found is PodsFound.OWNERSHIP and kind in row.through:
+                said = f"a {row.kind} above a {kind} (kube-state-metrics exports no {kind} owner)"
+                self.blind.setdefault(said, set()).add(f"{namespace}/{kind}/{name}")

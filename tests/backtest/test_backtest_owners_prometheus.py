@@ -2,7 +2,8 @@
 series beside the GPU series (tests/support/owner_histories.py).
 
 With owners: each GPU pod busy until I = end - 2 h, then idle; at the policy's 1 h window each
-workload is deactivated at I + 1 h and held to the end, one GPU-hour each. The StatefulSet pod
+workload is deactivated at I + 1 h and held to the end, one GPU-hour each. The kinds are the
+real table's (`OWNER_KINDS`), found as its rows say, with no podSelector. The StatefulSet pod
 no label names is idle too, but its owner cannot be told: listed, never counted. Without
 kube_pod_owner: nothing is judged and the report says why, for each pod.
 """
@@ -10,7 +11,6 @@ kube_pod_owner: nothing is judged and the report says why, for each pod.
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,51 +20,21 @@ from autoscaler.adapters.prometheus.range import PrometheusRange
 from autoscaler.backtest.arguments import add_backtest_arguments
 from autoscaler.backtest.command import backtest, options_from
 from autoscaler.backtest.report import Report, as_json, table
-from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind, PodsFound
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PrometheusSettings, Settings
 from tests.conftest import PrometheusSession
-from tests.support.owner_histories import UNOWNED_END
+from tests.support.owner_histories import CHAT_GROUP, UNOWNED_END
 from tests.support.prom_histories import Area
-
-
-def table_row(  # noqa: PLR0917 -- the table's own column order, as its rows read
-    kind: str,
-    group: str,
-    plural: str,
-    versions: tuple[str, ...],
-    selector: str,
-    enabled: bool,
-    stop_means: str,
-    bring_back: str,
-) -> OwnerKind:
-    """A row of the owner kinds' table: found by its selector, else by ownership."""
-    found = PodsFound.SELECTOR if selector else PodsFound.OWNERSHIP
-    return OwnerKind(
-        kind, group, plural, versions, found, selector, enabled, stop_means, bring_back, "-"
-    )
-
 
 pytestmark = pytest.mark.real
 
 H = 3600
-
-
-def row(kind: str, group: str, selector: str) -> OwnerKind:
-    """A row as the table gives each kind: only what the mapping reads matters here."""
-    return table_row(kind, group, kind.lower() + "s", ("v1",), selector, True, "stopped", "back")
-
-
-KINDS = (
-    KNOWN_OWNERS["RayCluster"],
-    row("JobSet", "jobset.x-k8s.io", "jobset.sigs.k8s.io/jobset-name={name}"),
-    row("Deployment", "apps", "kueue.x-k8s.io/pod-group-name={name}"),
-    row("Notebook", "kubeflow.org", "notebook-name={name}"),
-)
+# The real table's rows, each enabled: found as the table says, no selector given.
+KINDS = ("RayCluster", "JobSet", "Deployment", "Notebook", "LeaderWorkerSet", "StatefulSet")
 
 
 def run(prometheus_session: PrometheusSession, *, start: int, end: int) -> Report:
-    enabled = {k.kind: {"enabled": True, "podSelector": k.pod_selector} for k in KINDS}
+    enabled = {kind: {"enabled": True} for kind in KINDS}
     settings = Settings.model_validate({"cluster": {"ownerKinds": enabled}}).model_copy(
         update={"prometheus": PrometheusSettings(url=prometheus_session.server.url)}
     )
@@ -78,9 +48,7 @@ def run(prometheus_session: PrometheusSession, *, start: int, end: int) -> Repor
     options = options_from(args, settings=settings, policy=policy, now=datetime.now(UTC))
     source = PrometheusRange(prometheus=settings.prometheus)
     try:
-        return backtest(
-            source, options=replace(options, owner_kinds=KINDS), settings=settings, policy=policy
-        )
+        return backtest(source, options=options, settings=settings, policy=policy)
     finally:
         source.close()
 
@@ -116,10 +84,20 @@ def test_each_gpu_pod_is_mapped_to_its_owner_through_the_intermediate_objects(
         ("training", "JobSet", "train", 1.0),  # pod -> Job -> JobSet
         ("serving", "Deployment", "infer", 1.0),  # pod -> ReplicaSet -> Deployment
         ("lab", "Notebook", "nb", 1.0),  # the StatefulSet's pod, by its notebook-name label
+        ("serving", "LeaderWorkerSet", CHAT_GROUP, 1.0),  # by Kueue's pod-group label
         ("ray", "RayCluster", "rc", 1.0),  # owned by the RayCluster itself
     }
-    assert found["ownerKinds"] == {"Deployment": 1, "JobSet": 1, "Notebook": 1, "RayCluster": 1}
-    assert found["ownerNote"] is None
+    assert found["ownerKinds"] == {
+        "Deployment": 1,
+        "JobSet": 1,
+        "LeaderWorkerSet": 1,
+        "Notebook": 1,
+        "RayCluster": 1,
+    }
+    assert found["ownerNote"] == (
+        "a TrainJob above a JobSet (kube-state-metrics exports no JobSet owner) cannot be "
+        "told: counted as training/JobSet/train"
+    )
 
 
 def test_a_pod_whose_chain_cannot_be_followed_is_named_and_never_counted_idle(
@@ -132,15 +110,16 @@ def test_a_pod_whose_chain_cannot_be_followed_is_named_and_never_counted_idle(
             "namespace": "lab",
             "pod": "lone-0",
             "why": "owner unknown: StatefulSet/lone: kube-state-metrics exports no "
-            "kube_statefulset_owner",
+            "kube_statefulset_owner; no label of notebook-name, kueue.x-k8s.io/pod-group-name "
+            "in kube_pod_labels (--metric-labels-allowlist)",
         }
     ]
     assert found["skippedPods"] == 1
     assert found["variants"][0]["namespaces"]["lab"]["gpuHours"] == 1.0  # the notebook's only
     lines = table(owned)
     assert lines[0].endswith(
-        "4 GPUs in 4 workloads (1 Deployment, 1 JobSet, 1 Notebook, 1 RayCluster) "
-        "(1 other GPU pods skipped)"
+        "5 GPUs in 5 workloads (1 Deployment, 1 JobSet, 1 LeaderWorkerSet, 1 Notebook, "
+        "1 RayCluster) (1 other GPU pods skipped)"
     )
     assert "1 GPU pods not judged, their owner unknown (never counted idle):" in lines
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from autoscaler.adapters.prometheus.range import RangeReply, RangeSeries
+from autoscaler.backtest.command import configured_kinds, owner_note
 from autoscaler.backtest.owners import (
     NOT_SCRAPED,
     NotOurs,
@@ -17,7 +18,14 @@ from autoscaler.backtest.owners import (
     label_rows,
     sanitized,
 )
-from autoscaler.domain.policy.owners import KNOWN_OWNERS, OWNER_KINDS, OwnerKind, PodsFound
+from autoscaler.domain.policy.owners import (
+    KNOWN_OWNERS,
+    OWNER_KINDS,
+    POD_GROUP_KEY,
+    OwnerKind,
+    PodsFound,
+)
+from autoscaler.settings.tree import Settings
 
 
 def table_row(  # noqa: PLR0917 -- the table's own column order, as its rows read
@@ -38,10 +46,7 @@ def table_row(  # noqa: PLR0917 -- the table's own column order, as its rows rea
 
 
 NS = "ns"
-JOBSET = table_row("JobSet", "jobset.x-k8s.io", "jobsets", ("v1alpha2",), "", True, "-", "-")
-POD_GROUP = table_row(
-    "Pod", "", "pods", ("v1",), "kueue.x-k8s.io/pod-group-name={name}", True, "-", "-"
-)
+STATEFULSET_CUT = "StatefulSet/ss: kube-state-metrics exports no kube_statefulset_owner"
 
 
 def owner(metric: str, name_label: str, name: str, kind: str, owner_name: str) -> RangeSeries:
@@ -82,17 +87,126 @@ def test_a_cronjobs_job_is_the_highest_kind_of_the_table_in_its_chain() -> None:
     )
 
 
-def test_a_jobsets_job_gives_its_pods_to_the_jobset_when_the_table_has_it() -> None:
-    series = {
-        "kube_pod_owner": [pod("t-w-0-0-abcde", "Job", "t-w-0")],
-        "kube_job_owner": [owner("kube_job_owner", "job_name", "t-w-0", "JobSet", "t")],
+def test_a_jobsets_job_gives_its_pods_to_the_jobset_and_says_a_trainjob_cannot_be_told() -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [pod("t-w-0-0-abcde", "Job", "t-w-0")],
+            "kube_job_owner": [owner("kube_job_owner", "job_name", "t-w-0", "JobSet", "t")],
+        }
+    )
+
+    assert seen.owner_of(NS, "t-w-0-0-abcde") == Owner(
+        KNOWN_OWNERS["JobSet"], "t", "ownerReferences"
+    )
+    # TrainJob -> JobSet -> Job -> Pod: no series names a JobSet's owner
+    assert seen.blind == {
+        "a TrainJob above a JobSet (kube-state-metrics exports no JobSet owner)": {"ns/JobSet/t"}
     }
+    assert owner_note(seen, named=0) == (
+        "a TrainJob above a JobSet (kube-state-metrics exports no JobSet owner) cannot be "
+        "told: counted as ns/JobSet/t"
+    )
 
-    with_row = history(series, kinds=(*OWNER_KINDS, JOBSET)).owner_of(NS, "t-w-0-0-abcde")
-    without = history(series).owner_of(NS, "t-w-0-0-abcde")
 
-    assert with_row == Owner(JOBSET, "t", "ownerReferences")
-    assert without == Owner(KNOWN_OWNERS["Job"], "t-w-0", "ownerReferences")
+def test_a_deployments_pod_goes_to_the_deployment_through_its_replicaset() -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [pod("web-abc-xyz", "ReplicaSet", "web-abc")],
+            "kube_replicaset_owner": [
+                owner("kube_replicaset_owner", "replicaset", "web-abc", "Deployment", "web")
+            ],
+        }
+    )
+
+    assert seen.owner_of(NS, "web-abc-xyz") == Owner(
+        KNOWN_OWNERS["Deployment"], "web", "ownerReferences"
+    )
+    assert seen.blind == {}
+
+
+def test_a_notebooks_pod_is_named_by_its_notebook_name_label_above_the_statefulset() -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [pod("nb-0", "StatefulSet", "nb"), pod("p", "StatefulSet", "ss")],
+            "kube_pod_labels": [labels("nb-0", label_notebook_name="nb"), labels("p")],
+        }
+    )
+
+    assert seen.owner_of(NS, "nb-0") == Owner(KNOWN_OWNERS["Notebook"], "nb", "notebook-name")
+    assert seen.owner_of(NS, "p") == Unknown(
+        f"{STATEFULSET_CUT}; no label of notebook-name, {POD_GROUP_KEY} in kube_pod_labels "
+        "(--metric-labels-allowlist)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("owner_kind", "group", "kind"),
+    [
+        pytest.param(
+            "StatefulSet", "leaderworkerset-infer-0-1a2b3", "LeaderWorkerSet", id="lws-group"
+        ),
+        pytest.param("StatefulSet", "statefulset-db-9f8e7", "StatefulSet", id="statefulset"),
+        pytest.param("<none>", "my-group", "Pod", id="pods-people-grouped"),
+    ],
+)
+def test_kueues_pod_group_label_names_the_workload_and_its_kind(
+    owner_kind: str, group: str, kind: str
+) -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [pod("p", owner_kind, "set" if owner_kind != "<none>" else "<none>")],
+            "kube_pod_labels": [labels("p", label_kueue_x_k8s_io_pod_group_name=group)],
+        }
+    )
+
+    assert seen.owner_of(NS, "p") == Owner(KNOWN_OWNERS[kind], group, POD_GROUP_KEY)
+
+
+def test_a_lone_pod_kueue_queued_is_its_own_workload_and_an_unqueued_one_is_not_ours() -> None:
+    seen = history(
+        {
+            "kube_pod_owner": [pod("queued", "<none>", "<none>"), pod("alone", "<none>", "<none>")],
+            "kube_pod_labels": [labels("queued", label_kueue_x_k8s_io_queue_name="team-a")],
+        }
+    )
+
+    assert seen.owner_of(NS, "queued") == Owner(
+        KNOWN_OWNERS["Pod"], "queued", "kueue.x-k8s.io/queue-name"
+    )
+    assert seen.owner_of(NS, "alone") == NotOurs("<none>")
+
+
+def test_a_configured_pod_selector_finds_the_kind_by_its_labels() -> None:
+    settings = Settings.model_validate(
+        {
+            "cluster": {
+                "ownerKinds": {
+                    "LeaderWorkerSet": {
+                        "enabled": True,
+                        "podSelector": "leaderworkerset.sigs.k8s.io/name={name}",
+                    }
+                }
+            }
+        }
+    )
+    seen = history(
+        {
+            "kube_pod_owner": [pod("infer-0", "StatefulSet", "infer")],
+            "kube_pod_labels": [
+                labels("infer-0", label_leaderworkerset_sigs_k8s_io_name="infer"),
+            ],
+        },
+        kinds=configured_kinds(settings),
+    )
+
+    found = seen.owner_of(NS, "infer-0")
+
+    assert isinstance(found, Owner)
+    assert (found.kind.kind, found.name, found.found_by) == (
+        "LeaderWorkerSet",
+        "infer",
+        "leaderworkerset.sigs.k8s.io/name",
+    )
 
 
 @pytest.mark.parametrize(
@@ -113,7 +227,8 @@ def test_a_jobsets_job_gives_its_pods_to_the_jobset_when_the_table_has_it() -> N
         pytest.param(
             {"kube_pod_owner": [pod("p", "StatefulSet", "ss")]},
             {},
-            "StatefulSet/ss: kube-state-metrics exports no kube_statefulset_owner",
+            f"{STATEFULSET_CUT}; no label of notebook-name, {POD_GROUP_KEY} in kube_pod_labels "
+            "(--metric-labels-allowlist)",
             id="a-statefulset-no-label-names",
         ),
         pytest.param(
@@ -140,38 +255,42 @@ def test_a_chain_that_cannot_be_followed_leaves_the_owner_unknown_and_says_why(
 def test_labels_name_an_owner_above_what_the_owner_series_reach() -> None:
     seen = history(
         {
-            "kube_pod_owner": [
-                pod("job-rc-head-abcde", "RayCluster", "job-rc"),
-                pod("grouped", "<none>", "<none>"),
-                pod("alone", "<none>", "<none>"),
-            ],
+            "kube_pod_owner": [pod("job-rc-head-abcde", "RayCluster", "job-rc")],
             "kube_pod_labels": [
                 labels("job-rc-head-abcde", label_ray_io_originated_from_cr_name="train"),
-                labels("grouped", label_kueue_x_k8s_io_pod_group_name="g"),
             ],
-        },
-        kinds=(*OWNER_KINDS, POD_GROUP),
+        }
     )
 
     rayjob = KNOWN_OWNERS["RayJob"]
     assert seen.owner_of(NS, "job-rc-head-abcde") == Owner(
         rayjob, "train", rayjob.pod_selector[:-7]
     )
-    assert seen.owner_of(NS, "grouped") == Owner(POD_GROUP, "g", "kueue.x-k8s.io/pod-group-name")
-    assert seen.owner_of(NS, "alone") == NotOurs("<none>")
 
 
-def test_a_chain_ending_in_a_kind_outside_the_table_is_not_ours() -> None:
-    seen = history(
-        {
-            "kube_pod_owner": [pod("web-abc-xyz", "ReplicaSet", "web-abc")],
-            "kube_replicaset_owner": [
-                owner("kube_replicaset_owner", "replicaset", "web-abc", "Deployment", "web")
-            ],
-        }
-    )
-
-    assert seen.owner_of(NS, "web-abc-xyz") == NotOurs("Deployment/web")
+@pytest.mark.parametrize(
+    ("series", "top"),
+    [
+        pytest.param(
+            {
+                "kube_pod_owner": [pod("p", "ReplicaSet", "web-abc")],
+                "kube_replicaset_owner": [
+                    owner("kube_replicaset_owner", "replicaset", "web-abc", "Rollout", "web")
+                ],
+            },
+            "Rollout/web",
+            id="an-argo-rollouts-replicaset",
+        ),
+        pytest.param(
+            {"kube_pod_owner": [pod("p", "Sandbox", "s")]}, "Sandbox/s", id="a-custom-kind"
+        ),
+    ],
+)
+def test_a_chain_ending_in_a_kind_outside_the_table_is_not_ours(
+    series: Mapping[str, Sequence[RangeSeries]], top: str
+) -> None:
+    assert {"Rollout", "ReplicaSet", "Sandbox"}.isdisjoint(KNOWN_OWNERS)
+    assert history(series).owner_of(NS, "p") == NotOurs(top)
 
 
 def test_rows_found_by_labels_come_from_their_pod_selector() -> None:

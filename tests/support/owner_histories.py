@@ -4,13 +4,15 @@
 in time so that fleet-wide queries of one never reach the other:
 - with owners (the last five hours): GPU pods of a JobSet (through its Job), a Deployment
   (through its ReplicaSet), a Notebook (its StatefulSet's pod, labelled `notebook-name`), a
-  RayCluster, and a StatefulSet's pod no label names; each busy until OWNED_IDLE before the
-  end, then idle;
+  LeaderWorkerSet's group (its StatefulSet's pod, with Kueue's pod-group label naming the
+  Workload `leaderworkerset-<name>-<group>-<hash>`), a RayCluster, and a StatefulSet's pod no
+  label names; each busy until OWNED_IDLE before the end, then idle;
 - without (eleven to seven hours before the end): the same kinds' GPU pods, idle throughout,
   with no kube-state-metrics series at all.
 Series as kube-state-metrics writes them (docs/metrics/workload/pod-metrics.md,
 replicaset-metrics.md, job-metrics.md in kubernetes/kube-state-metrics), scraped with its own
-namespace and pod labels kept (honorLabels), with `--metric-labels-allowlist=pods=[notebook-name]`.
+namespace and pod labels kept (honorLabels), with
+`--metric-labels-allowlist=pods=[notebook-name,kueue.x-k8s.io/pod-group-name]`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from tests.support.prom import Gpu, GpuSeries, Profile
 
 M, H = 60, 3600
+CHAT_GROUP = "leaderworkerset-chat-0-3f9a1"  # Kueue's Workload name for the set's group 0
 OWNED_IDLE = 2 * H  # the owned pods go idle this long before the area's end
 UNOWNED_END = 7 * H  # the story without owners ends this long before the area's end
 KSM = {"job": "kube-state-metrics", "instance": "10.128.0.9:8080"}
@@ -71,6 +74,7 @@ def owned_story(end: int) -> tuple[list[GpuSeries], list[InfoSeries]]:
         gpu("lab", "nb-0", "o3"),
         gpu("ray", "rc-head-fghij", "o4"),
         gpu("lab", "lone-0", "o5"),
+        gpu("serving", "chat-0", "o6"),
     ]
     info = [
         pod_owner("training", "train-workers-0-0-abcde", "Job", "train-workers-0"),
@@ -84,6 +88,9 @@ def owned_story(end: int) -> tuple[list[GpuSeries], list[InfoSeries]]:
         pod_owner("ray", "rc-head-fghij", "RayCluster", "rc"),
         pod_owner("lab", "lone-0", "StatefulSet", "lone"),
         pod_labels("lab", "lone-0"),  # no label the allowlist keeps
+        # a LeaderWorkerSet's leader: LeaderWorkerSet -> StatefulSet -> Pod
+        pod_owner("serving", "chat-0", "StatefulSet", "chat"),
+        pod_labels("serving", "chat-0", kueue_x_k8s_io_pod_group_name=CHAT_GROUP),
         # pods without a GPU: fleet-wide series the mapping meets and leaves alone
         pod_owner("kube-system", "coredns-5d78c9869d-abcde", "ReplicaSet", "coredns-5d78c9869d"),
         object_owner(
