@@ -39,7 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "check-config":
-        return _check_config(settings)
+        checked = _check_config(settings)
+        if not (args.cluster or args.kubeconfig or args.context):
+            return checked
+        from autoscaler.compose.check_cluster import check_cluster  # noqa: PLC0415 - lazy
+
+        return check_cluster(settings, kubeconfig=args.kubeconfig, context=args.context)
     if args.command == "recording-rules":
         from autoscaler.compose.recording_rules import recording_rules_text  # noqa: PLC0415
 
@@ -68,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     ):
         command = commands.add_parser(name, help=text, description=text)
         command.add_argument("--config", type=Path, help="YAML configuration file")
+        if name == "check-config":
+            _add_cluster_arguments(command)
     rules = commands.add_parser(
         "recording-rules",
         help="print the recording rules file for the configured signals and slot",
@@ -88,6 +95,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_commands(commands)
     return parser
+
+
+def _add_cluster_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also read the cluster as serve would (cluster.kubeconfig and cluster.context, "
+        "or in-cluster): whether Kueue serves what the rules need; nothing is written",
+    )
+    command.add_argument(
+        "--kubeconfig", type=Path, help="with --cluster: this kubeconfig instead (implies it)"
+    )
+    command.add_argument(
+        "--context", help="with --cluster: this kubeconfig context instead (implies it)"
+    )
 
 
 def _check_config(settings: Settings) -> int:

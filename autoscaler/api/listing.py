@@ -53,7 +53,7 @@ def render(snapshot: Snapshot | None, wanted: ListingFilter, *, now: datetime) -
         empty = WorkloadList(snapshot=None, items=[])
         return Rendering(None, empty.model_dump_json(by_alias=True).encode(), None)
     rows = [row for row in snapshot.workloads if wanted.keeps(row)]
-    items = [workload_view(row, now=now) for row in rows]
+    items = [workload_view(row, now=now, gate=snapshot.kueue_gate) for row in rows]
     unmonitored = [str(row.ref) for row in rows if running_unmonitored(row.decision)]
     listing = WorkloadList(
         snapshot=snapshot_view(snapshot), items=items, running_unmonitored=unmonitored or None

@@ -16,6 +16,7 @@ from autoscaler.api.schemas.views import (
     PausesView,
     PauseView,
     SnapshotView,
+    ViaKueueView,
     WaitersJudgedView,
     WorkloadView,
 )
@@ -23,6 +24,7 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.audit.records import EVERYTHING, AuditRecord, RuntimeState
 from autoscaler.domain.exemptions import Exemption, exemption_of
 from autoscaler.domain.guards.breaker import BreakerState
+from autoscaler.domain.kueue_config import GateServed
 from autoscaler.domain.models import (
     GuardReport,
     OwnerRef,
@@ -34,10 +36,14 @@ from autoscaler.domain.models import (
 from autoscaler.domain.notices.notice import NO_NOTICE, Notice
 from autoscaler.domain.policy.owner_words import named, stop_words, subject_name
 from autoscaler.domain.policy.owners import KNOWN_OWNERS
+from autoscaler.domain.policy.via_kueue import mark_status
 from autoscaler.domain.usage.assessment import running_unmonitored
 
 
-def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
+def workload_view(
+    row: WorkloadStatus, *, now: datetime, gate: GateServed | None = None
+) -> WorkloadView:
+    """`gate`: the snapshot's reading of Kueue's PriorityBoost gate (via-kueue rules)."""
     info, decision = row.info, row.decision
     owner = info.owner
     exemption = exemption_of(info, now=now)
@@ -77,6 +83,20 @@ def workload_view(row: WorkloadStatus, *, now: datetime) -> WorkloadView:
         stop_means=stop.said,
         bring_back=stop.bring_back,
         stop_lasts=stop.lasts,
+        via_kueue=via_kueue_view(row, gate=gate),
+    )
+
+
+def via_kueue_view(row: WorkloadStatus, *, gate: GateServed | None) -> ViaKueueView | None:
+    status = mark_status(row.info, row.decision, served=gate)
+    if status is None:
+        return None
+    return ViaKueueView(
+        marked=status.marked,
+        since=status.since,
+        gate=status.gate,
+        gate_line=status.gate_line,
+        reason=status.said,
     )
 
 

@@ -55,6 +55,7 @@ def workload(body: Json) -> str:
         ("Time left", minutes(body.get("timeLeftSeconds"))),
         ("Exempt until", _exempt_until(exemption) if exemption else "-"),
         *_notice_pairs(body.get("notice") or {}),
+        *_via_kueue_pairs(body.get("viaKueue") or {}),
         *_stop_pairs(body),
     ]
     if exemption:
@@ -133,6 +134,15 @@ def _notice_pairs(notice: Json) -> list[tuple[str, str]]:
         ("Deletion at", notice.get("deleteAt")),
     ]
     return [(key, str(value)) for key, value in pairs if value]
+
+
+def _via_kueue_pairs(found: Json) -> list[tuple[str, str]]:
+    """Rule `reclaim: via-kueue`: "Marked for Kueue's preemption since ...", or why it does
+    nothing ("via-kueue does nothing: PriorityBoost is not on in Kueue's Configuration"),
+    with the gate as read; nothing under another rule."""
+    if not found:
+        return []
+    return [("Via Kueue", str(found.get("reason"))), ("Kueue gate", str(found.get("gateLine")))]
 
 
 def _class(item: Json) -> str:

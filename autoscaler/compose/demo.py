@@ -106,7 +106,8 @@ def build_demo_service(
     pending: PendingWork,
 ) -> Service:
     """The same parts as `serve` (guards, loop audit, exemption limit), over an in-memory
-    runtime state that the API shares; `pending`: the simulated Kueue's queues."""
+    runtime state that the API shares; `pending`: the simulated Kueue's queues; the
+    simulated cluster answers for Kueue's Configuration (its feature gates) too."""
     assert isinstance(cluster, SimulatedCluster)
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
     shared = SharedState(store=state, actuator=actuator)
@@ -119,6 +120,7 @@ def build_demo_service(
         bind_host=LOOPBACK,
         shared=shared,
         pending=pending,
+        features=cluster,  # the emulated Kueue's gates, for via-kueue rules
     )
 
 

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from autoscaler.domain.guards.breaker import BreakerState
+from autoscaler.domain.kueue_config import GateServed
 from autoscaler.domain.notices.notice import NO_NOTICE, Notice
 from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, HandsOff, Manager
@@ -291,6 +292,9 @@ class Snapshot:
     gpu_pods: tuple[PodRecord, ...] = ()
     guards: GuardReport | None = None  # None until the screen reports (a first cycle cut off)
     waiters: WaitersSeen | None = None  # None: no when-contended stop was due this cycle
+    # Rule `reclaim: via-kueue`: whether Kueue serves the priority boost, as read this cycle;
+    # None: no rule says via-kueue, nothing read.
+    kueue_gate: GateServed | None = None
 
     def find(self, ref: WorkloadRef) -> WorkloadStatus | None:
         return next((row for row in self.workloads if row.ref == ref), None)

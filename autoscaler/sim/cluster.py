@@ -15,10 +15,11 @@ its own (`rayclusters`), suspended by `sim.actuators`.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +27,15 @@ from autoscaler.core.errors import Conflict, NotFound
 from autoscaler.core.ports import Clock
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
-from autoscaler.domain.models import OwnerRef, Pauses, PodRecord, WorkloadInfo, WorkloadRef
+from autoscaler.domain.kueue_config import PRIORITY_BOOST_GATE, V1BETA2, KueueConfiguration
+from autoscaler.domain.models import (
+    OwnerRef,
+    Pauses,
+    PodRecord,
+    Preemption,
+    WorkloadInfo,
+    WorkloadRef,
+)
 from autoscaler.domain.policy.management import KUEUE_QUEUE_LABEL, SUSPENDED_BY_US, Manager
 from autoscaler.sim.admission import admit_pending, pending_reason
 from autoscaler.sim.cluster_pods import ClusterPods
@@ -41,6 +50,8 @@ from autoscaler.sim.workload_info import (
     sim_uid,
     workload_uid,
 )
+
+SIMULATED_CONFIGURATION = "kueue-system/kueue-manager-config (simulated)"
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,7 @@ class SimulatedCluster:
             pod_sets=spec.pod_sets(),
             priority=objects.kueue.priority_value(spec.priority_class),
             priority_class=spec.priority_class,
+            uid=workload_uid(WorkloadRef(spec.namespace, name)),  # named by preemptions
         )
         objects.kueue = objects.kueue.with_workload(workload)
         objects.specs[workload.ref] = spec
@@ -177,6 +189,11 @@ class SimulatedCluster:
             chosen = ((workload, objects.annotations), (owner, objects.owner_annotations))
             for target in (found[ref] for wanted, found in chosen if wanted):
                 merge_annotations(target, changes)
+            if workload and keys.PRIORITY_BOOST in changes:
+                boost = priority_boost(objects.annotations[ref])
+                kueue = objects.kueue
+                changed = replace(kueue.workload(ref), priority_boost=boost)
+                objects.kueue = kueue.with_workload(changed)
             self._touch(ref)
 
     def reactivate(
@@ -256,6 +273,17 @@ class SimulatedCluster:
 
     # Reading for the exporter, the live view and the summary.
 
+    def kueue_configuration(self) -> KueueConfiguration:
+        """The `KueueFeatures` port: the emulated Kueue's Configuration, naming the gates it
+        emulates as they are set (the simulator knows its own flags; a real cluster's
+        `--feature-gates` cannot be read)."""
+        features = self._objects.kueue.features
+        return KueueConfiguration(
+            source=SIMULATED_CONFIGURATION,
+            api_version=V1BETA2,
+            feature_gates={PRIORITY_BOOST_GATE: features.priority_boost},
+        )
+
     def gpu_holdings(self) -> Sequence[GpuHolding]:
         with self._lock:
             return self._pods.holdings()
@@ -323,7 +351,33 @@ class SimulatedCluster:
             priority=workload.priority,
             admitted_usage=admitted_usage(objects.kueue, workload),
             admission=admission_facts(objects.kueue, workload),
+            preemption=preemption_of(workload),
         )
+
+
+# Kueue's preemption message names the preemptor's UID (pkg/scheduler/preemption/
+# preemption.go, `preemptionMessage`: "Preempted to accommodate a workload (UID: <uid>, ...").
+_PREEMPTOR_UID = re.compile(r"\(UID: ([^,)]+)")
+
+
+def preemption_of(workload: Workload) -> Preemption | None:
+    """What the Evicted (Preempted) and Preempted conditions say while they stand."""
+    found = workload.preempted
+    if found is None or not workload.evicted_by_preemption:
+        return None
+    named = _PREEMPTOR_UID.search(found.message)
+    uid = named.group(1) if named else ""
+    return Preemption("" if uid == "UNKNOWN" else uid, found.reason, found.at)
+
+
+def priority_boost(annotations: Mapping[str, str]) -> int:
+    """The boost annotation as Kueue reads it: an int32, else none (pkg/util/priority/
+    priority.go `EffectivePriority` falls back to the base priority on a parse error)."""
+    try:
+        boost = int(annotations.get(keys.PRIORITY_BOOST, "0"))
+    except ValueError:
+        return 0
+    return boost if -(2**31) <= boost < 2**31 else 0
 
 
 def _owner_uid(spec: RayClusterSpec, ref: WorkloadRef) -> str:

@@ -274,3 +274,67 @@ def test_an_event_names_its_object_and_the_reporting_component() -> None:
         "2026-03-01T12:00:00Z",
         "2026-03-01T12:00:00.000005Z",
     )
+
+
+# Kueue's own messages (kubernetes-sigs/kueue at ff69552e): pkg/scheduler/preemption/
+# preemption.go `preemptionMessage` writes "Preempted to accommodate a workload (UID: <uid>,
+# JobUID: <job uid>) due to <reason>; preemptor path: ...; preemptee path: ...", "UNKNOWN"
+# for a missing UID; `IssuePreemptions` sets Evicted=True reason Preempted (pkg/workload/evict)
+# and Preempted=True with the preemption reason (pkg/workload/workload.go
+# SetPreemptedCondition); once admitted again, Preempted=False reason QuotaReserved,
+# "Previously: ..." (test/integration/singlecluster/scheduler/preemption_test.go).
+HIERARCHICAL = (  # preemption_hierarchical_test.go, "preempt with hierarchical advantage"
+    "Preempted to accommodate a workload (UID: wl-in, JobUID: job-in) due to reclamation "
+    "within the cohort; preemptor path: /r/c/q; preemptee path: /r/q_borrowing"
+)
+NO_UID = (  # preemption_test.go TestPreemptionMessage, its first case
+    "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: UNKNOWN) due to UNKNOWN; "
+    "preemptor path: UNKNOWN; preemptee path: UNKNOWN"
+)
+
+
+@pytest.mark.parametrize(
+    ("conditions", "expected"),
+    [
+        pytest.param(
+            [
+                ("Evicted", True, "Preempted", HIERARCHICAL),
+                ("Preempted", True, "InCohortReclamation", HIERARCHICAL),
+            ],
+            ("wl-in", "InCohortReclamation"),
+            id="both-conditions-the-preempted-reason-wins",
+        ),
+        pytest.param(
+            [("Evicted", True, "Preempted", HIERARCHICAL)],
+            ("wl-in", "Preempted"),
+            id="evicted-preempted-alone",
+        ),
+        pytest.param(
+            [("Evicted", True, "Preempted", NO_UID), ("Preempted", True, "InClusterQueue", NO_UID)],
+            ("", "InClusterQueue"),
+            id="uid-unknown-names-nobody",
+        ),
+        pytest.param(
+            [("Preempted", False, "QuotaReserved", f"Previously: {HIERARCHICAL}")],
+            None,
+            id="admitted-again-previously-is-no-preemption",
+        ),
+        pytest.param(
+            [("Evicted", True, "PodsReadyTimeout", "Exceeded the PodsReady timeout")],
+            None,
+            id="another-eviction-is-no-preemption",
+        ),
+    ],
+)
+def test_kueues_preemption_is_read_from_its_conditions(
+    conditions: list[tuple[str, bool, str, str]], expected: tuple[str, str] | None
+) -> None:
+    builder = make_workload("ns", "wl").pod_set("w")
+    for kind, status, reason, message in conditions:
+        builder.condition(kind, at=T1, status=status, reason=reason, message=message)
+    found = parse_workload(stored(builder.build())).preemption
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert (found.preemptor_uid, found.reason, found.at) == (*expected, T1)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from autoscaler.api.presenters import workload_view
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.kueue_config import (
     KueueConfiguration,
@@ -59,9 +60,15 @@ class FakeKueueFeatures:
 
 
 def a_fleet(
-    readings: dict[str, Any], *, config: KueueConfiguration = GATE_ON, logger: logging.Logger
+    readings: dict[str, Any],
+    *,
+    config: KueueConfiguration = GATE_ON,
+    logger: logging.Logger,
+    policy: dict[str, Any] | None = None,
 ) -> tuple[Fleet, FakeKueueFeatures]:
-    fleet = Fleet(readings, settings=VIA_KUEUE)
+    """`policy`: keys laid over VIA_KUEUE's `policy`."""
+    settings = {**VIA_KUEUE, "policy": {**VIA_KUEUE["policy"], **(policy or {})}}
+    fleet = Fleet(readings, settings=settings)
     features = FakeKueueFeatures(config)
     fleet.service = a_service(
         fleet.settings,
@@ -222,3 +229,107 @@ def test_a_boost_someone_else_wrote_is_never_changed(log: logging.Logger) -> Non
     assert fleet.annotations("rc")[keys.PRIORITY_BOOST] == "50"
     assert fleet.when("rc", Action.MARK) == []
     assert "not ours to change" in fleet.decision("rc").reason
+
+
+# docs/RECLAIM.md step 2: a mark counts as a stop begun in the hourly cap.
+def test_marks_count_in_the_hourly_cap_and_the_rest_wait_for_the_next_hour(
+    log: logging.Logger,
+) -> None:
+    names = ["rc0", "rc1", "rc2"]
+    fleet, _ = a_fleet(
+        {n: idle_since(NOW - 3 * WINDOW) for n in names},
+        logger=log,
+        policy={"maxDeactivationsPerHour": 2},
+    )
+    fleet.run_until(NOW + LEAD + INTERVAL)
+    marked = [n for n in names if fleet.when(n, Action.MARK) == [NOW + LEAD]]
+    assert len(marked) == 2
+    [waiting] = [n for n in names if n not in marked]
+    held = fleet.decision(waiting)
+    assert held.action is Action.DEFERRED
+    assert "deferred: at most 2 deactivations per hour (0 begun" in held.reason
+    fleet.cycle()
+    assert "at most 2 deactivations per hour (2 begun" in fleet.decision(waiting).reason
+
+    fleet.run_until(NOW + LEAD + timedelta(hours=1) + 2 * INTERVAL)
+    [later] = fleet.when(waiting, Action.MARK)
+    assert later > NOW + LEAD + timedelta(hours=1) - INTERVAL
+    assert all(fleet.writes(n, "deactivate") == [] for n in names)
+
+
+# docs/RECLAIM.md: a dry run decides and reports only: it says it would mark, and writes nothing.
+def test_a_dry_run_says_it_would_mark_and_writes_nothing(log: logging.Logger) -> None:
+    fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, logger=log, policy={"dryRun": True})
+    fleet.run_until(NOW + 2 * LEAD + 5 * INTERVAL)
+    decision = fleet.decision("rc")
+    assert decision.action is Action.WOULD_DEACTIVATE
+    assert decision.reason.endswith("would mark for Kueue's preemption")
+    assert fleet.writes("rc") == []
+    assert fleet.when("rc", Action.MARK) == []
+
+
+# docs/RECLAIM.md step 4: the deactivation after Kueue's preemption of our marked Workload goes
+# at once, "not held by the caps: the mark was counted" (an idle Workload held back would
+# requeue); the mass-idle breaker tripping in that very cycle holds only the other stops.
+def test_the_deactivation_after_kueues_preemption_is_never_held_by_the_caps_or_the_breaker(
+    log: logging.Logger,
+) -> None:
+    busy_before = 10
+    readings = {"rc": idle_since(NOW - 3 * WINDOW)} | {f"busy-{i}": busy for i in range(10)}
+    fleet, _ = a_fleet(readings, logger=log, policy={"maxDeactivationsPerHour": 1})
+    fleet.run_until(NOW + LEAD + INTERVAL)
+    assert fleet.when("rc", Action.MARK) == [NOW + LEAD], "the hour's one stop begun"
+
+    for i in range(busy_before):  # everyone else stops working at once: the breaker trips
+        fleet.readings[f"busy-{i}"] = idle_since(fleet.clock.now() - 2 * INTERVAL)
+    preempt(fleet, "rc", by="waiter")
+    at = fleet.clock.now()
+    snapshot = fleet.cycle()
+
+    assert snapshot.guards is not None and snapshot.guards.breaker.open
+    assert snapshot.guards.deactivations_last_hour == 1, "the hourly cap is spent"
+    assert fleet.when("rc", Action.DEACTIVATE) == [at]
+    assert len(fleet.writes("rc", "deactivate")) == 1
+
+
+# docs/RECLAIM.md "What it reports": the mark and the gate, in explain/status and /metrics,
+# from the snapshot the cycle published.
+def test_the_mark_and_the_gate_are_reported_from_the_snapshot(log: logging.Logger) -> None:
+    fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, logger=log)
+    fleet.run_until(NOW + LEAD + 2 * INTERVAL)
+    snapshot = fleet.snapshots[-1]
+    [row] = snapshot.workloads
+    view = workload_view(row, now=snapshot.taken_at, gate=snapshot.kueue_gate).via_kueue
+    assert view is not None
+    assert (view.marked, view.since, view.gate) == (True, NOW + LEAD, "on")
+    assert view.reason == f"Marked for Kueue's preemption since {keys.time_text(NOW + LEAD)}"
+    assert view.gate_line == gate_served(GATE_ON, "PriorityBoost").line
+    registry = fleet.service.telemetry.registry
+    marked = "idle_gpu_autoscaler_marked_for_preemption_workloads"
+    assert registry.get_sample_value(marked, {"namespace": NS}) == 1
+    gate = "idle_gpu_autoscaler_kueue_feature_gate"
+    states = {
+        s: registry.get_sample_value(gate, {"gate": "PriorityBoost", "state": s})
+        for s in ("on", "off", "unknown")
+    }
+    assert states == {"on": 1, "off": 0, "unknown": 0}
+
+    fleet.readings["rc"] = busy  # the mark is removed: nothing marked any more
+    fleet.run_until(fleet.clock.now() + 2 * INTERVAL)
+    assert registry.get_sample_value(marked, {"namespace": NS}) is None
+
+
+def test_without_the_gate_explain_says_the_rule_does_nothing(log: logging.Logger) -> None:
+    fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, config=GATE_OFF, logger=log)
+    fleet.run_until(NOW + LEAD + 2 * INTERVAL)
+    snapshot = fleet.snapshots[-1]
+    [row] = snapshot.workloads
+    view = workload_view(row, now=snapshot.taken_at, gate=snapshot.kueue_gate).via_kueue
+    assert view is not None
+    assert (view.marked, view.gate) == (False, "off")
+    assert view.reason == (
+        "via-kueue does nothing: PriorityBoost is not on in Kueue's Configuration"
+    )
+    gate = "idle_gpu_autoscaler_kueue_feature_gate"
+    registry = fleet.service.telemetry.registry
+    assert registry.get_sample_value(gate, {"gate": "PriorityBoost", "state": "off"}) == 1

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 
-def check_config(path: Path | str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "autoscaler", "check-config", "--config", str(path)]
+def check_config(path: Path | str, *more: str) -> subprocess.CompletedProcess[str]:
+    """`more`: further arguments, such as `--kubeconfig PATH`."""
+    command = [sys.executable, "-m", "autoscaler", "check-config", "--config", str(path), *more]
     return subprocess.run(command, capture_output=True, text=True, check=False)

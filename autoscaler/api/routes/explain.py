@@ -29,7 +29,8 @@ def explain_workload(
     context.access.require_read(reader, namespace)
     snapshot = context.store.latest()
     row = require_row(snapshot, namespace, name)
-    view = workload_view(row, now=context.clock.now())
+    gate = snapshot.kueue_gate if snapshot is not None else None
+    view = workload_view(row, now=context.clock.now(), gate=gate)
     waiters = waiters_view(snapshot.waiters if snapshot is not None else None, row.ref)
     kinds = context.policy.actionable_kinds if context.policy is not None else None
     kind = owner_kind_view(row.info.owner, enabled_kinds=kinds)

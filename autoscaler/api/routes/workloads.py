@@ -57,8 +57,10 @@ def get_workload(
     """`name` is the Workload's name or its owner's, such as the RayCluster's name. Unless
     reads are open: `list` on Kueue Workloads in the namespace, asked before the lookup."""
     context.access.require_read(reader, namespace)
-    row = require_row(context.store.latest(), namespace, name)
+    snapshot = context.store.latest()
+    row = require_row(snapshot, namespace, name)
+    gate = snapshot.kueue_gate if snapshot is not None else None
     # Rendered here, on this worker thread: a returned model would be validated and encoded
     # in a second trip to a worker thread, one more wait for the GIL (as the listing is).
-    view = workload_view(row, now=context.clock.now())
+    view = workload_view(row, now=context.clock.now(), gate=gate)
     return Response(view.model_dump_json(by_alias=True), media_type="application/json")

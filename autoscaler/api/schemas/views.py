@@ -68,6 +68,27 @@ class NoticeView(_View):
     )
 
 
+class ViaKueueView(_View):
+    """Rule `reclaim: via-kueue` (docs/RECLAIM.md) for this workload: our mark for Kueue's
+    preemption, and whether Kueue serves the priority boost it rests on."""
+
+    marked: bool = Field(description="Our priority boost is on its Workload.")
+    since: datetime | None = Field(None, description="When we marked it; null: not marked.")
+    gate: str = Field(
+        description="Kueue's PriorityBoost feature gate, as its Configuration says: on, off or "
+        "unknown (the rule does nothing unless on).",
+        examples=["on"],
+    )
+    gate_line: str = Field(
+        description="Where the gate was read and what it says.",
+        examples=[
+            "Kueue feature gate PriorityBoost (alpha since v0.17, default false): on in "
+            "kueue-system/kueue-manager-config"
+        ],
+    )
+    reason: str = Field(examples=["Marked for Kueue's preemption since 2030-01-01T10:00:00Z"])
+
+
 class WorkloadView(_View):
     """A workload as the latest cycle saw it, with that cycle's decision."""
 
@@ -158,6 +179,10 @@ class WorkloadView(_View):
         f'"{REQUEUE_WORDS}".',
     )
     bring_back: str = Field("", description="How a stopped one comes back.")
+    via_kueue: ViaKueueView | None = _omitted(
+        description="Rule `reclaim: via-kueue`: its mark and Kueue's gate; omitted under "
+        "another rule when it carries no mark of ours."
+    )
     stop_lasts: bool = Field(
         True,
         description="False where a stop is a requeue (Kueue's pod integration): its pods are "

@@ -18,13 +18,13 @@ says whether the gate is served and which Workload has which UID.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import parse_time, time_text
 from autoscaler.domain.exemptions import active_exemption
-from autoscaler.domain.kueue_config import GateServed
+from autoscaler.domain.kueue_config import PRIORITY_BOOST_GATE, GateServed
 from autoscaler.domain.models import Action, Decision, Pauses, WorkloadInfo, WorkloadRef
 from autoscaler.domain.notices.staging import snooze_in_force
 from autoscaler.domain.policy.management import Manager
@@ -172,3 +172,50 @@ def preempted(
     return replace(
         decision, action=Action.DEACTIVATE, reason=reason, beneficiary=waiter, kueue_preempted=True
     )
+
+
+GATE_WORDS = {True: "on", False: "off", None: "unknown"}
+
+
+@dataclass(frozen=True)
+class MarkStatus:
+    """What rule `via-kueue` does with one workload, as `explain` and `status` tell it: our
+    mark and since when (from its annotations), whether Kueue serves the boost, and one
+    sentence."""
+
+    marked: bool
+    since: datetime | None
+    gate: str  # GATE_WORDS: on, off, unknown
+    gate_line: str  # gate_served's line: the gate, where it was read, what it says
+    said: str
+
+
+def mark_status(
+    workload: WorkloadInfo, decision: Decision, *, served: GateServed | None
+) -> MarkStatus | None:
+    """None where via-kueue has nothing to say: another rule, and no mark of ours."""
+    since = marked_at(workload)
+    if decision.rule.reclaim is not Reclaim.VIA_KUEUE and since is None:
+        return None
+    on = served.on if served is not None else None
+    line = served.line if served is not None else "Kueue's feature gates are not read"
+    if decision.kueue_preempted:
+        said = "Preempted by Kueue after our mark: deactivated at once, not requeued while idle"
+    elif since is not None:
+        said = f"Marked for Kueue's preemption since {time_text(since)}"
+    elif on is not True:
+        state = "not on" if on is False else "not known to be on"
+        said = f"via-kueue does nothing: {PRIORITY_BOOST_GATE} is {state} in Kueue's Configuration"
+    else:
+        said = _unmarked(workload)
+    return MarkStatus(
+        marked=since is not None, since=since, gate=GATE_WORDS[on], gate_line=line, said=said
+    )
+
+
+def _unmarked(workload: WorkloadInfo) -> str:
+    if workload.manager is not Manager.KUEUE:
+        return "via-kueue does nothing: only a Kueue Workload carries a priority boost"
+    if boost_of_another(workload):
+        return "via-kueue leaves it alone: its priority boost is not ours to change"
+    return "Not marked: it is marked for Kueue's preemption once its stop is due"

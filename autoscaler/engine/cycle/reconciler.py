@@ -112,6 +112,7 @@ class Reconciler:
                 gpu_pods=tuple(gpu_pods),
                 guards=report,
                 waiters=waiters,
+                kueue_gate=inputs.served,
             )
         )
 
@@ -202,6 +203,7 @@ class Reconciler:
             pauses=self._previous.pauses if self._previous else Pauses(),
             errors=(reason,),
             guards=self._previous.guards if self._previous else None,
+            kueue_gate=self._previous.kueue_gate if self._previous else None,
         )
 
 

@@ -32,6 +32,7 @@ from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.queues.contention import UnknownWhy, WaiterOutcome
 from autoscaler.domain.usage.assessment import running_unmonitored
 from autoscaler.engine.metrics.savings import SAVINGS_METRIC_NAMES
+from autoscaler.engine.metrics.via_kueue import VIA_KUEUE_METRIC_NAMES, ViaKueueGauges
 
 PREFIX = "idle_gpu_autoscaler_"
 METRIC_NAMES: tuple[str, ...] = (
@@ -58,6 +59,7 @@ METRIC_NAMES: tuple[str, ...] = (
         )
     )
     + SAVINGS_METRIC_NAMES
+    + VIA_KUEUE_METRIC_NAMES
 )  # per namespace and queue, from engine.savings_metrics
 LOOP_CRASH = "loop"  # the errors' source of a cycle that raised
 LOOP_REASON = "idle"  # deactivations by the loop; "admin" for "deactivate now"
@@ -135,6 +137,7 @@ class ServiceMetrics:
         )
         self._guards = _GuardGauges(registry)
         self._waiters = _WaiterGauges(registry)
+        self._via_kueue = ViaKueueGauges(registry)
 
     def observe(self, snapshot: Snapshot) -> None:
         self.cycles.inc()
@@ -151,6 +154,7 @@ class ServiceMetrics:
         self._count_reclaimed(snapshot)
         self._count_reactivations(snapshot)
         self._count_waiters(snapshot)
+        self._via_kueue.observe(snapshot)
 
     def deactivated(self, ref: WorkloadRef, *, gpus: int, reason: str, at: datetime) -> None:
         """A deactivation outside the loop (the API's "deactivate now")."""
