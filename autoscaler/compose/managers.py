@@ -19,6 +19,7 @@ from autoscaler.adapters.kueue.actuator import KueueActuator
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.queues import KueueQueues, QueueObjects
 from autoscaler.core.ports import Clock, PendingWork, WorkloadActuator
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.policy.management import MANAGERS, Manager
 from autoscaler.engine.acting.by_manager import ActuatorByManager
 from autoscaler.engine.cycle.queues import PendingWorkOf
@@ -43,6 +44,8 @@ class QueueParts:
     client: KubeClient
     objects: QueueObjects  # Kueue's queue objects, as the cluster reader holds them
     logger: logging.Logger
+    # Kueue's Configuration as the cycle's cluster read found it (no request of its own)
+    configuration: Callable[[], KueueConfiguration | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,12 @@ def _suspend_actuator(parts: ActuatorParts) -> WorkloadActuator:
 
 
 def _kueue_queues(parts: QueueParts) -> PendingWork:
-    return KueueQueues(client=parts.client, objects=parts.objects, logger=parts.logger)
+    return KueueQueues(
+        client=parts.client,
+        objects=parts.objects,
+        logger=parts.logger,
+        configuration=parts.configuration,
+    )
 
 
 def _kai_queues(parts: QueueParts) -> PendingWork:
@@ -94,12 +102,18 @@ def build_actuator(
 
 
 def build_pending(
-    settings: Settings, *, client: KubeClient, objects: QueueObjects, logger: logging.Logger
+    settings: Settings,
+    *,
+    client: KubeClient,
+    objects: QueueObjects,
+    logger: logging.Logger,
+    configuration: Callable[[], KueueConfiguration | None] | None = None,
 ) -> PendingWork | None:
     """Who waits, under each enabled manager that has queues (a KAI-only cluster reads no
     kueue.x-k8s.io object), merged when several do. None when none does: when-contended
-    rules then stop nothing (no data)."""
-    parts = QueueParts(client=client, objects=objects, logger=logger)
+    rules then stop nothing (no data). `configuration`: Kueue's Configuration as the
+    cycle read it, for whether Kueue runs with fair sharing."""
+    parts = QueueParts(client=client, objects=objects, logger=logger, configuration=configuration)
     readers = [WIRING[m].waiting for m in _enabled(settings)]
     sources = [reader(parts) for reader in readers if reader is not None]
     if not sources:

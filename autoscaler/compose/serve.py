@@ -192,7 +192,11 @@ def build_replica(
         features=cluster,  # Kueue's Configuration, for via-kueue rules' feature gate
         # Who waits for Kueue's and KAI's quota (when-contended rules), per enabled actuator.
         pending=build_pending(
-            settings, client=client, objects=cluster, logger=logger.getChild("queues")
+            settings,
+            client=client,
+            objects=cluster,
+            logger=logger.getChild("queues"),
+            configuration=lambda: cluster.cycle_kueue_config,  # read in the cycle already
         ),
     )
     # Servers stop in reverse, after the loop: the Lease is released only once the last cycle

@@ -17,6 +17,13 @@ The shape is upstream's (kubernetes-sigs/kueue, read at ff69552e):
 - `featureGates` (both versions): a map of gate name to bool overriding Kueue's defaults. A
   gate it does not name is at Kueue's default for its version, or set by the manager's
   `--feature-gates` flag, which this service cannot see: unknown.
+- `fairSharing`: v1beta1 turns it on with `enable: true` (default false; conversion to
+  v1beta2 drops a disabled one, configuration_conversion.go); v1beta2 has no switch: the
+  field present is on (pkg/scheduler/preemption/fairsharing/strategy.go `Enabled`). Its
+  `preemptionStrategies` default to LessThanOrEqualToFinalShare then LessThanInitialShare
+  (v1beta1 defaults.go; preemption.go `parseStrategies`);
+- `admissionFairSharing`: present is on while the feature gate AdmissionFairSharing is
+  (pkg/util/admissionfairsharing `Enabled`).
 
 Anything else (another apiVersion, a field of the wrong type, a duration Go would refuse) is
 unknown, named in `unknown`, and never assumed; unknown never stops anything.
@@ -60,6 +67,19 @@ class WaitForPodsReady:
     requeuing: RequeuingStrategy = RequeuingStrategy()
 
 
+LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
+LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
+DEFAULT_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
+
+
+@dataclass(frozen=True)
+class FairSharing:
+    """The Configuration's `fairSharing`: on or off, and the preemption strategies."""
+
+    enabled: bool
+    preemption_strategies: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class KueueConfiguration:
     """What Kueue's Configuration says, or why it could not be read (`problem`)."""
@@ -72,10 +92,24 @@ class KueueConfiguration:
     # version, or the manager's --feature-gates flag), never assumed off or on.
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     unknown: tuple[str, ...] = ()  # fields read but not understood, each with why
+    fair_sharing: FairSharing | None = None  # None: unknown
+    admission_fair_sharing: bool | None = None  # the field present; None: unknown
 
     @property
     def readable(self) -> bool:
         return self.problem is None
+
+    def fair_sharing_on(self) -> bool | None:
+        """Whether Kueue runs with fair sharing; None when this Configuration cannot say."""
+        if self.problem is not None or self.fair_sharing is None:
+            return None
+        return self.fair_sharing.enabled
+
+    def admission_fair_sharing_on(self) -> bool | None:
+        """Admission fair sharing: the field present and its feature gate on; None: unknown."""
+        if self.problem is not None or self.admission_fair_sharing is None:
+            return None
+        return self.admission_fair_sharing and gate_or_default(self, ADMISSION_FAIR_SHARING)[0]
 
     def pods_ready_timeout(self, *, recovering: bool) -> tuple[timedelta | None, str | None]:
         """(the timeout Kueue's waitForPodsReady applies, None), or (None, why it is
@@ -136,13 +170,38 @@ def interpret(document: object, *, source: str) -> KueueConfiguration:
             unknown=(*unknown, f"apiVersion {version or 'missing'} not modelled"),
         )
     ready, more = _wait_for_pods_ready(document.get("waitForPodsReady"), version=version)
+    fair, fair_unknown = _fair_sharing(document.get("fairSharing"), version=version)
+    admission = document.get("admissionFairSharing")
+    admission_on: bool | None = admission is not None  # absent or null: off
+    if admission is not None and not isinstance(admission, Mapping):
+        admission_on, more = None, [*more, "admissionFairSharing is not a mapping"]
     return KueueConfiguration(
         source=source,
         api_version=version,
         wait_for_pods_ready=ready,
         feature_gates=gates,
-        unknown=(*unknown, *more),
+        unknown=(*unknown, *more, *fair_unknown),
+        fair_sharing=fair,
+        admission_fair_sharing=admission_on,
     )
+
+
+def _fair_sharing(value: object, *, version: str) -> tuple[FairSharing | None, list[str]]:
+    if value is None:  # absent or null: off in both versions
+        return FairSharing(enabled=False), []
+    if not isinstance(value, Mapping):
+        return None, ["fairSharing is not a mapping"]
+    enabled: object = True  # v1beta2: present is on
+    if version == V1BETA1:
+        enabled = value.get("enable", False)
+        if not isinstance(enabled, bool):
+            return None, ["fairSharing.enable not true or false"]
+    raw = value.get("preemptionStrategies") or []
+    known = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
+    if not isinstance(raw, list) or any(s not in known for s in raw):
+        return None, [f"fairSharing.preemptionStrategies {raw!r} not modelled"]
+    strategies = tuple(str(s) for s in raw) or DEFAULT_STRATEGIES
+    return FairSharing(enabled=bool(enabled), preemption_strategies=strategies), []
 
 
 def _gates(value: object) -> tuple[dict[str, bool], list[str]]:
@@ -225,9 +284,26 @@ def _requeuing(value: object, unknown: list[str]) -> RequeuingStrategy:
 # there, its stage), from pkg/features/kube_features.go (read at ff69552e). PriorityBoost is
 # `{Version: "0.17", Default: false, PreRelease: Alpha}`: off unless the manager turns it on.
 PRIORITY_BOOST_GATE = "PriorityBoost"
+PRIORITIZE_NON_BORROWING = "FairSharingPrioritizeNonBorrowing"
+PRIORITY_SORTING_WITHIN_COHORT = "PrioritySortingWithinCohort"
+ADMISSION_FAIR_SHARING = "AdmissionFairSharing"
 GATE_DEFAULTS: Mapping[str, tuple[str, bool, str]] = {
     PRIORITY_BOOST_GATE: ("0.17", False, "alpha"),
+    PRIORITIZE_NON_BORROWING: ("0.17", True, "beta"),
+    PRIORITY_SORTING_WITHIN_COHORT: ("0.6", True, "beta"),
+    ADMISSION_FAIR_SHARING: ("0.15", True, "beta"),
 }
+
+
+def gate_or_default(config: KueueConfiguration | None, gate: str) -> tuple[bool, str]:
+    """A gate as the Configuration sets it, else Kueue's default at ff69552e, and which of
+    the two it is. For gates that only order the model's answer, not ones a rule acts on:
+    the manager's `--feature-gates` flag, which is not readable, may differ."""
+    if config is not None and config.problem is None and gate in config.feature_gates:
+        named = config.feature_gates[gate]
+        return named, f"{gate} {'on' if named else 'off'} in {config.source}"
+    default = GATE_DEFAULTS[gate][1]
+    return default, f"{gate} {'on' if default else 'off'} (Kueue's default)"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.queues.contention import UnknownWhy, WaiterOutcome, plan_reclaim
-from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, ResourceQuota
+from autoscaler.domain.queues.facts import FairSharingOrder, QueueFacts, QueueQuota, ResourceQuota
 from autoscaler.domain.queues.fair_sharing import (
     Head,
     Ranked,
@@ -419,3 +419,37 @@ def test_heads_kueue_admits_first_are_charged_once_and_said_so() -> None:
     assert "first by fair sharing" in wb.reason and "after c admitted" in wb.reason
     assert wc.outcome is WaiterOutcome.FITS_ALREADY
     assert wc.reason == "fits already: Kueue admits it by fair sharing before team-a/wb"
+
+
+# The gates that shape the order, as Kueue's Configuration sets them (entryComparer.less
+# skips step 2 without FairSharingPrioritizeNonBorrowing, step 4 without
+# PrioritySortingWithinCohort). Each row: the TestEntryComparerLess case with the gate as
+# Kueue's default has it, then the same heads with the gate off.
+NON_BORROWING_OFF = FairSharingOrder(prioritize_non_borrowing=False)
+PRIORITY_OFF = FairSharingOrder(priority_sorting=False)
+GATES = [
+    pytest.param(FairSharingOrder(), 0, True, id="non-borrowing subtree preferred (gate on)"),
+    pytest.param(NON_BORROWING_OFF, 0, False,
+                 id="FairSharingPrioritizeNonBorrowing off: equal shares, the older first"),
+    pytest.param(FairSharingOrder(), 1, True, id="equal shares: the higher priority first"),
+    pytest.param(PRIORITY_OFF, 1, False,
+                 id="PrioritySortingWithinCohort off: equal shares, the older first"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("order", "priority", "newer_first"), GATES)
+def test_the_order_follows_kueues_feature_gates(
+    order: FairSharingOrder, priority: int, newer_first: bool
+) -> None:
+    """The newer head does not borrow (a when priority is 0) or has the higher priority;
+    the older one borrows (share 0, as BorrowingDRS) or not, at priority 0."""
+    older, newer = minutes_ago(2), minutes_ago(1)
+    charge = {(D, CPU): 1000}
+    new = replace(a_waiter("new", "cq-new", {CPU: 1000}), created_at=newer, priority=priority)
+    old = replace(a_waiter("old", "cq-old", {CPU: 1000}), created_at=older)
+    old_share = BORROWING if priority == 0 else Share(1.0)
+    first = Ranked(Head(new, charge), Share(1.0))
+    second = Ranked(Head(old, charge), old_share)
+
+    assert serves_before(first, second, order) is newer_first
+    assert serves_before(second, first, order) is not newer_first

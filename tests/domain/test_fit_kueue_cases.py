@@ -4,7 +4,10 @@ is Kueue's answer in that case (the flavor of each pod set's resources, the char
 (flavor, resource), or no fit), or UNKNOWN where the model does not decide and says why.
 
 Files: FA = pkg/scheduler/flavorassigner/flavorassigner_test.go (TestAssignFlavors),
-RES = pkg/cache/scheduler/resource_test.go (TestAvailable). cpu in millicores.
+RES = pkg/cache/scheduler/resource_test.go (TestAvailable), PF = pkg/scheduler/preemption/
+preemption_fair_test.go (TestFairPreemptions: the waiter is its "incoming", in its
+"targetCQ"; Kueue preempting its "wantPreempted" means Kueue does not admit it without
+preempting, an answer the model gives as unknown). cpu in millicores.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from tests.support.quota_builders import a_queue, a_waiter, queues, quota
 FITS, NO, UNKNOWN = FitOutcome.FITS, FitOutcome.DOES_NOT_FIT, FitOutcome.UNKNOWN
 FA = "flavorassigner_test.go"
 RES = "resource_test.go"
+PF = "preemption_fair_test.go"
 SPOT = Taint("instance", "spot", "NoSchedule")
 SPOT_OK = Toleration("instance", "Equal", "spot", "NoSchedule")
 TRY_NEXT = AdmissionPolicy(when_can_borrow=TRY_NEXT_FLAVOR, when_can_preempt=TRY_NEXT_FLAVOR)
@@ -67,13 +71,15 @@ class Case:
     cohort: tuple[QueueQuota, ...] = ()
     usage: dict[tuple[str, str], int] = field(default_factory=dict)
     why: str = ""  # for UNKNOWN: why the model does not decide; else part of the reason
+    fair_sharing: bool = False  # Kueue's Configuration turns fair sharing on
 
     def cluster(self) -> dict[str, QueueQuota]:
         cq = a_queue("cq", cohort="c" if self.cohort else None)
         for group in self.groups:
             cq.group(*group)
         built = replace(cq.build(), usage=dict(self.usage), policy=self.policy)
-        return queues(built, *self.cohort)
+        every = (built, *self.cohort)
+        return queues(*(replace(q, fair_sharing=self.fair_sharing) for q in every))
 
 
 def ps(name: str, count: int, placement: Placement | None = None, **requests: int) -> PodSet:
@@ -86,6 +92,137 @@ def member(
     built = a_queue(name, cohort="c").group(*flavors).build()
     return replace(built, usage=used or {})
 
+
+# Fair sharing lets a queue whose reclaimWithinCohort is not Never preempt while borrowing
+# (flavorassigner.go `canPreemptWhileBorrowing`), which it cannot without fair sharing.
+FS_RECLAIM = replace(STOP_BOTH, reclaim_within_cohort="Any")
+PF_POLICY = AdmissionPolicy(within_cluster_queue="LowerPriority", reclaim_within_cohort="Any")
+UNIT = 1000
+
+
+def pf_cohort(**used: int) -> tuple[QueueQuota, ...]:
+    """TestFairPreemptions' "b" and "c" beside the waiter's "a" ("cq" here): 3 cpu each in
+    "default"; `used` is what each one's admitted unit workloads take."""
+    return tuple(
+        member(name, flavor("default", cpu=3 * UNIT), used={("default", "cpu"): qty})
+        for name, qty in used.items()
+    )
+
+
+def zero_nominal_borrower() -> tuple[QueueQuota, ...]:
+    """The last two zero-weight cases' "b" (nominal 0, b1..b3 admitted: 3 cpu); the root
+    Cohort's own 3 cpu are lent by "root-quota", a member without waiters (for a flat
+    cohort's root both count the same: resource_node.go `accumulateFromChild`)."""
+    borrower = member("b", flavor("default", cpu=0), used={("default", "cpu"): 3 * UNIT})
+    return borrower, member("root-quota", flavor("default", cpu=3 * UNIT))
+
+
+FAIR_SHARING_CASES = [
+    Case(
+        f"{FA}: when borrowing while preemption is needed for flavor one, fair sharing enabled, "
+        "reclaimWithinCohort=Any (Kueue: Preempt in flavor one; the case's oracle answers "
+        "Preempt, so here a member borrows flavor one for the simulation to pick)",
+        ((flavor("one", cpu=0), flavor("two", cpu=12 * UNIT)),),
+        (ps("main", 1, cpu=12 * UNIT),),
+        UNKNOWN,
+        policy=FS_RECLAIM,
+        cohort=(
+            member("test-secondary-clusterqueue", flavor("one", cpu=12 * UNIT)),
+            member("borrower", flavor("one", cpu=0), used={("one", "cpu"): 2 * UNIT}),
+        ),
+        why="Kueue would simulate preemption for cpu in flavor one",
+        fair_sharing=True,
+    ),
+    Case(
+        f"{FA}: when borrowing while preemption is needed for flavor one, fair sharing enabled, "
+        "reclaimWithinCohort=Never (Kueue: NoFit in flavor one, Fit in flavor two)",
+        ((flavor("one", cpu=0), flavor("two", cpu=12 * UNIT)),),
+        (ps("main", 1, cpu=12 * UNIT),),
+        FITS,
+        {"main": {"cpu": "two"}},
+        policy=STOP_BOTH,
+        cohort=(
+            member(
+                "test-secondary-clusterqueue",
+                flavor("one", cpu=12 * UNIT),
+                used={("one", "cpu"): 10 * UNIT},
+            ),
+        ),
+        fair_sharing=True,
+    ),
+    Case(
+        f"{FA}: the same (reclaimWithinCohort=Never) with a borrowing member: fair sharing "
+        "alone does not make Kueue simulate preemption while borrowing",
+        ((flavor("one", cpu=0), flavor("two", cpu=12 * UNIT)),),
+        (ps("main", 1, cpu=12 * UNIT),),
+        FITS,
+        {"main": {"cpu": "two"}},
+        policy=STOP_BOTH,
+        cohort=(
+            member("test-secondary-clusterqueue", flavor("one", cpu=12 * UNIT)),
+            member("borrower", flavor("one", cpu=0), used={("one", "cpu"): 2 * UNIT}),
+        ),
+        fair_sharing=True,
+    ),
+    Case(
+        f"{PF}: CQ with higher weight can preempt more (Kueue preempts b1 and b2 for the "
+        "borrowing a_incoming)",
+        ((flavor("default", cpu=3 * UNIT),),),
+        (ps("main", 1, cpu=2 * UNIT),),
+        UNKNOWN,
+        policy=PF_POLICY,
+        cohort=pf_cohort(b=6 * UNIT, c=0),
+        usage={("default", "cpu"): 3 * UNIT},
+        why="Kueue would simulate preemption for cpu in flavor default",
+        fair_sharing=True,
+    ),
+    Case(
+        f"{PF}: zero weight borrowing preemptor cannot preempt from a borrowing CQ with a "
+        "non-zero weight (Kueue preempts nothing: its strategies refuse, which the model "
+        "does not compute, so unknown rather than a guess)",
+        ((flavor("default", cpu=UNIT),),),
+        (ps("main", 1, cpu=UNIT),),
+        UNKNOWN,
+        policy=AdmissionPolicy(reclaim_within_cohort="Any"),
+        cohort=(member("b", flavor("default", cpu=UNIT), used={("default", "cpu"): 2 * UNIT}),),
+        usage={("default", "cpu"): UNIT},
+        why="Kueue would simulate preemption for cpu in flavor default",
+        fair_sharing=True,
+    ),
+    Case(
+        f"{PF}: non-zero weight borrowing preemptor preempts from a borrowing CQ (Kueue "
+        "preempts b1 for a_incoming, 2 cpu over a's nominal 1)",
+        ((flavor("default", cpu=UNIT),),),
+        (ps("main", 1, cpu=2 * UNIT),),
+        UNKNOWN,
+        policy=AdmissionPolicy(reclaim_within_cohort="Any"),
+        cohort=zero_nominal_borrower(),
+        why="Kueue would simulate preemption for cpu in flavor default",
+        fair_sharing=True,
+    ),
+    Case(
+        f"{PF}: zero weight borrowing preemptor can preempt from a borrowing CQ which also "
+        "has zero weight (Kueue preempts b1; the weights do not change the fit)",
+        ((flavor("default", cpu=UNIT),),),
+        (ps("main", 1, cpu=2 * UNIT),),
+        UNKNOWN,
+        policy=AdmissionPolicy(reclaim_within_cohort="Any"),
+        cohort=zero_nominal_borrower(),
+        why="Kueue would simulate preemption for cpu in flavor default",
+        fair_sharing=True,
+    ),
+    Case(
+        "flavorassigner.go canPreemptWhileBorrowing: the same queues without fair sharing "
+        "(reclaimWithinCohort Any, no borrowWithinCohort): Kueue does not simulate preemption "
+        "while borrowing, and 2 cpu do not fit the 1 left",
+        ((flavor("default", cpu=UNIT),),),
+        (ps("main", 1, cpu=2 * UNIT),),
+        NO,
+        policy=AdmissionPolicy(reclaim_within_cohort="Any"),
+        cohort=zero_nominal_borrower(),
+        why="needs 2000 cpu in flavor default, 1000 available",
+    ),
+]
 
 CASES = [
     Case(
@@ -326,7 +463,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.source)
+@pytest.mark.parametrize("case", CASES + FAIR_SHARING_CASES, ids=lambda c: c.source)
 def test_kueue_flavor_assigner_cases(case: Case) -> None:
     waiter = replace(a_waiter("w", "cq", {}), pod_sets=case.pod_sets)
     result = fit(waiter, case.cluster())

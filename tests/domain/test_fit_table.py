@@ -10,6 +10,7 @@ reason (no fit, unknown). cpu is in millicores and memory in bytes, Kueue's cano
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pytest
 
@@ -432,7 +433,7 @@ def test_what_is_freed_counts_as_unused(row: Row) -> None:
 def cohort_with(doubtful: str) -> dict[str, QueueQuota]:
     a = gpu_queue("team-a-cq", gpus=8, cohort="team-ab")
     b = gpu_queue("team-b-cq", gpus=8, cohort="team-ab")
-    (a if doubtful == "team-a-cq" else b).not_modelled("fair sharing is enabled")
+    (a if doubtful == "team-a-cq" else b).not_modelled("admission checks: provisioning")
     return queues(a, b)
 
 
@@ -444,7 +445,7 @@ UNKNOWNS = [
             {GPU: 1},
             NOTHING_FREED,
             UNKNOWN,
-            "ClusterQueue team-a-cq: fair sharing is enabled",
+            "ClusterQueue team-a-cq: admission checks: provisioning",
         ),
         id="a-queue-whose-admission-cannot-be-modelled-is-unknown",
     ),
@@ -455,7 +456,7 @@ UNKNOWNS = [
             {GPU: 1},
             NOTHING_FREED,
             UNKNOWN,
-            "ClusterQueue team-b-cq: fair sharing is enabled",
+            "ClusterQueue team-b-cq: admission checks: provisioning",
         ),
         id="a-cohort-member-whose-admission-cannot-be-modelled-makes-the-fit-unknown",
     ),
@@ -507,3 +508,17 @@ def test_lent_quota_the_cohort_has_borrowed_is_not_available_to_its_owner() -> N
         "0 available: nominal 8, used 6, cohort lends 0, 2 of its unused quota lent to the cohort"
         in result.reason
     )
+
+
+def test_fair_sharing_leaves_the_fit_as_it_is_where_kueue_would_not_preempt() -> None:
+    """Fair sharing changes which head Kueue serves first, not the quota arithmetic: a
+    borrowing waiter fits, and one beyond what is left does not, as without it. Only a
+    reclaimWithinCohort policy turns a shortfall into Kueue's preemption (test_fit_kueue_
+    cases.py's fair sharing rows)."""
+    lender = gpu_queue("team-b-cq", gpus=8, used=2, cohort="team-ab")
+    borrower = gpu_queue("team-a-cq", gpus=8, used=8, cohort="team-ab")
+    fair = {q.name: replace(q.build(), fair_sharing=True) for q in (lender, borrower)}
+    fits = fit(a_waiter("w", "team-a-cq", {GPU: 6}), fair)
+    short = fit(a_waiter("w", "team-a-cq", {GPU: 7}), fair)
+    assert (fits.outcome, short.outcome) == (FITS, NO), (fits.reason, short.reason)
+    assert dict(fits.borrowing) == {("a100", GPU): 6}

@@ -10,10 +10,14 @@ from datetime import timedelta
 import pytest
 
 from autoscaler.domain.kueue_config import (
+    LESS_THAN_INITIAL_SHARE,
+    LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+    PRIORITIZE_NON_BORROWING,
     V1BETA1,
     V1BETA2,
     KueueConfiguration,
     RequeuingStrategy,
+    gate_or_default,
     interpret,
     unreadable,
 )
@@ -171,3 +175,90 @@ def test_an_unreadable_configuration_knows_no_gate_and_says_why_in_one_line() ->
 )
 def test_the_summary_line(document: object, said: str) -> None:
     assert read(document).summary() == f"Kueue configuration {SOURCE}: {said}"
+
+
+# fairSharing and admissionFairSharing as Kueue reads them: apis/config/v1beta1/
+# configuration_conversion_test.go (case named in the id) converts v1beta1 into the v1beta2
+# Kueue runs on, where the field present is on (preemption/fairsharing/strategy.go Enabled).
+BOTH = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
+LTIS = LESS_THAN_INITIAL_SHARE
+
+
+@pytest.mark.parametrize(
+    ("document", "on", "strategies"),
+    [
+        pytest.param({"apiVersion": V1BETA2}, False, (), id="v1beta2-absent-off"),
+        pytest.param(
+            {"apiVersion": V1BETA2, "fairSharing": {"preemptionStrategies": [LTIS]}},
+            True,
+            (LTIS,),
+            id="v1beta2-present-on",
+        ),
+        pytest.param(
+            {"apiVersion": V1BETA1, "fairSharing": {"enable": True}},
+            True,
+            BOTH,
+            id="with FairSharing enabled, but preemption strategies are empty",
+        ),
+        pytest.param(
+            {"apiVersion": V1BETA1, "fairSharing": {"enable": False}},
+            False,
+            (),
+            id="with FairSharing disabled",
+        ),
+        pytest.param(
+            {"apiVersion": V1BETA1, "fairSharing": {}}, False, (), id="v1beta1-enable-absent"
+        ),
+        pytest.param({"apiVersion": V1BETA2, "fairSharing": "yes"}, None, (), id="not-a-mapping"),
+        pytest.param({"apiVersion": "config.kueue.x-k8s.io/v9"}, None, (), id="unknown-version"),
+    ],
+)
+def test_fair_sharing_is_on_as_kueue_reads_its_configuration(
+    document: object, on: bool | None, strategies: tuple[str, ...]
+) -> None:
+    config = read(document)
+    assert config.fair_sharing_on() is on
+    if on:
+        assert config.fair_sharing is not None
+        assert config.fair_sharing.preemption_strategies == strategies
+
+
+def test_an_unreadable_configuration_says_nothing_about_fair_sharing() -> None:
+    config = unreadable(SOURCE, "cannot read it: 403")
+    assert (config.fair_sharing_on(), config.admission_fair_sharing_on()) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("document", "on"),
+    [
+        pytest.param({"apiVersion": V1BETA2}, False, id="absent-off"),
+        pytest.param({"apiVersion": V1BETA2, "admissionFairSharing": {}}, True, id="present-on"),
+        pytest.param(
+            {
+                "apiVersion": V1BETA2,
+                "admissionFairSharing": {},
+                "featureGates": {"AdmissionFairSharing": False},
+            },
+            False,
+            id="present-but-its-gate-off",  # admission_fair_sharing.go Enabled
+        ),
+    ],
+)
+def test_admission_fair_sharing_needs_the_field_and_its_gate(document: object, on: bool) -> None:
+    assert read(document).admission_fair_sharing_on() is on
+
+
+@pytest.mark.parametrize(
+    ("gates", "expected"),
+    [
+        pytest.param({}, (True, "FairSharingPrioritizeNonBorrowing on (Kueue's default)"),
+                     id="unnamed-kueue-default"),
+        pytest.param({"FairSharingPrioritizeNonBorrowing": False},
+                     (False, f"FairSharingPrioritizeNonBorrowing off in {SOURCE}"), id="named-off"),
+    ],
+)  # fmt: skip
+def test_an_ordering_gate_is_the_configurations_else_kueues_default(
+    gates: dict[str, bool], expected: tuple[bool, str]
+) -> None:
+    config = read({"apiVersion": V1BETA2, "featureGates": gates})
+    assert gate_or_default(config, PRIORITIZE_NON_BORROWING) == expected

@@ -98,7 +98,7 @@ class KueueCluster:
         self._selectors = self._finder.selectors
         self._gpu_resources = tuple(settings.gpu_resources)
         self._workloads: ApiResource | None = None
-        self._kueue_config: KueueConfiguration | None = None  # as the latest cycle read it
+        self.cycle_kueue_config: KueueConfiguration | None = None  # latest cycle's; queues read it
         self._scale_ups: ScaleUps | None = None  # as the latest cycle read them
 
     def workload_resource(self) -> ApiResource:
@@ -232,7 +232,7 @@ class KueueCluster:
             context,
             scale_ups=scale_ups,
             gpu_resources=self._gpu_resources,
-            kueue=self._kueue_config,  # the cycle's reading: no request per Workload
+            kueue=self.cycle_kueue_config,  # the cycle's reading: no request per Workload
         )
 
     def _context(self) -> WorkloadContext:
@@ -253,7 +253,7 @@ class KueueCluster:
         return self._kept(list_configuration(self._client, self._settings.kueue_configuration))
 
     def _kept(self, config: KueueConfiguration) -> KueueConfiguration:
-        self._kueue_config = config
+        self.cycle_kueue_config = config
         return config
 
     def scale_ups(self) -> ScaleUps | None:

@@ -9,6 +9,11 @@ Kueue's own for its queues (higher priority first, then older), from the Workloa
 warning logged once and a note in every QueueFacts: never "nobody waits". A failed read of
 the queues is `QueueFacts.failure`; `read_queues` never raises.
 
+Whether fair sharing is on, how Kueue orders the heads and whether admission fair sharing
+is on come from Kueue's Configuration as the cycle already read it (`configuration`, the
+cluster reader's reading: no request of its own), else from the status Kueue writes
+(`adapters/kueue/unmodelled.py`); a note says which source decided.
+
 Calls per read: the queue objects through `QueueObjects` (watch caches in `serve`), and one
 visibility GET per ClusterQueue that has pending Workloads (one discovery while not served).
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,12 +37,14 @@ from autoscaler.adapters.kubernetes.resources import (
 from autoscaler.adapters.kueue import queue_objects as parse
 from autoscaler.adapters.kueue.admission_objects import admission_policy
 from autoscaler.adapters.kueue.unmodelled import (
-    fair_sharing_on,
+    FairSharingRead,
     fair_weight,
     order_unknown,
+    read_fair_sharing,
     unmodelled_reasons,
 )
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
+from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, Waiter
 from autoscaler.domain.queues.fair_sharing import DEFAULT_WEIGHT
 
@@ -83,13 +90,21 @@ class _Order:
 
 class KueueQueues:
     def __init__(
-        self, *, client: KubeClient, objects: QueueObjects, logger: logging.Logger | None = None
+        self,
+        *,
+        client: KubeClient,
+        objects: QueueObjects,
+        logger: logging.Logger | None = None,
+        configuration: Callable[[], KueueConfiguration | None] | None = None,
     ) -> None:
+        """`configuration`: Kueue's Configuration as this cycle read it (None: not read)."""
         self._client = client
         self._objects = objects
         self._log = logger or logging.getLogger(__name__)
+        self._configuration = configuration
         self._visibility: ApiResource | None = None
         self._warned: set[str] = set()
+        self._fair_said: str | None = None  # the fair-sharing line logged last
 
     def read_queues(self) -> QueueFacts:
         try:
@@ -97,7 +112,8 @@ class KueueQueues:
         except (ClusterError, *MALFORMED) as exc:
             self._log.warning("cannot read Kueue's queues: %s", exc)
             return QueueFacts(failure=f"cannot read Kueue's queues: {exc}")
-        queues = self._quotas(objects)
+        fair = self._fair_sharing(objects)
+        queues = self._quotas(objects, fair)
         pending = self._pending(objects)
         order = self._order(sorted(pending))
         waiters = tuple(
@@ -105,11 +121,26 @@ class KueueQueues:
             for name in sorted(pending)
             for waiter in _ordered(pending[name], order.positions.get(name, ()))
         )
-        return QueueFacts(queues=queues, waiters=waiters, source=order.source, notes=order.notes)
+        return QueueFacts(
+            queues=queues,
+            waiters=waiters,
+            source=order.source,
+            notes=(*order.notes, *fair.notes),
+            fair_order=fair.order,
+        )
 
-    def _quotas(self, objects: _Objects) -> dict[str, QueueQuota]:
+    def _fair_sharing(self, objects: _Objects) -> FairSharingRead:
+        config = self._configuration() if self._configuration is not None else None
+        fair = read_fair_sharing(config, objects.cluster_queues, objects.cohorts.values())
+        said = "; ".join(fair.notes) or "fair sharing off"
+        if said != (self._fair_said or "fair sharing off"):  # once on, then on each change
+            self._log.info("%s", said)
+        self._fair_said = said
+        return fair
+
+    def _quotas(self, objects: _Objects, fair_sharing: FairSharingRead) -> dict[str, QueueQuota]:
         queues = {}
-        fair = fair_sharing_on(objects.cluster_queues, objects.cohorts.values())
+        fair, afs = fair_sharing.on, fair_sharing.admission
         for obj in objects.cluster_queues:
             try:
                 name, cohort, groups, usage = parse.quota_parts(obj, flavors=objects.flavors)
@@ -117,7 +148,7 @@ class KueueQueues:
                 reasons = unmodelled_reasons(
                     obj, flavors=objects.flavors, cohorts=objects.cohorts, cohort=cohort
                 )
-                unordered = order_unknown(obj, fair_sharing=fair)
+                unordered = order_unknown(obj, fair_sharing=fair, admission_fair_sharing=afs)
                 weight = fair_weight(obj)  # 0 is a weight: never `or` it away
             except MALFORMED as exc:
                 self._log.warning("skipping malformed ClusterQueue %s: %s", log_name(obj), exc)

@@ -46,7 +46,13 @@ from datetime import datetime
 from enum import StrEnum
 
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.domain.queues.facts import FlavorResource, QueueFacts, QueueQuota, Waiter
+from autoscaler.domain.queues.facts import (
+    FairSharingOrder,
+    FlavorResource,
+    QueueFacts,
+    QueueQuota,
+    Waiter,
+)
 from autoscaler.domain.queues.fair_sharing import (
     Admission,
     TurnKind,
@@ -168,7 +174,8 @@ def plan_reclaim(candidates: Iterable[Candidate], facts: QueueFacts) -> ReclaimP
             reports.append(_report(waiter, WaiterOutcome.FITS_ALREADY, admitted[waiter.ref]))
             continue
         pending = [w for w in waiters if w.ref not in admitted]
-        judged = _serve(waiter, queues, idle, _rival_heads(waiter, queues, pending))
+        rivals = _rival_heads(waiter, queues, pending)
+        judged = _serve(waiter, queues, idle, rivals, facts.fair_order)
         reports.append(judged.report)
         reclaims.extend(PlannedStop(candidate, waiter.ref) for candidate in judged.chosen)
         taken = {c.ref for c in judged.chosen}
@@ -195,9 +202,11 @@ def _serve(
     queues: Mapping[str, QueueQuota],
     idle: Sequence[Candidate],
     rivals: Sequence[Waiter] | str,
+    order: FairSharingOrder,
 ) -> _Judged:
     """The waiter's report, the candidates freed for it and what Kueue would admit.
-    `rivals`: the other heads of a fair-sharing cohort, or why they cannot be told."""
+    `rivals`: the other heads of a fair-sharing cohort, or why they cannot be told;
+    `order`: how Kueue orders them (its feature gates)."""
     now = fit(waiter, queues)
     known = _known_rivals(waiter, now, queues, rivals)
     if isinstance(known, _Judged):
@@ -209,7 +218,7 @@ def _serve(
             return _Judged(
                 _report(waiter, WaiterOutcome.FITS_ALREADY, reason), (), ((waiter, now),)
             )
-        judged = _fair(waiter, queues, (), known, WaiterOutcome.FITS_ALREADY)
+        judged = _fair(waiter, queues, (), known, outcome=WaiterOutcome.FITS_ALREADY, order=order)
         if judged.report.outcome is not WaiterOutcome.ANOTHER_HEAD_FIRST:
             return judged
     usable = [c for c in idle if _may_serve(c, waiter, queues)]
@@ -219,7 +228,7 @@ def _serve(
         return _Judged(_report(waiter, WaiterOutcome.CANNOT_FIT, why))
     chosen = _fewest(waiter, queues, usable)
     if fair:
-        return _fair(waiter, queues, chosen, known, WaiterOutcome.SERVED)
+        return _fair(waiter, queues, chosen, known, outcome=WaiterOutcome.SERVED, order=order)
     after = fit(waiter, queues, _frees(chosen))
     names = ", ".join(str(c.ref) for c in chosen)
     report = _report(waiter, WaiterOutcome.SERVED, f"freeing {names}: {after.reason}", chosen)
@@ -246,11 +255,13 @@ def _fair(
     queues: Mapping[str, QueueQuota],
     chosen: tuple[Candidate, ...],
     rivals: Sequence[Waiter],
+    *,
     outcome: WaiterOutcome,
+    order: FairSharingOrder,
 ) -> _Judged:
     """The judgement in a fair-sharing cohort, once `chosen` is freed (FITS_ALREADY when
-    nothing is): the waiter's turn among the cohort's heads."""
-    turn = turn_of(waiter, settle(queues, freed=_frees(chosen)), rivals)
+    nothing is): the waiter's turn among the cohort's heads, in Kueue's `order`."""
+    turn = turn_of(waiter, settle(queues, freed=_frees(chosen)), rivals, order)
     if turn.kind is TurnKind.UNKNOWN:
         report = _report(
             waiter, WaiterOutcome.FIT_UNKNOWN, turn.reason, unknown_why=UnknownWhy.ORDER_UNKNOWN

@@ -120,6 +120,18 @@ class Waiter:
 
 
 @dataclass(frozen=True)
+class FairSharingOrder:
+    """How Kueue orders a fair-sharing cohort's heads (pkg/scheduler/fair_sharing_iterator.go
+    `entryComparer.less`): its feature gates FairSharingPrioritizeNonBorrowing and
+    PrioritySortingWithinCohort (both on by default at ff69552e), and which source said
+    fair sharing is on (Kueue's Configuration, or the status Kueue writes)."""
+
+    prioritize_non_borrowing: bool = True
+    priority_sorting: bool = True
+    source: str = ""  # e.g. "Kueue's Configuration kueue-system/kueue-manager-config"
+
+
+@dataclass(frozen=True)
 class QueueFacts:
     """One cycle's read of the queues. `failure`: nothing is known about waiters, which is
     never "nobody waits" (and never "someone waits")."""
@@ -129,6 +141,7 @@ class QueueFacts:
     source: str = "workloads"  # "visibility" (Kueue's pendingworkloads API) or "workloads"
     failure: str | None = None
     notes: tuple[str, ...] = ()  # e.g. the visibility API is not served: read Workloads
+    fair_order: FairSharingOrder = FairSharingOrder()
 
 
 def merge_queue_facts(facts: Sequence[QueueFacts]) -> QueueFacts:
@@ -151,4 +164,9 @@ def merge_queue_facts(facts: Sequence[QueueFacts]) -> QueueFacts:
         source="+".join(each.source for each in facts),
         failure="; ".join(failures) or None,
         notes=tuple(note for each in facts for note in each.notes),
+        # Only Kueue's queues are ordered by fair sharing; no two systems share a cohort.
+        fair_order=next(
+            (each.fair_order for each in facts if each.fair_order != FairSharingOrder()),
+            FairSharingOrder(),
+        ),
     )

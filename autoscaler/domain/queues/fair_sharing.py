@@ -17,9 +17,11 @@ cycle), and so which head a freed quota goes to. Kueue's source, read at ff69552
   (flavor, resource) pairs the head requests comes first (`FairSharingPrioritizeNonBorrowing`,
   beta, on by default since v0.17); (2) the lower share, computed with the head's usage
   added (`computeDRS`); (3) the higher priority (`PrioritySortingWithinCohort`, on by
-  default); (4) the older. `PrioritizePreemptorWorkloads` (alpha, off by default) is not
-  modelled. The Cohort's own weight ranks a child cohort against its siblings: it does not
-  count in a flat cohort, whose root has no siblings.
+  default); (4) the older. Steps (1) and (3) follow the gates as `FairSharingOrder` says
+  (Kueue's Configuration's `featureGates`, else Kueue's defaults); with a gate off, its
+  step is skipped, as Kueue skips it. `PrioritizePreemptorWorkloads` (alpha, off by
+  default) is not modelled. The Cohort's own weight ranks a child cohort against its
+  siblings: it does not count in a flat cohort, whose root has no siblings.
 
 Hierarchical cohorts are not modelled (the adapter marks such queues unmodelled).
 """
@@ -33,7 +35,13 @@ from enum import StrEnum
 from functools import cmp_to_key
 
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.domain.queues.facts import FlavorResource, QueueQuota, ResourceQuota, Waiter
+from autoscaler.domain.queues.facts import (
+    FairSharingOrder,
+    FlavorResource,
+    QueueQuota,
+    ResourceQuota,
+    Waiter,
+)
 from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, fit
 
 DEFAULT_WEIGHT = 1.0
@@ -166,33 +174,40 @@ class Ranked:
     share: Share
 
 
-def rank(heads: Sequence[Head], queues: Mapping[str, QueueQuota]) -> list[Ranked]:
+DEFAULT_ORDER = FairSharingOrder()
+
+
+def rank(
+    heads: Sequence[Head],
+    queues: Mapping[str, QueueQuota],
+    order: FairSharingOrder = DEFAULT_ORDER,
+) -> list[Ranked]:
     """The heads (one per ClusterQueue of a flat cohort) in the order of one tournament."""
     ranked = [
         Ranked(head, share(queues[head.waiter.cluster_queue], queues, head.charge))
         for head in heads
     ]
-    return sorted(ranked, key=cmp_to_key(_compare_heads))
+
+    def compare(a: Ranked, b: Ranked) -> int:
+        return -1 if serves_before(a, b, order) else int(serves_before(b, a, order))
+
+    return sorted(ranked, key=cmp_to_key(compare))
 
 
-def _compare_heads(a: Ranked, b: Ranked) -> int:
-    return -1 if serves_before(a, b) else int(serves_before(b, a))
-
-
-def serves_before(a: Ranked, b: Ranked) -> bool:
+def serves_before(a: Ranked, b: Ranked, order: FairSharingOrder = DEFAULT_ORDER) -> bool:
     """`entryComparer.less`: whether Kueue considers head `a` before head `b`."""
-    return _order_key(a) < _order_key(b)
+    return _order_key(a, order) < _order_key(b, order)
 
 
-def _order_key(entry: Ranked) -> tuple[object, ...]:
+def _order_key(entry: Ranked, order: FairSharingOrder) -> tuple[object, ...]:
     waiter = entry.head.waiter
     requested = [key for key, qty in entry.head.charge.items() if qty > 0]
     zero_weight_borrows = entry.share.zero_weight_borrows
     return (
-        entry.share.borrows_on(requested),
+        order.prioritize_non_borrowing and entry.share.borrows_on(requested),
         zero_weight_borrows,
         entry.share.ratio if zero_weight_borrows else entry.share.weighted,
-        -waiter.priority,
+        -waiter.priority if order.priority_sorting else 0,
         waiter.created_at,
         waiter.ref,
     )
@@ -245,7 +260,12 @@ class Turn:
     own: Fit | None = None  # the waiter's fit once they are admitted (FIRST)
 
 
-def turn_of(waiter: Waiter, queues: Mapping[str, QueueQuota], rivals: Sequence[Waiter]) -> Turn:
+def turn_of(
+    waiter: Waiter,
+    queues: Mapping[str, QueueQuota],
+    rivals: Sequence[Waiter],
+    order: FairSharingOrder = DEFAULT_ORDER,
+) -> Turn:
     """Whether Kueue, ordering the cohort's heads by fair sharing, gives `waiter` the quota
     of `queues` (frees already given back). `rivals`: the heads of the cohort's other
     ClusterQueues. Kueue runs the tournament again after each admission, each ClusterQueue's
@@ -259,7 +279,7 @@ def turn_of(waiter: Waiter, queues: Mapping[str, QueueQuota], rivals: Sequence[W
             first = ", ".join(f"{w.ref} of {w.cluster_queue}" for w, _ in ahead)
             return Turn(
                 TurnKind.BEHIND,
-                f"by fair sharing Kueue serves {first} first; then {own.reason}",
+                f"by fair sharing Kueue serves {first} first{_per(order)}; then {own.reason}",
                 tuple(ahead),
             )
         heads = [Head(waiter, own.charge())]
@@ -272,20 +292,27 @@ def turn_of(waiter: Waiter, queues: Mapping[str, QueueQuota], rivals: Sequence[W
             if theirs.fits:
                 heads.append(Head(rival, theirs.charge()))
                 fits[rival.ref] = theirs
-        ranked = rank(heads, queues)
+        ranked = rank(heads, queues, order)
         winner = ranked[0].head.waiter
         if winner is waiter:
-            return Turn(TurnKind.FIRST, _first_text(ranked, ahead), tuple(ahead), own)
+            return Turn(TurnKind.FIRST, _first_text(ranked, ahead, order), tuple(ahead), own)
         ahead.append((winner, fits[winner.ref]))
         queues = settle(queues, freed={}, admissions=[ahead[-1]])
         contenders = [w for w in contenders if w is not winner]
 
 
-def _first_text(ranked: Sequence[Ranked], ahead: Sequence[Admission]) -> str:
+def _per(order: FairSharingOrder) -> str:
+    """Which source said fair sharing is on, for the judgement."""
+    return f" (fair sharing on per {order.source})" if order.source else ""
+
+
+def _first_text(
+    ranked: Sequence[Ranked], ahead: Sequence[Admission], order: FairSharingOrder
+) -> str:
     own = ranked[0]
     others = [f"{r.head.waiter.cluster_queue} {r.share.text()}" for r in ranked[1:]]
     text = f"first by fair sharing ({own.head.waiter.cluster_queue} {own.share.text()}"
     text += f"; before {', '.join(others)})" if others else ")"
     if ahead:
         text += f", after {', '.join(w.cluster_queue for w, _ in ahead)} admitted"
-    return text
+    return text + _per(order)

@@ -18,18 +18,27 @@ flavorassigner.go and pkg/cache/scheduler/resource_node.go), for flat cohorts on
   lendingLimit`) plus what its cohort has left, which is negative when the cohort already
   uses more than it holds (quotas cut, a queue moved) and then eats into the kept part; a
   borrowing limit caps what comes from the cohort. A request beyond `potentialAvailable()`
-  (kept part plus all the cohort lends, capped by the borrowing limit) never fits.
-UNKNOWN, with the reason: the queue or a cohort member is marked `unmodelled` (fair
-sharing, hierarchical cohorts, topology, admission checks, StrictFIFO); the waiter is
-(`Waiter.unmodelled`, e.g. an affinity the adapter cannot read); the answer depends on a
-preemption simulation whose candidates are not modelled (a policy other than Never, and a
-workload in that flavor and resource it could pick); Kueue cannot evaluate a pod set's
-affinity; or it does not fit whole, a pod set has a `minCount` and the waiter fits with its
-minCount pods (partial admission admits some count in between, which is not modelled; when
-even the minCount pods do not fit, it does not fit). Not modelled at all: Kueue resuming a
-waiter's flavor search where its last attempt stopped (which matters only where that
-attempt stopped at a preemption, an answer this model gives as unknown), and
-`quotaCheckStrategy: IgnoreUndeclared`.
+  (kept part plus all the cohort lends, capped by the borrowing limit) never fits;
+- where the quota falls short, Kueue simulates preemption when the request is within the
+  nominal quota, or while borrowing when `canPreemptWhileBorrowing`: `borrowWithinCohort`
+  is not Never, or fair sharing is on and `reclaimWithinCohort` is not Never (`QueueQuota.
+  fair_sharing`). The simulation finds no candidate (a known answer) when no policy could
+  pick an admitted workload in that flavor and resource: ours (`withinClusterQueue`) in the
+  queue, or a borrowing cohort member's under `reclaimWithinCohort` (with fair sharing only
+  that one, preemption.go `findCandidates`; without, `borrowWithinCohort` too).
+Fair sharing changes nothing else in the fit (the order in which Kueue serves the heads is
+`domain/queues/fair_sharing.py`'s).
+UNKNOWN, with the reason: the queue or a cohort member is marked `unmodelled` (hierarchical
+cohorts, topology, admission checks, StrictFIFO); the waiter is (`Waiter.unmodelled`, e.g.
+an affinity the adapter cannot read); the answer depends on a preemption simulation that
+may find candidates (classical, or fair sharing's strategies LessThanOrEqualToFinalShare /
+LessThanInitialShare over per-workload shares, which are not modelled); Kueue cannot
+evaluate a pod set's affinity; or it does not fit whole, a pod set has a `minCount` and the
+waiter fits with its minCount pods (partial admission admits some count in between, which
+is not modelled; when even the minCount pods do not fit, it does not fit). Not modelled at
+all: Kueue resuming a waiter's flavor search where its last attempt stopped (which matters
+only where that attempt stopped at a preemption, an answer this model gives as unknown),
+and `quotaCheckStrategy: IgnoreUndeclared`.
 """
 
 from __future__ import annotations
@@ -310,18 +319,30 @@ class _Ledger:
         )
         if total > self.potential(key, quota):
             return Granular(Mode.NO_FIT, 0), miss
-        policy = self.queue.policy
-        if quota.nominal >= total or policy.borrow_within_cohort != NEVER:
+        if quota.nominal >= total or self._preempts_while_borrowing():
             return (MAYBE if self._candidates(key) else Granular(Mode.NO_CANDIDATES, level)), miss
         return Granular(Mode.NO_FIT, level), miss
 
+    def _preempts_while_borrowing(self) -> bool:
+        """flavorassigner.go `canPreemptWhileBorrowing`: with fair sharing, any
+        reclaimWithinCohort but Never lets Kueue preempt while borrowing, as
+        borrowWithinCohort does with or without it."""
+        policy = self.queue.policy
+        if policy.borrow_within_cohort != NEVER:
+            return True
+        return self.queue.fair_sharing and policy.reclaim_within_cohort != NEVER
+
     def _candidates(self, key: FlavorResource) -> bool:
         """Whether a preemption policy could pick any admitted workload in this (flavor,
-        resource): ours for withinClusterQueue, a borrowing member's for the cohort ones."""
+        resource): ours for withinClusterQueue, a borrowing member's for the cohort ones
+        (with fair sharing, reclaimWithinCohort's only: preemption.go `findCandidates`)."""
         policy = self.queue.policy
         if policy.within_cluster_queue != NEVER and self.used(self.queue, key) > 0:
             return True
-        if NEVER == policy.reclaim_within_cohort == policy.borrow_within_cohort:
+        cohort_policies = {policy.reclaim_within_cohort}
+        if not self.queue.fair_sharing:
+            cohort_policies.add(policy.borrow_within_cohort)
+        if cohort_policies == {NEVER}:
             return False
         return any(
             self.used(m, key) > q.nominal
