@@ -17,7 +17,9 @@ quotaResourcesToReserve), and the preemptor is admitted by a later pass. Victims
 requeued pending. The round repeats until no head is left.
 
 A ClusterQueue without `spec.preemption` (Never, the default) never preempts: its workloads
-only get quota nobody holds.
+only get quota nobody holds. A workload with a pod set that does not tolerate its queue's
+flavor's taints is never a head: Kueue's flavor assigner rules the flavor out before counting
+any quota, so it neither fits nor preempts (`flavors.py`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from datetime import datetime
 
 from autoscaler.domain.models import WorkloadRef
 from autoscaler.sim.fair_sharing import dominant_resource_share
+from autoscaler.sim.flavors import untolerated_message, untolerated_taint
 from autoscaler.sim.kueue_model import (
     Admission,
     Event,
@@ -145,6 +148,8 @@ def _target_queue(state: KueueState, workload: Workload) -> ClusterQueue | str:
 def _quota_reason(state: KueueState, cq: ClusterQueue, workload: Workload) -> str:
     if uncovered := cq.uncovered(workload.requests):
         return "; ".join(f"resource {r} unavailable in ClusterQueue {cq.name}" for r in uncovered)
+    if (refused := flavor_refusal(cq, workload)) is not None:
+        return refused
     charge = cq.charge(workload.requests, pods=workload.pod_count)
     if gaps := ledger(state).shortfalls(cq.name, charge):
         return "; ".join(_insufficient(cq, gap) for gap in gaps)
@@ -230,7 +235,7 @@ def _head(
 def _fitting(
     state: KueueState, cq: ClusterQueue, book: Ledger, workload: Workload
 ) -> _Candidate | None:
-    if cq.uncovered(workload.requests):
+    if cq.uncovered(workload.requests) or flavor_refusal(cq, workload) is not None:
         return None
     charge = cq.charge(workload.requests, pods=workload.pod_count)
     borrows = book.needs_borrowing(cq.name, charge)
@@ -243,6 +248,19 @@ def _fitting(
     return _Candidate(
         workload, cq, charge, borrows, targets, _assignment_message(cq, workload, gaps)
     )
+
+
+def flavor_refusal(cq: ClusterQueue, workload: Workload) -> str | None:
+    """Why Kueue assigns the queue's flavor to none of the workload's pod sets; None when
+    every pod set tolerates its taints (flavorassigner.go, checkFlavorForPodSets, pod sets in
+    order; the message as Assignment.Message words it)."""
+    for pod_set in workload.pod_sets:
+        tolerations = (*pod_set.tolerations, *cq.flavor_tolerations)
+        taint = untolerated_taint(cq.flavor_taints, tolerations)
+        if taint is not None:
+            why = untolerated_message(taint, cq.flavor)
+            return f"couldn't assign flavors to pod set {pod_set.name}: {why}"
+    return None
 
 
 def _reserved(book: Ledger, chosen: _Candidate) -> dict[str, int]:

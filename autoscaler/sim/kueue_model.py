@@ -21,6 +21,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from autoscaler.domain.models import WorkloadRef
+from autoscaler.sim.flavors import Toleration
 from autoscaler.sim.quota import ClusterQueue
 
 LocalQueueKey = tuple[str, str]  # (namespace, name)
@@ -94,6 +95,7 @@ class PodSet:
     name: str
     count: int
     requests: Mapping[str, int]  # per pod, canonical units (see quota.py)
+    tolerations: tuple[Toleration, ...] = ()  # the pod template's, against flavor taints
 
     @property
     def total(self) -> dict[str, int]:

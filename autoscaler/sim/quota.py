@@ -1,7 +1,8 @@
 """ClusterQueue quotas and the arithmetic of borrowing within a cohort.
 
 Quantities are integers in Kueue's canonical units: millicores for `cpu`, whole units for
-everything else (GPUs, bytes, pods). One ResourceFlavor per ClusterQueue.
+everything else (GPUs, bytes, pods). One ResourceFlavor per ClusterQueue; its taints rule it
+out for a pod set that does not tolerate them (`flavors.py`).
 
 A queue's `preemption` policy is Kueue's `spec.preemption` (kueue apis/kueue/v1beta2
 clusterqueue_types.go): which admitted workloads a pending one may evict, in its own queue
@@ -22,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from autoscaler.sim.flavors import Taint, Toleration
 
 PODS = "pods"  # counted as a resource only by queues that cover it, as Kueue does
 
@@ -75,6 +78,9 @@ class ClusterQueue:
     flavor: str = "default-flavor"  # reported in podSetAssignments only
     preemption: Preemption = Preemption()
     fair_weight: float = 1.0  # spec.fairSharing.weight
+    # The flavor's ResourceFlavor spec.nodeTaints and spec.tolerations (`flavors.py`).
+    flavor_taints: tuple[Taint, ...] = ()
+    flavor_tolerations: tuple[Toleration, ...] = ()
 
     @classmethod
     def from_nominal(

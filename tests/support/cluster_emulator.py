@@ -105,8 +105,12 @@ class ClusterEmulator:
 
     def _read_state(self, now: datetime) -> KueueState:
         state = KueueState(features=self._features)
+        flavors = {
+            obj["metadata"]["name"]: obj
+            for obj in self._store.list("resourceflavors.kueue.x-k8s.io")
+        }
         for obj in self._store.list("clusterqueues.kueue.x-k8s.io"):
-            state = state.with_cluster_queue(cluster_queue_from_object(obj))
+            state = state.with_cluster_queue(cluster_queue_from_object(obj, flavors=flavors))
         for obj in self._store.list("localqueues.kueue.x-k8s.io"):
             state = state.with_local_queue(local_queue_from_object(obj))
         for obj in self._store.list("workloadpriorityclasses.kueue.x-k8s.io"):

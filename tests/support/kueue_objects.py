@@ -1,9 +1,11 @@
 """Kubernetes objects (kueue.x-k8s.io/v1beta2 dicts, v1beta1 spellings accepted) read into
 the pure Kueue model; the status writers live in `kueue_status` and are re-exported here.
 
-Simplifications: one ResourceFlavor per ClusterQueue; a pod's requests are the sum of its
-containers' requests (limits where a request is missing), at least the largest init
-container's, plus overhead; sidecar init containers are not special.
+Simplifications: one ResourceFlavor per ClusterQueue (its `spec.nodeTaints` and
+`spec.tolerations` read against each pod set's tolerations, `autoscaler/sim/flavors.py`); a
+pod's requests are the sum of its containers' requests (limits where a request is missing),
+at least the largest init container's, plus overhead; sidecar init containers are not
+special.
 
 Read for preemption: a ClusterQueue's `spec.preemption` and `spec.fairSharing.weight`; a
 Workload's `metadata.uid`, its `kueue.x-k8s.io/job-uid` label (both named in Kueue's
@@ -20,6 +22,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from autoscaler.sim.flavors import Taint, Toleration
 from autoscaler.sim.kueue_model import Admission, LocalQueue, Phase, PodSet, Preempted, Workload
 from autoscaler.sim.quota import (
     ClusterQueue,
@@ -51,16 +54,20 @@ JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 _SIGNED_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-def cluster_queue_from_object(obj: Obj) -> ClusterQueue:
+def cluster_queue_from_object(
+    obj: Obj, *, flavors: Mapping[str, Obj] | None = None
+) -> ClusterQueue:
+    """`flavors`: the ResourceFlavors by name, for the queue's flavor's taints and
+    tolerations (a flavor not given has neither)."""
     spec = obj.get("spec", {})
     quotas: dict[str, ResourceQuota] = {}
     flavor_names: list[str] = []
     for group in spec.get("resourceGroups", []):
-        flavors = group.get("flavors", [])
-        if len(flavors) != 1:
+        listed = group.get("flavors", [])
+        if len(listed) != 1:
             raise ValueError(f"ClusterQueue {obj['metadata']['name']}: one flavor per group only")
-        flavor_names.append(flavors[0]["name"])
-        quotas.update({res["name"]: _resource_quota(res) for res in flavors[0]["resources"]})
+        flavor_names.append(listed[0]["name"])
+        quotas.update({res["name"]: _resource_quota(res) for res in listed[0]["resources"]})
     return ClusterQueue(
         name=obj["metadata"]["name"],
         quotas=quotas,
@@ -69,6 +76,28 @@ def cluster_queue_from_object(obj: Obj) -> ClusterQueue:
         flavor=flavor_names[0] if flavor_names else "default-flavor",
         preemption=_preemption(spec.get("preemption") or {}),
         fair_weight=_fair_weight((spec.get("fairSharing") or {}).get("weight", 1)),
+        **_flavor_nodes((flavors or {}).get(flavor_names[0]) if flavor_names else None),
+    )
+
+
+def _flavor_nodes(flavor: Obj | None) -> dict[str, Any]:
+    """A ResourceFlavor's spec.nodeTaints and spec.tolerations, as the model's fields."""
+    spec = (flavor or {}).get("spec") or {}
+    taints = tuple(
+        Taint(t["key"], t.get("value", ""), t["effect"]) for t in spec.get("nodeTaints") or []
+    )
+    return {"flavor_taints": taints, "flavor_tolerations": _tolerations(spec)}
+
+
+def _tolerations(spec: Obj) -> tuple[Toleration, ...]:
+    return tuple(
+        Toleration(
+            key=t.get("key", ""),
+            operator=t.get("operator", "Equal"),
+            value=t.get("value", ""),
+            effect=t.get("effect", ""),
+        )
+        for t in spec.get("tolerations") or []
     )
 
 
@@ -174,7 +203,12 @@ def _pod_set(obj: Obj, excluded: Collection[str]) -> PodSet:
     for resource, value in (pod_spec.get("overhead") or {}).items():
         requests[resource] = requests.get(resource, 0) + parse_quantity(resource, value)
     kept = {r: q for r, q in requests.items() if not any(r.startswith(p) for p in excluded)}
-    return PodSet(name=obj.get("name", "main"), count=int(obj.get("count", 1)), requests=kept)
+    return PodSet(
+        name=obj.get("name", "main"),
+        count=int(obj.get("count", 1)),
+        requests=kept,
+        tolerations=_tolerations(pod_spec),
+    )
 
 
 def _container_requests(container: Obj) -> dict[str, int]:

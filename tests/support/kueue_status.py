@@ -12,16 +12,22 @@ QuotaReserved=False (PendingEvaluation), Admitted=False and Requeued=True (reaso
 re-admission Evicted and Preempted turn False ("Previously: ...", pkg/workload/workload.go,
 resetActiveCondition). A preemptor waiting for its victims shows QuotaReserved=False, reason
 WaitingForPreemptedWorkloads ("... Pending the preemption of N workload(s)").
-Times are RFC 3339 UTC with a 'Z'. A status is meant to replace the stored one, not be merged.
+With fair sharing on, a ClusterQueue's status carries `fairSharing.weightedShare`: its
+dominant resource share, rounded up to an integer (MaxInt64 for +inf), and none with fair
+sharing off (pkg/controller/core/clusterqueue_controller.go, updateCqStatusIfChanged;
+helpers.go, WeightedShare). Times are RFC 3339 UTC with a 'Z'. A status is meant to replace
+the stored one, not be merged.
 """
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from autoscaler.domain.models import WorkloadRef
-from autoscaler.sim.admission import pending_reason, queue_usage
+from autoscaler.sim.admission import ledger, pending_reason, queue_usage
+from autoscaler.sim.fair_sharing import dominant_resource_share
 from autoscaler.sim.kueue_model import (
     DEACTIVATED_MESSAGE,
     Admission,
@@ -60,13 +66,18 @@ def cluster_queue_status(state: KueueState, name: str) -> dict[str, Any]:
         for resource, total in now_used.used.items()
     ]
     reservation = [{"name": flavor, "resources": resources}]
-    return {
+    status: dict[str, Any] = {
         "flavorsReservation": reservation,
         "flavorsUsage": reservation,
         "admittedWorkloads": now_used.admitted,
         "reservingWorkloads": now_used.admitted,
         "pendingWorkloads": now_used.pending,
     }
+    if state.features.fair_sharing:
+        share = dominant_resource_share(ledger(state), state.cluster_queues[name], {}).weighted
+        weighted = 2**63 - 1 if share == math.inf else math.ceil(share)
+        status["fairSharing"] = {"weightedShare": weighted}
+    return status
 
 
 class _Row(NamedTuple):

@@ -114,4 +114,8 @@ def _why_not(plan: ReclaimPlan) -> str:
         parts.append(f"{unknown} waiter(s) with fit unknown")
     if behind := plan.count(WaiterOutcome.ANOTHER_HEAD_FIRST):
         parts.append(f"{behind} waiter(s) behind another queue's head by fair sharing")
+    # Why Kueue would not admit them anyway (a taint, a node selector, a quota), unnamed:
+    # the waiter may be another tenant's.
+    if cannot := [r for r in plan.waiters if r.outcome is WaiterOutcome.CANNOT_FIT]:
+        parts.append(f"{len(cannot)} waiter(s) that cannot fit, the first: {cannot[0].reason}")
     return "nobody waits that it would let in" + (f" ({'; '.join(parts)})" if parts else "")
