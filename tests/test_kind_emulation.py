@@ -315,6 +315,10 @@ def test_an_appwrapper_makes_its_components_once_admitted_and_removes_them_on_ev
     (wrapped,) = cluster.store.list("jobs.batch", namespace=NS)
     assert owners(wrapped) == [("AppWrapper", "aw", True)]
     assert len(cluster.pods()) == 2 and running(cluster.pods())
+    # appwrapper internal/controller/appwrapper/resource_management.go: the pods are labelled
+    assert {
+        p["metadata"]["labels"]["workload.codeflare.dev/appwrapper"] for p in cluster.pods()
+    } == {"aw"}
 
     cluster.deactivate(workload)
     cluster.sync()
