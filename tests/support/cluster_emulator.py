@@ -168,7 +168,9 @@ class ClusterEmulator:
                     started["status"] = {"phase": "Running", "startTime": rfc3339_of(now)}
                     self._store.put(started)
 
-    def _reconcile_rayjob(self, namespace: str, name: str, *, admitted: bool, now: datetime) -> None:
+    def _reconcile_rayjob(
+        self, namespace: str, name: str, *, admitted: bool, now: datetime
+    ) -> None:
         rayjob = self._store.get(RAYJOBS, name=name, namespace=namespace)
         if rayjob["spec"].get("suspend") is admitted or "suspend" not in rayjob["spec"]:
             rayjob = self._store.patch(

@@ -120,7 +120,9 @@ class KueueIntegrations:
 
     def _job_pod_sets(self, job: Object) -> list[Object]:
         if job["kind"] == "Job":
-            return [sets.pod_set("main", job["spec"].get("parallelism", 1), job["spec"]["template"])]
+            return [
+                sets.pod_set("main", job["spec"].get("parallelism", 1), job["spec"]["template"])
+            ]
         if job["kind"] == "JobSet":
             return sets.jobset_pod_sets(job["spec"])
         if job["kind"] == "PyTorchJob":
