@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.builders import kinds
+from tests.support.builders import kinds, make_rayjob, make_workload_for
 from tests.support.builders.queues import make_cluster_queue, make_local_queue, make_resource_flavor
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.crd_validation import assert_valid
@@ -41,7 +41,7 @@ class Cluster:
 
     def apply(self, obj: Object) -> Object:
         """As a user applies it (a CRD-backed kind checked against its CRD first)."""
-        if obj["apiVersion"] not in ("v1", "apps/v1"):
+        if obj["apiVersion"] not in ("v1", "apps/v1", "batch/v1"):
             assert_valid(obj)
         return self.store.put(obj)
 
@@ -213,6 +213,61 @@ def test_a_pytorchjob_runs_master_and_workers_and_its_pods_go_when_suspended() -
     assert cluster.pods() == []
 
 
+def test_a_batch_job_is_one_main_pod_set_unsuspended_on_admission_and_suspended_again() -> None:
+    """kueue test/integration/singlecluster/controller/jobs/job/job_controller_test.go,
+    "Should reconcile workload and job for all jobs": a Workload controlled by the Job, its one
+    pod set "main" of `parallelism` pods; admission unsuspends the Job; a deactivated Workload
+    suspends it and the Job controller deletes its active pods."""
+    cluster = Cluster(gpus=4)
+    cluster.apply(kinds.make_batch_job(NS, "etl", pods=2, queue="user-queue"))
+
+    cluster.sync()
+
+    workload = cluster.workload()
+    assert owners(workload) == [("Job", "etl", True)]
+    assert pod_sets(workload) == [("main", 2)]
+    assert admitted(workload)
+    assert cluster.get("jobs.batch", "etl")["spec"]["suspend"] is False
+    pods = cluster.pods()
+    assert len(pods) == 2 and running(pods)
+    assert {p["metadata"]["labels"]["batch.kubernetes.io/job-name"] for p in pods} == {"etl"}
+
+    cluster.deactivate(workload)
+    cluster.sync()
+
+    assert cluster.get("jobs.batch", "etl")["spec"]["suspend"] is True
+    assert cluster.pods() == []
+    assert not admitted(cluster.workload())
+
+
+def test_a_rayjob_gets_its_raycluster_once_admitted_and_loses_it_when_suspended() -> None:
+    """kueue test/integration/singlecluster/controller/jobs/rayjob/rayjob_controller_test.go,
+    "Should reconcile RayJobs": the RayJob unsuspended on admission, suspended on eviction;
+    KubeRay (ray-operator/controllers/ray/rayjob_controller.go) then makes a RayCluster
+    labelled with the job it came from, and deletes it when the job is suspended."""
+    cluster = Cluster(gpus=4)
+    rayjob = make_rayjob(NS, "sweep").head(gpus=1).queue("user-queue").build()
+    cluster.apply(rayjob)
+    cluster.store.put(make_workload_for(rayjob).build())  # Kueue's webhook makes it at once
+
+    cluster.sync()
+
+    assert cluster.get("rayjobs.ray.io", "sweep")["spec"]["suspend"] is False
+    (raycluster,) = cluster.store.list("rayclusters.ray.io", namespace=NS)
+    assert owners(raycluster) == [("RayJob", "sweep", True)]
+    assert raycluster["metadata"]["labels"]["ray.io/originated-from-cr-name"] == "sweep"
+    (pod,) = cluster.pods()
+    assert pod["metadata"]["labels"]["ray.io/originated-from-cr-name"] == "sweep"
+    assert running([pod])
+
+    cluster.deactivate(cluster.workload())
+    cluster.sync()
+
+    assert cluster.get("rayjobs.ray.io", "sweep")["spec"]["suspend"] is True
+    assert cluster.store.list("rayclusters.ray.io", namespace=NS) == []
+    assert cluster.pods() == []
+
+
 def test_a_trainjob_makes_a_jobset_from_its_runtime_then_jobs_then_pods() -> None:
     """kueue test/integration/singlecluster/controller/jobs/trainjob/trainjob_controller_test.go,
     "Should reconcile Trainjobs": the Workload's pod sets are the runtime's JobSet's (the "node"
@@ -260,6 +315,10 @@ def test_an_appwrapper_makes_its_components_once_admitted_and_removes_them_on_ev
     (wrapped,) = cluster.store.list("jobs.batch", namespace=NS)
     assert owners(wrapped) == [("AppWrapper", "aw", True)]
     assert len(cluster.pods()) == 2 and running(cluster.pods())
+    # appwrapper internal/controller/appwrapper/resource_management.go: the pods are labelled
+    assert {
+        p["metadata"]["labels"]["workload.codeflare.dev/appwrapper"] for p in cluster.pods()
+    } == {"aw"}
 
     cluster.deactivate(workload)
     cluster.sync()

@@ -6,7 +6,14 @@ scheduling pass (`autoscaler.sim.admission.admit_pending`: admit what fits; for 
 only fits by preemption, evict and requeue its victims, and admit it in a later `sync()`
 once their quota is free), write each Workload's status (preemption conditions included,
 see `kueue_status`), and create the pods of admitted RayClusters (Running)
-or delete them and suspend the RayCluster when its Workload is not admitted. The tests call
+or delete them and suspend the RayCluster when its Workload is not admitted. A RayJob's
+Workload runs it as KubeRay's RayJob controller does (ray-project/kuberay ray-operator/
+controllers/ray/rayjob_controller.go): unsuspended, it gets a RayCluster of its
+`rayClusterSpec`, controlled by the job and labelled `ray.io/originated-from-crd` and
+`ray.io/originated-from-cr-name` (constructRayClusterForRayJob), whose pods carry those labels
+(controllers/ray/common/pod.go reads them from the pod's labels); suspended, the RayCluster is
+deleted with its pods. Kueue suspends and unsuspends the RayJob (kueue pkg/controller/jobs/
+rayjob/rayjob_controller.go). The tests call
 it explicitly, so the order of events is deterministic. Given `namespaces`, it sees only the
 Workloads (and RayClusters) there, so tests sharing the session's server leave each other be.
 
@@ -29,6 +36,7 @@ from autoscaler.sim.admission import admit_pending
 from autoscaler.sim.kueue_model import KueueFeatures, KueueState, Phase
 from tests.support.builders import make_pod
 from tests.support.builders.pods import PodBuilder
+from tests.support.builders.ray import ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL, RayJobBuilder
 from tests.support.kind_controllers import KindEmulator
 from tests.support.kube_server import KubeServer
 from tests.support.kueue_objects import (
@@ -43,6 +51,8 @@ from tests.support.kueue_objects import (
 Object = dict[str, Any]
 WORKLOADS = "workloads.kueue.x-k8s.io"
 RAYCLUSTERS = "rayclusters.ray.io"
+RAYJOBS = "rayjobs.ray.io"
+RAY_ORIGIN = (ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL)
 
 
 class ClusterEmulator:
@@ -80,10 +90,12 @@ class ClusterEmulator:
             if ref not in state.workloads:
                 continue
             admitted = state.workload(ref).phase is Phase.ADMITTED
-            owner = _raycluster_owner(obj)
+            owner = _controller_owner(obj, "RayCluster")
             status = workload_status(state, ref)
             if owner is not None:
                 self._reconcile_raycluster(ref.namespace, owner, admitted=admitted, now=now)
+            if (job := _controller_owner(obj, "RayJob")) is not None:
+                self._reconcile_rayjob(ref.namespace, job, admitted=admitted, now=now)
             if owner in self.pods_ready_for and admitted:
                 status = self._with_pods_ready(status, ref.namespace, owner)
             self._write_status(obj, status)
@@ -159,6 +171,35 @@ class ClusterEmulator:
                     started = copy.deepcopy(pod)
                     started["status"] = {"phase": "Running", "startTime": rfc3339_of(now)}
                     self._store.put(started)
+
+    def _reconcile_rayjob(
+        self, namespace: str, name: str, *, admitted: bool, now: datetime
+    ) -> None:
+        rayjob = self._store.get(RAYJOBS, name=name, namespace=namespace)
+        if rayjob["spec"].get("suspend") is admitted or "suspend" not in rayjob["spec"]:
+            rayjob = self._store.patch(
+                RAYJOBS, name=name, namespace=namespace, patch={"spec": {"suspend": not admitted}}
+            )
+        cluster = RayJobBuilder(copy.deepcopy(rayjob)).raycluster().build()
+        cluster_name = cluster["metadata"]["name"]
+        found = self._store.list(RAYCLUSTERS, namespace=namespace)
+        exists = any(c["metadata"]["name"] == cluster_name for c in found)
+        pods = self._store.list(
+            "pods", namespace=namespace, label_selector=f"ray.io/cluster={cluster_name}"
+        )
+        if not admitted:
+            for pod in pods:
+                self._store.delete("pods", name=pod["metadata"]["name"], namespace=namespace)
+            if exists:
+                self._store.delete(RAYCLUSTERS, name=cluster_name, namespace=namespace)
+            return
+        if not exists:
+            cluster = self._store.put(cluster)
+        if not pods:
+            origin = {k: v for k, v in cluster["metadata"]["labels"].items() if k in RAY_ORIGIN}
+            for pod in ray_pods(cluster, now=now):
+                pod["metadata"]["labels"].update(origin)
+                self._store.put(self._pulled(pod, now=now))
 
     def _unpullable_in(self, pod: Object) -> bool:
         return any(c["image"] in self.unpullable for c in pod["spec"]["containers"])
@@ -250,8 +291,8 @@ def _waiting_for_image(pod: Object) -> bool:
     return any("waiting" in (c.get("state") or {}) for c in statuses)
 
 
-def _raycluster_owner(workload: Object) -> str | None:
+def _controller_owner(workload: Object, kind: str) -> str | None:
     for ref in workload["metadata"].get("ownerReferences", []):
-        if ref.get("kind") == "RayCluster" and ref.get("controller"):
+        if ref.get("kind") == kind and ref.get("controller"):
             return str(ref["name"])
     return None

@@ -14,7 +14,9 @@ unsuspends it, and what it deletes when Kueue suspends it again.
   name built from its runtime, whose `suspend` follows the TrainJob's.
 - AppWrapper (project-codeflare/appwrapper internal/controller/appwrapper/
   appwrapper_controller.go): each component created, controlled by the AppWrapper, while it
-  is not suspended; deleted (with what they made) when it is.
+  is not suspended; deleted (with what they made) when it is. The component and the pod
+  template at each of its declared pod sets are labelled `workload.codeflare.dev/appwrapper`
+  (internal/controller/appwrapper/resource_management.go, createComponent), so its pods are.
 """
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ class JobControllers:
                 wrapped = copy.deepcopy(template)
                 wrapped["metadata"]["namespace"] = meta["namespace"]
                 wrapped["metadata"].setdefault("labels", {})[APPWRAPPER_LABEL] = meta["name"]
+                for declared in component.get("podSets", []):
+                    pod_template = _at(wrapped, declared["path"].removeprefix("template."))
+                    labels = pod_template.setdefault("metadata", {}).setdefault("labels", {})
+                    labels[APPWRAPPER_LABEL] = meta["name"]
                 wrapped["metadata"]["ownerReferences"] = [owner_reference(appwrapper)]
                 self._kinds.write(wrapped)
 
@@ -170,3 +176,11 @@ class JobControllers:
                     labels["training.kubeflow.org/job-role"] = "master"
                 pod = child_pod(pytorchjob, pod_name, replica["template"], now=now, labels=labels)
                 self._kinds.write(pod)
+
+
+def _at(obj: Object, path: str) -> Object:
+    """The object at a dotted path of `obj` (an AppWrapper pod set's `path`)."""
+    node = obj
+    for part in path.split("."):
+        node = node[part]
+    return node

@@ -1,10 +1,12 @@
 """Kueue's job integrations in miniature: a Workload for each queued object, and what Kueue
 does to the object when its Workload is admitted or not.
 
-- Job kinds (JobSet, PyTorchJob, TrainJob, AppWrapper): created suspended (the webhook;
+- Job kinds (batch Job, JobSet, PyTorchJob, TrainJob, AppWrapper): created suspended (the webhook;
   suspended here if it was not), one Workload controlled by the job, unsuspended on admission
   and suspended again on eviction (kueue pkg/controller/jobframework/reconciler.go,
-  ReconcileGenericJob: "job is suspended" / "stopping the job").
+  ReconcileGenericJob: "job is suspended" / "stopping the job"). A batch Job's one pod set
+  is "main" of `parallelism` pods (kueue pkg/controller/jobs/job/job_controller.go, PodSets);
+  only a Job carrying a queue label is queued, not a JobSet's.
 - StatefulSet: one prebuilt Workload owned (not controlled) by the set, then by each of its
   pods (kueue pkg/controller/jobs/statefulset/statefulset_reconciler.go, constructWorkload;
   pkg/controller/jobs/pod/pod_controller.go, EnsureWorkloadOwnedByAllMembers).
@@ -41,6 +43,7 @@ LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 
 # Where each job kind keeps its suspend flag.
 SUSPEND_PATHS: dict[str, tuple[str, ...]] = {
+    "Job": ("suspend",),
     "JobSet": ("suspend",),
     "PyTorchJob": ("runPolicy", "suspend"),
     "TrainJob": ("suspend",),
@@ -116,6 +119,10 @@ class KueueIntegrations:
             self._ensure(job, name, self._job_pod_sets(job), controller=True)
 
     def _job_pod_sets(self, job: Object) -> list[Object]:
+        if job["kind"] == "Job":
+            return [
+                sets.pod_set("main", job["spec"].get("parallelism", 1), job["spec"]["template"])
+            ]
         if job["kind"] == "JobSet":
             return sets.jobset_pod_sets(job["spec"])
         if job["kind"] == "PyTorchJob":

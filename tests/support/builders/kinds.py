@@ -80,9 +80,14 @@ def _job_spec(pods: int, *, gpus: int) -> Object:
     }
 
 
-def make_batch_job(namespace: str, name: str, *, pods: int = 1, gpus: int = 1) -> Object:
-    """A batch/v1 Job (AppWrapper's usual component)."""
-    return _owner("batch/v1", "Job", namespace, name, _job_spec(pods, gpus=gpus)["spec"])
+def make_batch_job(
+    namespace: str, name: str, *, pods: int = 1, gpus: int = 1, queue: str | None = None
+) -> Object:
+    """A batch/v1 Job (AppWrapper's usual component); queued with `queue` (then suspended)."""
+    spec = _job_spec(pods, gpus=gpus)["spec"]
+    if queue is not None:
+        spec["suspend"] = True
+    return _queued(_owner("batch/v1", "Job", namespace, name, spec), queue)
 
 
 def make_pytorchjob(
