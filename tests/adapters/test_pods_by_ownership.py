@@ -57,7 +57,7 @@ def gpu_pod(namespace: str, name: str, owner: Any = None, group: str = "") -> di
     return pod
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def server() -> Iterator[KubeServer]:
     with KubeServer() as running:
         yield running
@@ -151,6 +151,8 @@ def test_each_kind_finds_its_pods_and_a_broken_chain_is_unsure(server: KubeServe
 
 
 def test_pod_discovery_is_constant_whatever_the_number_of_workloads(server: KubeServer) -> None:
+    jobset(server, "team-c", "one")
+    notebook_like_deployment(server, "team-c", "web-one")
     cluster = connect(server)
     cluster.workload_resource()
     server.requests.clear()
