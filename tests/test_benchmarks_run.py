@@ -104,6 +104,11 @@ BENCHMARKS = {
         shows=("request 1: median ", "request 4: median "),
         real=False,
     ),
+    "bench_hostile_documents": Benchmark(
+        runs=("--repeat 1 --files nul-bytes a-50-mb-list",),
+        shows=("| nul-bytes | 9 | ", "| a-50-mb-list | 52,428,807 | "),
+        real=False,
+    ),
     "bench_soak": Benchmark(
         runs=(
             "--workloads 20 --minutes 5 --seed 7",
