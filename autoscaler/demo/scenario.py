@@ -40,6 +40,7 @@ class Scenario:
     rules: tuple[Mapping[str, Any], ...] = ()  # `rules:` entries, as a settings file has them
     people: tuple[SnoozeAtWarning, ...] = ()  # what people do when the service tells them
     actuators: Mapping[str, Any] = field(default_factory=dict)  # `actuators:`, as in a file
+    cluster: Mapping[str, Any] = field(default_factory=dict)  # `cluster:`, as in a file
 
     @property
     def gpus(self) -> int:
@@ -58,8 +59,10 @@ class Scenario:
 
     def settings(self, *, dry_run: bool) -> Settings:
         """The product's defaults (60-minute window, 5%, 15-minute grace), acting or not,
-        with the scenario's rules and actuators."""
-        return scenario_settings(dry_run=dry_run, rules=self.rules, actuators=self.actuators)
+        with the scenario's rules, actuators and owner kinds."""
+        return scenario_settings(
+            dry_run=dry_run, rules=self.rules, actuators=self.actuators, cluster=self.cluster
+        )
 
 
 def scenario_settings(
@@ -67,12 +70,14 @@ def scenario_settings(
     dry_run: bool,
     rules: Sequence[Mapping[str, Any]],
     actuators: Mapping[str, Any] | None = None,
+    cluster: Mapping[str, Any] | None = None,
 ) -> Settings:
     """Every scenario's settings are built here, and only here: the product's defaults, one
-    cycle a minute, and the scenario's `rules:` and `actuators:` validated as a settings
-    file's are."""
+    cycle a minute, and the scenario's `rules:`, `actuators:` and `cluster:` validated as a
+    settings file's are."""
     base = Settings(policy=PolicySettings(dry_run=dry_run), loop=LoopSettings(interval=CYCLE))
-    if not rules and not actuators:
+    if not rules and not actuators and not cluster:
         return base
     tree: dict[str, Any] = {"policy": base.policy, "loop": base.loop, "rules": rules}
-    return Settings.model_validate(tree | ({"actuators": actuators} if actuators else {}))
+    sections = {"actuators": actuators, "cluster": cluster}
+    return Settings.model_validate(tree | {key: found for key, found in sections.items() if found})

@@ -28,6 +28,10 @@
 - `kai` (issue 17, in `demo.kai_story`): a Kueue team's trainer beside two RayClusters KAI
   Scheduler queues; the idle KAI notebook is warned, then suspended (`spec.suspend`), and the
   one sharing a GPU by fraction is reported unsupported, never stopped.
+- `many-kinds` (issue 30, in `demo.kinds_story`): a Notebook, a PyTorchJob hung at 0 %, an
+  idle LeaderWorkerSet and a busy RayCluster under one 10-GPU quota, and a PyTorchJob waiting
+  for 8: the three idle ones are warned, then deactivated; the notebook's stop is a requeue
+  (its pod comes back queued behind the waiter); the waiter is admitted.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from autoscaler.demo.kai_story import kai
+from autoscaler.demo.kinds_story import many_kinds
 from autoscaler.demo.people import SnoozeAtWarning
 from autoscaler.demo.scenario import ROOMY, Arrival, Scenario
 from autoscaler.sim.kueue_model import KueueState, LocalQueue
@@ -231,6 +236,14 @@ def when_contended() -> Scenario:
 
 
 SCENARIOS: Mapping[str, Scenario] = {
-    s.name: s for s in (two_clusters(), rd_and_production(), noisy(), when_contended(), kai())
+    s.name: s
+    for s in (
+        two_clusters(),
+        rd_and_production(),
+        noisy(),
+        when_contended(),
+        kai(),
+        many_kinds(),
+    )
 }
 DEFAULT_SCENARIO = "two-clusters"

@@ -210,10 +210,10 @@ def play(world: World, *, on_cycle: OnCycle | None = None, people: People | None
             world.cluster.create(arrivals.pop(0).spec, now=now)
         due = tuple(text for at, text in notes if minute - 1 < at <= minute)
         cycle = _cycle(world, now=now, minute=minute, notes=due)
-        told = people.after(cycle.snapshot, name_of=lambda ref: world.cluster.spec(ref).name)
+        told = people.after(cycle.snapshot, name_of=lambda ref: world.cluster.spec(ref).known_as)
         cycle = replace(cycle, told=told)
         for row in cycle.snapshot.workloads:
-            name = world.cluster.spec(row.ref).name
+            name = world.cluster.spec(row.ref).known_as
             watched.setdefault(name, Watch()).saw(row.decision, now)
         if on_cycle is not None:
             on_cycle(world, cycle)
@@ -253,7 +253,9 @@ def outcome(world: World, watched: Mapping[str, Watch]) -> Outcome:
     own = {  # a suspended-by-us row is the RayCluster itself: its ref names it
         row.ref: row.ref.name for row in final.workloads if row.info.manager in SUSPENDED_BY_US
     }
-    names = {ref: cluster.spec(ref).name for ref in kueue.workloads} | own
+    # Every Workload's owner: those there now, and those gone (a requeue's old one)
+    seen = {*kueue.workloads, *(event.workload for event in cluster.events)}
+    names = {ref: cluster.spec(ref).known_as for ref in seen} | own
     admitted: dict[str, datetime] = {}
     for event in cluster.events:
         if event.kind is EventKind.ADMITTED:

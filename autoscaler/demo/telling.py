@@ -15,6 +15,7 @@ from autoscaler.domain.notices.held import what_is_wrong, words_for
 from autoscaler.domain.notices.notice import Notice
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, MANAGERS, Manager
+from autoscaler.domain.policy.owner_words import stop_words
 from autoscaler.domain.usage.assessment import held_class
 
 STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workload is gone
@@ -49,13 +50,13 @@ def notice_text(notice: Notice) -> str | None:
 def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     """One line per action the cycle took: done ones in their own words, the others with
     their outcome and reason."""
-    name = world.cluster.spec(record.workload).name
+    name = world.cluster.spec(record.workload).known_as
     row = cycle.snapshot.find(record.workload)
     decision = row.decision if row is not None else None
     reason = record.reason
     if decision is not None and decision.beneficiary is not None:
         # the reason ends with the waiter's Workload: name its RayCluster instead
-        name += f" for {world.cluster.spec(decision.beneficiary).name}, which waits"
+        name += f" for {world.cluster.spec(decision.beneficiary).known_as}, which waits"
         reason = reason.rpartition("; ")[0] or reason
     if record.outcome.kind is not OutcomeKind.DONE:
         return f"{record.action.value} {name}: {record.outcome} ({reason})"
@@ -67,6 +68,18 @@ def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     else:
         word = _DONE_WORDS.get(record.action, record.action.value)
     return f"{word} {name}: {reason}"
+
+
+def requeue_text(world: World, cycle: Cycle, record: ActionRecord) -> str | None:
+    """What a done stop that is a requeue means, in the owner kind's words: "Notebook
+    ml/alice yields its GPUs to the queue; it comes back when quota is free (...)"."""
+    row = cycle.snapshot.find(record.workload)
+    if record.action is not Action.DEACTIVATE or record.outcome.kind is not OutcomeKind.DONE:
+        return None
+    if row is None:
+        return None
+    words = stop_words(row.info.owner, manager=row.info.manager)
+    return None if words.lasts else f"{world.cluster.spec(record.workload).known_as} {words.said}"
 
 
 _DONE_WORDS = {  # a deactivation's word is the manager's: `stopped_word`

@@ -19,6 +19,7 @@ from autoscaler.demo.telling import (
     action_text,
     managed_name,
     notice_text,
+    requeue_text,
     stopped_word,
 )
 from autoscaler.domain.models import (
@@ -128,7 +129,10 @@ def happenings(
     `held`: the workloads already told as idle past the window but left running."""
     lines = list(cycle.notes)
     lines += [_event_text(world, event) for event in cycle.before_pass]
-    lines += [action_text(world, cycle, record) for record in cycle.snapshot.actions]
+    for record in cycle.snapshot.actions:
+        lines.append(action_text(world, cycle, record))
+        requeue = requeue_text(world, cycle, record)
+        lines += [requeue] if requeue is not None else []
     lines += [_event_text(world, event) for event in cycle.after_pass]
     lines += cycle.told
     lines += _held_lines(world, cycle, set() if held is None else held)
@@ -137,7 +141,7 @@ def happenings(
         state, was = status.decision.state, previous.get(status.ref)
         previous[status.ref] = State.DEACTIVATED if status.ref in acted else state
         if was is not None and was != state and status.ref not in acted:
-            name = world.cluster.spec(status.ref).name
+            name = world.cluster.spec(status.ref).known_as
             lines.append(f"{name}: {change_text(was, status.decision)}")
     return lines
 
@@ -240,12 +244,12 @@ def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]
         elif status.ref not in held:
             held.add(status.ref)
             why = decision.reason.rpartition("; ")[2]
-            lines.append(f"{world.cluster.spec(status.ref).name}: idle past the window, {why}")
+            lines.append(f"{world.cluster.spec(status.ref).known_as}: idle past the window, {why}")
     return lines
 
 
 def _event_text(world: World, event: Event) -> str:
-    name = world.cluster.spec(event.workload).name
+    name = world.cluster.spec(event.workload).known_as
     if event.kind is EventKind.ADMITTED:
         return f"Kueue admitted {name} ({event.message})"
     if event.kind is EventKind.EVICTED:

@@ -59,7 +59,7 @@ class AuditEntry:
     """What the service wrote before a deactivation, with the GPUs it freed."""
 
     workload: WorkloadRef
-    raycluster: str
+    raycluster: str  # its owner in the demo's words (`RayClusterSpec.known_as`)
     audit: DeactivationAudit
     gpus: int
 
@@ -72,6 +72,8 @@ class _Objects:
     owner_annotations: dict[WorkloadRef, dict[str, str]] = field(default_factory=dict)
     versions: dict[WorkloadRef, int] = field(default_factory=dict)
     generations: dict[str, int] = field(default_factory=dict)  # pods made again, by owner
+    # The owners of Workloads gone (a requeue's old one): the last cycle's rows still name them.
+    former: dict[WorkloadRef, RayClusterSpec] = field(default_factory=dict)
 
 
 class SimulatedCluster:
@@ -147,6 +149,7 @@ class SimulatedCluster:
         """Kueue's pod integration after a stop: the pod is gone, its Workload with it (owned
         by the pod); the controller's new pod has a new Workload, pending, created now."""
         spec = objects.specs.pop(ref)
+        objects.former[ref] = spec
         owner_annotations = objects.owner_annotations.pop(ref)
         del objects.annotations[ref]
         objects.kueue = objects.kueue.without_workload(ref)
@@ -210,7 +213,7 @@ class SimulatedCluster:
         does; kept for the demo's summary with the GPUs it freed."""
         with self._changing() as objects:
             self.annotate(ref, audit.annotations(), now=audit.at, owner=False)
-            owner = objects.specs[ref].name
+            owner = objects.specs[ref].known_as
             self.set_active(ref, active=False, now=self._clock.now())
             self.audits.append(AuditEntry(ref, owner, audit, gpus))
 
@@ -293,10 +296,13 @@ class SimulatedCluster:
             return self._objects.kueue
 
     def spec(self, ref: WorkloadRef) -> RayClusterSpec:
-        """The RayCluster of a Workload, or of a row of its own."""
+        """The RayCluster of a Workload (one gone too), or of a row of its own."""
         with self._lock:
             own = self.rayclusters.get(ref)
-            return self._objects.specs[ref] if own is None else own.spec
+            if own is not None:
+                return own.spec
+            objects = self._objects
+            return objects.specs[ref] if ref in objects.specs else objects.former[ref]
 
     def pods(self, ref: WorkloadRef) -> tuple[SimPod, ...]:
         with self._lock:

@@ -16,29 +16,37 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from autoscaler.domain.policy.owners import KNOWN_OWNERS
+from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
 
 
 @dataclass(frozen=True)
 class SimKind:
     """What the simulator needs of a kind beyond its row in the owner kinds' table
-    (`domain/policy/owners.py`), which wins where it has the kind: its API version, and
-    whether a stop lasts. `fallback_*` serve a kind the table does not have yet."""
+    (`domain/policy/owners.py`), the one home of its API version and whether a stop lasts."""
 
     kind: str
     head_set: str  # the first pod set's name in the kind's Workload
-    fallback_api_version: str
-    fallback_requeues: bool  # Kueue's pod integration: a stop is a requeue, a new Workload
+    # The demo's words name a Ray kind by its name alone (its table's RAYCLUSTER column);
+    # any other kind as people know it, "Notebook ml/alice".
+    named_alone: bool = False
+
+    @property
+    def row(self) -> OwnerKind:
+        return KNOWN_OWNERS[self.kind]
 
     @property
     def api_version(self) -> str:
-        row = KNOWN_OWNERS.get(self.kind)
-        return self.fallback_api_version if row is None else row.api_version
+        return self.row.api_version
 
     @property
     def requeues(self) -> bool:
-        row = KNOWN_OWNERS.get(self.kind)
-        return self.fallback_requeues if row is None else not row.stop_lasts
+        """Kueue's pod integration: a stop is a requeue, a new Workload."""
+        return not self.row.stop_lasts
+
+    def known_as(self, namespace: str, owner: str) -> str:
+        """The owner in the demo's words: "alice-rc" for a RayCluster, "Notebook ml/alice"
+        for the other kinds (`owner_words.owner_name`)."""
+        return owner if self.named_alone else f"{self.kind} {namespace}/{owner}"
 
     def pod_name(self, owner: str, *, group: str, index: int, suffix: str) -> str:
         """The pod's name as the kind's controller makes it; `index` counts within `group`."""
@@ -83,14 +91,12 @@ class SimKind:
 SIM_KINDS: dict[str, SimKind] = {
     row.kind: row
     for row in (
-        SimKind("RayCluster", "head", "ray.io/v1", fallback_requeues=False),
-        SimKind("RayJob", "head", "ray.io/v1", fallback_requeues=False),
-        SimKind("Notebook", "main", "kubeflow.org/v1", fallback_requeues=True),
-        SimKind("PyTorchJob", "master", "kubeflow.org/v1", fallback_requeues=False),
-        SimKind(
-            "LeaderWorkerSet", "leader", "leaderworkerset.x-k8s.io/v1", fallback_requeues=False
-        ),
-        SimKind("Deployment", "main", "apps/v1", fallback_requeues=True),
+        SimKind("RayCluster", "head", named_alone=True),
+        SimKind("RayJob", "head", named_alone=True),
+        SimKind("Notebook", "main"),
+        SimKind("PyTorchJob", "master"),
+        SimKind("LeaderWorkerSet", "leader"),
+        SimKind("Deployment", "main"),
     )
 }
 

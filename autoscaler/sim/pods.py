@@ -68,6 +68,11 @@ class RayClusterSpec:
         return SIM_KINDS[self.kind]
 
     @property
+    def known_as(self) -> str:
+        """Its name in the demo's words: "alice-rc", "Notebook ml/alice" (`SimKind.known_as`)."""
+        return self.owner_kind.known_as(self.namespace, self.name)
+
+    @property
     def workload_name(self) -> str:
         """Kueue's `<kind>-<name>-<5 hex>` (the suffix hashes the owner); the first pod's
         Workload for Kueue's pod integration."""

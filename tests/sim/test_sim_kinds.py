@@ -113,7 +113,7 @@ def test_a_stopped_notebook_requeues_as_a_new_workload_behind_the_waiter() -> No
     cluster.step(now=at(11))
     assert cluster.kueue().workload(waiter).phase is Phase.ADMITTED
     assert cluster.kueue().workload(again).phase is Phase.PENDING
-    assert cluster.audits[-1].raycluster == "alice"
+    assert cluster.audits[-1].raycluster == f"Notebook {NS}/alice"
 
 
 def test_a_stopped_pytorchjob_keeps_its_workload_deactivated_and_its_pods_go() -> None:
@@ -130,11 +130,17 @@ def test_a_stopped_pytorchjob_keeps_its_workload_deactivated_and_its_pods_go() -
     assert list(cluster.kueue().workloads) == [job]
 
 
-def test_the_owner_kinds_table_wins_over_the_simulators_fallbacks() -> None:
+def test_each_simulated_kind_reads_its_api_version_and_requeue_from_its_table_row() -> None:
     for kind in SIM_KINDS.values():
-        row = KNOWN_OWNERS.get(kind.kind)
-        if row is not None:
-            assert kind.api_version == row.api_version
-            assert kind.requeues is not row.stop_lasts
-    assert SIM_KINDS["RayCluster"].api_version == "ray.io/v1"
-    assert not SIM_KINDS["RayCluster"].requeues
+        row = KNOWN_OWNERS[kind.kind]  # every kind the simulator plays has its row
+        assert kind.api_version == row.api_version
+        assert kind.requeues is not row.stop_lasts
+    assert SIM_KINDS["Notebook"].requeues and not SIM_KINDS["PyTorchJob"].requeues
+    assert SIM_KINDS["LeaderWorkerSet"].api_version == "leaderworkerset.x-k8s.io/v1"
+
+
+def test_the_demo_names_a_ray_kind_by_its_name_and_another_as_people_know_it() -> None:
+    assert spec("RayCluster", "rc").known_as == "rc"
+    assert spec("RayJob", "nightly").known_as == "nightly"
+    assert spec("Notebook", "alice").known_as == f"Notebook {NS}/alice"
+    assert spec("PyTorchJob", "train-7").known_as == f"PyTorchJob {NS}/train-7"
