@@ -236,6 +236,7 @@ def test_a_cycle_lists_once_per_kind_whatever_the_number_of_workloads(
             "/api/v1/namespaces?",
             "/api/v1/pods?",  # one pod list for every kind with admitted Workloads
             "/apis/kueue.x-k8s.io/v1beta2/clusterqueues?",
+            "/apis/kueue.x-k8s.io/v1beta2/localqueues?",  # a pending Workload's ClusterQueue
             "/apis/kueue.x-k8s.io/v1beta2/workloads?",
             "/apis/ray.io/v1/rayclusters?",
             "/apis/ray.io/v1/rayjobs?",
@@ -299,9 +300,9 @@ def test_an_unknown_owner_kind_is_reported_without_reading_it(
 
     assert workload.owner == OwnerRef("example.com/v1", "Widget", "js", "js-uid")
     assert workload.pods == ()
-    # discovery, the workload list, and the ClusterQueues, namespaces, scale-up Events and
-    # Kueue's Configuration they are read with
-    assert len(server.requests.all()) == 6
+    # discovery, the workload list, and the ClusterQueues, LocalQueues, namespaces, scale-up
+    # Events and Kueue's Configuration they are read with
+    assert len(server.requests.all()) == 7
 
 
 def test_a_fresh_read_gets_one_workload_its_owner_and_its_pods(

@@ -421,11 +421,6 @@ def kueue_config(namespace: str, *, priority_boost: bool) -> dict[str, Any]:
     }
 
 
-# The via-kueue rules match by namespace: a Workload Kueue preempted has no status.admission,
-# so the service no longer knows its ClusterQueue and a rule matching `clusterQueues` stops
-# applying to it at the very cycle it must deactivate it (it is unmarked instead).
-
-
 def via_kueue_queue(name: str) -> dict[str, Any]:
     cq = make_cluster_queue(name).quota(gpus=4, cpu=100).build()
     cq["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority"}
@@ -457,7 +452,9 @@ def via(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[ViaStory
     store.put(make_local_queue(VK, "user-queue").cluster_queue(VK_Q).build())
     store.put(kueue_config(VK, priority_boost=True))
     submit_pair(kube_server, VK)
-    settings = settings_for([VK], {"namespaces": [VK]}, reclaim="via-kueue", config_namespace=VK)
+    settings = settings_for(
+        [VK], {"clusterQueues": [VK_Q]}, reclaim="via-kueue", config_namespace=VK
+    )
     rig = a_rig(
         kube_server,
         live_metrics,
@@ -570,7 +567,7 @@ def gate_off(kube_server: KubeServer, live_metrics: LiveMetrics) -> Iterator[Gat
     store.put(kueue_config(VK_OFF, priority_boost=False))
     submit(kube_server, make_raycluster(VK_OFF, "idle").head(gpus=2).queue("user-queue").build())
     settings = settings_for(
-        [VK_OFF], {"namespaces": [VK_OFF]}, reclaim="via-kueue", config_namespace=VK_OFF
+        [VK_OFF], {"clusterQueues": [VK_OFF_Q]}, reclaim="via-kueue", config_namespace=VK_OFF
     )
     rig = a_rig(kube_server, live_metrics, settings, namespaces=[VK_OFF], features=KueueFeatures())
     try:

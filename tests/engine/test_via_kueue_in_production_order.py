@@ -23,6 +23,7 @@ from autoscaler.domain.kueue_config import (
     unreadable,
 )
 from autoscaler.domain.models import Action, Preemption, State, WorkloadRef
+from autoscaler.domain.policy.management import HandsOff
 from autoscaler.settings.tree import Settings
 from tests.engine.test_policy_in_production_order import (
     INTERVAL,
@@ -198,6 +199,24 @@ def test_a_kueue_preemption_of_a_marked_workload_deactivates_it_at_once_for_the_
     fleet.cycle()
     assert fleet.decision("rc").state is State.DEACTIVATED
     assert len(fleet.writes("rc", "deactivate")) == 1
+
+
+def test_a_preempted_marked_workload_read_as_unknown_is_never_deactivated(
+    log: logging.Logger,
+) -> None:
+    """Its owner's kind unreadable this cycle (its exemption cannot be seen): unknown."""
+    fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, logger=log)
+    fleet.run_until(NOW + LEAD + INTERVAL)
+    preempt(fleet, "rc", by="waiter")
+    [victim] = [w for w in fleet.cluster.workloads if w.ref.name == "rc"]
+    unknown = HandsOff(State.UNKNOWN, "its RayCluster rc cannot be read: 403 Forbidden")
+    fleet.cluster.workloads[fleet.cluster.workloads.index(victim)] = replace(
+        victim, hands_off=unknown
+    )
+    fleet.cycle()
+
+    assert fleet.when("rc", Action.DEACTIVATE) == []
+    assert fleet.writes("rc", "deactivate") == []
 
 
 @pytest.mark.parametrize(

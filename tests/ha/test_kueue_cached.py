@@ -312,9 +312,10 @@ def test_scaled_objects_come_from_their_cache(
 def test_stopping_ends_every_cache_thread(kube: KubeServer, client: KubeClient) -> None:
     cluster = started(make_cached(client))
     cluster.list_scaled_objects()
-    # workloads, the enabled owner kind, pods, ClusterQueues, namespaces, scale-up Events,
-    # Kueue's Configuration, ScaledObjects
-    assert len([t for t in threading.enumerate() if t.name.startswith("watch-cache-")]) == 8
+    # workloads, the enabled owner kind, pods, ClusterQueues, LocalQueues (the ClusterQueue of
+    # a Workload not admitted), namespaces, scale-up Events, Kueue's Configuration,
+    # ScaledObjects
+    assert len([t for t in threading.enumerate() if t.name.startswith("watch-cache-")]) == 9
 
     assert cluster.stop(timeout=timedelta(seconds=5))
 

@@ -257,6 +257,17 @@ def priority_of(workload: Obj) -> int:
     return int((workload.get("spec") or {}).get("priority") or 0)
 
 
+def cluster_queue_of(
+    workload: Obj, admission: Obj, local_queues: Mapping[tuple[str, str], str] | None
+) -> str:
+    """Its admission names the ClusterQueue; a Workload not admitted (pending, or evicted by a
+    preemption, which clears status.admission) goes to its LocalQueue's; "" when unknown."""
+    if admitted_to := admission.get("clusterQueue"):
+        return str(admitted_to)
+    namespace = str(_meta(workload)["namespace"])
+    return (local_queues or {}).get((namespace, queue_name_of(workload)), "")
+
+
 def parse_workload(
     workload: Obj,
     *,
@@ -267,10 +278,11 @@ def parse_workload(
     cohorts: Mapping[str, str | None] | None = None,
     pods_read: PodsRead = NOT_READ,
     owner_ref: OwnerRef | None = None,
+    local_queues: Mapping[tuple[str, str], str] | None = None,
 ) -> WorkloadInfo:
     """A Workload joined with its owner object (when read) and the owner's pods; with the
     labels and annotations of its namespace (None: unreadable), the ClusterQueues' cohorts,
-    and how the pods were read (for the not-running class)."""
+    each LocalQueue's ClusterQueue, and how the pods were read (for the not-running class)."""
     meta, spec = _meta(workload), workload.get("spec") or {}
     status = workload.get("status") or {}
     admission, conditions = status.get("admission") or {}, _conditions(status)
@@ -299,13 +311,13 @@ def parse_workload(
         annotations=_strings(meta.get("annotations")),
         owner_annotations=annotations_of(owner) if owner is not None else {},
         owner_labels=owner_labels,
-        cluster_queue=admission.get("clusterQueue") or None,
+        cluster_queue=(queue := cluster_queue_of(workload, admission, local_queues)) or None,
         resource_version=str(meta.get("resourceVersion", "")),
         evicted_reason=str(evicted.get("reason")) if is_evicted else None,
         evicted_at=parse_time(str(evicted.get("lastTransitionTime", ""))) if is_evicted else None,
         namespace_labels=namespace_labels,
         namespace_annotations=namespace_annotations,
-        cohort=(cohorts or {}).get(str(admission.get("clusterQueue") or "")),
+        cohort=(cohorts or {}).get(queue),
         priority=priority_of(workload),
         admitted_usage=admitted_usage(admission),
         admission=admission_facts(

@@ -1,6 +1,7 @@
 """KueueCluster whose cycle reads come from watch caches: a steady cycle makes no list call.
 
-Cached, one watch each: Workloads, the owners of the *enabled* owner kinds, the intermediate
+Cached, one watch each: Workloads, ClusterQueues, LocalQueues (the ClusterQueue of a
+Workload not admitted), the owners of the *enabled* owner kinds, the intermediate
 kinds their pods are found through (each object's uid and controller owner only), every pod
 (kept only when it holds GPUs or carries an owner kind's pod label, stored parsed), the node
 autoscaler's TriggeredScaleUp Events (by field selector, stored as (pod, time)), Kueue's
@@ -13,7 +14,9 @@ pods are kept only for their GPUs.
 Everything else is KueueCluster's own: `get_workload`, the fresh read before acting, still
 GETs the Workload and its owner and lists that owner's pods; an action still writes the
 audit annotations, the deactivation patch and the Events. A cache that is not filled yet or
-is failing makes the cycle's reads raise ClusterUnavailable, as a failed list would.
+is failing makes the cycle's reads raise ClusterUnavailable, as a failed list would, but for
+the optional ones: an owner kind's (its Workloads unknown, `owner_lists.py`), an
+intermediate kind's, the namespaces', LocalQueues', Events' and Kueue's Configuration's.
 
 What the caches keep of each object: namespaces and pods parsed, other objects less their
 managedFields, owners as their metadata only.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -56,8 +59,8 @@ from autoscaler.adapters.kubernetes.resources import (
 )
 from autoscaler.adapters.kueue.cluster import KueueCluster
 from autoscaler.adapters.kueue.configuration import (
+    cached_configuration,
     configuration_of,
-    from_listed_values,
     name_selector,
     source_of,
 )
@@ -67,9 +70,10 @@ from autoscaler.adapters.kueue.context import (
     NamespaceMeta,
     WorkloadContext,
     by_namespace,
-    namespace_meta,
+    kept_namespace,
     namespace_of,
 )
+from autoscaler.adapters.kueue.owner_lists import cached_owners, owner_metadata
 from autoscaler.adapters.kueue.ownership import (
     Link,
     PodTree,
@@ -77,6 +81,7 @@ from autoscaler.adapters.kueue.ownership import (
     intermediate_resource,
     link_of,
 )
+from autoscaler.adapters.kueue.queue_objects import targets_by_local_queue
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.kueue_config import KueueConfiguration, unreadable
@@ -89,7 +94,6 @@ from autoscaler.settings.tree import ClusterSettings
 OWNER_WATCH_CALLS: frozenset[tuple[str, str, str]] = frozenset(
     (resource.group, resource.plural, "watch") for resource in OWNER_RESOURCES.values()
 )
-_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
 
 ScaleUp = tuple[tuple[str, str], datetime]  # ((namespace, pod), when)
 T = TypeVar("T")
@@ -99,6 +103,7 @@ T = TypeVar("T")
 class _KueueCaches:
     workloads: WatchCache[Obj]
     cluster_queues: WatchCache[Obj]
+    local_queues: WatchCache[Obj]  # never required: failing, no LocalQueue's target is known
     # The node autoscaler's TriggeredScaleUp Events on pods; never required: failing or not
     # filled, scale-ups are unreadable (None) and no unschedulable pod counts as stuck.
     scale_ups: WatchCache[ScaleUp]
@@ -109,7 +114,9 @@ class _KueueCaches:
 
 @dataclass
 class _Caches:
-    owners: dict[str, WatchCache[Obj]]  # empty when Kueue is not read: no Workload has one
+    # Never required: failing, the Workloads of that kind are unknown. Empty when Kueue is
+    # not read: no Workload has one.
+    owners: dict[str, WatchCache[Obj]]
     # The intermediate kinds' links, never required: failing, their kind is unreadable and the
     # Workloads whose pods are found through it are unsure.
     links: dict[str, WatchCache[Link]]
@@ -122,8 +129,8 @@ class _Caches:
 
     def cycle_caches(self) -> list[WatchCache[Any]]:
         if self.kueue is None:
-            return [*self.owners.values(), self.pods]
-        return [self.kueue.workloads, *self.owners.values(), self.pods, self.kueue.cluster_queues]
+            return [self.pods]
+        return [self.kueue.workloads, self.pods, self.kueue.cluster_queues]
 
 
 class CachedKueueCluster(KueueCluster):
@@ -170,9 +177,9 @@ class CachedKueueCluster(KueueCluster):
             return []
         raw = caches.kueue.workloads.items()
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
-        owners = {kind: cache.snapshot() for kind, cache in caches.owners.items()}
-        context = self._context()
         wait = self._cache_settings.sync_timeout
+        owners = cached_owners(caches.owners, wait)
+        context = self._context()
         tree = PodTree(by_namespace(caches.pods.items()), cached_links(caches.links, wait))
         resolved = [(obj, *self._finder.resolve(info, tree)) for obj, info in parsed]
         joined = (
@@ -205,6 +212,7 @@ class CachedKueueCluster(KueueCluster):
         followed = {
             "workloads": caches.kueue.workloads,
             "clusterqueues": caches.kueue.cluster_queues,
+            "localqueues": caches.kueue.local_queues,
         }
         if plural in followed:
             cache = followed[plural]
@@ -231,6 +239,14 @@ class CachedKueueCluster(KueueCluster):
         if not synced or events.failing is not None:
             return None
         return newest_scale_ups(events.items())
+
+    def local_queues(self) -> dict[tuple[str, str], str] | None:
+        """From the LocalQueues cache; None while it is failing or not filled."""
+        kueue, wait = self._cycle_caches().kueue, self._cache_settings.sync_timeout
+        found = kueue.local_queues if kueue is not None else None
+        if found is None or not found.wait_synced(wait.total_seconds()) or found.failing:
+            return None
+        return targets_by_local_queue(found.items())
 
     def namespace_now(self, name: str) -> NamespaceMeta | None:
         """From the namespaces cache, as the cycle's: no request."""
@@ -275,9 +291,11 @@ class CachedKueueCluster(KueueCluster):
                 )
                 if self.reads_kueue:
                     self._add_kueue_caches(caches)
-                optional: list[WatchCache[Any]] = [caches.namespaces, *caches.links.values()]
+                optional: list[WatchCache[Any]] = [caches.namespaces, *caches.owners.values()]
+                optional += caches.links.values()
                 if caches.kueue is not None:
-                    optional += [caches.kueue.scale_ups, caches.kueue.configuration]
+                    kueue = caches.kueue
+                    optional += [kueue.local_queues, kueue.scale_ups, kueue.configuration]
                 self._start(caches, [*caches.cycle_caches(), *optional])
                 self._caches = caches
             return self._caches
@@ -288,6 +306,11 @@ class CachedKueueCluster(KueueCluster):
         caches.kueue = _KueueCaches(
             workloads=self._cache(workloads, without_managed_fields),
             cluster_queues=self._cache(queues, without_managed_fields, missing_is_empty=True),
+            local_queues=self._cache(
+                kueue_resource(workloads.version, "localqueues"),
+                without_managed_fields,
+                missing_is_empty=True,
+            ),
             scale_ups=self._cache(EVENTS, scale_up_of, field_selector=SCALE_UP_SELECTOR),
             configuration=self._configuration_cache(),
         )
@@ -308,13 +331,8 @@ class CachedKueueCluster(KueueCluster):
         kueue = self._cycle_caches().kueue
         if kueue is None:
             return self._kept(unreadable(source, "Kueue is not read"))
-        cache = kueue.configuration
-        if not cache.wait_synced(self._cache_settings.sync_timeout.total_seconds()):
-            why = cache.failing or "not listed yet"
-            return self._kept(unreadable(source, f"cannot read {source}: {_cause(why)}"))
-        if (failing := cache.failing) is not None:
-            return self._kept(unreadable(source, f"cannot read {source}: {_cause(failing)}"))
-        return self._kept(from_listed_values(cache.items(), source=source))
+        wait = self._cache_settings.sync_timeout
+        return self._kept(cached_configuration(kueue.configuration, source=source, wait=wait))
 
     def _scaled_objects_cache(self) -> WatchCache[Obj]:
         caches = self._cycle_caches()
@@ -377,23 +395,3 @@ class CachedKueueCluster(KueueCluster):
             return namespace_of(obj), None
         labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
         return (namespace, pod) if pod.gpus > 0 or labelled else None
-
-
-def kept_namespace(obj: Obj) -> NamespaceMeta | None:
-    try:
-        return namespace_meta(obj)
-    except MALFORMED:
-        return None
-
-
-def owner_metadata(obj: Obj) -> Obj:
-    """What the join reads of an owner: its identity, labels and annotations."""
-    meta = obj.get("metadata")
-    meta = meta if isinstance(meta, Mapping) else {}
-    kept = {key: meta[key] for key in _OWNER_META if key in meta}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}
-
-
-def _cause(failing: str) -> str:
-    """A cache's failure without its "<resource> cache failing: " prefix."""
-    return failing.partition(" cache failing: ")[2] or failing

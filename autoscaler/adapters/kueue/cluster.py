@@ -1,12 +1,14 @@
 """The `ClusterReader` port over Kueue: Workloads joined with their owners and the owners' pods.
 
 A cycle costs a constant number of calls whatever the number of Workloads: one Workload list,
-one owner list per owner kind present, at most one pod list (by the one selector kind's label
-key, else every pod; `ownership.py` finds each Workload's pods in it), one list per
-intermediate kind (Jobs, JobSets, ReplicaSets, StatefulSets) pods are found through, one of
-TriggeredScaleUp Events and one of Kueue's Configuration ConfigMap (`configuration.py`). The
-fresh read before acting reuses the cycle's Events and Configuration, and lists its
-namespace's Events again only when one of its pods is unschedulable.
+at most one pod list (by the one selector kind's label key, else every pod; `ownership.py`
+finds each Workload's pods in it), one list per intermediate kind (Jobs, JobSets,
+ReplicaSets, StatefulSets) pods are found through, one owner list per owner kind present
+whose resource was not listed whole already (`owner_lists.py`: every resource is listed at
+most once), one each of ClusterQueues, LocalQueues and namespaces, one of TriggeredScaleUp
+Events and one of Kueue's Configuration ConfigMap (`configuration.py`). The fresh read
+before acting reuses the cycle's Events and Configuration, and lists its namespace's Events
+again only when one of its pods is unschedulable.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from dataclasses import replace
 from datetime import datetime
 
 from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.cache import key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import MALFORMED
 from autoscaler.adapters.kubernetes.pod_starts import (
@@ -45,17 +46,18 @@ from autoscaler.adapters.kueue.context import (
     WorkloadContext,
     fresh_context,
     list_kueue,
+    list_local_queues,
     list_namespaces,
     listed_context,
     namespace_of,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
+from autoscaler.adapters.kueue.owner_lists import Owners, get_owner, list_owners
 from autoscaler.adapters.kueue.ownership import Links, PodFinder, PodTree, list_links
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
     KUEUE_VERSIONS,
-    OWNER_RESOURCES,
     owner_resource,
 )
 from autoscaler.core.errors import (
@@ -124,12 +126,12 @@ class KueueCluster:
         parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
         pod_kinds = {i.owner.kind for _, i in parsed if i.owner and self._has_pods(i)}
         queued = any(self._finder.queued_pod(i) for _, i in parsed)
-        tree = PodTree(
-            self._list_pods(pod_kinds, queued=queued), self._list_links(pod_kinds, queued)
-        )
+        pods, every_pod = self._list_pods(pod_kinds, queued=queued)
+        links = self._list_links(pod_kinds, queued)
+        tree = PodTree(pods, links)
         resolved = [(obj, *self._finder.resolve(info, tree)) for obj, info in parsed]
         owner_kinds = {i.owner.kind for _, i, _ in resolved if i.owner and self._readable(i.owner)}
-        owners = {kind: self._list_owners(kind) for kind in sorted(owner_kinds)}
+        owners = list_owners(self._client, owner_kinds, links=links, pods=every_pod)
         joined = (
             self._join(obj, i, owners=owners, tree=tree, context=context, why=why)
             for obj, i, why in resolved
@@ -177,7 +179,7 @@ class KueueCluster:
         # A queued pod's Workload: its pods first, for the owner they lead up to.
         tree = self._fresh_tree(info) if self._finder.queued_pod(info) else None
         info, why = self._finder.resolve(info, tree) if tree is not None else (info, None)
-        owner = self._get_owner(info)
+        owner = get_owner(self._client, info)
         tree = tree or self._fresh_tree(info)
         pods, chain = self._pods_of(info, tree, owner_found=owner is not None, why=why)
         context = self._fresh_context(info, pods=pods)
@@ -221,6 +223,7 @@ class KueueCluster:
             version=self.workload_resource().version,
             namespace=info.ref.namespace,
             cluster_queue=info.cluster_queue,
+            local_queue=info.queue,
         )
         # A scale-up decides only for a pod the scheduler cannot place ("starting", not
         # "held"): Events are listed again for that case alone, else the cycle's are reused.
@@ -236,8 +239,8 @@ class KueueCluster:
         )
 
     def _context(self) -> WorkloadContext:
-        """This cycle's cohort of every ClusterQueue, labels of every namespace and node
-        scale-ups of every pod."""
+        """This cycle's cohort of every ClusterQueue, labels of every namespace, ClusterQueue
+        of every LocalQueue and node scale-ups of every pod."""
         cohorts = cohorts_by_queue(self.kueue_objects("clusterqueues"))
         return WorkloadContext(
             cohorts,
@@ -245,7 +248,14 @@ class KueueCluster:
             scale_ups=self.scale_ups(),
             gpu_resources=self._gpu_resources,
             kueue=self.kueue_configuration(),
+            local_queues=self.local_queues(),
         )
+
+    def local_queues(self) -> Mapping[tuple[str, str], str] | None:
+        """(namespace, LocalQueue) -> its ClusterQueue, one list; None when unreadable."""
+        version = self.workload_resource().version
+        found = list_local_queues(self._client, self._log, version=version)
+        return None if found is None else listed_context((), None, found).local_queues
 
     def kueue_configuration(self) -> KueueConfiguration:
         """Kueue's Configuration, read now (one list call); unreadable says why. The
@@ -307,16 +317,16 @@ class KueueCluster:
     def _has_pods(self, info: WorkloadInfo) -> bool:
         return info.admitted and self._finder.finds(info)
 
-    def _list_owners(self, kind: str) -> dict[tuple[str, str], Obj]:
-        found = self._client.list_objects(OWNER_RESOURCES[kind]).items
-        return {key: obj for obj in found if all(key := key_of(obj))}  # namespaced and named
-
-    def _list_pods(self, kinds: set[str], *, queued: bool) -> FoundPods:
-        """At most one pod list a cycle: by the one selector kind's label key, else all."""
+    def _list_pods(
+        self, kinds: set[str], *, queued: bool
+    ) -> tuple[FoundPods, tuple[Obj, ...] | None]:
+        """At most one pod list a cycle: by the one selector kind's label key, else all (and
+        then the list as read, for the owner kind Pod)."""
         if not kinds and not queued:
-            return FoundPods()
+            return FoundPods(), None
         selector = None if queued else self._finder.selected_only(kinds)
-        return self._parse_pods(self._client.list_objects(PODS, label_selector=selector).items)
+        found = self._client.list_objects(PODS, label_selector=selector).items
+        return self._parse_pods(found), (found if selector is None else None)
 
     def _list_links(self, kinds: set[str], queued: bool, *, namespace: str | None = None) -> Links:
         needed = self._finder.intermediates(kinds, queued_pods=queued)
@@ -340,18 +350,17 @@ class KueueCluster:
         obj: Obj,
         info: WorkloadInfo,
         *,
-        owners: Mapping[str, Mapping[tuple[str, str], Obj]],
+        owners: Owners,
         tree: PodTree,
         context: WorkloadContext,
         why: str | None,
     ) -> WorkloadInfo | None:
-        owner, namespace = info.owner, info.ref.namespace
-        if owner is None:
+        if info.owner is None:
             return context.parse(obj)
-        owner_obj = same_owner(owners.get(owner.kind, {}).get((namespace, owner.name)), owner)
+        owner_obj = owners.of(info)
         mine, chain = self._pods_of(info, tree, owner_found=owner_obj is not None, why=why)
         try:
-            return context.parse(
+            joined = context.parse(
                 obj,
                 owner=owner_obj,
                 pods=mine,
@@ -362,6 +371,8 @@ class KueueCluster:
         except MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None
+        unknown = owners.unknown(info)
+        return joined if unknown is None else replace(joined, hands_off=unknown)
 
     def _pods_of(
         self, info: WorkloadInfo, tree: PodTree, *, owner_found: bool, why: str | None
@@ -374,27 +385,9 @@ class KueueCluster:
             chain = replace(chain, unsure=why)
         return mine, chain
 
-    def _get_owner(self, info: WorkloadInfo) -> Obj | None:
-        resource = owner_resource(info.owner)
-        if info.owner is None or resource is None:
-            return None
-        try:
-            found = self._client.get(resource, info.owner.name, namespace=info.ref.namespace)
-        except NotFound:
-            return None
-        return same_owner(found, info.owner)
-
     def _get_state(self) -> Obj:
         return self._client.get(
             CONFIGMAPS,
             self._settings.runtime_state_config_map,
             namespace=self._settings.service_namespace,
         )
-
-
-def same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:
-    """The owner object, unless it is a namesake that replaced the real (deleted) owner."""
-    if found is None:
-        return None
-    uid = str((found.get("metadata") or {}).get("uid", ""))
-    return found if not owner.uid or not uid or uid == owner.uid else None

@@ -13,8 +13,10 @@ workload to Kueue.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
+from autoscaler.adapters.kubernetes.cache import WatchCache
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import CONFIGMAPS
 from autoscaler.core.documents import DocumentRefused, parse_yaml
@@ -72,3 +74,20 @@ def list_configuration(
         return unreadable(source, f"cannot read {source}: {exc}")
     found = tuple(configuration_of(obj, source=source) for obj in listed.items)
     return from_listed_values(found, source=source)
+
+
+def cached_configuration(
+    cache: WatchCache[KueueConfiguration], *, source: str, wait: timedelta
+) -> KueueConfiguration:
+    """From its watch cache: no request; unreadable while failing, empty or not filled."""
+    if not cache.wait_synced(wait.total_seconds()):
+        why = cache.failing or "not listed yet"
+        return unreadable(source, f"cannot read {source}: {_cause(why)}")
+    if (failing := cache.failing) is not None:
+        return unreadable(source, f"cannot read {source}: {_cause(failing)}")
+    return from_listed_values(cache.items(), source=source)
+
+
+def _cause(failing: str) -> str:
+    """A cache's failure without its "<resource> cache failing: " prefix."""
+    return failing.partition(" cache failing: ")[2] or failing

@@ -1,7 +1,8 @@
 """What a Workload is read with besides itself and its owner: the cohort of its ClusterQueue
-and the labels of its namespace, for rules that select on them (issue 14), and the
-namespace's annotations, which name its notification targets (issue 15). Both come from the
-same namespace list or watch: no request per Workload."""
+and the labels of its namespace, for rules that select on them (issue 14), the namespace's
+annotations, which name its notification targets (issue 15), and each LocalQueue's
+ClusterQueue, the ClusterQueue of a Workload not admitted. Each comes from one list or watch
+a cycle: no request per Workload."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.pod_starts import PodsRead
 from autoscaler.adapters.kubernetes.resources import NAMESPACES, Obj, kueue_resource
-from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
-from autoscaler.core.errors import Forbidden, NotFound
+from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue, targets_by_local_queue
+from autoscaler.core.errors import ClusterError, Forbidden, NotFound
 from autoscaler.domain.annotations import NOTIFY
 from autoscaler.domain.kueue_config import KueueConfiguration
 from autoscaler.domain.models import OwnerRef, PodInfo, WorkloadInfo
@@ -44,6 +45,14 @@ def namespace_meta(obj: Obj) -> NamespaceMeta:
     return NamespaceMeta(labels=objects.labels_of(obj), annotations=kept)
 
 
+def kept_namespace(obj: Obj) -> NamespaceMeta | None:
+    """What the namespaces' watch cache keeps; None for a malformed namespace."""
+    try:
+        return namespace_meta(obj)
+    except objects.MALFORMED:
+        return None
+
+
 @dataclass(frozen=True)
 class WorkloadContext:
     """The cohort of each ClusterQueue and the labels and annotations of each namespace
@@ -56,6 +65,9 @@ class WorkloadContext:
     scale_ups: Mapping[tuple[str, str], datetime] | None = None
     gpu_resources: Sequence[str] = ()
     kueue: KueueConfiguration | None = None  # Kueue's Configuration, read once a cycle
+    # (namespace, LocalQueue) -> its ClusterQueue; None: LocalQueues unreadable, so a Workload
+    # not admitted has no ClusterQueue known (rules matching ClusterQueues or cohorts miss it).
+    local_queues: Mapping[tuple[str, str], str] | None = None
 
     def parse(
         self,
@@ -83,6 +95,7 @@ class WorkloadContext:
             namespace_annotations=None if meta is None else meta.annotations,
             cohorts=self.cohorts,
             pods_read=read,
+            local_queues=self.local_queues,
         )
 
 
@@ -145,12 +158,27 @@ def pod_chain(
 
 
 def listed_context(
-    cluster_queues: Iterable[Obj], namespaces: Iterable[Obj] | None
+    cluster_queues: Iterable[Obj],
+    namespaces: Iterable[Obj] | None,
+    local_queues: Iterable[Obj] | None = None,
 ) -> WorkloadContext:
     found = None
     if namespaces is not None:
         found = {str(ns["metadata"]["name"]): namespace_meta(ns) for ns in namespaces}
-    return WorkloadContext(cohorts_by_queue(cluster_queues), found)
+    targets = None if local_queues is None else targets_by_local_queue(local_queues)
+    return WorkloadContext(cohorts_by_queue(cluster_queues), found, local_queues=targets)
+
+
+def list_local_queues(
+    client: KubeClient, logger: logging.Logger, *, version: str
+) -> tuple[Obj, ...] | None:
+    """Every LocalQueue, one list call; None when they cannot be read (the ClusterQueue of a
+    Workload not admitted is then unknown: no rule by ClusterQueue matches it)."""
+    try:
+        return list_kueue(client, version=version, plural="localqueues")
+    except ClusterError as exc:
+        logger.warning("LocalQueues unreadable: %s", exc)
+        return None
 
 
 def list_kueue(client: KubeClient, *, version: str, plural: str) -> tuple[Obj, ...]:
@@ -172,14 +200,27 @@ def list_namespaces(client: KubeClient, logger: logging.Logger) -> tuple[Obj, ..
 
 
 def fresh_context(
-    client: KubeClient, *, version: str, namespace: str, cluster_queue: str | None
+    client: KubeClient,
+    *,
+    version: str,
+    namespace: str,
+    cluster_queue: str | None,
+    local_queue: str = "",
 ) -> WorkloadContext:
-    """One Workload's namespace labels and ClusterQueue cohort, read now (one get each)."""
+    """One Workload's namespace labels and ClusterQueue cohort, read now (one get each); not
+    admitted (`cluster_queue` None), its ClusterQueue through its LocalQueue, from one list of
+    its namespace's LocalQueues (what RBAC grants on them is list and watch)."""
     found: Obj | None = None
     with suppress(Forbidden, NotFound):
         found = client.get(NAMESPACES, namespace)
+    local: tuple[Obj, ...] | None = None
+    if cluster_queue is None and local_queue:
+        with suppress(ClusterError):
+            resource = kueue_resource(version, "localqueues")
+            local = client.list_objects(resource, namespace=namespace).items
+        cluster_queue = targets_by_local_queue(local or ()).get((namespace, local_queue))
     queues: tuple[Obj, ...] = ()
     if cluster_queue:
         with suppress(NotFound):
             queues = (client.get(kueue_resource(version, "clusterqueues"), cluster_queue),)
-    return listed_context(queues, None if found is None else [found])
+    return listed_context(queues, None if found is None else [found], local)

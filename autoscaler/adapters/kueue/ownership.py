@@ -51,11 +51,14 @@ def link_of(obj: Obj) -> Link | None:
 
 @dataclass(frozen=True)
 class Links:
-    """The intermediate objects read this cycle, and the kinds that could not be read."""
+    """The intermediate objects read this cycle, and the kinds that could not be read;
+    `listed`: each kind's list as read (listed, not from a cache), kept for the owner kinds
+    of the same resource, so that the cycle lists it once (`owner_lists.py`)."""
 
     objects: Mapping[LinkKey, Link] = field(default_factory=dict)
     read: frozenset[str] = frozenset()
     unreadable: Mapping[str, str] = field(default_factory=dict)  # kind → why
+    listed: Mapping[str, tuple[Obj, ...]] = field(default_factory=dict)
 
 
 def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | None = None) -> Links:
@@ -63,6 +66,7 @@ def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | Non
     (no pod leads through it), a kind refused is unreadable."""
     found: dict[LinkKey, Link] = {}
     unreadable: dict[str, str] = {}
+    listed: dict[str, tuple[Obj, ...]] = {}
     kinds = sorted(set(kinds))
     for kind in kinds:
         resource = intermediate_resource(INTERMEDIATES[kind])
@@ -73,10 +77,11 @@ def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | Non
         except Forbidden as exc:
             unreadable[kind] = str(exc)
             continue
+        listed[kind] = items
         for obj in items:
             if (link := link_of(obj)) is not None and all(key := key_of(obj)):
                 found[(kind, *key)] = link
-    return Links(found, frozenset(kinds), unreadable)
+    return Links(found, frozenset(kinds), unreadable, listed)
 
 
 def cached_links(caches: Mapping[str, WatchCache[Link]], wait: timedelta) -> Links:

@@ -57,6 +57,25 @@ def cohorts_by_queue(cluster_queues: Iterable[Obj]) -> dict[str, str | None]:
     return found
 
 
+def target_of(local_queue: Obj) -> str:
+    """The ClusterQueue a LocalQueue sends its Workloads to (spec.clusterQueue)."""
+    target = local_queue["spec"]["clusterQueue"]
+    if not isinstance(target, str) or not target:
+        raise ValueError("spec.clusterQueue is not a name")
+    return target
+
+
+def targets_by_local_queue(local_queues: Iterable[Obj]) -> dict[tuple[str, str], str]:
+    """(namespace, LocalQueue) -> its ClusterQueue; a malformed one is left out."""
+    found: dict[tuple[str, str], str] = {}
+    for obj in local_queues:
+        try:
+            found[key_of(obj)] = target_of(obj)
+        except (KeyError, TypeError, ValueError):
+            continue
+    return found
+
+
 def quota_parts(cluster_queue: Obj, *, flavors: Mapping[str, Obj]) -> QuotaParts:
     """(name, cohort, resource groups, usage) of a ClusterQueue; `flavors`: the
     ResourceFlavors by name, whose node constraints each group's flavors carry."""

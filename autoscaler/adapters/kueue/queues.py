@@ -171,7 +171,7 @@ class KueueQueues:
         targets = {}
         for obj in objects.local_queues:
             try:
-                targets[parse.key_of(obj)] = str(obj["spec"]["clusterQueue"])
+                targets[parse.key_of(obj)] = parse.target_of(obj)
             except MALFORMED as exc:
                 self._log.warning("skipping malformed LocalQueue %s: %s", log_name(obj), exc)
         pending: dict[str, list[Waiter]] = defaultdict(list)

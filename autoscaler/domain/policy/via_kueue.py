@@ -145,15 +145,21 @@ def held_after_preemption(
     Requeued=True after our `spec.active: false`)."""
     if workload.preemption is None:
         return "not preempted by Kueue"
-    if not workload.active:
-        return "already inactive"
-    if pauses.covers(workload.ref.namespace):
-        return "paused"
+    if (held := _held(workload, pauses)) is not None:
+        return held
     if active_exemption(workload.annotations, workload.owner_annotations, now=now) is not None:
         return "exempt"
     if snooze_in_force(workload, rule=decision.rule, now=now) is not None:
         return "snoozed"
     return None
+
+
+def _held(workload: WorkloadInfo, pauses: Pauses) -> str | None:
+    if not workload.active:
+        return "already inactive"
+    if workload.hands_off is not None:  # unknown (its owner unreadable), another's, ...
+        return workload.hands_off.reason
+    return "paused" if pauses.covers(workload.ref.namespace) else None
 
 
 def preempted(
