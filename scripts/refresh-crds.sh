@@ -5,7 +5,7 @@
 #
 # SOURCE_DIR holds the upstream files either flat (SOURCE_DIR/kueue.x-k8s.io_workloads.yaml)
 # or in checkouts of the upstream repositories named kueue/, kuberay/, keda/, KAI-Scheduler/,
-# jobset/, training-operator/, trainer/, lws/, appwrapper/ and notebooks/
+# jobset/, training-operator/, mpi-operator/, trainer/, lws/, appwrapper/ and notebooks/
 # (SOURCE_DIR/kueue/config/components/crd/bases/kueue.x-k8s.io_workloads.yaml). Every file
 # must be found before any is replaced. Afterwards, update the table in tests/crds/README.md
 # (version, commit, git blob): tests/test_vendored_crds.py fails until it matches.
@@ -33,6 +33,11 @@ declare -A UPSTREAM=(
     [scheduling.run.ai_podgroups.yaml]=KAI-Scheduler/deployments/kai-scheduler/crds
     [jobset.x-k8s.io_jobsets.yaml]=jobset/config/components/crd/bases
     [kubeflow.org_pytorchjobs.yaml]=training-operator/manifests/base/crds
+    [kubeflow.org_tfjobs.yaml]=training-operator/manifests/base/crds
+    [kubeflow.org_xgboostjobs.yaml]=training-operator/manifests/base/crds
+    [kubeflow.org_paddlejobs.yaml]=training-operator/manifests/base/crds
+    [kubeflow.org_jaxjobs.yaml]=training-operator/manifests/base/crds
+    [kubeflow.org_mpijobs.yaml]=mpi-operator/manifests/base
     [trainer.kubeflow.org_trainjobs.yaml]=trainer/manifests/base/crds
     [trainer.kubeflow.org_clustertrainingruntimes.yaml]=trainer/manifests/base/crds
     [leaderworkerset.x-k8s.io_leaderworkersets.yaml]=lws/config/crd/bases

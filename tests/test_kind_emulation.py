@@ -213,6 +213,114 @@ def test_a_pytorchjob_runs_master_and_workers_and_its_pods_go_when_suspended() -
     assert cluster.pods() == []
 
 
+@pytest.mark.parametrize(
+    ("kind", "replicas", "expected_sets", "master"),
+    [
+        # kueue tfjob_controller_test.go, "Should reconcile TFJobs": Chief, PS, Worker
+        (
+            "TFJob",
+            {"Worker": 2, "PS": 1, "Chief": 1},
+            [("chief", 1), ("ps", 1), ("worker", 2)],
+            "chief-0",
+        ),
+        # kueue xgboostjob_controller_test.go, "Should reconcile XGBoostJobs": Master, Worker
+        ("XGBoostJob", {"Worker": 2, "Master": 1}, [("master", 1), ("worker", 2)], "master-0"),
+        # kueue paddlejob_controller_test.go, "Should reconcile PaddleJobs": Master, Worker
+        ("PaddleJob", {"Worker": 2, "Master": 1}, [("master", 1), ("worker", 2)], "master-0"),
+        # kueue jaxjob_controller_test.go, "Should reconcile JAXJobs": Worker only
+        ("JAXJob", {"Worker": 2}, [("worker", 2)], "worker-0"),
+    ],
+)
+def test_pytorchjobs_siblings_run_a_pod_per_replica_and_lose_them_when_suspended(
+    kind: str, replicas: dict[str, int], expected_sets: list[tuple[str, int]], master: str
+) -> None:
+    """kueue test/integration/singlecluster/controller/jobs/<kind>/<kind>_controller_test.go:
+    one pod set per replica type, in the kind's order whatever the spec's, `runPolicy.suspend`
+    unset on admission and set again on eviction. The training operator (v1.9.0
+    pkg/controller.v1/common/pod.go, createNewPod; each kind's IsMasterRole) makes the pods
+    `<job>-<type>-<index>`, controlled by the job, its master labelled `job-role: master`,
+    and deletes them when the job is suspended."""
+    cluster = Cluster(gpus=8)
+    job = cluster.apply(
+        kinds.make_kubeflow_job(kind, NS, "fit", queue="user-queue", replicas=replicas)
+    )
+    key = f"{kind.lower()}s.kubeflow.org"
+
+    cluster.sync()
+
+    workload = cluster.workload()
+    assert workload["metadata"]["name"] == workload_name(
+        kind, "kubeflow.org", "fit", job["metadata"]["uid"]
+    )
+    assert owners(workload) == [(kind, "fit", True)]
+    assert pod_sets(workload) == expected_sets
+    assert admitted(workload)
+    assert cluster.get(key, "fit")["spec"]["runPolicy"]["suspend"] is False
+    pods = {p["metadata"]["name"]: p for p in cluster.pods()}
+    assert sorted(pods) == sorted(
+        f"fit-{name}-{i}" for name, count in expected_sets for i in range(count)
+    )
+    assert running(list(pods.values()))
+    assert all(owners(p) == [(kind, "fit", True)] for p in pods.values())
+    labels = pods[f"fit-{master}"]["metadata"]["labels"]
+    assert labels["training.kubeflow.org/operator-name"] == f"{kind.lower()}-controller"
+    assert labels["training.kubeflow.org/replica-type"] == master.rpartition("-")[0]
+    leads = [
+        n
+        for n, p in pods.items()
+        if p["metadata"]["labels"].get("training.kubeflow.org/job-role") == "master"
+    ]
+    assert leads == [f"fit-{master}"]
+
+    cluster.deactivate(workload)
+    cluster.sync()
+
+    assert cluster.get(key, "fit")["spec"]["runPolicy"]["suspend"] is True
+    assert cluster.pods() == []
+    assert not admitted(cluster.workload())
+
+
+def test_an_mpijob_runs_workers_and_a_launcher_job_which_stays_suspended_after_a_stop() -> None:
+    """kueue test/integration/singlecluster/controller/jobs/mpijob/mpijob_controller_test.go,
+    "Should reconcile MPIJobs": pod sets "launcher" then "worker", `runPolicy.suspend` unset on
+    admission. mpi-operator (pkg/controller/mpi_job_controller.go, newWorker and
+    newLauncherJob): the workers are pods `<job>-worker-<index>` and the launcher a Job
+    `<job>-launcher`, both controlled by the MPIJob; suspended, the launcher Job is suspended
+    (its pod deleted) and the workers deleted."""
+    cluster = Cluster(gpus=8)
+    cluster.apply(
+        kinds.make_kubeflow_job(
+            "MPIJob", NS, "pi", queue="user-queue", replicas={"Worker": 2, "Launcher": 1}
+        )
+    )
+
+    cluster.sync()
+
+    workload = cluster.workload()
+    assert owners(workload) == [("MPIJob", "pi", True)]
+    assert pod_sets(workload) == [("launcher", 1), ("worker", 2)]
+    assert cluster.get("mpijobs.kubeflow.org", "pi")["spec"]["runPolicy"]["suspend"] is False
+    launcher = cluster.get("jobs.batch", "pi-launcher")
+    assert owners(launcher) == [("MPIJob", "pi", True)] and launcher["spec"]["suspend"] is False
+    pods = cluster.pods()
+    assert running(pods) and len(pods) == 3
+    workers = sorted(p["metadata"]["name"] for p in pods if owners(p) == [("MPIJob", "pi", True)])
+    assert workers == ["pi-worker-0", "pi-worker-1"]
+    (launcher_pod,) = [p for p in pods if owners(p) == [("Job", "pi-launcher", True)]]
+    assert launcher_pod["metadata"]["labels"]["training.kubeflow.org/job-role"] == "launcher"
+    assert {p["metadata"]["labels"]["training.kubeflow.org/operator-name"] for p in pods} == {
+        "mpi-operator"
+    }
+
+    cluster.deactivate(workload)
+    cluster.sync()
+
+    assert cluster.get("mpijobs.kubeflow.org", "pi")["spec"]["runPolicy"]["suspend"] is True
+    assert cluster.get("jobs.batch", "pi-launcher")["spec"]["suspend"] is True
+    assert cluster.pods() == []
+    assert not admitted(cluster.workload())
+
+
 def test_a_batch_job_is_one_main_pod_set_unsuspended_on_admission_and_suspended_again() -> None:
     """kueue test/integration/singlecluster/controller/jobs/job/job_controller_test.go,
     "Should reconcile workload and job for all jobs": a Workload controlled by the Job, its one

@@ -51,6 +51,7 @@ def test_the_readme_names_an_upstream_project_and_path_for_each_file() -> None:
             "NVIDIA/KAI-Scheduler",
             "kubernetes-sigs/jobset",
             "kubeflow/training-operator",
+            "kubeflow/mpi-operator",
             "kubeflow/trainer",
             "kubernetes-sigs/lws",
             "project-codeflare/appwrapper",

@@ -73,14 +73,25 @@ def _applying(make: Callable[[str], Object]) -> Callable[[KubeServer, str], None
     return lambda server, name: server.store.put(make(name)) and None
 
 
-# Each kind of the table, as a user submits one of 1 GPU to the LocalQueue. The Kubeflow
-# training jobs other than PyTorchJob share its row's code (`owners._kubeflow_job`).
+def _kubeflow(kind: str, replica_type: str) -> Callable[[KubeServer, str], None]:
+    """A Kubeflow training job of one `replica_type` pod; an MPIJob adds its launcher, which
+    holds no GPU (its pod, made through the launcher Job, has no GPU series)."""
+    replicas = {replica_type: 1} | ({"Launcher": 1} if kind == "MPIJob" else {})
+    return _applying(lambda n: kinds.make_kubeflow_job(kind, NS, n, queue=QUEUE, replicas=replicas))
+
+
+# Each kind of the table, as a user submits one of 1 GPU to the LocalQueue.
 SUBMIT: dict[str, Callable[[KubeServer, str], None]] = {
     "RayCluster": _submit_raycluster,
     "RayJob": _submit_rayjob,
     "Job": _applying(lambda n: kinds.make_batch_job(NS, n, queue=QUEUE)),
     "JobSet": _applying(lambda n: kinds.make_jobset(NS, n, queue=QUEUE, jobs={"w": (1, 1)})),
     "PyTorchJob": _applying(lambda n: kinds.make_pytorchjob(NS, n, queue=QUEUE, workers=0)),
+    "TFJob": _kubeflow("TFJob", "Chief"),
+    "XGBoostJob": _kubeflow("XGBoostJob", "Master"),
+    "PaddleJob": _kubeflow("PaddleJob", "Master"),
+    "JAXJob": _kubeflow("JAXJob", "Worker"),
+    "MPIJob": _kubeflow("MPIJob", "Worker"),
     "TrainJob": _applying(lambda n: kinds.make_trainjob(NS, n, queue=QUEUE, runtime=RUNTIME)),
     "AppWrapper": _applying(
         lambda n: kinds.make_appwrapper(NS, n, queue=QUEUE, job=kinds.make_batch_job(NS, f"{n}-j"))
@@ -277,6 +288,10 @@ def _writes_on(story: Story, workload: str) -> list[RecordedRequest]:
     return [
         r for r in story.requests if r.method != "GET" and r.path.endswith(f"/workloads/{workload}")
     ]
+
+
+def test_the_scenario_has_every_kind_of_the_table() -> None:
+    assert sorted(SUBMIT) == sorted(KNOWN_OWNERS)
 
 
 def test_every_kinds_idle_workload_is_deactivated_by_a_merge_patch_of_active_false(

@@ -17,8 +17,9 @@ rayjob/rayjob_controller.go). The tests call
 it explicitly, so the order of events is deterministic. Given `namespaces`, it sees only the
 Workloads (and RayClusters) there, so tests sharing the session's server leave each other be.
 
-The other kinds Kueue queues (JobSet, PyTorchJob, TrainJob, LeaderWorkerSet, AppWrapper,
-Notebook, Deployment, StatefulSet, plain pods) live through `kind_controllers.KindEmulator`:
+The other kinds Kueue queues (JobSet, the Kubeflow training jobs PyTorchJob, TFJob, XGBoostJob,
+PaddleJob, JAXJob and MPIJob, TrainJob, LeaderWorkerSet, AppWrapper, Notebook, Deployment,
+StatefulSet, plain pods) live through `kind_controllers.KindEmulator`:
 before the admission step their Workloads are made (and their gated pods), after it Kueue
 runs or stops each and the kinds' controllers follow. One `sync()` is one round of all of it.
 """

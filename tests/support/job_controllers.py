@@ -7,9 +7,11 @@ unsuspends it, and what it deletes when Kueue suspends it again.
 - JobSet (kubernetes-sigs/jobset pkg/controllers/jobset_controller.go): `replicas` Jobs per
   replicated job, `<jobset>-<replicated job>-<index>`, labelled with the JobSet's names;
   suspending the JobSet suspends its Jobs, resuming it resumes them.
-- PyTorchJob (kubeflow/training-operator pkg/controller.v1/pytorch, with
-  pkg/controller.v1/common/pod.go): pods `<job>-<replica type>-<index>` labelled
-  `training.kubeflow.org/*`; a suspended job's pods are deleted.
+- The Kubeflow training jobs (`kubeflow_kinds`, which cites their operators): PyTorchJob, TFJob,
+  XGBoostJob, PaddleJob and JAXJob run a pod `<job>-<replica type>-<index>` per replica;
+  MPIJob a pod `<job>-worker-<index>` per worker and a launcher Job `<job>-launcher`; the pods
+  labelled `training.kubeflow.org/*`. A suspended job's pods are deleted (MPIJob's launcher
+  Job is suspended, which deletes its pod).
 - TrainJob (kubeflow/trainer pkg/controller/trainjob_controller.go): a JobSet of the TrainJob's
   name built from its runtime, whose `suspend` follows the TrainJob's.
 - AppWrapper (project-codeflare/appwrapper internal/controller/appwrapper/
@@ -24,6 +26,7 @@ from __future__ import annotations
 import copy
 from datetime import datetime
 
+from tests.support import kubeflow_kinds as kf
 from tests.support import kueue_pod_sets as sets
 from tests.support.kind_pods import child_pod, random_suffix
 from tests.support.kind_store import KindStore, Object, owner_reference
@@ -34,9 +37,6 @@ JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOB_INDEX_IN_JOBSET = "jobset.sigs.k8s.io/job-index"
-PYTORCH_JOB_LABEL = "training.kubeflow.org/job-name"
-PYTORCH_TYPE_LABEL = "training.kubeflow.org/replica-type"
-PYTORCH_INDEX_LABEL = "training.kubeflow.org/replica-index"
 APPWRAPPER_LABEL = "workload.codeflare.dev/appwrapper"
 
 
@@ -49,12 +49,13 @@ class JobControllers:
             self._trainjob(trainjob)
         for appwrapper in self._kinds.list("AppWrapper"):
             self._appwrapper(appwrapper)
+        for row in kf.KUBEFLOW_KINDS.values():
+            for training in self._kinds.list(row.kind):
+                self._kubeflow_job(training, row, now=now)
         for jobset in self._kinds.list("JobSet"):
             self._jobset(jobset)
         for job in self._kinds.list("Job"):
             self._job(job, now=now)
-        for pytorchjob in self._kinds.list("PyTorchJob"):
-            self._pytorchjob(pytorchjob, now=now)
 
     def _trainjob(self, trainjob: Object) -> None:
         runtime = self._kinds.store.get(
@@ -153,29 +154,75 @@ class JobControllers:
                 child_pod(job, pod_name, job["spec"]["template"], now=now, labels=labels)
             )
 
-    def _pytorchjob(self, pytorchjob: Object, *, now: datetime) -> None:
-        pods = self._kinds.children("Pod", pytorchjob)
-        if is_suspended(pytorchjob):
+    def _kubeflow_job(self, training: Object, row: kf.KubeflowKind, *, now: datetime) -> None:
+        """The pods of each replica (MPIJob's launcher as a Job), or none while suspended."""
+        name = training["metadata"]["name"]
+        suspended = is_suspended(training)
+        if row.launcher_job:
+            self._mpi_launcher(training, suspended=suspended)
+        pods = self._kinds.children("Pod", training)
+        if suspended:
             for pod in pods:
                 self._kinds.delete_tree(pod)
             return
         have = {p["metadata"]["name"] for p in pods}
-        name = pytorchjob["metadata"]["name"]
-        for role, replica in pytorchjob["spec"]["pytorchReplicaSpecs"].items():
-            for index in range(replica.get("replicas", 1)):
-                pod_name = f"{name}-{role.lower()}-{index}"
+        specs = training["spec"][row.replica_specs]
+        for replica_type, spec in specs.items():
+            if row.launcher_job and replica_type == "Launcher":
+                continue  # made by the launcher Job
+            role = replica_type.lower()
+            for index in range(spec.get("replicas", 1)):
+                pod_name = f"{name}-{role}-{index}"
                 if pod_name in have:
                     continue
                 labels = {
-                    PYTORCH_JOB_LABEL: name,
-                    PYTORCH_TYPE_LABEL: role.lower(),
-                    PYTORCH_INDEX_LABEL: str(index),
-                    "training.kubeflow.org/operator-name": "pytorchjob-controller",
+                    kf.OPERATOR_LABEL: row.operator,
+                    kf.JOB_NAME_LABEL: name,
+                    kf.REPLICA_INDEX_LABEL: str(index),
                 }
-                if role == "Master":
-                    labels["training.kubeflow.org/job-role"] = "master"
-                pod = child_pod(pytorchjob, pod_name, replica["template"], now=now, labels=labels)
+                if row.launcher_job:  # mpi-operator: defaultLabels(name, "worker")
+                    labels[kf.JOB_ROLE_LABEL] = role
+                else:  # training-operator: createNewPod
+                    labels[kf.REPLICA_TYPE_LABEL] = role
+                    if row.is_master(specs, replica_type, index):
+                        labels[kf.JOB_ROLE_LABEL] = "master"
+                pod = child_pod(training, pod_name, spec["template"], now=now, labels=labels)
                 self._kinds.write(pod)
+
+    def _mpi_launcher(self, mpijob: Object, *, suspended: bool) -> None:
+        """The launcher Job, made at once (launcherCreationPolicy AtStartup, or the workers all
+        ready) and suspended with the MPIJob (mpi-operator pkg/controller/mpi_job_controller.go,
+        syncHandler and newLauncherJob)."""
+        meta = mpijob["metadata"]
+        name = f"{meta['name']}-launcher"
+        found = self._kinds.find("Job", meta["namespace"], name)
+        if found is not None:
+            self._kinds.update(found, suspend=suspended)
+            return
+        spec = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]
+        template = copy.deepcopy(spec["template"])
+        labels = template.setdefault("metadata", {}).setdefault("labels", {})
+        labels.update(
+            {
+                kf.OPERATOR_LABEL: "mpi-operator",
+                kf.JOB_NAME_LABEL: meta["name"],
+                kf.JOB_ROLE_LABEL: "launcher",
+            }
+        )
+        policy = spec.get("restartPolicy", "OnFailure")  # setRestartPolicy
+        template["spec"]["restartPolicy"] = "Never" if policy == "ExitCode" else policy
+        launcher = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": name,
+                "namespace": meta["namespace"],
+                "labels": {"app": meta["name"]},
+                "ownerReferences": [owner_reference(mpijob)],
+            },
+            "spec": {"template": template, "suspend": suspended},
+        }
+        self._kinds.write(launcher)
 
 
 def _at(obj: Object, path: str) -> Object:

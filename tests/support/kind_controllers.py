@@ -5,11 +5,13 @@ admission step.
 
 The life of each kind, one `sync()` at a time:
 
-- JobSet, PyTorchJob, TrainJob, AppWrapper: applied (suspended, or suspended by Kueue's
-  webhook) -> a Workload controlled by the job, pending -> admitted: unsuspended, and its
-  controller makes the intermediates (TrainJob -> JobSet -> Jobs -> Pods; AppWrapper -> its
+- JobSet, the Kubeflow training jobs (`kubeflow_kinds`), TrainJob, AppWrapper: applied
+  (suspended, or suspended by Kueue's webhook) -> a Workload controlled by the job, pending ->
+  admitted: unsuspended, and its controller makes the intermediates (TrainJob -> JobSet ->
+  Jobs -> Pods; MPIJob -> its launcher Job -> Pod, and its worker Pods; AppWrapper -> its
   components -> Pods) and Running pods -> `spec.active: false`: suspended again, the pods
-  deleted (a JobSet's Jobs stay, suspended; an AppWrapper's components go). The stop lasts.
+  deleted (a JobSet's Jobs and an MPIJob's launcher Job stay, suspended; an AppWrapper's
+  components go). The stop lasts.
 - StatefulSet and LeaderWorkerSet: gated pods and one Workload owned by the set (per group for
   an LWS) and by its pods, none controller -> admitted: the gates go, the pods run -> evicted:
   the pods are deleted, the set makes them again, gated, in the same Workload, which stays

@@ -19,6 +19,7 @@ from typing import Any
 
 from tests.support.crd_validation import assert_valid
 from tests.support.kube_server.store import Store
+from tests.support.kubeflow_kinds import KUBEFLOW_KINDS
 
 Object = dict[str, Any]
 
@@ -32,7 +33,7 @@ RESOURCES = {
     "StatefulSet": "statefulsets.apps",
     "Deployment": "deployments.apps",
     "JobSet": "jobsets.jobset.x-k8s.io",
-    "PyTorchJob": "pytorchjobs.kubeflow.org",
+    **{kind: row.resource for kind, row in KUBEFLOW_KINDS.items()},
     "TrainJob": "trainjobs.trainer.kubeflow.org",
     "LeaderWorkerSet": "leaderworkersets.leaderworkerset.x-k8s.io",
     "AppWrapper": "appwrappers.workload.codeflare.dev",

@@ -1,12 +1,13 @@
 """Kueue's job integrations in miniature: a Workload for each queued object, and what Kueue
 does to the object when its Workload is admitted or not.
 
-- Job kinds (batch Job, JobSet, PyTorchJob, TrainJob, AppWrapper): created suspended (the webhook;
-  suspended here if it was not), one Workload controlled by the job, unsuspended on admission
-  and suspended again on eviction (kueue pkg/controller/jobframework/reconciler.go,
-  ReconcileGenericJob: "job is suspended" / "stopping the job"). A batch Job's one pod set
-  is "main" of `parallelism` pods (kueue pkg/controller/jobs/job/job_controller.go, PodSets);
-  only a Job carrying a queue label is queued, not a JobSet's.
+- Job kinds (batch Job, JobSet, the Kubeflow training jobs of `kubeflow_kinds`, TrainJob,
+  AppWrapper): created suspended (the webhook; suspended here if it was not), one Workload
+  controlled by the job, unsuspended on admission and suspended again on eviction (kueue
+  pkg/controller/jobframework/reconciler.go, ReconcileGenericJob: "job is suspended" /
+  "stopping the job"). A batch Job's one pod set is "main" of `parallelism` pods (kueue
+  pkg/controller/jobs/job/job_controller.go, PodSets); only a Job carrying a queue label is
+  queued, not a JobSet's (nor an MPIJob's launcher).
 - StatefulSet: one prebuilt Workload owned (not controlled) by the set, then by each of its
   pods (kueue pkg/controller/jobs/statefulset/statefulset_reconciler.go, constructWorkload;
   pkg/controller/jobs/pod/pod_controller.go, EnsureWorkloadOwnedByAllMembers).
@@ -36,6 +37,7 @@ from tests.support.kind_store import (
     owner_reference,
     rfc3339,
 )
+from tests.support.kubeflow_kinds import KUBEFLOW_KINDS, SUSPEND_PATH
 
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -45,7 +47,7 @@ LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 SUSPEND_PATHS: dict[str, tuple[str, ...]] = {
     "Job": ("suspend",),
     "JobSet": ("suspend",),
-    "PyTorchJob": ("runPolicy", "suspend"),
+    **{kind: SUSPEND_PATH for kind in KUBEFLOW_KINDS},
     "TrainJob": ("suspend",),
     "AppWrapper": ("suspend",),
 }
@@ -125,8 +127,8 @@ class KueueIntegrations:
             ]
         if job["kind"] == "JobSet":
             return sets.jobset_pod_sets(job["spec"])
-        if job["kind"] == "PyTorchJob":
-            return sets.pytorchjob_pod_sets(job["spec"])
+        if job["kind"] in KUBEFLOW_KINDS:
+            return sets.kubeflow_pod_sets(job)
         if job["kind"] == "AppWrapper":
             return sets.appwrapper_pod_sets(job)
         runtime = self._kinds.store.get(

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from tests.support.kind_store import Object
+from tests.support.kubeflow_kinds import KUBEFLOW_KINDS
 
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
@@ -60,15 +61,17 @@ def jobset_pod_sets(spec: Object) -> list[Object]:
     return sets
 
 
-def pytorchjob_pod_sets(spec: Object) -> list[Object]:
-    """One per replica type, Master first, named in lower case
-    (kueue pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go, PodSets;
-    pytorchjob_controller.go, OrderedReplicaTypes)."""
-    replicas = spec["pytorchReplicaSpecs"]
-    order = sorted(replicas, key=lambda role: (role != "Master", role))
+def kubeflow_pod_sets(job: Object) -> list[Object]:
+    """One per replica type the job has, in its kind's order, named in lower case, of
+    `replicas` pods (default 1) (kueue pkg/controller/jobs/kubeflow/kubeflowjob/
+    kubeflowjob_controller.go, PodSets and OrderedReplicaTypes; pkg/controller/jobs/mpijob/
+    mpijob_controller.go, PodSets, orderedReplicaTypes and podsCount; `kubeflow_kinds`)."""
+    row = KUBEFLOW_KINDS[job["kind"]]
+    replicas = job["spec"][row.replica_specs]
     return [
-        pod_set(role.lower(), replicas[role].get("replicas", 1), replicas[role]["template"])
-        for role in order
+        pod_set(kind.lower(), replicas[kind].get("replicas", 1), replicas[kind]["template"])
+        for kind in row.replica_types
+        if replicas.get(kind) is not None
     ]
 
 

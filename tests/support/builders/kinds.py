@@ -10,13 +10,15 @@ built as the user writes them: the emulation applies Kueue's webhooks to their p
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+
+from tests.support.kubeflow_kinds import KUBEFLOW_KINDS
 
 from .common import GPU, Object, metadata
 from .ray import QUEUE_LABEL
 
 IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
 JOBSET = "jobset.x-k8s.io/v1alpha2"
-PYTORCHJOB = "kubeflow.org/v1"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
 LWS = "leaderworkerset.x-k8s.io/v1"
 APPWRAPPER = "workload.codeflare.dev/v1beta2"
@@ -90,22 +92,40 @@ def make_batch_job(
     return _queued(_owner("batch/v1", "Job", namespace, name, spec), queue)
 
 
+def make_kubeflow_job(
+    kind: str,
+    namespace: str,
+    name: str,
+    *,
+    queue: str | None,
+    replicas: Mapping[str, int],
+    gpus: int = 1,
+) -> Object:
+    """A Kubeflow training job (`kubeflow_kinds`) of `replicas` per replica type (those of 0
+    left out), each pod `gpus` GPUs in the container its operator looks for; an MPIJob's
+    Launcher runs mpirun and gets no GPU."""
+    row = KUBEFLOW_KINDS[kind]
+    specs = {
+        replica_type: {
+            "replicas": count,
+            "restartPolicy": "OnFailure",
+            "template": pod_template(row.container, gpus=0 if replica_type == "Launcher" else gpus),
+        }
+        for replica_type, count in replicas.items()
+        if count
+    }
+    spec = {row.replica_specs: specs, "runPolicy": {"suspend": True}}
+    return _queued(_owner(row.api_version, kind, namespace, name, spec), queue)
+
+
 def make_pytorchjob(
     namespace: str, name: str, *, queue: str | None, workers: int = 1, gpus: int = 1
 ) -> Object:
-    """One Master and `workers` Workers, each `gpus` GPUs (container "pytorch", as the
-    training operator requires)."""
-    replicas = {
-        role: {
-            "replicas": count,
-            "restartPolicy": "OnFailure",
-            "template": pod_template("pytorch", gpus=gpus),
-        }
-        for role, count in (("Master", 1), ("Worker", workers))
-        if count
-    }
-    spec = {"pytorchReplicaSpecs": replicas, "runPolicy": {"suspend": True}}
-    return _queued(_owner(PYTORCHJOB, "PyTorchJob", namespace, name, spec), queue)
+    """One Master and `workers` Workers, each `gpus` GPUs."""
+    replicas = {"Master": 1, "Worker": workers}
+    return make_kubeflow_job(
+        "PyTorchJob", namespace, name, queue=queue, replicas=replicas, gpus=gpus
+    )
 
 
 def make_training_runtime(name: str = "torch-distributed", *, gpus: int = 1) -> Object:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from autoscaler.domain.policy.owners import OWNER_KINDS
+from tests.support.kubeflow_kinds import KUBEFLOW_GROUP, KUBEFLOW_KINDS
 
 READ_WRITE_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 
@@ -91,7 +92,8 @@ DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
     ),
     # The kinds Kueue queues besides Ray's, validated against their vendored CRDs.
     _crd("jobset.x-k8s.io", ("v1alpha2",), "JobSet"),
-    _crd("kubeflow.org", ("v1",), "PyTorchJob"),
+    # PyTorchJob and its siblings, MPIJob (tests/support/kubeflow_kinds.py).
+    *(_crd(KUBEFLOW_GROUP, (row.version,), kind) for kind, row in KUBEFLOW_KINDS.items()),
     _crd("trainer.kubeflow.org", ("v1alpha1",), "TrainJob"),
     _crd(
         "trainer.kubeflow.org",
