@@ -8,7 +8,7 @@ import argparse
 from autoscaler.adapters.prometheus.range import PrometheusRange
 from autoscaler.backtest.command import Span, run_backtest
 from autoscaler.backtest.source import RangeQueries
-from autoscaler.demo.scenarios import SCENARIOS, Scenario
+from autoscaler.demo.scenarios import RECORDED_DAY, Scenario
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.history import RecordedArrival, RecordedHistory, RecordedStory
@@ -31,14 +31,14 @@ def backtest(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def demo_history(settings: Settings) -> RecordedHistory:
-    """Every demo story side by side on one day, as dcgm-exporter would have recorded it
+    """Every demo story of the recorded day side by side, as dcgm-exporter would have recorded it
     with nothing deactivated, until the last story ends."""
-    stories = [recorded_story(scenario) for scenario in SCENARIOS.values()]
+    stories = [recorded_story(scenario) for scenario in RECORDED_DAY.values()]
     history = RecordedHistory(
         stories,
         signals=settings.prometheus.signals,
         slot=settings.policy.slot,
-        end=max(scenario.end for scenario in SCENARIOS.values()),
+        end=max(scenario.end for scenario in RECORDED_DAY.values()),
         evidence=settings.prometheus.evidence,
     )
     _: RangeQueries = history  # the backtest's port, checked by mypy
@@ -49,7 +49,7 @@ def demo_queue_of() -> dict[str, str]:
     """Each demo namespace's ClusterQueue, from the stories' LocalQueues (one each)."""
     return {
         namespace: lq.cluster_queue
-        for scenario in SCENARIOS.values()
+        for scenario in RECORDED_DAY.values()
         for (namespace, _), lq in scenario.kueue.local_queues.items()
     }
 
