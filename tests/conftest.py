@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests.support import ast_parse_guard
 from tests.support.kube_server import KubeServer
 from tests.support.prom import FakeDcgmExporter, LabelStyle, PrometheusServer, require_binaries
 from tests.support.prom_histories import (
@@ -23,6 +24,8 @@ from tests.support.prom_histories import (
     session_backfills,
 )
 from tests.support.webhook_receiver import WEBHOOK_SECRET, WebhookReceiver
+
+ast_parse_guard.install()  # before any test parses: see the module for the interpreter bug
 
 
 @pytest.fixture(scope="session")
