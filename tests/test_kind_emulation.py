@@ -352,7 +352,9 @@ def test_a_rayjob_gets_its_raycluster_once_admitted_and_loses_it_when_suspended(
     """kueue test/integration/singlecluster/controller/jobs/rayjob/rayjob_controller_test.go,
     "Should reconcile RayJobs": the RayJob unsuspended on admission, suspended on eviction;
     KubeRay (ray-operator/controllers/ray/rayjob_controller.go) then makes a RayCluster
-    labelled with the job it came from, and deletes it when the job is suspended."""
+    labelled with the job it came from, and deletes it when the job is suspended. The pods
+    are the RayCluster's, labelled as any RayCluster's (common/pod.go labelPod): the job's
+    `ray.io/originated-from-*` labels stay on the RayCluster."""
     cluster = Cluster(gpus=4)
     rayjob = make_rayjob(NS, "sweep").head(gpus=1).queue("user-queue").build()
     cluster.apply(rayjob)
@@ -365,7 +367,9 @@ def test_a_rayjob_gets_its_raycluster_once_admitted_and_loses_it_when_suspended(
     assert owners(raycluster) == [("RayJob", "sweep", True)]
     assert raycluster["metadata"]["labels"]["ray.io/originated-from-cr-name"] == "sweep"
     (pod,) = cluster.pods()
-    assert pod["metadata"]["labels"]["ray.io/originated-from-cr-name"] == "sweep"
+    assert pod["metadata"]["labels"]["ray.io/cluster"] == raycluster["metadata"]["name"]
+    assert "ray.io/originated-from-cr-name" not in pod["metadata"]["labels"]
+    assert owners(pod) == [("RayCluster", raycluster["metadata"]["name"], True)]
     assert running([pod])
 
     cluster.deactivate(cluster.workload())

@@ -31,8 +31,19 @@ Each row's way, from those series:
 
 What cannot be told is said: a chain cut short (a StatefulSet no label names, a missing
 series) leaves the owner unknown, per pod, and such a pod is never judged, so never idle; a
-row above a kind whose owner kube-state-metrics never exports (a TrainJob above its JobSet)
-cannot be told at all, and the report says which owners it counted in its place (`blind`).
+row above a kind whose owner kube-state-metrics never exports (a TrainJob above its JobSet, a
+RayJob above its RayCluster) cannot be told at all, and the report says which owners it
+counted in its place (`blind`).
+
+A RayJob in particular: its pods are its RayCluster's (owned by it, labelled `ray.io/cluster`
+with its name) and carry no label naming the RayJob (KubeRay puts `ray.io/originated-from-*`
+on the RayCluster only: ray-project/kuberay ray-operator/controllers/ray/common/pod.go
+labelPod); kube-state-metrics exports no RayCluster owner nor a custom resource's labels. So
+the history shows a RayJob's pods as a RayCluster's, counted as that RayCluster (its name is
+not the RayJob's: `<rayjob>-<5 random characters>`, utils/util.go GenerateRayClusterName), and
+the RayJob is never named. The note lists each RayCluster KubeRay could have made for a RayJob:
+those whose name ends in 5 characters of the alphabet Kubernetes draws such suffixes from
+(`MADE_FOR_AN_OWNER`); a RayCluster otherwise named cannot be a RayJob's.
 The queries are one range query per series and chunk, fleet-wide, as the GPU series' own.
 """
 
@@ -62,6 +73,13 @@ NO_OWNER_SERIES: Mapping[str, str] = {"StatefulSet": "kube_statefulset_owner"}
 # Notebook's StatefulSet `notebook-name` (kubeflow/notebooks components/notebook-controller/
 # controllers/notebook_controller.go, generateStatefulSet).
 NAMED_BY_LABEL: Mapping[str, str] = {"Notebook": "notebook-name"}
+# Intermediate kinds an owner above names with a random suffix: only an object so named can be
+# one such an owner made. KubeRay names a RayJob's RayCluster `<rayjob>-` and 5 characters of
+# k8s.io/apimachinery pkg/util/rand's alphabet (ray-operator/controllers/ray/utils/util.go
+# GenerateRayClusterName; rand.String).
+MADE_FOR_AN_OWNER: Mapping[str, re.Pattern[str]] = {
+    "RayCluster": re.compile(r".+-[bcdfghjklmnpqrstvwxz2456789]{5}"),
+}
 OWNER_METRICS = (POD_OWNER, *(metric for metric, _ in OWNER_SERIES.values()), POD_LABELS)
 NOT_SCRAPED = f"{POD_OWNER} not found"
 _TERM = re.compile(r"^\s*(?P<key>[^=!,\s]+)\s*==?\s*(?P<value>[^,\s]*)\s*$")
@@ -316,6 +334,8 @@ class OwnerHistory:
         kind, name = top
         if kind in OWNER_SERIES:
             return
+        if (made := MADE_FOR_AN_OWNER.get(kind)) is not None and not made.fullmatch(name):
+            return  # not a name the owner above gives: no such owner above it
         for row in self._kinds.values():
             if row.pods_found is PodsFound.OWNERSHIP and kind in row.through:
                 said = f"a {row.kind} above a {kind} (kube-state-metrics exports no {kind} owner)"

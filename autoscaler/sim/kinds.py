@@ -74,6 +74,9 @@ class SimKind:
             return {"leaderworkerset.sigs.k8s.io/name": owner}
         if self.kind == "Deployment":
             return {"app": owner}
+        # KubeRay's pod labels (common/pod.go labelPod). A RayJob's pods are its RayCluster's,
+        # `ray.io/cluster=<cluster>`, never the job's name; the simulator names that cluster
+        # after the job (KubeRay adds 5 random characters: GenerateRayClusterName).
         node_type = "head" if group == "head" else "worker"
         labels = {"ray.io/cluster": owner, "ray.io/node-type": node_type}
         return labels | ({} if group == "head" else {"ray.io/group": group})

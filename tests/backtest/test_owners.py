@@ -253,19 +253,74 @@ def test_a_chain_that_cannot_be_followed_leaves_the_owner_unknown_and_says_why(
 
 
 def test_labels_name_an_owner_above_what_the_owner_series_reach() -> None:
+    """A configured selector (an existing config's RayJob podSelector) names an owner above the
+    pod's RayCluster, where some controller puts that label on the pods."""
+    settings = Settings.model_validate(
+        {
+            "cluster": {
+                "ownerKinds": {
+                    "RayJob": {
+                        "enabled": True,
+                        "podSelector": "ray.io/originated-from-cr-name={name}",
+                    }
+                }
+            }
+        }
+    )
     seen = history(
         {
             "kube_pod_owner": [pod("job-rc-head-abcde", "RayCluster", "job-rc")],
             "kube_pod_labels": [
                 labels("job-rc-head-abcde", label_ray_io_originated_from_cr_name="train"),
             ],
+        },
+        kinds=configured_kinds(settings),
+    )
+
+    found = seen.owner_of(NS, "job-rc-head-abcde")
+
+    assert isinstance(found, Owner)
+    assert (found.kind.kind, found.name, found.found_by) == (
+        "RayJob",
+        "train",
+        "ray.io/originated-from-cr-name",
+    )
+
+
+def test_a_rayjobs_pods_count_as_its_raycluster_and_the_note_says_the_rayjob_cannot_be_told() -> (
+    None
+):
+    """KubeRay labels a RayJob's pods as its RayCluster's (`ray.io/cluster`), never with the
+    RayJob's name, and kube-state-metrics exports no RayCluster owner: the pods count as the
+    RayCluster's, and the note names each RayCluster KubeRay could have made for a RayJob
+    (`<rayjob>-<5 of k8s.io/apimachinery's rand alphabet>`), not one otherwise named."""
+    seen = history(
+        {
+            "kube_pod_owner": [
+                pod("train-x7k2p-head-qwrtz", "RayCluster", "train-x7k2p"),
+                pod("lab-head-bcdfg", "RayCluster", "lab"),
+                pod("team-rc-head-bcdfg", "RayCluster", "team-rc"),  # "rc" cannot be a suffix
+            ],
+            "kube_pod_labels": [
+                labels("train-x7k2p-head-qwrtz", label_ray_io_cluster="train-x7k2p"),
+                labels("lab-head-bcdfg", label_ray_io_cluster="lab"),
+                labels("team-rc-head-bcdfg", label_ray_io_cluster="team-rc"),
+            ],
         }
     )
 
-    rayjob = KNOWN_OWNERS["RayJob"]
-    assert seen.owner_of(NS, "job-rc-head-abcde") == Owner(
-        rayjob, "train", rayjob.pod_selector[:-7]
-    )
+    raycluster = KNOWN_OWNERS["RayCluster"]
+    for name, cluster in [
+        ("train-x7k2p-head-qwrtz", "train-x7k2p"),
+        ("lab-head-bcdfg", "lab"),
+        ("team-rc-head-bcdfg", "team-rc"),
+    ]:
+        assert seen.owner_of(NS, name) == Owner(raycluster, cluster, "ownerReferences")
+    assert seen.blind == {
+        "a RayJob above a RayCluster (kube-state-metrics exports no RayCluster owner)": {
+            "ns/RayCluster/train-x7k2p"
+        }
+    }
 
 
 @pytest.mark.parametrize(

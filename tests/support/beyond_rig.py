@@ -71,7 +71,7 @@ def config(*, namespace: str, kubeconfig: Path, prometheus: str, api_port: int) 
     reactivation, and the seeded pods started a minute ago, past it."""
     owner_kinds = {
         "RayCluster": {"enabled": True, "podSelector": "ray.io/cluster={name}"},
-        "RayJob": {"enabled": True, "podSelector": "ray.io/originated-from-cr-name={name}"},
+        "RayJob": {"enabled": True},  # its pods through its RayCluster, as KubeRay owns them
         "Job": {"enabled": False, "podSelector": "batch.kubernetes.io/job-name={name}"},
     }
     return {

@@ -10,11 +10,13 @@ or delete them and suspend the RayCluster when its Workload is not admitted. A R
 Workload runs it as KubeRay's RayJob controller does (ray-project/kuberay ray-operator/
 controllers/ray/rayjob_controller.go): unsuspended, it gets a RayCluster of its
 `rayClusterSpec`, controlled by the job and labelled `ray.io/originated-from-crd` and
-`ray.io/originated-from-cr-name` (constructRayClusterForRayJob), whose pods carry those labels
-(controllers/ray/common/pod.go reads them from the pod's labels); suspended, the RayCluster is
-deleted with its pods. Kueue suspends and unsuspends the RayJob (kueue pkg/controller/jobs/
-rayjob/rayjob_controller.go). The tests call
-it explicitly, so the order of events is deterministic. Given `namespaces`, it sees only the
+`ray.io/originated-from-cr-name` (constructRayClusterForRayJob, SetControllerReference), whose
+pods the RayCluster controls (raycluster_controller.go buildHeadPod, buildWorkerPod) and
+labels as any RayCluster's: `ray.io/cluster`, node type and group, and the group template's
+labels, never the RayCluster's own (common/pod.go labelPod, DefaultHeadPodTemplate,
+DefaultWorkerPodTemplate); suspended, the RayCluster is deleted with its pods. Kueue suspends
+and unsuspends the RayJob (kueue pkg/controller/jobs/rayjob/rayjob_controller.go). The tests
+call it explicitly, so the order of events is deterministic. Given `namespaces`, it sees only the
 Workloads (and RayClusters) there, so tests sharing the session's server leave each other be.
 
 The other kinds Kueue queues (JobSet, the Kubeflow training jobs PyTorchJob, TFJob, XGBoostJob,
@@ -37,7 +39,7 @@ from autoscaler.sim.admission import admit_pending
 from autoscaler.sim.kueue_model import KueueFeatures, KueueState, Phase
 from tests.support.builders import make_pod
 from tests.support.builders.pods import PodBuilder
-from tests.support.builders.ray import ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL, RayJobBuilder
+from tests.support.builders.ray import RayJobBuilder
 from tests.support.kind_controllers import KindEmulator
 from tests.support.kube_server import KubeServer
 from tests.support.kueue_objects import (
@@ -53,7 +55,6 @@ Object = dict[str, Any]
 WORKLOADS = "workloads.kueue.x-k8s.io"
 RAYCLUSTERS = "rayclusters.ray.io"
 RAYJOBS = "rayjobs.ray.io"
-RAY_ORIGIN = (ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL)
 
 
 class ClusterEmulator:
@@ -197,9 +198,7 @@ class ClusterEmulator:
         if not exists:
             cluster = self._store.put(cluster)
         if not pods:
-            origin = {k: v for k, v in cluster["metadata"]["labels"].items() if k in RAY_ORIGIN}
             for pod in ray_pods(cluster, now=now):
-                pod["metadata"]["labels"].update(origin)
                 self._store.put(self._pulled(pod, now=now))
 
     def _unpullable_in(self, pod: Object) -> bool:

@@ -9,8 +9,10 @@ Scheduler, a RayJob's cluster): their pods follow `spec.suspend` the moment it c
 It listens to the test API server's committed writes (a listener may write to the store),
 so the answer to a suspend patch comes after the pods are gone, as a quick controller would
 make it look. RayClusters a Workload references are Kueue's: tests/support/cluster_emulator.py
-runs their pods. Pods copy their group's template (containers, labels, annotations) and the
-RayCluster's `ray.io/originated-from-*` labels, as KubeRay propagates them.
+runs their pods. Pods copy their group's template (containers, labels, annotations) under
+KubeRay's own labels, never the RayCluster's labels (ray-project/kuberay ray-operator/
+controllers/ray/common/pod.go DefaultHeadPodTemplate, DefaultWorkerPodTemplate, labelPod): a
+RayJob's `ray.io/originated-from-*` labels stay on its RayCluster.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
-from tests.support.builders import ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL, timestamp
+from tests.support.builders import timestamp
 from tests.support.cluster_emulator import pod_slots
 from tests.support.kube_server import Change, KubeServer
 
@@ -80,19 +82,14 @@ def kuberay_pods(raycluster: Object, *, now: datetime) -> list[Object]:
     """The head and worker pods KubeRay would create, from their templates, Running since
     `now`."""
     return [
-        _from_template(slot.builder().build(), raycluster, slot.template, now=now)
+        _from_template(slot.builder().build(), slot.template, now=now)
         for slot in pod_slots(raycluster)
     ]
 
 
-def _from_template(pod: Object, raycluster: Object, template: Object, *, now: datetime) -> Object:
+def _from_template(pod: Object, template: Object, *, now: datetime) -> Object:
     given = template.get("metadata", {})
-    origin = {
-        key: value
-        for key, value in raycluster["metadata"].get("labels", {}).items()
-        if key in (ORIGIN_KIND_LABEL, ORIGIN_NAME_LABEL)
-    }
-    pod["metadata"]["labels"] = {**given.get("labels", {}), **origin, **pod["metadata"]["labels"]}
+    pod["metadata"]["labels"] = {**given.get("labels", {}), **pod["metadata"]["labels"]}
     if given.get("annotations"):
         pod["metadata"]["annotations"] = dict(given["annotations"])
     pod["spec"] = {**pod["spec"], **copy.deepcopy(template["spec"])}

@@ -1,25 +1,23 @@
 """KueueCluster whose cycle reads come from watch caches: a steady cycle makes no list call.
 
-Cached, one watch each: Workloads, ClusterQueues, LocalQueues (the ClusterQueue of a
-Workload not admitted), the owners of the *enabled* owner kinds, the intermediate
-kinds their pods are found through (each object's uid and controller owner only), every pod
-(kept only when it holds GPUs or carries an owner kind's pod label, stored parsed), the node
-autoscaler's TriggeredScaleUp Events (by field selector, stored as (pod, time)), Kueue's
-Configuration ConfigMap (by name, in Kueue's namespace, stored interpreted), and KEDA
-ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
-the policy leaves their Workloads alone whatever the owner says. With Kueue not read
-(`actuators.kueue.enabled: false`), there is no Workload, ClusterQueue or owner cache, and
-pods are kept only for their GPUs.
+Cached, one watch each: Workloads, ClusterQueues, LocalQueues (the ClusterQueue of a Workload
+not admitted), the owners of the *enabled* owner kinds, the intermediate kinds their pods are
+found through (each object's uid and controller owner only; an owner kind's cache serves its
+kind as an intermediate too: a RayJob's RayClusters are watched once), every pod (kept only
+when it holds GPUs or carries an owner kind's pod label, stored parsed), the node autoscaler's
+TriggeredScaleUp Events (by field selector, stored as (pod, time)), Kueue's Configuration
+ConfigMap (by name, in Kueue's namespace, stored interpreted), KEDA ScaledObjects (started on
+first use). Owners of kinds that are not enabled are not read: the policy leaves their
+Workloads alone whatever the owner says. With Kueue not read (`actuators.kueue.enabled:
+false`), there is no Workload, ClusterQueue or owner cache; pods are kept for their GPUs.
 
-Everything else is KueueCluster's own: `get_workload`, the fresh read before acting, still
-GETs the Workload and its owner and lists that owner's pods; an action still writes the
-audit annotations, the deactivation patch and the Events. A cache that is not filled yet or
-is failing makes the cycle's reads raise ClusterUnavailable, as a failed list would, but for
-the optional ones: an owner kind's (its Workloads unknown, `owner_lists.py`), an
-intermediate kind's, the namespaces', LocalQueues', Events' and Kueue's Configuration's.
-
-What the caches keep of each object: namespaces and pods parsed, other objects less their
-managedFields, owners as their metadata only.
+Everything else is KueueCluster's own: `get_workload`, the fresh read before acting, still GETs
+the Workload and its owner and lists that owner's pods; an action writes the audit annotations,
+the deactivation patch and the Events. A cache not filled yet or failing makes the cycle's
+reads raise ClusterUnavailable, as a failed list would, but for the optional ones: an owner
+kind's (its Workloads unknown, `owner_lists.py`), an intermediate kind's, the namespaces',
+LocalQueues', Events' and Kueue's Configuration's. The caches keep namespaces and pods parsed,
+other objects less their managedFields, owners as their metadata (ownerReferences included).
 """
 
 from __future__ import annotations
@@ -73,7 +71,7 @@ from autoscaler.adapters.kueue.context import (
     kept_namespace,
     namespace_of,
 )
-from autoscaler.adapters.kueue.owner_lists import cached_owners, owner_metadata
+from autoscaler.adapters.kueue.owner_lists import cached_owners, owner_metadata, split_link_kinds
 from autoscaler.adapters.kueue.ownership import (
     Link,
     PodTree,
@@ -180,7 +178,9 @@ class CachedKueueCluster(KueueCluster):
         wait = self._cache_settings.sync_timeout
         owners = cached_owners(caches.owners, wait)
         context = self._context()
-        tree = PodTree(by_namespace(caches.pods.items()), cached_links(caches.links, wait))
+        _, shared = split_link_kinds(caches.owners, self._intermediate_kinds())
+        links = cached_links(caches.links, wait, owners={k: caches.owners[k] for k in shared})
+        tree = PodTree(by_namespace(caches.pods.items()), links)
         resolved = [(obj, *self._finder.resolve(info, tree)) for obj, info in parsed]
         joined = (
             self._join(obj, i, owners=owners, tree=tree, context=context, why=why)
@@ -284,7 +284,9 @@ class CachedKueueCluster(KueueCluster):
                             link_of,
                             missing_is_empty=True,
                         )
-                        for kind in self._intermediate_kinds()
+                        for kind in split_link_kinds(
+                            self._enabled_owner_kinds(), self._intermediate_kinds()
+                        )[0]
                     },
                     pods=self._cache(PODS, self._kept_pod),
                     namespaces=self._cache(NAMESPACES, kept_namespace),

@@ -22,7 +22,17 @@ from autoscaler.domain.policy.management import HandsOff
 from autoscaler.domain.policy.owners import INTERMEDIATES
 
 OwnerKey = tuple[str, str]  # (namespace, name)
-_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "resourceVersion")
+# ownerReferences: an owner kind that is also an intermediate (a RayJob's RayCluster, a
+# JobSet's Job) serves the chains through it from the same cache (`split_link_kinds`).
+_OWNER_META = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "annotations",
+    "resourceVersion",
+    "ownerReferences",
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,19 @@ def _as_intermediate(kind: str) -> bool:
     """Its owner resource is the one the intermediates' list of that kind reads."""
     row = INTERMEDIATES.get(kind)
     return row is not None and _same_resource(OWNER_RESOURCES[kind], intermediate_resource(row))
+
+
+def split_link_kinds(
+    owner_kinds: Iterable[str], link_kinds: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """The intermediate kinds watched on their own, and those whose links come from their
+    owner kind's watch cache (the same resource, watched once: a RayJob's RayClusters)."""
+    owners = set(owner_kinds)
+    own: list[str] = []
+    shared: list[str] = []
+    for kind in link_kinds:
+        (shared if kind in owners and _as_intermediate(kind) else own).append(kind)
+    return own, shared
 
 
 def _keyed(found: Iterable[Obj]) -> dict[OwnerKey, Obj]:

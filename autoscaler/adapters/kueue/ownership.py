@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from typing import Any
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import WatchCache, key_of
@@ -84,17 +85,37 @@ def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | Non
     return Links(found, frozenset(kinds), unreadable, listed)
 
 
-def cached_links(caches: Mapping[str, WatchCache[Link]], wait: timedelta) -> Links:
-    """From the intermediates' watch caches: no request; a failing one is unreadable."""
+def cached_links(
+    caches: Mapping[str, WatchCache[Link]],
+    wait: timedelta,
+    *,
+    owners: Mapping[str, WatchCache[Obj]] | None = None,
+) -> Links:
+    """From the intermediates' watch caches, and for a kind that is an owner kind too, from
+    its owner cache (`owners`: the same resource, watched once): no request; a failing one
+    is unreadable."""
     found: dict[LinkKey, Link] = {}
     unreadable: dict[str, str] = {}
+    shared = owners or {}
     for kind, cache in caches.items():
-        synced = cache.wait_synced(wait.total_seconds())
-        if not synced or cache.failing is not None:
-            unreadable[kind] = cache.failing or "not listed yet"
+        if (why := _not_following(cache, wait)) is not None:
+            unreadable[kind] = why
             continue
         found.update({(kind, *key): link for key, link in cache.snapshot().items()})
-    return Links(found, frozenset(caches), unreadable)
+    for kind, owner_cache in shared.items():
+        if (why := _not_following(owner_cache, wait)) is not None:
+            unreadable[kind] = why
+            continue
+        kept = owner_cache.snapshot().items()
+        found.update({(kind, *key): link for key, obj in kept if (link := link_of(obj))})
+    return Links(found, frozenset((*caches, *shared)), unreadable)
+
+
+def _not_following(cache: WatchCache[Any], wait: timedelta) -> str | None:
+    synced = cache.wait_synced(wait.total_seconds())
+    if not synced or cache.failing is not None:
+        return cache.failing or "not listed yet"
+    return None
 
 
 @dataclass(frozen=True)

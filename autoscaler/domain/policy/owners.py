@@ -60,6 +60,7 @@ INTERMEDIATES: dict[str, Intermediate] = {
     for row in (
         Intermediate("Job", "batch", "jobs", "v1"),
         Intermediate("JobSet", "jobset.x-k8s.io", "jobsets", "v1alpha2"),
+        Intermediate("RayCluster", "ray.io", "rayclusters", "v1"),
         Intermediate("ReplicaSet", "apps", "replicasets", "v1"),
         Intermediate("StatefulSet", "apps", "statefulsets", "v1"),
     )
@@ -135,19 +136,25 @@ OWNER_KINDS: tuple[OwnerKind, ...] = (
         "KubeRay recreates its pods",
         source=KUEUE_JOBS + "raycluster/raycluster_controller.go",
     ),
-    # KubeRay's RayJob: suspending it deletes its RayCluster, whose pods carry
-    # `ray.io/originated-from-cr-name`.
+    # KubeRay's RayJob: suspending it deletes its RayCluster. KubeRay makes that RayCluster
+    # (named `<rayjob>-<5 random>`, `status.rayClusterName`) with the RayJob as its controller
+    # owner, and the RayCluster is its pods' controller owner (ray-project/kuberay
+    # ray-operator/controllers/ray/rayjob_controller.go constructRayClusterForRayJob;
+    # raycluster_controller.go buildHeadPod, buildWorkerPod). Its `ray.io/originated-from-*`
+    # labels go on the RayCluster only: the pods carry `ray.io/cluster=<the RayCluster's
+    # name>` (common/pod.go labelPod), which is how Kueue finds them (PodLabelSelector).
     OwnerKind(
         kind="RayJob",
         group="ray.io",
         plural="rayjobs",
         versions=("v1",),
-        pods_found=PodsFound.SELECTOR,
-        pod_selector="ray.io/originated-from-cr-name={name}",
+        pods_found=PodsFound.OWNERSHIP,
+        pod_selector="",
         enabled=False,  # the job reruns from scratch: opt-in
         stop_means="suspended: KubeRay deletes its RayCluster and the job reruns from scratch",
         bring_back="reactivate its Workload: once admitted again the job starts from the beginning",
         source=KUEUE_JOBS + "rayjob/rayjob_controller.go",
+        through=("RayCluster",),
     ),
     # The batch Job: spec.suspend deletes its running pods; the Job controller labels them
     # `batch.kubernetes.io/job-name`.

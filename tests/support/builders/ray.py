@@ -24,6 +24,7 @@ KAI_PRIORITY_LABEL = "priorityClassName"  # KAI reads the priority class from th
 KAI_FRACTION = "gpu-fraction"  # KAI's GPU sharing: a share of a device, no GPU request
 ORIGIN_KIND_LABEL = "ray.io/originated-from-crd"
 ORIGIN_NAME_LABEL = "ray.io/originated-from-cr-name"
+K8S_RAND_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery pkg/util/rand
 
 
 def _worker_group(group: str, *, replicas: int, gpus: int, cpu: int) -> Object:
@@ -151,14 +152,21 @@ class RayJobBuilder(_RaySpecSteps):
         return spec
 
     def raycluster_name(self) -> str:
-        """KubeRay's name for the job's RayCluster: the job's name and a short suffix."""
+        """KubeRay's name for the job's RayCluster: the job's name and 5 random characters of
+        Kubernetes' alphabet (ray-project/kuberay ray-operator/controllers/ray/utils/util.go
+        GenerateRayClusterName; k8s.io/apimachinery pkg/util/rand String), here from its uid."""
         meta = self._obj["metadata"]
-        digest = hashlib.sha1(f"{meta['uid']}".encode()).hexdigest()
-        return f"{meta['name']}-raycluster-{digest[:5]}"
+        number = int(hashlib.sha1(f"{meta['uid']}".encode()).hexdigest(), 16)
+        suffix = ""
+        for _ in range(5):
+            number, index = divmod(number, len(K8S_RAND_ALPHABET))
+            suffix += K8S_RAND_ALPHABET[index]
+        return f"{meta['name']}-{suffix}"
 
     def raycluster(self) -> RayClusterBuilder:
         """The RayCluster KubeRay creates for this job: its spec, controlled by the job, and
-        labelled with where it came from (as its pods are)."""
+        labelled with where it came from (its pods are not: KubeRay labels them as any
+        RayCluster's, `ray.io/cluster`; rayjob_controller.go constructRayClusterForRayJob)."""
         job = self.build()
         meta = job["metadata"]
         name = self.raycluster_name()
