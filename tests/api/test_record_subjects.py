@@ -14,7 +14,7 @@ from kubernetes.client import ApiClient
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.state.store import RuntimeStateStore
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
-from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.audit.subjects import AFTER_KUEUE_PREEMPTION, Subject
 from tests.support.domain_builders import NOW
 from tests.support.kube_server import KubeServer
 
@@ -76,6 +76,10 @@ def stored(kube: KubeServer) -> list[dict[str, object]]:
         pytest.param(
             Subject(rule="default", evidence="ray: driver attached (shown, not use)"),
             id="a-stop-with-the-evidence-seen",
+        ),
+        pytest.param(
+            Subject(rule="default", stopped_after=AFTER_KUEUE_PREEMPTION),
+            id="the-stop-after-kueues-preemption-of-our-mark",
         ),
         pytest.param(None, id="none-a-persons-record"),
     ],

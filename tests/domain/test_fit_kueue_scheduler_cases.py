@@ -154,7 +154,8 @@ CASES: dict[str, tuple[dict[str, QueueQuota], tuple[Row, ...]]] = {
         (Row("sales", (ps("one", 11, cpu=1),), NO, why="needs 11000 cpu in flavor default"),),
     ),
     # Kueue admits 25 of the 50 pods (partial admission); the count is not modelled.
-    f"{SCHED}: partial admission single variable pod set": (
+    f"adapted from {SCHED}: partial admission single variable pod set, unknown where Kueue "
+    "admits 25 of 50 (the count is not modelled)": (
         shared(),
         (
             Row(
@@ -283,8 +284,8 @@ CASES: dict[str, tuple[dict[str, QueueQuota], tuple[Row, ...]]] = {
     ),
     # Kueue: preempts low-pob (priority -1) in on-demand. Whether the admitted workload is a
     # candidate depends on its priority, which the quotas do not carry: unknown.
-    f"{SCHED}: PreemptionOverBorrowing preference: preempt in first flavor instead of "
-    "borrowing in second": (
+    f"adapted from {SCHED}: PreemptionOverBorrowing preference: preempt in first flavor "
+    "instead of borrowing in second, unknown where Kueue preempts (priorities not carried)": (
         borrow_or_preempt("pob", POB),
         (
             Row(
@@ -298,8 +299,9 @@ CASES: dict[str, tuple[dict[str, QueueQuota], tuple[Row, ...]]] = {
     # Kueue: spot, the admitted workload having the waiter's priority (no candidate). Same
     # reason for unknown as above. (The case's hierarchy, a root Cohort holding spot 5, is
     # flattened into a lender ClusterQueue; the adapter marks a real hierarchy unmodelled.)
-    f"{SCHED}: PreemptionOverBorrowing preference: select fitting second flavor over first "
-    "flavor with no preemption candidates": (
+    f"adapted from {SCHED}: PreemptionOverBorrowing preference: select fitting second flavor "
+    "over first flavor with no preemption candidates, its root Cohort flattened into a lender "
+    "ClusterQueue, unknown where Kueue picks spot": (
         extra(
             cq(
                 "nopc-cq",
@@ -322,8 +324,8 @@ CASES: dict[str, tuple[dict[str, QueueQuota], tuple[Row, ...]]] = {
     ),
     # Kueue: spot, the admitted workload having the waiter's priority. Unknown for the same
     # reason: whenCanPreempt MayStopSearch stops at on-demand if it finds a candidate.
-    f"{SCHED}: use second flavor when the first has no preemption candidates; "
-    "WhenCanPreempt: MayStopSearch": (
+    f"adapted from {SCHED}: use second flavor when the first has no preemption candidates; "
+    "WhenCanPreempt: MayStopSearch, unknown where Kueue picks spot": (
         extra(
             cq(
                 "other-alpha",

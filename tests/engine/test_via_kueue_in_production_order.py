@@ -34,6 +34,7 @@ from tests.engine.test_policy_in_production_order import (
     Fleet,
     busy,
     idle_since,
+    nan,
 )
 from tests.support.domain_builders import a_workload
 from tests.support.loop_builders import a_service
@@ -352,3 +353,66 @@ def test_without_the_gate_explain_says_the_rule_does_nothing(log: logging.Logger
     gate = "idle_gpu_autoscaler_kueue_feature_gate"
     registry = fleet.service.telemetry.registry
     assert registry.get_sample_value(gate, {"gate": "PriorityBoost", "state": "off"}) == 1
+
+
+# docs/RECLAIM.md step 4: after Kueue's preemption the stop is judged as of the eviction. A
+# workload busy again, or whose usage became unknown, before Kueue preempted it (and before
+# our next cycle could unmark it) loses the mark and is requeued by Kueue, never stopped.
+@pytest.mark.parametrize("reading", [busy, nan], ids=["busy-again", "usage-unknown"])
+def test_a_preempted_marked_workload_no_longer_idle_at_the_eviction_is_unmarked_not_stopped(
+    reading: Any, log: logging.Logger
+) -> None:
+    fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, logger=log)
+    fleet.run_until(NOW + LEAD + INTERVAL)
+    assert fleet.when("rc", Action.MARK) == [NOW + LEAD]
+    fleet.readings["rc"] = reading
+    preempt(fleet, "rc", by="waiter")
+    at = fleet.clock.now()
+    fleet.cycle()
+
+    assert fleet.writes("rc", "deactivate") == []
+    assert fleet.when("rc", Action.UNMARK) == [at]
+    assert keys.PRIORITY_BOOST not in fleet.annotations("rc")
+    assert "Kueue requeues it" in fleet.decision("rc").reason
+
+
+def test_a_preempted_workload_whose_mark_this_process_never_saw_admitted_is_not_stopped(
+    log: logging.Logger,
+) -> None:
+    """A restart between the mark and the preemption: its usage up to the eviction is not
+    known here, and unknown never stops anything."""
+    fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, logger=log)
+    fleet.run_until(NOW + LEAD + INTERVAL)
+    preempt(fleet, "rc", by="waiter")
+    fleet.service = a_service(
+        fleet.settings,
+        cluster=fleet.cluster,
+        metrics=fleet.metrics,
+        clock=fleet.clock,
+        logger=log,
+        features=FakeKueueFeatures(GATE_ON),
+    )  # a fresh process over the same cluster
+    fleet.cycle()
+
+    assert fleet.writes("rc", "deactivate") == []
+    assert "usage up to the eviction is unknown" in fleet.decision("rc").reason
+
+
+# docs/RECLAIM.md: a dry run writes nothing, even with a mark of ours already there (the mode
+# switched after marking) when Kueue preempts it: it says it would deactivate.
+def test_a_dry_run_says_it_would_deactivate_a_preempted_marked_workload_and_writes_nothing(
+    log: logging.Logger,
+) -> None:
+    fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, logger=log, policy={"dryRun": True})
+    [w] = fleet.cluster.workloads
+    mark = {keys.PRIORITY_BOOST: str(BOOST), keys.MARKED_AT: keys.time_text(NOW - WINDOW)}
+    fleet.cluster.workloads[0] = replace(w, annotations=mark)
+    fleet.run_until(NOW + LEAD + INTERVAL)
+    preempt(fleet, "rc", by="waiter")
+    fleet.cycle()
+
+    decision = fleet.decision("rc")
+    assert decision.action is Action.WOULD_DEACTIVATE
+    assert "would be deactivated (dry run)" in decision.reason
+    assert fleet.writes("rc", "deactivate") == []
+    assert keys.PRIORITY_BOOST in fleet.annotations("rc")

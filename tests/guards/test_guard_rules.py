@@ -9,6 +9,7 @@ import pytest
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
+from autoscaler.domain.audit.subjects import AFTER_KUEUE_PREEMPTION, Subject
 from autoscaler.domain.guards.caps import defer
 from autoscaler.domain.guards.screen import (
     Contest,
@@ -45,6 +46,15 @@ def deactivated(
     return LoopRecord(minutes_ago(minutes), Deed.DEACTIVATE, ref, outcome=outcome)
 
 
+def marked(minutes: float) -> LoopRecord:
+    return LoopRecord(minutes_ago(minutes), Deed.MARK, RC)
+
+
+def stopped_after_preemption(minutes: float) -> LoopRecord:
+    subject = Subject(stopped_after=AFTER_KUEUE_PREEMPTION)
+    return LoopRecord(minutes_ago(minutes), Deed.DEACTIVATE, RC, subject=subject)
+
+
 def undone(minutes: float, ref: WorkloadRef = RC) -> LoopRecord:
     return LoopRecord(minutes_ago(minutes), Deed.UNDONE, ref)
 
@@ -75,6 +85,18 @@ def idle(name: str, *, idle_minutes: float, action: Action = Action.DEACTIVATE) 
             [deactivated(5), deactivated(5, outcome=LOST)], 1, id="a-lost-answer-counts-once"
         ),
         pytest.param([undone(5)], 0, id="other-deeds-do-not-count"),
+        # docs/RECLAIM.md: the deactivation after Kueue's preemption of our mark is the stop
+        # the mark stood for; only that one is exempt.
+        pytest.param(
+            [marked(30), stopped_after_preemption(5)], 1, id="the-stop-after-our-mark-once"
+        ),
+        pytest.param([marked(30), marked(5)], 2, id="a-re-mark-after-an-unmark-counts"),
+        pytest.param(
+            [marked(30), deactivated(5)], 2, id="an-ordinary-stop-after-an-old-mark-counts"
+        ),
+        pytest.param(
+            [stopped_after_preemption(5)], 1, id="after-a-preemption-without-our-mark-counts"
+        ),
     ],
 )
 def test_the_hourly_count_is_the_deactivations_begun_in_the_last_hour(

@@ -92,6 +92,7 @@ _SUBJECT_TEXTS = {
     "owner": "owner",
     "evidence": "evidence",
     "held": "held",
+    "stoppedAfter": "stopped_after",
 }
 SUBJECT_KEYS = (*_SUBJECT_TEXTS, "idleSince")
 

@@ -27,6 +27,12 @@ class Subject:
     # How its GPUs were held when acted on: "not-running" (admitted, no GPU pod running:
     # quota held without work); None for idle, and for records from before the class.
     held: str | None = None
+    # What the stop followed: AFTER_KUEUE_PREEMPTION for the deactivation of a Workload Kueue
+    # preempted after our via-kueue mark (its mark was the stop counted); None otherwise.
+    stopped_after: str | None = None
+
+
+AFTER_KUEUE_PREEMPTION = "kueue-preemption"
 
 
 def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject | None:
@@ -45,4 +51,7 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
         idle_since=decision.idle_since if decision is not None else None,
         evidence=evidence_text(decision.evidence) if decision and decision.evidence else None,
         held=None if held is State.IDLE else held.value,  # idle: as records before the class
+        stopped_after=AFTER_KUEUE_PREEMPTION
+        if decision is not None and decision.kueue_preempted
+        else None,
     )

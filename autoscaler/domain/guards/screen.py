@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from autoscaler.domain.annotations import deactivated_at
-from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.audit.subjects import AFTER_KUEUE_PREEMPTION, Subject
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.guards.breaker import CLOSED, BreakerRules, BreakerState
 from autoscaler.domain.guards.caps import ACTING
@@ -99,8 +99,9 @@ class GuardMemory:
 
 def started_in_last_hour(records: Iterable[LoopRecord], *, now: datetime) -> int:
     """Deactivations and via-kueue marks the loop began in (now - 1h, now]: each counted
-    once, even if it failed. The deactivation of a Workload we marked before (Kueue preempted
-    it) is the same stop: its mark was counted."""
+    once, even if it failed. Only the deactivation that follows Kueue's preemption of our own
+    mark (its subject says so, and a mark of ours came before it) is the same stop as that
+    mark and is not counted again; a re-mark, or any other deactivation, counts."""
     records = list(records)
     marked = {(r.workload, r.at) for r in records if r.deed is Deed.MARK and r.outcome is None}
     return sum(
@@ -108,7 +109,16 @@ def started_in_last_hour(records: Iterable[LoopRecord], *, now: datetime) -> int
         for r in records
         if (_began(r) or (r.deed is Deed.MARK and r.outcome is None))
         and now - HOUR < r.at <= now
-        and not any(ref == r.workload and at < r.at for ref, at in marked)
+        and not (_after_our_mark(r) and any(ref == r.workload and at < r.at for ref, at in marked))
+    )
+
+
+def _after_our_mark(record: LoopRecord) -> bool:
+    subject = record.subject
+    return (
+        record.deed is Deed.DEACTIVATE
+        and subject is not None
+        and subject.stopped_after == AFTER_KUEUE_PREEMPTION
     )
 
 

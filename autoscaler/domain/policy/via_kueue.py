@@ -5,10 +5,13 @@ the stop into a warning first), the stop is a mark instead: our negative priorit
 its Workload (`kueue.x-k8s.io/priority-boost`, KEP-7990; Kueue adds it to the priority it
 preempts by, pkg/util/priority/priority.go `EffectivePriority`), with our `marked-at`. Kueue
 then evicts it only when a waiter needs its quota, by all of its own rules. When Kueue has
-preempted a marked Workload (its Evicted=True reason Preempted, or Preempted=True) the
-Workload is deactivated at once, for the preemptor its condition names, so it does not
-requeue while idle. A marked workload whose stop is no longer due (busy, exempt, snoozed,
-unknown, another rule) loses the mark.
+preempted a marked Workload (its Evicted=True reason Preempted, or Preempted=True) and its
+stop was still due as of the eviction (the caller's `at_eviction`: idle or not running up to
+then), the Workload is deactivated at once (in a dry run: "would deactivate", nothing
+written), for the preemptor its condition names, so it does not requeue while idle. A
+marked workload whose stop is no longer due (busy, exempt, snoozed, unknown, another rule;
+after a preemption: not due at the eviction, or its usage then unknown) loses the mark, and
+Kueue requeues it.
 
 Where Kueue is not known to serve the boost (the gate off or unknown), such a rule does
 nothing at all: no warning, no mark, and never a stop by another route. Pure: the caller
@@ -62,14 +65,16 @@ def judge(
     *,
     served: GateServed | None,
     by_uid: Mapping[str, WorkloadRef],
+    at_eviction: Mapping[WorkloadRef, Decision],
     pauses: Pauses,
     now: datetime,
 ) -> tuple[Decision, ...]:
     """The decisions with via-kueue's marks, unmarks and deactivations after a preemption.
     `served`: None when no rule says via-kueue (nothing read). `by_uid`: the cycle's
-    Workloads by UID, to name a preemptor."""
+    Workloads by UID, to name a preemptor. `at_eviction`: a preempted marked Workload's
+    decision as of its eviction (missing: unknown)."""
     return tuple(
-        _judged(w, d, served=served, by_uid=by_uid, pauses=pauses, now=now)
+        _judged(w, d, served=served, by_uid=by_uid, at_eviction=at_eviction, pauses=pauses, now=now)
         for w, d in zip(workloads, decisions, strict=True)
     )
 
@@ -80,13 +85,27 @@ def _judged(
     *,
     served: GateServed | None,
     by_uid: Mapping[str, WorkloadRef],
+    at_eviction: Mapping[WorkloadRef, Decision],
     pauses: Pauses,
     now: datetime,
 ) -> Decision:
     via = decision.rule.reclaim is Reclaim.VIA_KUEUE
     since = marked_at(workload)
     if since is not None and via and held_after_preemption(workload, decision, pauses, now) is None:
-        return preempted(workload, decision, by_uid=by_uid)
+        then = at_eviction.get(workload.ref)
+        if then is not None and then.action in DUE:
+            return preempted(workload, decision, by_uid=by_uid, due=then.action)
+        why = (
+            f"Kueue preempted it, and its stop was no longer due at the eviction ({then.reason})"
+            if then is not None
+            else "Kueue preempted it, and its usage up to the eviction is unknown (not seen "
+            "admitted under our mark by this process)"
+        )
+        return replace(
+            decision,
+            action=Action.UNMARK,
+            reason=f"{decision.reason}; {why}: mark removed, Kueue requeues it",
+        )
     if via and (decision.action in DUE or decision.action in NOT_WITHOUT_THE_GATE):
         return _marked(workload, decision, served=served, since=since, now=now)
     if since is not None:
@@ -163,21 +182,25 @@ def _held(workload: WorkloadInfo, pauses: Pauses) -> str | None:
 
 
 def preempted(
-    workload: WorkloadInfo, decision: Decision, *, by_uid: Mapping[str, WorkloadRef]
+    workload: WorkloadInfo,
+    decision: Decision,
+    *,
+    by_uid: Mapping[str, WorkloadRef],
+    due: Action = Action.DEACTIVATE,
 ) -> Decision:
-    """Kueue preempted our marked Workload: deactivate it at once, for its preemptor."""
+    """Kueue preempted our marked Workload, its stop still due at the eviction: deactivate it
+    at once, for its preemptor; `due` is WOULD_DEACTIVATE in a dry run (nothing written)."""
     preemption = workload.preemption
     uid = preemption.preemptor_uid if preemption is not None else ""
     waiter = by_uid.get(uid)
     named = str(waiter) if waiter is not None else f"a Workload of UID {uid or 'unknown'}"
     why = preemption.reason if preemption is not None and preemption.reason else "Preempted"
+    done = "deactivated" if due is Action.DEACTIVATE else "would be deactivated (dry run)"
     reason = (
-        f"Kueue preempted it ({why}) for {named}, after our mark; deactivated at once so it "
-        "does not requeue while idle"
+        f"Kueue preempted it ({why}) for {named}, after our mark, its stop still due at the "
+        f"eviction; {done} at once so it does not requeue while idle"
     )
-    return replace(
-        decision, action=Action.DEACTIVATE, reason=reason, beneficiary=waiter, kueue_preempted=True
-    )
+    return replace(decision, action=due, reason=reason, beneficiary=waiter, kueue_preempted=True)
 
 
 GATE_WORDS = {True: "on", False: "off", None: "unknown"}
@@ -205,7 +228,9 @@ def mark_status(
         return None
     on = served.on if served is not None else None
     line = served.line if served is not None else "Kueue's feature gates are not read"
-    if decision.kueue_preempted:
+    if decision.kueue_preempted and decision.action is Action.WOULD_DEACTIVATE:
+        said = "Preempted by Kueue after our mark: would be deactivated at once (dry run)"
+    elif decision.kueue_preempted:
         said = "Preempted by Kueue after our mark: deactivated at once, not requeued while idle"
     elif since is not None:
         said = f"Marked for Kueue's preemption since {time_text(since)}"

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
-from autoscaler.domain.queues.facts import MAY_STOP_SEARCH, TRY_NEXT_FLAVOR, AdmissionPolicy
+from autoscaler.domain.queues.facts import TRY_NEXT_FLAVOR, AdmissionPolicy
 
 MAX_DOUBTS = 4  # simulated preemptions whose answers are enumerated; beyond: unknown
 
@@ -69,11 +69,10 @@ class Trial:
 @dataclass(frozen=True)
 class Choice:
     """The flavor chosen when Kueue would admit by quota alone; `unknown` when that depends
-    on a preemption simulation; `preempts`: Kueue's best is a preemption it may carry out."""
+    on a preemption simulation."""
 
     flavor: str | None
     unknown: str | None = None
-    preempts: bool = False
 
 
 def is_preferred(a: Granular, b: Granular, policy: AdmissionPolicy) -> bool:
@@ -98,10 +97,6 @@ def should_try_next(mode: Granular, policy: AdmissionPolicy) -> bool:
     return mode.level > 0 and policy.when_can_borrow == TRY_NEXT_FLAVOR
 
 
-def stops_search(policy: AdmissionPolicy) -> bool:
-    return policy.when_can_preempt == MAY_STOP_SEARCH
-
-
 def choose_flavor(trials: Sequence[Trial], policy: AdmissionPolicy) -> Choice:
     """The flavor Kueue assigns, or why that is not known (see the module)."""
     doubts = [
@@ -115,8 +110,6 @@ def choose_flavor(trials: Sequence[Trial], policy: AdmissionPolicy) -> Choice:
     if len(answers) == 1:
         flavor, mode = answers.pop()
         return Choice(flavor if mode.mode is Mode.FIT else None)
-    if all(mode.mode is not Mode.FIT for _, mode in answers):
-        return Choice(None, preempts=True, unknown=_doubt_reason(doubts))
     return Choice(None, unknown=_doubt_reason(doubts))
 
 

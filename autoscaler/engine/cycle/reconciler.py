@@ -84,6 +84,7 @@ class Reconciler:
             return self._finish(self._cluster_outage(now, exc))
         usage_by_rule = self._read_usage(now)
         usage = usage_by_rule[DEFAULT_PROFILE]
+        at_eviction = self._via_kueue.at_eviction(workloads, usage_by_rule, pauses=pauses, now=now)
         inputs = CycleInputs(
             workloads=workloads,
             gpu_pods=gpu_pods,
@@ -91,6 +92,7 @@ class Reconciler:
             usage=usage_by_rule,
             now=now,
             served=self._via_kueue.served(),
+            at_eviction=at_eviction,
         )
         decisions, report, waiters = self._decide(inputs)
         for info, decision in zip(workloads, decisions, strict=True):

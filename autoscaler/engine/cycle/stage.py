@@ -10,8 +10,8 @@ made mid-cycle wins. Both read every time back from the Workload's annotations.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from autoscaler.core.errors import ClusterError
@@ -46,6 +46,9 @@ class CycleInputs:
     # Whether Kueue serves the priority boost, read once a cycle when a rule says via-kueue
     # (engine/cycle/via_kueue.py); None: no such rule, nothing read.
     served: GateServed | None = None
+    # Each marked Workload Kueue preempted, decided as of its eviction (ViaKueue.at_eviction):
+    # whether its stop was still due then. Missing: unknown, never stopped.
+    at_eviction: Mapping[WorkloadRef, Decision] = field(default_factory=dict)
 
     def by_uid(self) -> dict[str, WorkloadRef]:
         """The cycle's Workloads by UID: who a Kueue preemption was for."""
@@ -91,7 +94,13 @@ def decide_again(fresh: WorkloadInfo, inputs: CycleInputs, *, policy: Policy) ->
     if inputs.served is None and marked_at(fresh) is None:
         return done
     [judged] = judge(
-        [fresh], [done], served=inputs.served, by_uid=inputs.by_uid(), pauses=pauses, now=now
+        [fresh],
+        [done],
+        served=inputs.served,
+        by_uid=inputs.by_uid(),
+        at_eviction=inputs.at_eviction,
+        pauses=pauses,
+        now=now,
     )
     return judged
 
