@@ -336,14 +336,20 @@ class KueueCluster:
         parsed = FoundPods()
         for obj in found:
             try:
-                parsed.add(
-                    str(obj["metadata"]["namespace"]),
-                    objects.parse_pod(obj, self._settings.gpu_resources),
-                )
+                pod = objects.parse_pod(obj, self._settings.gpu_resources)
+                namespace = str(obj["metadata"]["namespace"])
             except MALFORMED as exc:
                 self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
                 parsed.malformed_in.add(namespace_of(obj))
+                continue
+            if self._kept_for_cycle(pod):
+                parsed.add(namespace, pod)
         return parsed
+
+    def _kept_for_cycle(self, pod: PodInfo) -> bool:
+        """The pods a cycle keeps, listed or watched alike (`PodFinder.needs`); with Kueue
+        not read, its GPU pods only."""
+        return pod.gpus > 0 or (self.reads_kueue and self._finder.needs(pod))
 
     def _join(
         self,
