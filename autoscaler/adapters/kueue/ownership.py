@@ -107,13 +107,20 @@ class _Broken:
     why: str
 
 
+def same_uid(one: str, other: str) -> bool:
+    """The one rule for "the same object" by UID, wherever an owner or a link is matched: a
+    UID mismatch is another object (a namesake re-created after the first was deleted); an
+    empty UID on either side cannot tell, so the names decide."""
+    return not one or not other or one == other
+
+
 def _same(ref: OwnerRef, owner: OwnerRef) -> bool:
     group = ref.api_version.rpartition("/")[0]
     return (ref.kind, ref.name, group) == (
         owner.kind,
         owner.name,
         owner.api_version.rpartition("/")[0],
-    ) and (not ref.uid or not owner.uid or ref.uid == owner.uid)
+    ) and same_uid(ref.uid, owner.uid)
 
 
 def _walk(
@@ -130,7 +137,7 @@ def _walk(
         if (why := links.unreadable.get(ref.kind)) is not None:
             return tuple(chain), _Broken(ref.kind, f"{row.plural}.{row.group} unreadable: {why}")
         found = links.objects.get((ref.kind, namespace, ref.name))
-        if found is None or (ref.uid and found[0] and found[0] != ref.uid):
+        if found is None or not same_uid(ref.uid, found[0]):
             missing = f"pod {namespace}/{pod.name}'s {ref.kind} {ref.name} was not found"
             return tuple(chain), _Broken(ref.kind, missing)
         ref = found[1]
