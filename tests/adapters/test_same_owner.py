@@ -41,4 +41,6 @@ def test_one_uid_rule_for_owners_chains_and_links(ref_uid: str, found_uid: str, 
     found.add(NS, pod)
     links = Links({("Job", NS, "js-w-0"): (found_uid, owner)}, read=frozenset({"Job"}))
     mine, unsure = PodTree(found, links).owned(NS, owner, ("Job",))
-    assert ([p.name for p in mine], unsure is None) == ((["js-w-0-0"], True) if same else ([], False))
+    assert ([p.name for p in mine], unsure is None) == (
+        (["js-w-0-0"], True) if same else ([], False)
+    )

@@ -329,6 +329,9 @@ class CachedKueueCluster(KueueCluster):
         wait = self._cache_settings.sync_timeout
         return self._kept(cached_configuration(kueue.configuration, source=source, wait=wait))
 
+    def _cycle_configuration(self) -> KueueConfiguration:
+        return self.kueue_configuration()  # from the cache: nothing to share
+
     def _scaled_objects_cache(self) -> WatchCache[Obj]:
         caches = self._cycle_caches()
         with self._lock:
