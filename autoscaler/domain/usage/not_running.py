@@ -91,8 +91,10 @@ def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> 
     if starting is not None:
         return Assessment(State.STARTING, f"starting: {starting}; no action")
     if not pods:
-        return _no_gpu_pod(workload, facts, rules=rules, now=now)
-    return _none_runs(workload, facts, troubles, rules=rules, now=now)
+        held = _no_gpu_pod(workload, facts, rules=rules, now=now)
+    else:
+        held = _none_runs(workload, facts, troubles, rules=rules, now=now)
+    return held
 
 
 def _none_runs(
