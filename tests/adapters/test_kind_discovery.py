@@ -8,6 +8,7 @@ be read makes its Workloads unknown, with the reason, never idle.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,7 @@ from autoscaler.domain.usage.not_running import judge_start
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.tree import ClusterSettings, OwnerKindSettings
 from tests.support.builders import kinds, make_pod, make_raycluster, make_workload_for
+from tests.support.builders.kinds import pod_template
 from tests.support.builders.queues import make_cluster_queue, make_local_queue, make_resource_flavor
 from tests.support.cluster_emulator import ClusterEmulator
 from tests.support.kube_server import KubeServer
@@ -200,3 +202,53 @@ def test_an_unreadable_intermediate_kind_makes_its_workloads_unknown_never_idle(
         assert judged.state is State.UNKNOWN
         assert "but Jobs unreadable: list jobs.batch: 403" in judged.reason, judged.reason
         assert judged.reason.endswith("never stopped")
+
+
+def _cpu_side(cluster: Cluster) -> None:
+    """Kinds with pods of no GPU beside their GPU ones, as users run them: a PyTorchJob's
+    CPU master, a LeaderWorkerSet's CPU leader, a pod group's CPU member."""
+    put, q = cluster.server.store.put, "user-queue"
+    torch = kinds.make_pytorchjob(NS, "pt-cpu-master", queue=q, workers=1)
+    torch["spec"]["pytorchReplicaSpecs"]["Master"]["template"] = pod_template("pytorch", gpus=0)
+    put(torch)
+    lws = kinds.make_leaderworkerset(NS, "lws-cpu-leader", queue=q, size=2)
+    lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"] = pod_template("leader", gpus=0)
+    put(lws)
+    put(kinds.make_plain_pod(NS, "grp-gpu", queue=q, group="grp", group_size=2))
+    put(kinds.make_plain_pod(NS, "grp-cpu", queue=q, gpus=0, group="grp", group_size=2))
+    cluster.emulator.sync()
+    cluster.emulator.sync()
+
+
+def _pods_by_workload(found: list[WorkloadInfo]) -> dict[str, list[str]]:
+    return {w.ref.name: sorted(p.name for p in w.pods) for w in found if w.owner is not None}
+
+
+def test_caches_on_and_off_find_the_same_pods_cpu_only_ones_included(cluster: Cluster) -> None:
+    """Both readers keep pods by one rule: the watch cache drops no pod the uncached reader
+    counts (a CPU master dropped left its PyTorchJob short of its admitted pods: unknown for
+    good, with caches on only)."""
+    cluster.submit(1)
+    _cpu_side(cluster)
+    uncached = _pods_by_workload(
+        KueueCluster(client=cluster.client(), settings=ALL_KINDS).list_workloads()
+    )
+    torch = next(pods for name, pods in uncached.items() if "pt-cpu-master" in name)
+    assert torch == ["pt-cpu-master-master-0", "pt-cpu-master-worker-0"]
+    assert sum(len(pods) for pods in uncached.values()) > KINDS_RUN + 4
+    reader = CachedKueueCluster(client=cluster.client(), settings=ALL_KINDS, cache=CACHE)
+    try:
+        reader.start()
+        assert reader.wait_synced(timedelta(seconds=10))
+        cached: dict[str, list[str]] = {}
+
+        def caught_up() -> bool:
+            cached.clear()
+            cached.update(_pods_by_workload(reader.list_workloads()))
+            return cached == uncached
+
+        with contextlib.suppress(AssertionError):
+            _until(caught_up, within=5)
+        assert cached == uncached
+    finally:
+        reader.stop(timedelta(seconds=5))

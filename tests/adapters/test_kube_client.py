@@ -25,7 +25,6 @@ from autoscaler.adapters.kubernetes.resources import (
     kueue_workloads,
 )
 from autoscaler.adapters.kubernetes.reviews import review_access, review_token
-from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import (
     AnswerLost,
     ClusterError,
@@ -42,7 +41,6 @@ from tests.support.kube_server import KubeServer
 
 NAMESPACE = "team-a"
 WORKLOADS = kueue_workloads("v1beta2")
-JOBS = OWNER_RESOURCES["Job"]
 
 
 def config_map(name: str, **data: str) -> dict[str, Any]:
@@ -209,16 +207,17 @@ def test_the_allowed_list_is_the_services_exact_rbac() -> None:
         # delete: the opt-in last rung of a rule with action `delete` (ISSUE 15)
         ("ray.io", "rayclusters"): {"get", "list", "watch", "patch", "delete"},
         ("ray.io", "rayjobs"): {"get", "list", "watch", "patch"},
-        ("batch", "jobs"): {"get", "list", "watch", "patch"},
-        # get: a plain pod is its Workload's owner under Kueue's pod integration (read, never
-        # patched: its Workload is annotated instead)
+        # owners Kubernetes' own controllers or Kueue own: read, never written (their
+        # Workload is annotated instead); a plain pod is its Workload's owner under Kueue's
+        # pod integration
+        ("batch", "jobs"): {"get", "list", "watch"},
+        ("apps", "deployments"): {"get", "list", "watch"},
+        ("apps", "statefulsets"): {"get", "list", "watch"},
         ("", "pods"): {"get", "list", "watch"},
-        # the owner kinds of the table: read, and annotated
+        # the other owner kinds of the table: read, and annotated
         **{
             (group, plural): {"get", "list", "watch", "patch"}
             for group, plural in (
-                ("apps", "deployments"),
-                ("apps", "statefulsets"),
                 ("jobset.x-k8s.io", "jobsets"),
                 ("kubeflow.org", "jaxjobs"),
                 ("kubeflow.org", "mpijobs"),
@@ -279,7 +278,7 @@ def test_a_server_that_never_answers_loses_the_answer_which_may_have_applied(
             if method == "get":
                 client.get(CONFIGMAPS, "any", namespace=NAMESPACE)
             else:
-                client.merge_patch(JOBS, "any", {"metadata": {}}, namespace=NAMESPACE)
+                client.merge_patch(WORKLOADS, "any", {"metadata": {}}, namespace=NAMESPACE)
         client.close()
 
 

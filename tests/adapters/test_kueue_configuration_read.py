@@ -99,6 +99,26 @@ def test_read_once_a_cycle_by_name_whatever_the_number_of_workloads(server: Kube
     assert config.feature_gates == {"PrioritySortingWithinCohort": False}
 
 
+def test_the_via_kueue_gate_shares_the_cycles_reading(server: KubeServer) -> None:
+    """Read with the cycle's Workloads, it serves the via-kueue gate right after without a
+    second list; read again (no cycle between), it is listed anew, never an old reading."""
+    server.store.put(kueue_config_map("10m"))
+    cluster = KueueCluster(client=client_of(server), settings=SETTINGS)
+    cluster.workload_resource()
+    server.requests.clear()
+
+    listed = kueue_read(cluster.list_workloads())
+    gate = cluster.kueue_configuration()
+
+    assert gate == listed
+    assert len(config_reads(server)) == 1
+    server.store.put(kueue_config_map("20m"))
+    again = cluster.kueue_configuration()
+    assert len(config_reads(server)) == 2
+    assert again.wait_for_pods_ready is not None
+    assert again.wait_for_pods_ready.timeout == timedelta(minutes=20)
+
+
 def test_a_fresh_read_adds_no_request_for_it(server: KubeServer) -> None:
     server.store.put(kueue_config_map("10m"))
     cluster = KueueCluster(client=client_of(server), settings=SETTINGS)

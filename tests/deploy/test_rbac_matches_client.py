@@ -148,17 +148,28 @@ def test_rendered_roles_grant_exactly_the_calls_the_client_allows(
             {("ray.io", "rayjobs", "patch")},
             id="rayjob-on",
         ),
+        # Jobs, StatefulSets and Deployments are Kubernetes' own controllers' (pods too):
+        # read when enabled, never written, so never granted patch
         pytest.param(
-            ("--set", "config.cluster.ownerKinds.Job.enabled=true"),
-            {("batch", "jobs", "patch")},
-            id="job-on",
+            (
+                *("--set", "config.cluster.ownerKinds.Job.enabled=true"),
+                *("--set", "config.cluster.ownerKinds.StatefulSet.enabled=true"),
+                *("--set", "config.cluster.ownerKinds.Deployment.enabled=true"),
+            ),
+            set(),
+            id="job-statefulset-deployment-on-never-patched",
         ),
     ],
 )
 def test_owner_kinds_are_patched_only_when_enabled(
     args: tuple[str, ...], granted_calls: set[Call]
 ) -> None:
-    optional = {("ray.io", "rayjobs", "patch"), ("batch", "jobs", "patch")}
+    optional = {
+        ("ray.io", "rayjobs", "patch"),
+        ("batch", "jobs", "patch"),
+        ("apps", "statefulsets", "patch"),
+        ("apps", "deployments", "patch"),
+    }
     assert granted(own_roles(render(*args))) & optional == granted_calls
 
 

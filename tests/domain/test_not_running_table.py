@@ -132,6 +132,16 @@ ROWS = [
         id="no-gpu-pod-found-with-a-pod-skipped-as-malformed-is-unknown",
     ),
     pytest.param(
+        admitted()
+        .waiting_pod("w-0", PULL_FAILS)
+        .read_by_kueue(gpus=2, pods_unsure="pod team-a/w-1's Job w-1 was not found"),
+        State.UNKNOWN,
+        Action.NONE,
+        "1 GPU pod found by pod selector ray.io/cluster=rc, but pod team-a/w-1's Job w-1 was "
+        "not found; never stopped",
+        id="a-stuck-pod-found-with-the-chain-broken-is-unknown-a-missed-pod-may-run",
+    ),
+    pytest.param(
         admitted().read_by_kueue(gpus=2).finished(at=minutes_ago(20)),
         State.PENDING,
         Action.NONE,

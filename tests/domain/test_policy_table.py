@@ -58,6 +58,20 @@ def judge(
     return decide(workload, fleet, policy=policy, pauses=pauses or Pauses(), now=NOW)
 
 
+def test_an_idle_workload_whose_pod_chain_broke_is_unknown_never_stopped() -> None:
+    """Its GPU pods found read idle, but a pod whose chain broke may be its busy one (pods
+    counted against the admission would not tell, with an elastic or scaled admission)."""
+    broken = "pod team-a/w-1's Job w-1 was not found"
+    idle = ray_cluster().admitted(at=minutes_ago(120)).read_by_kueue(gpus=1)
+    unsure = ray_cluster().admitted(at=minutes_ago(120)).read_by_kueue(pods_unsure=broken)
+
+    assert judge(idle.build(), idle_gpu().build()).state is State.IDLE
+    decision = judge(unsure.build(), idle_gpu().build())
+
+    assert (decision.state, decision.action) == (State.UNKNOWN, Action.NONE)
+    assert decision.reason.endswith(f"but {broken}; never stopped"), decision.reason
+
+
 # --- usage: busy, idle or unknown --------------------------------------------------------------
 
 USAGE_ROWS = [

@@ -7,7 +7,8 @@ One ClusterQueue holds exactly one idle and one busy workload of every kind in t
 (`domain/policy/owners.py`), every kind enabled in `cluster.ownerKinds`; then one waiter of
 every kind queues behind them. The service deactivates each idle Workload (a merge patch whose
 spec is `{"active": false}`), leaves each busy one alone, never writes an owner (beyond our
-annotations where the kind is annotated), a pod or an intermediate object, and Kueue then
+annotations where the kind is annotated; never a Job, StatefulSet or Deployment), a pod or an
+intermediate object, and Kueue then
 admits every waiter. Under Kueue's pod integration (Deployment, Notebook, plain Pod) the stop
 is a requeue: the Deployment's and the Notebook's pods come back gated, as a new Workload that
 queues behind the waiters, and the stop's Event says the workload yields its GPUs to the queue.
@@ -313,11 +314,35 @@ def test_every_kinds_busy_workload_is_left_alone(rig: Rig, story: Story) -> None
         assert admitted(found), kind
 
 
+# What Kubernetes' own controllers or Kueue own, never written whatever the owner table says
+# (ISSUE-NOTES: "never pods, Jobs, StatefulSets or Deployments").
+NEVER_WRITTEN = {
+    ("batch", "jobs"),
+    ("apps", "statefulsets"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("", "pods"),
+}
+
+
+def _group_and_plural(path: str) -> tuple[str, str]:
+    """`/apis/<group>/<version>/namespaces/<ns>/<plural>/...` or `/api/v1/...`."""
+    parts = path.strip("/").split("/")
+    group = parts[1] if parts[0] == "apis" else ""
+    after = parts[parts.index("namespaces") + 2 :] if "namespaces" in parts else parts[-2:]
+    return group, after[0] if after else ""
+
+
 def test_owners_pods_and_intermediates_are_never_written(story: Story) -> None:
     """Writes go to Workloads and Events only, and to an owner only as our annotations, where
-    its kind is annotated."""
+    its kind is annotated; never a non-GET request of any method to Jobs, StatefulSets,
+    Deployments, ReplicaSets or pods."""
+    writes = [r for r in story.requests if r.method != "GET"]
+    touched = {_group_and_plural(r.path) for r in writes}
+    assert not touched & NEVER_WRITTEN, sorted(touched & NEVER_WRITTEN)
+    assert all(not KNOWN_OWNERS[kind].annotated for kind in ("Job", "StatefulSet", "Deployment"))
     plurals = {row.plural: row for row in KNOWN_OWNERS.values()}
-    for request in (r for r in story.requests if r.method != "GET"):
+    for request in writes:
         plural = request.path.partition(f"/namespaces/{NS}/")[2].split("/")[0]
         if plural in ("workloads", "events"):
             continue

@@ -4,12 +4,13 @@ Cached, one watch each: Workloads, ClusterQueues, LocalQueues (the ClusterQueue 
 not admitted), the owners of the *enabled* owner kinds, the intermediate kinds their pods are
 found through (each object's uid and controller owner only; an owner kind's cache serves its
 kind as an intermediate too: a RayJob's RayClusters are watched once), every pod (kept only
-when it holds GPUs or carries an owner kind's pod label, stored parsed), the node autoscaler's
-TriggeredScaleUp Events (by field selector, stored as (pod, time)), Kueue's Configuration
-ConfigMap (by name, in Kueue's namespace, stored interpreted), KEDA ScaledObjects (started on
-first use). Owners of kinds that are not enabled are not read: the policy leaves their
-Workloads alone whatever the owner says. With Kueue not read (`actuators.kueue.enabled:
-false`), there is no Workload, ClusterQueue or owner cache; pods are kept for their GPUs.
+when the cycle may need it, as the uncached reader keeps it: `PodFinder.needs`; stored
+parsed), the node autoscaler's TriggeredScaleUp Events (by field selector, stored as (pod,
+time)), Kueue's Configuration ConfigMap (by name, in Kueue's namespace, stored interpreted),
+KEDA ScaledObjects (started on first use). Owners of kinds that are not enabled are not read:
+the policy leaves their Workloads alone whatever the owner says. With Kueue not read
+(`actuators.kueue.enabled: false`), there is no Workload, ClusterQueue or owner cache; pods
+are kept only for their GPUs.
 
 Everything else is KueueCluster's own: `get_workload`, the fresh read before acting, still GETs
 the Workload and its owner and lists that owner's pods; an action writes the audit annotations,
@@ -38,7 +39,6 @@ from autoscaler.adapters.kubernetes.cache import (
 )
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.objects import MALFORMED
-from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
 from autoscaler.adapters.kubernetes.pod_starts import (
     SCALE_UP_SELECTOR,
     newest_scale_ups,
@@ -146,11 +146,6 @@ class CachedKueueCluster(KueueCluster):
         self._caches: _Caches | None = None
         self._stopped = False
         self._lock = threading.Lock()
-        # Pods kept for an owner's sake only while Workloads (whose owners they are) are read.
-        across = (selector.across_owners() for selector in self._selectors.values())
-        self._owner_pod_selectors = (
-            [PodSelector.parse(s) for s in across if s] if read_kueue else []
-        )
 
     def start(self) -> None:
         """Start the cycle's caches now (Kueue discovery included); raises ClusterError."""
@@ -336,6 +331,9 @@ class CachedKueueCluster(KueueCluster):
         wait = self._cache_settings.sync_timeout
         return self._kept(cached_configuration(kueue.configuration, source=source, wait=wait))
 
+    def _cycle_configuration(self) -> KueueConfiguration:
+        return self.kueue_configuration()  # from the cache: nothing to share
+
     def _scaled_objects_cache(self) -> WatchCache[Obj]:
         caches = self._cycle_caches()
         with self._lock:
@@ -388,12 +386,12 @@ class CachedKueueCluster(KueueCluster):
         return self._finder.intermediates(kinds, queued_pods=bool(kinds))
 
     def _kept_pod(self, obj: Obj) -> NamespacedPod | None:
-        """The parsed pod when it holds GPUs or may belong to an owner; None otherwise."""
+        """The parsed pod when the cycle may need it (as the uncached reader keeps it); None
+        otherwise: the cache holds only those, parsed."""
         try:
             namespace = str(obj["metadata"]["namespace"])
             pod = objects.parse_pod(obj, self._settings.gpu_resources)
         except MALFORMED as exc:
             self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
             return namespace_of(obj), None
-        labelled = any(s.matches(pod.labels, owner="") for s in self._owner_pod_selectors)
-        return (namespace, pod) if pod.gpus > 0 or labelled else None
+        return (namespace, pod) if self._kept_for_cycle(pod) else None

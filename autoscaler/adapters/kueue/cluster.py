@@ -6,9 +6,9 @@ finds each Workload's pods in it), one list per intermediate kind (Jobs, JobSets
 ReplicaSets, StatefulSets) pods are found through, one owner list per owner kind present
 whose resource was not listed whole already (`owner_lists.py`: every resource is listed at
 most once), one each of ClusterQueues, LocalQueues and namespaces, one of TriggeredScaleUp
-Events and one of Kueue's Configuration ConfigMap (`configuration.py`). The fresh read
-before acting reuses the cycle's Events and Configuration, and lists its namespace's Events
-again only when one of its pods is unschedulable.
+Events and one of Kueue's Configuration ConfigMap (`configuration.py`; the via-kueue gate
+shares it). The fresh read before acting reuses the cycle's Events and Configuration, and
+lists its namespace's Events again only when one of its pods is unschedulable.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from autoscaler.adapters.kueue.context import (
     list_local_queues,
     list_namespaces,
     listed_context,
-    namespace_of,
+    parse_pods,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
 from autoscaler.adapters.kueue.owner_lists import Owners, get_owner, list_owners
@@ -95,12 +95,15 @@ class KueueCluster:
         self._client = client
         self.reads_kueue = read_kueue
         self._settings = settings
+        self._kueue_config = settings.kueue_configuration
         self._log = logger or logging.getLogger(__name__)
         self._finder = PodFinder(settings)
-        self._selectors = self._finder.selectors
         self._gpu_resources = tuple(settings.gpu_resources)
         self._workloads: ApiResource | None = None
         self.cycle_kueue_config: KueueConfiguration | None = None  # latest cycle's; queues read it
+        # The cycle's reading, until `kueue_configuration` hands it on (the via-kueue gate
+        # reads it right after the Workloads): one list a cycle, not two.
+        self._unshared_config: KueueConfiguration | None = None
         self._scale_ups: ScaleUps | None = None  # as the latest cycle read them
 
     def workload_resource(self) -> ApiResource:
@@ -247,7 +250,7 @@ class KueueCluster:
             self.namespace_meta(),
             scale_ups=self.scale_ups(),
             gpu_resources=self._gpu_resources,
-            kueue=self.kueue_configuration(),
+            kueue=self._cycle_configuration(),
             local_queues=self.local_queues(),
         )
 
@@ -258,9 +261,18 @@ class KueueCluster:
         return None if found is None else listed_context((), None, found).local_queues
 
     def kueue_configuration(self) -> KueueConfiguration:
-        """Kueue's Configuration, read now (one list call); unreadable says why. The
-        start-up log says what it was (`compose/`)."""
-        return self._kept(list_configuration(self._client, self._settings.kueue_configuration))
+        """Kueue's Configuration: the cycle's reading, once, when the cycle's Workloads were
+        just read with it (for the via-kueue gate, next in the cycle), else read now (one list
+        call); unreadable says why. The start-up log says what it was (`compose/`)."""
+        shared, self._unshared_config = self._unshared_config, None
+        if shared is not None:
+            return shared
+        return self._kept(list_configuration(self._client, self._kueue_config))
+
+    def _cycle_configuration(self) -> KueueConfiguration:
+        """Read now for the cycle's Workloads, and kept for the next `kueue_configuration`."""
+        self._unshared_config = self._kept(list_configuration(self._client, self._kueue_config))
+        return self._unshared_config
 
     def _kept(self, config: KueueConfiguration) -> KueueConfiguration:
         self.cycle_kueue_config = config
@@ -333,17 +345,12 @@ class KueueCluster:
         return list_links(self._client, needed, namespace=namespace)
 
     def _parse_pods(self, found: Iterable[Obj]) -> FoundPods:
-        parsed = FoundPods()
-        for obj in found:
-            try:
-                parsed.add(
-                    str(obj["metadata"]["namespace"]),
-                    objects.parse_pod(obj, self._settings.gpu_resources),
-                )
-            except MALFORMED as exc:
-                self._log.warning("skipping malformed pod %s: %s", log_name(obj), exc)
-                parsed.malformed_in.add(namespace_of(obj))
-        return parsed
+        resources, kept = self._settings.gpu_resources, self._kept_for_cycle
+        return parse_pods(found, gpu_resources=resources, kept=kept, logger=self._log)
+
+    def _kept_for_cycle(self, pod: PodInfo) -> bool:
+        """Listed or watched alike (`PodFinder.needs`); with Kueue not read, GPU pods only."""
+        return pod.gpus > 0 or (self.reads_kueue and self._finder.needs(pod))
 
     def _join(
         self,

@@ -7,7 +7,7 @@ a cycle: no request per Workload."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,7 +15,7 @@ from datetime import datetime
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.pod_starts import PodsRead
-from autoscaler.adapters.kubernetes.resources import NAMESPACES, Obj, kueue_resource
+from autoscaler.adapters.kubernetes.resources import NAMESPACES, Obj, kueue_resource, log_name
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue, targets_by_local_queue
 from autoscaler.core.errors import ClusterError, Forbidden, NotFound
 from autoscaler.domain.annotations import NOTIFY
@@ -117,6 +117,28 @@ class FoundPods:
 # A pod kept for the cycle; None for one skipped as malformed, kept so that "no GPU pod
 # found" in its namespace is not taken for "none created".
 NamespacedPod = tuple[str, PodInfo | None]
+
+
+def parse_pods(
+    found: Iterable[Obj],
+    *,
+    gpu_resources: Sequence[str],
+    kept: Callable[[PodInfo], bool],
+    logger: logging.Logger,
+) -> FoundPods:
+    """The listed pods the cycle keeps (`kept`), parsed; a malformed one noted, skipped."""
+    parsed = FoundPods()
+    for obj in found:
+        try:
+            pod = objects.parse_pod(obj, gpu_resources)
+            namespace = str(obj["metadata"]["namespace"])
+        except objects.MALFORMED as exc:
+            logger.warning("skipping malformed pod %s: %s", log_name(obj), exc)
+            parsed.malformed_in.add(namespace_of(obj))
+            continue
+        if kept(pod):
+            parsed.add(namespace, pod)
+    return parsed
 
 
 def by_namespace(pods: tuple[NamespacedPod, ...]) -> FoundPods:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from autoscaler.adapters.kubernetes.cache import WatchCache, key_of
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, ApiResource, Obj
-from autoscaler.adapters.kueue.ownership import Links, intermediate_resource
+from autoscaler.adapters.kueue.ownership import Links, intermediate_resource, same_uid
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES, owner_resource
 from autoscaler.core.errors import Forbidden, NotFound
 from autoscaler.domain.models import OwnerRef, State, WorkloadInfo
@@ -133,7 +133,7 @@ def same_owner(found: Obj | None, owner: OwnerRef) -> Obj | None:
     if found is None:
         return None
     uid = str((found.get("metadata") or {}).get("uid", ""))
-    return found if not owner.uid or not uid or uid == owner.uid else None
+    return found if same_uid(uid, owner.uid) else None
 
 
 def get_owner(client: KubeClient, info: WorkloadInfo) -> Obj | None:

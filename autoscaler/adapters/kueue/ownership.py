@@ -36,6 +36,10 @@ from autoscaler.settings.tree import ClusterSettings
 Link = tuple[str, OwnerRef | None]  # an intermediate object's uid and controller owner
 LinkKey = tuple[str, str, str]  # (kind, namespace, name)
 _MAX_DEPTH = 6  # TrainJob → JobSet → Job → Pod is the longest chain upstream builds
+# The label Kueue's pod webhook puts on every pod its pod integration queues, the pod that
+# owns its own Workload among them (kueue pkg/constants/constants.go ManagedByKueueLabelKey;
+# pkg/controller/jobs/pod/pod_webhook.go Default).
+KUEUE_MANAGED_KEY = "kueue.x-k8s.io/managed"
 
 
 def intermediate_resource(row: Intermediate) -> ApiResource:
@@ -124,13 +128,20 @@ class _Broken:
     why: str
 
 
+def same_uid(one: str, other: str) -> bool:
+    """The one rule for "the same object" by UID, wherever an owner or a link is matched: a
+    UID mismatch is another object (a namesake re-created after the first was deleted); an
+    empty UID on either side cannot tell, so the names decide."""
+    return not one or not other or one == other
+
+
 def _same(ref: OwnerRef, owner: OwnerRef) -> bool:
     group = ref.api_version.rpartition("/")[0]
     return (ref.kind, ref.name, group) == (
         owner.kind,
         owner.name,
         owner.api_version.rpartition("/")[0],
-    ) and (not ref.uid or not owner.uid or ref.uid == owner.uid)
+    ) and same_uid(ref.uid, owner.uid)
 
 
 def _walk(
@@ -147,7 +158,7 @@ def _walk(
         if (why := links.unreadable.get(ref.kind)) is not None:
             return tuple(chain), _Broken(ref.kind, f"{row.plural}.{row.group} unreadable: {why}")
         found = links.objects.get((ref.kind, namespace, ref.name))
-        if found is None or (ref.uid and found[0] and found[0] != ref.uid):
+        if found is None or not same_uid(ref.uid, found[0]):
             missing = f"pod {namespace}/{pod.name}'s {ref.kind} {ref.name} was not found"
             return tuple(chain), _Broken(ref.kind, missing)
         ref = found[1]
@@ -249,6 +260,29 @@ class PodFinder:
         enabled = {k for k, entry in settings.owner_kinds.items() if entry.enabled}
         # Queued pods lead up to a Deployment or a Notebook only when that kind is acted on.
         self.queued_kinds = tuple(row for row in QUEUED_ABOVE_PODS if row.kind in enabled)
+        ownership = [f for f in self.findings.values() if f.pods_found is PodsFound.OWNERSHIP]
+        # A pod's controller of these kinds may lead to an owner: the ownership kinds
+        # themselves and the intermediates any Workload's pods are found through.
+        self._controllers = frozenset(f.kind for f in ownership) | set(
+            self.intermediates(self.findings, queued_pods=True)
+        )
+        self._across = [PodSelector.parse(s.across_owners()) for s in self.selectors.values()]
+
+    def needs(self, pod: PodInfo) -> bool:
+        """Whether some Workload's pods may count it, or a chain lead through it: the one
+        rule both readers keep pods by (listed or watched), so caches on and off find the
+        same pods. A GPU pod; a pod a selector kind's label marks; a pod in a Kueue pod group
+        or queued by Kueue's pod integration (it may own its Workload); a pod whose controller
+        is an ownership kind or an intermediate (a PyTorchJob's CPU master, a JobSet's CPU
+        Job). A pod without GPUs that none of these names is never any Workload's."""
+        controller = pod.controller
+        return (
+            pod.gpus > 0
+            or bool(pod.pod_group)
+            or pod.labels.get(KUEUE_MANAGED_KEY) == "true"
+            or (controller is not None and controller.kind in self._controllers)
+            or any(selector.matches(pod.labels, owner="") for selector in self._across)
+        )
 
     @property
     def selectors(self) -> dict[str, PodSelector]:

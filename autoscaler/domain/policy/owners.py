@@ -87,7 +87,10 @@ class OwnerKind:
     # False where the stop is a requeue, not a lasting stop: Kueue's pod integration deletes
     # the pods and the owner re-creates them as a new Workload that queues again.
     stop_lasts: bool = True
-    annotated: bool = True  # our annotations go on it (never on a pod: the Workload instead)
+    # Our annotations go on it (a copy of the Workload's, where its people look). Never on
+    # what Kubernetes' own controllers or Kueue own (a pod, a Job, a StatefulSet, a
+    # Deployment): the Workload carries them instead, and the owner is only read.
+    annotated: bool = True
 
     @property
     def api_version(self) -> str:
@@ -169,6 +172,7 @@ OWNER_KINDS: tuple[OwnerKind, ...] = (
         stop_means="suspended: its running pods are deleted; completed ones still count",
         bring_back="reactivate its Workload: once admitted again its remaining pods start",
         source=KUEUE_JOBS + "job/job_controller.go",
+        annotated=False,  # never written: its Workload is annotated instead
     ),
     # JobSet: Kueue suspends it (spec.suspend); the JobSet controller owns one batch Job per
     # replicated job, and each Job its pods.
@@ -249,6 +253,7 @@ OWNER_KINDS: tuple[OwnerKind, ...] = (
         stop_means="its pods are deleted and gated: the Workload stays, inactive",
         bring_back="reactivate its Workload: once admitted again its pods start",
         source=KUEUE_JOBS + "statefulset/statefulset_reconciler.go",
+        annotated=False,  # never written: its Workload is annotated instead
     ),
     # Deployment: Kueue has no Workload for it (a no-op reconciler); its pods are queued one by
     # one by the pod integration, each its own Workload owned by the pod; the Deployment is
@@ -266,6 +271,7 @@ OWNER_KINDS: tuple[OwnerKind, ...] = (
         source=KUEUE_JOBS + "deployment/deployment_controller.go",
         through=("ReplicaSet",),
         stop_lasts=False,
+        annotated=False,  # never written: its queued pods' Workloads are annotated
     ),
     # Kubeflow Notebook: its controller owns a StatefulSet, which owns the notebook's pod;
     # OpenShift AI queues that pod through Kueue's pod integration (the queue-name label on

@@ -6,6 +6,8 @@ monitoring gap.
 `judge_start` answers, for an admitted Kueue Workload whose pods are read:
 - None: every GPU pod runs (phase Running, none of its GPU containers waiting; a sidecar
   without GPUs may wait); the metrics judge it.
+- UNKNOWN when the chain from the Workload to its pods could not be followed for sure
+  (`pods_unsure`), whatever pods were found: a missed pod may be the busy one.
 - UNKNOWN, "partly running": some GPU pods run, others do not (or do not exist): reported,
   never stopped; or no GPU pod runs yet, but none is in a state known to be stuck
   (ContainerCreating, say: a large image may take long to pull).
@@ -76,6 +78,8 @@ def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> 
     pods = workload.gpu_pods
     if not pods and facts.gpus == 0:
         return None  # no GPU asked for: nothing held
+    if facts.pods_unsure is not None:
+        return _unsure(workload, facts)
     troubles = [
         pod_trouble(p, scale_ups_read=facts.scale_ups_read)
         for p in pods
@@ -87,8 +91,10 @@ def judge_start(workload: WorkloadInfo, *, rules: UsageRules, now: datetime) -> 
     if starting is not None:
         return Assessment(State.STARTING, f"starting: {starting}; no action")
     if not pods:
-        return _no_gpu_pod(workload, facts, rules=rules, now=now)
-    return _none_runs(workload, facts, troubles, rules=rules, now=now)
+        held = _no_gpu_pod(workload, facts, rules=rules, now=now)
+    else:
+        held = _none_runs(workload, facts, troubles, rules=rules, now=now)
+    return held
 
 
 def _none_runs(
@@ -110,16 +116,21 @@ def _none_runs(
 def _no_gpu_pod(
     workload: WorkloadInfo, facts: AdmissionFacts, *, rules: UsageRules, now: datetime
 ) -> Assessment:
-    """GPUs admitted, and no GPU pod found: none created when the adapter followed the chain
-    from the Workload to its pods for sure; else unknown (a selector that matches nothing
-    looks the same)."""
-    if facts.pods_unsure is not None:
-        how = f" by {facts.pods_found_by}" if facts.pods_found_by else ""
-        return Assessment(
-            State.UNKNOWN, f"no GPU pod found{how}, but {facts.pods_unsure}; never stopped"
-        )
+    """GPUs admitted, and no GPU pod found: none created (the adapter followed the chain
+    from the Workload to its pods for sure, `_unsure` else)."""
     none = f"no GPU pod created for the {facts.gpus} GPUs admitted"
     return _held(workload, facts, what=none, trouble=none, rules=rules, now=now)
+
+
+def _unsure(workload: WorkloadInfo, facts: AdmissionFacts) -> Assessment:
+    """The chain from the Workload to its pods could not be followed for sure (an
+    intermediate object missing or unreadable, its owner not found, a pod skipped as
+    malformed): a pod it missed may be the busy one, or the one that runs, whatever the pods
+    found say. Unknown, never stopped (a selector that matches nothing looks the same)."""
+    how = f" by {facts.pods_found_by}" if facts.pods_found_by else ""
+    found = len(workload.gpu_pods)
+    what = "no GPU pod" if not found else f"{found} GPU pod{'s' if found > 1 else ''}"
+    return Assessment(State.UNKNOWN, f"{what} found{how}, but {facts.pods_unsure}; never stopped")
 
 
 def pod_trouble(pod: PodInfo, *, scale_ups_read: bool) -> Trouble:

@@ -141,7 +141,8 @@ config.policy.namespaces.include entry.
   resources: ["workloads"]
   verbs: ["patch"]
 {{- end }}
-# Owners of the enabled kinds only (never pods: their Workload is annotated instead):
+# Owners of the enabled kinds marked annotated only (never pods, Jobs, StatefulSets nor
+# Deployments: their Workload is annotated instead):
 # exemption and audit annotations; a RayCluster's
 # spec.suspend when a suspend actuator (KAI, KubeRay) is enabled.
 {{- range $group := include "iga.ownerKinds.groups" . | fromJsonArray }}
