@@ -112,7 +112,20 @@ def test_emulated_kuberay_pods_are_valid_and_keep_the_templates_annotations() ->
         assert all(GPU not in r["requests"] and GPU not in r["limits"] for r in resources)
 
 
-def test_emulated_pods_of_a_rayjobs_cluster_carry_the_jobs_name_for_its_pod_selector() -> None:
-    [head, worker] = kuberay_pods(JOB.raycluster().build(), now=T0)
-    assert head["metadata"]["labels"][ORIGIN_NAME_LABEL] == "job"
-    assert worker["metadata"]["labels"][ORIGIN_NAME_LABEL] == "job"
+def test_emulated_pods_of_a_rayjobs_cluster_name_the_cluster_not_the_job() -> None:
+    """As KubeRay does (ray-operator/controllers/ray/rayjob_controller.go
+    constructRayClusterForRayJob puts `ray.io/originated-from-*` on the RayCluster;
+    common/pod.go labelPod gives its pods `ray.io/cluster`, and the RayCluster is their
+    controller): a RayJob's pods are found through its RayCluster, never by the job's name."""
+    cluster = JOB.raycluster().build()
+    assert cluster["metadata"]["labels"][ORIGIN_NAME_LABEL] == "job"
+    for pod in kuberay_pods(cluster, now=T0):
+        meta = pod["metadata"]
+        assert ORIGIN_NAME_LABEL not in meta["labels"]
+        assert meta["labels"]["ray.io/cluster"] == cluster["metadata"]["name"]
+        [owner] = meta["ownerReferences"]
+        assert (owner["kind"], owner["name"], owner["controller"]) == (
+            "RayCluster",
+            cluster["metadata"]["name"],
+            True,
+        )
