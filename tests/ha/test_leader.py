@@ -280,7 +280,9 @@ def test_two_running_electors_elect_one_leader_and_hand_over_when_it_stops(
         assert (leader.leads(), other.leads()) == (True, False)
         time.sleep(0.02)
 
-    renewed = lease_time(lease_spec(kube, namespace)["renewTime"])  # its last renewal, or one before
+    renewed = lease_time(
+        lease_spec(kube, namespace)["renewTime"]
+    )  # its last renewal, or one before
     leader.stop(timeout=5)  # releases the Lease
     eventually(other.leads, within=2 * LEASE.total_seconds(), what="the other took over")
 
