@@ -4,6 +4,16 @@ Run by hand from the repository root (about a minute on two cores):
 
     python -m benchmarks.bench_keda                 # 100 and 1,000 concurrent callers
     python -m benchmarks.bench_keda --calls 2000    # a quick look
+    python -m benchmarks.bench_keda --calls 2000 --streams 200 1000 --rounds 5
+
+With `--streams`, after the rows above: so many StreamIsActive streams are opened and held
+open (each on a Workload IsActive calls idle), then each round the child publishes a
+snapshot that pauses everything, or lifts the pause (every stream's answer flips), timing the
+publish itself, while the parent sends a burst of IsActive calls (as many as the first
+`--callers`) and waits for every stream's flip. Targets: a publish takes well under a
+millisecond (it only schedules wake-ups), and IsActive stays within KEDA's 3-second deadline
+whatever the number of streams (tests/keda/test_streams.py asserts the behaviour without
+timing it).
 
 Both servers run in one child process, each on its own thread and event loop as in the service
 (grpc.aio, plaintext); the callers run in this process on grpc.aio channels, so callers and
@@ -146,10 +156,16 @@ def serve_both(conn: Connection, workloads: int) -> None:
     conn.send((keda.start(), constant_port))
     cycle = 1
     while (message := conn.recv()) != "stop":
-        assert message == "publish"
         cycle += 1
-        store.publish(replace(snapshot, cycle=cycle))
-        conn.send("published")
+        if message == "publish":
+            store.publish(replace(snapshot, cycle=cycle))
+            conn.send("published")
+            continue
+        assert message in ("pause", "resume")
+        flipped = replace(snapshot, cycle=cycle, pauses=Pauses(everything=message == "pause"))
+        began = time.perf_counter()
+        store.publish(flipped)
+        conn.send(time.perf_counter() - began)
     keda.stop(grace=0)
     stop_constant()
 
@@ -255,6 +271,59 @@ async def measure_servers(
     return rows
 
 
+@dataclass
+class StreamsRow:
+    streams: int
+    publishes: list[float]
+    answers: list[float]
+    flips: list[float]
+
+    def line(self) -> str:
+        def ms(values: list[float]) -> str:
+            return f"{1000 * statistics.median(values):.2f} | {1000 * max(values):.2f}"
+
+        return (
+            f"| {self.streams:,} streams | {len(self.flips)} | {ms(self.publishes)} | "
+            f"{ms(self.answers)} | {ms(self.flips)} |"
+        )
+
+
+async def measure_streams(
+    args: argparse.Namespace, conn: Connection, port: int, streams: int
+) -> StreamsRow:
+    """`streams` streams held open on Workloads IsActive calls idle, then each round a
+    publish that flips them all, with an IsActive burst sent as it goes out."""
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(CHANNELS)]
+    stubs = [pb_grpc.ExternalScalerStub(channel) for channel in channels]
+    asked = await asyncio.gather(*(is_active(stubs[0], i) for i in range(args.workloads)))
+    idle = [i for i, answer in enumerate(asked) if not answer.result]  # type: ignore[attr-defined]
+    calls = [
+        stubs[n % CHANNELS].StreamIsActive(ref(idle[n % len(idle)]), timeout=3600)
+        for n in range(streams)
+    ]
+    pushes = [call.__aiter__() for call in calls]
+    first = await asyncio.gather(*(push.__anext__() for push in pushes))
+    assert not any(answer.result for answer in first), "an idle Workload's stream said active"
+    row = StreamsRow(streams, [], [], [])
+    for index in range(args.rounds):
+        paused = index % 2 == 0
+        began = time.perf_counter()
+        conn.send("pause" if paused else "resume")
+        flipped = asyncio.gather(*(push.__anext__() for push in pushes))
+        row.answers += await burst(stubs, is_active, args.callers[0], workloads=args.workloads)
+        assert all(answer.result is paused for answer in await flipped), "a flip missed"
+        row.flips.append(time.perf_counter() - began)
+        row.publishes.append(await asyncio.to_thread(conn.recv))
+    for call in calls:
+        call.cancel()
+    if args.rounds % 2:  # the last round paused everything: lift it for the next row
+        conn.send("resume")
+        await asyncio.to_thread(conn.recv)
+    for channel in channels:
+        await channel.close()
+    return row
+
+
 def bursts_for(calls_per_row: int, callers: int) -> int:
     """Bursts of `callers` calls that hold at least `calls_per_row` calls (one at least)."""
     return max(1, -(-calls_per_row // callers))
@@ -280,6 +349,8 @@ def main() -> None:
     parser.add_argument("--callers", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--calls", type=int, default=20_000, help="calls per row, per server")
     parser.add_argument("--workloads", type=int, default=1000, help="Workloads in the snapshot")
+    parser.add_argument("--streams", type=int, nargs="*", default=[], help="streams held open")
+    parser.add_argument("--rounds", type=int, default=5, help="flips with the streams open")
     args = parser.parse_args()
     parent, child = multiprocessing.get_context("spawn").Pipe()
     process = multiprocessing.get_context("spawn").Process(
@@ -291,6 +362,9 @@ def main() -> None:
     ports = parent.recv()
     try:
         rows = asyncio.run(measure(args, parent, ports))
+        streams_rows = [
+            asyncio.run(measure_streams(args, parent, ports[0], count)) for count in args.streams
+        ]
     finally:
         parent.send("stop")
         process.join(10)
@@ -303,6 +377,18 @@ def main() -> None:
     print("|---|---:|---|---:|---:|---:|---:|")
     for row in rows:
         print(row.line())
+    if streams_rows:
+        print(
+            f"\nWith streams open: {args.rounds} flips, each with {args.callers[0]:,} IsActive "
+            "calls at once\n"
+        )
+        print(
+            "| open | flips | publish median ms | publish max ms | IsActive median ms | "
+            "IsActive max ms | every stream flipped, median ms | max ms |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for streams_row in streams_rows:
+            print(streams_row.line())
 
 
 if __name__ == "__main__":

@@ -74,8 +74,12 @@ BENCHMARKS = {
         shows=("| 4 | raw (raw) | ", "| 4 | recorded (recorded) | ", "| 4 | raw before (raw) | "),
     ),
     "bench_keda": Benchmark(
-        runs=("--callers 2 --calls 4 --workloads 4",),
-        shows=("| IsActive | 2 | keda scaler | 4 | ", "| GetMetrics | 2 | constant | 4 | "),
+        runs=("--callers 2 --calls 4 --workloads 4 --streams 4 --rounds 2",),
+        shows=(
+            "| IsActive | 2 | keda scaler | 4 | ",
+            "| GetMetrics | 2 | constant | 4 | ",
+            "| 4 streams | 2 | ",
+        ),
         real=False,
     ),
     "bench_keda_serve": Benchmark(

@@ -153,17 +153,43 @@ def test_the_backoff_doubles_up_to_its_cap() -> None:
     assert backoffs(retry) == (1.0, 2.0, 4.0, 5.0, 5.0)
 
 
-def test_submit_returns_at_once_while_a_receiver_hangs_and_the_timeout_bounds_it(
+def test_submit_only_queues_while_the_receiver_holds_a_delivery(
+    webhook_receiver: WebhookReceiver, started: list[NotificationDispatcher]
+) -> None:
+    """The caller never waits on a receiver: with the first delivery held by the receiver
+    until this test releases it (a client timeout far beyond it), a second submit returns
+    and its notification waits in the lane, unsent, until the held one is answered."""
+    d = dispatch({"hook": hook(webhook_receiver, timeout=60)}, wait=RecordedWaits())
+    webhook_receiver.hang_next()
+    dispatcher = run(d, started)
+    dispatcher.submit(a_notification(), targets=["hook"])
+    webhook_receiver.wait_for(1)  # the lane's worker is now blocked on the held reply
+
+    dispatcher.submit(a_notification(NoticeKind.ALL_CLEAR), targets=["hook"])
+
+    # Returned while the first delivery is still held: a submit that delivered in the
+    # caller's thread would have waited for it (only this test releases it, and only now).
+    assert webhook_receiver.hanging == 1
+    assert [r.json()["kind"] for r in webhook_receiver.received] == ["warning"]  # queued
+    webhook_receiver.release()
+    webhook_receiver.wait_for(3)  # the held one, its retry (it got no answer), the queued one
+    dispatcher.stop()
+    assert (d.outcomes("hook", "sent"), d.retries("hook")) == (1, 1)
+    assert d.outcomes("hook", "sent", kind="all-clear") == 1
+
+
+def test_the_timeout_cuts_a_hung_delivery_and_the_next_ones_go_out(
     webhook_receiver: WebhookReceiver, started: list[NotificationDispatcher]
 ) -> None:
     d = dispatch({"hook": hook(webhook_receiver, timeout=0.3)}, wait=RecordedWaits())
     webhook_receiver.hang_next()
     dispatcher = run(d, started)
-    began = time.perf_counter()
     dispatcher.submit(a_notification(), targets=["hook"])
     dispatcher.submit(a_notification(NoticeKind.ALL_CLEAR), targets=["hook"])
-    assert time.perf_counter() - began < 0.05
-    webhook_receiver.wait_for(3)  # the hung one, its retry once the timeout cut it, the next
+    # The hung one, its retry once the timeout cut it, the next: all while the first is
+    # still held, so only the client's timeout can have ended the wait for it.
+    webhook_receiver.wait_for(3)
+    assert webhook_receiver.hanging == 1
     dispatcher.stop()
     assert (d.outcomes("hook", "sent"), d.retries("hook")) == (1, 1)
     assert d.outcomes("hook", "sent", kind="all-clear") == 1

@@ -70,8 +70,10 @@ def running_scaler(
     tls: KedaTlsSettings | None = None,
     heartbeat: timedelta = timedelta(seconds=30),
     profiles: tuple[str, ...] = (),
+    store: SnapshotStore | None = None,
 ) -> Iterator[Scaler]:
-    store, clock = SnapshotStore(), FakeClock()
+    """`store`: one of the test's own (e.g. one whose reads it can hold)."""
+    store, clock = store or SnapshotStore(), FakeClock()
     answers = make_answers(store, clock, profiles=profiles)
     server = KedaGrpcServer(
         answers=answers,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -10,6 +11,7 @@ import grpc
 import pytest
 
 from autoscaler.domain.models import Pauses, Snapshot
+from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.keda import externalscaler_pb2 as pb
 from tests.keda.rig import DEADLINE, Scaler, keda_ref, running_scaler, stub_for
 from tests.keda.snapshots import a_snapshot
@@ -112,36 +114,72 @@ def test_a_stream_with_bad_metadata_ends_with_invalid_argument(scaler: Scaler) -
         assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_stopping_the_server_ends_open_streams_promptly() -> None:
+def test_stopping_the_server_ends_open_streams_at_once_not_at_the_grace() -> None:
+    """The server ends every stream itself as it stops (KEDA reconnects to another replica):
+    the stream ends cleanly, with OK. Left open, gRPC would cancel it once the grace ran out,
+    a minute here, and the client would see CANCELLED."""
     with running_scaler() as scaler:
         scaler.publish(a_snapshot(rc().build(), usage_of=busy()))
         with stub_for(scaler.target) as stub:
-            call = stub.StreamIsActive(RC, timeout=DEADLINE)
+            call = stub.StreamIsActive(RC, timeout=120)
             assert next(answers(call)) is True
-            started = time.monotonic()
-            scaler.server.stop(grace=5.0)
-            assert time.monotonic() - started < 1.0
+            scaler.server.stop(grace=60.0)
             assert list(answers(call)) == []
+            assert call.code() is grpc.StatusCode.OK
 
 
-def test_with_200_streams_open_is_active_answers_promptly_and_every_stream_gets_the_flip(
-    scaler: Scaler,
-) -> None:
-    scaler.publish(a_snapshot(rc().build(), usage_of=idle()))
-    with stub_for(scaler.target) as stub:
-        calls = [stub.StreamIsActive(RC, timeout=30) for _ in range(200)]
+HOLD_LIMIT_S = 30.0  # a held read gives up by then, so a broken server fails, never hangs
+
+
+class HeldReads(SnapshotStore):
+    """A store whose next read of the latest snapshot can be held by the test: once `hold()`
+    is called, the first reader (a stream judging after a publish, on the server's one event
+    loop, so every stream with it) waits until `release()`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._holding = False
+        self.reader_held = threading.Event()
+        self._released = threading.Event()
+        self.gave_up = False  # the hold ran out: nobody released it in time
+
+    def hold(self) -> None:
+        self._holding = True
+
+    def release(self) -> None:
+        self._released.set()
+
+    def latest(self) -> Snapshot | None:
+        if self._holding:
+            self._holding = False
+            self.reader_held.set()
+            self.gave_up = not self._released.wait(HOLD_LIMIT_S)
+        return super().latest()
+
+
+def test_a_publish_never_waits_on_a_stream_and_is_active_answers_with_200_streams_open() -> None:
+    """What KEDA's many ScaledObjects rely on; the latency is benchmarks/README.md's ("KEDA
+    scaler latency", streams open): the loop's publish only schedules wake-ups, so it returns
+    while a stream it woke is held mid-answer; and a stream waiting for a change holds
+    nothing an IsActive call needs, so 200 of them open do not queue it."""
+    store = HeldReads()
+    with running_scaler(store=store) as scaler, stub_for(scaler.target) as stub:
+        scaler.publish(a_snapshot(rc().build(), usage_of=idle()))
+        calls = [stub.StreamIsActive(RC, timeout=120) for _ in range(200)]
         streams = [answers(call) for call in calls]
         assert all(next(stream) is False for stream in streams)
 
-        started = time.monotonic()
+        store.hold()
         scaler.publish(a_snapshot(rc().exempt().build(), usage_of=idle(), cycle=2))
-        publish_took = time.monotonic() - started
-        started = time.monotonic()
-        assert stub.IsActive(RC, timeout=DEADLINE).result is True
-        answer_took = time.monotonic() - started
+        # Returned; had it waited for the streams it woke, it would have waited out the hold.
+        assert store.reader_held.wait(HOLD_LIMIT_S), "no stream woke to judge the publish"
+        assert not store.gave_up, "the publish waited for a stream"
+        store.release()
 
+        # Every stream still open, none of them read since the flip: the IsActive call is
+        # answered beside them. The deadline is a failure bound, not a target.
+        assert not any(call.done() for call in calls)
+        assert stub.IsActive(RC, timeout=30).result is True
         assert all(next(stream) is True for stream in streams)
         for call in calls:
             call.cancel()
-    assert publish_took < 0.05, "a publish must only schedule wake-ups"
-    assert answer_took < 0.5, "IsActive must not queue behind open streams"

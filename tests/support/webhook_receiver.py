@@ -64,6 +64,7 @@ class WebhookReceiver:
         self._received: list[Received] = []
         self._failures: list[int] = []  # statuses to answer next, in order
         self._hangs = 0
+        self._hanging = 0  # handlers holding a reply right now
         self._released = threading.Event()
         self._arrived = threading.Condition()
         self._http: ThreadingHTTPServer | None = None
@@ -87,6 +88,12 @@ class WebhookReceiver:
         self._released.set()
 
     @property
+    def hanging(self) -> int:
+        """Requests held unanswered right now, waiting for `release()`."""
+        with self._arrived:
+            return self._hanging
+
+    @property
     def received(self) -> list[Received]:
         with self._arrived:
             return list(self._received)
@@ -106,12 +113,15 @@ class WebhookReceiver:
         with self._arrived:
             status = 0 if self._hangs else self._failures.pop(0) if self._failures else 200
             self._hangs = max(0, self._hangs - 1)
+            self._hanging += status == 0  # counted as it arrives: held from here on
             if status == 200 and verified is False:
                 status = 401
             self._received.append(Received(path, headers, body, verified, status))
             self._arrived.notify_all()
         if status == 0:
             self._released.wait(HANG_LIMIT_S)
+            with self._arrived:
+                self._hanging -= 1
         return status
 
     def start(self) -> None:
