@@ -40,9 +40,9 @@ class Toleration:
     effect: str = ""  # "": every effect
 
     def tolerates(self, taint: Taint) -> bool:
-        """core/v1 toleration.go, ToleratesTaint: the effect and key must match where set;
-        Exists matches any value, Equal the same value, Gt and Lt compare the values as
-        decimal integers (the taint's above, or below, the toleration's)."""
+        """k8s.io/api core/v1 toleration.go, ToleratesTaint: the effect and key must match
+        where set; Exists matches any value, Equal the same value, Gt and Lt compare the
+        values as decimal integers (the taint's above, or below, the toleration's)."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:

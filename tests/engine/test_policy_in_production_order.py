@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from autoscaler.compose.service import Service
+from autoscaler.core.ports import KueueFeatures
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.models import Action, Decision, FleetUsage, Snapshot, State, WorkloadRef
 from autoscaler.domain.outcomes import OutcomeKind
@@ -77,6 +79,8 @@ class Fleet:
         settings: dict[str, Any] = ACTING,
         pending: FakePendingWork | None = None,
         marked: Callable[[WorkloadBuilder], WorkloadBuilder] = lambda w: w,
+        features: KueueFeatures | None = None,
+        logger: logging.Logger = LOG,
     ) -> None:
         self.readings = readings  # None: no series at all
         self.settings = Settings.model_validate(settings)
@@ -85,15 +89,21 @@ class Fleet:
             [marked(a_workload(NS, name).gpu_pod(f"{name}-0")).build() for name in readings]
         )
         self.metrics = FakeMetrics(self._usage())
-        self.service = a_service(
+        self.pending, self.logger = pending, logger
+        self.service = self.started(features=features)
+        self.snapshots: list[Snapshot] = []
+
+    def started(self, *, features: KueueFeatures | None = None) -> Service:
+        """The service as `serve` builds it over this fleet: each call a fresh process."""
+        return a_service(
             self.settings,
             cluster=self.cluster,
             metrics=self.metrics,
             clock=self.clock,
-            pending=pending,
-            logger=LOG,
+            pending=self.pending,
+            logger=self.logger,
+            features=features,
         )
-        self.snapshots: list[Snapshot] = []
 
     def _usage(self) -> FleetUsage:
         now, fleet = self.clock.now(), usage()

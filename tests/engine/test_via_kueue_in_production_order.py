@@ -37,7 +37,6 @@ from tests.engine.test_policy_in_production_order import (
     nan,
 )
 from tests.support.domain_builders import a_workload
-from tests.support.loop_builders import a_service
 
 SOURCE = "kueue-system/kueue-manager-config"
 GATE_ON = KueueConfiguration(source=SOURCE, feature_gates={"PriorityBoost": True})
@@ -70,17 +69,8 @@ def a_fleet(
 ) -> tuple[Fleet, FakeKueueFeatures]:
     """`policy`: keys laid over VIA_KUEUE's `policy`."""
     settings = {**VIA_KUEUE, "policy": {**VIA_KUEUE["policy"], **(policy or {})}}
-    fleet = Fleet(readings, settings=settings)
     features = FakeKueueFeatures(config)
-    fleet.service = a_service(
-        fleet.settings,
-        cluster=fleet.cluster,
-        metrics=fleet.metrics,
-        clock=fleet.clock,
-        logger=logger,
-        features=features,
-    )
-    return fleet, features
+    return Fleet(readings, settings=settings, features=features, logger=logger), features
 
 
 def preempt(fleet: Fleet, name: str, *, by: str) -> None:
@@ -384,14 +374,7 @@ def test_a_preempted_workload_whose_mark_this_process_never_saw_admitted_is_not_
     fleet, _ = a_fleet({"rc": idle_since(NOW - 3 * WINDOW)}, logger=log)
     fleet.run_until(NOW + LEAD + INTERVAL)
     preempt(fleet, "rc", by="waiter")
-    fleet.service = a_service(
-        fleet.settings,
-        cluster=fleet.cluster,
-        metrics=fleet.metrics,
-        clock=fleet.clock,
-        logger=log,
-        features=FakeKueueFeatures(GATE_ON),
-    )  # a fresh process over the same cluster
+    fleet.service = fleet.started(features=FakeKueueFeatures(GATE_ON))  # over the same cluster
     fleet.cycle()
 
     assert fleet.writes("rc", "deactivate") == []

@@ -4,14 +4,12 @@ deactivated after the warning's 15 minutes (the product's `warnBefore`), and it 
 
 from __future__ import annotations
 
-import io
 import logging
 from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.compose.demo import build_demo_service
-from autoscaler.demo.run import DemoOptions, DemoRun, play_demo
+from autoscaler.demo.run import DemoRun
 from autoscaler.demo.scenarios import SCENARIOS, Scenario
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.engine.cycle.reclaim import Reclaimer
@@ -19,20 +17,19 @@ from autoscaler.sim.clock import SimulatedClock
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.pods import GpuPool
 from autoscaler.sim.queues import SimulatedQueues
+from tests.support import demo_runs
 from tests.support.domain_builders import A_DEFAULT_RULE
 
 NAME = "when-contended"
 
 
 def stamp(minute: int) -> str:
-    return f"[{SCENARIOS[NAME].start + timedelta(minutes=minute):%H:%M} +{minute}m]"
+    return demo_runs.stamp(NAME, minute)
 
 
 @pytest.fixture(scope="module")
 def story() -> tuple[DemoRun, str]:
-    out = io.StringIO()
-    options = DemoOptions(scenario=NAME, speed=None, interactive=False)
-    return play_demo(options, build_service=build_demo_service, out=out), out.getvalue()
+    return demo_runs.played(NAME)
 
 
 def test_idle_clusters_in_the_cohort_are_left_running_while_nobody_waits(

@@ -9,17 +9,16 @@ admitted in the minute the last stop frees its 8 GPUs."""
 
 from __future__ import annotations
 
-import io
 from datetime import timedelta
 
 import pytest
 
-from autoscaler.compose.demo import build_demo_service
-from autoscaler.demo.run import DemoOptions, DemoRun, play_demo
+from autoscaler.demo.run import DemoRun
 from autoscaler.demo.scenarios import SCENARIOS
 from autoscaler.domain.models import State
 from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.settings.rules import enabled_owner_kinds
+from tests.support import demo_runs
 
 NAME = "many-kinds"
 NOTEBOOK = "Notebook ml/alice"
@@ -29,14 +28,12 @@ WAITER = "PyTorchJob ml/train-8"
 
 
 def stamp(minute: int) -> str:
-    return f"[{SCENARIOS[NAME].start + timedelta(minutes=minute):%H:%M} +{minute}m]"
+    return demo_runs.stamp(NAME, minute)
 
 
 @pytest.fixture(scope="module")
 def story() -> tuple[DemoRun, str]:
-    out = io.StringIO()
-    options = DemoOptions(scenario=NAME, speed=None, interactive=False)
-    return play_demo(options, build_service=build_demo_service, out=out), out.getvalue()
+    return demo_runs.played(NAME)
 
 
 def test_the_story_enables_the_opt_in_kinds_and_says_why() -> None:

@@ -183,17 +183,7 @@ class KueueCluster:
         tree = self._fresh_tree(info) if self._finder.queued_pod(info) else None
         info, why = self._finder.resolve(info, tree) if tree is not None else (info, None)
         owner = get_owner(self._client, info)
-        tree = tree or self._fresh_tree(info)
-        pods, chain = self._pods_of(info, tree, owner_found=owner is not None, why=why)
-        context = self._fresh_context(info, pods=pods)
-        return context.parse(
-            obj,
-            owner=owner,
-            pods=pods,
-            pods_read=self._has_pods(info),
-            chain=chain,
-            owner_ref=info.owner,
-        )
+        return self._joined(obj, info, owner=owner, tree=tree or self._fresh_tree(info), why=why)
 
     def _fresh_tree(self, info: WorkloadInfo) -> PodTree:
         """One Workload's pods and intermediates, listed now in its namespace."""
@@ -365,32 +355,39 @@ class KueueCluster:
         if info.owner is None:
             return context.parse(obj)
         owner_obj = owners.of(info)
-        mine, chain = self._pods_of(info, tree, owner_found=owner_obj is not None, why=why)
         try:
-            joined = context.parse(
-                obj,
-                owner=owner_obj,
-                pods=mine,
-                pods_read=self._has_pods(info),
-                chain=chain,
-                owner_ref=info.owner,
-            )
+            joined = self._joined(obj, info, owner=owner_obj, tree=tree, why=why, context=context)
         except MALFORMED as exc:
             self._log.warning("skipping workload %s with a malformed owner: %s", info.ref, exc)
             return None
         unknown = owners.unknown(info)
         return joined if unknown is None else replace(joined, hands_off=unknown)
 
-    def _pods_of(
-        self, info: WorkloadInfo, tree: PodTree, *, owner_found: bool, why: str | None
-    ) -> tuple[list[PodInfo], PodChain | None]:
-        """Its pods when they are read at all, and how; `why` a queued pod's chain broke."""
-        if not self._has_pods(info):
-            return [], None
-        mine, chain = self._finder.pods_of(info, tree, owner_found=owner_found)
+    def _joined(
+        self,
+        obj: Obj,
+        info: WorkloadInfo,
+        *,
+        owner: Obj | None,
+        tree: PodTree,
+        why: str | None,
+        context: WorkloadContext | None = None,
+    ) -> WorkloadInfo:
+        """The Workload parsed with its owner and the owner's pods when they are read at all
+        (and how: `why` a queued pod's chain broke); `context` the cycle's, else one read now
+        for this Workload alone."""
+        pods: list[PodInfo] = []
+        chain: PodChain | None = None
+        read = self._has_pods(info)
+        if read:
+            pods, chain = self._finder.pods_of(info, tree, owner_found=owner is not None)
         if chain is not None and why is not None and chain.unsure is None:
             chain = replace(chain, unsure=why)
-        return mine, chain
+        if context is None:
+            context = self._fresh_context(info, pods=pods)
+        return context.parse(
+            obj, owner=owner, pods=pods, pods_read=read, chain=chain, owner_ref=info.owner
+        )
 
     def _get_state(self) -> Obj:
         return self._client.get(

@@ -181,9 +181,7 @@ def _of_deactivation(
 ) -> tuple[Group, Figures] | None:
     d = deactivation
     back = _back_at(d, ours, trail)
-    idle_since = d.subject.idle_since if d.subject is not None else None
-    held = _overlap(idle_since, d.at, since=since, now=now) if idle_since else 0.0
-    figures = _held(d.gpus * held, not_running=d.subject is not None and _not_running(d.subject))
+    figures = _held_before(d, since=since, now=now)
     figures = replace(
         figures,
         reclaimed_gpu_hours=d.gpus * _overlap(d.at, back or now, since=since, now=now),
@@ -209,9 +207,7 @@ def _of_requeue(
     """A stop that is a requeue: its GPUs went to the queue until the owner's new Workload was
     admitted; the GPU-hours held before it count as for any stop."""
     d, group = deactivation, _group(deactivation.target, deactivation.subject, rows)
-    idle_since = d.subject.idle_since if d.subject is not None else None
-    held = _overlap(idle_since, d.at, since=since, now=now) if idle_since else 0.0
-    figures = _held(d.gpus * held, not_running=d.subject is not None and _not_running(d.subject))
+    figures = _held_before(d, since=since, now=now)
     again = [
         *(
             o.at
@@ -286,6 +282,14 @@ def _of_idle_now(
         if held
         else None
     )
+
+
+def _held_before(d: Deactivation, *, since: datetime, now: datetime) -> Figures:
+    """The GPU-hours a stop's GPUs were held before it, from the idle episode's start (none
+    known: nothing), idle or not running as its subject says."""
+    idle_since = d.subject.idle_since if d.subject is not None else None
+    held = _overlap(idle_since, d.at, since=since, now=now) if idle_since else 0.0
+    return _held(d.gpus * held, not_running=d.subject is not None and _not_running(d.subject))
 
 
 def _held(gpu_hours: float, *, not_running: bool) -> Figures:

@@ -65,7 +65,10 @@ def audited_write(
     write: Callable[[], Outcome],
 ) -> tuple[Outcome, bool]:
     """The write's outcome, and whether its durable record was written. The record carries
-    the workload as it stood (rule, queues, owner, waiter)."""
+    the workload as it stood (rule, queues, owner, waiter). A replica that no longer leads
+    (its Lease lost mid-cycle) writes neither: skipped."""
+    if not context.leads():
+        return Outcome.skipped("no longer the leader"), False
     begun = _deed(context, decision, now=now, outcome=None)
     try:
         context.audit.record(replace(begun, subject=subject_of(workload, decision)))

@@ -42,9 +42,6 @@ class Deleter:
         if isinstance(checked, Outcome):
             return action_record(self._log, decision, now=now, outcome=checked)
         fresh, again = checked
-        if not self._leads():
-            skipped = Outcome.skipped("no longer the leader")
-            return action_record(self._log, again, now=now, outcome=skipped)
         outcome, audited = audited_write(
             self._context,
             fresh,

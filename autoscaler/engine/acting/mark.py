@@ -19,8 +19,8 @@ from autoscaler.domain.policy.via_kueue import marking, unmarking
 from autoscaler.engine.acting import sequence as actuation
 from autoscaler.engine.acting.audited import audited_write, fresh_check
 from autoscaler.engine.acting.context import ActContext
-from autoscaler.engine.acting.stop import outcome_of
-from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
+from autoscaler.engine.acting.stop import outcome_of, read_again
+from autoscaler.engine.cycle.stage import CycleInputs, action_record
 
 MARKED_EVENT = "IdleGPUMarkedForPreemption"
 UNMARKED_EVENT = "IdleGPUPreemptionMarkRemoved"
@@ -30,8 +30,8 @@ MARKS = (Action.MARK, Action.UNMARK)
 class Marker:
     def __init__(self, context: ActContext) -> None:
         self._context = context
-        self._cluster, self._actuator = context.cluster, context.actuator
-        self._policy, self._log, self._leads = context.policy, context.logger, context.leads
+        self._actuator, self._policy = context.actuator, context.policy
+        self._log, self._leads = context.logger, context.leads
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
         chosen = [d for d in decisions if d.action in MARKS]
@@ -60,19 +60,15 @@ class Marker:
         )
 
     def _write(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
-        checked = recheck(
-            self._cluster,
+        checked = read_again(
+            self._context,
             inputs,
             decision,
-            policy=self._policy,
-            unreadable=lambda exc: outcome_of(exc, wrote=False),
-            changed=lambda again: Outcome.skipped(f"now {again.state}: {again.action}"),
+            changed=lambda again: f"now {again.state}: {again.action}",
         )
         if isinstance(checked, Outcome):
             return self._record(decision, inputs, checked)
         fresh, again = checked
-        if not self._leads():
-            return self._record(again, inputs, Outcome.skipped("no longer the leader"))
         outcome, audited = audited_write(
             self._context,
             fresh,

@@ -10,7 +10,7 @@ patch (`acting/audited.py`). The writes themselves are the act sequence of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -36,12 +36,11 @@ from autoscaler.engine.cycle.stage import CycleInputs, action_record, recheck
 
 class Deactivator:
     def __init__(self, context: ActContext) -> None:
-        """`context.leads` is asked before the first action and again before each patch, so a
-        leader that lost its lease mid-cycle stops at once; `context.teller` tells a done
-        deactivation (ISSUE 15)."""
+        """`context.leads` is asked before the first action and again before each patch
+        (`audited_write`), so a leader that lost its lease mid-cycle stops at once;
+        `context.teller` tells a done deactivation (ISSUE 15)."""
         self._context = context
-        self._cluster, self._actuator = context.cluster, context.actuator
-        self._policy, self._clock, self._log = context.policy, context.clock, context.logger
+        self._actuator, self._clock, self._log = context.actuator, context.clock, context.logger
         self._leads, self._notices = context.leads, context.teller
 
     def act(self, inputs: CycleInputs, decisions: Sequence[Decision]) -> tuple[ActionRecord, ...]:
@@ -94,13 +93,8 @@ class Deactivator:
         )
 
     def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
-        checked = recheck(
-            self._cluster,
-            inputs,
-            decision,
-            policy=self._policy,
-            unreadable=lambda exc: outcome_of(exc, wrote=False),
-            changed=lambda again: Outcome.skipped(f"now {again.state}"),
+        checked = read_again(
+            self._context, inputs, decision, changed=lambda again: f"now {again.state}"
         )
         if isinstance(checked, Outcome):
             return self._record(decision, inputs.now, checked)
@@ -111,8 +105,6 @@ class Deactivator:
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:
         """The durable audit record, then the act sequence (one patch, owner, Event)."""
-        if not self._leads():
-            return self._record(decision, now, Outcome.skipped("no longer the leader"))
         outcome, audited = audited_write(
             self._context,
             workload,
@@ -171,6 +163,26 @@ def policy_text(decision: Decision) -> str:
             f"min coverage {rules.min_coverage:.0%}"
         )
     return f"rule {rule.name}: {limit}, grace {rule.grace_period}"
+
+
+def read_again(
+    context: ActContext,
+    inputs: CycleInputs,
+    decision: Decision,
+    *,
+    changed: Callable[[Decision], str],
+) -> tuple[WorkloadInfo, Decision] | Outcome:
+    """A stop's or a mark's Workload read again and decided again right before its write
+    (`recheck`): one that cannot be read is a read's lost answer (nothing was written);
+    `changed` words a decision that is no longer the cycle's action (skipped)."""
+    return recheck(
+        context.cluster,
+        inputs,
+        decision,
+        policy=context.policy,
+        unreadable=lambda exc: outcome_of(exc, wrote=False),
+        changed=lambda again: Outcome.skipped(changed(again)),
+    )
 
 
 def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:
