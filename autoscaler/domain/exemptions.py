@@ -1,6 +1,14 @@
 """Exemptions as annotations: the one in force (for the loop, KEDA and the API alike), what
 the API writes, and the length limit.
 
+An exemption is read from the Workload's annotations, then its owner's. An owner the service
+never writes (a Job, a StatefulSet, a Deployment, a pod: `annotated=False` in the owner kinds'
+table) may still carry one a person set with kubectl; when it is too long, its bounded copy is
+written on the Workload with EXEMPT_REPLACES naming the owner's value it replaces. While the
+owner still says that value, the owner's is not read (the bound holds, and is not cut again);
+once a person changes or removes it there, the Workload's copy is stale and the owner's new
+value is read (and bounded afresh, once, if too long).
+
 Pure: the current time and the limits are arguments. The keys the loop reads live in
 `autoscaler.domain.annotations`; the few extra keys the API writes are here.
 """
@@ -20,6 +28,9 @@ EXEMPT_UNTIL_REQUESTED = keys.PREFIX + "exempt-until-requested"  # the value bef
 REACTIVATED_BY = keys.PREFIX + "reactivated-by"
 REACTIVATED_REASON = keys.PREFIX + "reactivated-reason"
 INDEFINITE = "indefinite"  # EXEMPT_UNTIL_REQUESTED when `exempt: "true"` was cut
+# On the Workload: the owner's hand-set value (`owner_value`) its exemption replaces, written
+# where the owner is not the service's to write.
+EXEMPT_REPLACES = keys.PREFIX + "exempt-replaces-owner-value"
 
 EXEMPTION_KEYS = (
     keys.EXEMPT,
@@ -28,6 +39,7 @@ EXEMPTION_KEYS = (
     keys.EXEMPT_REASON,
     keys.EXEMPT_SET_AT,
     EXEMPT_UNTIL_REQUESTED,
+    EXEMPT_REPLACES,
 )
 
 
@@ -44,10 +56,15 @@ class Exemption:
     requested_until: str | None  # the original value when the service cut it
 
 
-def exempting(*, until: datetime, by: str, reason: str, now: datetime) -> dict[str, str | None]:
+def exempting(
+    *, until: datetime, by: str, reason: str, now: datetime, replaces: str | None = None
+) -> dict[str, str | None]:
     """The annotations of an exemption made through the API (a previous cut is forgotten).
-    An exemption answers a warning as a snooze does: the warning's keys go with it."""
+    An exemption answers a warning as a snooze does: the warning's keys go with it.
+    `replaces`: written on the Workload because the owner is not ours to write, the owner's
+    hand-set value (`owner_value`) it replaces, so that value is no longer read."""
     return {
+        EXEMPT_REPLACES: replaces,
         keys.EXEMPT_UNTIL: time_text(until),
         keys.EXEMPT_BY: by,
         keys.EXEMPT_REASON: reason,
@@ -62,7 +79,10 @@ def unexempting() -> dict[str, str | None]:
     return dict.fromkeys(EXEMPTION_KEYS)
 
 
-def annotation_sources(workload: WorkloadInfo) -> tuple[tuple[bool, Mapping[str, str]], ...]:
+Sources = tuple[tuple[bool, Mapping[str, str]], ...]
+
+
+def written_sources(workload: WorkloadInfo) -> Sources:
     """Where a workload's exemption may be written, each with whether it is the owner's: the
     Workload's own annotations, then its owner's. A RayCluster we suspend ourselves is its own
     owner (the same annotations, written by the same patch), so it is one source, not two."""
@@ -71,15 +91,59 @@ def annotation_sources(workload: WorkloadInfo) -> tuple[tuple[bool, Mapping[str,
     return ((False, workload.annotations), (True, workload.owner_annotations))
 
 
+def annotation_sources(workload: WorkloadInfo) -> Sources:
+    """The sources an exemption is read from (and bounded in): `written_sources`, less the
+    one that no longer counts where the Workload's exemption replaced the owner's value."""
+    if workload.manager in SUSPENDED_BY_US:
+        return written_sources(workload)
+    return _counting(workload.annotations, workload.owner_annotations)
+
+
+def _counting(own: Mapping[str, str], owner: Mapping[str, str]) -> Sources:
+    replaced = own.get(EXEMPT_REPLACES)
+    if replaced is None:
+        return ((False, own), (True, owner))
+    if replaced == owner_value(owner):
+        return ((False, own),)  # the owner's value, replaced (bounded) on the Workload
+    return ((True, owner),)  # a person changed the owner's value since: that is the word
+
+
+def owner_value(annotations: Mapping[str, str]) -> str | None:
+    """An exemption as written by hand, in the words that decide it: INDEFINITE for
+    `exempt: "true"`, else its `exempt-until` text; None without one."""
+    if is_indefinite(annotations):
+        return INDEFINITE
+    return annotations.get(keys.EXEMPT_UNTIL) or None
+
+
 def exemption_of(workload: WorkloadInfo, *, now: datetime) -> Exemption | None:
     """The exemption in force now: the Workload's own annotations first, then its owner's."""
     return _first_in_force(annotation_sources(workload), now=now)
 
 
-def active_exemption(*sources: Mapping[str, str], now: datetime) -> Exemption | None:
-    """The exemption in force now, from the first of `sources` that holds one: the Workload's
-    annotations, then its owner's."""
-    return _first_in_force(((index > 0, source) for index, source in enumerate(sources)), now=now)
+def active_exemption(
+    annotations: Mapping[str, str], owner_annotations: Mapping[str, str], *, now: datetime
+) -> Exemption | None:
+    """The exemption in force now, from a Workload's annotations, then its owner's (where the
+    Workload's does not replace the owner's)."""
+    return _first_in_force(_counting(annotations, owner_annotations), now=now)
+
+
+def held_on_owner(workload: WorkloadInfo, *, now: datetime) -> Exemption | None:
+    """The exemption in force written on the owner itself, replaced on the Workload or not:
+    what taking an exemption away must remove there."""
+    if workload.manager in SUSPENDED_BY_US:
+        return None
+    return _first_in_force(((True, workload.owner_annotations),), now=now)
+
+
+def kubectl_removal(workload: WorkloadInfo) -> str:
+    """The command that removes the exemption annotations a person set on the owner."""
+    owner, namespace = workload.owner, workload.ref.namespace
+    kind, name = (owner.kind, owner.name) if owner is not None else ("workload", workload.ref.name)
+    written = [key for key in EXEMPTION_KEYS if key in workload.owner_annotations]
+    removed = " ".join(f"{key}-" for key in written or (keys.EXEMPT, keys.EXEMPT_UNTIL))
+    return f"kubectl annotate {kind.lower()} {name} -n {namespace} {removed}"
 
 
 def _first_in_force(
@@ -106,6 +170,22 @@ def _first_in_force(
 
 def is_indefinite(annotations: Mapping[str, str]) -> bool:
     return annotations.get(keys.EXEMPT, "").strip().lower() == "true"
+
+
+def replacing(
+    annotations: Mapping[str, str], cut: Mapping[str, str | None]
+) -> dict[str, str | None]:
+    """The patch for the Workload that replaces an owner's over-long exemption (`annotations`,
+    the owner's) with its cut: who set it and why come along, and EXEMPT_REPLACES names the
+    owner's value, so it is read no more while it is unchanged."""
+    return {
+        keys.EXEMPT: None,
+        keys.EXEMPT_BY: annotations.get(keys.EXEMPT_BY),
+        keys.EXEMPT_REASON: annotations.get(keys.EXEMPT_REASON),
+        keys.EXEMPT_SET_AT: annotations.get(keys.EXEMPT_SET_AT),
+        **cut,
+        EXEMPT_REPLACES: owner_value(annotations),
+    }
 
 
 def cut_to_limit(

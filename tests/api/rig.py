@@ -38,6 +38,7 @@ from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.actuators import ActuatorSettings
 from autoscaler.settings.api import ApiSettings
+from autoscaler.settings.cluster import OwnerKindSettings
 from autoscaler.settings.ha import WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
 from autoscaler.settings.tree import ClusterSettings, Settings
@@ -112,12 +113,15 @@ class ApiRig:
         suspending: Collection[str] = (),
         auth: Auth | None = None,
         keda: KedaSettings | None = None,
+        owner_kinds: Collection[str] = (),
     ) -> None:
-        """`suspending`: the suspend actuators to enable (`kai`, `kuberay`); with any, the
+        """`owner_kinds`: kinds to enable in `cluster.ownerKinds` beside the defaults.
+        `suspending`: the suspend actuators to enable (`kai`, `kuberay`); with any, the
         RayClusters no Workload admits are rows of their own, read as `serve` reads them.
         `auth`: the token check and permission check, else as `build_auth` makes them from
         `settings`; `keda`: serve KEDA's metrics-api endpoint too, as `serve` does."""
         self.suspending = suspending
+        self.owner_kinds = owner_kinds
         self.auth = auth
         self.keda = keda
         self.routers = routers
@@ -143,7 +147,11 @@ class ApiRig:
             )
         self._api_client = ApiClient(self.kube.configuration())
         self.client = KubeClient(self._api_client, timeout=timedelta(seconds=5))
-        cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE)
+        kinds = {
+            **ClusterSettings().owner_kinds,
+            **{kind: OwnerKindSettings(enabled=True) for kind in self.owner_kinds},
+        }
+        cluster_settings = ClusterSettings(service_namespace=SERVICE_NAMESPACE, owner_kinds=kinds)
         actuators = {name: {"enabled": True} for name in self.suspending}
         settings = Settings(
             cluster=cluster_settings,

@@ -27,6 +27,7 @@ from autoscaler.domain.models import (
     WorkloadRef,
 )
 from autoscaler.domain.policy.decisions import Policy
+from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.domain.policy.rules import DEFAULT_RULE, Rule
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.usage.gpus import GpuKey
@@ -292,7 +293,9 @@ class WorkloadBuilder:
     def _owner(self) -> OwnerRef | None:
         if self.owner_kind is None:
             return None
-        return OwnerRef("ray.io/v1", self.owner_kind, self.name, uid=f"uid-{self.name}")
+        row = KNOWN_OWNERS.get(self.owner_kind)  # its own API group, as the adapter reads it
+        api_version = row.api_version if row is not None else "ray.io/v1"
+        return OwnerRef(api_version, self.owner_kind, self.name, uid=f"uid-{self.name}")
 
     def _pod(self, name: str, *, gpus: int, created: datetime | None, phase: str) -> Self:
         self.pods.append(PodInfo(name, phase, created or self.created, gpus))

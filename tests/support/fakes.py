@@ -21,6 +21,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.policy.owners import known_owner
 from autoscaler.domain.queues.facts import QueueFacts
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
 from autoscaler.domain.usage.fresh import LatestSample, LatestUsage
@@ -247,12 +248,15 @@ class FakeCluster:
         self._change(workload.ref, active=True, annotations=annotations)
 
     def writes_owner(self, workload: WorkloadInfo) -> bool:
-        return workload.owner is not None
+        """As the Kueue actuator: an owner of a kind the table marks `annotated=False` (a
+        Job, a StatefulSet, a Deployment, a pod) is never written; its Workload is."""
+        row = known_owner(workload.owner)
+        return workload.owner is not None and (row is None or row.annotated)
 
     def annotate_owner(self, workload: WorkloadInfo, annotations: Annotations) -> Annotated:
         self._called("annotate_owner", workload.ref)
         owner = workload.owner
-        if owner is None:
+        if owner is None or not self.writes_owner(workload):
             return self.annotate_workload(workload, annotations)
         self.owner_patches.append((workload.ref, dict(annotations)))
         return Annotated(owner.kind, workload.ref.namespace, owner.name)

@@ -1,8 +1,10 @@
 """Exempting a workload, and taking the exemption away.
 
 Stored as annotations on the Workload's owner (the ones a user can set with kubectl), so it
-survives restarts and every replica and the loop see it. Expired exemptions stop counting
-by themselves; nothing has to remove them.
+survives restarts and every replica and the loop see it; on the Workload where the owner is
+never the service's to write (a Job, a StatefulSet, a Deployment, a pod). Expired exemptions
+stop counting by themselves; nothing has to remove them. An exemption a person set by hand on
+such an owner can only be removed there: taking it away is a 409 naming the command.
 """
 
 from __future__ import annotations
@@ -23,10 +25,15 @@ from autoscaler.domain.exemptions import (
     EXEMPTION_KEYS,
     annotation_sources,
     exempting,
+    held_on_owner,
     is_indefinite,
+    kubectl_removal,
+    owner_value,
     unexempting,
+    written_sources,
 )
 from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.policy.owner_words import named
 from autoscaler.domain.policy.rules import ExemptionBounds, ExemptionRight
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])
@@ -73,7 +80,12 @@ def exempt(
         raise ApiProblem(
             409, f"{workload.ref} is exempt indefinitely by annotation; remove that first"
         )
-    annotations = exempting(until=until, by=caller.username, reason=request.reason, now=now)
+    # On the Workload, for an owner never written: it replaces what the owner says now.
+    on_owner = context.actuator.writes_owner(workload)
+    replaces = None if on_owner else owner_value(workload.owner_annotations)
+    annotations = exempting(
+        until=until, by=caller.username, reason=request.reason, now=now, replaces=replaces
+    )
     annotated = context.actuator.annotate_owner(workload, annotations)
     context.audit(
         AuditRecord(
@@ -115,12 +127,17 @@ def unexempt(
     context: Context, caller: Caller, namespace: NamespaceName, name: WorkloadName
 ) -> ExemptionResult:
     """Removes the exemption annotations from the owner and the Workload alike (one patch
-    for a RayCluster the service suspends itself: it is its own owner)."""
+    for a RayCluster the service suspends itself: it is its own owner). 409, nothing written,
+    when a person set the exemption by hand on an owner the service never writes (a Job, a
+    StatefulSet, a Deployment, a pod): the detail names the kubectl command that removes it."""
     workload, _row = workload_to_change(context, caller, namespace, name)
+    writes_owner = context.actuator.writes_owner(workload)
+    if not writes_owner:
+        _refuse_hand_set_on_owner(workload, now=context.clock.now())
     holding = [
         on_owner
-        for on_owner, found in annotation_sources(workload)
-        if any(key in found for key in EXEMPTION_KEYS)
+        for on_owner, found in written_sources(workload)
+        if any(key in found for key in EXEMPTION_KEYS) and (writes_owner or not on_owner)
     ]
     if not holding:
         raise ApiProblem(409, f"{workload.ref} has no exemption")
@@ -148,4 +165,17 @@ def unexempt(
         workload=workload.ref.name,
         annotated=", ".join(annotated),
         exemption=None,
+    )
+
+
+def _refuse_hand_set_on_owner(workload: WorkloadInfo, *, now: datetime) -> None:
+    """A 409 when the owner itself holds an exemption in force that only a person may remove:
+    removing the Workload's copy would leave it applying (or bring it back)."""
+    if held_on_owner(workload, now=now) is None:
+        return
+    owner = named(workload.ref, workload.owner)
+    raise ApiProblem(
+        409,
+        f"{owner} is exempt by its own annotation, which this service never writes; "
+        f"nothing was removed. Remove it there: {kubectl_removal(workload)}",
     )

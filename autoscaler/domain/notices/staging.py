@@ -37,6 +37,7 @@ from datetime import datetime, timedelta
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import parse_time, promise_time, time_text
 from autoscaler.domain.durations import format_duration
+from autoscaler.domain.exemptions import annotation_sources
 from autoscaler.domain.models import Action, Decision, State, WorkloadInfo
 from autoscaler.domain.notices.notice import Notice
 from autoscaler.domain.notices.snoozes import hand_set_snooze
@@ -230,9 +231,9 @@ def warnings_count_after(workload: WorkloadInfo) -> datetime:
     or was answered by an exemption: one made through the API after it (EXEMPT_SET_AT), or
     one in force after it, however it was set (its EXEMPT_UNTIL is later: a hand-set
     `exempt-until` on the RayCluster leaves no other trace once it has run out)."""
-    exempted = (
+    exempted = (  # an owner's value its Workload replaced (a bound) counts no more
         parse_time(source.get(key, ""))
-        for source in (workload.annotations, workload.owner_annotations)
+        for _, source in annotation_sources(workload)
         for key in (keys.EXEMPT_SET_AT, keys.EXEMPT_UNTIL)
     )
     return max([not_before(workload), *(t for t in exempted if t is not None)])

@@ -10,6 +10,10 @@ its rule's maximum (`exemptions.maxDuration`; or an `exempt: "true"` the admin f
 service rewrites it once to now + maximum, keeps the original in `exempt-until-requested`,
 logs a warning and adds an audit record. The cut value is within the limit, so the next cycle
 leaves it alone; the cycle that saw it still decided "exempt", as it will until the new end.
+An owner the service never writes (a Job, a StatefulSet, a Deployment, a pod) keeps its long
+value: the cut goes on the Workload naming the owner's value it replaces
+(`domain.exemptions.replacing`), which is then read no more while it is unchanged, so the
+bound is written once and holds; a person's new value there is bounded afresh, once.
 
 Snoozes (ISSUE 15): a SNOOZED_UNTIL that differs from the end the service granted
 (SNOOZE_GRANTED) was written by hand: it is granted as a request from whoever SNOOZED_BY
@@ -29,18 +33,24 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import ClassVar
 
 from autoscaler.core.errors import ClusterError
-from autoscaler.core.ports import AuditSink, Clock, WorkloadWrites
+from autoscaler.core.ports import AuditSink, Clock, WorkloadActuator, WorkloadWrites
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.records import LOOP_ACTOR, Annotated, AuditRecord, RecordKey
-from autoscaler.domain.exemptions import EXEMPT_UNTIL_REQUESTED, annotation_sources, cut_to_limit
+from autoscaler.domain.exemptions import (
+    EXEMPT_UNTIL_REQUESTED,
+    annotation_sources,
+    cut_to_limit,
+    replacing,
+)
 from autoscaler.domain.models import Snapshot, WorkloadInfo, WorkloadStatus
 from autoscaler.domain.notices.snoozes import HAND_SET_BY, SnoozeGrant, hand_set_snooze
+from autoscaler.domain.policy.owner_words import named
 from autoscaler.engine.acting.context import Leads, always_leads
 
 
@@ -90,7 +100,7 @@ class ExemptionLimiter(_Limiter):
     def __init__(
         self,
         *,
-        writer: WorkloadWrites,
+        writer: WorkloadActuator,
         audit: AuditSink,
         clock: Clock,
         allow_indefinite: bool,
@@ -98,6 +108,7 @@ class ExemptionLimiter(_Limiter):
         leads: Leads = always_leads,
     ) -> None:
         super().__init__(writer=writer, audit=audit, clock=clock, logger=logger, leads=leads)
+        self._actuator = writer  # it also says whether the owner is ours to write
         self._allow_indefinite = allow_indefinite
 
     def _limit(self, row: WorkloadStatus, now: datetime) -> list[AuditRecord]:
@@ -113,16 +124,28 @@ class ExemptionLimiter(_Limiter):
             if patch is None:
                 continue
             try:
-                target = (
-                    self._writer.annotate_owner(workload, patch)
-                    if on_owner
-                    else self._writer.annotate_workload(workload, patch)
-                )
+                target = self._write(workload, found, patch, on_owner=on_owner)
             except ClusterError as exc:
                 self._log.warning("cannot cut the exemption of %s: %s", workload.ref, exc)
                 continue
-            done.append(self._report(workload, target, patch, maximum=maximum, now=now))
+            report = self._report(workload, target, patch, on_owner=on_owner, maximum=maximum)
+            done.append(_cut_record(workload, target, patch, reason=report, now=now))
         return done
+
+    def _write(
+        self,
+        workload: WorkloadInfo,
+        found: Mapping[str, str],
+        patch: dict[str, str | None],
+        *,
+        on_owner: bool,
+    ) -> Annotated:
+        if not on_owner:
+            return self._actuator.annotate_workload(workload, patch)
+        if self._actuator.writes_owner(workload):
+            return self._actuator.annotate_owner(workload, patch)
+        # Never written (a Job, a pod...): the Workload's copy replaces the owner's value.
+        return self._actuator.annotate_workload(workload, replacing(found, patch))
 
     def _report(
         self,
@@ -130,28 +153,42 @@ class ExemptionLimiter(_Limiter):
         target: Annotated,
         patch: dict[str, str | None],
         *,
+        on_owner: bool,
         maximum: timedelta,
-        now: datetime,
-    ) -> AuditRecord:
+    ) -> str:
         requested = patch.get(EXEMPT_UNTIL_REQUESTED)
-        reason = (
-            f"exemption on {target} cut to the maximum of {maximum}: "
-            f"requested {requested}, now until {patch.get(keys.EXEMPT_UNTIL)}"
-        )
+        cut = f"exemption on {target}"
+        if on_owner and target.kind == "Workload":  # the owner's, replaced on its Workload
+            cut = f"exemption on {named(workload.ref, workload.owner)} (kept there, replaced on "
+            cut += f"{target})"
+        reason = f"{cut} cut to the maximum of {maximum}: requested {requested}, now until "
+        reason += f"{patch.get(keys.EXEMPT_UNTIL)}"
         self._log.warning(
             "%s",
             reason,
             extra={"namespace": workload.ref.namespace, "workload": workload.ref.name},
         )
-        return AuditRecord(
-            at=now,
-            actor=LOOP_ACTOR,
-            action="cut-exemption",
-            target=str(workload.ref),
-            reason=reason,
-            namespace=workload.ref.namespace,
-            key=RecordKey(subject=workload.uid, detail=f"{target} requested {requested}"),
-        )
+        return reason
+
+
+def _cut_record(
+    workload: WorkloadInfo,
+    target: Annotated,
+    patch: Mapping[str, str | None],
+    *,
+    reason: str,
+    now: datetime,
+) -> AuditRecord:
+    requested = patch.get(EXEMPT_UNTIL_REQUESTED)
+    return AuditRecord(
+        at=now,
+        actor=LOOP_ACTOR,
+        action="cut-exemption",
+        target=str(workload.ref),
+        reason=reason,
+        namespace=workload.ref.namespace,
+        key=RecordKey(subject=workload.uid, detail=f"{target} requested {requested}"),
+    )
 
 
 class SnoozeLimiter(_Limiter):
