@@ -151,13 +151,10 @@ class ReclaimPlan:
     failure: str | None = None  # no data about waiters: nothing is freed
     _by_ref: Mapping[WorkloadRef, WaiterReport] = field(default_factory=dict, repr=False)
 
-    def beneficiary_of(self, ref: WorkloadRef) -> WorkloadRef | None:
+    def beneficiary_of(self, ref: WorkloadRef) -> Named | None:
+        """The waiter `ref` is freed for, with its ClusterQueue, if any."""
         report = self._by_ref.get(ref)
-        return report.waiter if report is not None else None
-
-    def report_of(self, ref: WorkloadRef) -> WaiterReport | None:
-        """The report of the waiter `ref` is freed for, if any."""
-        return self._by_ref.get(ref)
+        return Named(report.waiter, report.cluster_queue) if report is not None else None
 
     def count(self, outcome: WaiterOutcome) -> int:
         return sum(1 for report in self.waiters if report.outcome is outcome)

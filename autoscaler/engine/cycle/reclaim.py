@@ -95,14 +95,14 @@ def _seen(facts: QueueFacts, plan: ReclaimPlan) -> WaitersSeen:
 
 
 def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
-    report = plan.report_of(decision.workload)
-    if report is not None:
+    waiter = plan.beneficiary_of(decision.workload)
+    if waiter is not None:
         # Named in full here (the snapshot keeps it); each surface tells it per caller.
         return replace(
             decision,
-            beneficiary=report.waiter,
-            beneficiary_queue=report.cluster_queue,
-            reason=f"{decision.reason}; frees quota for {report.waiter}, which waits",
+            beneficiary=waiter.ref,
+            beneficiary_queue=waiter.cluster_queue,
+            reason=f"{decision.reason}; frees quota for {waiter.ref}, which waits",
         )
     rule = decision.rule.name
     why = f"left running: rule {rule} reclaims only when contended, and {_why_not(plan)}"
