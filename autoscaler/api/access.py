@@ -12,15 +12,21 @@
 - Reading (unless `api.readsOpen`): `list` on workloads.kueue.x-k8s.io in the namespace
   read, or in every namespace for a listing that is not narrowed to one. Asked before any
   lookup, so a caller who may not read gets 403 whether the workload exists or not.
+- Another namespace's Workload a reason or a judgement names (a stop's waiter, Kueue's
+  preemptor, a head fair sharing serves first): named only to a caller who may read its
+  namespace (`reading`), else told as "a Workload in ClusterQueue <cq>".
 """
 
 from __future__ import annotations
+
+import functools
 
 from autoscaler.api.problems import ApiProblem
 from autoscaler.core.ports import Authorizer
 from autoscaler.domain.access import Identity, Target, read_target
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.owners import KUEUE_GROUP, WORKLOADS, known_owner
+from autoscaler.domain.tenant_names import MayRead
 from autoscaler.settings.api import AdminVerbSettings
 
 PATCH = "patch"
@@ -73,6 +79,11 @@ class Access:
         if self._reads_open:
             return True
         return who is not None and self._authorizer.authorize(who, read_target(namespace)).allowed
+
+    def reading(self, who: Identity | None) -> MayRead:
+        """`may_read` bound to `who`, each namespace asked once: what the answer to one
+        request may name of other namespaces (domain/tenant_names.py)."""
+        return functools.cache(lambda namespace: self.may_read(who, namespace))
 
     def may_read_or_change(self, who: Identity, namespace: str) -> bool:
         """Whether `who` may read the namespace, or change (`patch`) its Workloads: asked of

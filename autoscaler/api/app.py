@@ -9,7 +9,7 @@ from fastapi import APIRouter, FastAPI
 from autoscaler.api import openapi, problems
 from autoscaler.api.context import ApiContext
 from autoscaler.api.limits import RequestLimitMiddleware
-from autoscaler.api.methods import MethodsMiddleware
+from autoscaler.api.methods import MethodsMiddleware, documented_methods
 from autoscaler.api.middleware import AuthenticationMiddleware
 from autoscaler.api.routes import (
     activation,
@@ -98,7 +98,10 @@ def create_app(
         reads_open=context.settings.reads_open,
         logger=context.logger,
     )
-    app.add_middleware(MethodsMiddleware, document=app.openapi)  # 405 before 401
+    # Built here, once every route is in, not lazily by the first request on the server's
+    # thread: the document is then ready (`app.openapi_schema`) before any request.
+    document = app.openapi()
+    app.add_middleware(MethodsMiddleware, paths=documented_methods(document))  # 405 before 401
     # Added last, so outermost: an oversized or ambiguous request is refused before
     # authentication is asked, and an answer given before the body ends closes the connection.
     app.add_middleware(

@@ -6,6 +6,8 @@ a 400: no route reads one. Both answers come before the body is read; the reques
 around this middleware close the connection after them.
 
 The methods are the document's own (every route is in it), so `Allow` and the document agree.
+They are read from the document when the app is set up (`documented_methods`), never on a
+first request in the server's thread.
 Starlette would answer a 405 itself with the methods of the first route whose path matched,
 while one path here may be several routes (PUT and DELETE of an exemption).
 """
@@ -13,7 +15,6 @@ while one path here may be several routes (PUT and DELETE of an exemption).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -21,16 +22,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from autoscaler.api.limits import BODYLESS_METHODS, CLOSE, carries_body
 from autoscaler.api.problems import problem_response
 
-Document = Callable[[], dict[str, Any]]
+DocumentedMethods = tuple[tuple[re.Pattern[str], frozenset[str]], ...]
 _PARAMETER = re.compile(r"\\\{[^/]+?\\\}")  # `{name}` in a path template, once escaped
 _OPERATIONS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 
 class MethodsMiddleware:
-    def __init__(self, app: ASGIApp, *, document: Document) -> None:
+    def __init__(self, app: ASGIApp, *, paths: DocumentedMethods) -> None:
+        """`paths`: `documented_methods` of the app's document."""
         self._app = app
-        self._document = document
-        self._paths: list[tuple[re.Pattern[str], frozenset[str]]] | None = None
+        self._paths = paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -51,15 +52,18 @@ class MethodsMiddleware:
     def allowed(self, path: str) -> frozenset[str]:
         """The methods of the documented path `path` falls under (FastAPI serves no HEAD of
         its own); none when it falls under no documented path."""
-        if self._paths is None:
-            self._paths = [
-                (_template(template), _methods(operations))
-                for template, operations in self._document().get("paths", {}).items()
-            ]
         for pattern, methods in self._paths:
             if pattern.fullmatch(path):
                 return methods
         return frozenset()
+
+
+def documented_methods(document: dict[str, Any]) -> DocumentedMethods:
+    """Each documented path's pattern and the methods it takes."""
+    return tuple(
+        (_template(template), _methods(operations))
+        for template, operations in document.get("paths", {}).items()
+    )
 
 
 def _template(template: str) -> re.Pattern[str]:

@@ -34,7 +34,8 @@ HEAD_TOO_LARGE = {
 
 def install(app: FastAPI, *, reads_open: bool) -> None:
     """`app.openapi()` serves FastAPI's document with each operation's `security` and the
-    request limits' answer."""
+    request limits' answer. `create_app` calls it once every route is in, so the document
+    is built when the app is set up, not on a first request."""
     generate = app.openapi
 
     def document() -> dict[str, Any]:

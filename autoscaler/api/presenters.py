@@ -37,13 +37,15 @@ from autoscaler.domain.notices.notice import NO_NOTICE, Notice
 from autoscaler.domain.policy.owner_words import named, stop_words, subject_name
 from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.domain.policy.via_kueue import mark_status
+from autoscaler.domain.tenant_names import MayRead, reason_told, record_names, told
 from autoscaler.domain.usage.assessment import running_unmonitored
 
 
 def workload_view(
-    row: WorkloadStatus, *, now: datetime, gate: GateServed | None = None
+    row: WorkloadStatus, *, now: datetime, may_read: MayRead, gate: GateServed | None = None
 ) -> WorkloadView:
-    """`gate`: the snapshot's reading of Kueue's PriorityBoost gate (via-kueue rules)."""
+    """`gate`: the snapshot's reading of Kueue's PriorityBoost gate (via-kueue rules);
+    `may_read`: the caller's, for the waiter its reason may name (domain/tenant_names.py)."""
     info, decision = row.info, row.decision
     owner = info.owner
     exemption = exemption_of(info, now=now)
@@ -68,7 +70,7 @@ def workload_view(
         gpus=decision.gpus,
         state=decision.state,
         action=decision.action,
-        reason=decision.reason,
+        reason=reason_told(decision, may_read=may_read),
         evidence=list(decision.evidence),
         idle_held_gpus=decision.idle_held_gpus,
         running_unmonitored=running_unmonitored(decision),
@@ -170,13 +172,18 @@ def pauses_view(state: RuntimeState, *, shown: Callable[[str], bool]) -> PausesV
     return PausesView(service_paused=state.pauses.everything, paused=paused)
 
 
-def audit_view(record: AuditRecord) -> AuditView:
+def audit_view(record: AuditRecord, *, may_read: MayRead) -> AuditView:
+    """`may_read`: the caller's, for the waiter the record's reason may name."""
+    subject = record.subject
+    waiter = (
+        record_names(subject.beneficiary, subject.beneficiary_queue) if subject is not None else ()
+    )
     return AuditView(
         at=record.at,
         actor=record.actor,
         action=record.action,
         target=record.target,
-        reason=record.reason,
+        reason=told(record.reason, waiter, may_read=may_read),
         outcome=record.outcome,
         namespace=record.namespace,
         owner=_record_owner(record),
@@ -219,14 +226,18 @@ def guards_view(report: GuardReport) -> GuardsView:
     )
 
 
-def waiters_view(seen: WaitersSeen | None, ref: WorkloadRef) -> WaitersJudgedView | None:
-    """The cycle's waiter judgement; `ref`'s own only where it is freed for a waiter."""
+def waiters_view(
+    seen: WaitersSeen | None, ref: WorkloadRef, *, may_read: MayRead
+) -> WaitersJudgedView | None:
+    """The cycle's waiter judgement; `ref`'s own only where it is freed for a waiter, its
+    waiter (and the heads it names) named only where the caller may read their namespaces."""
     if seen is None:
         return None
+    served = seen.served.get(ref)
     return WaitersJudgedView(
         judged=seen.judged,
         outcomes=dict(seen.outcomes),
         fit_unknown=dict(seen.unknown_why),
         failure=seen.failure,
-        judgement=seen.served.get(ref),
+        judgement=served.told(may_read=may_read) if served is not None else None,
     )

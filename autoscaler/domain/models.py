@@ -27,6 +27,7 @@ from autoscaler.domain.usage.pod_states import AdmissionFacts, ContainerWait
 
 if TYPE_CHECKING:  # both import this module; only their types are needed here
     from autoscaler.domain.policy.rules import Rule
+    from autoscaler.domain.tenant_names import ServedFor
     from autoscaler.domain.usage.assessment import Assessment
 
 
@@ -241,6 +242,9 @@ class Decision:
     # when usage was not judged.
     assessment: Assessment | None = None
     beneficiary: WorkloadRef | None = None  # the waiter a contention-driven stop is for
+    # The waiter's ClusterQueue: what a reader who may not read its namespace is told of it
+    # (domain/tenant_names.py); None where no waiter is named, or its queue is not known.
+    beneficiary_queue: str | None = None
     evidence: tuple[str, ...] = ()  # what the evidence signals saw, one line each (ISSUE 16)
     idle_held_gpus: int = 0  # IDLE_HELD: how many GPUs sat idle the whole window
     # IDLE: until when new loading evidence would still count (the fresh check's question)
@@ -323,8 +327,9 @@ class WaitersSeen:
     outcomes: Mapping[str, int] = field(default_factory=dict)  # e.g. {"fit unknown": 2}
     # "fit unknown" waiters by why, as a class (domain/queues/contention.py UnknownWhy)
     unknown_why: Mapping[str, int] = field(default_factory=dict)  # {"order-unknown": 1}
-    # Each workload freed for a waiter, and that waiter's judgement (its outcome and why)
-    served: Mapping[WorkloadRef, str] = field(default_factory=dict)
+    # Each workload freed for a waiter, and that waiter's judgement (its outcome and why),
+    # names kept: each surface tells it per caller (domain/tenant_names.py)
+    served: Mapping[WorkloadRef, ServedFor] = field(default_factory=dict)
 
     @property
     def judged(self) -> int:

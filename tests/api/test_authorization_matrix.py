@@ -22,6 +22,12 @@ but only after the change right is granted on each. The breaker is open and alic
 contested, both naming its Workload. Every cell starts from the same cluster and runtime
 state. No answer to a caller without rights in team-a holds the name of a team-a Workload the
 request did not name.
+
+Alice-rc is also freed for `team-b/bob-train`, a waiter in ClusterQueue team-b-cq: its
+decision's reason, the cycle's waiter judgement and a follow-up record in team-a's trail name
+it. WAITER_TOLD says who reads its name where a route shows them: a caller who may read
+team-b (the admin); the editor and the viewer, who read team-a only, read "a Workload in
+ClusterQueue team-b-cq" instead (domain/tenant_names.py).
 """
 
 from __future__ import annotations
@@ -41,10 +47,12 @@ from autoscaler.api.static_tokens import StaticToken, StaticTokens
 from autoscaler.compose.api import Auth
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.audit.records import RuntimeState
+from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RuntimeState
+from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.guards.breaker import BreakerState
 from autoscaler.domain.guards.screen import Contest
-from autoscaler.domain.models import GuardReport, WorkloadRef
+from autoscaler.domain.models import GuardReport, Snapshot, WaitersSeen, WorkloadRef
+from autoscaler.domain.tenant_names import Named, ServedFor
 from autoscaler.engine.notify.links import LinkSigner
 from autoscaler.settings.api import AdminVerbSettings
 from autoscaler.settings.keda import KedaSettings
@@ -145,6 +153,21 @@ MATRIX = (
     row("POST", "/v1/links/snooze/{token}", 403, 403, 403, 403, 403, 403, at=A_LINK),
 )  # fmt: skip
 
+WAITER = WorkloadRef("team-b", "bob-train")  # a waiter alice-rc is freed for
+WAITER_QUEUE = "team-b-cq"
+UNNAMED = f"a Workload in ClusterQueue {WAITER_QUEUE}"
+# Where a route shows the waiter a stop is for, whether each identity reads its name (True)
+# or UNNAMED (False); "other" (bob) and the rest get no answer from team-a's routes.
+NAMED_TO = {ADMIN: True, EDITOR: False, VIEWER: False}
+WAITER_TOLD = (
+    row("GET", WL, 200, 200, 200, 403, 401, 403, at=ONE),  # the decision's reason
+    row("GET", WL + "/explain", 200, 200, 200, 403, 401, 403, at=ONE),  # and the judgement
+    row("GET", "/api/v1/workloads", 200, 200, 200, 403, 401, 403, query="?namespace=team-a"),
+    row("GET", "/api/v1/workloads", 200, 403, 403, 403, 401, 403),
+    row("GET", "/api/v1/decisions", 200, 200, 200, 403, 401, 403, query="?namespace=team-a"),
+    row("GET", "/api/v1/decisions", 200, 403, 403, 403, 401, 403),
+)  # fmt: skip
+
 STATIC_TOKENS = {
     ADMIN: "admin-static-token-0123456789",
     EDITOR: "alice-static-token-0123456789",
@@ -209,11 +232,39 @@ class Scene:
         rig.add_raycluster("team-b", "bob-rc")
         snapshot = rig.cycle()
         names = [self.workload, kept, off, shared, f"{shared}-again"]
-        rig.store.publish(replace(snapshot, guards=self.guards()))
+        rig.store.publish(replace(self.freed_for_the_waiter(snapshot), guards=self.guards()))
         self.hidden = frozenset(names)
         owners = ("alice-rc", "alice-kept", "alice-off", "shared")
         self.objects = [rig.workload("team-a", name) for name in names]
         self.objects += [rig.owner("team-a", name) for name in owners]
+
+    def freed_for_the_waiter(self, snapshot: Snapshot) -> Snapshot:
+        """Alice-rc freed for WAITER, as the reclaim step leaves it: its reason names it."""
+        ref = WorkloadRef("team-a", self.workload)
+        rows = []
+        for each in snapshot.workloads:
+            reason = f"{each.decision.reason}; frees quota for {WAITER}, which waits"
+            freed = replace(
+                each.decision, reason=reason, beneficiary=WAITER, beneficiary_queue=WAITER_QUEUE
+            )
+            rows.append(replace(each, decision=freed) if each.ref == ref else each)
+        judged = ServedFor(Named(WAITER, WAITER_QUEUE), "served", "fits: flavor default")
+        seen = WaitersSeen(source="workloads", outcomes={"served": 1}, served={ref: judged})
+        return replace(snapshot, workloads=tuple(rows), waiters=seen)
+
+    def follow_up(self) -> AuditRecord:
+        """Team-a's trail: the waiter alice-rc was deactivated for, admitted."""
+        target = WorkloadRef("team-a", self.workload)
+        return AuditRecord(
+            at=self.rig.now,
+            actor=LOOP_ACTOR,
+            action="waiter-admitted",
+            target=str(target),
+            reason=f"{WAITER} admitted 0:05:00 after {target} was deactivated for it",
+            outcome="noted",
+            namespace="team-a",
+            subject=Subject(beneficiary=str(WAITER), beneficiary_queue=WAITER_QUEUE),
+        )
 
     def guards(self) -> GuardReport:
         """An open breaker and a contested mark, both naming alice-rc's Workload."""
@@ -235,7 +286,7 @@ class Scene:
         for obj in self.objects:
             self.rig.kube.store.put(obj)
         mark = {WorkloadRef("team-a", self.workload): Contest(self.rig.now, "undone 3 times")}
-        state = RuntimeState(breaker=self.breaker(), contested=mark)
+        state = RuntimeState(breaker=self.breaker(), contested=mark, audit=(self.follow_up(),))
         self.rig.api.context.state.change(lambda _: state)
 
     def call(self, who: str, cell: Row) -> httpx.Response:
@@ -303,6 +354,23 @@ def test_each_identity_gets_the_status_its_cell_says(scene: Scene, cell: Row) ->
             leaked = [n for n in scene.hidden if n not in path and n in response.text]
             assert leaked == [], f"{who} learned {leaked} from {cell.id}"
     assert got == {who: cell.expect[who] for who in columns}
+
+
+@pytest.mark.parametrize("cell", WAITER_TOLD, ids=[cell.id for cell in WAITER_TOLD])
+def test_another_namespaces_waiter_is_named_only_to_who_may_read_its_namespace(
+    scene: Scene, cell: Row
+) -> None:
+    """Issue 33's rule for the waiter a stop is for: shown by name to a reader of its
+    namespace, to anyone else as a Workload in its ClusterQueue (the decision's reason, the
+    explain judgement, a record of team-a's trail)."""
+    for who, named in NAMED_TO.items():
+        scene.reset()
+        response = scene.call(who, cell)
+        assert response.status_code == cell.expect[who], response.text
+        if response.status_code != 200:
+            continue
+        assert (str(WAITER) in response.text) is named, f"{who} on {cell.id}"
+        assert (UNNAMED in response.text) is not named, f"{who} on {cell.id}"
 
 
 def test_with_metrics_api_readers_only_those_usernames_read_keda_s_endpoint() -> None:

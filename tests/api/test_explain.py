@@ -10,9 +10,10 @@ import pytest
 
 from autoscaler.api.lookup import require_row
 from autoscaler.cli import main as console_main
-from autoscaler.domain.models import WaitersSeen
+from autoscaler.domain.models import WaitersSeen, WorkloadRef
 from autoscaler.domain.policy.owners import KNOWN_OWNERS
 from autoscaler.domain.policy.rules import Rule, RuleAction, Selector
+from autoscaler.domain.tenant_names import Named, ServedFor
 from tests.api.rig import TOKENS, ApiRig
 from tests.support.domain_builders import a_policy, with_scoped
 
@@ -82,44 +83,56 @@ def test_the_cli_explains_a_workload(rig: ApiRig, capsys: pytest.CaptureFixture[
     assert "Workload:         team-a/" in printed.out
 
 
-def test_explain_shows_the_cycles_waiter_judgement_from_the_snapshot(
+def test_explain_shows_the_cycles_waiter_judgement_naming_the_waiter_only_to_its_readers(
     rig: ApiRig, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Changed on purpose (issue 33's rule, docs/SECURITY.md): the judgement named team-b's
+    waiter to every reader of team-a. Now the admin (who reads team-b) reads its name; alice,
+    who reads team-a only, reads "a Workload in ClusterQueue team-b-cq", in REST and CLI."""
     latest = rig.store.latest()
     assert latest is not None
     alice = require_row(latest, "team-a", "alice-rc").ref  # the Workload, named by its owner
+    train = Named(WorkloadRef("team-b", "train"), "team-b-cq")
     seen = WaitersSeen(
         source="workloads",
         outcomes={"served": 1, "fit unknown": 2},
         unknown_why={"order-unknown": 2},
-        served={alice: "team-b/train (team-b-cq) served: first by fair sharing"},
+        served={alice: ServedFor(train, "served", "first by fair sharing")},
     )
     rig.store.publish(replace(latest, waiters=seen))
+    path = "/api/v1/workloads/team-a/alice-rc/explain"
     try:
-        alices = rig.reader.get("/api/v1/workloads/team-a/alice-rc/explain").json()["waiters"]
+        admins = rig.reader.get(path).json()["waiters"]
+        alices = rig.http.get(path, headers=rig.as_user("alice")).json()["waiters"]
         bobs = rig.reader.get("/api/v1/workloads/team-b/bob-rc/explain").json()["waiters"]
-        code = console_main(
-            ["explain", "alice-rc", "-n", "team-a", "--server", rig.url, "--token", TOKENS["admin"]]
-        )
+        codes = [
+            console_main(
+                ["explain", "alice-rc", "-n", "team-a", "--server", rig.url, "--token", token]
+            )
+            for token in (TOKENS["admin"], TOKENS["alice"])
+        ]
     finally:
         rig.store.publish(latest)
 
-    assert alices == {
+    assert admins == {
         "judged": 3,
         "outcomes": {"served": 1, "fit unknown": 2},
         "fitUnknown": {"order-unknown": 2},
         "failure": None,
         "judgement": "team-b/train (team-b-cq) served: first by fair sharing",
     }
+    unnamed = "a Workload in ClusterQueue team-b-cq served: first by fair sharing"
+    assert alices == {**admins, "judgement": unnamed}
     assert bobs["judgement"] is None  # another workload's waiter is not shown
     printed = capsys.readouterr()
-    assert code == 0, printed.err
+    assert codes == [0, 0], printed.err
     assert "Waiters judged:   3 (2 fit unknown, 1 served); fit unknown: order-unknown 2" in (
         printed.out
     )
-    assert "Freed for:        team-b/train (team-b-cq) served: first by fair sharing" in (
-        printed.out
-    )
+    admin_out, alice_out = printed.out.split("Rule:")[1:]
+    assert "Freed for:        team-b/train (team-b-cq) served: first by fair sharing" in (admin_out)
+    assert f"Freed for:        {unnamed}" in alice_out
+    assert "team-b/train" not in alice_out
 
 
 def test_the_answer_names_the_owner_as_people_know_it_and_what_a_stop_means(

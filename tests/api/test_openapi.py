@@ -99,6 +99,21 @@ def test_the_operations_that_need_a_token_declare_it_as_the_server_asks_it(
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
 
 
+def test_the_document_is_built_when_the_app_is_set_up_and_the_first_request_finds_it() -> None:
+    """Not lazily by a first request on the server's thread (where its `ast`-heavy build
+    raced other threads' parses on CPython 3.11.7, tests/support/ast_parse_guard.py)."""
+    with ApiRig() as rig:
+        app = rig.api.app
+        built = app.openapi_schema
+        assert built is not None  # before any request
+        assert "bearer" in built["components"]["securitySchemes"]  # ours, not FastAPI's bare
+        first = rig.http.request("TRACE", "/healthz")  # the 405 reads the document's methods
+        served = rig.http.get("/openapi.json").json()
+    assert (first.status_code, first.headers["allow"]) == (405, "GET")
+    assert app.openapi_schema is built  # found built, never made again
+    assert served == built
+
+
 def test_with_reads_open_only_changes_declare_a_token() -> None:
     with ApiRig(settings=ApiSettings(reads_open=True)) as rig:
         opened = rig.http.get("/openapi.json").json()

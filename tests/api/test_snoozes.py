@@ -158,15 +158,15 @@ def test_a_workloads_view_carries_its_notice_and_leaves_it_out_when_there_is_non
     plain = Decision(info.ref, State.SNOOZED, Action.NONE, "kept by alice", rule=A_DEFAULT_RULE)
     notice = Notice(snoozed_until=NOW + timedelta(hours=2), snoozed_by="alice")
     snoozed = replace(plain, notice=notice)
-    shown = workload_view(WorkloadStatus(info, snoozed), now=NOW).model_dump(
-        mode="json", by_alias=True
-    )
+    shown = workload_view(
+        WorkloadStatus(info, snoozed), now=NOW, may_read=lambda _: True
+    ).model_dump(mode="json", by_alias=True)
     assert shown["state"] == "snoozed"
     assert shown["notice"] == {
         "snoozedUntil": time_text(notice.snoozed_until),
         "snoozedBy": "alice",
     }
-    bare = workload_view(WorkloadStatus(info, plain), now=NOW).model_dump(
+    bare = workload_view(WorkloadStatus(info, plain), now=NOW, may_read=lambda _: True).model_dump(
         mode="json", by_alias=True
     )
     assert "notice" not in bare

@@ -24,6 +24,7 @@ from autoscaler.domain.queues.contention import (
     plan_reclaim,
 )
 from autoscaler.domain.queues.facts import QueueFacts, QueueQuota, ResourceQuota, Waiter
+from autoscaler.domain.tenant_names import Named
 from tests.support.domain_builders import a_workload
 from tests.support.quota_builders import (
     GPU,
@@ -362,7 +363,7 @@ def test_a_waiters_set_is_one_group_for_the_caps() -> None:
     )
     a, b, w = WorkloadRef(NS, "a"), WorkloadRef(NS, "b"), WorkloadRef(NS, "w")
     assert group_of(plan, a) == group_of(plan, b) == (a, b)
-    assert plan.beneficiary_of(a) == plan.beneficiary_of(b) == w
+    assert plan.beneficiary_of(a) == plan.beneficiary_of(b) == Named(w, "cq")
     assert plan.beneficiary_of(WorkloadRef(NS, "busy")) is None
     assert group_of(plan, WorkloadRef(NS, "busy")) == ()
 

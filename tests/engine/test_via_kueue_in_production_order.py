@@ -309,7 +309,9 @@ def test_the_mark_and_the_gate_are_reported_from_the_snapshot(log: logging.Logge
     fleet.run_until(NOW + LEAD + 2 * INTERVAL)
     snapshot = fleet.snapshots[-1]
     [row] = snapshot.workloads
-    view = workload_view(row, now=snapshot.taken_at, gate=snapshot.kueue_gate).via_kueue
+    view = workload_view(
+        row, now=snapshot.taken_at, gate=snapshot.kueue_gate, may_read=lambda _: True
+    ).via_kueue
     assert view is not None
     assert (view.marked, view.since, view.gate) == (True, NOW + LEAD, "on")
     assert view.reason == f"Marked for Kueue's preemption since {keys.time_text(NOW + LEAD)}"
@@ -334,7 +336,9 @@ def test_without_the_gate_explain_says_the_rule_does_nothing(log: logging.Logger
     fleet.run_until(NOW + LEAD + 2 * INTERVAL)
     snapshot = fleet.snapshots[-1]
     [row] = snapshot.workloads
-    view = workload_view(row, now=snapshot.taken_at, gate=snapshot.kueue_gate).via_kueue
+    view = workload_view(
+        row, now=snapshot.taken_at, gate=snapshot.kueue_gate, may_read=lambda _: True
+    ).via_kueue
     assert view is not None
     assert (view.marked, view.gate) == (False, "off")
     assert view.reason == (

@@ -12,7 +12,8 @@ An audit record's subject (the workload as it stood when acted on) is spelled fl
 the record's own fields, each key optional so that records written before it read as
 "not known":
 
-    rule, beneficiary ("namespace/name"), queue, clusterQueue, owner ("Kind/name"),
+    rule, beneficiary ("namespace/name"), beneficiaryQueue (the waiter's ClusterQueue),
+    queue, clusterQueue, owner ("Kind/name"),
     idleSince (RFC 3339), evidence (what the evidence signals saw, on one line), held
     ("not-running" when the GPUs were held without work rather than idle)
 """
@@ -87,6 +88,7 @@ def decode_contested(data: Mapping[str, str]) -> dict[WorkloadRef, Contest]:
 _SUBJECT_TEXTS = {
     "rule": "rule",
     "beneficiary": "beneficiary",
+    "beneficiaryQueue": "beneficiary_queue",
     "queue": "queue",
     "clusterQueue": "cluster_queue",
     "owner": "owner",

@@ -33,17 +33,25 @@ def list_decisions(
     deactivations with the observed peak and the threshold, dry-run "would deactivate"
     decisions as they first appear, and who exempted, paused or reactivated what, and why.
     Unless reads are open: one namespace's records need `list` on its Kueue Workloads, the
-    whole trail the admin permission."""
+    whole trail the admin permission. A waiter of another namespace a reason names is
+    named only to a caller who may read that namespace (or to the admin)."""
     context.access.require_audit_read(reader, namespace)
+    # The whole trail is the admin's (or open): every name told. One namespace's: another
+    # namespace's waiter a reason names is told only to who may read it.
+    reading = context.access.reading(reader) if namespace is not None else _every_namespace
     records = context.state.read().audit
     if namespace is not None:
         records = tuple(record for record in records if record.namespace == namespace)
     page = records[offset : offset + limit]
     following = offset + limit
     return AuditPage(
-        items=[audit_view(record) for record in page],
+        items=[audit_view(record, may_read=reading) for record in page],
         total=len(records),
         offset=offset,
         limit=limit,
         next_offset=following if following < len(records) else None,
     )
+
+
+def _every_namespace(namespace: str) -> bool:
+    return True

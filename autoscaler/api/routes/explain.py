@@ -25,13 +25,16 @@ def explain_workload(
     context: Context, reader: Reader, namespace: NamespaceName, name: WorkloadName
 ) -> ExplainView:
     """Authorized like reading the workload: unless reads are open, `list` on Kueue
-    Workloads in the namespace."""
+    Workloads in the namespace. A waiter (or a head) of another namespace is named only to
+    a caller who may read that namespace too."""
     context.access.require_read(reader, namespace)
     snapshot = context.store.latest()
     row = require_row(snapshot, namespace, name)
     gate = snapshot.kueue_gate if snapshot is not None else None
-    view = workload_view(row, now=context.clock.now(), gate=gate)
-    waiters = waiters_view(snapshot.waiters if snapshot is not None else None, row.ref)
+    reading = context.access.reading(reader)
+    view = workload_view(row, now=context.clock.now(), gate=gate, may_read=reading)
+    seen = snapshot.waiters if snapshot is not None else None
+    waiters = waiters_view(seen, row.ref, may_read=reading)
     kinds = context.policy.actionable_kinds if context.policy is not None else None
     kind = owner_kind_view(row.info.owner, enabled_kinds=kinds)
     if context.policy is None or snapshot is None:  # no rules given: the decision says it all

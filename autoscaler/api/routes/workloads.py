@@ -41,7 +41,12 @@ def list_workloads(
     namespace when none is given."""
     context.access.require_read(reader, namespace)
     wanted = ListingFilter(namespace=namespace, queue=queue, state=state)
-    body = context.listings.body(context.store.latest(), wanted, now=context.clock.now())
+    body = context.listings.body(
+        context.store.latest(),
+        wanted,
+        now=context.clock.now(),
+        may_read=context.access.reading(reader),
+    )
     return Response(body, media_type="application/json")
 
 
@@ -62,5 +67,6 @@ def get_workload(
     gate = snapshot.kueue_gate if snapshot is not None else None
     # Rendered here, on this worker thread: a returned model would be validated and encoded
     # in a second trip to a worker thread, one more wait for the GIL (as the listing is).
-    view = workload_view(row, now=context.clock.now(), gate=gate)
+    reading = context.access.reading(reader)
+    view = workload_view(row, now=context.clock.now(), gate=gate, may_read=reading)
     return Response(view.model_dump_json(by_alias=True), media_type="application/json")

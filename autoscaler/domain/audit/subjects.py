@@ -19,6 +19,9 @@ from autoscaler.domain.usage.words import evidence_text
 class Subject:
     rule: str | None = None
     beneficiary: str | None = None  # "namespace/name" of the waiter it was for
+    # The waiter's ClusterQueue: what a reader who may not read the waiter's namespace is
+    # told of it (domain/tenant_names.py); None in records from before it.
+    beneficiary_queue: str | None = None
     queue: str | None = None  # the Workload's LocalQueue
     cluster_queue: str | None = None
     owner: str | None = None  # "Kind/name"
@@ -45,6 +48,7 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
     return Subject(
         rule=decision.rule.name if decision is not None else None,
         beneficiary=str(beneficiary) if beneficiary is not None else None,
+        beneficiary_queue=decision.beneficiary_queue if decision is not None else None,
         queue=(info.queue or None) if info is not None else None,
         cluster_queue=info.cluster_queue if info is not None else None,
         owner=f"{owner.kind}/{owner.name}" if owner is not None else None,

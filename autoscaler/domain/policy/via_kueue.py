@@ -64,7 +64,7 @@ def judge(
     decisions: Sequence[Decision],
     *,
     served: GateServed | None,
-    by_uid: Mapping[str, WorkloadRef],
+    by_uid: Mapping[str, WorkloadInfo],
     at_eviction: Mapping[WorkloadRef, Decision],
     pauses: Pauses,
     now: datetime,
@@ -84,7 +84,7 @@ def _judged(
     decision: Decision,
     *,
     served: GateServed | None,
-    by_uid: Mapping[str, WorkloadRef],
+    by_uid: Mapping[str, WorkloadInfo],
     at_eviction: Mapping[WorkloadRef, Decision],
     pauses: Pauses,
     now: datetime,
@@ -185,14 +185,16 @@ def preempted(
     workload: WorkloadInfo,
     decision: Decision,
     *,
-    by_uid: Mapping[str, WorkloadRef],
+    by_uid: Mapping[str, WorkloadInfo],
     due: Action = Action.DEACTIVATE,
 ) -> Decision:
     """Kueue preempted our marked Workload, its stop still due at the eviction: deactivate it
     at once, for its preemptor; `due` is WOULD_DEACTIVATE in a dry run (nothing written)."""
     preemption = workload.preemption
     uid = preemption.preemptor_uid if preemption is not None else ""
-    waiter = by_uid.get(uid)
+    preemptor = by_uid.get(uid)
+    waiter = preemptor.ref if preemptor is not None else None
+    # Named in full here (the snapshot keeps it); each surface tells it per caller.
     named = str(waiter) if waiter is not None else f"a Workload of UID {uid or 'unknown'}"
     why = preemption.reason if preemption is not None and preemption.reason else "Preempted"
     done = "deactivated" if due is Action.DEACTIVATE else "would be deactivated (dry run)"
@@ -200,7 +202,14 @@ def preempted(
         f"Kueue preempted it ({why}) for {named}, after our mark, its stop still due at the "
         f"eviction; {done} at once so it does not requeue while idle"
     )
-    return replace(decision, action=due, reason=reason, beneficiary=waiter, kueue_preempted=True)
+    return replace(
+        decision,
+        action=due,
+        reason=reason,
+        beneficiary=waiter,
+        beneficiary_queue=preemptor.cluster_queue if preemptor is not None else None,
+        kueue_preempted=True,
+    )
 
 
 GATE_WORDS = {True: "on", False: "off", None: "unknown"}

@@ -61,6 +61,7 @@ from autoscaler.domain.queues.fair_sharing import (
     turn_of,
 )
 from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, fit, quota_of
+from autoscaler.domain.tenant_names import Named, ServedFor
 
 
 @dataclass(frozen=True)
@@ -120,14 +121,18 @@ class WaiterReport:
     reason: str
     freed: tuple[WorkloadRef, ...] = ()
     unknown_why: UnknownWhy | None = None  # set for FIT_UNKNOWN only
+    others: tuple[Named, ...] = ()  # the other heads `reason` names (fair sharing's order)
 
-    @property
-    def judgement(self) -> str:
+    def served_for(self) -> ServedFor:
         """The outcome and why, without the names of the workloads freed for it (they may
-        sit in other namespaces: `explain` of one of them shows this)."""
+        sit in other namespaces: `explain` of one of them shows this); the waiter and the
+        heads its reason names are told per caller (domain/tenant_names.py)."""
         prefix = f"freeing {', '.join(str(ref) for ref in self.freed)}: "
-        return f"{self.waiter} ({self.cluster_queue}) {self.outcome.value}: " + (
-            self.reason.removeprefix(prefix)
+        return ServedFor(
+            Named(self.waiter, self.cluster_queue),
+            self.outcome.value,
+            self.reason.removeprefix(prefix),
+            self.others,
         )
 
 
@@ -146,9 +151,10 @@ class ReclaimPlan:
     failure: str | None = None  # no data about waiters: nothing is freed
     _by_ref: Mapping[WorkloadRef, WaiterReport] = field(default_factory=dict, repr=False)
 
-    def beneficiary_of(self, ref: WorkloadRef) -> WorkloadRef | None:
+    def beneficiary_of(self, ref: WorkloadRef) -> Named | None:
+        """The waiter `ref` is freed for, with its ClusterQueue, if any."""
         report = self._by_ref.get(ref)
-        return report.waiter if report is not None else None
+        return Named(report.waiter, report.cluster_queue) if report is not None else None
 
     def count(self, outcome: WaiterOutcome) -> int:
         return sum(1 for report in self.waiters if report.outcome is outcome)
@@ -274,7 +280,8 @@ def _fair(
     lead = "fits already, Kueue will admit it " if not chosen else freeing
     reason = f"{lead}{turn.reason}: {turn.own.reason}"
     admissions = (*turn.ahead, (waiter, turn.own))
-    return _Judged(_report(waiter, outcome, reason, chosen), chosen, admissions)
+    ahead = tuple(Named(w.ref, w.cluster_queue) for w, _ in turn.ahead)
+    return _Judged(_report(waiter, outcome, reason, chosen, others=ahead), chosen, admissions)
 
 
 def _rival_heads(
@@ -356,6 +363,9 @@ def _report(
     chosen: Iterable[Candidate] = (),
     *,
     unknown_why: UnknownWhy | None = None,
+    others: tuple[Named, ...] = (),
 ) -> WaiterReport:
     freed = tuple(c.ref for c in chosen)
-    return WaiterReport(waiter.ref, waiter.cluster_queue, outcome, reason, freed, unknown_why)
+    return WaiterReport(
+        waiter.ref, waiter.cluster_queue, outcome, reason, freed, unknown_why, others
+    )

@@ -100,7 +100,12 @@ class Deactivator:
             return self._record(decision, inputs.now, checked)
         fresh, again = checked
         # The cycle's reclaim plan chose whom this stop serves; deciding again keeps that.
-        again = replace(again, beneficiary=decision.beneficiary, reason=decision.reason)
+        again = replace(
+            again,
+            beneficiary=decision.beneficiary,
+            beneficiary_queue=decision.beneficiary_queue,
+            reason=decision.reason,
+        )
         return self._patch(fresh, again, now=inputs.now)
 
     def _patch(self, workload: WorkloadInfo, decision: Decision, *, now: datetime) -> ActionRecord:

@@ -84,22 +84,25 @@ class Reclaimer:
 
 def _seen(facts: QueueFacts, plan: ReclaimPlan) -> WaitersSeen:
     """What the cycle judged, for /metrics and `explain`: counts and classes, no names,
-    but for each freed workload the judgement of the waiter it is freed for."""
+    but for each freed workload the judgement of the waiter it is freed for (its names told
+    per caller: domain/tenant_names.py)."""
     outcomes = Counter(report.outcome.value for report in plan.waiters)
     unknown = Counter(r.unknown_why.value for r in plan.waiters if r.unknown_why is not None)
-    served = {ref: report.judgement for report in plan.waiters for ref in report.freed}
+    served = {ref: report.served_for() for report in plan.waiters for ref in report.freed}
     return WaitersSeen(
         facts.source, facts.failure, facts.notes, dict(outcomes), dict(unknown), served
     )
 
 
 def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
-    beneficiary = plan.beneficiary_of(decision.workload)
-    if beneficiary is not None:
+    waiter = plan.beneficiary_of(decision.workload)
+    if waiter is not None:
+        # Named in full here (the snapshot keeps it); each surface tells it per caller.
         return replace(
             decision,
-            beneficiary=beneficiary,
-            reason=f"{decision.reason}; frees quota for {beneficiary}, which waits",
+            beneficiary=waiter.ref,
+            beneficiary_queue=waiter.cluster_queue,
+            reason=f"{decision.reason}; frees quota for {waiter.ref}, which waits",
         )
     rule = decision.rule.name
     why = f"left running: rule {rule} reclaims only when contended, and {_why_not(plan)}"

@@ -50,9 +50,9 @@ class CycleInputs:
     # whether its stop was still due then. Missing: unknown, never stopped.
     at_eviction: Mapping[WorkloadRef, Decision] = field(default_factory=dict)
 
-    def by_uid(self) -> dict[str, WorkloadRef]:
+    def by_uid(self) -> dict[str, WorkloadInfo]:
         """The cycle's Workloads by UID: who a Kueue preemption was for."""
-        return {w.uid: w.ref for w in self.workloads if w.uid}
+        return {w.uid: w for w in self.workloads if w.uid}
 
 
 def staged(

@@ -151,7 +151,8 @@ def _admitted(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
         return _WAITING
     at = max(at, one.at)  # admitted before the decision was seen: no wait shortened
     reason = f"{one.beneficiary} admitted {at - one.at} after {one.target} was deactivated for it"
-    return _note(one, WAITER_ADMITTED, at=at, reason=reason, waiter=one.beneficiary)
+    waiter_queue = waiter.info.cluster_queue
+    return _note(one, WAITER_ADMITTED, at=at, reason=reason, waiter=(one.beneficiary, waiter_queue))
 
 
 def _reactivated(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
@@ -172,8 +173,15 @@ def _reactivated(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
 
 
 def _note(
-    one: Followed, action: str, *, at: datetime, reason: str, waiter: WorkloadRef | None
+    one: Followed,
+    action: str,
+    *,
+    at: datetime,
+    reason: str,
+    waiter: tuple[WorkloadRef, str | None] | None,
 ) -> AuditRecord:
+    """`waiter`: the admitted waiter and its ClusterQueue, which `reason` names (told per
+    reader: domain/tenant_names.py)."""
     return AuditRecord(
         at=at,
         actor=LOOP_ACTOR,
@@ -183,7 +191,9 @@ def _note(
         outcome="noted",
         namespace=one.target.namespace,
         key=_key(one.target, one.at, action),
-        subject=Subject(beneficiary=str(waiter)) if waiter is not None else None,
+        subject=Subject(beneficiary=str(waiter[0]), beneficiary_queue=waiter[1])
+        if waiter is not None
+        else None,
     )
 
 
