@@ -23,6 +23,7 @@ from autoscaler.domain.queues.contention import (
     plan_reclaim,
 )
 from autoscaler.domain.queues.facts import QueueFacts
+from autoscaler.domain.tenant_names import Named
 from tests.support.builders import (
     GPU,
     fraction_pod,
@@ -117,7 +118,7 @@ def test_an_idle_kai_row_is_freed_for_a_podgroup_of_another_queue_it_lets_in(
     assert [(w.ref, w.cluster_queue, dict(w.requests)) for w in facts.waiters] == [
         (WAITER, "kai/team-b", {GPU: 2})
     ]
-    assert plan.beneficiary_of(IDLE) == WAITER
+    assert plan.beneficiary_of(IDLE) == Named(WAITER, "kai/team-b")
     assert plan.waiters[0].outcome is WaiterOutcome.SERVED
 
 
@@ -153,7 +154,7 @@ def test_a_waiter_fits_when_its_own_queue_frees_what_its_limit_held_back(
 
     plan = plan_for(kai_queues(kube).read_queues(), idle_kai_row(), own_idle)
 
-    assert plan.beneficiary_of(own_idle.ref) == WAITER
+    assert plan.beneficiary_of(own_idle.ref) == Named(WAITER, "kai/team-b")
     assert plan.beneficiary_of(IDLE) is None
 
 

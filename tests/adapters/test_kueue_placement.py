@@ -22,6 +22,7 @@ from autoscaler.domain.queues.contention import WaiterOutcome, plan_reclaim
 from autoscaler.domain.queues.facts import QueueFacts
 from autoscaler.domain.queues.fit import FitOutcome, fit
 from autoscaler.domain.queues.placement import NodeRequirement, Taint, Toleration
+from autoscaler.domain.tenant_names import Named
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import (
     GPU,
@@ -152,4 +153,4 @@ def test_a_waiter_tainted_out_of_its_only_flavor_frees_nothing(
     assert untolerating.freed == ()
     # The one whose affinity allows only "reserved" is served by freeing the idle workload.
     assert reserved_only.outcome is WaiterOutcome.SERVED, reserved_only.reason
-    assert plan.beneficiary_of(idle.ref) == WorkloadRef(NS, "reserved-only")
+    assert plan.beneficiary_of(idle.ref) == Named(WorkloadRef(NS, "reserved-only"), "cq")
