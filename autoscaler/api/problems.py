@@ -96,12 +96,19 @@ def problem_response(
     )
 
 
-def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` entries for a route's error answers."""
+def error_responses(
+    *statuses: int, reasons: Mapping[int, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries for a route's error answers; `reasons` adds, after a status's
+    title, when the route gives it besides what the title says (a schema-valid request refused
+    by a bound the schema cannot state, such as one that depends on the clock or the rules)."""
+    told = reasons or {}
     return {
         status: {
             "model": Problem,  # keeps Problem among the components
-            "description": TITLES.get(status, "Error"),
+            "description": ": ".join(
+                [TITLES.get(status, "Error"), *([told[status]] if status in told else [])]
+            ),
             "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
         }
         for status in statuses

@@ -1,17 +1,22 @@
 """Schema-driven fuzzing of the API against its own OpenAPI document (schemathesis), with every
 check schemathesis has: a documented answer, never a 5xx, a body and headers as documented,
-schema-valid input accepted and invalid input refused, a declared token enforced, and a 405
-listing exactly the documented methods.
+schema-valid input accepted (or refused only by a bound of the rules its operation documents)
+and invalid input refused, a declared token enforced, and a 405 listing exactly the documented
+methods.
 
 Replayable: schemathesis draws from the gate's seed (scripts/test.sh passes the seed it prints
 as --hypothesis-seed; schemathesis keeps a seed of its own, set here from it), or from a fixed
-one when none is given. Bounded: a fixed number of generated examples per operation, besides
-the coverage and example phases' own cases, so the module runs in well under a minute.
+one when none is given, with the same test files collected: Hypothesis also draws constants
+found in the project's modules imported by then (hypothesis/internal/conjecture/providers.py,
+`_get_local_constants`), so this file run alone can draw other requests. Bounded: a fixed
+number of generated examples per operation, besides the coverage and example phases' own
+cases, so the module runs in well under a minute.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -20,6 +25,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, seed, settings
 from schemathesis.checks import CHECKS, load_all_checks
+from schemathesis.config import OperationConfig
 
 from autoscaler.api.context import SnoozeNotifications
 from autoscaler.engine.notify.links import LINK_PATH, LinkSigner
@@ -34,6 +40,17 @@ NOT_APPLICABLE = {
     "object_level_authorization",
 }
 CHECKS_RUN = [check for check in CHECKS.get_all() if check.__name__ not in NOT_APPLICABLE]
+EXEMPT = ("PUT", "/api/v1/workloads/{namespace}/{name}/exemption")
+# Schema-valid requests refused by a bound no schema can state (it depends on the clock and on
+# the workload's rule), each operation with the status its document gives with that reason, and
+# what such a refusal says: there, and only so, positive data may be refused.
+RULE_BOUND_REFUSALS = {
+    EXEMPT: (
+        422,
+        {"body.duration", "body.until"},
+        re.compile(r"is in the past|is (longer|further away) than the maximum exemption of \S+"),
+    ),
+}
 FALLBACK_SEED = 0  # without --hypothesis-seed, every run draws the same requests
 EXAMPLES = 12  # generated requests per operation and identity
 FUZZ = settings(
@@ -73,7 +90,33 @@ def schema_of(rig: ApiRig, request: pytest.FixtureRequest) -> Any:
     # A path parameter far past its maxLength can pass the head limit: 431 refuses it too.
     refusals = schema.config.checks.negative_data_rejection
     refusals.expected_statuses = [*refusals.expected_statuses, "431"]
+    accepted = schema.config.checks.positive_data_acceptance.expected_statuses
+    for (method, path), (status, _, _) in RULE_BOUND_REFUSALS.items():
+        schema.config.operations.operations.append(
+            OperationConfig.from_dict(
+                {
+                    "include-name": f"{method} {path}",  # one filter: both must match
+                    "checks": {
+                        "positive_data_acceptance": {"expected-statuses": [*accepted, str(status)]}
+                    },
+                }
+            )
+        )
     return schema
+
+
+def validate(case: Any, response: Any, **kwargs: Any) -> None:
+    """Every check, and a schema-valid request refused where a rule's bound may refuse it is
+    refused by that bound, naming one of its fields: not by the validation."""
+    case.validate_response(response, checks=CHECKS_RUN, **kwargs)
+    refusal = RULE_BOUND_REFUSALS.get((case.method.upper(), case.path))
+    if refusal is None or case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    status, fields, message = refusal
+    if response.status_code == status:
+        problems = response.json()["fields"]
+        assert [problem["field"] for problem in problems] in [[field] for field in fields]
+        assert message.fullmatch(problems[0]["message"]), problems
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +143,42 @@ def test_the_checks_are_every_check_schemathesis_has_but_the_named_few() -> None
     assert {"positive_data_acceptance", "use_after_free", "ignored_auth"} <= names
 
 
+def test_a_rule_bound_refusal_is_documented_on_its_operation_with_its_reason(
+    fuzz_rig: ApiRig,
+) -> None:
+    paths = fuzz_rig.api.app.openapi()["paths"]
+    for (method, path), (status, fields, _) in RULE_BOUND_REFUSALS.items():
+        told = paths[path][method.lower()]["responses"][str(status)]["description"]
+        assert told.startswith("Unprocessable Content: ")
+        assert {field.removeprefix("body.") for field in fields} <= set(
+            re.findall(r"`(\w+)`", told)
+        )
+        assert "maximum exemption" in told
+
+
+def test_only_the_rule_bound_operations_accept_a_refusal_of_schema_valid_data(
+    admin_schema: Any,
+) -> None:
+    def accepted(method: str, path: str) -> list[str]:
+        operation = admin_schema[path][method]
+        checks = admin_schema.config.checks_config_for(operation=operation, phase="fuzzing")
+        return list(checks.positive_data_acceptance.expected_statuses)
+
+    everywhere = accepted("GET", "/api/v1/workloads")
+    assert "422" not in everywhere
+    assert accepted("DELETE", EXEMPT[1]) == everywhere
+    assert accepted(*EXEMPT) == [*everywhere, "422"]
+    negative = admin_schema.config.checks_config_for(operation=admin_schema[EXEMPT[1]]["PUT"])
+    assert "431" in negative.negative_data_rejection.expected_statuses
+
+
 @anonymous.parametrize()
 @FUZZ
 def test_any_request_without_a_token_gets_a_documented_answer_and_never_a_5xx(
     case: Any, fuzz_rig: ApiRig
 ) -> None:
     response = case.call(base_url=fuzz_rig.url)
-    case.validate_response(response, checks=CHECKS_RUN)
+    validate(case, response)
     signed_link = case.path.startswith(LINK_PATH)  # its token is its credential
     if case.method.upper() not in ("GET", "HEAD", "OPTIONS") and not signed_link:
         assert response.status_code in (401, 405)
@@ -118,7 +190,7 @@ def test_any_request_from_an_admin_gets_a_documented_answer_and_never_a_5xx(
     case: Any, fuzz_rig: ApiRig
 ) -> None:
     response = case.call(base_url=fuzz_rig.url)
-    case.validate_response(response, checks=CHECKS_RUN)
+    validate(case, response)
 
 
 def test_request_sequences_the_document_links_get_documented_answers(
@@ -136,9 +208,7 @@ def test_request_sequences_the_document_links_get_documented_answers(
         def validate_response(
             self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any
         ) -> None:
-            case.validate_response(
-                response, checks=CHECKS_RUN, transport_kwargs=kwargs, recorder=self.recorder
-            )
+            validate(case, response, transport_kwargs=kwargs, recorder=self.recorder)
 
     seed(gate_seed(request.config))(Sequences)
     Sequences.run(settings=SEQUENCES)

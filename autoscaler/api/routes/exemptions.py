@@ -38,6 +38,16 @@ from autoscaler.domain.policy.rules import ExemptionBounds, ExemptionRight
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)
+# A bound that depends on the clock and on the workload's rule, so the schema cannot carry it.
+EXEMPT_ERRORS = CHANGE_ERRORS | error_responses(
+    422,
+    reasons={
+        422: "besides a field the schema refuses, a schema-valid `duration` longer than, or "
+        "`until` further away than, the maximum exemption of the workload's rule "
+        f"(`exemptions.maxDuration`, {format_duration(ExemptionBounds().max_duration)} by "
+        "default), or an `until` already past; the detail names the field and the maximum"
+    },
+)
 
 
 def exemption_end(request: ExemptionRequest, *, now: datetime, maximum: timedelta) -> datetime:
@@ -58,7 +68,7 @@ def exemption_end(request: ExemptionRequest, *, now: datetime, maximum: timedelt
 @router.put(
     "/workloads/{namespace}/{name}/exemption",
     summary="Exempt a workload for a duration or until a time",
-    responses=CHANGE_ERRORS,
+    responses=EXEMPT_ERRORS,
 )
 def exempt(
     context: Context,
