@@ -123,7 +123,7 @@ def cached_owners(caches: Mapping[str, WatchCache[Obj]], wait: timedelta) -> Own
         if (why := not_following(cache, wait)) is not None:
             unreadable[kind] = why
             continue
-        found[kind] = dict(cache.snapshot())
+        found[kind] = cache.snapshot()  # already a copy
     return Owners(found, unreadable)
 
 
