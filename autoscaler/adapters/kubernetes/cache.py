@@ -287,6 +287,16 @@ def require_fresh(caches: Iterable[WatchCache[Any]], wait: timedelta) -> None:
             raise ClusterUnavailable(f"the {cache.name} cache is not filled yet")
 
 
+def not_following(cache: WatchCache[Any], wait: timedelta) -> str | None:
+    """Why an optional cache cannot be read now (failing, or no first list within `wait`);
+    None when it is following: `require_fresh`'s counterpart for caches a cycle does
+    without."""
+    synced = cache.wait_synced(wait.total_seconds())
+    if not synced or cache.failing is not None:
+        return cache.failing or "not listed yet"
+    return None
+
+
 def stop_all(caches: Sequence[WatchCache[Any]], timeout: timedelta | None = None) -> bool:
     """Tell every cache to stop first (each may be waiting out a quiet watch), then join
     them; True when all threads ended."""

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import (
     WatchCache,
+    not_following,
     require_fresh,
     stop_all,
     without_managed_fields,
@@ -219,8 +220,7 @@ class CachedKueueCluster(KueueCluster):
     def namespace_meta(self) -> dict[str, NamespaceMeta] | None:
         """None while the namespaces cannot be read (forbidden, failing, not listed yet)."""
         namespaces = self._cycle_caches().namespaces
-        synced = namespaces.wait_synced(self._cache_settings.sync_timeout.total_seconds())
-        if not synced or namespaces.failing is not None:
+        if not_following(namespaces, self._cache_settings.sync_timeout) is not None:
             return None
         return {name: meta for (_, name), meta in namespaces.snapshot().items()}
 
@@ -229,19 +229,18 @@ class CachedKueueCluster(KueueCluster):
         kueue = self._cycle_caches().kueue
         if kueue is None:
             return None
-        events = kueue.scale_ups
-        synced = events.wait_synced(self._cache_settings.sync_timeout.total_seconds())
-        if not synced or events.failing is not None:
+        if not_following(kueue.scale_ups, self._cache_settings.sync_timeout) is not None:
             return None
-        return newest_scale_ups(events.items())
+        return newest_scale_ups(kueue.scale_ups.items())
 
     def local_queues(self) -> dict[tuple[str, str], str] | None:
         """From the LocalQueues cache; None while it is failing or not filled."""
-        kueue, wait = self._cycle_caches().kueue, self._cache_settings.sync_timeout
-        found = kueue.local_queues if kueue is not None else None
-        if found is None or not found.wait_synced(wait.total_seconds()) or found.failing:
+        kueue = self._cycle_caches().kueue
+        if kueue is None:
             return None
-        return targets_by_local_queue(found.items())
+        if not_following(kueue.local_queues, self._cache_settings.sync_timeout) is not None:
+            return None
+        return targets_by_local_queue(kueue.local_queues.items())
 
     def namespace_now(self, name: str) -> NamespaceMeta | None:
         """From the namespaces cache, as the cycle's: no request."""

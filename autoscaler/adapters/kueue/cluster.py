@@ -54,7 +54,7 @@ from autoscaler.adapters.kueue.context import (
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
 from autoscaler.adapters.kueue.owner_lists import Owners, get_owner, list_owners
 from autoscaler.adapters.kueue.ownership import Links, PodFinder, PodTree, list_links
-from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue
+from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue, targets_by_local_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
     KUEUE_VERSIONS,
@@ -248,7 +248,7 @@ class KueueCluster:
         """(namespace, LocalQueue) -> its ClusterQueue, one list; None when unreadable."""
         version = self.workload_resource().version
         found = list_local_queues(self._client, self._log, version=version)
-        return None if found is None else listed_context((), None, found).local_queues
+        return None if found is None else targets_by_local_queue(found)
 
     def kueue_configuration(self) -> KueueConfiguration:
         """Kueue's Configuration: the cycle's reading, once, when the cycle's Workloads were

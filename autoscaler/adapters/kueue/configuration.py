@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from autoscaler.adapters.kubernetes.cache import WatchCache
+from autoscaler.adapters.kubernetes.cache import WatchCache, not_following
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import CONFIGMAPS
 from autoscaler.core.documents import DocumentRefused, parse_yaml
@@ -80,11 +80,8 @@ def cached_configuration(
     cache: WatchCache[KueueConfiguration], *, source: str, wait: timedelta
 ) -> KueueConfiguration:
     """From its watch cache: no request; unreadable while failing, empty or not filled."""
-    if not cache.wait_synced(wait.total_seconds()):
-        why = cache.failing or "not listed yet"
+    if (why := not_following(cache, wait)) is not None:
         return unreadable(source, f"cannot read {source}: {_cause(why)}")
-    if (failing := cache.failing) is not None:
-        return unreadable(source, f"cannot read {source}: {_cause(failing)}")
     return from_listed_values(cache.items(), source=source)
 
 

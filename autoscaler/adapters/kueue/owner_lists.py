@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from autoscaler.adapters.kubernetes.cache import WatchCache, key_of
+from autoscaler.adapters.kubernetes.cache import WatchCache, key_of, not_following
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, ApiResource, Obj
 from autoscaler.adapters.kueue.ownership import Links, intermediate_resource, same_uid
@@ -120,11 +120,10 @@ def cached_owners(caches: Mapping[str, WatchCache[Obj]], wait: timedelta) -> Own
     found: dict[str, dict[OwnerKey, Obj]] = {}
     unreadable: dict[str, str] = {}
     for kind, cache in caches.items():
-        synced = cache.wait_synced(wait.total_seconds())
-        if not synced or cache.failing is not None:
-            unreadable[kind] = cache.failing or "not listed yet"
+        if (why := not_following(cache, wait)) is not None:
+            unreadable[kind] = why
             continue
-        found[kind] = dict(cache.snapshot())
+        found[kind] = cache.snapshot()  # already a copy
     return Owners(found, unreadable)
 
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Any
 
 from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.cache import WatchCache, key_of
+from autoscaler.adapters.kubernetes.cache import WatchCache, key_of, not_following
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
 from autoscaler.adapters.kubernetes.resources import ApiResource, Obj
@@ -102,24 +101,17 @@ def cached_links(
     unreadable: dict[str, str] = {}
     shared = owners or {}
     for kind, cache in caches.items():
-        if (why := _not_following(cache, wait)) is not None:
+        if (why := not_following(cache, wait)) is not None:
             unreadable[kind] = why
             continue
         found.update({(kind, *key): link for key, link in cache.snapshot().items()})
     for kind, owner_cache in shared.items():
-        if (why := _not_following(owner_cache, wait)) is not None:
+        if (why := not_following(owner_cache, wait)) is not None:
             unreadable[kind] = why
             continue
         kept = owner_cache.snapshot().items()
         found.update({(kind, *key): link for key, obj in kept if (link := link_of(obj))})
     return Links(found, frozenset((*caches, *shared)), unreadable)
-
-
-def _not_following(cache: WatchCache[Any], wait: timedelta) -> str | None:
-    synced = cache.wait_synced(wait.total_seconds())
-    if not synced or cache.failing is not None:
-        return cache.failing or "not listed yet"
-    return None
 
 
 @dataclass(frozen=True)
