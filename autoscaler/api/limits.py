@@ -85,9 +85,8 @@ def refusal(scope: Scope, *, max_header_bytes: int, max_body_bytes: int) -> Refu
         return Refusal(
             431, f"the request line and headers are larger than {max_header_bytes} bytes"
         )
-    chunked = any(name.lower() == b"transfer-encoding" for name, _ in headers)
     declared = declared_length(headers)
-    if chunked and declared is not None:
+    if is_chunked(headers) and declared is not None:
         return Refusal(400, "a request may carry Content-Length or Transfer-Encoding, not both")
     if declared is not None and declared > max_body_bytes:
         return Refusal(413, too_large(max_body_bytes))
@@ -115,8 +114,12 @@ def declared_length(headers: Headers) -> int | None:
 
 def carries_body(headers: Headers) -> bool:
     """Whether the framing announces a body: chunked, or a Content-Length above 0."""
-    chunked = any(name.lower() == b"transfer-encoding" for name, _ in headers)
-    return chunked or bool(declared_length(headers))
+    return is_chunked(headers) or bool(declared_length(headers))
+
+
+def is_chunked(headers: Headers) -> bool:
+    """Whether the request carries a Transfer-Encoding header (its body is then chunked)."""
+    return any(name.lower() == b"transfer-encoding" for name, _ in headers)
 
 
 @dataclass

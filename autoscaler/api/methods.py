@@ -24,7 +24,8 @@ from autoscaler.api.problems import problem_response
 
 DocumentedMethods = tuple[tuple[re.Pattern[str], frozenset[str]], ...]
 _PARAMETER = re.compile(r"\\\{[^/]+?\\\}")  # `{name}` in a path template, once escaped
-_OPERATIONS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+# The keys of an OpenAPI path item that are operations (the rest: parameters, summary...).
+OPERATIONS = frozenset({"get", "put", "post", "delete", "patch", "head", "options", "trace"})
 
 
 class MethodsMiddleware:
@@ -72,4 +73,4 @@ def _template(template: str) -> re.Pattern[str]:
 
 
 def _methods(operations: dict[str, Any]) -> frozenset[str]:
-    return frozenset(method.upper() for method in operations if method in _OPERATIONS)
+    return frozenset(method.upper() for method in operations if method in OPERATIONS)

@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from autoscaler.api.methods import OPERATIONS
 from autoscaler.api.middleware import needs_token
 
 BEARER = "bearer"
@@ -23,7 +24,6 @@ SCHEME = {
     "description": "A Kubernetes token (for example your kubeconfig's), checked with "
     "TokenReview, or one of the service's static tokens.",
 }
-METHODS = frozenset({"get", "put", "post", "delete", "patch", "head", "options", "trace"})
 
 
 HEAD_TOO_LARGE = {
@@ -52,12 +52,12 @@ def declare_tokens(schema: dict[str, Any], *, reads_open: bool) -> None:
     schema.setdefault("components", {}).setdefault("securitySchemes", {})[BEARER] = SCHEME
     for path, operations in schema.get("paths", {}).items():
         for method, operation in operations.items():
-            if method in METHODS and needs_token(method.upper(), path, reads_open=reads_open):
+            if method in OPERATIONS and needs_token(method.upper(), path, reads_open=reads_open):
                 operation["security"] = [{BEARER: []}]
 
 
 def declare_head_limit(schema: dict[str, Any]) -> None:
     for operations in schema.get("paths", {}).values():
         for method, operation in operations.items():
-            if method in METHODS:
+            if method in OPERATIONS:
                 operation.setdefault("responses", {}).setdefault("431", HEAD_TOO_LARGE)

@@ -58,10 +58,6 @@ class Resolver:
         self.unknown: dict[tuple[str, str], str] = {}
         self.named: set[tuple[str, str]] = set()  # pods named from KubeRay's names alone
 
-    @property
-    def owners_scraped(self) -> bool:
-        return self._owners is not None and self._owners.scraped
-
     def learn(self, namespace: str, pod: str) -> None:
         """Note a head pod before resolving the pods seen with it."""
         head = _HEAD.match(pod)

@@ -73,9 +73,9 @@ def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
 def requeue_text(world: World, cycle: Cycle, record: ActionRecord) -> str | None:
     """What a done stop that is a requeue means, in the owner kind's words: "Notebook
     ml/alice yields its GPUs to the queue; it comes back when quota is free (...)"."""
-    row = cycle.snapshot.find(record.workload)
     if record.action is not Action.DEACTIVATE or record.outcome.kind is not OutcomeKind.DONE:
         return None
+    row = cycle.snapshot.find(record.workload)
     if row is None:
         return None
     words = stop_words(row.info.owner, manager=row.info.manager)
