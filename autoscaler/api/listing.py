@@ -105,6 +105,10 @@ class Listings:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: dict[_Key, Rendering] = {}
+        # The namespaces each filter's rows name elsewhere, for one snapshot: a scan of the
+        # snapshot once per filter, not per request. One tuple, swapped whole, so a reader
+        # never pairs one snapshot with another's sets.
+        self._elsewhere: tuple[Snapshot | None, dict[ListingFilter, frozenset[str]]] = (None, {})
 
     def body(
         self,
@@ -116,7 +120,7 @@ class Listings:
     ) -> bytes:
         """The listing's JSON for `snapshot` (the latest) as seen at `now`, by a caller who
         may read the namespaces `may_read` says (beyond the filter's, asked already)."""
-        readable = frozenset(filter(may_read, _named_elsewhere(snapshot, wanted)))
+        readable = frozenset(filter(may_read, self._named_elsewhere(snapshot, wanted)))
         key = (wanted, readable)
         found = self._kept.get(key)
         if found is not None and found.serves(snapshot, now):
@@ -127,6 +131,16 @@ class Listings:
                 found = render(snapshot, wanted, now=now, may_read=_within(wanted, readable))
                 self._keep(key, found)
             return found.body
+
+    def _named_elsewhere(self, snapshot: Snapshot | None, wanted: ListingFilter) -> frozenset[str]:
+        of, sets = self._elsewhere
+        if of is not snapshot or len(sets) >= RENDERINGS_KEPT:
+            sets = {}
+            self._elsewhere = (snapshot, sets)
+        found = sets.get(wanted)
+        if found is None:
+            found = sets[wanted] = frozenset(_named_elsewhere(snapshot, wanted))
+        return found
 
     def _keep(self, wanted: _Key, rendering: Rendering) -> None:
         stale = any(kept.snapshot is not rendering.snapshot for kept in self._kept.values())
