@@ -69,6 +69,7 @@ class WaitForPodsReady:
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
+# Every strategy Kueue knows, in the order it defaults to.
 DEFAULT_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
 
 
@@ -197,8 +198,7 @@ def _fair_sharing(value: object, *, version: str) -> tuple[FairSharing | None, l
         if not isinstance(enabled, bool):
             return None, ["fairSharing.enable not true or false"]
     raw = value.get("preemptionStrategies") or []
-    known = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
-    if not isinstance(raw, list) or any(s not in known for s in raw):
+    if not isinstance(raw, list) or any(s not in DEFAULT_STRATEGIES for s in raw):
         return None, [f"fairSharing.preemptionStrategies {raw!r} not modelled"]
     strategies = tuple(str(s) for s in raw) or DEFAULT_STRATEGIES
     return FairSharing(enabled=bool(enabled), preemption_strategies=strategies), []

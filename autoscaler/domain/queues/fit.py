@@ -49,6 +49,7 @@ from enum import StrEnum
 
 from autoscaler.domain.queues.facts import (
     NEVER,
+    FlavorQuotas,
     FlavorResource,
     PodSet,
     QueueQuota,
@@ -164,8 +165,8 @@ def _assign(waiter: Waiter, ledger: _Ledger) -> Fit:
     queue = ledger.queue
     assigned: dict[FlavorResource, int] = {}
     chosen: dict[str, dict[str, str]] = {}
+    covered = {name for group in queue.groups for name in group.covered}
     for pod_set, requests in demand_of(waiter, queue):
-        covered = {name for group in queue.groups for name in group.covered}
         uncovered = [name for name, qty in requests.items() if name not in covered and qty > 0]
         if uncovered:
             why = f"{queue.name} does not cover {', '.join(uncovered)}"
@@ -177,8 +178,7 @@ def _assign(waiter: Waiter, ledger: _Ledger) -> Fit:
                 continue
             try:
                 trials = [
-                    ledger.trial(quotas.flavor, pod_set, wanted, assigned)
-                    for quotas in group.flavors
+                    ledger.trial(quotas, pod_set, wanted, assigned) for quotas in group.flavors
                 ]
             except PlacementError as exc:
                 return Fit(FitOutcome.UNKNOWN, f"pod set {pod_set.name}: {exc}")
@@ -283,16 +283,14 @@ class _Ledger:
 
     def trial(
         self,
-        flavor: str,
+        quotas: FlavorQuotas,
         pod_set: PodSet,
         wanted: Mapping[str, int],
         assigned: Mapping[FlavorResource, int],
     ) -> Trial:
         """One flavor tried for a pod set's group (flavorassigner.go `fitsResourceQuota`)."""
-        nodes = next(
-            (q.nodes for g in self.queue.groups for q in g.flavors if q.flavor == flavor), None
-        )
-        if nodes is not None and (skipped := flavor_mismatch(flavor, nodes, pod_set.placement)):
+        flavor = quotas.flavor
+        if skipped := flavor_mismatch(flavor, quotas.nodes, pod_set.placement):
             return Trial(flavor, skipped=skipped)
         modes: dict[str, Granular | None] = {}
         misses: list[str] = []

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import ClusterReader
@@ -50,8 +51,10 @@ class CycleInputs:
     # whether its stop was still due then. Missing: unknown, never stopped.
     at_eviction: Mapping[WorkloadRef, Decision] = field(default_factory=dict)
 
-    def by_uid(self) -> dict[str, WorkloadInfo]:
-        """The cycle's Workloads by UID: who a Kueue preemption was for."""
+    @cached_property
+    def by_uid(self) -> Mapping[str, WorkloadInfo]:
+        """The cycle's Workloads by UID: who a Kueue preemption was for (built once, not
+        again for each Workload read again before its write)."""
         return {w.uid: w for w in self.workloads if w.uid}
 
 
@@ -97,7 +100,7 @@ def decide_again(fresh: WorkloadInfo, inputs: CycleInputs, *, policy: Policy) ->
         [fresh],
         [done],
         served=inputs.served,
-        by_uid=inputs.by_uid(),
+        by_uid=inputs.by_uid,
         at_eviction=inputs.at_eviction,
         pauses=pauses,
         now=now,

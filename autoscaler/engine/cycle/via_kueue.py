@@ -110,7 +110,7 @@ class ViaKueue:
             inputs.workloads,
             decisions,
             served=inputs.served,
-            by_uid=inputs.by_uid(),
+            by_uid=inputs.by_uid,
             at_eviction=inputs.at_eviction,
             pauses=inputs.pauses,
             now=inputs.now,
