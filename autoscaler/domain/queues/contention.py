@@ -40,7 +40,7 @@ not know (QueueQuota has no queueing strategy): the adapter should mark such que
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -175,17 +175,20 @@ def plan_reclaim(candidates: Iterable[Candidate], facts: QueueFacts) -> ReclaimP
     reports: list[WaiterReport] = []
     reclaims: list[PlannedStop] = []
     admitted: dict[WorkloadRef, str] = {}  # charged already: no longer a head that waits
+    heads = _Heads(waiters, queues)
     for waiter in waiters:
         if waiter.ref in admitted:  # a head Kueue admits ahead of a waiter judged earlier
             reports.append(_report(waiter, WaiterOutcome.FITS_ALREADY, admitted[waiter.ref]))
             continue
-        pending = [w for w in waiters if w.ref not in admitted]
-        rivals = _rival_heads(waiter, queues, pending)
-        judged = _serve(waiter, queues, idle, rivals, facts.fair_order)
+        own = queues.get(waiter.cluster_queue)
+        fair = ordered_by_fair_sharing(own)
+        rivals = heads.rivals_of(own, admitted, fair=fair)
+        judged = _serve(waiter, queues, idle, rivals, facts.fair_order, fair=fair)
         reports.append(judged.report)
         reclaims.extend(PlannedStop(candidate, waiter.ref) for candidate in judged.chosen)
-        taken = {c.ref for c in judged.chosen}
-        idle = [c for c in idle if c.ref not in taken]
+        if judged.chosen:
+            taken = {c.ref for c in judged.chosen}
+            idle = [c for c in idle if c.ref not in taken]
         for each, _ in judged.admissions:
             admitted[each.ref] = (
                 f"fits already: Kueue admits it by fair sharing before {waiter.ref}"
@@ -209,15 +212,16 @@ def _serve(
     idle: Sequence[Candidate],
     rivals: Sequence[Waiter] | str,
     order: FairSharingOrder,
+    *,
+    fair: bool,
 ) -> _Judged:
     """The waiter's report, the candidates freed for it and what Kueue would admit.
     `rivals`: the other heads of a fair-sharing cohort, or why they cannot be told;
-    `order`: how Kueue orders them (its feature gates)."""
+    `order`: how Kueue orders them (its feature gates); `fair`: whether it orders them."""
     now = fit(waiter, queues)
     known = _known_rivals(waiter, now, queues, rivals)
     if isinstance(known, _Judged):
         return known
-    fair = ordered_by_fair_sharing(queues.get(waiter.cluster_queue))
     if now.fits:
         if not fair:
             reason = f"fits already, Kueue will admit it: {now.reason}"
@@ -284,26 +288,51 @@ def _fair(
     return _Judged(_report(waiter, outcome, reason, chosen, others=ahead), chosen, admissions)
 
 
-def _rival_heads(
-    waiter: Waiter, queues: Mapping[str, QueueQuota], pending: Sequence[Waiter]
-) -> Sequence[Waiter] | str:
-    """The heads of the other ClusterQueues of the waiter's fair-sharing cohort (the first
-    still waiting of each, in Kueue's order), or why Kueue's order cannot be told."""
-    own = queues.get(waiter.cluster_queue)
-    if own is not None and own.order_unknown:
-        return f"order of {own.name}'s waiters unknown: {'; '.join(own.order_unknown)}"
-    if own is None or not ordered_by_fair_sharing(own):
-        return ()
-    heads: dict[str, Waiter] = {}
-    for other in pending:
-        queue = queues.get(other.cluster_queue)
-        if other.cluster_queue == own.name or queue is None or queue.cohort != own.cohort:
-            continue
-        if queue.order_unknown:
-            why = "; ".join(queue.order_unknown)
-            return f"fair-sharing order unknown: the head of {queue.name} is unknown: {why}"
-        heads.setdefault(other.cluster_queue, other)
-    return tuple(heads.values())
+class _Heads:
+    """The waiters, by ClusterQueue, in Kueue's order; a queue's head is its first waiter not
+    admitted yet. Built once per plan: admissions only move a head forward, and a queue's
+    cohort and `order_unknown` stay as they are (`settle` changes usage only)."""
+
+    def __init__(self, waiters: Sequence[Waiter], queues: Mapping[str, QueueQuota]) -> None:
+        self._queues = queues
+        self._waiting: dict[str, list[tuple[int, Waiter]]] = {}  # (place in Kueue's order, …)
+        for place, waiter in enumerate(waiters):
+            self._waiting.setdefault(waiter.cluster_queue, []).append((place, waiter))
+        self._next = dict.fromkeys(self._waiting, 0)
+        self._by_cohort: dict[str, list[str]] = {}
+        for name in self._waiting:
+            queue = queues.get(name)
+            if queue is not None and queue.cohort is not None:
+                self._by_cohort.setdefault(queue.cohort, []).append(name)
+
+    def rivals_of(
+        self, own: QueueQuota | None, admitted: Container[WorkloadRef], *, fair: bool
+    ) -> Sequence[Waiter] | str:
+        """The heads of the other ClusterQueues of `own`'s fair-sharing cohort (`fair`), in
+        Kueue's order, or why Kueue's order cannot be told."""
+        if own is not None and own.order_unknown:
+            return f"order of {own.name}'s waiters unknown: {'; '.join(own.order_unknown)}"
+        if not fair or own is None or own.cohort is None:
+            return ()
+        heads = [
+            head
+            for name in self._by_cohort.get(own.cohort, ())
+            if name != own.name and (head := self._head(name, admitted)) is not None
+        ]
+        heads.sort(key=lambda head: head[0])
+        for _, waiter in heads:
+            queue = self._queues[waiter.cluster_queue]
+            if queue.order_unknown:
+                why = "; ".join(queue.order_unknown)
+                return f"fair-sharing order unknown: the head of {queue.name} is unknown: {why}"
+        return tuple(waiter for _, waiter in heads)
+
+    def _head(self, name: str, admitted: Container[WorkloadRef]) -> tuple[int, Waiter] | None:
+        waiting, at = self._waiting[name], self._next[name]
+        while at < len(waiting) and waiting[at][1].ref in admitted:
+            at += 1
+        self._next[name] = at
+        return waiting[at] if at < len(waiting) else None
 
 
 def _fewest(
