@@ -55,18 +55,6 @@ class Intermediate:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-INTERMEDIATES: dict[str, Intermediate] = {
-    row.kind: row
-    for row in (
-        Intermediate("Job", "batch", "jobs", "v1"),
-        Intermediate("JobSet", "jobset.x-k8s.io", "jobsets", "v1alpha2"),
-        Intermediate("RayCluster", "ray.io", "rayclusters", "v1"),
-        Intermediate("ReplicaSet", "apps", "replicasets", "v1"),
-        Intermediate("StatefulSet", "apps", "statefulsets", "v1"),
-    )
-}
-
-
 @dataclass(frozen=True)
 class OwnerKind:
     """One owner kind, as its controller and Kueue's integration for it define it."""
@@ -308,6 +296,25 @@ OWNER_KINDS: tuple[OwnerKind, ...] = (
     ),
 )
 KNOWN_OWNERS: dict[str, OwnerKind] = {row.kind: row for row in OWNER_KINDS}
+
+
+def _read_through(kind: str) -> Intermediate:
+    """An owner kind's row read as an intermediate: its group, plural and served version."""
+    row = KNOWN_OWNERS[kind]
+    return Intermediate(row.kind, row.group, row.plural, row.versions[0])
+
+
+INTERMEDIATES: dict[str, Intermediate] = {
+    row.kind: row
+    for row in (
+        _read_through("Job"),
+        _read_through("JobSet"),
+        _read_through("RayCluster"),
+        # no row: Kueue has no integration for it, read only between a Deployment and its pods
+        Intermediate("ReplicaSet", "apps", "replicasets", "v1"),
+        _read_through("StatefulSet"),
+    )
+}
 QUEUED_ABOVE_PODS: tuple[OwnerKind, ...] = tuple(
     row for row in OWNER_KINDS if row.pods_found is PodsFound.QUEUED_PODS
 )

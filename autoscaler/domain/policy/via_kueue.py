@@ -146,12 +146,31 @@ def _marked(
 
 def _cannot_mark(workload: WorkloadInfo, served: GateServed | None) -> str | None:
     if served is None or served.on is not True:
-        return served.line if served is not None else "Kueue's feature gates are not read"
+        return _gate_line(served)
+    not_ours = _boost_not_ours(workload, naming_the_boost=True)
+    return not_ours.why if not_ours is not None else None
+
+
+def _gate_line(served: GateServed | None) -> str:
+    return served.line if served is not None else "Kueue's feature gates are not read"
+
+
+@dataclass(frozen=True)
+class _NotOurs:
+    does: str  # what via-kueue does with it: "does nothing", "leaves it alone"
+    why: str
+
+
+def _boost_not_ours(workload: WorkloadInfo, *, naming_the_boost: bool) -> _NotOurs | None:
+    """Why its priority boost is not ours to set (not Kueue's Workload, or another's boost),
+    or None: the one check of the stop and of `mark_status`; `naming_the_boost` quotes
+    another's boost value in `why`."""
     if workload.manager is not Manager.KUEUE:
-        return "only a Kueue Workload carries a priority boost"
+        return _NotOurs("does nothing", "only a Kueue Workload carries a priority boost")
     if boost_of_another(workload):
         boost = workload.annotations[keys.PRIORITY_BOOST]
-        return f"its priority boost ({boost}) is not ours to change"
+        named = f" ({boost})" if naming_the_boost else ""
+        return _NotOurs("leaves it alone", f"its priority boost{named} is not ours to change")
     return None
 
 
@@ -236,7 +255,7 @@ def mark_status(
     if decision.rule.reclaim is not Reclaim.VIA_KUEUE and since is None:
         return None
     on = served.on if served is not None else None
-    line = served.line if served is not None else "Kueue's feature gates are not read"
+    line = _gate_line(served)
     if decision.kueue_preempted and decision.action is Action.WOULD_DEACTIVATE:
         said = "Preempted by Kueue after our mark: would be deactivated at once (dry run)"
     elif decision.kueue_preempted:
@@ -254,8 +273,7 @@ def mark_status(
 
 
 def _unmarked(workload: WorkloadInfo) -> str:
-    if workload.manager is not Manager.KUEUE:
-        return "via-kueue does nothing: only a Kueue Workload carries a priority boost"
-    if boost_of_another(workload):
-        return "via-kueue leaves it alone: its priority boost is not ours to change"
+    not_ours = _boost_not_ours(workload, naming_the_boost=False)
+    if not_ours is not None:
+        return f"via-kueue {not_ours.does}: {not_ours.why}"
     return "Not marked: it is marked for Kueue's preemption once its stop is due"
