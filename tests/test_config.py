@@ -66,7 +66,7 @@ def test_broken_file_exits_2_naming_every_bad_key(tmp_path: Path) -> None:
         pytest.param("nosuch: {}\n", "nosuch: unknown key", id="unknown-section"),
         pytest.param(
             "rules:\n" + "".join(f"- {{name: r{n}}}\n" for n in range(1001)),
-            "rules: must have at most 1000 items",
+            "rules: must have at most 1000 entries (found 1001)",
             id="more-rules-than-check-config-compares-in-a-second",
         ),
     ],

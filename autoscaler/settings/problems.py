@@ -185,11 +185,16 @@ def _wrong(error: ErrorDetails, value: Any, field: FieldInfo | None) -> str:
         return _compared(error, value, field) + _found(error)
     if kind == "literal_error":
         text = f"must be {context.get('expected', '')}"
+    elif kind in ("too_long", "too_short"):
+        most = "at most" if kind == "too_long" else "at least"
+        bound = context.get("max_length" if kind == "too_long" else "min_length")
+        return f"must have {most} {bound} entries (found {context.get('actual_length')})"
     elif kind == "string_pattern_mismatch" and field is not None:
         text = f"must match {context.get('pattern')}: {_first_sentence(field)}"
     else:
         text = re.sub(r"^(Input|String|List|Dictionary) should (be|have)", r"must \2", error["msg"])
-        text = f"must be {_expected(value, field)}" if value and "valid" in text else text
+        typed = kind.endswith(("_type", "_parsing"))
+        text = f"must be {_expected(value, field)}" if value and typed else text
     return text + _found(error)
 
 
