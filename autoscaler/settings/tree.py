@@ -222,9 +222,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _set_nested(raw: dict[str, Any], keys: tuple[str, ...], value: str) -> None:
+    """Sets `value` at `keys`; a section the file wrote as something else than a mapping is
+    left as written, for its own error to name it."""
     node = raw
     for key in keys[:-1]:
-        child = node.get(key)
-        node[key] = child if isinstance(child, dict) else {}
-        node = node[key]
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            return
+        node = child
     node[keys[-1]] = value
