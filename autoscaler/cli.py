@@ -50,10 +50,9 @@ def _config_refused(refused: ConfigError, config: Path | None) -> None:
     if len(problems) > SHOWN_PROBLEMS:
         print(f"error: … and {len(problems) - SHOWN_PROBLEMS} more", file=sys.stderr)
     count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
-    where = f" in {config}" if config is not None else ""
+    where, again = (f" in {config}", f" --config {config}") if config is not None else ("", "")
     print(
-        f"error: {count}{where}: fix each, then run "
-        f"idle-gpu-autoscaler check-config --config {config or 'FILE'}",
+        f"error: {count}{where}: fix each, then run idle-gpu-autoscaler check-config{again}",
         file=sys.stderr,
     )
 

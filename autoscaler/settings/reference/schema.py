@@ -1,8 +1,9 @@
 """The chart's `values.schema.json`, its `config` part: the settings tree as JSON Schema
 (draft-07, as helm reads it), every section closed to unknown keys.
 
-Only `config` is drawn here; the rest of the chart's schema (image, probes, the values the chart
-turns into settings itself) is written by hand in the same file and kept as it is.
+Only `config` and the grammar of durations (`definitions.duration`, `positiveDuration`) are
+drawn here; the rest of the chart's schema (image, probes, the values the chart turns into
+settings itself) is written by hand in the same file and kept as it is.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from autoscaler.domain.durations import (
 from autoscaler.settings.reference.keys import Key, Shape, keys_of
 from autoscaler.settings.tree import Settings
 
-# The chart's own grammar of durations, shared with its hand-written part (`definitions`).
+# The chart's grammar of durations (drawn below), shared with its hand-written part.
 DURATION = {"$ref": "#/definitions/duration"}
 POSITIVE_DURATION = {"$ref": "#/definitions/positiveDuration"}
 JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
