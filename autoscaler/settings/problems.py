@@ -40,7 +40,7 @@ DURATION_FORMAT = f"a duration such as {EXAMPLES} (a bare number is seconds), at
 )
 _SHOWN_INPUT = 40  # characters of a value echoed back: enough to recognise, never a screenful
 _NAMED_KEY = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9.]*): (?P<rest>.+)", re.DOTALL)
-_PATH_PART = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
+_PATH_PART = re.compile(r"\[(\d*)\]|\.?([^.\[]+)")
 
 
 def written_path(location: Sequence[str | int]) -> str:
@@ -80,13 +80,20 @@ class CrossCheck:
         return not any(_overlap(_parts(read), gone) for read in self.reads for gone in left_out)
 
 
+ANY_ENTRY = -1  # `[*]` in a path a check reads
+
+
 def _parts(path: str) -> Location:
-    return tuple(int(i) if i else k for i, k in _PATH_PART.findall(path.replace("[*]", "[-1]")))
+    """`rules[*].match` → `("rules", ANY_ENTRY, "match")`."""
+    parts = _PATH_PART.findall(path.replace("[*]", "[]"))
+    return tuple(int(index) if index else key or ANY_ENTRY for index, key in parts)
 
 
 def _overlap(read: Location, gone: Location) -> bool:
-    """One path lies within the other (`-1` in `read` is any entry)."""
-    return all(r == g or (r == -1 and isinstance(g, int)) for r, g in zip(read, gone, strict=False))
+    """One path lies within the other (ANY_ENTRY in `read` is any entry)."""
+    return all(
+        r == g or (r == ANY_ENTRY and isinstance(g, int)) for r, g in zip(read, gone, strict=False)
+    )
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,16 @@ def test_a_check_across_keys_is_skipped_only_when_what_it_reads_did_not_parse(
     assert [line.split(":")[0] for line in problems] == ["policy.slot", "rules[1].name"]
 
 
+def test_a_check_that_reads_any_entry_is_skipped_when_one_entrys_value_did_not_parse(
+    tmp_path: Path,
+) -> None:
+    """rules[0].notify does not parse: the targets check (which reads every rule's notify) is
+    skipped; the duplicate name, which reads no notify, is still reported."""
+    rule = "  - name: a\n    match: {namespaces: [x]}\n"
+    problems = problems_of(tmp_path, f"rules:\n{rule}    notify: ops\n{rule}    notify: [ops]\n")
+    assert [line.split(":")[0] for line in problems] == ["rules[0].notify", "rules[1].name"]
+
+
 def test_the_same_file_with_the_slot_mended_reports_the_window_the_check_skipped(
     tmp_path: Path,
 ) -> None:
