@@ -128,24 +128,59 @@ def validated(
             for error in errors
             if not any(_overlap(gone, tuple(error["loc"])) for gone in earlier)  # ours, if so
         ]
-        gone_now = [_leave_out(working, tuple(error["loc"])) for error in errors]
+        gone_now = [_set_aside(model, working, tuple(error["loc"]), left_out) for error in errors]
         if not any(gone_now):  # nothing left to leave out: no tree to check across keys
             break
         left_out += [gone for gone in gone_now if gone]
     return Checked(None, problems, [()])
 
 
+def _set_aside(
+    model: type[BaseModel], raw: Any, location: Location, left_out: Sequence[Location]
+) -> Location | None:
+    """A text or a boolean that is missing or does not parse (a rule without `name`, or with
+    `name: Bad`) is given a stand-in, once, so its entry stays in place for the checks that do
+    not read that key (left out as a required key cannot be); any other value that does not
+    parse is left out (`_leave_out`)."""
+    parent = _node_at(raw, location[:-1])
+    stand_in = _STAND_INS.get(_annotation_at(model, location), _NONE)
+    if location in left_out or not isinstance(parent, dict) or stand_in is _NONE:
+        return _leave_out(raw, location)
+    parent[location[-1]] = stand_in
+    return location
+
+
+# A stand-in for a required key, by its type: it only has to parse, since every check that
+# reads the key is skipped. A type without one has its entry left out instead.
+_NONE = object()
+_STAND_INS: dict[Any, object] = {bool: False, str: "unset"}
+
+
+def _node_at(raw: Any, location: Location) -> Any:
+    node = raw
+    for part in location:
+        if not _holds(node, part):
+            return None
+        node = node[part]
+    return node
+
+
+def _holds(node: Any, part: str | int) -> bool:
+    """Whether `node`, a mapping or a list, has a value at `part`."""
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
 def _leave_out(raw: Any, location: Location) -> Location | None:
     """Deletes the nearest mapping key at or above `location`; its path, or None if none."""
     node, found, holder = raw, None, None
     for depth, part in enumerate(location):
-        if isinstance(node, dict) and part in node:
-            found, holder = location[: depth + 1], node
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-        else:
+        if not _holds(node, part):
             break
+        if isinstance(node, dict):
+            found, holder = location[: depth + 1], node
+        node = node[part]
     if found is None or holder is None:
         return None
     del holder[found[-1]]

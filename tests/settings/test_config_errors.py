@@ -153,6 +153,27 @@ def test_a_check_that_reads_any_entry_is_skipped_when_one_entrys_value_did_not_p
     assert [line.split(":")[0] for line in problems] == ["rules[0].notify", "rules[1].name"]
 
 
+def test_a_rule_without_a_name_keeps_its_place_for_the_checks_that_read_no_name(
+    tmp_path: Path,
+) -> None:
+    """`nme:` for `name:`: the name is missing, yet the rule's other keys are still checked,
+    and at their own place in the list."""
+    problems = problems_of(
+        tmp_path,
+        "rules:\n"
+        "  - name: a\n    match: {namespaces: [x]}\n"
+        "  - nme: b\n    match: {namespaces: [y]}\n    notify: [nobody]\n"
+        "  - name: Bad\n    match: {namespaces: [z]}\n    idleWindow: 1s\n",
+    )
+    assert [line.split(":")[0] for line in problems] == [
+        "rules[1].name",
+        "rules[1].nme",
+        "rules[1].notify",
+        "rules[2].idleWindow",
+        "rules[2].name",
+    ]
+
+
 def test_the_same_file_with_the_slot_mended_reports_the_window_the_check_skipped(
     tmp_path: Path,
 ) -> None:
