@@ -66,7 +66,7 @@ def test_broken_file_exits_2_naming_every_bad_key(tmp_path: Path) -> None:
         pytest.param("nosuch: {}\n", "nosuch: unknown key", id="unknown-section"),
         pytest.param(
             "rules:\n" + "".join(f"- {{name: r{n}}}\n" for n in range(1001)),
-            "rules: List should have at most 1000 items",
+            "rules: must have at most 1000 entries (found 1001)",
             id="more-rules-than-check-config-compares-in-a-second",
         ),
     ],
@@ -195,5 +195,8 @@ def test_a_file_with_thousands_of_bad_entries_is_told_in_a_screenful(tmp_path: P
     assert len(refused.value.problems) == 5000
     lines = str(refused.value).splitlines()
     assert len(lines) == 1 + 50 + 1
-    assert lines[1] == "  - notifications.defaultTargets: nobody is not in notifications.targets"
+    assert lines[1] == (
+        "  - notifications.defaultTargets: nobody is not in notifications.targets: define it "
+        "there or remove it"
+    )
     assert lines[-1] == "  … and 4950 more"

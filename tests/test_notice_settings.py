@@ -147,12 +147,12 @@ BAD = [
     ),
     pytest.param(
         "rules:\n  - name: a\n" + RAY_ONLY + "    action: delete\n    deleteAfter: 0s\n",
-        "rules.0.deleteAfter",
+        "rules[0].deleteAfter",
         id="delete-after-zero",
     ),
     pytest.param(
         "rules:\n  - name: a\n    match: {namespaces: [x]}\n    action: stop\n",
-        "rules.0.action",
+        "rules[0].action",
         id="unknown-action",
     ),
     pytest.param(
@@ -227,7 +227,7 @@ BAD = [
     ),
     pytest.param(
         "rules:\n  - name: a\n    match: {namespaces: [x]}\n    snooze: {perDay: -1}\n",
-        "rules.0.snooze.perDay",
+        "rules[0].snooze.perDay",
         id="negative-snoozes-per-day",
     ),
     pytest.param("policy: {snooze: {perDay: -1}}\n", "policy.snooze.perDay", id="policy-per-day"),

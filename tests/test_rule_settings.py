@@ -106,16 +106,18 @@ def test_a_written_default_rule_sets_what_policy_does_not(tmp_path: Path) -> Non
 BAD = [
     pytest.param(
         "rules:\n  - name: a\n    match: {namespace: [x]}\n",
-        "rules.0.match.namespace: unknown key",
+        'rules[0].match.namespace: unknown key; did you mean "namespaces"?',
         id="unknown-match-key",
     ),
     pytest.param(
-        "rules:\n  - name: a\n    idleWindw: 1h\n", "rules.0.idleWindw: unknown key", id="typo"
+        "rules:\n  - name: a\n    idleWindw: 1h\n",
+        'rules[0].idleWindw: unknown key; did you mean "idleWindow"?',
+        id="typo",
     ),
     pytest.param(
-        "rules:\n  - name: a\n    reclaim: sometimes\n", "rules.0.reclaim", id="bad-reclaim"
+        "rules:\n  - name: a\n    reclaim: sometimes\n", "rules[0].reclaim", id="bad-reclaim"
     ),
-    pytest.param("rules:\n  - name: A b\n", "rules.0.name", id="bad-name"),
+    pytest.param("rules:\n  - name: A b\n", "rules[0].name", id="bad-name"),
     pytest.param(
         "rules:\n  - name: a\n    match: {namespaces: []}\n",
         "rules[0].match.namespaces: an empty list matches nothing",

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from autoscaler.core.documents import read_yaml_file
 from autoscaler.core.errors import ConfigError
 from autoscaler.domain.access import Identity, Recalled, Target, Verdict, read_target
+from autoscaler.settings.problems import written_path
 
 EVERY_NAMESPACE = "*"
 SETTING = "api.auth.staticTokensFile"
@@ -87,7 +88,7 @@ def read_token_file(path: Path) -> tuple[StaticToken, ...]:
         parsed = StaticTokenFile.model_validate(raw)
     except ValidationError as exc:
         problems = [
-            f"{SETTING}: {path}: {'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}"
+            f"{SETTING}: {path}: {written_path(e['loc'])}: {e['msg']}"
             for e in exc.errors(include_input=False, include_url=False)
         ]
         raise ConfigError(problems) from None

@@ -157,7 +157,7 @@ def spelling_pattern(longest: timedelta) -> str:
         for unit, size in _PART_UNIT_SECONDS.items()
     ]
     compounds = [
-        f"0*{_integers(1, limit // round(size * 1000) - 1)}{lead}{_later_parts(lead)}"
+        f"0*{integer_range_pattern(1, limit // round(size * 1000) - 1)}{lead}{_later_parts(lead)}"
         for lead, size in _PART_UNIT_SECONDS.items()
         if lead != "ms" and limit // round(size * 1000) > 1  # `1d` has no `1d…` below it
     ]
@@ -181,12 +181,12 @@ def _up_to(most: int, fraction_digits: int) -> str:
         rf"0+\.{'0' * zeros}[1-9]" + _up_to_digits(fraction_digits - 1 - zeros)
         for zeros in range(fraction_digits)
     )
-    whole = f"0*{_integers(1, most - 1)}{fraction}" if most > 1 else None
+    whole = f"0*{integer_range_pattern(1, most - 1)}{fraction}" if most > 1 else None
     exact = rf"0*{most}(?:\.0{{1,{fraction_digits}}})?"
     return "(?:" + "|".join(part for part in (whole, exact, under_one) if part) + ")"
 
 
-def _integers(low: int, high: int) -> str:
+def integer_range_pattern(low: int, high: int) -> str:
     """Decimal integers in [low, high] without leading zeros, as a pattern; low is 0 or 1."""
     if low > high:
         raise ValueError("an empty range of integers")

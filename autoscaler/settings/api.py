@@ -157,11 +157,13 @@ class ApiSettings(_Section):
     @model_validator(mode="after")
     def _static_mode_has_tokens(self) -> ApiSettings:
         if self.auth.mode == "static" and self.auth.static_tokens_file is None:
-            raise ValueError("auth.staticTokensFile is required when auth.mode is static")
+            raise ValueError(
+                "auth.staticTokensFile: required when auth.mode is static: the token file's path"
+            )
         return self
 
     @model_validator(mode="after")
     def _timeouts_positive(self) -> ApiSettings:
         if self.header_timeout <= timedelta(0) or self.idle_timeout <= timedelta(0):
-            raise ValueError("headerTimeout and idleTimeout must be longer than 0s")
+            raise ValueError("headerTimeout: headerTimeout and idleTimeout must be longer than 0s")
         return self

@@ -62,7 +62,7 @@ class ContestedSettings(Section):
     @model_validator(mode="after")
     def _spans_are_positive(self) -> ContestedSettings:
         if self.undone_within <= timedelta(0) or self.within <= timedelta(0):
-            raise ValueError("undoneWithin and within must be longer than zero")
+            raise ValueError("undoneWithin: undoneWithin and within must be longer than 0s")
         return self
 
 

@@ -54,12 +54,17 @@ class LeaderElectionSettings(Section):
     @model_validator(mode="after")
     def _ordered(self) -> Self:
         if not _DNS_SUBDOMAIN.match(self.lease_name):
-            raise ValueError(f"leaseName {self.lease_name!r} is not a DNS subdomain name")
+            raise ValueError(
+                f"leaseName: {self.lease_name!r} is not a DNS subdomain name: lowercase letters, "
+                "digits, '-' and '.'"
+            )
         seconds = self.lease_duration.total_seconds()
         if seconds < 1 or seconds != int(seconds):
-            raise ValueError("leaseDuration must be a whole number of seconds, at least 1s")
+            raise ValueError("leaseDuration: must be a whole number of seconds, at least 1s")
         if not timedelta(0) < self.retry_period < self.renew_deadline < self.lease_duration:
-            raise ValueError("expected 0 < retryPeriod < renewDeadline < leaseDuration")
+            raise ValueError(
+                "retryPeriod: must hold 0 < retryPeriod < renewDeadline < leaseDuration"
+            )
         return self
 
 
@@ -100,9 +105,9 @@ class WatchCacheSettings(Section):
     @model_validator(mode="after")
     def _positive(self) -> Self:
         if self.watch_timeout < timedelta(seconds=1):
-            raise ValueError("watchTimeout must be at least 1s (the API takes whole seconds)")
+            raise ValueError("watchTimeout: must be at least 1s (the API takes whole seconds)")
         if not timedelta(0) < self.backoff_initial <= self.backoff_max:
-            raise ValueError("expected 0 < backoffInitial <= backoffMax")
+            raise ValueError("backoffInitial: must hold 0 < backoffInitial <= backoffMax")
         if self.sync_timeout <= timedelta(0):
-            raise ValueError("syncTimeout must be positive")
+            raise ValueError("syncTimeout: must be positive, longer than 0s")
         return self

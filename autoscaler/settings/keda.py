@@ -33,9 +33,9 @@ class KedaTlsSettings(Section):
     @model_validator(mode="after")
     def _complete(self) -> Self:
         if (self.cert_file is None) != (self.key_file is None):
-            raise ValueError("certFile and keyFile go together")
+            raise ValueError("certFile: certFile and keyFile go together: set both or neither")
         if self.client_ca_file is not None and self.cert_file is None:
-            raise ValueError("clientCaFile (mutual TLS) needs certFile and keyFile")
+            raise ValueError("clientCaFile: mutual TLS needs certFile and keyFile too: set them")
         return self
 
     @property
@@ -81,7 +81,7 @@ class KedaSettings(Section):
     @model_validator(mode="after")
     def _positive_heartbeat(self) -> Self:
         if self.heartbeat_interval <= timedelta(0):
-            raise ValueError("heartbeatInterval must be positive")
+            raise ValueError("heartbeatInterval: must be longer than 0s")
         return self
 
     def addresses(self, namespace: str) -> tuple[str, ...]:

@@ -156,7 +156,10 @@ def target_name_problems(key: str, names: Sequence[str], *, known: set[str]) -> 
                 f"idle-gpu-autoscaler.io/notify: {EVENTS_ONLY} means Events only)"
             )
         elif name not in known:
-            problems.append(f"{key}: {name} is not in notifications.targets")
+            instead = f" or write one of {', '.join(sorted(known))}" if known else " or remove it"
+            problems.append(
+                f"{key}: {name} is not in notifications.targets: define it there{instead}"
+            )
     return problems
 
 

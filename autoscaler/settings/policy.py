@@ -156,9 +156,13 @@ class PolicySettings(Section):
     @model_validator(mode="after")
     def _spans_fit_the_window(self) -> PolicySettings:
         if self.idle_since_lookback < self.idle_window:
-            raise ValueError("idleSinceLookback must be at least idleWindow")
+            raise ValueError(
+                "idleSinceLookback: must be at least idleWindow: raise it or shorten idleWindow"
+            )
         if self.slot > self.idle_window:
-            raise ValueError("slot must not be longer than idleWindow")
+            raise ValueError(
+                "slot: must not be longer than idleWindow: shorten it or lengthen idleWindow"
+            )
         return self
 
     via_kueue: ViaKueueSettings = Field(

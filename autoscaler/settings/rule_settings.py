@@ -23,8 +23,9 @@ from pydantic import ConfigDict, Field, JsonValue
 from autoscaler.domain.notices.deletion import DELETABLE_KINDS
 from autoscaler.domain.policy.checks import impossible
 from autoscaler.domain.policy.rules import DEFAULT_RULE, Selector
-from autoscaler.settings.base import POSITIVE, Duration, Section
+from autoscaler.settings.base import POSITIVE, Duration, Section, format_duration
 from autoscaler.settings.notifications import TARGET_NAME, target_name_problems
+from autoscaler.settings.problems import CrossCheck
 from autoscaler.settings.snooze import RuleSnoozeSettings
 
 if TYPE_CHECKING:  # the tree imports this module; only its type is needed here
@@ -220,22 +221,83 @@ SHARED_KNOBS = {
 }
 
 
-def check_rules(settings: Settings) -> list[str]:
-    """Every problem of the `rules:` list, each naming its key; empty when sound."""
-    rules = settings.rules
-    problems = _names(rules)
+def rule_names(settings: Settings) -> list[str]:
+    """Each name once; the default rule last and without `match`."""
+    return _names(settings.rules)
+
+
+def impossible_matches(settings: Settings) -> list[str]:
+    """A rule's `match` that can never hold (an empty list, a disabled owner kind)."""
     enabled = [kind for kind, table in settings.cluster.owner_kinds.items() if table.enabled]
-    for index, rule in enumerate(rules):
-        if rule.match is not None:
-            problems += [
-                f"rules[{index}].{found.key}: {found.text}"
-                for found in impossible(rule.match.selector(), enabled_kinds=enabled)
-            ]
-        problems += _spans(index, rule, settings)
-    written = written_default(rules)
-    if written is not None:
-        problems += _conflicts(len(rules) - 1, written, settings)
-    return problems + _notices(settings)
+    return [
+        f"rules[{index}].{found.key}: {found.text}"
+        for index, rule in enumerate(settings.rules)
+        if rule.match is not None
+        for found in impossible(rule.match.selector(), enabled_kinds=enabled)
+    ]
+
+
+def rule_spans(settings: Settings) -> list[str]:
+    """Each rule's idle window between policy.slot and policy.idleSinceLookback."""
+    return [
+        line for index, rule in enumerate(settings.rules) for line in _spans(index, rule, settings)
+    ]
+
+
+def default_rule_conflicts(settings: Settings) -> list[str]:
+    """A knob of the default rule set both in a rule named `default` and in `policy:`."""
+    written = written_default(settings.rules)
+    return [] if written is None else _conflicts(len(settings.rules) - 1, written, settings)
+
+
+def rule_ladders(settings: Settings) -> list[str]:
+    """The ladder's last rung: `delete` needs `deleteAfter`, RayClusters only and a warning."""
+    return [
+        line for index, rule in enumerate(settings.rules) for line in _ladder(index, rule, settings)
+    ]
+
+
+def rule_targets(settings: Settings) -> list[str]:
+    """The notification targets each rule names are in notifications.targets."""
+    known = set(settings.notifications.targets)
+    return [
+        line
+        for index, rule in enumerate(settings.rules)
+        if rule.notify is not None
+        for line in target_name_problems(f"rules[{index}].notify", rule.notify, known=known)
+    ]
+
+
+# The checks across keys of the `rules:` list, each with what it reads: one whose input did not
+# parse is skipped (settings/problems.py), the others still run and report in the same pass.
+RULE_CHECKS = (
+    CrossCheck(reads=("rules[*].name", "rules[*].match"), check=rule_names),
+    CrossCheck(reads=("rules[*].match", "cluster.ownerKinds"), check=impossible_matches),
+    CrossCheck(
+        reads=("rules[*].idleWindow", "policy.slot", "policy.idleSinceLookback"),
+        check=rule_spans,
+    ),
+    CrossCheck(
+        reads=(
+            "rules[*].name",
+            *(f"rules[*].{key}" for _, _, key in SHARED_KNOBS.values()),
+            *(f"{section}.{key}" for section, _, key in SHARED_KNOBS.values()),
+        ),
+        check=default_rule_conflicts,
+    ),
+    CrossCheck(
+        reads=(
+            "rules[*].name",
+            "rules[*].action",
+            "rules[*].deleteAfter",
+            "rules[*].match.ownerKinds",
+            "rules[*].warnBefore",
+            "policy.warnBefore",
+        ),
+        check=rule_ladders,
+    ),
+    CrossCheck(reads=("rules[*].notify", "notifications.targets"), check=rule_targets),
+)
 
 
 def written_default(rules: Sequence[RuleSettings]) -> RuleSettings | None:
@@ -243,16 +305,22 @@ def written_default(rules: Sequence[RuleSettings]) -> RuleSettings | None:
 
 
 def _names(rules: Sequence[RuleSettings]) -> list[str]:
-    problems, seen = [], set()
+    problems: list[str] = []
+    seen: dict[str, int] = {}
     for index, rule in enumerate(rules):
         key = f"rules[{index}].name"
         if rule.name in seen:
-            problems.append(f"{key}: {rule.name} is used by an earlier rule")
+            problems.append(
+                f"{key}: {rule.name} is used by an earlier rule (rules[{seen[rule.name]}].name): "
+                "give each rule its own name"
+            )
         if rule.name == DEFAULT_RULE and index != len(rules) - 1:
             problems.append(f"{key}: the default rule closes the list: write it last")
         if rule.name == DEFAULT_RULE and rule.match is not None:
-            problems.append(f"rules[{index}].match: the default rule matches everything")
-        seen.add(rule.name)
+            problems.append(
+                f"rules[{index}].match: the default rule matches everything: remove its match"
+            )
+        seen.setdefault(rule.name, index)
     return problems
 
 
@@ -262,22 +330,16 @@ def _spans(index: int, rule: RuleSettings, settings: Settings) -> list[str]:
         return []
     policy, key = settings.policy, f"rules[{index}].idleWindow"
     if window < policy.slot:
-        return [f"{key}: must not be shorter than policy.slot ({policy.slot})"]
+        return [
+            f"{key}: must not be shorter than policy.slot: at least {format_duration(policy.slot)}"
+        ]
     if window > policy.idle_since_lookback:
-        return [f"{key}: must not be longer than policy.idleSinceLookback"]
+        lookback = format_duration(policy.idle_since_lookback)
+        return [
+            f"{key}: must not be longer than policy.idleSinceLookback: at most {lookback}, "
+            "or raise policy.idleSinceLookback"
+        ]
     return []
-
-
-def _notices(settings: Settings) -> list[str]:
-    """The ladder's last rung (`delete` needs `deleteAfter`, RayClusters only and a warning)
-    and the notification targets each rule names."""
-    known = set(settings.notifications.targets)
-    problems: list[str] = []
-    for index, rule in enumerate(settings.rules):
-        problems += _ladder(index, rule, settings)
-        if rule.notify is not None:
-            problems += target_name_problems(f"rules[{index}].notify", rule.notify, known=known)
-    return problems
 
 
 def _effective_action(rule: RuleSettings, rules: Sequence[RuleSettings]) -> str:

@@ -15,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from autoscaler.core.documents import DocumentRefused, FileRefused, read_yaml_file
 from autoscaler.core.errors import ConfigError
@@ -28,9 +28,10 @@ from autoscaler.settings.ha import LeaderElectionSettings, WatchCacheSettings
 from autoscaler.settings.keda import KedaSettings
 from autoscaler.settings.notifications import NotificationSettings, check_notifications
 from autoscaler.settings.policy import PolicySettings
+from autoscaler.settings.problems import CrossCheck, path_order, validated, with_source
 from autoscaler.settings.prometheus import PrometheusSettings, SignalSettings
 from autoscaler.settings.queries import QuerySettings
-from autoscaler.settings.rule_settings import RuleSettings, check_rules
+from autoscaler.settings.rule_settings import RULE_CHECKS, RuleSettings
 
 __all__ = [
     "ClusterSettings",
@@ -172,27 +173,38 @@ REMOVED_KEYS = {
 }
 
 
+# Every check across keys, each with what it reads (settings/problems.py): all run in the pass
+# that reads the file, but a check whose input did not parse.
+CROSS_CHECKS: tuple[CrossCheck, ...] = (
+    *RULE_CHECKS,
+    CrossCheck(reads=("notifications",), check=lambda s: check_notifications(s.notifications)),
+    CrossCheck(reads=("actuators", "cluster.ownerKinds"), check=check_actuators),
+)
+
+
 def load_settings(path: Path | None, *, environ: Mapping[str, str] | None = None) -> Settings:
-    """Read, override from the environment, validate. Raises ConfigError naming each bad key."""
+    """Read, override from the environment, validate. Raises ConfigError naming every bad key
+    at once, sorted by path: the values that do not parse and the checks across keys."""
     raw = _read_yaml(path) if path is not None else {}
+    from_environment: dict[str, str] = {}
     for variable, keys in ENVIRONMENT_OVERRIDES.items():
         value = (os.environ if environ is None else environ).get(variable)
         if value:
             _set_nested(raw, keys, value)
-    try:
-        settings = Settings.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError([_describe(error) for error in exc.errors()]) from exc
-    # Across sections: the rules, policy, api, keda, cluster; the notices and their targets;
-    # the actuators and the owner kinds their rows have.
-    problems = (
-        check_rules(settings)
-        + check_notifications(settings.notifications)
-        + check_actuators(settings)
-    )
-    if problems:
-        raise ConfigError(problems)
-    return settings
+            from_environment[".".join(keys)] = variable
+    checked = validated(Settings, raw, removed=REMOVED_KEYS)
+    problems = list(checked.problems)
+    if checked.tree is not None:
+        problems += [
+            line
+            for cross in CROSS_CHECKS
+            if cross.runs_on(checked.left_out)
+            for line in cross.check(checked.tree)
+        ]
+    if problems or checked.tree is None:
+        lines = [with_source(line, from_environment) for line in problems]
+        raise ConfigError(sorted(lines, key=path_order))
+    return checked.tree
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -210,18 +222,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _set_nested(raw: dict[str, Any], keys: tuple[str, ...], value: str) -> None:
+    """Sets `value` at `keys`; a section the file wrote as something else than a mapping is
+    left as written, for its own error to name it."""
     node = raw
     for key in keys[:-1]:
-        child = node.get(key)
-        node[key] = child if isinstance(child, dict) else {}
-        node = node[key]
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            return
+        node = child
     node[keys[-1]] = value
-
-
-def _describe(error: Mapping[str, Any]) -> str:
-    location = ".".join(str(part) for part in error["loc"])
-    if error["type"] == "extra_forbidden" and location in REMOVED_KEYS:
-        return f"{location}: removed at 1.0; write {REMOVED_KEYS[location]}"
-    if error["type"] == "extra_forbidden":
-        return f"{location}: unknown key (check its spelling)"
-    return f"{location}: {error['msg']}"

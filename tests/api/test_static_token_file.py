@@ -47,7 +47,7 @@ def test_a_refused_entry_is_described_without_its_token(tmp_path: Path) -> None:
     path.write_text("tokens:\n  - {token: short-secret-1, username: alice}\n", encoding="utf-8")
     with pytest.raises(ConfigError) as refused:
         StaticTokens.load(path, admin_target=ADMIN)
-    assert f"{KEY}: {path}: tokens.0.token: String should have at least 16 characters" in str(
+    assert f"{KEY}: {path}: tokens[0].token: String should have at least 16 characters" in str(
         refused.value
     )
     assert "short-secret-1" not in str(refused.value)

@@ -105,12 +105,12 @@ def test_a_token_listed_twice_is_refused_without_showing_it(tmp_path: Path) -> N
     [
         pytest.param(
             "tokens:\n  - {token: short-secret, username: a}\n",
-            "tokens.0.token: String should have at least 16 characters",
+            "tokens[0].token: String should have at least 16 characters",
             id="short-token",
         ),
         pytest.param(
             f"tokens:\n  - {{token: {ALICE}, username: a, role: admin}}\n",
-            "tokens.0.role: Extra inputs are not permitted",
+            "tokens[0].role: Extra inputs are not permitted",
             id="unknown-key",
         ),
         pytest.param(f"tokens: [{{token: {ALICE}", "not valid YAML at line 2", id="broken-yaml"),

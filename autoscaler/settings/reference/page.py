@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from autoscaler.domain.durations import EXAMPLES as DURATION_EXAMPLES
+from autoscaler.domain.durations import LONGEST, format_duration
 from autoscaler.settings.reference.example import flow
 from autoscaler.settings.reference.keys import Key, keys_of, plain
 from autoscaler.settings.reference.schema import value_schema
@@ -18,11 +19,20 @@ HEADER = f"""\
 `python -m autoscaler.settings.reference`: edit the fields' descriptions there, never this page. -->
 
 The service reads one YAML file, `idle-gpu-autoscaler serve --config FILE`. Keys are camelCase;
-a key left out keeps its default, an unknown one is refused naming it. Durations are written
-{DURATION_EXAMPLES} (a bare number is seconds). `idle-gpu-autoscaler check-config --config FILE`
-checks a file and prints the effective settings. [config/example.yaml](../config/example.yaml)
-lists every key with its default; the Helm chart renders the same file from its `config:` value
-and a few values of its own (charts/idle-gpu-autoscaler/values.yaml).
+a key left out keeps its default, an unknown one is refused naming it and the nearest known key
+("did you mean"), or the keys allowed there. Durations are written {DURATION_EXAMPLES} (a bare
+number is seconds), at most {format_duration(LONGEST)}.
+`idle-gpu-autoscaler check-config --config FILE` checks a file and prints the effective settings.
+[config/example.yaml](../config/example.yaml) lists every key with its default; the Helm chart
+renders the same file from its `config:` value and a few values of its own
+(charts/idle-gpu-autoscaler/values.yaml).
+
+A file with problems is refused with all of them at once (exit code 2), one `error:` line each,
+sorted by path, then their count: each line names the key, what is wrong and what to write.
+Paths are written as the file is: keys joined by dots, list entries by their place in brackets,
+counted from 0 (`rules[0]` is the first rule; `rules[1].match.namespaces[0]`). A value set from
+the environment names its variable after the path. A check across keys (a rule name used twice,
+a target no `notifications.targets` names) is skipped only when a value it reads did not parse.
 """
 
 

@@ -1,22 +1,30 @@
 """The chart's `values.schema.json`, its `config` part: the settings tree as JSON Schema
 (draft-07, as helm reads it), every section closed to unknown keys.
 
-Only `config` is drawn here; the rest of the chart's schema (image, probes, the values the chart
-turns into settings itself) is written by hand in the same file and kept as it is.
+Only `config` and the grammar of durations (`definitions.duration`, `positiveDuration`) are
+drawn here; the rest of the chart's schema (image, probes, the values the chart turns into
+settings itself) is written by hand in the same file and kept as it is.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
+from autoscaler.domain.durations import (
+    LONGEST,
+    UNIT_SECONDS,
+    format_duration,
+    integer_range_pattern,
+)
 from autoscaler.settings.reference.keys import Key, Shape, keys_of
 from autoscaler.settings.tree import Settings
 
-# The chart's own grammar of durations, shared with its hand-written part (`definitions`).
+# The chart's grammar of durations (drawn below), shared with its hand-written part.
 DURATION = {"$ref": "#/definitions/duration"}
 POSITIVE_DURATION = {"$ref": "#/definitions/positiveDuration"}
 JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
@@ -50,10 +58,61 @@ CONFIG_DESCRIPTION = (
 
 
 def chart_schema(current: str) -> str:
-    """The chart's schema file with its `config` part drawn from the settings model."""
+    """The chart's schema file with its `config` part and its grammar of durations drawn from
+    the settings model."""
     schema = json.loads(current)
     schema["properties"]["config"] = chart_config_schema()
+    schema["definitions"] |= duration_definitions()
     return json.dumps(schema, indent=2) + "\n"
+
+
+# A duration's spelling as the settings read it (domain/durations.py): Go's compounds plus `d`.
+_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_UNITS = "(?:ns|us|µs|ms|s|m|h|d)"
+DURATION_SYNTAX = rf"^\s*(?:{_NUMBER}\s*|(?:{_NUMBER}\s*{_UNITS}\s*)+)$"
+_MANY_PARTS = rf"^\s*(?:{_NUMBER}\s*{_UNITS}\s*){{2,}}$"
+
+
+def duration_definitions() -> dict[str, Any]:
+    """`duration` and `positiveDuration`, bounded as the settings bound them: at most LONGEST.
+    A number of seconds, and a duration in one unit (`36500d`, `876000h`), is held to it
+    exactly; a compound (`1d12h`) only to the syntax: its parts' sum is beyond a pattern, and
+    the service refuses one too long naming the key."""
+    longest = format_duration(LONGEST)
+    seconds = int(LONGEST.total_seconds())
+    within = {"anyOf": [{"pattern": _one_part_within()}, {"pattern": _MANY_PARTS}]}
+    words = f"at most {longest} (a century), as the service refuses a longer one"
+    return {
+        "duration": {
+            "description": f"A duration: 90s, 15m, 1h30m, 7d (Go's compounds, plus d for "
+            f"days), or a number of seconds; {words}.",
+            "anyOf": [
+                {"type": "string", "allOf": [{"pattern": DURATION_SYNTAX}, within]},
+                {"type": "number", "minimum": 0, "maximum": seconds},
+            ],
+        },
+        "positiveDuration": {
+            "description": "A duration longer than zero: 30s, 15m, 1h30m, 7d, or a number of "
+            f"seconds; {words}.",
+            "anyOf": [
+                {
+                    "type": "string",
+                    "allOf": [{"pattern": DURATION_SYNTAX}, {"pattern": "[1-9]"}, within],
+                },
+                {"type": "number", "exclusiveMinimum": 0, "maximum": seconds},
+            ],
+        },
+    }
+
+
+def _one_part_within() -> str:
+    """A bare number of seconds, or a number and one unit, at most LONGEST."""
+    options = []
+    for unit, size in (("", 1), *UNIT_SECONDS.items()):
+        most = round(LONGEST.total_seconds() / size)
+        below = integer_range_pattern(0, most - 1)
+        options.append(rf"0*(?:{below}(?:\.\d*)?|{most}(?:\.0*)?|\.\d+)\s*{re.escape(unit)}")
+    return rf"^\s*(?:{'|'.join(options)})\s*$"
 
 
 def chart_config_schema() -> dict[str, Any]:
