@@ -762,12 +762,14 @@ def test_a_client_that_resets_its_keep_alive_connection_prints_no_traceback(
 ) -> None:
     """A killed service process resets its idle connections; socketserver would print a
     ConnectionResetError traceback from the connection's thread into the gate's output."""
-    with KubeServer() as server:
-        with socket.create_connection(("127.0.0.1", urlsplit(server.url).port or 0)) as sock:
-            sock.sendall(b"GET /version HTTP/1.1\r\nHost: test\r\n\r\n")
-            assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK")
-            # Linger 0: close() sends a reset, as the kernel does for a killed process.
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with (
+        KubeServer() as server,
+        socket.create_connection(("127.0.0.1", urlsplit(server.url).port or 0)) as sock,
+    ):
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK")
+        # Linger 0: close() sends a reset, as the kernel does for a killed process.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     # Leaving the server joined the connection's thread: whatever it printed is captured.
     assert "Traceback" not in capsys.readouterr().err
 
