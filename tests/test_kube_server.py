@@ -786,3 +786,32 @@ def test_any_other_error_in_a_connection_is_still_printed(
     printed = capsys.readouterr().err
     assert printed.count("Traceback") == 1
     assert "KeyError: 'x'" in printed and "('127.0.0.1', 4242)" in printed
+
+
+def test_a_client_that_hangs_up_before_its_answer_is_no_server_bug(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A service process stopped mid-request (or a client past its read timeout) leaves the
+    server writing to a reset socket: not a 500 to count in `errors`, nor a traceback."""
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}}
+    body = json.dumps(configmap).encode()
+    committed, hung_up = threading.Event(), threading.Event()
+
+    def hold_the_answer(_: Change) -> None:
+        committed.set()
+        hung_up.wait(5)
+
+    with KubeServer() as server:
+        server.on_change(hold_the_answer)
+        with socket.create_connection(("127.0.0.1", urlsplit(server.url).port or 0)) as sock:
+            sock.sendall(
+                b"POST /api/v1/namespaces/ns/configmaps HTTP/1.1\r\nHost: test\r\n"
+                b"Content-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            assert committed.wait(5)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        hung_up.set()
+    assert server.errors == []
+    assert "Traceback" not in capsys.readouterr().err

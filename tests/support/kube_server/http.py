@@ -101,6 +101,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._dispatch(backend, request)
         except ApiError as error:
             self._send_status(error)
+        except (ConnectionResetError, BrokenPipeError):
+            raise  # the client hung up before its answer: no server bug (HttpServer.handle_error)
         except Exception as exc:  # the one broad catch: a server bug becomes a visible 500
             backend.errors.append(exc)
             self._send_status(ApiError(500, f"test API server bug: {exc!r}"))
