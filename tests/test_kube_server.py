@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -26,6 +29,7 @@ from tests.support.builders import (
 )
 from tests.support.crd_validation import CrdValidationError, assert_valid, load_crd_schemas
 from tests.support.kube_server import Change, KubeServer
+from tests.support.kube_server.http import HttpServer
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 KUEUE = "kueue.x-k8s.io"
@@ -751,3 +755,63 @@ def test_crd_validation_reports_missing_required_fields() -> None:
     del workload["spec"]["podSets"][0]["template"]
     errors = load_crd_schemas().errors(workload)
     assert ("spec.podSets[0].template", "Required value") in errors
+
+
+def test_a_client_that_resets_its_keep_alive_connection_prints_no_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A killed service process resets its idle connections; socketserver would print a
+    ConnectionResetError traceback from the connection's thread into the gate's output."""
+    with (
+        KubeServer() as server,
+        socket.create_connection(("127.0.0.1", urlsplit(server.url).port or 0)) as sock,
+    ):
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK")
+        # Linger 0: close() sends a reset, as the kernel does for a killed process.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    # Leaving the server joined the connection's thread: whatever it printed is captured.
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_any_other_error_in_a_connection_is_still_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    http = HttpServer.__new__(HttpServer)  # handle_error reads no state of the server
+    for error in (ConnectionResetError(104, "reset"), BrokenPipeError(32, "pipe"), KeyError("x")):
+        try:
+            raise error
+        except (OSError, KeyError):
+            http.handle_error(None, ("127.0.0.1", 4242))
+    printed = capsys.readouterr().err
+    assert printed.count("Traceback") == 1
+    assert "KeyError: 'x'" in printed and "('127.0.0.1', 4242)" in printed
+
+
+def test_a_client_that_hangs_up_before_its_answer_is_no_server_bug(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A service process stopped mid-request (or a client past its read timeout) leaves the
+    server writing to a reset socket: not a 500 to count in `errors`, nor a traceback."""
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}}
+    body = json.dumps(configmap).encode()
+    committed, hung_up = threading.Event(), threading.Event()
+
+    def hold_the_answer(_: Change) -> None:
+        committed.set()
+        hung_up.wait(5)
+
+    with KubeServer() as server:
+        server.on_change(hold_the_answer)
+        with socket.create_connection(("127.0.0.1", urlsplit(server.url).port or 0)) as sock:
+            sock.sendall(
+                b"POST /api/v1/namespaces/ns/configmaps HTTP/1.1\r\nHost: test\r\n"
+                b"Content-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            assert committed.wait(5)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        hung_up.set()
+    assert server.errors == []
+    assert "Traceback" not in capsys.readouterr().err

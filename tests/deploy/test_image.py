@@ -8,14 +8,25 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
+from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from tests.deploy.tooling import REPO, require_tool, run
 
 DOCKERFILE = REPO / "docker" / "Dockerfile"
 REQUIREMENTS = REPO / "docker" / "requirements.txt"
 BUILD_REQUIREMENTS = REPO / "docker" / "build-requirements.txt"
-HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
+HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
+# The comment line under a pin that names the wheel of one of its hashes (docker/pin-wheels.py).
+WHEEL_NOTE = re.compile(r"^\s+# ([0-9a-f]{12}) (\S+\.whl)$")
+# What pip in the image accepts: CPython 3.11 on glibc 2.36 (Debian bookworm), per architecture;
+# the manylinux tags it ranks from 2_36 down to each architecture's oldest (PEP 600, PEP 599).
+IMAGE_GLIBC_MINOR = 36
+OLDEST_GLIBC_MINOR = {"x86_64": 5, "aarch64": 17}
+LEGACY_MANYLINUX = {
+    "x86_64": ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"],
+    "aarch64": ["manylinux2014_aarch64"],
+}
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 
 
@@ -39,7 +50,8 @@ def final_stage() -> list[tuple[str, str]]:
 def requirement_lines(path: Path = REQUIREMENTS) -> list[str]:
     """Logical lines of a requirements file: continuations joined, comments dropped."""
     text = re.sub(r"\s*\\\n\s*", " ", path.read_text(encoding="utf-8"))
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    stripped = (line.strip() for line in text.splitlines())
+    return [line for line in stripped if line and not line.startswith("#")]
 
 
 def pins(path: Path = REQUIREMENTS) -> dict[str, str]:
@@ -140,3 +152,68 @@ def test_the_build_backend_is_pinned_within_the_build_system_range() -> None:
     pinned = pins(BUILD_REQUIREMENTS)
     assert list(pinned) == [canonicalize_name(requirement.name)]
     assert requirement.specifier.contains(pinned[canonicalize_name(requirement.name)])
+
+
+def image_tags(arch: str) -> set[Tag]:
+    """Every wheel tag pip in the image accepts on `arch` (CPython 3.11, glibc 2.36)."""
+    platforms = [
+        f"manylinux_2_{minor}_{arch}"
+        for minor in range(IMAGE_GLIBC_MINOR, OLDEST_GLIBC_MINOR[arch] - 1, -1)
+    ]
+    platforms += [*LEGACY_MANYLINUX[arch], f"linux_{arch}"]
+    return {
+        *cpython_tags((3, 11), abis=["cp311"], platforms=platforms),
+        *compatible_tags((3, 11), interpreter="cp311", platforms=platforms),
+    }
+
+
+def hashed_wheels(path: Path) -> dict[str, dict[str, str]]:
+    """{pin line: {sha256: wheel filename}}, the names read from the comments under each pin;
+    a hash without a comment maps to "" and a comment without its hash is an error."""
+    found: dict[str, dict[str, str]] = {}
+    lines = requirement_lines(path)
+    notes: dict[str, list[tuple[str, str]]] = {line: [] for line in lines}
+    current = ""
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        note = WHEEL_NOTE.match(raw)
+        if note and current:
+            notes[current].append((note[1], note[2]))
+        elif raw and not raw[0].isspace() and not raw.startswith("#"):
+            current = next(line for line in lines if line.startswith(raw.split()[0] + " "))
+    for line, named in notes.items():
+        digests = HASH.findall(line)
+        wheels = {digest: "" for digest in digests}
+        for prefix, wheel in named:
+            matching = [digest for digest in digests if digest.startswith(prefix)]
+            assert matching, f"{wheel} is named under {line.split()[0]} but its hash is not there"
+            wheels[matching[0]] = wheel
+        found[line] = wheels
+    return found
+
+
+@pytest.mark.parametrize("path", [REQUIREMENTS, BUILD_REQUIREMENTS], ids=lambda p: p.name)
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_every_pin_has_a_hashed_wheel_for_each_image_architecture(path: Path, arch: str) -> None:
+    """linux/amd64 and linux/arm64 install from the same file: each pin has a hash whose wheel
+    pip in the image accepts on that architecture, and every hash names its wheel."""
+    accepted = image_tags(arch)
+    for line, wheels in hashed_wheels(path).items():
+        name, _, version = line.split()[0].partition("==")
+        assert "" not in wheels.values(), f"{name}: a hash without its wheel named under it"
+        installable = []
+        for wheel in wheels.values():
+            wheel_name, wheel_version, _, tags = parse_wheel_filename(wheel)
+            assert (wheel_name, str(wheel_version)) == (canonicalize_name(name), version), wheel
+            if tags & accepted:
+                installable.append(wheel)
+        assert installable, f"{name}=={version} has no hashed wheel that installs on {arch}"
+
+
+def test_the_wheel_tags_of_each_architecture_reject_the_other() -> None:
+    """The check above tells the architectures apart (a pure-Python wheel serves both)."""
+    x86 = parse_wheel_filename("yarl-1.25.1-cp311-cp311-manylinux2014_x86_64.whl")[3]
+    arm = parse_wheel_filename("yarl-1.25.1-cp311-cp311-manylinux2014_aarch64.whl")[3]
+    pure = parse_wheel_filename("h11-0.16.0-py3-none-any.whl")[3]
+    assert x86 & image_tags("x86_64") and not x86 & image_tags("aarch64")
+    assert arm & image_tags("aarch64") and not arm & image_tags("x86_64")
+    assert pure & image_tags("x86_64") and pure & image_tags("aarch64")

@@ -1,5 +1,5 @@
-"""The real tools the deployable tests run: helm and hadolint, found or skipped (failed with
-REQUIRE_REAL=1), and a cached `helm template` that returns the parsed manifests."""
+"""The real tools the deployable tests run: helm, hadolint and actionlint, found or skipped
+(failed with REQUIRE_REAL=1), and a cached `helm template` that returns the parsed manifests."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import yaml
@@ -38,10 +38,24 @@ def require_tool(name: str, hint: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    message = f"{name} not found in .tools/bin or on PATH: {hint}"
+    missing(f"{name} not found in .tools/bin or on PATH: {hint}")
+
+
+def missing(message: str) -> NoReturn:
+    """Skip the test for a missing real part, or fail it when REQUIRE_REAL=1."""
     if os.environ.get("REQUIRE_REAL") == "1":
         pytest.fail(f"REQUIRE_REAL=1 but {message}")
     pytest.skip(message)
+
+
+def actionlint() -> list[str]:
+    """The command that runs actionlint on the files appended to it: node with the WebAssembly
+    build scripts/install-tools.sh puts in .tools/actionlint (tests/deploy/actionlint_wasm.cjs)."""
+    node = require_tool("node", "install Node.js (Debian: apt-get install nodejs)")
+    wasm_dir = REPO / ".tools" / "actionlint"
+    if not (wasm_dir / "main.wasm").is_file():
+        missing(f"actionlint not found in {wasm_dir}: run scripts/install-tools.sh")
+    return [node, str(Path(__file__).with_name("actionlint_wasm.cjs")), str(wasm_dir)]
 
 
 def helm() -> str:

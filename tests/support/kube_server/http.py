@@ -10,6 +10,7 @@ import contextlib
 import json
 import socket
 import socketserver
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,6 +101,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._dispatch(backend, request)
         except ApiError as error:
             self._send_status(error)
+        except (ConnectionResetError, BrokenPipeError):
+            raise  # the client hung up before its answer: no server bug (HttpServer.handle_error)
         except Exception as exc:  # the one broad catch: a server bug becomes a visible 500
             backend.errors.append(exc)
             self._send_status(ApiError(500, f"test API server bug: {exc!r}"))
@@ -200,6 +203,14 @@ class HttpServer(ThreadingHTTPServer):
         """Bind without HTTPServer's reverse DNS lookup of the address (slow offline)."""
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-connection (a killed service process, a closed connection
+        pool) resets its idle keep-alive socket: expected, so silent. Any other error is printed
+        as socketserver does (BaseServer.handle_error; called inside its `except`)."""
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            return
+        super().handle_error(request, client_address)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = threading.Thread(
