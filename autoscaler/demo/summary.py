@@ -19,7 +19,7 @@ summary, `report`, the REST report and the dashboard say the same:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Outcome, Watch
@@ -83,7 +83,9 @@ class Summary:
     sooner: tuple[Sooner, ...]
     left_alone: tuple[LeftAlone, ...]
     window: timedelta
-    figures: Figures = Figures()  # the savings report's total over the trailing period
+    figures: Figures = field(
+        default_factory=Figures
+    )  # the savings report's total over the trailing period
 
     @property
     def gpu_hours(self) -> float:

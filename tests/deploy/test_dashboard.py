@@ -101,9 +101,7 @@ def test_fleet_gauges_are_never_summed_over_replicas() -> None:
     summed = [
         expr
         for expr in expressions()
-        if FLEET_GAUGES.search(expr)
-        and "sum" in expr
-        and not SUMMED_ONCE_PER_QUEUE.fullmatch(expr)
+        if FLEET_GAUGES.search(expr) and "sum" in expr and not SUMMED_ONCE_PER_QUEUE.fullmatch(expr)
     ]
     assert summed == []
 

@@ -79,9 +79,7 @@ def waiter_of(stop: AuditRecord, waiter: str, hours: float) -> AuditRecord:
     """A waiter-admitted note naming its waiter, keyed by it, as the follow-ups write it."""
     note = noted("waiter-admitted", hours, of=stop)
     assert note.key is not None
-    return replace(
-        note, key=replace(note.key, detail=waiter), subject=Subject(beneficiary=waiter)
-    )
+    return replace(note, key=replace(note.key, detail=waiter), subject=Subject(beneficiary=waiter))
 
 
 def by_person(action: str, hours: float, *, name: str = "rc") -> AuditRecord:

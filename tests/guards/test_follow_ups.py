@@ -160,7 +160,9 @@ def stopped_for_nobody(*, active: bool) -> WorkloadStatus:
     builder = a_workload("team-a", "rc").gpu_pod("rc-0", gpus=4)
     info = replace((builder if active else builder.inactive()).build(), cluster_queue="cq-a")
     info = replace(info, cohort="lab")
-    decision = Decision(info.ref, State.IDLE, Action.DEACTIVATE, "idle", gpus=4, rule=A_DEFAULT_RULE)
+    decision = Decision(
+        info.ref, State.IDLE, Action.DEACTIVATE, "idle", gpus=4, rule=A_DEFAULT_RULE
+    )
     return WorkloadStatus(info, decision)
 
 
@@ -204,7 +206,9 @@ def test_a_stop_for_nobody_in_particular_notes_who_took_its_quota_and_when_it_wa
         ("seen-ended", gone_at)
     ]
     trail = (*state.state.audit, a_deactivation_record())
-    total = savings(trail, (), since=NOW - timedelta(days=1), now=gone_at + timedelta(hours=1)).total
+    total = savings(
+        trail, (), since=NOW - timedelta(days=1), now=gone_at + timedelta(hours=1)
+    ).total
     assert (total.waiters_admitted, total.wait_shortened, total.wait_shortened_at_least) == (
         2,
         (gone_at - (NOW + 2 * minute)) + (gone_at - (NOW + 3 * minute)),

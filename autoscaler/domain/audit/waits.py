@@ -51,7 +51,8 @@ def waits_shortened(trail: Iterable[AuditRecord], *, now: datetime) -> list[Wait
         for r in records
         if r.action == SEEN_ENDED and r.key is not None and r.key.episode is not None
     }
-    beneficiaries = {  # a note from before notes named their waiter: the stop's beneficiary
+    # a note from before notes named their waiter: the stop's beneficiary
+    beneficiaries: dict[tuple[str, datetime | None], str | None] = {
         (r.target, r.at.replace(microsecond=0)): r.subject.beneficiary
         for r in records
         if r.action == "deactivate" and r.subject is not None and r.subject.beneficiary
