@@ -253,7 +253,8 @@ def _waiter_note(
     one: Followed, waiter: WorkloadStatus, *, at: datetime, detail: str
 ) -> AuditRecord:
     at = max(at, one.at)  # admitted before the stop was seen: no sooner
-    reason = f"{waiter.ref} admitted {at - one.at} after {one.target} was deactivated"
+    named = " for it" if detail == WAITER_ADMITTED else ""  # its beneficiary
+    reason = f"{waiter.ref} admitted {at - one.at} after {one.target} was deactivated{named}"
     return _note(
         one,
         WAITER_ADMITTED,
