@@ -117,7 +117,7 @@ def render(summary: Summary) -> list[str]:
     total = summary.figures
     lines = [
         f"Summary of {summary.scenario} ({summary.started:%H:%M} to {summary.ended:%H:%M}, "
-        "simulated), as `report` and the dashboard count it",
+        "simulated)",
         f"  GPU-hours reclaimed: {summary.gpu_hours:.2f}"
         + (
             f" ({summary.not_running_gpu_hours:.2f} of them quota held without work)"
@@ -142,8 +142,8 @@ def render(summary: Summary) -> list[str]:
             f"{r.until:%H:%M} = {r.gpu_hours:.2f} {counted}" + (f" ({why})" if why else "")
         )
     lines.append(
-        f"  Admitted sooner: queue wait shortened {_wait_text(total)} for "
-        f"{_count(total.waiters_admitted, 'waiter')} admitted into freed quota"
+        f"  Queue wait shortened: {_wait_text(total)}, "
+        f"{_count(total.waiters_admitted, 'waiter')} admitted sooner:"
     )
     lines += [f"    {_sooner_text(s)}" for s in summary.sooner] or ["    none"]
     lines.append("  Left alone:")

@@ -119,7 +119,7 @@ def shown_by_the_summary(printed: str) -> dict[str, Any]:
         r"(?:; (\d+) requeues? handed ([\d.]+) GPU-hours)?",
         summary,
     )
-    wait = re.search(r"queue wait shortened (at least )?(\d+) min for (\d+) waiters?", summary)
+    wait = re.search(r"Queue wait shortened: (at least )?(\d+) min, (\d+) waiters? ", summary)
     assert reclaimed is not None and wait is not None, summary
     return {
         "reclaimedGpuHours": float(reclaimed[1]),
