@@ -11,6 +11,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 
 from autoscaler.api.access import admin_target
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
@@ -110,7 +111,7 @@ def build_demo_service(
     simulated cluster answers for Kueue's Configuration (its feature gates) too."""
     assert isinstance(cluster, SimulatedCluster)
     state = SimulatedRuntimeState(cluster=cluster, audit_limit=settings.api.audit_record_limit)
-    shared = SharedState(store=state, actuator=actuator)
+    shared = SharedState(store=state, actuator=actuator, savings_refresh=timedelta(0))
     return build_service(
         settings,
         cluster=cluster,

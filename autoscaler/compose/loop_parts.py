@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
 from autoscaler.adapters.state.guards import RuntimeGuardStore
 from autoscaler.core.ports import (
@@ -29,7 +30,7 @@ from autoscaler.engine.listeners.follow_ups import FollowUps
 from autoscaler.engine.listeners.limits import ExemptionLimiter, SnoozeLimiter
 from autoscaler.engine.listeners.loop_audit import LoopAuditor
 from autoscaler.engine.metrics.actions import ActionCounter
-from autoscaler.engine.metrics.savings import SavingsGauges
+from autoscaler.engine.metrics.savings import REFRESH, SavingsGauges
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.tree import Settings
@@ -44,6 +45,9 @@ class SharedState:
     store: StateBacking
     actuator: WorkloadActuator
     guards: GuardStore | None = None  # the guards' view of `store` unless given (soak faults)
+    # How often the savings gauges read the trail: each cycle where `store` is in memory (the
+    # demo), so /metrics shows the figures the report and the summary show at the same time.
+    savings_refresh: timedelta = REFRESH
 
     def guard_store(self, *, audit_limit: int, clock: Clock) -> GuardStore:
         if self.guards is not None:
@@ -95,10 +99,15 @@ def subscribe_listeners(
         )
     )
     store.subscribe(
-        SavingsGauges(telemetry.registry, state=shared.store, logger=logger.getChild("savings"))
-    )
-    store.subscribe(
         FollowUps(state=shared.store, logger=logger.getChild("follow-ups"), leads=leads)
+    )
+    store.subscribe(  # after the follow-ups: this cycle's notes count in this cycle's figures
+        SavingsGauges(
+            telemetry.registry,
+            state=shared.store,
+            logger=logger.getChild("savings"),
+            refresh=shared.savings_refresh,
+        )
     )
     store.subscribe(
         ExemptionLimiter(

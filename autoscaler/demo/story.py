@@ -20,11 +20,13 @@ from autoscaler.core.ports import (
     ClusterReader,
     MetricSource,
     PendingWork,
+    StateBacking,
     WorkloadActuator,
 )
 from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import Scenario
 from autoscaler.demo.writes import simulated_actuator
+from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.models import Decision, Snapshot, State, WorkloadRef
 from autoscaler.domain.policy.management import SUSPENDED_BY_US
 from autoscaler.engine.cycle.reconciler import Reconciler
@@ -39,6 +41,13 @@ from autoscaler.sim.pods import GpuPool
 from autoscaler.sim.queues import SimulatedQueues
 
 
+class SharedParts(Protocol):
+    """What the demo reads of `autoscaler.compose.loop_parts.SharedState`."""
+
+    @property
+    def store(self) -> StateBacking: ...
+
+
 class ServiceParts(Protocol):
     """What the demo uses of `autoscaler.compose.service.Service`."""
 
@@ -47,6 +56,9 @@ class ServiceParts(Protocol):
 
     @property
     def store(self) -> SnapshotStore: ...
+
+    @property
+    def shared(self) -> SharedParts: ...  # the runtime state: the audit trail the report reads
 
 
 class BuildService(Protocol):
@@ -189,6 +201,7 @@ class Outcome:
     names: Mapping[WorkloadRef, str]  # Workload -> RayCluster name
     watched: Mapping[str, Watch]  # RayCluster name -> how close it came
     events: tuple[Event, ...]  # everything Kueue did, in order
+    trail: tuple[AuditRecord, ...] = ()  # the service's audit trail, as the report reads it
 
 
 OnCycle = Callable[[World, Cycle], None]
@@ -278,6 +291,7 @@ def outcome(world: World, watched: Mapping[str, Watch]) -> Outcome:
         names=names,
         watched=dict(watched),
         events=tuple(cluster.events),
+        trail=world.service.shared.store.read().audit,
     )
 
 

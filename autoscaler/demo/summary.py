@@ -1,29 +1,36 @@
-"""The end of the demo: what acting changed, against the same story replayed in dry-run.
+"""The end of the demo: what acting changed, in the savings report's own figures.
 
-- GPU-hours reclaimed: from the audit records the service wrote, GPUs held x the time from
-  the deactivation (a RayCluster's suspension, for one KAI Scheduler queues) until it was
-  reactivated or the story ended; the warnings and snoozes that came before say why the
-  stop came when it did; a workload Kueue does not manage is named with its manager; those
-  whose GPU pods never ran (quota held without work) are said apart, as the savings
-  report keeps them;
-- admitted sooner: each RayCluster's first admission against the dry-run replay's (where
-  nothing is ever deactivated); one still waiting there counts until the story's end, "at least";
+Every number here is the savings report's (domain/audit/savings.py, over the service's audit
+trail and last snapshot, for the trailing period the dashboard's gauges cover), so the
+summary, `report`, the REST report and the dashboard say the same:
+
+- GPU-hours reclaimed: per stop (a RayCluster's suspension, for one KAI Scheduler queues),
+  GPUs held x the time from the stop until it was reactivated or the story ended; a stop that
+  is a requeue (Kueue's pod integration) hands its GPU-hours to the queue instead, said apart;
+  the warnings and snoozes that came before say why the stop came when it did; a workload
+  Kueue does not manage is named with its manager; those whose GPU pods never ran (quota held
+  without work) are said apart, as the savings report keeps them;
+- admitted sooner: the queue wait shortened (domain/audit/waits.py), per waiter admitted into
+  the quota a stop freed; "at least" while the stopped workload was not seen ending. The same
+  story replayed in dry-run (where nothing is ever stopped) is named beside it as a check;
 - left alone: every admitted workload the service did not stop, with its last reason, how
   long it was judged loading and how many GPUs it held idle while others were busy.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Outcome, Watch
 from autoscaler.demo.telling import managed_name, stopped_word
+from autoscaler.domain.audit.savings import Figures, StopFigures, savings, stops
+from autoscaler.domain.audit.waits import WaitShortened
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
 from autoscaler.domain.usage.words import class_text, evidence_text
+from autoscaler.engine.metrics.savings import PERIOD
 
-_HOUR = timedelta(hours=1)
 NOT_RUNNING = "its GPU pods never ran: quota held without work"
 _NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)
 
@@ -38,10 +45,8 @@ class Reclaimed:
     notice: str = ""  # the warnings and snoozes before the stop, as the summary says them
     manager: Manager = DEFAULT_MANAGER
     not_running: bool = False  # its GPU pods never ran: quota held without work
-
-    @property
-    def gpu_hours(self) -> float:
-        return self.gpus * ((self.until - self.since) / _HOUR)
+    gpu_hours: float = 0.0  # the report's: reclaimed, or handed to the queue by a requeue
+    requeue: bool = False  # its kind's stop is a requeue (Kueue's pod integration)
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,9 @@ class Sooner:
     admitted_at: datetime
     dry_run_admitted_at: datetime | None  # None: still waiting when the replay ended
     dry_run_waiting: str | None  # why it was still waiting
-    by: timedelta  # a lower bound when the replay never admitted it
+    by: timedelta  # the report's queue wait shortened for this waiter
+    after: str = ""  # the stopped workload whose quota it was admitted into
+    at_least: bool = True  # `by` is a lower bound: the stopped workload was not seen ending
 
 
 @dataclass(frozen=True)
@@ -76,30 +83,38 @@ class Summary:
     sooner: tuple[Sooner, ...]
     left_alone: tuple[LeftAlone, ...]
     window: timedelta
+    figures: Figures = field(
+        default_factory=Figures
+    )  # the savings report's total over the trailing period
 
     @property
     def gpu_hours(self) -> float:
-        return sum(r.gpu_hours for r in self.reclaimed)
+        return self.figures.reclaimed_gpu_hours
 
     @property
     def not_running_gpu_hours(self) -> float:
         """Of `gpu_hours`, those of quota held without work."""
-        return sum(r.gpu_hours for r in self.reclaimed if r.not_running)
+        return sum(r.gpu_hours for r in self.reclaimed if r.not_running and not r.requeue)
 
 
 def summarize(live: Outcome, replay: Outcome) -> Summary:
+    since = live.ended_at - PERIOD  # the period the dashboard's gauges cover
+    rows = live.final.workloads
+    found = stops(live.trail, rows, since=since, now=live.ended_at)
     return Summary(
         scenario=live.scenario.name,
         started=live.scenario.start,
         ended=live.ended_at,
-        reclaimed=tuple(_reclaimed(live)),
-        sooner=tuple(_sooner(live, replay)),
+        reclaimed=tuple(_reclaimed(live, found)),
+        sooner=tuple(_sooner(live, replay, found)),
         left_alone=tuple(_left_alone(live)),
         window=live.scenario.settings(dry_run=False).policy.idle_window,
+        figures=savings(live.trail, rows, since=since, now=live.ended_at).total,
     )
 
 
 def render(summary: Summary) -> list[str]:
+    total = summary.figures
     lines = [
         f"Summary of {summary.scenario} ({summary.started:%H:%M} to {summary.ended:%H:%M}, "
         "simulated)",
@@ -108,32 +123,55 @@ def render(summary: Summary) -> list[str]:
             f" ({summary.not_running_gpu_hours:.2f} of them quota held without work)"
             if summary.not_running_gpu_hours
             else ""
+        )
+        + f" by {_count(total.deactivations, 'stop')}"
+        + (
+            f"; {_count(total.requeues, 'requeue')} handed "
+            f"{total.requeued_gpu_hours:.2f} GPU-hours to the queue"
+            if total.requeues
+            else ""
         ),
     ]
     for r in summary.reclaimed:
         end = "its reactivation" if r.reactivated else "the end of the story"
         name = managed_name(r.raycluster, r.manager, stopped_word(r.manager))
         why = "; ".join(([NOT_RUNNING] if r.not_running else []) + ([r.notice] if r.notice else []))
+        counted = "GPU-hours handed to the queue (a requeue)" if r.requeue else "GPU-hours"
         lines.append(
             f"    {name}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
-            f"{r.until:%H:%M} = {r.gpu_hours:.2f} GPU-hours" + (f" ({why})" if why else "")
+            f"{r.until:%H:%M} = {r.gpu_hours:.2f} {counted}" + (f" ({why})" if why else "")
         )
-    lines.append("  Admitted sooner than in the same story replayed in dry-run:")
+    lines.append(
+        f"  Queue wait shortened: {_wait_text(total)}, "
+        f"{_count(total.waiters_admitted, 'waiter')} admitted sooner:"
+    )
     lines += [f"    {_sooner_text(s)}" for s in summary.sooner] or ["    none"]
     lines.append("  Left alone:")
     lines += [f"    {_left_alone_text(a, summary.window)}" for a in summary.left_alone]
     return lines if summary.left_alone else [*lines, "    none"]
 
 
-def _reclaimed(live: Outcome) -> list[Reclaimed]:
-    found = []
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _wait_text(figures: Figures) -> str:
+    shown = _minutes(figures.wait_shortened)
+    return f"at least {shown}" if figures.wait_shortened_at_least else shown
+
+
+def _reclaimed(live: Outcome, found: list[StopFigures]) -> list[Reclaimed]:
+    """Each stop the cluster saw, with the report's figures for it."""
+    result = []
     for entry in live.audits:
         back = live.reactivated_at.get(entry.workload)
         reactivated = back is not None and back > entry.audit.at
         until = back if back is not None and reactivated else live.ended_at
         watch = live.watched.get(entry.raycluster, Watch())
-        manager = _manager(live, entry.workload)
-        found.append(
+        stop = _stop_of(found, entry.workload, entry.audit.at)
+        figures = stop.figures if stop is not None else Figures()
+        requeue = stop is not None and stop.requeue
+        result.append(
             Reclaimed(
                 entry.raycluster,
                 entry.gpus,
@@ -141,11 +179,19 @@ def _reclaimed(live: Outcome) -> list[Reclaimed]:
                 until,
                 reactivated,
                 _notice_text(watch),
-                manager,
+                _manager(live, entry.workload),
                 watch.not_running,
+                figures.requeued_gpu_hours if requeue else figures.reclaimed_gpu_hours,
+                requeue,
             )
         )
-    return found
+    return result
+
+
+def _stop_of(found: list[StopFigures], target: WorkloadRef, at: datetime) -> StopFigures | None:
+    """The report's stop of `target` closest in time to the cluster's record of it."""
+    same = [stop for stop in found if stop.stop.target == target]
+    return min(same, key=lambda stop: abs(stop.stop.at - at), default=None)
 
 
 def _manager(live: Outcome, ref: WorkloadRef) -> Manager:
@@ -163,15 +209,26 @@ def _notice_text(watch: Watch) -> str:
     return "; ".join(parts)
 
 
-def _sooner(live: Outcome, replay: Outcome) -> list[Sooner]:
-    found = []
-    for name, at in sorted(live.admitted_at.items(), key=lambda item: item[1]):
-        other = replay.admitted_at.get(name)
-        if other is not None and other <= at:
-            continue
-        by = (other or replay.ended_at) - at
-        found.append(Sooner(name, at, other, replay.waiting.get(name), by))
-    return found
+def _sooner(live: Outcome, replay: Outcome, found: list[StopFigures]) -> list[Sooner]:
+    """The report's waiters, named as the story names them, with the dry-run replay's
+    admission beside each (None: it was still waiting there when the story ended)."""
+    waits: list[WaitShortened] = [wait for stop in found for wait in stop.waits]
+    result = []
+    for wait in sorted(waits, key=lambda w: w.admitted_at):
+        ref = WorkloadRef.parse(wait.waiter)
+        name = live.names.get(ref, wait.waiter) if ref is not None else wait.waiter
+        result.append(
+            Sooner(
+                raycluster=name,
+                admitted_at=wait.admitted_at,
+                dry_run_admitted_at=replay.admitted_at.get(name),
+                dry_run_waiting=replay.waiting.get(name),
+                by=wait.by,
+                after=live.names.get(wait.stopped, str(wait.stopped)),
+                at_least=wait.at_least,
+            )
+        )
+    return result
 
 
 def _left_alone(live: Outcome) -> list[LeftAlone]:
@@ -222,8 +279,11 @@ def _minutes(span: timedelta) -> str:
 
 def _sooner_text(sooner: Sooner) -> str:
     head = f"{sooner.raycluster}: admitted at {sooner.admitted_at:%H:%M}"
+    head += f" after {sooner.after}'s stop" if sooner.after else ""
+    by = f"at least {_minutes(sooner.by)}" if sooner.at_least else _minutes(sooner.by)
     if sooner.dry_run_admitted_at is not None:
-        replay = f"{sooner.dry_run_admitted_at:%H:%M}"
-        return f"{head}, {_minutes(sooner.by)} sooner (dry-run: {replay})"
-    why = f" ({sooner.dry_run_waiting})" if sooner.dry_run_waiting else ""
-    return f"{head}, at least {_minutes(sooner.by)} sooner (dry-run: still waiting at the end{why})"
+        check = f"dry-run: admitted at {sooner.dry_run_admitted_at:%H:%M}"
+    else:
+        why = f" ({sooner.dry_run_waiting})" if sooner.dry_run_waiting else ""
+        check = f"dry-run: still waiting at the end{why}"
+    return f"{head}, {by} sooner ({check})"

@@ -75,6 +75,13 @@ def noted(action: str, hours: float, *, of: AuditRecord) -> AuditRecord:
     )
 
 
+def waiter_of(stop: AuditRecord, waiter: str, hours: float) -> AuditRecord:
+    """A waiter-admitted note naming its waiter, keyed by it, as the follow-ups write it."""
+    note = noted("waiter-admitted", hours, of=stop)
+    assert note.key is not None
+    return replace(note, key=replace(note.key, detail=waiter), subject=Subject(beneficiary=waiter))
+
+
 def by_person(action: str, hours: float, *, name: str = "rc") -> AuditRecord:
     return AuditRecord(
         at=at(hours), actor="alice", action=action, target=f"team-a/{name}", reason="need it"
@@ -145,10 +152,52 @@ FOR_WAITER = deactivated(10, waiter="team-b/waiter")
                 held_idle_gpu_hours=8.0,
                 reclaimed_gpu_hours=56.0,
                 deactivations=1,
-                wait_shortened=timedelta(minutes=15),
+                wait_shortened=timedelta(hours=24 - 10.25),
+                wait_shortened_at_least=True,
                 waiters_admitted=1,
             ),
-            id="a-waiter-admitted-fifteen-minutes-after-the-decision",
+            id="a-waiter-of-a-stop-never-seen-ending-counts-at-least-until-the-period-ends",
+        ),
+        pytest.param(
+            [
+                noted("seen-ended", 12, of=FOR_WAITER),
+                noted("waiter-admitted", 10.25, of=FOR_WAITER),
+                FOR_WAITER,
+            ],
+            Figures(
+                held_idle_gpu_hours=8.0,
+                reclaimed_gpu_hours=8.0,
+                deactivations=1,
+                wait_shortened=timedelta(hours=12 - 10.25),
+                waiters_admitted=1,
+            ),
+            id="a-stopped-workload-seen-gone-ends-the-wait-shortened-and-the-reclaim",
+        ),
+        pytest.param(
+            [
+                noted("seen-ended", 10.1, of=FOR_WAITER),
+                noted("waiter-admitted", 10.25, of=FOR_WAITER),
+                FOR_WAITER,
+            ],
+            Figures(
+                held_idle_gpu_hours=8.0,
+                reclaimed_gpu_hours=0.4,
+                deactivations=1,
+                waiters_admitted=1,
+            ),
+            id="a-waiter-admitted-after-the-stopped-workload-was-gone-gained-nothing",
+        ),
+        pytest.param(
+            [waiter_of(STOP, "team-c/next", 11), STOP],
+            Figures(
+                held_idle_gpu_hours=8.0,
+                reclaimed_gpu_hours=56.0,
+                deactivations=1,
+                wait_shortened=timedelta(hours=13),
+                wait_shortened_at_least=True,
+                waiters_admitted=1,
+            ),
+            id="a-waiter-after-a-stop-for-nobody-in-particular-counts-as-well",
         ),
         pytest.param(
             [FOR_WAITER],
@@ -182,7 +231,8 @@ def test_a_waiter_served_by_two_deactivations_counts_its_wait_once() -> None:
 
     total = savings(trail, (), since=DAY_AGO, now=NOW).total
 
-    assert (total.waiters_admitted, total.wait_shortened) == (1, timedelta(hours=1))
+    # at least from its admission at 11 to the period's end at 24, counted once
+    assert (total.waiters_admitted, total.wait_shortened) == (1, timedelta(hours=13))
 
 
 def test_a_workload_idle_now_adds_its_hours_held_idle_so_far() -> None:

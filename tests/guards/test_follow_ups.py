@@ -130,7 +130,11 @@ def test_a_new_leader_reads_the_trail_and_notes_what_was_still_open() -> None:
     assert notes(state) == [("waiter-admitted", admitted_at, "team-a/rc")]
     assert state.writes == 1
     report = savings(state.state.audit, (), since=NOW - timedelta(days=1), now=first.taken_at)
-    assert report.total.wait_shortened == timedelta(minutes=10)
+    # admitted at +10 min, the stopped workload not seen ending by +11: at least 1 min sooner
+    assert (report.total.wait_shortened, report.total.wait_shortened_at_least) == (
+        timedelta(minutes=1),
+        True,
+    )
 
 
 def test_a_follower_notes_nothing() -> None:
@@ -140,3 +144,88 @@ def test_a_follower_notes_nothing() -> None:
     follow(cycle(NOW, waiter_admitted_at=NOW, stopped_active=True, acted=True))
 
     assert state.writes == 0
+
+
+def in_queue(
+    name: str, *, queue: str, cohort: str | None, admitted_at: datetime | None, gpus: int = 2
+) -> WorkloadStatus:
+    builder = a_workload("team-b", name).gpu_pod(f"{name}-0", gpus=gpus)
+    builder = builder.admitted(at=admitted_at) if admitted_at else builder.not_admitted()
+    info = replace(builder.build(), cluster_queue=queue, cohort=cohort)
+    busy = Decision(info.ref, State.BUSY, Action.NONE, "busy", gpus=gpus, rule=A_DEFAULT_RULE)
+    return WorkloadStatus(info, busy)
+
+
+def stopped_for_nobody(*, active: bool) -> WorkloadStatus:
+    builder = a_workload("team-a", "rc").gpu_pod("rc-0", gpus=4)
+    info = replace((builder if active else builder.inactive()).build(), cluster_queue="cq-a")
+    info = replace(info, cohort="lab")
+    decision = Decision(
+        info.ref, State.IDLE, Action.DEACTIVATE, "idle", gpus=4, rule=A_DEFAULT_RULE
+    )
+    return WorkloadStatus(info, decision)
+
+
+def snapshot(at: datetime, *rows: WorkloadStatus, acted: bool = False) -> Snapshot:
+    actions = (ActionRecord(STOPPED, Action.DEACTIVATE, "idle", NOW, Outcome.done()),)
+    return Snapshot(
+        cycle=1,
+        taken_at=at,
+        cluster_ok=True,
+        metrics_ok=True,
+        dry_run=False,
+        workloads=rows,
+        actions=actions if acted else (),
+    )
+
+
+def test_a_stop_for_nobody_in_particular_notes_who_took_its_quota_and_when_it_was_gone() -> None:
+    state = MemoryState()
+    follow = FollowUps(state=state, logger=LOG)
+    minute = timedelta(minutes=1)
+    later = [
+        in_queue("earlier", queue="cq-a", cohort="lab", admitted_at=NOW - minute),
+        in_queue("elsewhere", queue="cq-x", cohort="other", admitted_at=NOW + minute),
+        in_queue("borrower", queue="cq-b", cohort="lab", admitted_at=NOW + 2 * minute),
+        in_queue("same-queue", queue="cq-a", cohort=None, admitted_at=NOW + 3 * minute),
+        in_queue("past-the-freed-gpus", queue="cq-a", cohort="lab", admitted_at=NOW + 4 * minute),
+    ]
+    gone_at = NOW + timedelta(hours=2)
+
+    follow(snapshot(NOW, stopped_for_nobody(active=True), acted=True))
+    follow(snapshot(NOW + 5 * minute, stopped_for_nobody(active=False), *later))
+    follow(snapshot(NOW + 6 * minute, stopped_for_nobody(active=False), *later))
+    follow(snapshot(gone_at, *later))
+
+    waiters = [r for r in state.state.audit if r.action == "waiter-admitted"]
+    assert sorted((r.subject.beneficiary if r.subject else None, r.at) for r in waiters) == [
+        ("team-b/borrower", NOW + 2 * minute),
+        ("team-b/same-queue", NOW + 3 * minute),
+    ]
+    assert [(r.action, r.at) for r in state.state.audit if r.action == "seen-ended"] == [
+        ("seen-ended", gone_at)
+    ]
+    trail = (*state.state.audit, a_deactivation_record())
+    total = savings(
+        trail, (), since=NOW - timedelta(days=1), now=gone_at + timedelta(hours=1)
+    ).total
+    assert (total.waiters_admitted, total.wait_shortened, total.wait_shortened_at_least) == (
+        2,
+        (gone_at - (NOW + 2 * minute)) + (gone_at - (NOW + 3 * minute)),
+        False,
+    )
+    assert total.reclaimed_gpu_hours == 4 * 2.0  # until it was gone, not until now
+
+
+def a_deactivation_record() -> AuditRecord:
+    """The loop's record of the stop the follow-ups followed."""
+    return AuditRecord(
+        at=NOW,
+        actor="idle-gpu-autoscaler",
+        action="deactivate",
+        target="team-a/rc",
+        reason="idle",
+        outcome="started",
+        gpus=4,
+        subject=Subject(cluster_queue="cq-a", owner="RayCluster/rc"),
+    )

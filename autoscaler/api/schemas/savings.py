@@ -26,10 +26,19 @@ class SavingsFigures(_View):
         description="GPUs × hours from our deactivation until reactivated, or until now."
     )
     wait_shortened_seconds: float = Field(
-        description="Per waiter admitted: its admission time minus the time the deactivation "
-        "made for it was decided."
+        description="Queue wait shortened, bigger is better: per waiter admitted into the quota "
+        "one of our stops freed (in its ClusterQueue or cohort, whatever rule made the stop), "
+        "how much sooner than it would otherwise have been: until the stopped workload was seen "
+        "ending, else until the period's end (then `waitShortenedAtLeast`)."
     )
-    waiters_admitted: int
+    wait_shortened_at_least: bool = Field(
+        False,
+        description="The wait shortened is a lower bound: a stopped workload was not seen "
+        "ending within the period.",
+    )
+    waiters_admitted: int = Field(
+        description="The waiters counted in the wait shortened, each once."
+    )
     deactivations: int
     regretted: int = Field(description="Deactivations undone within an hour.")
     contested: int = Field(description="Workloads marked contested.")
@@ -53,6 +62,7 @@ class SavingsFigures(_View):
             held_not_running_gpu_hours=round(figures.held_not_running_gpu_hours, 3),
             reclaimed_gpu_hours=round(figures.reclaimed_gpu_hours, 3),
             wait_shortened_seconds=figures.wait_shortened.total_seconds(),
+            wait_shortened_at_least=figures.wait_shortened_at_least,
             waiters_admitted=figures.waiters_admitted,
             deactivations=figures.deactivations,
             regretted=figures.regretted,

@@ -7,9 +7,11 @@ docs/SAVINGS.md; in short, over the period [since, now]:
 - GPU-hours held not running: the same, for quota held without work (admitted, no GPU pod
   running: the `not-running` class), counted from the admission or reactivation;
 - GPU-hours reclaimed: GPUs × time from our deactivation until the workload was active again
-  (its owner reactivated it), or until now;
-- queue wait shortened: for each waiter admitted, its admission time minus the time the
-  deactivation made for it was decided;
+  (its owner reactivated it) or gone (its owner deleted it), or until now;
+- queue wait shortened: for each waiter that followed a stop (admitted into the quota it
+  freed), how much sooner it was admitted than it would otherwise have been (domain/audit/
+  waits.py, the one definition; bigger is better, "at least" while the stopped workload was
+  not seen ending); waiters admitted: those waiters, each once;
 - regretted: our deactivations undone within an hour; contested: the workloads marked so;
 - requeues, apart from the lasting stops: a stop of a kind whose stop is a requeue (its row's
   `stop_lasts` is False: Kueue's pod integration deletes the pods and the owner's new pods
@@ -31,12 +33,12 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.audit.waits import SEEN_ENDED, WaitShortened, waits_shortened
 from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
 from autoscaler.domain.usage.assessment import held_class
 
-WAITER_ADMITTED = "waiter-admitted"  # the loop saw a deactivation's waiter admitted
 SEEN_REACTIVATED = "seen-reactivated"  # the loop saw a deactivated workload active again
 REACTIVATED = ("reactivate", "undone", SEEN_REACTIVATED)  # a person's, or one the loop saw
 CONTESTED = "contested"
@@ -58,7 +60,8 @@ class Figures:
     held_idle_gpu_hours: float = 0.0
     held_not_running_gpu_hours: float = 0.0
     reclaimed_gpu_hours: float = 0.0
-    wait_shortened: timedelta = timedelta(0)
+    wait_shortened: timedelta = timedelta(0)  # bigger is better (domain/audit/waits.py)
+    wait_shortened_at_least: bool = False  # some waiter's figure is a lower bound
     waiters_admitted: int = 0
     deactivations: int = 0
     regretted: int = 0
@@ -73,6 +76,7 @@ class Figures:
             + other.held_not_running_gpu_hours,
             reclaimed_gpu_hours=self.reclaimed_gpu_hours + other.reclaimed_gpu_hours,
             wait_shortened=self.wait_shortened + other.wait_shortened,
+            wait_shortened_at_least=self.wait_shortened_at_least or other.wait_shortened_at_least,
             waiters_admitted=self.waiters_admitted + other.waiters_admitted,
             deactivations=self.deactivations + other.deactivations,
             regretted=self.regretted + other.regretted,
@@ -140,6 +144,50 @@ def our_deactivations(trail: Iterable[AuditRecord]) -> list[Deactivation]:
     return sorted(found, key=lambda d: (d.at, d.target))
 
 
+@dataclass(frozen=True)
+class StopFigures:
+    """One stop of ours and what it counts: the demo's summary names each, the report adds
+    them up (with the workloads idle now and the contested marks)."""
+
+    stop: Deactivation
+    group: Group
+    figures: Figures
+    requeue: bool  # its kind's stop is a requeue: GPU-hours requeued, not reclaimed
+    waits: tuple[WaitShortened, ...]  # the waiters that followed it, admitted in the period
+
+
+def stops(
+    trail: Sequence[AuditRecord],
+    workloads: Sequence[WorkloadStatus],
+    *,
+    since: datetime,
+    now: datetime,
+    kinds: Mapping[str, OwnerKind] = KNOWN_OWNERS,
+) -> list[StopFigures]:
+    """Each of our stops with its figures over [since, now], oldest first; a stop that counts
+    nothing in the period is left out."""
+    rows = {row.ref: row for row in workloads}
+    ours = our_deactivations(trail)
+    waits: dict[tuple[str, datetime], list[WaitShortened]] = {}
+    for wait in waits_shortened(trail, now=now):
+        if since <= wait.admitted_at <= now:
+            waits.setdefault((str(wait.stopped), wait.stopped_at), []).append(wait)
+    found = []
+    for d in ours:
+        group = _group(d.target, d.subject, rows)
+        requeue = not stop_lasts(group.owner, kinds=kinds)
+        figures = (
+            _of_requeue(d, ours, rows, since=since, now=now)
+            if requeue
+            else _of_deactivation(d, ours, trail, since=since, now=now)
+        )
+        followed = tuple(waits.get((str(d.target), d.at.replace(microsecond=0)), ()))
+        figures += _of_waits(followed)
+        if figures != Figures():
+            found.append(StopFigures(d, group, figures, requeue, followed))
+    return found
+
+
 def savings(
     trail: Sequence[AuditRecord],
     workloads: Sequence[WorkloadStatus],
@@ -156,10 +204,8 @@ def savings(
     found: dict[Group, Figures] = {}
     parts = [
         *(
-            _of_requeue(d, ours, rows, since=since, now=now)
-            if not stop_lasts(_group(d.target, d.subject, rows).owner, kinds=kinds)
-            else _of_deactivation(d, ours, trail, rows, since=since, now=now)
-            for d in ours
+            (stop.group, stop.figures)
+            for stop in stops(trail, workloads, since=since, now=now, kinds=kinds)
         ),
         *(_of_idle_now(row, since=since, now=now) for row in workloads),
         *(_of_contest(r, ours, rows, since=since, now=now) for r in trail),
@@ -170,30 +216,33 @@ def savings(
     return Savings(since=since, until=now, by_owner=dict(sorted(found.items())))
 
 
+def _of_waits(followed: Sequence[WaitShortened]) -> Figures:
+    return Figures(
+        wait_shortened=sum((w.by for w in followed), timedelta(0)),
+        wait_shortened_at_least=any(w.at_least for w in followed),
+        waiters_admitted=len(followed),
+    )
+
+
 def _of_deactivation(
     deactivation: Deactivation,
     ours: Sequence[Deactivation],
     trail: Sequence[AuditRecord],
-    rows: Mapping[WorkloadRef, WorkloadStatus],
     *,
     since: datetime,
     now: datetime,
-) -> tuple[Group, Figures] | None:
+) -> Figures:
     d = deactivation
     back = _back_at(d, ours, trail)
+    ended = _ended_at(d, trail)
+    until = min(moment for moment in (back, ended, now) if moment is not None)
     figures = _held_before(d, since=since, now=now)
-    figures = replace(
+    return replace(
         figures,
-        reclaimed_gpu_hours=d.gpus * _overlap(d.at, back or now, since=since, now=now),
+        reclaimed_gpu_hours=d.gpus * _overlap(d.at, until, since=since, now=now),
         deactivations=int(since <= d.at <= now),
         regretted=int(since <= d.at <= now and back is not None and back - d.at <= REGRET_WITHIN),
     )
-    admitted = _admitted_at(d, trail)
-    if admitted is not None and since <= admitted <= now and _first_for_its_waiter(d, ours):
-        figures = replace(figures, wait_shortened=admitted - d.at, waiters_admitted=1)
-    if figures == Figures():
-        return None
-    return _group(d.target, d.subject, rows), figures
 
 
 def _of_requeue(
@@ -203,7 +252,7 @@ def _of_requeue(
     *,
     since: datetime,
     now: datetime,
-) -> tuple[Group, Figures] | None:
+) -> Figures:
     """A stop that is a requeue: its GPUs went to the queue until the owner's new Workload was
     admitted; the GPU-hours held before it count as for any stop."""
     d, group = deactivation, _group(deactivation.target, deactivation.subject, rows)
@@ -222,12 +271,11 @@ def _of_requeue(
             and _same_owner(_group(row.ref, None, rows), group)
         ),
     ]
-    figures = replace(
+    return replace(
         figures,
         requeued_gpu_hours=d.gpus * _overlap(d.at, min(again, default=now), since=since, now=now),
         requeues=int(since <= d.at <= now),
     )
-    return (group, figures) if figures != Figures() else None
 
 
 def _same_owner(one: Group, other: Group) -> bool:
@@ -247,22 +295,16 @@ def _back_at(
     return min(candidates) if candidates else None
 
 
-def _first_for_its_waiter(d: Deactivation, ours: Sequence[Deactivation]) -> bool:
-    """A waiter that needed several deactivations counts its wait once, on the first."""
-    waiter = d.subject.beneficiary if d.subject is not None else None
-    return not any(o.subject and o.subject.beneficiary == waiter and o.at < d.at for o in ours)
-
-
-def _admitted_at(d: Deactivation, trail: Sequence[AuditRecord]) -> datetime | None:
+def _ended_at(d: Deactivation, trail: Sequence[AuditRecord]) -> datetime | None:
+    """When the stopped workload was seen gone: its GPUs were no longer ours to reclaim."""
     episode = d.at.replace(microsecond=0)
     return next(
         (
             r.at
             for r in trail
-            if r.action == WAITER_ADMITTED
-            and r.target == str(d.target)
+            if r.action == SEEN_ENDED
             and r.key is not None
-            and r.key.episode == episode
+            and (r.key.subject, r.key.episode) == (str(d.target), episode)
         ),
         None,
     )

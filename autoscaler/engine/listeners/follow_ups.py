@@ -1,7 +1,13 @@
 """What became of the loop's deactivations, noted from each published snapshot by the leader:
-the waiting Workload a deactivation was for is admitted (`waiter-admitted`, at its admission
-time) and the deactivated workload is active again (`seen-reactivated`, at its reactivated-at
-annotation, else when this cycle saw it). The savings report reads both from the trail.
+a waiter is admitted into the quota it freed (`waiter-admitted`, at its admission time), the
+deactivated workload is active again (`seen-reactivated`, at its reactivated-at annotation,
+else when this cycle saw it), and it is gone (`seen-ended`: without us it would have given its
+quota back by then). The savings report reads them from the trail (domain/audit/waits.py).
+
+The waiters of a stop: the Workload a contention-driven stop was for (its beneficiary); for
+any other stop, whatever rule made it, the Workloads admitted after it in its ClusterQueue or
+cohort while it stays stopped, first admitted first, until their GPUs cover the GPUs it freed.
+Each waiter is credited to one stop only.
 
 Each note is keyed by the deactivated workload and the deactivation's time, so neither a
 restart nor a second replica writes it twice. The deactivations followed are read from the
@@ -20,13 +26,15 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import StateBacking
 from autoscaler.domain.annotations import reactivated_at
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
-from autoscaler.domain.audit.savings import SEEN_REACTIVATED, WAITER_ADMITTED, our_deactivations
+from autoscaler.domain.audit.savings import SEEN_REACTIVATED, Deactivation, our_deactivations
 from autoscaler.domain.audit.subjects import Subject
-from autoscaler.domain.models import Action, Snapshot, WorkloadRef
+from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED
+from autoscaler.domain.models import Action, Snapshot, WorkloadRef, WorkloadStatus
 from autoscaler.domain.outcomes import OutcomeKind
+from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.engine.acting.context import Leads, always_leads
 
-HORIZON = timedelta(days=7)
+HORIZON = FOLLOWED_FOR
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,15 @@ class Followed:
     beneficiary: WorkloadRef | None  # None: no waiter, or its admission is already noted
     reactivation: bool = True  # still to be seen
     seen_inactive: bool = False  # a read showing it active before that may predate the patch
+    cluster_queue: str | None = None  # where its quota was freed
+    cohort: str | None = None
+    owner: str | None = None  # "Kind/name": its own Workload queued again is no waiter of it
+    free_gpus: int = 0  # GPUs freed still to be taken by waiters (none with a beneficiary)
+    ending: bool = False  # a lasting stop whose end (the workload gone) is still to be seen
+
+    @property
+    def open(self) -> bool:
+        return self.beneficiary is not None or self.reactivation or self.ending
 
 
 class FollowUps:
@@ -54,6 +71,7 @@ class FollowUps:
         self._leads = leads
         self._horizon = horizon
         self._followed: list[Followed] | None = None  # None: to be read from the trail
+        self._credited: set[str] = set()  # waiters already noted for a stop
 
     def __call__(self, snapshot: Snapshot) -> None:
         if not self._leads():
@@ -62,7 +80,8 @@ class FollowUps:
         if not snapshot.cluster_ok:
             return  # a workload missing from a failed read is not gone
         followed = self._load(snapshot)
-        notes, still = _notes(snapshot, followed, since=snapshot.taken_at - self._horizon)
+        since = snapshot.taken_at - self._horizon
+        notes, still = _notes(snapshot, followed, since=since, credited=set(self._credited))
         still += _acted(snapshot)  # its rows were read before the patch: judged next cycle
         if notes:
             try:
@@ -70,6 +89,8 @@ class FollowUps:
             except ClusterError as exc:
                 self._log.warning("follow-up records not written, retried: %s", exc)
                 still = followed
+                notes = []
+        self._credited |= {_waiter_of(note) for note in notes if note.action == WAITER_ADMITTED}
         self._followed = still
 
     def _load(self, snapshot: Snapshot) -> list[Followed]:
@@ -81,24 +102,33 @@ class FollowUps:
             self._log.warning("audit trail unreadable, deactivations not followed: %s", exc)
             return []
         since = snapshot.taken_at - self._horizon
-        return [
-            _followed(d.target, d.at, d.subject, trail)
-            for d in our_deactivations(trail)
-            if d.at >= since
-        ]
+        self._credited = {_waiter_of(r) for r in trail if r.action == WAITER_ADMITTED}
+        return [_followed(d, trail) for d in our_deactivations(trail) if d.at >= since]
 
 
-def _followed(
-    target: WorkloadRef, at: datetime, subject: Subject | None, trail: tuple[AuditRecord, ...]
-) -> Followed:
-    noted = {r.action for r in trail if r.key is not None and r.key == _key(target, at, r.action)}
-    waiter = subject.beneficiary if subject is not None else None
+def _waiter_of(note: AuditRecord) -> str:
+    return (note.subject.beneficiary if note.subject else None) or ""
+
+
+def _followed(d: Deactivation, trail: tuple[AuditRecord, ...]) -> Followed:
+    """A stop read back from the trail: what its notes leave open."""
+    noted = {r.action for r in trail if r.key is not None and _is_key_of(r.key, d.target, d.at)}
+    waiter = d.subject.beneficiary if d.subject is not None else None
     return Followed(
-        target=target,
-        at=at,
+        target=d.target,
+        at=d.at,
         beneficiary=WorkloadRef.parse(waiter) if waiter and WAITER_ADMITTED not in noted else None,
         reactivation=SEEN_REACTIVATED not in noted,
+        cluster_queue=d.subject.cluster_queue if d.subject is not None else None,
+        owner=d.subject.owner if d.subject is not None else None,
+        free_gpus=0 if waiter or WAITER_ADMITTED in noted else d.gpus,
+        ending=SEEN_ENDED not in noted
+        and stop_lasts(d.subject.owner if d.subject is not None else None),
     )
+
+
+def _is_key_of(key: RecordKey, target: WorkloadRef, at: datetime) -> bool:
+    return (key.subject, key.episode) == (str(target), at.replace(microsecond=0))
 
 
 def _acted(snapshot: Snapshot) -> list[Followed]:
@@ -108,30 +138,60 @@ def _acted(snapshot: Snapshot) -> list[Followed]:
         begun = action.outcome.kind in (OutcomeKind.DONE, OutcomeKind.UNKNOWN)
         if action.action is Action.DEACTIVATE and begun:
             row = snapshot.find(action.workload)
-            waiter = row.decision.beneficiary if row is not None else None
-            found.append(Followed(action.workload, action.at, waiter))
+            found.append(_stopped(action.workload, action.at, row))
     return found
 
 
+def _stopped(target: WorkloadRef, at: datetime, row: WorkloadStatus | None) -> Followed:
+    if row is None:
+        return Followed(target, at, None)
+    waiter = row.decision.beneficiary
+    owner = _owner_of(row)
+    return Followed(
+        target,
+        at,
+        waiter,
+        cluster_queue=row.info.cluster_queue,
+        cohort=row.info.cohort,
+        owner=owner,
+        free_gpus=0 if waiter is not None else (row.decision.gpus or row.info.gpus),
+        ending=stop_lasts(owner),
+    )
+
+
+def _owner_of(row: WorkloadStatus) -> str | None:
+    owner = row.info.owner
+    return f"{owner.kind}/{owner.name}" if owner is not None else None
+
+
 def _notes(
-    snapshot: Snapshot, followed: list[Followed], *, since: datetime
+    snapshot: Snapshot, followed: list[Followed], *, since: datetime, credited: set[str]
 ) -> tuple[list[AuditRecord], list[Followed]]:
+    """`credited`: the waiters already noted, added to as this pass notes more."""
     notes: list[AuditRecord] = []
     still: list[Followed] = []
+    admitted = _admitted_by_quota(snapshot) if any(f.free_gpus > 0 for f in followed) else {}
     for followed_one in followed:
         if followed_one.at < since:
             continue
         stopped = snapshot.find(followed_one.target)
         inactive = stopped is not None and not stopped.info.active
         one = replace(followed_one, seen_inactive=True) if inactive else followed_one
-        admitted, reactivated = _admitted(snapshot, one), _reactivated(snapshot, one)
-        notes += [note for note in (admitted, reactivated) if isinstance(note, AuditRecord)]
+        beneficiary, reactivated = _admitted(snapshot, one), _reactivated(snapshot, one)
+        ended = _ended(snapshot, one)
+        waiters, free = _waiters(one, admitted, credited=credited)
+        credited |= {_waiter_of(note) for note in waiters}
+        found = (beneficiary, reactivated, ended)
+        notes += [note for note in found if isinstance(note, AuditRecord)] + waiters
         left = replace(
             one,
-            beneficiary=one.beneficiary if admitted is _WAITING else None,
+            beneficiary=one.beneficiary if beneficiary is _WAITING else None,
             reactivation=reactivated is _WAITING,
+            ending=ended is _WAITING,
+            # a lasting stop frees its quota while it stays stopped (a requeue: until used)
+            free_gpus=free if not one.ending or _WAITING == reactivated == ended else 0,
         )
-        if left.beneficiary is not None or left.reactivation:
+        if left.open or left.free_gpus > 0:
             still.append(left)
     return notes, still
 
@@ -149,10 +209,75 @@ def _admitted(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
     at = waiter.info.admitted_at
     if not waiter.info.admitted or at is None:
         return _WAITING
-    at = max(at, one.at)  # admitted before the decision was seen: no wait shortened
-    reason = f"{one.beneficiary} admitted {at - one.at} after {one.target} was deactivated for it"
-    waiter_queue = waiter.info.cluster_queue
-    return _note(one, WAITER_ADMITTED, at=at, reason=reason, waiter=(one.beneficiary, waiter_queue))
+    return _waiter_note(one, waiter, at=at, detail=WAITER_ADMITTED)
+
+
+def _admitted_by_quota(snapshot: Snapshot) -> dict[str, list[WorkloadStatus]]:
+    """The admitted rows by ClusterQueue ("queue:" + name) and cohort ("cohort:" + name),
+    first admitted first: read once per snapshot, whatever the number of stops followed."""
+    found: dict[str, list[WorkloadStatus]] = {}
+    rows = (r for r in snapshot.workloads if r.info.admitted and r.info.admitted_at is not None)
+    for row in sorted(rows, key=lambda r: (r.info.admitted_at, str(r.ref))):
+        for key in _quota_keys(row.info.cluster_queue, row.info.cohort):
+            found.setdefault(key, []).append(row)
+    return found
+
+
+def _quota_keys(cluster_queue: str | None, cohort: str | None) -> list[str]:
+    return [
+        *([f"queue:{cluster_queue}"] if cluster_queue else []),
+        *([f"cohort:{cohort}"] if cohort else []),
+    ]
+
+
+def _waiters(
+    one: Followed, admitted: dict[str, list[WorkloadStatus]], *, credited: set[str]
+) -> tuple[list[AuditRecord], int]:
+    """A stop without a beneficiary: the Workloads admitted since, in its ClusterQueue or
+    cohort, first admitted first, until their GPUs cover what it freed; and the GPUs left."""
+    if one.free_gpus <= 0:
+        return [], one.free_gpus
+    shared = {
+        str(row.ref): row
+        for key in _quota_keys(one.cluster_queue, one.cohort)
+        for row in admitted.get(key, ())
+    }
+    candidates = sorted(
+        (
+            row
+            for row in shared.values()
+            if row.ref != one.target
+            and str(row.ref) not in credited
+            and (one.owner is None or _owner_of(row) != one.owner)
+            and row.info.admitted_at is not None
+            and row.info.admitted_at >= one.at
+        ),
+        key=lambda row: (row.info.admitted_at, str(row.ref)),
+    )
+    notes, free = [], one.free_gpus
+    for row in candidates:
+        if free <= 0:
+            break
+        assert row.info.admitted_at is not None
+        notes.append(_waiter_note(one, row, at=row.info.admitted_at, detail=str(row.ref)))
+        free -= row.decision.gpus or row.info.gpus
+    return notes, free
+
+
+def _waiter_note(
+    one: Followed, waiter: WorkloadStatus, *, at: datetime, detail: str
+) -> AuditRecord:
+    at = max(at, one.at)  # admitted before the stop was seen: no sooner
+    named = " for it" if detail == WAITER_ADMITTED else ""  # its beneficiary
+    reason = f"{waiter.ref} admitted {at - one.at} after {one.target} was deactivated{named}"
+    return _note(
+        one,
+        WAITER_ADMITTED,
+        at=at,
+        reason=reason,
+        waiter=(waiter.ref, waiter.info.cluster_queue),
+        detail=detail,
+    )
 
 
 def _reactivated(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
@@ -172,6 +297,17 @@ def _reactivated(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
     return _note(one, SEEN_REACTIVATED, at=at, reason=reason, waiter=None)
 
 
+def _ended(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
+    """A lasting stop's workload gone (its owner deleted it): without our stop it would have
+    given its quota back by now, so a waiter would have been admitted by then."""
+    if not one.ending:
+        return _GONE
+    if snapshot.find(one.target) is not None:
+        return _WAITING
+    reason = f"gone {snapshot.taken_at - one.at} after our deactivation"
+    return _note(one, SEEN_ENDED, at=snapshot.taken_at, reason=reason, waiter=None)
+
+
 def _note(
     one: Followed,
     action: str,
@@ -179,9 +315,11 @@ def _note(
     at: datetime,
     reason: str,
     waiter: tuple[WorkloadRef, str | None] | None,
+    detail: str | None = None,
 ) -> AuditRecord:
     """`waiter`: the admitted waiter and its ClusterQueue, which `reason` names (told per
-    reader: domain/tenant_names.py)."""
+    reader: domain/tenant_names.py). `detail`: what makes the note one of its kind (a stop
+    noting several waiters keys each by the waiter)."""
     return AuditRecord(
         at=at,
         actor=LOOP_ACTOR,
@@ -190,13 +328,12 @@ def _note(
         reason=reason,
         outcome="noted",
         namespace=one.target.namespace,
-        key=_key(one.target, one.at, action),
+        key=RecordKey(
+            subject=str(one.target),
+            episode=one.at.replace(microsecond=0),
+            detail=detail or action,
+        ),
         subject=Subject(beneficiary=str(waiter[0]), beneficiary_queue=waiter[1])
         if waiter is not None
         else None,
     )
-
-
-def _key(target: WorkloadRef, at: datetime, action: str) -> RecordKey:
-    """The deactivated workload and the deactivation's time: one note of each kind."""
-    return RecordKey(subject=str(target), episode=at.replace(microsecond=0), detail=action)

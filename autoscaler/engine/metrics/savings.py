@@ -21,6 +21,8 @@ from autoscaler.domain.audit.savings import Figures, Group, per_queue, savings
 from autoscaler.domain.models import Snapshot
 
 PREFIX = "idle_gpu_autoscaler_savings_"
+PERIOD = timedelta(hours=24)  # the trailing period every gauge covers
+REFRESH = timedelta(minutes=5)  # at most this often the runtime-state ConfigMap is read
 LABELS = ("namespace", "queue")
 _FIGURES: dict[str, tuple[str, Callable[[Figures], float]]] = {
     "held_idle_gpu_hours": (
@@ -37,9 +39,23 @@ _FIGURES: dict[str, tuple[str, Callable[[Figures], float]]] = {
         lambda f: f.reclaimed_gpu_hours,
     ),
     "wait_shortened_seconds": (
-        "Queue wait shortened over the trailing period: per waiter admitted, its admission time "
-        "minus the time the deactivation made for it was decided.",
+        "Queue wait shortened over the trailing period (bigger is better): per waiter admitted "
+        "into the quota one of our stops freed, how much sooner than it would otherwise have "
+        "been (a lower bound while wait_shortened_at_least is 1).",
         lambda f: f.wait_shortened.total_seconds(),
+    ),
+    "wait_shortened_at_least": (
+        "1 when the queue wait shortened is a lower bound: a stopped workload was not seen "
+        "ending, so when the waiter would otherwise have been admitted is not known.",
+        lambda f: float(f.wait_shortened_at_least),
+    ),
+    "waiters_admitted": (
+        "Waiters admitted over the trailing period into the quota one of our stops freed.",
+        lambda f: f.waiters_admitted,
+    ),
+    "deactivations": (
+        "Our stops in the trailing period that last (deactivations), apart from the requeues.",
+        lambda f: f.deactivations,
     ),
     "requeued_gpu_hours": (
         "GPU-hours handed to the queue over the trailing period by stops that are requeues "
@@ -72,8 +88,8 @@ class SavingsGauges:
         *,
         state: StateBacking,
         logger: logging.Logger,
-        period: timedelta = timedelta(hours=24),
-        refresh: timedelta = timedelta(minutes=5),
+        period: timedelta = PERIOD,
+        refresh: timedelta = REFRESH,
     ) -> None:
         self._state = state
         self._log = logger
