@@ -34,7 +34,7 @@ NEXT = (
 
 def check_cluster(settings: Settings, *, kubeconfig: Path | None, context: str | None) -> int:
     """The cluster's lines on stdout (comments) and stderr (warnings, errors); the exit code."""
-    cluster = _pointed(settings.cluster, kubeconfig=kubeconfig, context=context)
+    cluster = pointed(settings.cluster, kubeconfig=kubeconfig, context=context)
     try:
         client = KubeClient.from_settings(cluster)
     except ConfigError as exc:
@@ -77,7 +77,7 @@ def _read(settings: Settings, cluster: ClusterSettings, client: KubeClient) -> i
     return 0
 
 
-def _pointed(
+def pointed(
     cluster: ClusterSettings, *, kubeconfig: Path | None, context: str | None
 ) -> ClusterSettings:
     """The cluster settings, pointed where the command line says."""
