@@ -101,7 +101,7 @@ def run(
     """Exit code as documented in EXIT_CODES; answers to `out`, errors to `err` (by default
     the streams in force when called, so a caller's redirection holds)."""
     out, err = out or sys.stdout, err or sys.stderr
-    namespace = getattr(args, "namespace", None)
+    namespace = _named_namespace(args)
     try:
         call = plan(args)
         sources = TokenSources(args.token, args.token_file, args.context)
@@ -116,11 +116,18 @@ def run(
         print(f"error: {render.terminal_safe(said)}", file=err)
         return EXIT_REFUSED if exc.status else EXIT_UNREACHABLE
     if _namespace_unknown(args, body):
-        said = next_steps.empty_namespace(str(namespace))
+        said = next_steps.empty_namespace(str(args.namespace))
         print(f"error: {render.terminal_safe(said)}", file=err)
         return EXIT_REFUSED  # as a workload the service does not know (404)
     print(render.shown(body, table_view, args.output), file=out)
     return EXIT_DONE
+
+
+def _named_namespace(args: argparse.Namespace) -> str | None:
+    """The namespace the command names: `-n`, or the NAMESPACE of a NAMESPACE/NAME target."""
+    named = getattr(args, "namespace", None)
+    target = str(getattr(args, "target", "") or "")
+    return str(named) if named else (target.rpartition("/")[0] or None)
 
 
 def _namespace_unknown(args: argparse.Namespace, body: Any) -> bool:

@@ -66,6 +66,8 @@ def _next_step(exc: ClientError, *, namespace: str | None) -> str | None:
         return _wrong_address(exc.server)
     if exc.detail.startswith("no workload ") and namespace:
         return f"see the namespace's workloads with `{PROG} status -n {namespace}`"
+    if exc.detail.startswith("namespace ") and exc.detail.endswith(" does not exist"):
+        return "check its name with `kubectl get namespaces`"
     return None
 
 

@@ -184,3 +184,27 @@ def test_a_usage_mistake_is_one_line_naming_the_commands_help(
     assert stopped.value.code == EXIT_USAGE
     line = said(capsys)
     assert "--reason" in line and line.endswith("see `idle-gpu-autoscaler exempt --help`")
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        pytest.param(["--alternative", "abc"], "--alternative: 'abc' is not", id="window"),
+        pytest.param(["--alternative", "1h@x"], "e.g. 30m@10", id="threshold"),
+        pytest.param(["--chart-windows", "1h,zz"], "--chart-windows: 'zz'", id="chart"),
+        pytest.param(["--end", "2020-01-01T00:00:00Z"], "give a --start before --end", id="range"),
+    ],
+)
+def test_a_backtest_option_it_cannot_use_is_named_with_how_to_write_it(
+    argv: list[str], names: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert console_main(["backtest", "--demo", *argv]) == EXIT_USAGE
+    assert names in said(capsys)
+
+
+def test_a_target_written_namespace_slash_name_names_its_namespaces_listing(
+    service: ApiRig, nowhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    admin = ["--server", service.url, "--token", TOKENS["admin"]]
+    assert console_main(["unsnooze", "team-a/nobody", *admin]) == EXIT_REFUSED
+    assert said(capsys).endswith("`idle-gpu-autoscaler status -n team-a`")
