@@ -76,8 +76,8 @@ def _wrong_address(server: str) -> str:
     server = server.rstrip("/")
     if server.endswith(API_PREFIX):
         return (
-            f"--server is the service's base address, without {API_PREFIX}: "
-            f"--server {server.removesuffix(API_PREFIX)}"
+            f"the server address (--server, ${URL_VARIABLE}) is the service's base address, "
+            f"without {API_PREFIX}: {server.removesuffix(API_PREFIX)}"
         )
     return f"is {server} the idle-gpu-autoscaler's REST address? {SERVER}"
 
@@ -94,11 +94,13 @@ def unreachable(exc: ClientError) -> str:
             "(KEDA) port? The REST API listens on the service's `http` port (api.port, 8080 "
             f"by default): {SERVER}"
         )
-    if isinstance(cause, httpx.ConnectError) and "SSL" in str(cause):
+    if isinstance(cause, httpx.ConnectError) and "WRONG_VERSION_NUMBER" in str(cause):
         return (
-            f"cannot reach {base}: TLS failed ({cause}); the service serves plain HTTP: "
-            f"use --server http://{urlsplit(base).netloc}"
+            f"cannot reach {base}: TLS failed ({cause}), the address answers plain HTTP (as "
+            f"the service does): use --server http://{urlsplit(base).netloc}"
         )
+    if isinstance(cause, httpx.ConnectError) and "SSL" in str(cause):
+        return f"cannot reach {base}: TLS failed ({cause}); check the address and its certificate"
     if isinstance(cause, httpx.TimeoutException):
         return f"cannot reach {base}: no answer in time ({type(cause).__name__}); {SERVER}"
     return f"cannot reach {base}: {cause or exc.detail}; is it running? {SERVER}"

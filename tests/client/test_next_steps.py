@@ -117,7 +117,8 @@ def test_a_server_ending_in_the_api_path_names_the_base_address(
     assert console_main(argv) == EXIT_REFUSED
     line = said(capsys)
     assert line.startswith("error: 404 Not Found: ")
-    assert line.endswith(f"without /api/v1: --server {service.url}")
+    assert "(--server, $IGA_URL)" in line
+    assert line.endswith(f"base address, without /api/v1: {service.url}")
 
 
 def test_backtest_without_prometheus_names_the_flag_the_variable_and_the_port_forward(
@@ -208,3 +209,16 @@ def test_a_target_written_namespace_slash_name_names_its_namespaces_listing(
     admin = ["--server", service.url, "--token", TOKENS["admin"]]
     assert console_main(["unsnooze", "team-a/nobody", *admin]) == EXIT_REFUSED
     assert said(capsys).endswith("`idle-gpu-autoscaler status -n team-a`")
+
+
+def test_https_against_the_plain_http_service_and_a_server_without_scheme_name_the_url_to_use(
+    service: ApiRig, nowhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = service.url.removeprefix("http://")
+    assert (
+        console_main(["status", "--server", f"https://{address}", "--token", "t"])
+        == EXIT_UNREACHABLE
+    )
+    assert said(capsys).endswith(f"use --server http://{address}")
+    assert console_main(["status", "--server", address, "--token", "t"]) == EXIT_UNREACHABLE
+    assert "needs http:// or https://" in said(capsys)
