@@ -39,6 +39,11 @@ TOKEN = (
     "gives a bearer token with --context"
 )
 
+CLUSTER_FOR_CHECK = (  # `check-config --cluster` that cannot reach the cluster
+    "check --kubeconfig and --context (or cluster.kubeconfig and cluster.context), or run "
+    "check-config without --cluster to check the file alone"
+)
+
 
 def refusal(exc: ClientError, *, namespace: str | None = None) -> str:
     """One line (or one per bad field), said once: the status, the API's reason, the next
