@@ -11,7 +11,13 @@ import yaml
 
 from autoscaler.api.static_tokens import read_token_file
 from autoscaler.backtest.arguments import add_backtest_arguments
-from autoscaler.client.commands import COMMANDS, add_commands, join_option_values
+from autoscaler.client.commands import (
+    COMMANDS,
+    OneLineParser,
+    add_commands,
+    check_argv,
+    join_option_values,
+)
 from autoscaler.client.commands import run as run_client
 from autoscaler.core.documents import FileRefused
 from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
@@ -24,7 +30,9 @@ EXIT_BAD_CONFIG = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(join_option_values(sys.argv[1:] if argv is None else argv))
+    words = sys.argv[1:] if argv is None else argv
+    check_argv(words)  # `--for 5 hours`: one line, before argparse misreads it
+    args = _parser().parse_args(join_option_values(words))
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)
     if args.command == "demo":  # the embedded default needs no settings file either
@@ -73,7 +81,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from autoscaler.compose.backtest import backtest  # noqa: PLC0415 - lazy, see below
     from autoscaler.compose.serve import serve  # noqa: PLC0415 - lazy, see below
 
-    return backtest(settings, args) if args.command == "backtest" else serve(settings)
+    if args.command == "backtest":
+        return backtest(settings, args)
+    return serve(settings, kubeconfig=args.kubeconfig, context=args.context)
 
 
 # The composition root (`autoscaler.compose`) is imported only by the commands that run the
@@ -82,7 +92,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="idle-gpu-autoscaler",
         description="Frees GPUs held by idle Kueue Workloads, judged from dcgm-exporter metrics.",
     )
@@ -95,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--config", type=Path, help="YAML configuration file")
         if name == "check-config":
             _add_cluster_arguments(command)
+        else:
+            _add_serve_cluster_arguments(command)
     rules = commands.add_parser(
         "recording-rules",
         help="print the recording rules file for the configured signals and slot",
@@ -130,6 +142,17 @@ def _add_cluster_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--context", help="with --cluster: this kubeconfig context instead (implies it)"
     )
+
+
+def _add_serve_cluster_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="PATH",
+        help="this kubeconfig instead of cluster.kubeconfig, $KUBECONFIG or ~/.kube/config "
+        "(in a pod: the in-cluster service account when none is given)",
+    )
+    command.add_argument("--context", help="this kubeconfig context instead of cluster.context")
 
 
 def _check_config(settings: Settings) -> int:

@@ -14,6 +14,13 @@ CHART_WINDOWS = ("15m", "30m", "1h", "2h", "4h", "8h")
 
 
 def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prometheus-url",
+        metavar="URL",
+        help="the Prometheus or Thanos Querier to read (default: prometheus.url, or "
+        "$IGA_PROMETHEUS_URL), e.g. http://localhost:9090 after "
+        "`kubectl port-forward -n monitoring svc/prometheus-operated 9090`",
+    )
     _add_range_arguments(parser)
     _add_variant_arguments(parser)
     _add_output_arguments(parser)

@@ -82,14 +82,17 @@ def options_from(
     else:
         start = recorded.start if recorded else end - DEFAULT_SINCE
     if start >= end:
-        raise ValueError("the range is empty: --start must be before --end")
+        raise ValueError(
+            f"the range from {start:%Y-%m-%dT%H:%M:%SZ} to {end:%Y-%m-%dT%H:%M:%SZ} is empty: "
+            "give a --start before --end (or a --since)"
+        )
     return BacktestOptions(
         start=start,
         end=end,
         step=args.step or settings.loop.interval,
         alternatives=tuple(_variant(text, policy) for text in args.alternative)
         or default_alternatives(policy),
-        chart_windows=tuple(parse_duration(w) for w in args.chart_windows.split(",") if w),
+        chart_windows=tuple(_option_duration("--chart-windows", w) for w in _listed(args)),
         horizon=args.regret_horizon,
         raycluster_label=args.raycluster_label,
         chunk=args.chunk,
@@ -279,7 +282,25 @@ def _plan(options: BacktestOptions, variants: Sequence[Variant], policy: Policy)
 
 def _variant(text: str, policy: Policy) -> Variant:
     window, _, percent = text.partition("@")
-    threshold = float(percent) / 100 if percent else policy.default_rule.usage.threshold
+    try:
+        threshold = float(percent) / 100 if percent else policy.default_rule.usage.threshold
+    except ValueError:
+        threshold = -1.0
     if not 0 <= threshold < 1:
-        raise ValueError(f"{text!r}: the threshold is a percentage below 100")
-    return Variant(parse_duration(window), threshold)
+        raise ValueError(
+            f"--alternative {text!r}: the threshold is a percentage below 100, e.g. 30m@10"
+        )
+    return Variant(_option_duration("--alternative", window), threshold)
+
+
+def _listed(args: argparse.Namespace) -> list[str]:
+    return [w for w in str(args.chart_windows).split(",") if w]
+
+
+def _option_duration(option: str, text: str) -> timedelta:
+    """A duration inside an option's value, refused naming the option (the parser's words
+    say how to write it)."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise ValueError(f"{option}: {exc}") from None

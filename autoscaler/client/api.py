@@ -21,13 +21,17 @@ Json = dict[str, Any]
 
 
 class ClientError(Exception):
-    """The API refused (4xx/5xx) or could not be reached (status 0)."""
+    """The API refused (4xx/5xx) or could not be reached (status 0); `server`: the base
+    address asked, for the next step the command line names (`next_steps.py`)."""
 
-    def __init__(self, status: int, detail: str, fields: list[Json] | None = None) -> None:
+    def __init__(
+        self, status: int, detail: str, fields: list[Json] | None = None, *, server: str = ""
+    ) -> None:
         super().__init__(f"{status} {detail}" if status else detail)
         self.status = status
         self.detail = detail
         self.fields = fields or []
+        self.server = server
 
 
 class AutoscalerClient:
@@ -176,11 +180,13 @@ class AutoscalerClient:
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
-            raise ClientError(0, f"cannot reach {self._http.base_url}: {exc}") from exc
+            server = str(self._http.base_url)
+            raise ClientError(0, f"cannot reach {server}: {exc}", server=server) from exc
         body = _json(response)
         if response.is_error:
             detail = str(body.get("detail") or response.reason_phrase)
-            raise ClientError(response.status_code, detail, list(body.get("fields") or []))
+            fields = list(body.get("fields") or [])
+            raise ClientError(response.status_code, detail, fields, server=str(self._http.base_url))
         return body
 
 

@@ -11,26 +11,33 @@ import argparse
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from http import HTTPStatus
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import httpx
 
-from autoscaler.client import render
+from autoscaler.client import next_steps, render
 from autoscaler.client.actions import COMMANDS, UsageError, is_read, plan
 from autoscaler.client.api import DEFAULT_URL, URL_VARIABLE, AutoscalerClient, ClientError
 from autoscaler.client.credentials import TOKEN_VARIABLE, TokenSources, find_token
 from autoscaler.client.kubeconfig import KubeconfigError
 
-__all__ = ["COMMANDS", "EXIT_CODES", "add_commands", "join_option_values", "main", "run"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_CODES",
+    "OneLineParser",
+    "add_commands",
+    "join_option_values",
+    "main",
+    "run",
+]
 
 EXIT_DONE = 0
-EXIT_REFUSED = 1  # the API said no (4xx/5xx): its reason is printed
+EXIT_REFUSED = 1  # the API said no (4xx/5xx), or found nothing: the reason is printed
 EXIT_USAGE = 2  # bad arguments or no usable token (argparse uses 2 as well)
 EXIT_UNREACHABLE = 3  # no answer from the service
 EXIT_CODES = (
-    "exit codes: 0 done, 1 refused by the API (its reason is printed),\n"
+    "exit codes: 0 done, 1 refused by the API or not found (the reason is printed),\n"
     "  2 bad usage or no usable token, 3 the service could not be reached"
 )
 TOKEN_ORDER = (
@@ -56,6 +63,22 @@ def add_commands(commands: Any) -> None:
     _add_admin(commands)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a mistake is one `error:` line naming the `--help` to read, not the
+    usage dump (the usage of every command, for a stray word at the top level)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"error: {next_steps.usage_error(self.prog, message)}\n")
+
+
+def check_argv(argv: Sequence[str]) -> None:
+    """Mistakes argparse would misread, said before it reads them (one line, exit 2)."""
+    written_apart = next_steps.durations_written_apart(argv)
+    if written_apart is not None:
+        sys.stderr.write(f"error: {written_apart}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
 def join_option_values(argv: Sequence[str]) -> list[str]:
     """`--for -1h` → `--for=-1h`, so a negative duration is refused by the parser's message."""
     joined: list[str] = []
@@ -78,6 +101,7 @@ def run(
     """Exit code as documented in EXIT_CODES; answers to `out`, errors to `err` (by default
     the streams in force when called, so a caller's redirection holds)."""
     out, err = out or sys.stdout, err or sys.stderr
+    namespace = _named_namespace(args)
     try:
         call = plan(args)
         sources = TokenSources(args.token, args.token_file, args.context)
@@ -88,35 +112,43 @@ def run(
         print(f"error: {render.terminal_safe(str(exc))}", file=err)
         return EXIT_USAGE
     except ClientError as exc:
-        print(f"error: {render.terminal_safe(_refusal(exc))}", file=err)
+        said = next_steps.refusal(exc, namespace=namespace)
+        print(f"error: {render.terminal_safe(said)}", file=err)
         return EXIT_REFUSED if exc.status else EXIT_UNREACHABLE
+    if _namespace_unknown(args, body):
+        said = next_steps.empty_namespace(str(args.namespace))
+        print(f"error: {render.terminal_safe(said)}", file=err)
+        return EXIT_REFUSED  # as a workload the service does not know (404)
     print(render.shown(body, table_view, args.output), file=out)
     return EXIT_DONE
 
 
+def _named_namespace(args: argparse.Namespace) -> str | None:
+    """The namespace the command names: `-n`, or the NAMESPACE of a NAMESPACE/NAME target."""
+    named = getattr(args, "namespace", None)
+    target = str(getattr(args, "target", "") or "")
+    return str(named) if named else (target.rpartition("/")[0] or None)
+
+
+def _namespace_unknown(args: argparse.Namespace, body: Any) -> bool:
+    """`status -n NS` with no filter and no workload: a namespace the service knows nothing
+    of, or one the caller cannot read; a filter (--queue, --state) may rightly match none."""
+    if args.command != "status" or args.name or not args.namespace:
+        return False
+    return not (args.queue or args.state or body.get("items"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="idle-gpu-autoscaler",
         description=__doc__.split("\n")[0],
         epilog=EPILOG,
         formatter_class=RAW,
     )
     add_commands(parser.add_subparsers(dest="command", required=True))
-    return run(parser.parse_args(join_option_values(sys.argv[1:] if argv is None else argv)))
-
-
-def _refusal(exc: ClientError) -> str:
-    """One line (or one per bad field), said once: the status, then the API's reason."""
-    if not exc.status:
-        return exc.detail
-    try:
-        phrase = HTTPStatus(exc.status).phrase
-    except ValueError:
-        phrase = "error"
-    if len(exc.fields) > 1:
-        lines = [f"  {f.get('field')}: {f.get('message')}" for f in exc.fields]
-        return "\n".join([f"{exc.status} {phrase}:", *lines])
-    return f"{exc.status} {phrase}: {exc.detail}"
+    words = sys.argv[1:] if argv is None else argv
+    check_argv(words)
+    return run(parser.parse_args(join_option_values(words)))
 
 
 def _command(commands: Any, name: str, text: str) -> argparse.ArgumentParser:

@@ -31,6 +31,7 @@ from autoscaler.api.access import Access, admin_target
 from autoscaler.api.app import create_app
 from autoscaler.api.connections import ConnectionLimits
 from autoscaler.api.context import NO_SNOOZE_NOTIFICATIONS, ApiContext, SnoozeNotifications
+from autoscaler.api.problems import error_responses
 from autoscaler.api.server import ApiServer
 from autoscaler.api.static_tokens import StaticTokens
 from autoscaler.compose.loop_parts import SharedState
@@ -48,7 +49,7 @@ from autoscaler.domain.policy.decisions import Policy
 from autoscaler.engine.cycle.snapshots import SnapshotStore
 from autoscaler.engine.metrics.telemetry import ServiceMetrics
 from autoscaler.keda.answers import KedaAnswers
-from autoscaler.keda.http import keda_router
+from autoscaler.keda.http import ERROR_STATUSES, keda_router
 from autoscaler.settings.api import ApiSettings
 from autoscaler.settings.tree import ClusterSettings, Settings
 
@@ -235,5 +236,8 @@ def keda_metrics_router(answers: KedaAnswers, *, auth: Auth, settings: Settings)
         reads_open=settings.api.reads_open,
     )
     return keda_router(
-        answers=answers, authenticate=access.authenticate, authorize=access.authorize
+        answers=answers,
+        authenticate=access.authenticate,
+        authorize=access.authorize,
+        error_responses=error_responses(*ERROR_STATUSES),  # the API's Problem bodies
     )

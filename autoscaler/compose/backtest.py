@@ -4,10 +4,15 @@ generated history of the demo's stories (no Prometheus needed)."""
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timedelta
 
-from autoscaler.adapters.prometheus.range import PrometheusRange
+import requests
+
+from autoscaler.adapters.prometheus.range import PrometheusRange, RangeReply
 from autoscaler.backtest.command import Span, run_backtest
 from autoscaler.backtest.source import RangeQueries
+from autoscaler.client.next_steps import prometheus_unreachable
+from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.demo.scenarios import RECORDED_DAY, Scenario
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings
@@ -23,11 +28,38 @@ def backtest(settings: Settings, args: argparse.Namespace) -> int:
         return run_backtest(
             args, settings=settings, policy=policy, source=history, recorded=recorded
         )
+    if args.prometheus_url:
+        prometheus = settings.prometheus.model_copy(update={"url": args.prometheus_url})
+        settings = settings.model_copy(update={"prometheus": prometheus})
     source = PrometheusRange(prometheus=settings.prometheus)
+    told = Told(source, url=settings.prometheus.url)
     try:
-        return run_backtest(args, settings=settings, policy=policy, source=source)
+        return run_backtest(args, settings=settings, policy=policy, source=told)
     finally:
         source.close()
+
+
+class Told:
+    """The range queries, with a connection failure told in one line that names where to
+    point the backtest (`--prometheus-url`, `IGA_PROMETHEUS_URL`) instead of urllib3's
+    400 characters. Other failures (a refused query, a bad reply) keep their own words."""
+
+    def __init__(self, source: PrometheusRange, *, url: str) -> None:
+        self._source = source
+        self._url = url
+
+    def query_range(
+        self, promql: str, *, start: datetime, end: datetime, step: timedelta
+    ) -> RangeReply:
+        try:
+            return self._source.query_range(promql, start=start, end=end, step=step)
+        except MetricsUnavailable as exc:
+            cause = exc.__cause__
+            if isinstance(cause, requests.ConnectionError) and not isinstance(
+                cause, requests.exceptions.SSLError | requests.Timeout
+            ):
+                raise MetricsUnavailable(prometheus_unreachable(self._url, cause)) from exc
+            raise
 
 
 def demo_history(settings: Settings) -> RecordedHistory:

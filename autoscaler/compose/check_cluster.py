@@ -19,6 +19,7 @@ from pathlib import Path
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.configuration import list_configuration
 from autoscaler.adapters.kueue.resources import KUEUE_GROUP
+from autoscaler.client.next_steps import CLUSTER_FOR_CHECK as NEXT
 from autoscaler.core.errors import ClusterError, ConfigError
 from autoscaler.domain.kueue_config import PRIORITY_BOOST_GATE, gate_served
 from autoscaler.domain.policy.rules import Reclaim
@@ -26,15 +27,11 @@ from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import ClusterSettings, Settings
 
 EXIT_UNREACHABLE = 3
-NEXT = (
-    "check --kubeconfig and --context (or cluster.kubeconfig and cluster.context), or run "
-    "check-config without --cluster to check the file alone"
-)
 
 
 def check_cluster(settings: Settings, *, kubeconfig: Path | None, context: str | None) -> int:
     """The cluster's lines on stdout (comments) and stderr (warnings, errors); the exit code."""
-    cluster = _pointed(settings.cluster, kubeconfig=kubeconfig, context=context)
+    cluster = pointed(settings.cluster, kubeconfig=kubeconfig, context=context)
     try:
         client = KubeClient.from_settings(cluster)
     except ConfigError as exc:
@@ -77,7 +74,7 @@ def _read(settings: Settings, cluster: ClusterSettings, client: KubeClient) -> i
     return 0
 
 
-def _pointed(
+def pointed(
     cluster: ClusterSettings, *, kubeconfig: Path | None, context: str | None
 ) -> ClusterSettings:
     """The cluster settings, pointed where the command line says."""

@@ -6,9 +6,12 @@ election) wired into the service, run until SIGTERM. `build_replica` builds one 
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import sys
 import threading
 from datetime import timedelta
+from pathlib import Path
 from types import FrameType
 
 from autoscaler.adapters.kuberay.cached_source import CachedRayClusters
@@ -22,17 +25,20 @@ from autoscaler.adapters.kueue.configuration import list_configuration
 from autoscaler.adapters.prometheus.promql import QueryTemplates
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.state.store import RuntimeStateStore
+from autoscaler.client.next_steps import no_kubernetes_credentials
 from autoscaler.compose.api import (
     build_api,
     build_auth,
     keda_metrics_router,
     snooze_notifications,
 )
+from autoscaler.compose.check_cluster import pointed
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.managers import build_actuator, build_pending
 from autoscaler.compose.service import Service, StopOnly, build_service
 from autoscaler.core.clock import SystemClock
+from autoscaler.core.errors import ConfigError
 from autoscaler.core.logs import configure_logging
 from autoscaler.core.ports import (
     Clock,
@@ -43,7 +49,9 @@ from autoscaler.core.ports import (
 from autoscaler.domain.policy.management import Manager
 from autoscaler.engine.acting.context import always_leads
 from autoscaler.settings.rules import longest_loading
-from autoscaler.settings.tree import QuerySettings, Settings
+from autoscaler.settings.tree import ClusterSettings, QuerySettings, Settings
+
+EXIT_NO_CLUSTER = 3  # as `check-config --cluster`: no usable Kubernetes configuration
 
 
 def query_templates(queries: QuerySettings) -> QueryTemplates:
@@ -223,10 +231,15 @@ def log_kueue_configuration(settings: Settings, client: KubeClient, logger: logg
     logger.log(logging.INFO if config.readable else logging.WARNING, "%s", config.summary())
 
 
-def serve(settings: Settings) -> int:
-    """Run until SIGTERM or SIGINT, then finish the current cycle and stop."""
+def serve(settings: Settings, *, kubeconfig: Path | None = None, context: str | None = None) -> int:
+    """Run until SIGTERM or SIGINT, then finish the current cycle and stop. `kubeconfig` and
+    `context` point it elsewhere than `cluster.kubeconfig` and `cluster.context`."""
+    cluster = pointed(settings.cluster, kubeconfig=kubeconfig, context=context)
+    settings = settings.model_copy(update={"cluster": cluster})
+    client = kube_client(cluster)
+    if client is None:
+        return EXIT_NO_CLUSTER
     logger = configure_logging(format_name=settings.logging.format, level=settings.logging.level)
-    client = KubeClient.from_settings(settings.cluster)
     elector = build_elector(settings, client, logger) if settings.leader_election.enabled else None
     service = build_replica(
         settings, client=client, clock=SystemClock(), logger=logger, elector=elector
@@ -242,6 +255,22 @@ def serve(settings: Settings) -> int:
     service.stop()
     logger.info("stopped cleanly")
     return 0
+
+
+def kube_client(cluster: ClusterSettings) -> KubeClient | None:
+    """The client of the configured cluster; None, once one line on stderr has said what to
+    set, when there are no Kubernetes credentials to load (not in a pod, no kubeconfig)."""
+    try:
+        return KubeClient.from_settings(cluster)
+    except ConfigError as exc:
+        said = no_kubernetes_credentials(
+            exc.problems,
+            kubeconfig=cluster.kubeconfig,
+            in_cluster="KUBERNETES_SERVICE_HOST" in os.environ,
+            environ=os.environ,
+        )
+        print(f"error: {said}", file=sys.stderr)
+        return None
 
 
 def stop_on_signals(logger: logging.Logger) -> threading.Event:

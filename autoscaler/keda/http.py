@@ -20,10 +20,10 @@ An `authenticate` or `authorize` that raises ClusterError (a review unreachable)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from typing import Annotated, Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
-from fastapi import APIRouter, Header, HTTPException, Request, status
+from fastapi import APIRouter, HTTPException, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -38,6 +38,8 @@ Authenticate = Callable[[str], Identity | None]  # the token's caller; None: not
 Authorize = Callable[[Identity, str], Verdict]  # may this caller read that namespace?
 PREFIX = "/api/v1/keda"  # the metrics path is PREFIX + "/metrics"
 VALUE_LOCATION = "value"
+# Every refusal the route gives (no 422: nothing FastAPI validates, the query is read here).
+ERROR_STATUSES = (400, 401, 403, 404, 503)
 _STATUS = {
     Activity.UNKNOWN: status.HTTP_503_SERVICE_UNAVAILABLE,
     Activity.NOT_FOUND: status.HTTP_404_NOT_FOUND,
@@ -71,25 +73,29 @@ def keda_router(
     authorize: Authorize = refuse_all,
     require_token: bool = True,
     prefix: str = PREFIX,
+    error_responses: Mapping[int | str, dict[str, Any]] | None = None,
 ) -> APIRouter:
-    """Mount with `app.include_router(router)`, no extra prefix."""
+    """Mount with `app.include_router(router)`, no extra prefix. `error_responses`: how the
+    app that mounts it documents each of ERROR_STATUSES (its error bodies)."""
     router = APIRouter(prefix=prefix, tags=["keda"])
+    documented: Mapping[int | str, dict[str, Any]] = error_responses or {
+        code: {} for code in ERROR_STATUSES
+    }
 
     @router.get(
         "/metrics",
         response_model=KedaMetric,
         response_model_by_alias=True,
-        responses={400: {}, 401: {}, 403: {}, 404: {}, 503: {}},
+        responses=dict(documented),
         summary="Idle signal for KEDA's metrics-api trigger (valueLocation: value)",
         operation_id="keda_metrics",  # `metrics` is the service's own /metrics
         openapi_extra={"parameters": [_documented_query(answers.profiles)]},
     )
-    def metrics(  # sync: `authenticate` may call the API server, so it runs in a worker
-        request: Request,
-        *,
-        # The bearer scheme the document's `security` names (api/openapi.py), not a parameter.
-        authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
-    ) -> KedaMetric:
+    def metrics(request: Request) -> KedaMetric:
+        # Sync: `authenticate` may call the API server, so it runs in a worker. The bearer
+        # scheme is the document's `security` (api/openapi.py), read here rather than as a
+        # FastAPI parameter, which would document a 422 the route never gives.
+        authorization = request.headers.get("authorization")
         who = _caller(authorization, authenticate=authenticate, required=require_token)
         params = request.query_params
         repeated = sorted({key for key in params if len(params.getlist(key)) > 1})

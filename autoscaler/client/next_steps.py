@@ -1,0 +1,203 @@
+"""The one home of the command line's error wording: each error is one line that says what is
+wrong and what to do next (a flag, an environment variable, a command), docs/CLI.md.
+
+The client's subcommands word their refusals here (`refusal`); the composition root words
+`serve`'s and `backtest`'s start-up errors with the functions below, so the same flag or
+variable is named the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from http import HTTPStatus
+from itertools import pairwise
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+from autoscaler.client.api import DEFAULT_URL, URL_VARIABLE, ClientError
+from autoscaler.client.credentials import TOKEN_VARIABLE
+from autoscaler.client.kubeconfig import kubeconfig_paths
+
+PROG = "idle-gpu-autoscaler"
+# As README.md installs it: the release and its namespace are both idle-gpu-autoscaler.
+PORT_FORWARD = "kubectl port-forward -n idle-gpu-autoscaler svc/idle-gpu-autoscaler 8080"
+PROMETHEUS_VARIABLE = "IGA_PROMETHEUS_URL"  # settings/tree.py's override of prometheus.url
+PROMETHEUS_FORWARD = "kubectl port-forward -n monitoring svc/prometheus-operated 9090"
+API_PREFIX = "/api/v1"
+ROUTE_MISSING = "Not Found"  # FastAPI's detail for a path no route serves
+UNIT_WORDS = re.compile(
+    r"^(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$", re.IGNORECASE
+)
+NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+
+SERVER = f"point --server or ${URL_VARIABLE} at the service's REST address (`{PORT_FORWARD}`)"
+TOKEN = (
+    f"pass --token-file PATH or set ${TOKEN_VARIABLE}, or pick a kubeconfig context that "
+    "gives a bearer token with --context"
+)
+
+CLUSTER_FOR_CHECK = (  # `check-config --cluster` that cannot reach the cluster
+    "check --kubeconfig and --context (or cluster.kubeconfig and cluster.context), or run "
+    "check-config without --cluster to check the file alone"
+)
+
+
+def refusal(exc: ClientError, *, namespace: str | None = None) -> str:
+    """One line (or one per bad field), said once: the status, the API's reason, the next
+    step where the status has one (`namespace`: the one the command named)."""
+    if not exc.status:
+        return unreachable(exc)
+    try:
+        phrase = HTTPStatus(exc.status).phrase
+    except ValueError:
+        phrase = "error"
+    if len(exc.fields) > 1:
+        lines = [f"  {f.get('field')}: {f.get('message')}" for f in exc.fields]
+        return "\n".join([f"{exc.status} {phrase}:", *lines])
+    said = f"{exc.status} {phrase}: {exc.detail}"
+    step = _next_step(exc, namespace=namespace)
+    return f"{said}; {step}" if step else said
+
+
+def _next_step(exc: ClientError, *, namespace: str | None) -> str | None:
+    if exc.status == HTTPStatus.UNAUTHORIZED:
+        return TOKEN
+    if exc.status != HTTPStatus.NOT_FOUND:
+        return None
+    if exc.detail == ROUTE_MISSING:  # no route: not a workload the API does not know
+        return _wrong_address(exc.server)
+    if exc.detail.startswith("no workload ") and namespace:
+        return f"see the namespace's workloads with `{PROG} status -n {namespace}`"
+    if exc.detail.startswith("namespace ") and exc.detail.endswith(" does not exist"):
+        return "check its name with `kubectl get namespaces`"
+    return None
+
+
+def _wrong_address(server: str) -> str:
+    """A 404 from no route at all: the server is not the service's base address."""
+    server = server.rstrip("/")
+    if server.endswith(API_PREFIX):
+        return (
+            f"the server address (--server, ${URL_VARIABLE}) is the service's base address, "
+            f"without {API_PREFIX}: {server.removesuffix(API_PREFIX)}"
+        )
+    return f"is {server} the idle-gpu-autoscaler's REST address? {SERVER}"
+
+
+def unreachable(exc: ClientError) -> str:
+    """No HTTP answer: what the transport said, and where to point the client instead."""
+    base = exc.server.rstrip("/") or "the service"
+    cause = exc.__cause__
+    if isinstance(cause, httpx.UnsupportedProtocol):
+        return f"--server {base} needs http:// or https://, e.g. --server {DEFAULT_URL}"
+    if isinstance(cause, httpx.ProtocolError):  # h11 read HTTP/2 frames, or no HTTP at all
+        return (
+            f"cannot reach {base}: it does not answer HTTP/1.1 ({cause}); is that the gRPC "
+            "(KEDA) port? The REST API listens on the service's `http` port (api.port, 8080 "
+            f"by default): {SERVER}"
+        )
+    if isinstance(cause, httpx.ConnectError) and "WRONG_VERSION_NUMBER" in str(cause):
+        return (
+            f"cannot reach {base}: TLS failed ({cause}), the address answers plain HTTP (as "
+            f"the service does): use --server http://{urlsplit(base).netloc}"
+        )
+    if isinstance(cause, httpx.ConnectError) and "SSL" in str(cause):
+        return f"cannot reach {base}: TLS failed ({cause}); check the address and its certificate"
+    if isinstance(cause, httpx.TimeoutException):
+        return f"cannot reach {base}: no answer in time ({type(cause).__name__}); {SERVER}"
+    return f"cannot reach {base}: {cause or exc.detail}; is it running? {SERVER}"
+
+
+def empty_namespace(namespace: str) -> str:
+    """`status -n NS` found nothing: the namespace is unknown to the service, or unreadable."""
+    return (
+        f"no workloads in namespace {namespace}: the service knows none there, or you cannot "
+        f"read it; see which namespaces have some with `{PROG} status` (every namespace you "
+        "may read) or `kubectl get workloads.kueue.x-k8s.io -A`"
+    )
+
+
+def durations_written_apart(argv: Sequence[str]) -> str | None:
+    """`--for 5 hours`: argparse would take `hours` for a stray argument and print the whole
+    usage. A number followed by a unit word is a duration written apart."""
+    for number, word in pairwise(argv):
+        unit = UNIT_WORDS.match(word)
+        if NUMBER.match(number) and unit:
+            written = _written(number, unit.group(1).lower()[0])
+            return (
+                f"{number} {word}: durations are written as one word with a unit, s, m, h "
+                f"or d: {written} (like 90m, 4h, 1h30m, 2d)"
+            )
+    return None
+
+
+def _written(number: str, unit: str) -> str:
+    if unit == "w":  # no week unit: in days
+        return f"{float(number) * 7:g}d"
+    return f"{number}{unit}"
+
+
+def usage_error(prog: str, message: str) -> str:
+    """argparse's complaint in one line, with the help to read instead of the usage dump."""
+    return f"{message}; see `{prog} --help`"
+
+
+def no_kubernetes_credentials(
+    problems: Sequence[str],
+    *,
+    kubeconfig: Path | None,
+    in_cluster: bool,
+    environ: Mapping[str, str],
+) -> str:
+    """`serve` could not load a Kubernetes configuration: none at all, or one it cannot use."""
+    demo = f"or try it without a cluster: `{PROG} demo`"
+    if kubeconfig is None and not in_cluster and not _any_exists(kubeconfig_paths(environ)):
+        return (
+            "no Kubernetes credentials found (not in a pod, no kubeconfig at $KUBECONFIG or "
+            "~/.kube/config): run it in the cluster (the Helm chart), set KUBECONFIG or pass "
+            f"--kubeconfig PATH (cluster.kubeconfig), {demo}"
+        )
+    said = "; ".join(p.removeprefix("cluster.kubeconfig: ") for p in problems)
+    return (
+        f"{said}; check KUBECONFIG or --kubeconfig PATH (cluster.kubeconfig) and --context "
+        f"(`kubectl config get-contexts`), {demo}"
+    )
+
+
+def prometheus_unreachable(url: str, error: BaseException) -> str:
+    """`backtest` cannot connect to Prometheus: the short reason, and how to point it."""
+    return (
+        f"cannot connect to Prometheus at {url} ({short_reason(error)}): pass --prometheus-url "
+        f"or set {PROMETHEUS_VARIABLE}, e.g. http://localhost:9090 after "
+        f"`{PROMETHEUS_FORWARD}`"
+    )
+
+
+def short_reason(error: BaseException) -> str:
+    """The innermost operating-system reason of a chained error (`[Errno 111] Connection
+    refused`), rather than the 400 characters urllib3 and requests wrap around it."""
+    for found in _chain(error):
+        if isinstance(found, OSError) and found.strerror:
+            return f"[Errno {found.errno}] {found.strerror}"
+    return type(error).__name__
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    todo = [error]
+    while todo:
+        found = todo.pop(0)
+        if id(found) in seen:
+            continue
+        seen.add(id(found))
+        yield found
+        linked = [found.__cause__, found.__context__, getattr(found, "reason", None)]
+        linked += [arg for arg in found.args if isinstance(arg, BaseException)]
+        todo += [e for e in linked if isinstance(e, BaseException)]
+
+
+def _any_exists(paths: Sequence[Path]) -> bool:
+    return any(path.exists() for path in paths)
