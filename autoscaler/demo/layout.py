@@ -56,9 +56,21 @@ def stamped(stamp: str, text: str, width: int) -> list[str]:
     return wrap(f"{stamp} {text}", width, indent=len(stamp) + 1)
 
 
+def stamped_head(stamp: str, text: str, width: int, *, rows: int) -> list[str]:
+    """As many of a happening's first words as `rows` hold, marked as continuing ("…"): for
+    the one happening the screen has no room left to show whole."""
+    words = text.split()
+    for count in range(len(words) - 1, 0, -1):
+        head = stamped(stamp, " ".join([*words[:count], "…"]), width)
+        if len(head) <= rows:
+            return head
+    return []
+
+
 def fit_table(heads: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[str]:
     """The table in at most `width` columns: columns dropped in `DROPPED_FIRST` order until
-    the rest leave the last one `STATE_MIN`, then each cell wrapped inside its column."""
+    the rest leave the last one `STATE_MIN` (whatever its cells hold now, so the columns do
+    not come and go as the states change), then each cell wrapped inside its column."""
     kept = list(range(len(heads)))
     for name in DROPPED_FIRST:
         if _natural_width(heads, cells, kept) <= width:
@@ -79,8 +91,8 @@ def fit_table(heads: Sequence[str], cells: Sequence[Sequence[str]], width: int) 
 
 
 def _natural_width(heads: Sequence[str], cells: Sequence[Sequence[str]], kept: list[int]) -> int:
-    widths = [max(len(row[i]) for row in [heads, *cells]) for i in kept]
-    return sum(widths[:-1]) + min(widths[-1], STATE_MIN) + len(GAP) * (len(kept) - 1)
+    widths = [max(len(row[i]) for row in [heads, *cells]) for i in kept[:-1]]
+    return sum(widths) + STATE_MIN + len(GAP) * (len(kept) - 1)
 
 
 def _table_row(row: Sequence[str], widths: Sequence[int]) -> list[str]:

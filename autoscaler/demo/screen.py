@@ -7,7 +7,8 @@ region is fitted to the rows and columns left under the header, words whole
 (`autoscaler.demo.layout`): writing it never scrolls the header away.
 
 Region, top to bottom: the simulated time, the quota and the table; then the latest
-happenings, as many whole ones as the rows left hold.
+happenings, as many as the rows left hold (the oldest of them perhaps only its first words,
+marked "…", so that no row is left empty while a happening is hidden).
 
 When the story ends the live view is left: the summary is written under the table (or, when
 both would not fit, in the table's place) as ordinary text, followed by what comes after it
@@ -23,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from autoscaler.demo.header import Header
-from autoscaler.demo.layout import rows_taken, stamped, wrap_all
+from autoscaler.demo.layout import rows_taken, stamped, stamped_head, wrap_all
 from autoscaler.demo.story import Cycle, World
 from autoscaler.demo.view import Row, happenings, quota_line, rows, stamp_of, table
 from autoscaler.domain.models import State, WorkloadRef
@@ -144,11 +145,14 @@ class LiveTable:
         return [*kept, "", *recent] if recent else kept
 
     def _latest(self, width: int, *, rows: int) -> list[str]:
-        """The latest happenings that fit in `rows`, each whole, oldest first."""
+        """The latest happenings that fit in `rows`, oldest first, each whole but the oldest
+        shown, which may show only its first words: rows are never left empty while a
+        happening is hidden."""
         shown: list[str] = []
         for stamp, text in reversed(self._recent):
             lines = stamped(stamp, text, width)
-            if len(shown) + len(lines) > rows:
-                break
+            left = rows - len(shown)
+            if len(lines) > left:
+                return stamped_head(stamp, text, width, rows=left) + shown
             shown = lines + shown
         return shown
