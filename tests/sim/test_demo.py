@@ -227,7 +227,7 @@ def test_a_terminal_keeps_the_header_and_gets_the_table_redrawn_under_it() -> No
     header = screen[: screen.index("\x1b[5;1H")]
     assert screen.count("\x1b[2J") == 1  # the whole screen is cleared once, for the header
     assert header.startswith("\x1b[2J\x1b[Hidle-gpu-autoscaler demo: two-clusters")
-    assert len(header.splitlines()) == 4  # story, policy, speed and a blank line
+    assert len(header.splitlines()) == 4  # story, policy, mode and a blank line
     assert len(redraws) > 90 and set(redraws) == {"5"}  # one per minute, under the header
     assert "first-raycluster   demo       user-queue -> cluster-queue  0/2" in screen[-2000:]
 
