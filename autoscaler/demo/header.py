@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autoscaler.demo.endpoints import Endpoints
 from autoscaler.demo.layout import Verbatim, wrap_all
+from autoscaler.demo.scenarios import DEFAULT_SCENARIO
 from autoscaler.demo.story import World
 from autoscaler.domain.durations import format_duration
 
@@ -112,12 +113,18 @@ def endpoint_lines(world: World, endpoints: Endpoints, *, commands: Commands) ->
     return [Verbatim(line) for line in lines]
 
 
-def serve_hint(commands: Commands) -> str:
-    """After a story that does not serve on: how to get servers that stay up to try."""
-    return (
-        "The REST API and the KEDA scaler stopped with the story; to try them, "
-        f"`{commands.cli} demo --serve` keeps them up and prints commands to paste."
+def serve_hint(world: World, *, commands: Commands) -> list[str]:
+    """After a story that does not serve on: the command that replays it with servers that
+    stay up to try, on a line of its own to paste."""
+    scenario = world.scenario.name
+    again = f"{commands.cli} demo" + (
+        "" if scenario == DEFAULT_SCENARIO else f" --scenario {scenario}"
     )
+    return [
+        "The REST API and the KEDA scaler stopped with the story. To try them, this runs it "
+        "again, keeps them up and prints commands to paste:",
+        Verbatim(f"  {again} --serve"),
+    ]
 
 
 def try_lines(world: World, endpoints: Endpoints, *, commands: Commands) -> list[str]:

@@ -183,7 +183,7 @@ def _after_the_summary(
     if endpoints is None:
         return [serves_on] if serves_on else []
     if serves_on is None:
-        return [serve_hint(commands)]
+        return serve_hint(world, commands=commands)
     return [*endpoint_lines(world, endpoints, commands=commands), "", serves_on]
 
 

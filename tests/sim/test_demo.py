@@ -268,9 +268,8 @@ def test_a_story_that_does_not_serve_on_says_how_to_try_the_api_instead_of_dead_
 
     printed = out.getvalue()
     assert not re.search(r"^(REST|gRPC|token|try)", printed, re.MULTILINE)  # a paste would fail
-    assert printed.splitlines()[-1].endswith(
-        "demo --serve` keeps them up and prints commands to paste."
-    )
+    assert printed.splitlines()[-2].startswith("The REST API and the KEDA scaler stopped")
+    assert re.fullmatch(r"  \S+ demo --serve", printed.splitlines()[-1])
 
 
 def test_after_the_story_the_service_keeps_cycling_for_the_requested_wall_time() -> None:
