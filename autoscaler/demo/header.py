@@ -1,5 +1,6 @@
-"""The demo's fixed header: the story, the policy, where the REST API and the KEDA scaler
-listen with the token, and two commands to try them, ready to paste into a second terminal.
+"""The demo's fixed header (the story, the policy, what the service does in it), and what is
+printed after the summary: where the REST API and the KEDA scaler listen with the token, and
+commands to try them, ready to paste into a second terminal.
 
 The commands name this installation as it can be run from the current directory (the console
 script when it is on PATH or in the interpreter's folder, else `python -m autoscaler`), so a
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autoscaler.demo.endpoints import Endpoints
+from autoscaler.demo.layout import Verbatim, wrap_all
+from autoscaler.demo.scenarios import DEFAULT_SCENARIO
 from autoscaler.demo.story import World
 from autoscaler.domain.durations import format_duration
 
@@ -51,17 +54,77 @@ class Commands:
         return cls(cli=cli, python=_shown(python, cwd or Path.cwd()))
 
 
-def header_lines(world: World, endpoints: Endpoints | None, *, commands: Commands) -> list[str]:
-    """What stays at the top of the screen for the whole demo."""
-    lines = _story(world)
-    if endpoints is not None:
-        lines += [
-            f"REST: {endpoints.rest_url}",
-            f"gRPC: {endpoints.grpc_address}",
-            f"token: {endpoints.token}",
-            *try_lines(world, endpoints, commands=commands),
-        ]
-    return [*lines, ""]
+HEADER_ROWS = 3  # the most the header takes, at every terminal size
+
+
+@dataclass(frozen=True)
+class Header:
+    """What stays at the top of the screen for the whole story: the story, the policy and
+    what the service does in it, in at most `HEADER_ROWS` rows. The REST API's address, the
+    token and the commands to try them come after the summary (`endpoint_lines`), printed
+    whole so they can be pasted."""
+
+    story: str  # "idle-gpu-autoscaler demo: two-clusters"
+    title: str
+    policy: str
+    mode: str
+
+    def shows_title(self, width: int) -> bool:
+        """Whether the header fitted to `width` still names the story's title."""
+        return self.title in " ".join(self.lines(width))
+
+    def lines(self, width: int | None = None) -> list[str]:
+        """The header in rows of at most `width` (None: one line each, for logs), words
+        whole: the story's title is left to the status line when all would not fit."""
+        full = [f"{self.story} ({self.title})", self.policy, self.mode]
+        if width is None:
+            return full
+        shorter = [[self.story, self.policy, self.mode], [self.story, self.policy], [self.story]]
+        for candidate in [full, *shorter]:
+            rows = wrap_all(candidate, width)
+            if len(rows) <= HEADER_ROWS:
+                return rows
+        return wrap_all([self.story], width)[:HEADER_ROWS]
+
+
+def header_of(world: World) -> Header:
+    scenario, policy = world.scenario, world.settings.policy
+    return Header(
+        story=f"idle-gpu-autoscaler demo: {scenario.name}",
+        title=scenario.title,
+        policy=f"policy: every GPU at or below {policy.threshold_percent:g}% for "
+        f"{format_duration(policy.idle_window)}, grace {format_duration(policy.grace_period)}, "
+        f"coverage at least {policy.min_coverage:.0%}",
+        mode="dry-run: it says what it would do and stops nothing"
+        if policy.dry_run
+        else "acting: warns, then stops; the summary compares a replay that stops nothing",
+    )
+
+
+def endpoint_lines(world: World, endpoints: Endpoints, *, commands: Commands) -> list[str]:
+    """Where the REST API and the KEDA scaler listen, the token, and the commands to try
+    them (`try_lines`): printed after the summary, each on one line however long, to paste."""
+    lines = [
+        f"REST: {endpoints.rest_url}",
+        f"gRPC: {endpoints.grpc_address}",
+        f"token: {endpoints.token}",
+        *try_lines(world, endpoints, commands=commands),
+    ]
+    return [Verbatim(line) for line in lines]
+
+
+def serve_hint(world: World, *, commands: Commands) -> list[str]:
+    """After a story that does not serve on: the command that replays it with servers that
+    stay up to try, on a line of its own to paste."""
+    scenario = world.scenario.name
+    again = f"{commands.cli} demo" + (
+        "" if scenario == DEFAULT_SCENARIO else f" --scenario {scenario}"
+    )
+    return [
+        "The REST API and the KEDA scaler stopped with the story. To try them, this runs it "
+        "again, keeps them up and prints commands to paste:",
+        Verbatim(f"  {again} --serve"),
+    ]
 
 
 def try_lines(world: World, endpoints: Endpoints, *, commands: Commands) -> list[str]:
@@ -84,19 +147,6 @@ def try_lines(world: World, endpoints: Endpoints, *, commands: Commands) -> list
     return [
         f"try the API:  {cli}",
         f"try KEDA:     {commands.python} -c '{is_active}'",
-    ]
-
-
-def _story(world: World) -> list[str]:
-    scenario, policy, speed = world.scenario, world.settings.policy, world.clock.speed
-    return [
-        f"idle-gpu-autoscaler demo: {scenario.name} ({scenario.title})",
-        f"policy: every GPU at or below {policy.threshold_percent:g}% for "
-        f"{format_duration(policy.idle_window)}, grace {format_duration(policy.grace_period)}, "
-        f"coverage at least {policy.min_coverage:.0%}; acting (the summary replays it in dry-run)",
-        "speed: as fast as possible"
-        if speed is None
-        else f"speed: {speed:g} simulated seconds per second",
     ]
 
 

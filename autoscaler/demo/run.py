@@ -5,8 +5,8 @@ so the summary can say what acting changed. The composition root passes `build_s
 optionally, `configure` (adjusts the scenario's settings before the service is built: ports,
 tokens, KEDA; the policy stays the scenario's) and `extra_servers`: a context manager factory
 that starts the REST API and the KEDA gRPC endpoint on the live world's snapshot store and
-cluster, and yields their `Endpoints`, which the header keeps in view with commands to try them.
-After the story the demo serves on for `--duration` seconds, or until Ctrl-C with `--serve`.
+cluster, and yields their `Endpoints`. After the story and its summary the demo prints them with
+commands to try them, and serves on for `--duration` seconds, or until Ctrl-C with `--serve`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from autoscaler.demo.endpoints import Endpoints
-from autoscaler.demo.header import Commands, header_lines
+from autoscaler.demo.header import Commands, endpoint_lines, header_of, serve_hint
 from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS
 from autoscaler.demo.screen import LiveTable
@@ -150,7 +150,7 @@ def play_demo(
     servers = extra_servers(world) if extra_servers is not None else nullcontext(None)
     commands = Commands.here()
     with servers as endpoints:
-        view.start(header_lines(world, endpoints, commands=commands))
+        view.start(header_of(world))
         people = People(scenario.people, endpoints=endpoints, shown_python=commands.python)
         live = play(world, on_cycle=view.show, people=people)
         replay_world = World.build(
@@ -164,10 +164,27 @@ def play_demo(
         replay = play(replay_world)
         summary = summarize(live, replay)
         serves_on = options.serves_on
-        view.conclude([*render(summary), *(["", serves_on] if serves_on else [])])
+        view.conclude(
+            render(summary),
+            then=_after_the_summary(
+                world, endpoints=endpoints, serves_on=serves_on, commands=commands
+            ),
+        )
         if serves_on:
             keep_serving(world, wall_seconds=options.duration, on_cycle=view.show)
     return DemoRun(live, replay, summary)
+
+
+def _after_the_summary(
+    world: World, *, endpoints: Endpoints | None, serves_on: str | None, commands: Commands
+) -> list[str]:
+    """Where the API listens and the commands to try it, while the demo serves on; else how
+    to make it serve on (the servers stop with the story: a pasted command would fail)."""
+    if endpoints is None:
+        return [serves_on] if serves_on else []
+    if serves_on is None:
+        return serve_hint(world, commands=commands)
+    return [*endpoint_lines(world, endpoints, commands=commands), "", serves_on]
 
 
 def _view(stream: TextIO, *, interactive: bool) -> View:

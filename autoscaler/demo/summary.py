@@ -264,8 +264,10 @@ def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
         text += f"; evidence: {evidence_text(last.evidence)}"
     if alone.longest_idle:
         text += f"; longest idle stretch {_minutes(alone.longest_idle)} of {_minutes(window)}"
-    if alone.unknown_for:
-        text += f"; unknown for {_minutes(alone.unknown_for)} ({alone.unknown_reason})"
+    if alone.unknown_for:  # its reason once: it may be the last reason, already said
+        said = not alone.unknown_reason or alone.unknown_reason in alone.reason
+        why = "" if said else f" ({alone.unknown_reason})"
+        text += f"; unknown for {_minutes(alone.unknown_for)}{why}"
     if alone.loading_for:
         text += f"; loading for {_minutes(alone.loading_for)}"
     if alone.idle_held_gpus:

@@ -1,18 +1,22 @@
 """What a person watching the demo sees: per RayCluster its queue, GPUs, utilization and state,
 and the decisions as they happen.
 
-`autoscaler.demo.screen.LiveTable` redraws the table under a fixed header in a terminal;
+`autoscaler.demo.screen.LiveTable` redraws the table under a fixed header in a terminal,
+fitted to its width;
 `PlainLines` (`--non-interactive`, or when the output is not a terminal) prints one line per
 happening, for CI logs.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, TextIO
 
+from autoscaler.demo.header import Header
+from autoscaler.demo.layout import fit_table
 from autoscaler.demo.story import Cycle, World
 from autoscaler.demo.telling import (
     STOPPING,
@@ -37,25 +41,27 @@ from autoscaler.sim.pods import GPU
 
 @dataclass(frozen=True)
 class Row:
-    raycluster: str
+    owner: str  # its name, with its manager when that is not Kueue
     namespace: str
     queue: str
     gpus: str  # held / requested
     utilization: str
     state: str
+    kind: str = "RayCluster"
 
 
 class View(Protocol):
-    def start(self, header: Sequence[str]) -> None:
-        """Show the lines that stay: the story, the policy, the endpoints."""
+    def start(self, header: Header) -> None:
+        """Show the lines that stay: the story, the policy, what the service does."""
         ...
 
     def show(self, world: World, cycle: Cycle) -> None:
         """One cycle's table and happenings."""
         ...
 
-    def conclude(self, lines: Sequence[str]) -> None:
-        """The summary, and what happens next; kept in view while the demo serves on."""
+    def conclude(self, summary: Sequence[str], *, then: Sequence[str] = ()) -> None:
+        """The summary in full, then `then` (where the API listens, the commands to try it,
+        whether the demo serves on), each line whole; left on screen while it serves on."""
         ...
 
 
@@ -163,8 +169,8 @@ class PlainLines:
         self._states: dict[WorkloadRef, State] = {}
         self._held: set[WorkloadRef] = set()
 
-    def start(self, header: Sequence[str]) -> None:
-        self._out.write("".join(line + "\n" for line in header))
+    def start(self, header: Header) -> None:
+        self._out.write("".join(line + "\n" for line in [*header.lines(), ""]))
         self._out.flush()
 
     def show(self, world: World, cycle: Cycle) -> None:
@@ -176,8 +182,10 @@ class PlainLines:
             self._out.write(f"{stamp} {line}\n")
         self._out.flush()
 
-    def conclude(self, lines: Sequence[str]) -> None:
-        self._out.write("\n" + "\n".join(lines) + "\n")
+    def conclude(self, summary: Sequence[str], *, then: Sequence[str] = ()) -> None:
+        self._out.write(
+            "".join(line + "\n" for line in ["", *summary, *(["", *then] if then else [])])
+        )
         self._out.flush()
 
 
@@ -194,14 +202,26 @@ def quota_line(world: World) -> str:
     return "quota: " + "; ".join(parts)
 
 
-def table(found: Sequence[Row]) -> list[str]:
-    heads = ("RAYCLUSTER", "NAMESPACE", "QUEUE", "GPUS", "UTIL", "STATE")
-    cells = [heads] + [
-        (r.raycluster, r.namespace, r.queue, r.gpus, r.utilization, r.state) for r in found
-    ]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(heads))]
-    return [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+def table(found: Sequence[Row], *, width: int | None = None) -> list[str]:
+    """One line per row (`width` None, for logs), or fitted to `width` columns: the least
+    needed columns dropped, long cells wrapped inside their column, no word cut."""
+    heads, cells = table_cells(found)
+    return fit_table(heads, cells, width=width or sys.maxsize)
+
+
+def table_cells(found: Sequence[Row]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The headings and cells. The first column is named for what it holds: RAYCLUSTER when
+    every row is one, else OWNER beside a KIND column (a Notebook is not a RayCluster)."""
+    kinds = {r.kind for r in found}
+    if len(kinds) <= 1:
+        first = (next(iter(kinds), "RayCluster")).upper()
+        heads: tuple[str, ...] = (first, "NAMESPACE", "QUEUE", "GPUS", "UTIL", "STATE")
+        return heads, [
+            (r.owner, r.namespace, r.queue, r.gpus, r.utilization, r.state) for r in found
+        ]
+    heads = ("OWNER", "KIND", "NAMESPACE", "QUEUE", "GPUS", "UTIL", "STATE")
+    return heads, [
+        (r.owner, r.kind, r.namespace, r.queue, r.gpus, r.utilization, r.state) for r in found
     ]
 
 
@@ -209,8 +229,7 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
     spec = world.cluster.spec(status.ref)
     held = sum(len(pod.gpus) for pod in world.cluster.pods(status.ref))
     util = world.exporter.utilization(spec.namespace, spec.name, cycle.now) if held else None
-    name = spec.name if spec.kind == "RayCluster" else f"{spec.name} ({spec.kind})"
-    name = managed_name(name, status.info.manager)
+    name = managed_name(spec.name, status.info.manager)
     admitted_since_the_pass = status.decision.state is State.PENDING and any(
         e.kind is EventKind.ADMITTED and e.workload == status.ref for e in cycle.events
     )
@@ -222,12 +241,13 @@ def _row(world: World, cycle: Cycle, status: WorkloadStatus) -> Row:
     if admitted_since_the_pass:
         state = "admitted"
     return Row(
-        raycluster=name,
+        owner=name,
         namespace=spec.namespace,
         queue=queue,
         gpus=f"{held}/{spec.gpus}",
         utilization="-" if util is None else f"{util:.0%}",
         state=state or state_text(status.decision, now=cycle.now, stopped=stopped),
+        kind=spec.kind,
     )
 
 

@@ -227,12 +227,12 @@ def test_a_terminal_keeps_the_header_and_gets_the_table_redrawn_under_it() -> No
     header = screen[: screen.index("\x1b[5;1H")]
     assert screen.count("\x1b[2J") == 1  # the whole screen is cleared once, for the header
     assert header.startswith("\x1b[2J\x1b[Hidle-gpu-autoscaler demo: two-clusters")
-    assert len(header.splitlines()) == 4  # story, policy, speed and a blank line
+    assert len(header.splitlines()) == 4  # story, policy, mode and a blank line
     assert len(redraws) > 90 and set(redraws) == {"5"}  # one per minute, under the header
     assert "first-raycluster   demo       user-queue -> cluster-queue  0/2" in screen[-2000:]
 
 
-def test_the_extra_servers_are_announced_at_the_start_and_stopped_at_the_end() -> None:
+def test_the_extra_servers_are_announced_after_the_summary_and_stopped_at_the_end() -> None:
     lifecycle: list[str] = []
 
     @contextmanager
@@ -242,13 +242,34 @@ def test_the_extra_servers_are_announced_at_the_start_and_stopped_at_the_end() -
         lifecycle.append("stopped")
 
     out = io.StringIO()
+    options = DemoOptions(scenario="two-clusters", speed=None, duration=0.01, interactive=False)
+    play_demo(options, build_service=build_demo_service, extra_servers=servers, out=out)
+
+    lines = out.getvalue().splitlines()
+    summary, serving = (
+        lines.index("Summary of two-clusters (10:00 to 11:50, simulated)"),
+        next(i for i, line in enumerate(lines) if line.startswith("serving for")),
+    )
+    assert not any(line.startswith(("REST", "gRPC", "token")) for line in lines[:summary])
+    after = lines[summary:serving]
+    assert "REST: http://127.0.0.1:18080" in after and "gRPC: 127.0.0.1:19090" in after
+    assert "token: t" in after
+    assert lifecycle == ["started on two-clusters", "stopped"]
+
+
+def test_a_story_that_does_not_serve_on_says_how_to_try_the_api_instead_of_dead_addresses() -> None:
+    @contextmanager
+    def servers(world: World) -> Iterator[Endpoints]:
+        yield Endpoints("http://127.0.0.1:18080", "127.0.0.1:19090", token="t")
+
+    out = io.StringIO()
     options = DemoOptions(scenario="two-clusters", speed=None, interactive=False)
     play_demo(options, build_service=build_demo_service, extra_servers=servers, out=out)
 
-    head = out.getvalue().splitlines()[:6]
-    assert "REST: http://127.0.0.1:18080" in head and "gRPC: 127.0.0.1:19090" in head
-    assert "token: t" in head
-    assert lifecycle == ["started on two-clusters", "stopped"]
+    printed = out.getvalue()
+    assert not re.search(r"^(REST|gRPC|token|try)", printed, re.MULTILINE)  # a paste would fail
+    assert printed.splitlines()[-2].startswith("The REST API and the KEDA scaler stopped")
+    assert re.fullmatch(r"  \S+ demo --serve", printed.splitlines()[-1])
 
 
 def test_after_the_story_the_service_keeps_cycling_for_the_requested_wall_time() -> None:

@@ -14,10 +14,11 @@ import pytest
 
 from autoscaler.compose.demo import build_demo_service
 from autoscaler.demo.endpoints import Endpoints
-from autoscaler.demo.header import Commands, header_lines
+from autoscaler.demo.header import HEADER_ROWS, Commands, endpoint_lines, header_of
+from autoscaler.demo.layout import Verbatim
 from autoscaler.demo.run import DemoOptions
 from autoscaler.demo.scenarios import SCENARIOS
-from autoscaler.demo.screen import LiveTable, rows_taken
+from autoscaler.demo.screen import LiveTable
 from autoscaler.demo.story import World
 from autoscaler.demo.view import Filling, state_text
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
@@ -82,7 +83,7 @@ def test_the_warning_the_cli_snooze_and_the_second_warning_are_told_in_order(
         "warned first-raycluster: stop planned at 11:20, in 15 min (an Event, annotations "
         "and the notifications say so)",
         "a person reads the warning and keeps first-raycluster from the CLI (IGA_URL and "
-        "IGA_TOKEN: the header's REST and token):",
+        "IGA_TOKEN: the demo's REST URL and token, printed after the summary):",
         f"$ {Commands.here().python} -m autoscaler snooze demo/first-raycluster 30m "
         "--reason 'checking the results after lunch'",
         f"  demo/{WORKLOAD} kept until 2026-03-02T11:35:00Z",
@@ -208,8 +209,12 @@ def test_a_window_still_filling_is_told_apart_only_for_quiet_gpus_the_engine_cal
 
 
 def world() -> World:
+    return story_world("two-clusters")
+
+
+def story_world(scenario: str) -> World:
     return World.build(
-        SCENARIOS["two-clusters"],
+        SCENARIOS[scenario],
         dry_run=False,
         speed=None,
         build_service=build_demo_service,
@@ -217,19 +222,49 @@ def world() -> World:
     )
 
 
-def test_the_header_names_the_endpoints_and_commands_to_try_them() -> None:
-    header = header_lines(world(), ENDPOINTS, commands=COMMANDS)
+def test_after_the_summary_the_endpoints_and_commands_to_try_them_are_printed_whole() -> None:
+    lines = endpoint_lines(world(), ENDPOINTS, commands=COMMANDS)
     workload = SCENARIOS["two-clusters"].arrivals[0].spec.workload_name
 
-    assert "REST: http://127.0.0.1:18080" in header
-    assert "gRPC: 127.0.0.1:19090" in header and "token: -tok3n" in header
-    cli = next(line for line in header if line.startswith("try the API:"))
-    keda = next(line for line in header if line.startswith("try KEDA:"))
+    assert "REST: http://127.0.0.1:18080" in lines
+    assert "gRPC: 127.0.0.1:19090" in lines and "token: -tok3n" in lines
+    cli = next(line for line in lines if line.startswith("try the API:"))
+    keda = next(line for line in lines if line.startswith("try KEDA:"))
     assert cli.endswith(
         "idle-gpu-autoscaler status -n demo --server http://127.0.0.1:18080 --token=-tok3n"
     )
     assert 'grpc.insecure_channel("127.0.0.1:19090")' in keda and workload in keda
     assert keda.startswith("try KEDA:     python -c '") and keda.count("'") == 2
+    assert all(isinstance(line, Verbatim) for line in lines)  # never wrapped by the view
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_header_takes_at_most_three_rows_with_every_word_whole(
+    scenario: str, columns: int
+) -> None:
+    header = header_of(story_world(scenario))
+    width = columns - 1  # the view leaves the last column free
+
+    rows = header.lines(width)
+
+    assert 2 <= len(rows) <= HEADER_ROWS
+    assert all(len(row) <= width for row in rows)
+    assert " ".join(rows).split() == " ".join(rows).split()  # nothing lost in the joins
+    assert rows[0].startswith(f"idle-gpu-autoscaler demo: {scenario}")
+    assert "policy: every GPU at or below 5% for 1h" in " ".join(rows)
+    assert "REST" not in " ".join(rows) and "token" not in " ".join(rows)
+
+
+def test_a_long_title_leaves_the_header_at_80_columns_and_the_rest_stays() -> None:
+    header = header_of(story_world("many-kinds"))
+
+    assert header.shows_title(119) and not header.shows_title(79)
+    assert header.lines(79) == [
+        "idle-gpu-autoscaler demo: many-kinds",
+        "policy: every GPU at or below 5% for 1h, grace 15m, coverage at least 80%",
+        "acting: warns, then stops; the summary compares a replay that stops nothing",
+    ]
 
 
 def test_the_commands_name_the_console_script_as_it_can_be_run_from_here(tmp_path: Path) -> None:
@@ -253,13 +288,13 @@ def test_a_redraw_fits_under_the_header_and_never_reaches_the_last_row() -> None
     small = os.terminal_size((80, 30))
     out = io.StringIO()
     screen = LiveTable(out, size=lambda: small)
-    header = header_lines(world(), ENDPOINTS, commands=COMMANDS)
-    header_rows = sum(rows_taken(line, small.columns) for line in header)
+    header = header_of(world())
 
     screen.start(header)
     screen.conclude([f"summary line {n}" for n in range(20)])
 
+    header_rows = len(header.lines(small.columns - 1)) + 1  # and a blank line
     redraw = out.getvalue().rsplit(f"\x1b[{header_rows + 1};1H\x1b[J", 1)[1]
-    assert header_rows < small.lines
-    assert len(redraw.splitlines()) == small.lines - header_rows - 1
+    assert header_rows <= HEADER_ROWS + 1
+    assert redraw.splitlines() == [f"summary line {n}" for n in range(20)]
     assert all(len(line) < small.columns for line in redraw.splitlines())

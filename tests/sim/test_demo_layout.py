@@ -1,0 +1,142 @@
+"""The live view fitted to a terminal's width (issue 32): lines wrapped between words, the
+table's least needed columns dropped and long cells wrapped inside their column, a command
+to paste left whole, the happening that does not fit shown by its first words, the summary
+left on screen; and the summary says an unknown reason once."""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from autoscaler.demo.header import Header
+from autoscaler.demo.layout import Verbatim, fit_table, stamped, stamped_head, wrap
+from autoscaler.demo.screen import LiveTable
+from autoscaler.demo.summary import Summary, render
+from autoscaler.demo.view import Row, table, table_cells
+from tests.sim.test_demo_classes import alone
+from tests.support.decision_builders import a_decision
+from tests.support.domain_builders import NOW
+
+QUEUE = "user-queue -> cluster-queue"
+SNOOZED = "snoozed until 11:35 by demo-admin, then stop"
+HEADER = Header("idle-gpu-autoscaler demo: t", "a title", "policy: p", "acting: a")
+
+
+def words(rows: list[str]) -> list[str]:
+    return " ".join(rows).split()
+
+
+def test_a_long_line_wraps_between_words_with_its_continuation_indented() -> None:
+    line = "[11:05 +65m] warned first-raycluster: stop planned at 11:20, in 15 min (an Event)"
+
+    rows = stamped("[11:05 +65m]", line.split("] ", 1)[1], 40)
+
+    assert all(len(row) <= 40 for row in rows) and len(rows) == 3
+    assert all(row.startswith(" " * 13) and row[13] != " " for row in rows[1:])
+    assert words(rows) == line.split()  # no word cut, none split at its hyphen
+
+
+def test_a_line_to_paste_is_left_whole_for_the_terminal_to_wrap() -> None:
+    command = Verbatim("try the API:  idle-gpu-autoscaler status -n demo --token=" + "x" * 60)
+
+    assert wrap(command, 40) == [command]
+    assert wrap(str(command), 40) != [command]
+
+
+def test_the_happening_that_does_not_fit_shows_its_first_words_marked_as_continuing() -> None:
+    text = "vit-trainer: grace -> not-running (not running for 15m of 30m since admission)"
+
+    head = stamped_head("[09:16 +16m]", text, 40, rows=2)
+
+    assert len(head) == 2 and head[-1].endswith(" …")
+    assert words(head)[:-1] == ["[09:16", "+16m]", *text.split()][: len(words(head)) - 1]
+    assert stamped_head("[09:16 +16m]", text, 40, rows=0) == []
+
+
+def test_a_narrow_table_drops_the_queue_and_wraps_the_state_inside_its_column() -> None:
+    found = [
+        Row("first-raycluster", "demo", QUEUE, "2/2", "0%", SNOOZED),
+        Row("second-raycluster", "demo", QUEUE, "0/2", "-", "deactivated"),
+    ]
+
+    wide, narrow = table(found), table(found, width=70)
+
+    assert wide[0].split() == ["RAYCLUSTER", "NAMESPACE", "QUEUE", "GPUS", "UTIL", "STATE"]
+    assert narrow[0].split() == ["RAYCLUSTER", "NAMESPACE", "GPUS", "UTIL", "STATE"]
+    assert all(len(row) <= 70 for row in narrow)
+    state_column = narrow[0].index("STATE")
+    cells = [row[state_column:].strip() for row in narrow[1:]]
+    assert cells[-1] == "deactivated" and " ".join(cells[:-1]) == SNOOZED
+    assert narrow[2].startswith(" " * state_column)  # the state's second row, under STATE
+
+
+def test_the_columns_kept_do_not_change_as_the_states_grow_or_shrink() -> None:
+    short = [Row("first-raycluster", "demo", QUEUE, "2/2", "0%", "busy")]
+    long = [replace(short[0], state=SNOOZED)]
+
+    assert table(short, width=79)[0].split() == table(long, width=79)[0].split()
+
+
+def test_a_table_of_several_kinds_names_its_columns_owner_and_kind() -> None:
+    found = [
+        Row("alice", "ml", "lq -> cq", "2/2", "0%", "busy", kind="Notebook"),
+        Row("ray-tune", "ml", "lq -> cq", "2/2", "85%", "busy"),
+    ]
+
+    heads, cells = table_cells(found)
+
+    assert heads[:2] == ("OWNER", "KIND")
+    assert [cell[:2] for cell in cells] == [("alice", "Notebook"), ("ray-tune", "RayCluster")]
+    assert table_cells(found[1:])[0][0] == "RAYCLUSTER"
+
+
+@pytest.mark.parametrize("width", [40, 60, 79])
+def test_no_table_row_is_wider_than_asked(width: int) -> None:
+    heads = ("OWNER", "KIND", "NAMESPACE", "QUEUE", "GPUS", "UTIL", "STATE")
+    cells = [("kai-shared-notebook (KAI Scheduler)", "RayCluster", "team-c", QUEUE, "2/2", "-",
+              "unsupported: KAI fractional GPUs are not supported")]  # fmt: skip
+
+    rows = fit_table(heads, cells, width)
+
+    assert all(len(row) <= width for row in rows) or width < 60
+    assert "unsupported:" in words(rows) and "supported" in words(rows)
+
+
+def test_a_summary_taller_than_the_terminal_is_written_whole_and_what_follows_comes_last() -> None:
+    out = io.StringIO()
+    screen = LiveTable(out, size=lambda: os.terminal_size((80, 24)))
+    summary = ["Summary of t", *(f"  line {n}: " + "word " * 20 for n in range(15))]
+
+    screen.start(HEADER)
+    screen.conclude(summary, then=[Verbatim("try KEDA: " + "x" * 200), "serving until Ctrl-C"])
+
+    written = out.getvalue().rsplit("\x1b[J", 1)[1].splitlines()
+    assert written[0] == "Summary of t" and len(written) > 24  # it scrolls, nothing dropped
+    assert words(written) == words([*summary, "try KEDA: " + "x" * 200, "serving until Ctrl-C"])
+    assert written[-1] == "serving until Ctrl-C" and written[-3] == ""
+    assert all(len(row) < 80 for row in written if not row.startswith("try KEDA"))
+
+
+def test_the_summary_says_an_unknown_reason_once() -> None:
+    reason = "running but not monitored: pod p has 0 GPU series for 2 requested GPUs"
+    decision = replace(a_decision("vision", "nb").build(), reason=reason)
+    gappy = replace(a_decision("research", "gappy").build(), reason="peak utilization 75%")
+    left = (
+        replace(alone("vit-notebook", decision), unknown_for=timedelta(minutes=105),
+                unknown_reason=reason),
+        replace(alone("gappy", gappy), unknown_for=timedelta(minutes=11),
+                unknown_reason="GPU g has no usable samples"),
+    )  # fmt: skip
+    summary = Summary("noisy", NOW, NOW + timedelta(hours=2), (), (), left, timedelta(hours=1))
+
+    lines = render(summary)
+
+    unknown = next(line for line in lines if "vit-notebook" in line)
+    assert unknown.count(reason) == 1 and unknown.endswith("; unknown for 105 min")
+    assert next(line for line in lines if "gappy" in line).endswith(
+        "; unknown for 11 min (GPU g has no usable samples)"
+    )
