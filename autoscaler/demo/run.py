@@ -5,7 +5,9 @@ so the summary can say what acting changed. The composition root passes `build_s
 optionally, `configure` (adjusts the scenario's settings before the service is built: ports,
 tokens, KEDA; the policy stays the scenario's) and `extra_servers`: a context manager factory
 that starts the REST API and the KEDA gRPC endpoint on the live world's snapshot store and
-cluster, and yields their `Endpoints`, which the header keeps in view with commands to try them.
+cluster, and yields their `Endpoints`, which the header keeps in view with commands to try them;
+and `keep_link`, which adds the Keep link the story's first warning carried once the story is
+over (a link answers one warning), printed with the commands after the summary.
 After the story the demo serves on for `--duration` seconds, or until Ctrl-C with `--serve`.
 """
 
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from autoscaler.demo.endpoints import Endpoints
-from autoscaler.demo.header import Commands, header_lines
+from autoscaler.demo.header import Commands, header_lines, try_lines
 from autoscaler.demo.people import People
 from autoscaler.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS
 from autoscaler.demo.screen import LiveTable
@@ -32,6 +34,7 @@ from autoscaler.sim.clock import DEFAULT_SPEED, parse_speed
 
 EXIT_INTERRUPTED = 130
 ExtraServers = Callable[[World], AbstractContextManager[Endpoints | None]]
+KeepLink = Callable[[World, Outcome, Endpoints], Endpoints]
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ def run_demo(
     build_service: BuildService,
     extra_servers: ExtraServers | None = None,
     configure: Configure | None = None,
+    keep_link: KeepLink | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Play the scenario, print the summary, serve on for `--duration` (or until Ctrl-C with
@@ -113,6 +117,7 @@ def run_demo(
             build_service=build_service,
             extra_servers=extra_servers,
             configure=configure,
+            keep_link=keep_link,
             out=out,
         )
     except KeyboardInterrupt:
@@ -133,6 +138,7 @@ def play_demo(
     build_service: BuildService,
     extra_servers: ExtraServers | None = None,
     configure: Configure | None = None,
+    keep_link: KeepLink | None = None,
     out: TextIO | None = None,
 ) -> DemoRun:
     stream = out or sys.stdout
@@ -164,7 +170,11 @@ def play_demo(
         replay = play(replay_world)
         summary = summarize(live, replay)
         serves_on = options.serves_on
-        view.conclude([*render(summary), *(["", serves_on] if serves_on else [])])
+        tries: list[str] = []
+        if endpoints is not None and keep_link is not None:
+            with_link = keep_link(world, live, endpoints)
+            tries = ["", *try_lines(world, with_link, commands=commands)]
+        view.conclude([*render(summary), *tries, *(["", serves_on] if serves_on else [])])
         if serves_on:
             keep_serving(world, wall_seconds=options.duration, on_cycle=view.show)
     return DemoRun(live, replay, summary)

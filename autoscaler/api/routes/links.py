@@ -265,7 +265,7 @@ def _stopped(workload: WorkloadInfo, *, at: datetime, now: datetime) -> Refusal:
     return Refusal(
         409,
         f"{named(ref, owner)} was already stopped",
-        html("It was stopped at ", when(at, now=now), f": {stopped.means}."),
+        html("It was stopped at ", when(at, now=now), f"; what that did: {stopped.means}."),
         html(f"To bring it back ({stopped.bring_back}): ", code(again), "."),
         detail(f"Its Kueue Workload: {ref}."),
     )
