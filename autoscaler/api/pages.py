@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from html import escape
@@ -22,8 +23,9 @@ from fastapi.responses import HTMLResponse
 
 from autoscaler.domain.annotations import time_text
 
-# Names wrap where the browser finds a break (after "-" or "/"); `anywhere` only lets a name
-# with no break in it (a 63-character label) be cut rather than widen the page.
+# A name wraps after its namespace's "/" (`naming`: the namespace never splits, no "team-" then
+# "a/..."), else after a "-" in its name; `anywhere` only lets a word with no break in it (a
+# 63-character label) be cut rather than widen the page.
 STYLE = (
     "body{margin:0;padding:1rem;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,"
     "sans-serif;color:#1f2328;background:#f6f8fa}"
@@ -37,6 +39,7 @@ STYLE = (
     "code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#eff2f5;"
     "padding:.1em .3em;border-radius:.25rem}"
     "time{font-weight:600}"
+    ".ns{white-space:nowrap}"
     "button{font:inherit;font-weight:600;width:100%;max-width:20rem;margin-top:.5rem;"
     "padding:.8rem 1rem;border:0;border-radius:.5rem;color:#fff;background:#1a7f37}"
 )
@@ -71,13 +74,16 @@ TEMPLATE = """<!doctype html>
 <style>{style}</style></head>
 <body>
 <main class="{tone}">
-<h1>{title}</h1>
+<h1>{heading}</h1>
 {body}
 </main>
 <script>{script}</script>
 </body>
 </html>
 """
+
+
+NAMESPACE = re.compile(r"\b([a-z0-9][a-z0-9-]*/)(?=[a-z0-9])")  # a DNS label and its "/"
 
 
 class Html(str):
@@ -91,6 +97,12 @@ class Block(Html):
 def html(*parts: str) -> Html:
     """One paragraph's content: plain text escaped, `Html` parts kept."""
     return Html("".join(part if isinstance(part, Html) else escape(part) for part in parts))
+
+
+def naming(text: str) -> Html:
+    """Text naming workloads ("RayCluster team-a/alice-rc"): each "namespace/" kept whole,
+    with a break allowed after its "/"."""
+    return Html(NAMESPACE.sub(r'<span class="ns">\1</span><wbr>', escape(text)))
 
 
 def code(text: str) -> Html:
@@ -136,6 +148,7 @@ def page(
         body += f'\n<form method="post"><button type="submit">{escape(form)}</button></form>'
     document = TEMPLATE.format(
         title=escape(title),
+        heading=naming(title),
         body=body,
         style=STYLE,
         script=SCRIPT,

@@ -49,7 +49,9 @@ def require_chromium() -> str:
         "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
     )
     if found is None:
-        reason = "chromium is not installed (apt-get install chromium): the Keep page's screenshot test needs it"
+        reason = (
+            "chromium is not installed (apt-get install chromium): the Keep page's test needs it"
+        )
         if os.environ.get("REQUIRE_REAL") == "1":
             pytest.fail(f"REQUIRE_REAL=1 but {reason}")
         pytest.skip(reason)

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.lookup import held_of, rule_of
-from autoscaler.api.pages import Html, code, detail, html, page, when
+from autoscaler.api.pages import Html, code, detail, html, naming, page, when
 from autoscaler.api.problems import ApiProblem
 from autoscaler.api.routes.snoozes import SnoozeRaced, keep
 from autoscaler.core.errors import ClusterError
@@ -238,7 +238,13 @@ def _refused(refused: LinkRefused, *, now: datetime) -> Refusal:
     return Refusal(
         403,
         "Link expired",
-        html(f"This link to keep {ref} expired at ", when(expired.expires, now=now), "."),
+        html(
+            "This link to keep ",
+            naming(str(ref)),
+            " expired at ",
+            when(expired.expires, now=now),
+            ".",
+        ),
         html(
             "Ask for a new link, or keep it from a terminal: ",
             code(f"{CLI} snooze {ref} {_hours(expired.snooze)}"),
@@ -251,8 +257,11 @@ def _gone(ref: WorkloadRef) -> Refusal:
     return Refusal(
         404,
         "Workload gone",
-        f"{ref} no longer exists as warned: it was deleted or re-created (a new one gets "
-        "warnings and links of its own). There is nothing to keep.",
+        html(
+            naming(str(ref)),
+            " no longer exists as warned: it was deleted or re-created (a new one gets "
+            "warnings and links of its own). There is nothing to keep.",
+        ),
         html("What runs there now: ", code(f"{CLI} status -n {ref.namespace}"), "."),
     )
 
@@ -287,7 +296,9 @@ def _used(now: datetime, workload: WorkloadInfo, *, rule: Rule) -> Refusal:
         *kept,
         "Nothing to do now: if it is warned again, that warning brings a new link.",
         html(
-            f"To see {named(ref, owner)} now: ",
+            "To see ",
+            naming(named(ref, owner)),
+            " now: ",
             code(f"{CLI} status {_cli_name(workload)} -n {ref.namespace}"),
             ".",
         ),
