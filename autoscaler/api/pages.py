@@ -23,9 +23,10 @@ from fastapi.responses import HTMLResponse
 
 from autoscaler.domain.annotations import time_text
 
-# A name wraps after its namespace's "/" (`naming`: the namespace never splits, no "team-" then
-# "a/..."), else after a "-" in its name; `anywhere` only lets a word with no break in it (a
-# 63-character label) be cut rather than widen the page.
+# A "namespace/name" moves to the next line whole when it fits there (`naming`); a longer one
+# wraps after its "/" (never inside the namespace: no "team-" then "a/..."), then after a "-";
+# `anywhere` only lets a word with no break in it (a 63-character label) be cut rather than
+# widen the page.
 STYLE = (
     "body{margin:0;padding:1rem;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,"
     "sans-serif;color:#1f2328;background:#f6f8fa}"
@@ -39,7 +40,7 @@ STYLE = (
     "code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#eff2f5;"
     "padding:.1em .3em;border-radius:.25rem}"
     "time{font-weight:600}"
-    ".ns{white-space:nowrap}"
+    ".ref{display:inline-block}.ns{white-space:nowrap}"
     "button{font:inherit;font-weight:600;width:100%;max-width:20rem;margin-top:.5rem;"
     "padding:.8rem 1rem;border:0;border-radius:.5rem;color:#fff;background:#1a7f37}"
 )
@@ -83,7 +84,8 @@ TEMPLATE = """<!doctype html>
 """
 
 
-NAMESPACE = re.compile(r"\b([a-z0-9][a-z0-9-]*/)(?=[a-z0-9])")  # a DNS label and its "/"
+# a DNS label, its "/", and a name
+REF = re.compile(r"\b([a-z0-9][a-z0-9-]*/)([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)")
 
 
 class Html(str):
@@ -100,9 +102,11 @@ def html(*parts: str) -> Html:
 
 
 def naming(text: str) -> Html:
-    """Text naming workloads ("RayCluster team-a/alice-rc"): each "namespace/" kept whole,
-    with a break allowed after its "/"."""
-    return Html(NAMESPACE.sub(r'<span class="ns">\1</span><wbr>', escape(text)))
+    """Text naming workloads ("RayCluster team-a/alice-rc"): each "namespace/name" kept on
+    one line where it fits, its namespace always."""
+    return Html(
+        REF.sub(r'<span class="ref"><span class="ns">\1</span><wbr>\2</span>', escape(text))
+    )
 
 
 def code(text: str) -> Html:

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO
@@ -31,7 +32,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from tests.support.png import Image, read_png
+from tests.support.png import Image, png_size, read_png
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 30.0
@@ -105,24 +106,40 @@ def keep_url() -> Iterator[str]:
         process.stdout.close()
 
 
-def chromium(url: str, *, size: tuple[int, int], tmp: Path, shot: Path | None = None) -> str:
-    """Chromium's DOM of `url` after its scripts ran (`--dump-dom`), or a screenshot."""
-    profile = tmp / "profile"
+@dataclass(frozen=True)
+class Opened:
+    dom: str  # after the page's script ran
+    shot: Path  # the screenshot, a PNG of the window's size
+
+
+def chromium(url: str, *, size: tuple[int, int], folder: Path) -> Opened:
+    """`url` as Chromium shows it in a window of `size`: its DOM and a screenshot."""
+    shot = folder / f"keep-{size[0]}.png"
+    profile = folder / f"profile-{size[0]}"
     args = [
         require_chromium(),
         "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         f"--user-data-dir={profile}", "--lang=en-US", "--hide-scrollbars",
         f"--window-size={size[0]},{size[1]}",
-        f"--screenshot={shot}" if shot is not None else "--dump-dom",
-        url,
+        f"--screenshot={shot}", "--dump-dom", url,
     ]  # fmt: skip
     env = {**os.environ, "TZ": ZONE, "LANG": "en_US.UTF-8"}
     done = subprocess.run(
         args, capture_output=True, text=True, timeout=DEADLINE_S, env=env, check=False
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return Opened(dom=done.stdout, shot=shot)
+
+
+@pytest.fixture(scope="module")
+def phone(keep_url: str, tmp_path_factory: pytest.TempPathFactory) -> Opened:
+    return chromium(keep_url, size=PHONE, folder=tmp_path_factory.mktemp("phone"))
+
+
+@pytest.fixture(scope="module")
+def desktop(keep_url: str, tmp_path_factory: pytest.TempPathFactory) -> Opened:
+    return chromium(keep_url, size=DESKTOP, folder=tmp_path_factory.mktemp("desktop"))
 
 
 def edge_intruders(image: Image) -> list[tuple[int, int]]:
@@ -138,13 +155,16 @@ def edge_intruders(image: Image) -> list[tuple[int, int]]:
 
 
 def test_the_demos_keep_link_opens_a_page_naming_the_owner_in_local_time(
-    keep_url: str, tmp_path: Path
+    phone: Opened,
 ) -> None:
-    dom = chromium(keep_url, size=PHONE, tmp=tmp_path)
+    dom = phone.dom
 
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in dom
     heading = re.search(r"<h1>(.*?)</h1>", dom)
-    assert heading is not None and "RayCluster demo/first-raycluster" in heading.group(1)
+    assert heading is not None
+    assert (
+        re.sub("<[^>]+>", "", heading[1]) == "RayCluster demo/first-raycluster was already stopped"
+    )
     assert "Its Kueue Workload: demo/raycluster-first-raycluster-" in dom  # the detail
     assert "idle-gpu-autoscaler reactivate first-raycluster -n demo" in dom  # the next step
     stamp = re.search(r'<time datetime="([^"]+)" title="([^"]+)">([^<]+)</time>', dom)
@@ -156,15 +176,12 @@ def test_the_demos_keep_link_opens_a_page_naming_the_owner_in_local_time(
     assert f"{local:%b} {local.day}, {local.year}" in local_text
 
 
-def test_the_keep_page_fits_a_phone_and_reads_on_a_desktop(keep_url: str, tmp_path: Path) -> None:
-    phone, desktop = tmp_path / "keep-390.png", tmp_path / "keep-1280.png"
-    chromium(keep_url, size=PHONE, tmp=tmp_path, shot=phone)
-    chromium(keep_url, size=DESKTOP, tmp=tmp_path, shot=desktop)
-
-    image = read_png(phone.read_bytes())
+def test_the_keep_page_fits_a_phone_and_reads_on_a_desktop(phone: Opened, desktop: Opened) -> None:
+    image = read_png(phone.shot.read_bytes())
     assert (image.width, image.height) == PHONE
     assert edge_intruders(image) == []
-    assert read_png(desktop.read_bytes()).width == DESKTOP[0]
+    assert "RayCluster" in desktop.dom and "GMT+5:30" in desktop.dom
+    assert png_size(desktop.shot.read_bytes()) == DESKTOP
 
 
 def test_the_edge_check_sees_a_page_that_overflows(keep_url: str, tmp_path: Path) -> None:
@@ -173,12 +190,12 @@ def test_the_edge_check_sees_a_page_that_overflows(keep_url: str, tmp_path: Path
     page = httpx.get(keep_url, timeout=DEADLINE_S).text
     unbreakable = "x" * 90
     assert "h1,p{overflow-wrap:anywhere}" in page
+    assert "<wbr>first-raycluster</span>" in page
     variant = page.replace("h1,p{overflow-wrap:anywhere}", "").replace(
-        "first-raycluster was", f"{unbreakable} was"
+        "<wbr>first-raycluster</span>", f"<wbr>{unbreakable}</span>"
     )
     copy = tmp_path / "overflowing.html"
     copy.write_text(variant)
-    shot = tmp_path / "overflowing-390.png"
-    chromium(copy.as_uri(), size=PHONE, tmp=tmp_path, shot=shot)
+    overflowing = chromium(copy.as_uri(), size=PHONE, folder=tmp_path)
 
-    assert edge_intruders(read_png(shot.read_bytes())) != []
+    assert edge_intruders(read_png(overflowing.shot.read_bytes())) != []

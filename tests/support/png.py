@@ -29,6 +29,14 @@ class Image:
         return tuple(self.rows[y][start : start + 3])  # RGB; alpha left out
 
 
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height, from the header alone."""
+    if not data.startswith(SIGNATURE) or data[12:16] != b"IHDR":
+        raise ValueError("not a PNG")
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
 def read_png(data: bytes) -> Image:
     if not data.startswith(SIGNATURE):
         raise ValueError("not a PNG")
