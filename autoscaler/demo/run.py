@@ -5,8 +5,10 @@ so the summary can say what acting changed. The composition root passes `build_s
 optionally, `configure` (adjusts the scenario's settings before the service is built: ports,
 tokens, KEDA; the policy stays the scenario's) and `extra_servers`: a context manager factory
 that starts the REST API and the KEDA gRPC endpoint on the live world's snapshot store and
-cluster, and yields their `Endpoints`. After the story and its summary the demo prints them with
-commands to try them, and serves on for `--duration` seconds, or until Ctrl-C with `--serve`.
+cluster, and yields their `Endpoints`; and `keep_link`, which adds the Keep link the story's
+first warning carried once the story is over (a link answers one warning). After the story and
+its summary the demo prints them with commands to try them, and serves on for `--duration`
+seconds, or until Ctrl-C with `--serve`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from autoscaler.sim.clock import DEFAULT_SPEED, parse_speed
 
 EXIT_INTERRUPTED = 130
 ExtraServers = Callable[[World], AbstractContextManager[Endpoints | None]]
+KeepLink = Callable[[World, Outcome, Endpoints], Endpoints]
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ def run_demo(
     build_service: BuildService,
     extra_servers: ExtraServers | None = None,
     configure: Configure | None = None,
+    keep_link: KeepLink | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Play the scenario, print the summary, serve on for `--duration` (or until Ctrl-C with
@@ -113,6 +117,7 @@ def run_demo(
             build_service=build_service,
             extra_servers=extra_servers,
             configure=configure,
+            keep_link=keep_link,
             out=out,
         )
     except KeyboardInterrupt:
@@ -133,6 +138,7 @@ def play_demo(
     build_service: BuildService,
     extra_servers: ExtraServers | None = None,
     configure: Configure | None = None,
+    keep_link: KeepLink | None = None,
     out: TextIO | None = None,
 ) -> DemoRun:
     stream = out or sys.stdout
@@ -164,6 +170,8 @@ def play_demo(
         replay = play(replay_world)
         summary = summarize(live, replay)
         serves_on = options.serves_on
+        if endpoints is not None and keep_link is not None:
+            endpoints = keep_link(world, live, endpoints)
         view.conclude(
             render(summary),
             then=_after_the_summary(

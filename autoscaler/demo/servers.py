@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Protocol
 
 from autoscaler.settings.tree import Settings
@@ -31,12 +32,22 @@ def free_port(host: str = LOOPBACK) -> int:
         return port
 
 
-def serve_on_loopback(settings: Settings, *, keda_port: int) -> Settings:
+def serve_on_loopback(settings: Settings, *, keda_port: int, api_port: int = 0) -> Settings:
     """The scenario's settings with the KEDA scaler on and the API on a free loopback port
     (0: the API server binds at build time and reports the port it got)."""
     keda = settings.keda.model_copy(update={"enabled": True, "port": keda_port})
-    api = settings.api.model_copy(update={"host": LOOPBACK, "port": 0})
+    api = settings.api.model_copy(update={"host": LOOPBACK, "port": api_port})
     return settings.model_copy(update={"keda": keda, "api": api})
+
+
+def sign_links(settings: Settings, *, base_url: str, key_file: Path) -> Settings:
+    """Keep links on, as the chart turns them on: the address they point at and the file of
+    the key that signs them (a mounted Secret there, a file of the run's own here)."""
+    section = settings.notifications
+    links = section.links.model_copy(update={"base_url": base_url, "signing_key_file": key_file})
+    return settings.model_copy(
+        update={"notifications": section.model_copy(update={"links": links})}
+    )
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
@@ -20,13 +20,13 @@ from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.lookup import held_of, rule_of
-from autoscaler.api.pages import page
+from autoscaler.api.pages import Html, code, detail, html, naming, page, when
 from autoscaler.api.problems import ApiProblem
 from autoscaler.api.routes.snoozes import SnoozeRaced, keep
 from autoscaler.core.errors import ClusterError
-from autoscaler.domain.annotations import time_text
+from autoscaler.domain.annotations import deactivated_at
 from autoscaler.domain.durations import format_duration
-from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.notices.held import words_for
 from autoscaler.domain.notices.snoozes import SnoozeGrant
 from autoscaler.domain.notices.staging import read_notice
@@ -53,19 +53,29 @@ PAGE_ANSWERS: dict[int | str, dict[str, Any]] = {
     for status, text in (
         (403, "Tampered or expired"),
         (404, "Links are off, or the workload is gone"),
-        (409, "Already used, no stop planned, or the rule's snoozes for today used up"),
+        (
+            409,
+            "Already used, already stopped, no stop planned, or the rule's snoozes for today "
+            "used up",
+        ),
         (503, "Not available now"),
     )
 }
 USED = "This link was already used, or no stop is planned for this workload any more."
+CLI = "idle-gpu-autoscaler"
+ANY_WORKLOAD = f"{CLI} snooze NAMESPACE/NAME 4h"  # a refusal that cannot name the workload
 
 
 class Refusal(Exception):
-    """Answered as a page with this status: the person reading it is in a browser."""
+    """Answered as a page with this status: the person reading it is in a browser. Every
+    refusal says what to do next."""
 
-    def __init__(self, status: int, title: str, text: str) -> None:
-        super().__init__(text)
-        self.status, self.title, self.text = status, title, text
+    def __init__(self, status: int, title: str, *paragraphs: str) -> None:
+        super().__init__(title)
+        self.status, self.title, self.paragraphs = status, title, paragraphs
+
+    def page(self) -> HTMLResponse:
+        return page(self.status, self.title, *self.paragraphs, refused=True)
 
 
 @dataclass(frozen=True)
@@ -83,28 +93,29 @@ class Redeemable:
     responses=PAGE_ANSWERS,
 )
 def confirm(context: Context, token: Token) -> HTMLResponse:
+    now = context.clock.now()
     try:
         found = _redeemable(context, token)
     except Refusal as refusal:
-        return page(refusal.status, refusal.title, refusal.text)
+        return refusal.page()
     bound = found.rule.notice.snooze.max_duration
     length = min(found.claim.snooze, bound)
-    stop = time_text(found.stop_at) if found.stop_at is not None else "not set"
+    stop = when(found.stop_at, now=now) if found.stop_at is not None else "a time not set"
     words = words_for(held_of(context, found.workload.ref))
     workload = found.workload
     stopped = stop_words(workload.owner, manager=workload.manager)
     return page(
         200,
         words.question.format(ref=named(workload.ref, workload.owner)),
-        f"It is planned to stop at {stop}, because {words.because}.",
+        html("It is planned to stop at ", stop, f", because {words.because}."),
         f"{stopped.if_stopped}.",
-        f"Its Kueue Workload: {workload.ref}.",
         f"Keeping it snoozes the stop for {format_duration(length)}"
         + (
             f" (this rule allows at most {format_duration(bound)})."
             if length < found.claim.snooze
             else "."
         ),
+        detail(f"Its Kueue Workload: {workload.ref}."),
         form=f"Keep it for {format_duration(length)}",
     )
 
@@ -121,19 +132,23 @@ def redeem(context: Context, token: Token) -> HTMLResponse:
         found = _redeemable(context, token)
         grant = _snooze(context, found, now=now)
     except Refusal as refusal:
-        return page(refusal.status, refusal.title, refusal.text)
+        return refusal.page()
     except SnoozeRaced:  # another click on this link (or another snooze) came first
-        return page(409, "Already used or no stop planned", USED)
+        return _used(context.clock.now(), found.workload, rule=found.rule).page()
     except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
-        return page(problem.status, "Not kept", problem.detail)
+        return Refusal(
+            problem.status, "Not kept", problem.detail, _ask_admin(found.workload)
+        ).page()
     assert grant.until is not None
     clipped = " (the longest snooze its rule allows)" if grant.clipped_from is not None else ""
+    workload = found.workload
     return page(
         200,
-        f"Kept {named(found.workload.ref, found.workload.owner)}",
-        f"It will not be stopped before {time_text(grant.until)}{clipped}.",
-        f"If it is {words_for(held_of(context, found.workload.ref)).still} then, you will be "
+        f"Kept {named(workload.ref, workload.owner)}",
+        html("It will not be stopped before ", when(grant.until, now=now), f"{clipped}."),
+        f"If it is {words_for(held_of(context, workload.ref)).still} then, you will be "
         "warned again first.",
+        detail(f"Its Kueue Workload: {workload.ref}."),
     )
 
 
@@ -146,14 +161,20 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
     except ClusterError as exc:
         raise _unavailable(context, exc) from None
     if workload is None or workload.uid != claim.uid:
-        raise Refusal(404, "Workload gone", f"{claim.workload} no longer exists as warned.")
+        raise _gone(claim.workload)
     try:
         rule = rule_of(context, workload)
     except ApiProblem as problem:
-        raise Refusal(problem.status, "Not available", problem.detail) from None
-    notice = read_notice(workload, rule=rule, now=context.clock.now())
+        raise Refusal(
+            problem.status, "Not available", problem.detail, _ask_admin(workload)
+        ) from None
+    now = context.clock.now()
+    stopped_at = deactivated_at(workload.annotations)
+    if not workload.active and stopped_at is not None:
+        raise _stopped(workload, at=stopped_at, now=now)
+    notice = read_notice(workload, rule=rule, now=now)
     if notice.warned_at is None or not _same_second(notice.warned_at, claim.warned_at):
-        raise Refusal(409, "Already used or no stop planned", USED)
+        raise _used(now, workload, rule=rule)
     return Redeemable(claim=claim, workload=workload, rule=rule, stop_at=notice.stop_at)
 
 
@@ -178,19 +199,129 @@ def _unavailable(context: ApiContext, exc: ClusterError) -> Refusal:
     which applied has consumed the warning, and the retry says so."""
     context.logger.warning("keep-it link not served: the Kubernetes API failed: %s", exc)
     return Refusal(
-        503, "Not available now", "The cluster cannot be reached just now; try again shortly."
+        503,
+        "Not available now",
+        "The cluster cannot be reached just now; try again shortly.",
+        "Reload this page in a minute: the link works until it expires.",
     )
 
 
 def _claim(context: ApiContext, token: str) -> SnoozeClaim:
     if context.notices.links is None:
-        raise Refusal(404, "Not found", "Keep-it links are not enabled on this service.")
+        raise Refusal(
+            404,
+            "Not found",
+            "Keep-it links are not enabled on this service.",
+            html("Keep the workload from a terminal instead: ", code(ANY_WORKLOAD), "."),
+        )
     try:
         if len(token) > MAX_TOKEN or re.fullmatch(TOKEN_PATTERN, token) is None:
             raise LinkRefused("tampered: not a link's token")
         return context.notices.links.verify(token, now=context.clock.now())
     except LinkRefused as refused:
-        raise Refusal(403, "Link refused", f"This link cannot be used: {refused.reason}.") from None
+        raise _refused(refused, now=context.clock.now()) from None
+
+
+def _refused(refused: LinkRefused, *, now: datetime) -> Refusal:
+    """A link we did not mint as it stands, or past its time: what to do instead."""
+    expired = refused.expired
+    if expired is None:
+        return Refusal(
+            403,
+            "Link refused",
+            f"This link cannot be used: {refused.reason}.",
+            "Copy the whole address (a link cut at the end of a line is refused), or ask "
+            "for a new link: the next warning brings fresh ones.",
+            html("To keep the workload from a terminal instead: ", code(ANY_WORKLOAD), "."),
+        )
+    ref = expired.workload
+    return Refusal(
+        403,
+        "Link expired",
+        html(
+            "This link to keep ",
+            naming(str(ref)),
+            " expired at ",
+            when(expired.expires, now=now),
+            ".",
+        ),
+        html(
+            "Ask for a new link, or keep it from a terminal: ",
+            code(f"{CLI} snooze {ref} {_hours(expired.snooze)}"),
+            ".",
+        ),
+    )
+
+
+def _gone(ref: WorkloadRef) -> Refusal:
+    return Refusal(
+        404,
+        "Workload gone",
+        html(
+            naming(str(ref)),
+            " no longer exists as warned: it was deleted or re-created (a new one gets "
+            "warnings and links of its own). There is nothing to keep.",
+        ),
+        html("What runs there now: ", code(f"{CLI} status -n {ref.namespace}"), "."),
+    )
+
+
+def _stopped(workload: WorkloadInfo, *, at: datetime, now: datetime) -> Refusal:
+    """Too late to keep: when it stopped, what that did, and the command that brings it back."""
+    ref, owner = workload.ref, workload.owner
+    stopped = stop_words(owner, manager=workload.manager)
+    again = f"{CLI} reactivate {_cli_name(workload)} -n {ref.namespace} --reason 'needed again'"
+    return Refusal(
+        409,
+        f"{named(ref, owner)} was already stopped",
+        html("It was stopped at ", when(at, now=now), f"; what that did: {stopped.means}."),
+        html(f"To bring it back ({stopped.bring_back}): ", code(again), "."),
+        detail(f"Its Kueue Workload: {ref}."),
+    )
+
+
+def _used(now: datetime, workload: WorkloadInfo, *, rule: Rule) -> Refusal:
+    """No current warning for this link: used already, replaced, or never stopping."""
+    ref, owner = workload.ref, workload.owner
+    notice = read_notice(workload, rule=rule, now=now)
+    kept = (
+        (html("It is kept until ", when(notice.snoozed_until, now=now), "."),)
+        if notice.snoozed_until is not None
+        else ()
+    )
+    return Refusal(
+        409,
+        "Already used or no stop planned",
+        USED,
+        *kept,
+        "Nothing to do now: if it is warned again, that warning brings a new link.",
+        html(
+            "To see ",
+            naming(named(ref, owner)),
+            " now: ",
+            code(f"{CLI} status {_cli_name(workload)} -n {ref.namespace}"),
+            ".",
+        ),
+        detail(f"Its Kueue Workload: {ref}."),
+    )
+
+
+def _ask_admin(workload: WorkloadInfo) -> Html:
+    ref = workload.ref
+    return html(
+        "Ask your cluster admin; which rule applies and why: ",
+        code(f"{CLI} explain {_cli_name(workload)} -n {ref.namespace}"),
+        ".",
+    )
+
+
+def _cli_name(workload: WorkloadInfo) -> str:
+    """The name the CLI takes: the owner's, as people know it, else the Workload's."""
+    return workload.owner.name if workload.owner is not None else workload.ref.name
+
+
+def _hours(snooze: timedelta) -> str:
+    return format_duration(snooze, units="hms")
 
 
 def _same_second(a: datetime, b: datetime) -> bool:

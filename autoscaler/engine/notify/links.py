@@ -34,11 +34,13 @@ _FIELDS = ("ns", "name", "uid", "warned", "snooze", "to", "exp")
 
 
 class LinkRefused(AutoscalerError):
-    """The token is not one we minted as it stands (tampered) or is past its expiry."""
+    """The token is not one we minted as it stands (tampered) or is past its expiry;
+    `expired`: the claim of a link we did mint, past its expiry (its page names the workload)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, expired: SnoozeClaim | None = None) -> None:
         super().__init__(f"link refused: {reason}")
         self.reason = reason
+        self.expired = expired
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class LinkSigner:
             raise LinkRefused("tampered: the signature does not match")
         claim = _from_payload(_decode(payload))
         if now >= claim.expires:
-            raise LinkRefused(f"expired at {claim.expires.isoformat()}")
+            raise LinkRefused(f"expired at {claim.expires.isoformat()}", expired=claim)
         return claim
 
     def _link(self, claim: SnoozeClaim) -> Link:

@@ -1,0 +1,175 @@
+"""What the Keep link's pages say, over real HTTP: the owner people know first, the Workload
+in small print, times as `<time>` in UTC with how far away they are, only the page's own
+style and script allowed (by hash), and on every refusal the next step."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from autoscaler.api.context import SnoozeNotifications
+from autoscaler.api.pages import relative
+from autoscaler.domain import annotations as keys
+from autoscaler.domain.annotations import time_text
+from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.notices.routing import targets_for
+from autoscaler.domain.policy.rules import Rule
+from autoscaler.engine.notify.notices import NoticeTeller
+from tests.api.rig import ApiRig
+from tests.api.test_links import (
+    RECIPIENT,
+    TTL,
+    RecordingSink,
+    a_signer,
+    link_path,
+    tampered,
+    warn,
+    warned,
+    writes,
+)
+
+ANY_SNOOZE = "idle-gpu-autoscaler snooze NAMESPACE/NAME 4h"
+
+
+@pytest.fixture
+def rig() -> Iterator[ApiRig]:
+    """The API with links signed as `test_links` signs them, its notices recorded."""
+
+    def route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
+        return targets_for(workload, rule=rule, defaults=(RECIPIENT,))
+
+    teller = NoticeTeller(sink=RecordingSink(), route=route)
+    with ApiRig(notices=SnoozeNotifications(links=a_signer(), loop=teller)) as running:
+        yield running
+    assert running.kube.errors == []
+
+
+def inline(page: str, tag: str) -> str:
+    found = re.search(f"<{tag}>(.*?)</{tag}>", page, re.DOTALL)
+    assert found is not None, page
+    return found.group(1)
+
+
+def text_of(markup: str) -> str:
+    return re.sub(r"<[^>]+>", "", markup)
+
+
+def sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def test_the_confirm_page_allows_only_its_own_style_and_script_and_fits_a_phone(
+    rig: ApiRig,
+) -> None:
+    _name, path = warned(rig)
+    page = rig.http.get(path)
+    policy = page.headers["content-security-policy"]
+
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page.text
+    assert f"style-src {sha256(inline(page.text, 'style'))};" in policy
+    assert f"script-src {sha256(inline(page.text, 'script'))};" in policy
+    assert "default-src 'none'" in policy and "unsafe-inline" not in policy
+    assert "form-action 'self'" in policy and "http" not in policy  # nothing from outside
+
+
+def test_the_confirm_page_names_the_owner_and_gives_the_stop_as_a_time(rig: ApiRig) -> None:
+    name, path = warned(rig)  # warned 5 minutes ago: the stop is in 10
+    stop = rig.now + timedelta(minutes=10)
+    page = rig.http.get(path).text
+
+    heading = inline(page, "h1")
+    assert text_of(heading) == "Keep RayCluster team-a/alice-rc running?"
+    assert '<span class="ns">team-a/</span><wbr>alice-rc' in heading  # wraps after "/" only
+    readable = f"{stop.day} {stop:%b %Y, %H:%M} UTC"
+    assert f'<time datetime="{time_text(stop)}">{readable}</time> (in 10 min)' in page
+    assert f'<p class="detail">Its Kueue Workload: team-a/{name}.</p>' in page
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_tampered_link_says_to_copy_it_whole_or_ask_for_a_new_one(
+    rig: ApiRig, method: str
+) -> None:
+    _name, path = warned(rig)
+    page = rig.http.request(method, tampered(path))
+    assert page.status_code == 403
+    assert "ask for a new link" in page.text
+    assert f"<code>{ANY_SNOOZE}</code>" in page.text
+
+
+def test_an_expired_link_names_its_workload_and_the_command_that_keeps_it(rig: ApiRig) -> None:
+    name, path = warned(rig)
+    rig.clock.advance(TTL + timedelta(minutes=1))
+    page = rig.http.get(path)
+    assert page.status_code == 403
+    assert "expired at <time datetime=" in page.text
+    assert "(1 min ago)" in page.text
+    assert f"<code>idle-gpu-autoscaler snooze team-a/{name} 4h</code>" in page.text
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_link_to_a_stopped_workload_says_when_and_how_to_bring_it_back(
+    rig: ApiRig, method: str
+) -> None:
+    name, path = warned(rig)
+    stopped_at = rig.now - timedelta(minutes=2)
+    workload = rig.workload("team-a", name)
+    workload["spec"]["active"] = False
+    workload["metadata"]["annotations"][keys.DEACTIVATED_AT] = time_text(stopped_at)
+    rig.kube.store.put(workload)
+    rig.kube.requests.clear()
+
+    page = rig.http.request(method, path)
+    assert page.status_code == 409
+    assert text_of(inline(page.text, "h1")) == "RayCluster team-a/alice-rc was already stopped"
+    assert f'<time datetime="{time_text(stopped_at)}">' in page.text
+    assert "(2 min ago)" in page.text
+    assert "<code>idle-gpu-autoscaler reactivate alice-rc -n team-a --reason" in page.text
+    assert writes(rig) == []
+
+
+def test_a_used_link_says_until_when_it_is_kept_and_how_to_see_it(rig: ApiRig) -> None:
+    _name, path = warned(rig)
+    assert rig.http.post(path).status_code == 200
+    page = rig.http.get(path)
+    assert page.status_code == 409
+    kept_until = rig.now + timedelta(hours=4)
+    assert f'It is kept until <time datetime="{time_text(kept_until)}">' in page.text
+    assert "<code>idle-gpu-autoscaler status alice-rc -n team-a</code>" in page.text
+
+
+def test_a_link_to_a_workload_gone_says_where_to_look(rig: ApiRig) -> None:
+    name, path = warned(rig)
+    rig.kube.store.delete("workloads.kueue.x-k8s.io", name=name, namespace="team-a")
+    page = rig.http.get(path)
+    assert page.status_code == 404
+    assert "<code>idle-gpu-autoscaler status -n team-a</code>" in page.text
+
+
+def test_with_links_off_the_page_says_how_to_keep_it_from_a_terminal() -> None:
+    with ApiRig() as running:
+        name = running.add_raycluster("team-a", "alice-rc")
+        warned_at = running.now - timedelta(minutes=5)
+        warn(running, name, at=warned_at)
+        page = running.http.get(link_path(running, name, warned_at=warned_at))
+    assert page.status_code == 404
+    assert f"<code>{ANY_SNOOZE}</code>" in page.text
+
+
+@pytest.mark.parametrize(
+    ("span", "said"),
+    [
+        (timedelta(hours=3, minutes=20), "in 3 h 20 min"),
+        (timedelta(minutes=-15), "15 min ago"),
+        (timedelta(days=1, hours=2, minutes=3), "in 1 d 2 h"),
+        (timedelta(days=2, minutes=5), "in 2 d"),
+        (timedelta(seconds=20), "now"),
+        (timedelta(seconds=-40), "1 min ago"),
+    ],
+)
+def test_how_far_a_time_is_is_said_in_its_two_largest_units(span: timedelta, said: str) -> None:
+    assert relative(span) == said
