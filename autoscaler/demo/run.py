@@ -155,7 +155,8 @@ def play_demo(
     view = _view(stream, interactive=options.interactive)
     servers = extra_servers(world) if extra_servers is not None else nullcontext(None)
     commands = Commands.here()
-    with servers as endpoints:
+    with servers as served:
+        endpoints = served
         view.start(header_of(world))
         people = People(scenario.people, endpoints=endpoints, shown_python=commands.python)
         live = play(world, on_cycle=view.show, people=people)

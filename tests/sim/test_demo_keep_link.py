@@ -22,7 +22,8 @@ def test_the_demo_prints_after_its_story_the_link_its_first_warning_carried(
     key = new_link_key(tmp_path)
     parts = demo_parts(link_key=key)
     out = io.StringIO()
-    options = DemoOptions(scenario="two-clusters", speed=None, interactive=False)
+    # Serving on for a moment: the endpoints and the link are printed only while they answer.
+    options = DemoOptions(scenario="two-clusters", speed=None, interactive=False, duration=0.01)
     run = play_demo(
         options,
         build_service=parts.build_service,
