@@ -32,8 +32,10 @@ from autoscaler.adapters.prometheus.promql import (
     RAW_STYLES,
     Points,
     QueryWindow,
+    after_reach_start,
     duration,
     parse_matrix,
+    reach_start,
     workload_gpu_key,
 )
 from autoscaler.adapters.prometheus.views import slots_end
@@ -72,7 +74,7 @@ class DeviceEvidenceReader:
 
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
         query = device_matrix(self.filtered(slot=span.slot), span=span)
-        series = parse_matrix(ask(query, slots_end(now, span.slot)))
+        series = reach_matrix(ask, query, span=span, now=now)
         return FleetEvidence(gpus=sightings(series, self.signal, slot=span.slot))
 
     def filtered(self, *, slot: timedelta) -> Filtered:
@@ -106,6 +108,19 @@ def device_matrix(filtered: Filtered, *, span: QueryWindow, extra: tuple[str, ..
         for labels, matcher in RAW_STYLES
     ]
     return f"({' or '.join(styles)})[{duration(span.evidence_reach)}:{duration(span.slot)}]"
+
+
+def reach_matrix(
+    ask: Ask, query: str, *, span: QueryWindow, now: datetime
+) -> list[tuple[Mapping[str, str], Points]]:
+    """The `device_matrix` answer, evaluated where the slots end, its steps after the reach's
+    start only (a step there is in a Prometheus 2.x answer only: `promql.reach_start`)."""
+    at = slots_end(now, span.slot)
+    start = reach_start(at, span.evidence_reach)
+    return [
+        (labels, after_reach_start(points, start))
+        for labels, points in parse_matrix(ask(query, at))
+    ]
 
 
 def sightings(

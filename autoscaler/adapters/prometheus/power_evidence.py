@@ -24,6 +24,7 @@ from autoscaler.adapters.prometheus.device_evidence import (
     Filtered,
     above,
     device_matrix,
+    reach_matrix,
     sightings,
     slot_expression,
 )
@@ -31,11 +32,9 @@ from autoscaler.adapters.prometheus.evidence_base import Ask
 from autoscaler.adapters.prometheus.promql import (
     QueryWindow,
     duration,
-    parse_matrix,
     parse_vector,
     selector,
 )
-from autoscaler.adapters.prometheus.views import slots_end
 from autoscaler.domain.usage.evidence import FleetEvidence, Signal, detail
 from autoscaler.settings.evidence import PowerSettings
 from autoscaler.settings.prometheus import SignalSettings
@@ -65,7 +64,7 @@ class PowerEvidenceReader:
         if not baselines:
             return FleetEvidence()
         query = device_matrix(self._filtered(slot=span.slot), span=span, extra=(MODEL,))
-        series = parse_matrix(ask(query, slots_end(now, span.slot)))
+        series = reach_matrix(ask, query, span=span, now=now)
         found = sightings(series, self.signal, slot=span.slot, baseline_of=self._baseline)
         return FleetEvidence(gpus=found, power_baselines=baselines)
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.domain.models import UsageView
@@ -263,6 +263,21 @@ Row = tuple[Mapping[str, str], float]
 Points = list[tuple[float, float]]  # (unix seconds, value), ascending
 # labels, step ends (s), values; lists, or arrays of values (slot_columns.py)
 Columns = tuple[Mapping[str, str], Sequence[float], Sequence[float]]
+
+
+def reach_start(at: datetime, reach: timedelta) -> float:
+    """Where a subquery `[reach:step]` evaluated at `at` begins, in unix seconds (whole
+    milliseconds divided by 1,000: the very float a step time there parses to).
+
+    Prometheus 2.x closes the range at its start, Prometheus 3 leaves it open (range selectors
+    and subqueries alike): a step exactly there is in a 2.x answer only. Every reader of a
+    subquery keeps the steps after it (`after_reach_start`), so both answers read alike."""
+    return (round(at.timestamp() * 1000) - round(reach.total_seconds() * 1000)) / 1000
+
+
+def after_reach_start(points: Points, start: float) -> Points:
+    """`points` (ascending) without a step at or before `start` (`reach_start`)."""
+    return points if not points or points[0][0] > start else [p for p in points if p[0] > start]
 
 
 def parse_vector(result: Sequence[Mapping[str, Any]]) -> list[Row]:

@@ -50,7 +50,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autoscaler.adapters.prometheus.evidence_base import Ask
-from autoscaler.adapters.prometheus.promql import QueryWindow, duration, parse_matrix
+from autoscaler.adapters.prometheus.promql import (
+    QueryWindow,
+    after_reach_start,
+    duration,
+    parse_matrix,
+    reach_start,
+)
 from autoscaler.adapters.prometheus.views import slots_end
 from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.settings.evidence import RaySettings
@@ -114,10 +120,14 @@ class RayReader:
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
         at = slots_end(now, span.slot)
         result = ask(ray_query(self._settings, span=span), at)
-        return _evidence_of(_by_pod(result, self._settings), newest=at, slot=span.slot)
+        start = reach_start(at, span.evidence_reach)  # a step there: Prometheus 2.x only
+        pods = _by_pod(result, self._settings, after=start)
+        return _evidence_of(pods, newest=at, slot=span.slot)
 
 
-def _by_pod(result: Sequence[Mapping[str, Any]], settings: RaySettings) -> dict[Pod, _PodParts]:
+def _by_pod(
+    result: Sequence[Mapping[str, Any]], settings: RaySettings, *, after: float
+) -> dict[Pod, _PodParts]:
     """The matrix grouped per pod; series that name no pod (scraped without the pod's target
     labels) cannot be tied to a workload and are left out."""
     pods: dict[Pod, _PodParts] = {}
@@ -125,7 +135,7 @@ def _by_pod(result: Sequence[Mapping[str, Any]], settings: RaySettings) -> dict[
         namespace, pod = labels.get(settings.namespace_label), labels.get(settings.pod_label)
         if not namespace or not pod:
             continue
-        real = [(at, value) for at, value in points if not math.isnan(value)]
+        real = [(at, v) for at, v in after_reach_start(points, after) if not math.isnan(v)]
         pods.setdefault((namespace, pod), _PodParts()).parts[labels.get(PART, "")] = real
     return pods
 
