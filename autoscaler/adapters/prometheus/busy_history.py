@@ -3,9 +3,10 @@
 BUSY reads every sample of `policy.idleSinceLookback` (a day by default) to find the last
 busy coarse step of each GPU beyond the slots, and all but its newest steps are what the
 read before found. Its steps are aligned to multiples of the coarse step, the one at t
-holding the samples of (t - coarse, t]. A step at least one coarse step behind `now` is
-settled: it is kept here, and the next read asks Prometheus only for the steps after the
-newest settled one, then adds the kept ones still inside the lookback. The answer is the
+holding the samples of [t - coarse, t] (Prometheus 2.x; (t - coarse, t] on Prometheus 3).
+A step at least one coarse step behind `now` is settled: it is kept here, and the next read
+asks Prometheus only for the steps after the newest settled one, then adds the kept ones
+still inside the lookback. The answer is the
 one a read of the whole lookback gives, as long as Prometheus does not change samples older
 than a coarse step.
 

@@ -9,8 +9,8 @@ with the highest ratio in [t - slot, t]. For a view (window W, threshold T), wit
   between it starts up to one slot later, and the samples of that first partial slot still
   reach `last_busy_at` (the end of their slot is inside the window).
 - coverage: the points with E - W <= t <= E holding a real value (NaN is never coverage; a
-  missing point is a hole), over W / slot, capped at 1: both window ends count, as the
-  `[window:slot]` subquery of a Prometheus 2.x server counted them.
+  missing point is a hole), over W / slot, capped at 1: both window ends count. The step at
+  E - W is in every server's answer, the subquery reaching a coarse step further back.
 - last_busy_at: the latest t above T with E - W - coarse < t <= E (slot precision, never
   after `now`), else the latest coarse step above T in the BUSY matrix (rounded up to a
   coarse step, so before the window). E - W - coarse is where the SLOTS subquery begins: a
