@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from autoscaler.adapters.prometheus.range_semantics import RangeSemantics
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.domain.models import UsageView
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
@@ -40,7 +41,10 @@ def queries(
     try:
         usage = source.read_views(views, now=at)
         assert all(one.failure is None and not one.evidence.failures for one in usage.values())
-        return source.queries_issued
+        # A new source's first read also asks once whether ranges are left-open: not a
+        # per-cycle query (tests/adapters/test_prometheus_adapter.py shows the next read's).
+        assert source.range_semantics is RangeSemantics.LEFT_CLOSED
+        return source.queries_issued - 1
     finally:
         source.close()
 

@@ -54,7 +54,9 @@ class FreshProbe(Protocol):
 
     signal: Signal
 
-    def fresh_expression(self, matchers: tuple[str, ...], *, slot: timedelta) -> str | None:
+    def fresh_expression(
+        self, matchers: tuple[str, ...], *, slot: timedelta, closed_ranges: bool = False
+    ) -> str | None:
         """The signal over the slot ending now, kept where it reaches its bar; None when
         there is nothing to ask (power without a baseline)."""
         ...
@@ -73,26 +75,39 @@ class DeviceEvidenceReader:
     bar: float  # in the per-slot expression's unit: MiB per slot, bytes per second
 
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
-        query = device_matrix(self.filtered(slot=span.slot), span=span)
+        filtered = self.filtered(slot=span.slot, closed_ranges=span.closed_ranges)
+        query = device_matrix(filtered, span=span)
         series = reach_matrix(ask, query, span=span, now=now)
         return FleetEvidence(gpus=sightings(series, self.signal, slot=span.slot))
 
-    def filtered(self, *, slot: timedelta) -> Filtered:
+    def filtered(self, *, slot: timedelta, closed_ranges: bool = False) -> Filtered:
         def expression(matchers: tuple[str, ...]) -> str:
-            return above(slot_expression(self.signal, self.metric, matchers, slot), self.bar)
+            slotted = slot_expression(
+                self.signal, self.metric, matchers, slot, closed_ranges=closed_ranges
+            )
+            return above(slotted, self.bar)
 
         return expression
 
-    def fresh_expression(self, matchers: tuple[str, ...], *, slot: timedelta) -> str | None:
-        return self.filtered(slot=slot)(matchers)
+    def fresh_expression(
+        self, matchers: tuple[str, ...], *, slot: timedelta, closed_ranges: bool = False
+    ) -> str | None:
+        return self.filtered(slot=slot, closed_ranges=closed_ranges)(matchers)
 
     def fresh_detail(self, value: float, *, slot: timedelta, labels: Mapping[str, str]) -> str:
         return detail(self.signal, [value], over=slot)
 
 
-def slot_expression(signal: Signal, metric: str, matchers: tuple[str, ...], slot: timedelta) -> str:
+def slot_expression(
+    signal: Signal,
+    metric: str,
+    matchers: tuple[str, ...],
+    slot: timedelta,
+    *,
+    closed_ranges: bool = False,
+) -> str:
     selector = f"{metric}{{{','.join(matchers)}}}" if matchers else metric
-    return slot_promql(signal, selector, slot=slot)
+    return slot_promql(signal, selector, slot=slot, closed_ranges=closed_ranges)
 
 
 def above(expression: str, bar: float) -> str:
