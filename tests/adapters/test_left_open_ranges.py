@@ -9,11 +9,20 @@ leaves that step out (`promql.reach_start`). Each case here builds, for the same
 answer 2.x gives (with that step) and the one 3.x gives (without it), reads both as the metric
 source reads them and asserts the same figures and the same decision; the last case shows the
 gate's real Prometheus 2.42 does answer that step, and that reading without it changes nothing.
+
+A sample exactly on a slot boundary is the other edge: `max_over_time(x[slot])` holds it in
+two slots on 2.x and in one on 3.x. The source asks the server once which it does
+(`range_semantics.py`) and writes each slot range one millisecond shorter on 2.x. The
+boundary cases evaluate the very queries sent to each server over the same samples, each
+server's way, and the gate's Prometheus 2.42 answers a backfilled history on the minute.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,10 +38,14 @@ from autoscaler.adapters.prometheus.promql import (
     Stat,
     build_queries,
     parse_columns,
+    parse_matrix,
     reach_start,
+    workload_gpu_key,
 )
+from autoscaler.adapters.prometheus.range_semantics import RangeSemantics
 from autoscaler.adapters.prometheus.ray import PART, RayReader
 from autoscaler.adapters.prometheus.slot_columns import newest_rows
+from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.prometheus.views import (
     FleetAnswers,
     Steps,
@@ -41,7 +54,7 @@ from autoscaler.adapters.prometheus.views import (
     slots_end,
     usage_of_view,
 )
-from autoscaler.domain.models import Decision, FleetUsage, Pauses, UsageView
+from autoscaler.domain.models import Decision, FleetUsage, GpuUsage, Pauses, UsageView
 from autoscaler.domain.policy.decisions import decide
 from autoscaler.domain.states import State
 from autoscaler.domain.usage.evidence import FleetEvidence, Signal
@@ -53,6 +66,7 @@ from tests.support.domain_builders import LONG_AGO, a_policy, a_workload
 from tests.support.prom_histories import Area
 
 MINUTE = timedelta(minutes=1)
+HOUR = timedelta(hours=1)
 NOW = datetime(2025, 3, 3, 12, 1, tzinfo=UTC)  # a slot end, not a coarse step's
 VIEW = UsageView(timedelta(hours=1), 0.05)
 SPAN = QueryWindow.for_views([VIEW], slot=MINUTE, lookback=timedelta(days=1))
@@ -267,3 +281,188 @@ def test_the_gates_prometheus_2_answers_the_reachs_start_and_reading_without_it_
         read_closed = usage_of_view(closed_answers, view, span=span, now=at)
         assert read_closed, "the history has GPUs in this view"
         assert read_closed == usage_of_view(open_answers, view, span=span, now=at)
+
+
+# -- a sample exactly on a slot boundary ----------------------------------------------------
+
+Samples = Sequence[tuple[int, float]]  # (unix ms, value), ascending
+OPEN, CLOSED, CLOSED_BEFORE = "3.x", "2.x", "2.x, [slot] as written before"
+
+
+def _range_ms(query: str) -> int:
+    """The range of the one range selector in a SLOTS or BUSY query (not its subquery's)."""
+    [(amount, unit)] = re.findall(r"\[(\d+)(ms|s)\]", query)
+    return int(amount) * (1 if unit == "ms" else 1000)
+
+
+def _evaluated(
+    samples: Samples, *, ends: Iterable[int], range_ms: int, closed: bool, above: float = -1
+) -> Steps:
+    """`max_over_time(x[range])` at each end (ms), as a server evaluates it: over
+    [end - range, end] when `closed` (2.x), else (end - range, end] (3.x); no point without a
+    sample, none at or below `above` (BUSY's filter)."""
+    times = [at for at, _ in samples]
+    found = Steps([], [])
+    for end in ends:
+        first = (bisect_left if closed else bisect_right)(times, end - range_ms)
+        values = [value for _, value in samples[first : bisect_right(times, end)]]
+        if values and max(values) > above:
+            found.ends.append(end / 1000)  # type: ignore[attr-defined]
+            found.values.append(max(values))  # type: ignore[attr-defined]
+    return found
+
+
+def _answers(samples: Samples, *, server: str, span: QueryWindow, now: datetime) -> FleetAnswers:
+    """The SLOTS and BUSY answers for one GPU's samples: the queries the source sends to
+    `server` (one millisecond shorter ranges once it knows it is 2.x), evaluated its way."""
+    closed = server != OPEN
+    sent = replace(span, closed_ranges=server == CLOSED)
+    queries = build_queries([SIGNAL], span=sent, templates=QueryTemplates())
+    end_ms = round(slots_end(now, span.slot).timestamp() * 1000)
+    slot_ms, coarse_ms = round(span.slot.total_seconds() * 1000), 900_000
+    now_ms = round(now.timestamp() * 1000)
+    recent_ms, lookback_ms = (round(s.total_seconds() * 1000) for s in (span.recent, span.lookback))
+    first_slot = end_ms - recent_ms + (0 if closed else slot_ms)  # the subquery's own start
+    first_busy = -(-(now_ms - lookback_ms) // coarse_ms) * coarse_ms
+    slots = _evaluated(
+        samples,
+        ends=range(first_slot, end_ms + 1, slot_ms),
+        range_ms=_range_ms(queries[Stat.SLOTS][0]),
+        closed=closed,
+    )
+    busy = _evaluated(
+        samples,
+        ends=range(first_busy + (0 if closed else coarse_ms), now_ms + 1, coarse_ms),
+        range_ms=_range_ms(queries[Stat.BUSY][0]),
+        closed=closed,
+        above=span.threshold,
+    )
+    newest_at = datetime.fromtimestamp(samples[-1][0] / 1000, UTC)
+    return FleetAnswers({KEY: slots}, {KEY: busy}, {KEY: (newest_at, "node-1", "A100")})
+
+
+def _on_the_minute(value_at: Callable[[int], float | None]) -> Samples:
+    """A sample each minute on the minute over the day before NOW: `value_at(k)` for the one k
+    minutes before the slots' end (None: no sample)."""
+    end = round(slots_end(NOW, MINUTE).timestamp() * 1000)
+    return [
+        (end - 60_000 * k, value)
+        for k in range(24 * 60, -1, -1)
+        if (value := value_at(k)) is not None
+    ]
+
+
+def _judged_on(samples: Samples, server: str) -> tuple[FleetUsage, Decision]:
+    answers = _answers(samples, server=server, span=SPAN, now=NOW)
+    return _judged(answers.slots[KEY], answers.busy[KEY])
+
+
+@pytest.mark.parametrize(
+    ("value_at", "differs"),
+    [
+        pytest.param(lambda k: BUSY if k == 60 else IDLE, "peak", id="busy-at-window-start"),
+        pytest.param(lambda k: BUSY if k == 30 else IDLE, "last_busy_at", id="busy-mid-window"),
+        pytest.param(
+            lambda k: None if 7 <= k <= 19 else IDLE, "coverage", id="gap-after-a-boundary"
+        ),
+    ],
+)
+def test_a_sample_on_a_slot_boundary_reads_alike_on_both_servers(
+    value_at: Callable[[int], float | None], differs: str
+) -> None:
+    samples = _on_the_minute(value_at)
+    (opened, by_open), (closed, by_closed), (before, by_before) = (
+        _judged_on(samples, server) for server in (OPEN, CLOSED, CLOSED_BEFORE)
+    )
+    assert closed == opened
+    assert _said(by_closed) == _said(by_open)
+    assert by_closed == by_open
+    # The same samples, read by 2.x through the queries written as before: another figure.
+    [gpu], [then] = opened.for_pod("team-a", "w-0"), before.for_pod("team-a", "w-0")
+    assert getattr(gpu, differs) != getattr(then, differs)
+    assert _said(by_before) != _said(by_open)
+    end = slots_end(NOW, MINUTE)
+    expected = {
+        "peak": (IDLE, end - HOUR),  # the busy sample's slot ends at the window's start
+        "last_busy_at": (BUSY, end - 30 * MINUTE),
+        "coverage": (IDLE, None),  # 13 holes: 48 of 60 slots, minCoverage exactly
+    }[differs]
+    assert (gpu.peak, gpu.last_busy_at) == expected
+    assert by_open.state is State.IDLE
+    if differs == "coverage":
+        assert (gpu.coverage, then.coverage) == (0.8, 49 / 60)
+
+
+def _usage_of(
+    answers: FleetAnswers,
+    key: GpuKey,
+    newest: Mapping[GpuKey, tuple[datetime, str | None, str | None]],
+    span: QueryWindow,
+    at: datetime,
+) -> GpuUsage:
+    """One GPU's usage in VIEW from the answers `_answers` built for KEY, moved to `key`."""
+    moved = FleetAnswers({key: answers.slots[KEY]}, {key: answers.busy[KEY]}, newest)
+    [gpu] = usage_of_view(moved, VIEW, span=span, now=at)[(key.namespace, key.pod)]
+    return gpu
+
+
+def _figures(gpu: GpuUsage) -> tuple[object, ...]:
+    return gpu.peak, gpu.coverage, gpu.last_busy_at, gpu.last_sample_at
+
+
+@pytest.mark.real
+def test_the_gates_prometheus_2_is_probed_left_closed_and_reads_boundary_samples_left_open(
+    prometheus_session: PrometheusSession,
+) -> None:
+    """A history with every sample on the minute: the source's probe says left-closed, and
+    each GPU's usage and decision from its read equal those computed from the raw samples with
+    left-open ranges; read as 2.x reads the queries written before, each differs."""
+    at = datetime.fromtimestamp(prometheus_session.anchor(Area.SLOT_BOUNDARIES), UTC)
+    url = prometheus_session.server.url
+    source = PrometheusMetricSource(prometheus=PrometheusSettings(url=url), policy=PolicySettings())
+    try:
+        usage = source.read_views([VIEW], now=at)[VIEW]
+        assert source.range_semantics is RangeSemantics.LEFT_CLOSED
+    finally:
+        source.close()
+    span = QueryWindow.for_views([VIEW], slot=MINUTE, lookback=PolicySettings().idle_since_lookback)
+    reply = requests.get(
+        f"{url}/api/v1/query",
+        params={
+            "query": f'{SIGNAL.metric}{{exported_namespace=~"bound-.*"}}[1d]',
+            "time": at.timestamp(),
+        },
+        timeout=30,
+    )
+    reply.raise_for_status()
+    raw = parse_matrix(reply.json()["data"]["result"])
+    assert len(raw) == 3
+    decided = {}
+    for labels, points in raw:
+        key = workload_gpu_key(labels)
+        assert key is not None
+        samples = [(round(t * 1000), value / SIGNAL.scale) for t, value in points]
+        [read] = usage.for_pod(key.namespace, key.pod)
+        newest = {key: (datetime.fromtimestamp(points[-1][0], UTC), read.hostname, read.model)}
+        computed, as_before = (
+            _usage_of(_answers(samples, server=server, span=span, now=at), key, newest, span, at)
+            for server in (OPEN, CLOSED_BEFORE)
+        )
+        assert read == computed
+        assert _figures(as_before) != _figures(computed), key.namespace
+        workload = a_workload(key.namespace, "rc").gpu_pod(key.pod, created=LONG_AGO)
+        decided[key.namespace] = [
+            _said(
+                decide(
+                    workload.admitted(at=LONG_AGO).build(),
+                    judged,
+                    policy=a_policy(min_coverage=0.8),
+                    pauses=Pauses(),
+                    now=at,
+                )
+            )
+            for judged in (usage, replace(usage, gpus={(key.namespace, key.pod): (computed,)}))
+        ]
+    for namespace, (from_read, from_left_open) in decided.items():
+        assert from_read == from_left_open, namespace
+    assert [said[0][0] for said in decided.values()] == [State.IDLE] * 3
