@@ -32,6 +32,7 @@ import requests
 from autoscaler.adapters.prometheus.busy_history import BusyHistory
 from autoscaler.adapters.prometheus.device_evidence import DeviceEvidenceReader
 from autoscaler.adapters.prometheus.promql import (
+    SLOTS,
     Columns,
     QueryTemplates,
     QueryWindow,
@@ -44,6 +45,7 @@ from autoscaler.adapters.prometheus.promql import (
 )
 from autoscaler.adapters.prometheus.range_semantics import RangeSemantics
 from autoscaler.adapters.prometheus.ray import PART, RayReader
+from autoscaler.adapters.prometheus.recording_rules import either_server
 from autoscaler.adapters.prometheus.slot_columns import newest_rows
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.adapters.prometheus.views import (
@@ -466,3 +468,37 @@ def test_the_gates_prometheus_2_is_probed_left_closed_and_reads_boundary_samples
     for namespace, (from_read, from_left_open) in decided.items():
         assert from_read == from_left_open, namespace
     assert [said[0][0] for said in decided.values()] == [State.IDLE] * 3
+
+
+@pytest.mark.real
+def test_the_recording_rules_slot_reads_boundary_samples_left_open_on_the_gates_prometheus_2(
+    prometheus_session: PrometheusSession,
+) -> None:
+    """The recording rule's X (`recording_rules.either_server`), which Prometheus evaluates
+    itself, probing its own ranges: at every slot end of the boundary history it holds the
+    left-open slots computed from the raw samples."""
+    at = datetime.fromtimestamp(prometheus_session.anchor(Area.SLOT_BOUNDARIES), UTC)
+    url = f"{prometheus_session.server.url}/api/v1/query"
+    span = QueryWindow.for_views([VIEW], slot=MINUTE, lookback=PolicySettings().idle_since_lookback)
+    rule_slot = either_server(SLOTS, SIGNAL, slot=MINUTE)
+    matcher = '{exported_namespace=~"bound-.*"}'
+    rule_slot = rule_slot.replace(SIGNAL.metric, SIGNAL.metric + matcher)
+    end = slots_end(at, MINUTE)
+
+    def ask(query: str) -> list[tuple[Mapping[str, str], list[tuple[float, float]]]]:
+        reply = requests.get(url, params={"query": query, "time": end.timestamp()}, timeout=30)
+        reply.raise_for_status()
+        return parse_matrix(reply.json()["data"]["result"])
+
+    start = reach_start(end, span.recent)  # a step there is in 2.x's answer only
+    recorded = {
+        workload_gpu_key(labels): Steps([t for t, _ in kept], [v for _, v in kept])
+        for labels, points in ask(f"({rule_slot})[{span.recent.seconds}s:60s]")
+        if (kept := [(t, v) for t, v in points if t > start])
+    }
+    raw = ask(f"{SIGNAL.metric}{matcher}[1d]")
+    assert len(recorded) == len(raw) == 3
+    for labels, points in raw:
+        samples = [(round(t * 1000), value) for t, value in points]
+        left_open = _answers(samples, server=OPEN, span=span, now=end).slots[KEY]
+        assert recorded[workload_gpu_key(labels)] == left_open

@@ -13,6 +13,11 @@ subquery's steps at whole seconds in its range: t - 2, t - 1 and t on a left-clo
 second, 2 half a second later (a step then cannot sit on the start, hence the whole second).
 Any other answer (another engine, a proxy that rewrites queries) is no answer: the caller
 treats it as an unreadable server, never guesses.
+
+A recording rule is evaluated by Prometheus itself, where no probe of ours reaches, so it
+carries the probe inside (`SELF_PROBE`): pinned by the `@` modifier to a whole second (unix
+1000 s), whatever the evaluation time, it is 3 or 2 there too, and the rule keeps the slot
+expression written for that server (`recording_rules.either_server`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from autoscaler.adapters.prometheus.http import ExchangeError
 from autoscaler.adapters.prometheus.promql import parse_vector
 
 PROBE = "count_over_time(vector(1)[2s:1s])"
+SELF_PROBE = "count_over_time(vector(1)[2s:1s] @ 1000)"
+LEFT_CLOSED_COUNT, LEFT_OPEN_COUNT = 3, 2
 
 
 class RangeSemantics(enum.Enum):
@@ -39,7 +46,10 @@ class RangeSemantics(enum.Enum):
 
 
 _CANNOT_TELL = "cannot tell whether Prometheus keeps a sample at a range's start"
-_BY_COUNT = {3.0: RangeSemantics.LEFT_CLOSED, 2.0: RangeSemantics.LEFT_OPEN}
+_BY_COUNT = {
+    float(LEFT_CLOSED_COUNT): RangeSemantics.LEFT_CLOSED,
+    float(LEFT_OPEN_COUNT): RangeSemantics.LEFT_OPEN,
+}
 
 
 class UnknownRangeSemantics(ExchangeError):
