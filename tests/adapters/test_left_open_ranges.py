@@ -19,6 +19,7 @@ server's way, and the gate's Prometheus 2.42 answers a backfilled history on the
 
 from __future__ import annotations
 
+import logging
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,7 +44,6 @@ from autoscaler.adapters.prometheus.promql import (
     reach_start,
     workload_gpu_key,
 )
-from autoscaler.adapters.prometheus.range_semantics import RangeSemantics
 from autoscaler.adapters.prometheus.ray import PART, RayReader
 from autoscaler.adapters.prometheus.recording_rules import either_server
 from autoscaler.adapters.prometheus.slot_columns import newest_rows
@@ -414,7 +414,7 @@ def _figures(gpu: GpuUsage) -> tuple[object, ...]:
 
 @pytest.mark.real
 def test_the_gates_prometheus_2_is_probed_left_closed_and_reads_boundary_samples_left_open(
-    prometheus_session: PrometheusSession,
+    prometheus_session: PrometheusSession, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A history with every sample on the minute: the source's probe says left-closed, and
     each GPU's usage and decision from its read equal those computed from the raw samples with
@@ -422,9 +422,10 @@ def test_the_gates_prometheus_2_is_probed_left_closed_and_reads_boundary_samples
     at = datetime.fromtimestamp(prometheus_session.anchor(Area.SLOT_BOUNDARIES), UTC)
     url = prometheus_session.server.url
     source = PrometheusMetricSource(prometheus=PrometheusSettings(url=url), policy=PolicySettings())
+    caplog.set_level(logging.INFO, logger="autoscaler.adapters.prometheus.source")
     try:
         usage = source.read_views([VIEW], now=at)[VIEW]
-        assert source.range_semantics is RangeSemantics.LEFT_CLOSED
+        assert "Prometheus ranges are left-closed" in caplog.messages
     finally:
         source.close()
     span = QueryWindow.for_views([VIEW], slot=MINUTE, lookback=PolicySettings().idle_since_lookback)

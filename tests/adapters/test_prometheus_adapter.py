@@ -7,6 +7,7 @@ ending at `rig.at`; every read is evaluated at `rig.at`.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +25,6 @@ from autoscaler.adapters.prometheus.http import (
     build_session,
 )
 from autoscaler.adapters.prometheus.promql import QueryTemplates
-from autoscaler.adapters.prometheus.range_semantics import RangeSemantics
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.core.errors import ConfigError
 from autoscaler.domain.models import FleetUsage, GpuUsage
@@ -407,10 +407,14 @@ def test_nan_answers_leave_every_gpu_without_peak_or_times(
 
 
 def test_a_probe_answered_with_nan_is_unknown_logged_once_and_asked_again(
-    through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig, caplog: Any
+    through_proxy: PrometheusMetricSource,
+    proxy: AuthProxy,
+    rig: Rig,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # Neither 3 (left-closed) nor 2 (left-open): never a guess. Each read fails (unknown,
     # which stops nothing) and asks again; the warning is logged once.
+    caplog.set_level(logging.INFO, logger="autoscaler.adapters.prometheus.source")
     proxy.serve_nan()
     for _ in range(2):
         result = read(through_proxy, rig)
@@ -418,11 +422,12 @@ def test_a_probe_answered_with_nan_is_unknown_logged_once_and_asked_again(
             "cannot tell whether Prometheus keeps a sample at a range's start: "
             "count_over_time(vector(1)[2s:1s]) answered [nan]"
         )
-    assert through_proxy.queries_issued == 2 and through_proxy.range_semantics is None
+    assert through_proxy.queries_issued == 2 * PROBE, "the probe alone, asked again"
     assert sum("range semantics probe failed" in r.message for r in caplog.records) == 1
     proxy.reset()
     assert read(through_proxy, rig).failure is None
-    assert through_proxy.range_semantics is RangeSemantics.LEFT_CLOSED
+    assert through_proxy.queries_issued == 3 * PROBE + QUERIES_PER_READ
+    assert "Prometheus ranges are left-closed" in caplog.messages
 
 
 def test_tls_is_verified_by_default_so_an_unknown_ca_fails_the_read(

@@ -3,7 +3,7 @@
 BUSY reads every sample of `policy.idleSinceLookback` (a day by default) to find the last
 busy coarse step of each GPU beyond the slots, and all but its newest steps are what the
 read before found. Its steps are aligned to multiples of the coarse step, the one at t
-holding the samples of [t - coarse, t] (Prometheus 2.x; (t - coarse, t] on Prometheus 3).
+holding the samples of (t - coarse, t] on any server (`range_semantics.py`).
 A step at least one coarse step behind `now` is settled: it is kept here, and the next read
 asks Prometheus only for the steps after the newest settled one, then adds the kept ones
 still inside the lookback. The answer is the

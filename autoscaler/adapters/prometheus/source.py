@@ -148,11 +148,6 @@ class PrometheusMetricSource:
         self._semantics: RangeSemantics | None = None
         self._probe_failed_before = False
 
-    @property
-    def range_semantics(self) -> RangeSemantics | None:
-        """What the server answered the probe; None until it answered one of the two."""
-        return self._semantics
-
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
     ) -> dict[UsageView, FleetUsage]:

@@ -2,10 +2,12 @@
 
 The SLOTS matrix is evaluated at `now` rounded up to a whole slot (`slots_end`), so its last
 slot holds the newest samples; its points are the slot ends t (multiples of the slot), each
-with the highest ratio in [t - slot, t]. For a view (window W, threshold T), with E that end:
+with the highest ratio in (t - slot, t] (on Prometheus 2.x too: its ranges are written one
+millisecond shorter there, `range_semantics.py`). For a view (window W, threshold T), with E
+that end:
 
-- peak: the highest real point with E - W < t <= E, i.e. the samples of [E - W, E]. This is
-  the window slot-aligned: at a `now` on a slot boundary it is exactly [now - W, now]; in
+- peak: the highest real point with E - W < t <= E, i.e. the samples of (E - W, E]. This is
+  the window slot-aligned: at a `now` on a slot boundary it is exactly (now - W, now]; in
   between it starts up to one slot later, and the samples of that first partial slot still
   reach `last_busy_at` (the end of their slot is inside the window).
 - coverage: the points with E - W <= t <= E holding a real value (NaN is never coverage; a
@@ -18,9 +20,9 @@ with the highest ratio in [t - slot, t]. For a view (window W, threshold T), wit
   so that step is never read and both answers give the same last busy time.
 
 Prometheus 3 and 2.x answer the same steps inside the window: the subquery reaches a coarse
-step further back than any view's window, so the step at E - W is in both answers. (Within a
-slot, a sample exactly on the slot's start belongs to it on 2.x only: docs/ROLLOUT.md says
-when that can happen and what it changes.)
+step further back than any view's window, so the step at E - W is in both answers; and each
+step holds the same samples, a sample exactly on a slot boundary belonging to the slot it
+ends on both (docs/ROLLOUT.md).
 
 A view uses only its own span of the shared answer, so each view reads the same usage as a
 read of that view alone. A GPU belongs to a view when it has a point in the view's window,
