@@ -149,6 +149,7 @@ def backtest(
         for w in sorted({*options.chart_windows, policy.default_rule.usage.window})
     )
     plan = _plan(options, (base, *options.alternatives, *charted), policy)
+    plan = replace(plan, closed_ranges=source.closed_ranges(at=options.end))
     queues = read_queues(source, plan, queue_of=options.queue_of) if options.queue_of else None
     modes = _modes(base) if queues is not None else {}
     variants = list(dict.fromkeys((base, *options.alternatives, *charted, *modes.values())))
@@ -157,8 +158,9 @@ def backtest(
         options, variants=variants, settings=settings, policy=policy, queues=queues, owners=owners
     )
     warnings: dict[str, None] = {}
-    queries = slot_queries(settings.prometheus.signals, slot=policy.default_rule.usage.slot)
-    evidence = evidence_queries(settings.prometheus.evidence, slot=policy.default_rule.usage.slot)
+    slot, closed = policy.default_rule.usage.slot, plan.closed_ranges
+    queries = slot_queries(settings.prometheus.signals, slot=slot, closed_ranges=closed)
+    evidence = evidence_queries(settings.prometheus.evidence, slot=slot, closed_ranges=closed)
     occupancy = OccupancyCounter(
         start=options.start,
         end=options.end,

@@ -144,9 +144,10 @@ def sanitized(label: str) -> str:
     return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", label)
 
 
-def owner_queries(*, slot: int) -> tuple[str, ...]:
-    """The per-slot forms of the owner series, read like the GPU series."""
-    return tuple(f"max_over_time({metric}[{slot}s])" for metric in OWNER_METRICS)
+def owner_queries(*, slot_range: str) -> tuple[str, ...]:
+    """The per-slot forms of the owner series, read like the GPU series (`slot_range`: a
+    slot's range selector duration, `ChunkPlan.slot_range`)."""
+    return tuple(f"max_over_time({metric}[{slot_range}])" for metric in OWNER_METRICS)
 
 
 @dataclass(frozen=True)
@@ -157,11 +158,11 @@ class OwnerAnswers:
     failures: Mapping[str, str] = field(default_factory=dict)
 
 
-def read_owner_series(ask: Callable[[str], RangeAnswer], *, slot: int) -> OwnerAnswers:
+def read_owner_series(ask: Callable[[str], RangeAnswer], *, slot_range: str) -> OwnerAnswers:
     """Ask each owner query; a failure is kept, not raised: its pods' owners are unknown."""
     replies: dict[str, RangeAnswer] = {}
     failures: dict[str, str] = {}
-    for metric, promql in zip(OWNER_METRICS, owner_queries(slot=slot), strict=True):
+    for metric, promql in zip(OWNER_METRICS, owner_queries(slot_range=slot_range), strict=True):
         try:
             replies[metric] = ask(promql)
         except MetricsUnavailable as exc:

@@ -46,7 +46,7 @@ def read_queue_history(
     source: RangeQueries, plan: ChunkPlan, *, queue_of: Mapping[str, str]
 ) -> QueueHistory | None:
     """Kueue's pending Workloads per ClusterQueue at each slot; None without such series."""
-    slot = f"{plan.slot}s"
+    slot = plan.slot_range
     waited: dict[str, set[int]] = {}
     cohorts: dict[str, str] = {}
     found = False

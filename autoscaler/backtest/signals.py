@@ -58,7 +58,9 @@ class EvidenceAnswer:
     failure: str | None = None
 
 
-def evidence_queries(settings: EvidenceSettings, *, slot: timedelta) -> tuple[EvidenceQuery, ...]:
+def evidence_queries(
+    settings: EvidenceSettings, *, slot: timedelta, closed_ranges: bool = False
+) -> tuple[EvidenceQuery, ...]:
     """The enabled device signals' queries, in the table's order with the signals over a
     baseline last (framebuffer, PCIe, NVLink, power), the order the backtest has always
     sent them in."""
@@ -66,7 +68,9 @@ def evidence_queries(settings: EvidenceSettings, *, slot: timedelta) -> tuple[Ev
     return tuple(
         EvidenceQuery(
             signal,
-            slot_promql(signal, settings.device(signal).metric, slot=slot),
+            slot_promql(
+                signal, settings.device(signal).metric, slot=slot, closed_ranges=closed_ranges
+            ),
             bar=settings.bar(signal),
         )
         for signal in ordered

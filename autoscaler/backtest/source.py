@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from autoscaler.adapters.prometheus.promql import duration, selector
+from autoscaler.adapters.prometheus.promql import range_duration, selector
 from autoscaler.backtest.matrix import RangeAnswer
 from autoscaler.backtest.owners import OwnerAnswers, read_owner_series
 from autoscaler.backtest.signals import EvidenceAnswer, EvidenceQuery
@@ -40,6 +40,12 @@ class RangeQueries(Protocol):
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
     ) -> RangeAnswer: ...
 
+    def closed_ranges(self, *, at: datetime) -> bool:
+        """Whether the server keeps a sample at a range's start (Prometheus 2.x), so each
+        slot's range is written one millisecond shorter (`promql.range_duration`); raises
+        MetricsUnavailable when it cannot tell."""
+        ...
+
 
 @dataclass(frozen=True)
 class SlotQuery:
@@ -47,11 +53,14 @@ class SlotQuery:
     scale: float  # divide by this for a 0..1 ratio
 
 
-def slot_queries(signals: Sequence[SignalSettings], *, slot: timedelta) -> tuple[SlotQuery, ...]:
-    """Each signal's highest value in the slot ending at each step, NaN when all were NaN."""
+def slot_queries(
+    signals: Sequence[SignalSettings], *, slot: timedelta, closed_ranges: bool = False
+) -> tuple[SlotQuery, ...]:
+    """Each signal's highest value in the slot (t - slot, t] ending at each step, NaN when all
+    were NaN."""
+    ranged = range_duration(slot, closed=closed_ranges)
     return tuple(
-        SlotQuery(f"max_over_time({selector(s)}[{duration(slot)}])", float(s.scale))
-        for s in signals
+        SlotQuery(f"max_over_time({selector(s)}[{ranged}])", float(s.scale)) for s in signals
     )
 
 
@@ -61,6 +70,12 @@ class ChunkPlan:
     end: int  # inclusive
     slot: int
     steps_per_chunk: int
+    closed_ranges: bool = False  # the server keeps a sample at a range's start (2.x)
+
+    @property
+    def slot_range(self) -> str:
+        """A slot's range selector duration, holding the samples of (t - slot, t]."""
+        return range_duration(timedelta(seconds=self.slot), closed=self.closed_ranges)
 
     def spans(self) -> Iterator[tuple[int, int]]:
         """(first step, number of steps) of each chunk."""
@@ -107,7 +122,7 @@ def chunks(
             )
 
         slots = [(ask(query.promql), query.scale) for query in queries]
-        owned = read_owner_series(ask, slot=plan.slot) if owners else None
+        owned = read_owner_series(ask, slot_range=plan.slot_range) if owners else None
         return _Answers(slots, tuple(_evidence(ask, query) for query in evidence), owned)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="backtest-fetch") as pool:

@@ -4,6 +4,8 @@ generated history of the demo's stories (no Prometheus needed)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import requests
@@ -51,8 +53,17 @@ class Told:
     def query_range(
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
     ) -> RangeReply:
-        try:
+        with self._told():
             return self._source.query_range(promql, start=start, end=end, step=step)
+
+    def closed_ranges(self, *, at: datetime) -> bool:
+        with self._told():
+            return self._source.closed_ranges(at=at)
+
+    @contextmanager
+    def _told(self) -> Iterator[None]:
+        try:
+            yield
         except MetricsUnavailable as exc:
             cause = exc.__cause__
             if isinstance(cause, requests.ConnectionError) and not isinstance(

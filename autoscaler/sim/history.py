@@ -145,6 +145,10 @@ class RecordedHistory:
                     found.append(RecordedSeries(_labels(holding), pairs))
         return RecordedReply(series=tuple(found))
 
+    def closed_ranges(self, *, at: datetime) -> bool:
+        """Never: each recorded slot holds its own samples only, as a left-open server's."""
+        return False
+
     def _evidence_form(self, promql: str) -> tuple[Signal, SlotForm] | None:
         """The device field a per-slot evidence form asks about, and the form; None for any
         other query."""

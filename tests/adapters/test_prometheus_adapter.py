@@ -7,6 +7,7 @@ ending at `rig.at`; every read is evaluated at `rig.at`.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -45,6 +46,9 @@ TOKEN = "token-1"
 # matrix (ISSUE 16); and the recorded slots' query, which finds none here and falls back to
 # the raw read (docs/RECORDING-RULES.md).
 QUERIES_PER_READ = 1 + 3 * 2 + 4 + 1
+# A source's first read first asks whether the server's ranges are left-open (Prometheus 3)
+# or closed (2.x): once per process, never again once answered (range_semantics.py).
+PROBE = 1
 
 
 @dataclass(frozen=True)
@@ -272,7 +276,9 @@ def test_the_query_count_is_the_same_for_one_gpu_and_for_a_hundred(
     many = read(large, rig)
     assert sum(len(g) for g in one.gpus.values()) == 1
     assert sum(len(g) for g in many.gpus.values()) > 100
-    assert small.queries_issued == large.queries_issued == QUERIES_PER_READ
+    assert small.queries_issued == large.queries_issued == PROBE + QUERIES_PER_READ
+    assert read(large, rig) == many
+    assert large.queries_issued == PROBE + 2 * QUERIES_PER_READ, "no probe in a later cycle"
 
 
 def test_a_reply_is_parsed_once_and_the_client_library_is_handed_that_parse(rig: Rig) -> None:
@@ -294,7 +300,9 @@ def test_the_right_token_and_ca_bundle_read_the_same_usage_with_get_requests(
 ) -> None:
     assert read(through_proxy, rig) == usage
     seen = proxy.queries()
-    assert [(r.method, r.token, r.status) for r in seen] == [("GET", TOKEN, 200)] * QUERIES_PER_READ
+    assert [(r.method, r.token, r.status) for r in seen] == [("GET", TOKEN, 200)] * (
+        PROBE + QUERIES_PER_READ
+    )
     assert {r.params["time"][0] for r in seen} == {f"{rig.at.timestamp():.3f}"}
 
 
@@ -353,7 +361,7 @@ def test_a_passing_503_is_retried_once_and_the_read_succeeds(
 ) -> None:
     proxy.respond_with_status(503, body="upstream restarting", times=1)
     assert read(through_proxy, rig).failure is None
-    assert [r.status for r in proxy.queries()] == [503] + [200] * QUERIES_PER_READ
+    assert [r.status for r in proxy.queries()] == [503] + [200] * (PROBE + QUERIES_PER_READ)
 
 
 def test_a_lasting_503_fails_the_read_after_one_retry(
@@ -390,11 +398,36 @@ def test_a_server_slower_than_the_timeout_fails_the_read_with_both_attempts_cut(
 def test_nan_answers_leave_every_gpu_without_peak_or_times(
     through_proxy: PrometheusMetricSource, proxy: AuthProxy, rig: Rig
 ) -> None:
+    assert read(through_proxy, rig).failure is None  # the range semantics probe answered
     proxy.serve_nan()
     result = read(through_proxy, rig)
     gpus = [gpu for pod in result.gpus.values() for gpu in pod]
     assert gpus and all(g.peak is None and g.last_sample_at is None for g in gpus)
     assert {g.coverage for g in gpus} == {0.0}
+
+
+def test_a_probe_answered_with_nan_is_unknown_logged_once_and_asked_again(
+    through_proxy: PrometheusMetricSource,
+    proxy: AuthProxy,
+    rig: Rig,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Neither 3 (left-closed) nor 2 (left-open): never a guess. Each read fails (unknown,
+    # which stops nothing) and asks again; the warning is logged once.
+    caplog.set_level(logging.INFO, logger="autoscaler.adapters.prometheus.source")
+    proxy.serve_nan()
+    for _ in range(2):
+        result = read(through_proxy, rig)
+        assert (result.failure or "").startswith(
+            "cannot tell whether Prometheus keeps a sample at a range's start: "
+            "count_over_time(vector(1)[2s:1s]) answered [nan]"
+        )
+    assert through_proxy.queries_issued == 2 * PROBE, "the probe alone, asked again"
+    assert sum("range semantics probe failed" in r.message for r in caplog.records) == 1
+    proxy.reset()
+    assert read(through_proxy, rig).failure is None
+    assert through_proxy.queries_issued == 3 * PROBE + QUERIES_PER_READ
+    assert "Prometheus ranges are left-closed" in caplog.messages
 
 
 def test_tls_is_verified_by_default_so_an_unknown_ca_fails_the_read(
@@ -415,7 +448,9 @@ def test_the_tenancy_namespace_goes_with_every_request(
         tenancy_namespace="nvidia-gpu-operator",
     )
     assert read(made, rig).failure is None
-    assert [r.namespace for r in proxy.queries()] == ["nvidia-gpu-operator"] * QUERIES_PER_READ
+    assert [r.namespace for r in proxy.queries()] == ["nvidia-gpu-operator"] * (
+        PROBE + QUERIES_PER_READ
+    )
 
 
 def test_an_unreachable_server_fails_the_read(source: Source, rig: Rig) -> None:

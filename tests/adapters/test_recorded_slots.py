@@ -168,7 +168,7 @@ def test_a_recorded_read_costs_the_same_queries_for_one_view_or_several(rig: Rig
         source = PrometheusMetricSource(prometheus=settings, policy=PolicySettings())
         try:
             source.read_views(views, now=rig.end)
-            return source.queries_issued
+            return source.queries_issued - 1  # less the first read's range semantics probe
         finally:
             source.close()
 

@@ -73,8 +73,13 @@ def test_one_rule_per_signal_at_the_slot_tagged_with_its_metric_and_divided_by_i
     [rule] = group["rules"]
     assert group["interval"] == "120s"
     assert rule["record"] == SLOT_PEAK and rule["labels"] == {"signal": SM_ACTIVE.metric}
-    inner = 'max_over_time(DCGM_FI_PROF_SM_ACTIVE{GPU_I_ID=""}[120s])'
-    assert f"last_over_time(({inner})[120s:120s])" in rule["expr"]
+    # The slot as (t - 2m, t] on both servers: 119999ms where the server's own probe says
+    # its ranges are left-closed (2.x), 120s where it says left-open (3).
+    probe = "count_over_time(vector(1)[2s:1s] @ 1000)"
+    closed = 'max_over_time(DCGM_FI_PROF_SM_ACTIVE{GPU_I_ID=""}[119999ms])'
+    opened = 'max_over_time(DCGM_FI_PROF_SM_ACTIVE{GPU_I_ID=""}[120s])'
+    either = f"(({closed}) and on () ({probe} == 3)) or (({opened}) and on () ({probe} == 2))"
+    assert f"last_over_time(({either})[120s:120s])" in rule["expr"]
     assert rule["expr"].endswith(" / 100")
     assert rule["expr"].startswith("max by (workload_namespace, workload_pod, UUID, GPU_I_ID)")
 

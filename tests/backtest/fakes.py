@@ -43,6 +43,9 @@ class FakeRange:
         times = range(int(start.timestamp()), int(end.timestamp()) + 1, int(step.seconds))
         return RangeReply(tuple(self._series(gpus, times)), ())
 
+    def closed_ranges(self, *, at: datetime) -> bool:
+        return False  # its slots are given per slot end: a left-open server's answer
+
     def _series(self, gpus: Gpus, times: range) -> list[RangeSeries]:
         series = []
         for (namespace, pod, uuid), value in gpus.items():

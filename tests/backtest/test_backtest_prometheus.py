@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from autoscaler.adapters.prometheus.range import PrometheusRange
+from autoscaler.adapters.prometheus.range_semantics import PROBE
 from autoscaler.backtest.arguments import add_backtest_arguments
 from autoscaler.backtest.command import run_backtest
 from autoscaler.settings.rules import build_policy
@@ -257,8 +258,10 @@ def test_the_same_connection_settings_as_serve_reach_prometheus_through_a_token_
 
     assert code == 0, printed
     assert json.loads(printed)["variants"][0]["total"]["gpuHours"] == 10.567
-    seen = history.proxy.queries()
-    assert seen and all(r.path == "/api/v1/query_range" and r.token == TOKEN for r in seen)
+    [probe, *ranges] = history.proxy.queries()
+    # Once, first: whether the server's ranges are left-open (range_semantics.py).
+    assert (probe.path, probe.params["query"], probe.token) == ("/api/v1/query", [PROBE], TOKEN)
+    assert ranges and all(r.path == "/api/v1/query_range" and r.token == TOKEN for r in ranges)
 
 
 def test_an_unreachable_prometheus_fails_with_a_reason(history: History) -> None:

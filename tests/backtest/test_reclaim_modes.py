@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -110,6 +110,9 @@ def test_without_kueue_metrics_in_the_history_the_modes_are_not_compared() -> No
             if "kueue_" in promql:
                 return type(history.query_range(promql, **kwargs))(series=())  # type: ignore[arg-type]
             return history.query_range(promql, **kwargs)  # type: ignore[arg-type]
+
+        def closed_ranges(self, *, at: datetime) -> bool:
+            return history.closed_ranges(at=at)
 
     history = demo_history(SETTINGS)
     out = io.StringIO()

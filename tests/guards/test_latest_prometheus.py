@@ -48,8 +48,11 @@ def source(prometheus_session: PrometheusSession) -> Iterator[PrometheusMetricSo
 
 @pytest.fixture(scope="module")
 def latest(source: PrometheusMetricSource, at: datetime) -> LatestUsage:
-    before = source.queries_issued
+    assert source.queries_issued == 0  # a new source: its first exchange asks the probe
     answer = source.read_latest([(namespace, POD) for namespace in CASES], now=at)
+    assert source.queries_issued == 1 + 1, "the probe, then one query for every candidate"
+    before = source.queries_issued
+    assert source.read_latest([(namespace, POD) for namespace in CASES], now=at) == answer
     assert source.queries_issued == before + 1, "one query for every candidate"
     return answer
 

@@ -46,7 +46,7 @@ from tests.support.prom import (
     fleet,
     write_openmetrics,
 )
-from tests.support.prom.dcgm import FB_USED, HELP
+from tests.support.prom.dcgm import FB_USED, GR_ENGINE_ACTIVE, HELP
 
 M, H = 60, 3600
 SLICE_S = 12 * H  # longer than any area's history plus the reach of its reads
@@ -63,6 +63,7 @@ class Area(enum.IntEnum):
     SIM_EXPORTER = 5
     DEVICE_EVIDENCE = 6  # framebuffer, power, PCIe and NVLink series (ISSUE 16)
     BACKTEST_OWNERS = 7  # kube-state-metrics' owner series beside the GPUs' (ISSUE 30)
+    SLOT_BOUNDARIES = 8  # samples exactly on slot boundaries, read left-open (issue 32)
 
 
 def anchor(began: int, area: Area) -> int:
@@ -288,6 +289,28 @@ def backtest_owners(end: int) -> list[Backfill]:
     ]
 
 
+# -- tests/adapters/test_left_open_ranges.py: samples exactly on slot boundaries
+
+
+def slot_boundaries(end: int) -> list[Backfill]:
+    """Engine activity every minute on the minute up to `end`, so every sample sits on a slot
+    boundary: 1 % but for one 90 % sample at the hour's window start (`bound-peak`) or half an
+    hour before `end` (`bound-last-busy`), or with no samples in the 13 minutes after the one
+    at `end` - 20 min (`bound-coverage`)."""
+
+    def lone_busy(at: int) -> Profile:
+        return Profile.idle(1).level(90.0, start=at, end=at + 1)
+
+    series = [
+        worker("bound-peak").history(lone_busy(end - H), metrics=(GR_ENGINE_ACTIVE,)),
+        worker("bound-last-busy").history(lone_busy(end - 30 * M), metrics=(GR_ENGINE_ACTIVE,)),
+        worker("bound-coverage").history(
+            Profile.idle(1).gap(end - 20 * M + 1, end - 6 * M), metrics=(GR_ENGINE_ACTIVE,)
+        ),
+    ]
+    return [Backfill(series, start=end - 3 * H, end=end, step_s=60)]
+
+
 AREAS = {
     Area.PROM_RIG: prom_rig,
     Area.PROMETHEUS_ADAPTER: prometheus_adapter,
@@ -296,6 +319,7 @@ AREAS = {
     Area.SIM_EXPORTER: sim_exporter,
     Area.DEVICE_EVIDENCE: device_evidence,
     Area.BACKTEST_OWNERS: backtest_owners,
+    Area.SLOT_BOUNDARIES: slot_boundaries,
 }
 
 

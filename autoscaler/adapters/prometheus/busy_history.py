@@ -3,9 +3,10 @@
 BUSY reads every sample of `policy.idleSinceLookback` (a day by default) to find the last
 busy coarse step of each GPU beyond the slots, and all but its newest steps are what the
 read before found. Its steps are aligned to multiples of the coarse step, the one at t
-holding the samples of (t - coarse, t]. A step at least one coarse step behind `now` is
-settled: it is kept here, and the next read asks Prometheus only for the steps after the
-newest settled one, then adds the kept ones still inside the lookback. The answer is the
+holding the samples of (t - coarse, t] on any server (`range_semantics.py`).
+A step at least one coarse step behind `now` is settled: it is kept here, and the next read
+asks Prometheus only for the steps after the newest settled one, then adds the kept ones
+still inside the lookback. The answer is the
 one a read of the whole lookback gives, as long as Prometheus does not change samples older
 than a coarse step.
 
@@ -68,7 +69,7 @@ class BusyHistory:
         self._kept = None  # kept again only once this read has succeeded
         reach = span.lookback if kept is None else min(span.lookback, now - _time(kept.settled))
         fresh = ask(reach)
-        first = _seconds(now - span.lookback)  # a whole lookback's steps are at or after it
+        first = _seconds(now - span.lookback)  # a whole lookback's steps are after it
         settled = _floor(_seconds(now - span.coarse), _seconds(span.coarse))
         merged = [
             _merged(columns, kept.series[index], after=kept.settled) if kept else _merged(columns)
@@ -118,8 +119,10 @@ def _key(labels: Mapping[str, str]) -> _Labels:
 def _column(
     labels: _Labels, ends: Sequence[float], values: Sequence[float], first: float
 ) -> Columns:
-    """One series' steps inside the lookback (`first` on: a whole lookback's first step)."""
-    skip = sum(1 for end in ends if end < first)
+    """One series' steps inside the lookback, after `first` (its start): a step exactly there
+    is in a Prometheus 2.x answer only (Prometheus 3's ranges are left-open), so it is left
+    out and both answers read alike (`promql.reach_start`)."""
+    skip = sum(1 for end in ends if end <= first)
     return dict(zip(labels[::2], labels[1::2], strict=True)), list(ends[skip:]), list(values[skip:])
 
 

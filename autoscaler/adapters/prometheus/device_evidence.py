@@ -32,8 +32,10 @@ from autoscaler.adapters.prometheus.promql import (
     RAW_STYLES,
     Points,
     QueryWindow,
+    after_reach_start,
     duration,
     parse_matrix,
+    reach_start,
     workload_gpu_key,
 )
 from autoscaler.adapters.prometheus.views import slots_end
@@ -52,7 +54,9 @@ class FreshProbe(Protocol):
 
     signal: Signal
 
-    def fresh_expression(self, matchers: tuple[str, ...], *, slot: timedelta) -> str | None:
+    def fresh_expression(
+        self, matchers: tuple[str, ...], *, slot: timedelta, closed_ranges: bool = False
+    ) -> str | None:
         """The signal over the slot ending now, kept where it reaches its bar; None when
         there is nothing to ask (power without a baseline)."""
         ...
@@ -71,26 +75,39 @@ class DeviceEvidenceReader:
     bar: float  # in the per-slot expression's unit: MiB per slot, bytes per second
 
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
-        query = device_matrix(self.filtered(slot=span.slot), span=span)
-        series = parse_matrix(ask(query, slots_end(now, span.slot)))
+        filtered = self.filtered(slot=span.slot, closed_ranges=span.closed_ranges)
+        query = device_matrix(filtered, span=span)
+        series = reach_matrix(ask, query, span=span, now=now)
         return FleetEvidence(gpus=sightings(series, self.signal, slot=span.slot))
 
-    def filtered(self, *, slot: timedelta) -> Filtered:
+    def filtered(self, *, slot: timedelta, closed_ranges: bool = False) -> Filtered:
         def expression(matchers: tuple[str, ...]) -> str:
-            return above(slot_expression(self.signal, self.metric, matchers, slot), self.bar)
+            slotted = slot_expression(
+                self.signal, self.metric, matchers, slot, closed_ranges=closed_ranges
+            )
+            return above(slotted, self.bar)
 
         return expression
 
-    def fresh_expression(self, matchers: tuple[str, ...], *, slot: timedelta) -> str | None:
-        return self.filtered(slot=slot)(matchers)
+    def fresh_expression(
+        self, matchers: tuple[str, ...], *, slot: timedelta, closed_ranges: bool = False
+    ) -> str | None:
+        return self.filtered(slot=slot, closed_ranges=closed_ranges)(matchers)
 
     def fresh_detail(self, value: float, *, slot: timedelta, labels: Mapping[str, str]) -> str:
         return detail(self.signal, [value], over=slot)
 
 
-def slot_expression(signal: Signal, metric: str, matchers: tuple[str, ...], slot: timedelta) -> str:
+def slot_expression(
+    signal: Signal,
+    metric: str,
+    matchers: tuple[str, ...],
+    slot: timedelta,
+    *,
+    closed_ranges: bool = False,
+) -> str:
     selector = f"{metric}{{{','.join(matchers)}}}" if matchers else metric
-    return slot_promql(signal, selector, slot=slot)
+    return slot_promql(signal, selector, slot=slot, closed_ranges=closed_ranges)
 
 
 def above(expression: str, bar: float) -> str:
@@ -106,6 +123,19 @@ def device_matrix(filtered: Filtered, *, span: QueryWindow, extra: tuple[str, ..
         for labels, matcher in RAW_STYLES
     ]
     return f"({' or '.join(styles)})[{duration(span.evidence_reach)}:{duration(span.slot)}]"
+
+
+def reach_matrix(
+    ask: Ask, query: str, *, span: QueryWindow, now: datetime
+) -> list[tuple[Mapping[str, str], Points]]:
+    """The `device_matrix` answer, evaluated where the slots end, its steps after the reach's
+    start only (a step there is in a Prometheus 2.x answer only: `promql.reach_start`)."""
+    at = slots_end(now, span.slot)
+    start = reach_start(at, span.evidence_reach)
+    return [
+        (labels, after_reach_start(points, start))
+        for labels, points in parse_matrix(ask(query, at))
+    ]
 
 
 def sightings(

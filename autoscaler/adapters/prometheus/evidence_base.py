@@ -23,23 +23,30 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from autoscaler.adapters.prometheus.promql import QueryWindow, duration
+from autoscaler.adapters.prometheus.promql import QueryWindow, duration, range_duration
 from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal, SlotForm
 from autoscaler.domain.usage.gpus import GpuKey
 
-# "{selector}" is the metric with its matchers, "{slot}" the slot as a PromQL duration.
+# "{selector}" is the metric with its matchers, "{slot}" the slot as a PromQL duration; the
+# range `[{slot}]` holds the samples of (t - slot, t] on any server (`promql.range_duration`).
 SLOT_PROMQL: Mapping[SlotForm, str] = {
     SlotForm.GROWTH: "({selector} - {selector} offset {slot})",
     SlotForm.MEAN: "avg_over_time({selector}[{slot}])",
 }
 
 
-def slot_promql(signal: Signal, selector: str, *, slot: timedelta) -> str:
-    """The device signal's value in the slot ending at each step."""
+def slot_promql(
+    signal: Signal, selector: str, *, slot: timedelta, closed_ranges: bool = False
+) -> str:
+    """The device signal's value in the slot ending at each step; `closed_ranges`: the
+    server keeps a sample at a range's start (Prometheus 2.x)."""
     form = signal.row.form
     if form is None:
         raise ValueError(f"{signal} is not a device signal")
-    return SLOT_PROMQL[form].format(selector=selector, slot=duration(slot))
+    ranged = f"[{range_duration(slot, closed=closed_ranges)}]"
+    return (
+        SLOT_PROMQL[form].replace("[{slot}]", ranged).format(selector=selector, slot=duration(slot))
+    )
 
 
 # Sends one instant query evaluated at the given time; returns `data.result`. Raises what the

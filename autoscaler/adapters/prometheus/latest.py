@@ -40,6 +40,7 @@ def latest_query(
     *,
     probes: Sequence[FreshProbe] = (),
     slot: timedelta = timedelta(minutes=1),
+    closed_ranges: bool = False,
 ) -> str:
     """One query over these (namespace, pod)s; ValueError for a name that is not a name."""
     wanted = sorted(set(pods))
@@ -57,7 +58,9 @@ def latest_query(
     return (
         f'label_replace(max by ({keys}) ({" or ".join(values)}), "{STAT}", "value", "", "")'
         f' or label_replace(max by ({keys}) ({" or ".join(times)}), "{STAT}", "time", "", "")'
-        + _evidence_terms(probes, renamed=renamed, kept=kept, slot=slot)
+        + _evidence_terms(
+            probes, renamed=renamed, kept=kept, slot=slot, closed_ranges=closed_ranges
+        )
     )
 
 
@@ -67,11 +70,12 @@ def _evidence_terms(
     renamed: tuple[str, ...],
     kept: tuple[str, ...],
     slot: timedelta,
+    closed_ranges: bool,
 ) -> str:
     terms = []
     for probe in probes:
-        new = probe.fresh_expression(renamed, slot=slot)
-        old = probe.fresh_expression(kept, slot=slot)
+        new = probe.fresh_expression(renamed, slot=slot, closed_ranges=closed_ranges)
+        old = probe.fresh_expression(kept, slot=slot, closed_ranges=closed_ranges)
         if new is not None and old is not None:
             either = relabelled(f"({new}) or ({old})")
             terms.append(f'label_replace({either}, "{EVIDENCE}", "{probe.signal}", "", "")')

@@ -24,18 +24,16 @@ from autoscaler.adapters.prometheus.device_evidence import (
     Filtered,
     above,
     device_matrix,
+    reach_matrix,
     sightings,
     slot_expression,
 )
 from autoscaler.adapters.prometheus.evidence_base import Ask
 from autoscaler.adapters.prometheus.promql import (
     QueryWindow,
-    duration,
-    parse_matrix,
     parse_vector,
     selector,
 )
-from autoscaler.adapters.prometheus.views import slots_end
 from autoscaler.domain.usage.evidence import FleetEvidence, Signal, detail
 from autoscaler.settings.evidence import PowerSettings
 from autoscaler.settings.prometheus import SignalSettings
@@ -64,14 +62,15 @@ class PowerEvidenceReader:
         self.baselines = baselines
         if not baselines:
             return FleetEvidence()
-        query = device_matrix(self._filtered(slot=span.slot), span=span, extra=(MODEL,))
-        series = parse_matrix(ask(query, slots_end(now, span.slot)))
+        filtered = self._filtered(slot=span.slot, closed_ranges=span.closed_ranges)
+        query = device_matrix(filtered, span=span, extra=(MODEL,))
+        series = reach_matrix(ask, query, span=span, now=now)
         found = sightings(series, self.signal, slot=span.slot, baseline_of=self._baseline)
         return FleetEvidence(gpus=found, power_baselines=baselines)
 
     def baseline_query(self, span: QueryWindow) -> str:
         """One series per model: the quantile of the mean draw of its compute-idle GPUs."""
-        window = duration(span.window)
+        window = span.range(span.window)  # (E - W, E], as the views read the window
         compute = " or ".join(
             f"label_replace(max_over_time({selector(signal)}[{window}]) / "
             f'{float(signal.scale)!r}, "signal", "{signal.metric}", "", "")'
@@ -82,8 +81,12 @@ class PowerEvidenceReader:
         quantile = float(self.settings.baseline_quantile)
         return f"quantile by ({MODEL}) ({quantile!r}, {draw} and on (UUID) ({idle}))"
 
-    def fresh_expression(self, matchers: tuple[str, ...], *, slot: timedelta) -> str | None:
-        return self._filtered(slot=slot)(matchers) if self.baselines else None
+    def fresh_expression(
+        self, matchers: tuple[str, ...], *, slot: timedelta, closed_ranges: bool = False
+    ) -> str | None:
+        if not self.baselines:
+            return None
+        return self._filtered(slot=slot, closed_ranges=closed_ranges)(matchers)
 
     def fresh_detail(self, value: float, *, slot: timedelta, labels: Mapping[str, str]) -> str:
         return detail(self.signal, [value], over=slot, baseline=self._baseline(labels))
@@ -96,14 +99,18 @@ class PowerEvidenceReader:
             if labels.get(MODEL) and math.isfinite(value)
         }
 
-    def _filtered(self, *, slot: timedelta) -> Filtered:
+    def _filtered(self, *, slot: timedelta, closed_ranges: bool) -> Filtered:
         margin = self.settings.margin_watts
 
         def expression(matchers: tuple[str, ...]) -> str:
             return " or ".join(
                 above(
                     slot_expression(
-                        self.signal, self.settings.metric, (_model(model), *matchers), slot
+                        self.signal,
+                        self.settings.metric,
+                        (_model(model), *matchers),
+                        slot,
+                        closed_ranges=closed_ranges,
                     ),
                     baseline + margin,
                 )

@@ -36,6 +36,14 @@ threshold of the views in the signal's unit: ratio x scale), {keys}, and the Pro
 durations {window} (the longest view window), {slot}, {lookback}, {coarse} and {recent}
 (window + coarse). A matrix template is the value at one step (the subquery around it is
 added here); series must keep the labels that name the GPU.
+
+Range selectors are read left-open, (t - range, t], as Prometheus 3 reads them. A Prometheus
+2.x server closes them at the start ([t - range, t]), so a sample exactly on a slot boundary
+would count in two slots; `range_semantics.py` asks the server once which it does, and on a
+left-closed one each of these placeholders written as a whole range selector (`[{slot}]`,
+`[{coarse}]`, ...) becomes that span less one millisecond: timestamps are whole
+milliseconds, so [t - range + 1ms, t] is (t - range, t]. The same placeholder elsewhere (an
+`offset {slot}`, a subquery's step) is left as it is.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.domain.models import UsageView
@@ -135,6 +143,7 @@ class QueryWindow:
     lookback: timedelta
     threshold: float
     loading: timedelta = timedelta(0)  # the longest maxLoading of the rules
+    closed_ranges: bool = False  # the server keeps a sample at a range's start (2.x)
 
     @classmethod
     def for_views(
@@ -144,9 +153,15 @@ class QueryWindow:
         slot: timedelta,
         lookback: timedelta,
         loading: timedelta = timedelta(0),
+        closed_ranges: bool = False,
     ) -> QueryWindow:
         window = max(view.window for view in views)
-        return cls(window, slot, lookback, min(view.threshold for view in views), loading)
+        threshold = min(view.threshold for view in views)
+        return cls(window, slot, lookback, threshold, loading, closed_ranges)
+
+    def range(self, span: timedelta) -> str:
+        """`span` as a range selector's duration holding the samples of (t - span, t]."""
+        return range_duration(span, closed=self.closed_ranges)
 
     @property
     def coarse(self) -> timedelta:
@@ -196,7 +211,12 @@ def build_queries(
 def fill(
     template: str, signal: SignalSettings, *, span: QueryWindow, matchers: tuple[str, ...] = ()
 ) -> str:
-    """`template` for `signal`; `matchers` narrow its selectors (recording_rules.py: some GPUs)."""
+    """`template` for `signal`; `matchers` narrow its selectors (recording_rules.py: some GPUs).
+    A span placeholder that is a whole range selector holds (t - span, t] on any server."""
+    for name in _SPANS:
+        whole = f"[{{{name}}}]"
+        if whole in template:
+            template = template.replace(whole, f"[{span.range(getattr(span, name))}]")
     return template.format(
         selector=selector(signal, *matchers),
         metric=signal.metric,
@@ -227,6 +247,12 @@ def duration(span: timedelta) -> str:
     if milliseconds % 1000:
         return f"{milliseconds}ms"
     return f"{milliseconds // 1000}s"
+
+
+def range_duration(span: timedelta, *, closed: bool) -> str:
+    """A range selector's duration that holds the samples of (t - span, t]: `span` itself on
+    a left-open server (Prometheus 3), one millisecond less on a left-closed one (2.x)."""
+    return duration(span - timedelta(milliseconds=1) if closed else span)
 
 
 def _number(value: float) -> str:
@@ -263,6 +289,21 @@ Row = tuple[Mapping[str, str], float]
 Points = list[tuple[float, float]]  # (unix seconds, value), ascending
 # labels, step ends (s), values; lists, or arrays of values (slot_columns.py)
 Columns = tuple[Mapping[str, str], Sequence[float], Sequence[float]]
+
+
+def reach_start(at: datetime, reach: timedelta) -> float:
+    """Where a subquery `[reach:step]` evaluated at `at` begins, in unix seconds (whole
+    milliseconds divided by 1,000: the very float a step time there parses to).
+
+    Prometheus 2.x closes the range at its start, Prometheus 3 leaves it open (range selectors
+    and subqueries alike): a step exactly there is in a 2.x answer only. Every reader of a
+    subquery keeps the steps after it (`after_reach_start`), so both answers read alike."""
+    return (round(at.timestamp() * 1000) - round(reach.total_seconds() * 1000)) / 1000
+
+
+def after_reach_start(points: Points, start: float) -> Points:
+    """`points` (ascending) without a step at or before `start` (`reach_start`)."""
+    return points if not points or points[0][0] > start else [p for p in points if p[0] > start]
 
 
 def parse_vector(result: Sequence[Mapping[str, Any]]) -> list[Row]:

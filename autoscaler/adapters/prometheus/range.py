@@ -4,7 +4,8 @@ The session is built like the live metric source's (`prometheus_http.build_sessi
 bundle, rotating bearer token, Thanos tenancy, retries of 502/503/504), so a backtest reaches
 whatever `serve` reaches with the same settings. Range replies are large, so the body is
 parsed once, here, instead of also in the live source's reply hook. Every outside error
-becomes `MetricsUnavailable` in `_translated`, the one place that maps them.
+becomes `MetricsUnavailable` in `_translated`, the one place that maps them. Whether the
+server's ranges are left-open is asked once, as the live source asks it (`range_semantics`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ from autoscaler.adapters.prometheus.http import (
     build_session,
 )
 from autoscaler.adapters.prometheus.promql import duration
+from autoscaler.adapters.prometheus.range_semantics import (
+    PROBE,
+    RangeSemantics,
+    probe_time,
+    semantics_of,
+)
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.settings.tree import PrometheusSettings
 
@@ -59,6 +66,8 @@ class PrometheusRange:
 
     def __init__(self, *, prometheus: PrometheusSettings, timeout: timedelta | None = None) -> None:
         self._url = prometheus.url.rstrip("/") + "/api/v1/query_range"
+        self._instant_url = prometheus.url.rstrip("/") + "/api/v1/query"
+        self._semantics: RangeSemantics | None = None
         self._timeout = timeout or prometheus.timeout
         self._session = build_session(prometheus, inspector=ReplyInspector())
         self._session.hooks["response"].clear()  # we read (and check) the one parse below
@@ -71,22 +80,36 @@ class PrometheusRange:
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
     ) -> RangeReply:
         """Evaluate `promql` at start, start + step, ... <= end. Raises MetricsUnavailable."""
-        self.queries_issued += 1
         params = {
             "query": promql,
             "start": f"{start.timestamp():.3f}",
             "end": f"{end.timestamp():.3f}",
             "step": duration(step),
-            "timeout": duration(self._timeout),
         }
+        return _matrix(self._get(self._url, params))
+
+    def closed_ranges(self, *, at: datetime) -> bool:
+        """Whether the server keeps a sample at a range's start (Prometheus 2.x), asked at a
+        whole second at or before `at`, once. Raises MetricsUnavailable when it cannot tell."""
+        if self._semantics is None:
+            params = {"query": PROBE, "time": f"{probe_time(at).timestamp():.3f}"}
+            body = self._get(self._instant_url, params)
+            try:
+                self._semantics = semantics_of(body["data"]["result"])
+            except (ExchangeError, KeyError, TypeError) as exc:
+                raise _translated(exc) from exc
+        return self._semantics.closed
+
+    def _get(self, url: str, params: dict[str, str]) -> dict[str, Any]:
+        self.queries_issued += 1
         try:
             response = self._session.get(
-                self._url,
-                params=params,
+                url,
+                params=params | {"timeout": duration(self._timeout)},
                 timeout=self._timeout.total_seconds(),
                 verify=self._session.verify,  # else REQUESTS_CA_BUNDLE would override the CA
             )
-            return _matrix(_checked(response))
+            return _checked(response)
         except _EXCHANGE_ERRORS as exc:
             raise _translated(exc) from exc
 
@@ -112,10 +135,15 @@ def _checked(response: requests.Response) -> dict[str, Any]:
 
 
 def _matrix(body: Mapping[str, Any]) -> RangeReply:
-    data = body["data"]
-    if data.get("resultType") != "matrix":
-        raise ExchangeError(f"expected a matrix, Prometheus returned {data.get('resultType')}")
-    series = tuple(RangeSeries(dict(item["metric"]), item["values"]) for item in data["result"])
+    try:
+        data = body["data"]
+        if data.get("resultType") != "matrix":
+            kind = data.get("resultType")
+            raise ExchangeError(f"expected a matrix, Prometheus returned {kind}")
+        result = data["result"]
+        series = tuple(RangeSeries(dict(item["metric"]), item["values"]) for item in result)
+    except _EXCHANGE_ERRORS as exc:
+        raise _translated(exc) from exc
     return RangeReply(series, tuple(map(str, body.get("warnings") or ())))
 
 

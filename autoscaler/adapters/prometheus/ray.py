@@ -50,7 +50,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autoscaler.adapters.prometheus.evidence_base import Ask
-from autoscaler.adapters.prometheus.promql import QueryWindow, duration, parse_matrix
+from autoscaler.adapters.prometheus.promql import (
+    QueryWindow,
+    after_reach_start,
+    duration,
+    parse_matrix,
+    reach_start,
+)
 from autoscaler.adapters.prometheus.views import slots_end
 from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.settings.evidence import RaySettings
@@ -64,15 +70,15 @@ Points = list[tuple[float, float]]
 
 def ray_query(settings: RaySettings, *, span: QueryWindow) -> str:
     """The one query: every part per slot over the read's reach."""
-    slot = duration(span.slot)
+    slot, ranged = duration(span.slot), span.range(span.slot)  # ranged: (t - slot, t]
     by = f"sum by ({settings.namespace_label}, {settings.pod_label})"
-    running = f"max_over_time({_tasks(settings, *settings.running_states)}[{slot}])"
+    running = f"max_over_time({_tasks(settings, *settings.running_states)}[{ranged}])"
     count = _tasks(settings, settings.finished_state)
     rise = f"clamp_min({count} - {count} offset {slot}, 0)"
     born = f"({count} unless {count} offset {slot})"  # a series new in the slot counts whole
     finished = f"{rise} or {born}"
-    alive = f'max_over_time({settings.actors_metric}{{State="{settings.alive_state}"}}[{slot}])'
-    drivers = f"max_over_time({settings.jobs_metric}[{slot}])"
+    alive = f'max_over_time({settings.actors_metric}{{State="{settings.alive_state}"}}[{ranged}])'
+    drivers = f"max_over_time({settings.jobs_metric}[{ranged}])"
     parts = {RUNNING: running, FINISHED: finished, ACTORS: alive, DRIVERS: drivers}
     tagged = " or ".join(
         f'label_replace({by} ({expr}), "{PART}", "{name}", "", "")' for name, expr in parts.items()
@@ -114,10 +120,14 @@ class RayReader:
     def read(self, ask: Ask, *, span: QueryWindow, now: datetime) -> FleetEvidence:
         at = slots_end(now, span.slot)
         result = ask(ray_query(self._settings, span=span), at)
-        return _evidence_of(_by_pod(result, self._settings), newest=at, slot=span.slot)
+        start = reach_start(at, span.evidence_reach)  # a step there: Prometheus 2.x only
+        pods = _by_pod(result, self._settings, after=start)
+        return _evidence_of(pods, newest=at, slot=span.slot)
 
 
-def _by_pod(result: Sequence[Mapping[str, Any]], settings: RaySettings) -> dict[Pod, _PodParts]:
+def _by_pod(
+    result: Sequence[Mapping[str, Any]], settings: RaySettings, *, after: float
+) -> dict[Pod, _PodParts]:
     """The matrix grouped per pod; series that name no pod (scraped without the pod's target
     labels) cannot be tied to a workload and are left out."""
     pods: dict[Pod, _PodParts] = {}
@@ -125,7 +135,7 @@ def _by_pod(result: Sequence[Mapping[str, Any]], settings: RaySettings) -> dict[
         namespace, pod = labels.get(settings.namespace_label), labels.get(settings.pod_label)
         if not namespace or not pod:
             continue
-        real = [(at, value) for at, value in points if not math.isnan(value)]
+        real = [(at, v) for at, v in after_reach_start(points, after) if not math.isnan(v)]
         pods.setdefault((namespace, pod), _PodParts()).parts[labels.get(PART, "")] = real
     return pods
 

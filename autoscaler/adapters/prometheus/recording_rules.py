@@ -15,6 +15,13 @@ to our labels (`promql.relabelled`, both label styles) and merged per GPU with `
 which keeps a real value over NaN like the raw read's merge in Python: the split series of a
 replaced exporter pod become one. The signal's metric name is kept in the label `signal`.
 
+X holds the samples of (t - slot, t] on any server: the ruler is Prometheus itself, which no
+probe of ours reaches, so where X has a slot range the rule holds X twice, once as written
+for a left-closed server (ranges one millisecond shorter) and once for a left-open one,
+each kept only where the server's own answer to the probe says it is that server
+(`either_server`, `range_semantics.SELF_PROBE`). On a server that answers neither, the rule
+records nothing, and the reader falls back to the raw read (`ABSENT`).
+
 Coverage needs no rule of its own: a slot counts when its peak is a real value, as in the raw
 read; a sample count per slot would double the recorded series for nothing the read uses.
 
@@ -55,6 +62,11 @@ from autoscaler.adapters.prometheus.promql import (
     relabelled,
     workload_gpu_key,
 )
+from autoscaler.adapters.prometheus.range_semantics import (
+    LEFT_CLOSED_COUNT,
+    LEFT_OPEN_COUNT,
+    SELF_PROBE,
+)
 from autoscaler.adapters.prometheus.views import span_ms, unix_ms
 from autoscaler.domain.usage.gpus import GpuKey
 from autoscaler.settings.tree import SignalSettings
@@ -71,12 +83,27 @@ def slot_peak_rule(
     signal: SignalSettings, *, slot: timedelta, template: str = SLOTS
 ) -> dict[str, Any]:
     """The rule recording `signal`'s per-GPU slot peaks."""
-    span = QueryWindow(window=slot, slot=slot, lookback=slot, threshold=0.0)
     step = duration(slot)
-    last_slot = f"last_over_time(({fill(template, signal, span=span)})[{step}:{step}])"
+    last_slot = f"last_over_time(({either_server(template, signal, slot=slot)})[{step}:{step}])"
     peak = f"max by ({', '.join(KEY_LABELS)}) ({relabelled(last_slot)})"
     expr = peak if signal.scale == 1 else f"{peak} / {_number(signal.scale)}"
     return {"record": SLOT_PEAK, "expr": expr, "labels": {SIGNAL_LABEL: signal.metric}}
+
+
+def either_server(template: str, signal: SignalSettings, *, slot: timedelta) -> str:
+    """`template` filled so that its slot ranges hold (t - slot, t] on a left-closed and on a
+    left-open server alike: each form kept where the server says it is that one."""
+    spans = [
+        QueryWindow(window=slot, slot=slot, lookback=slot, threshold=0.0, closed_ranges=closed)
+        for closed in (True, False)
+    ]
+    closed, opened = (fill(template, signal, span=span) for span in spans)
+    if closed == opened:
+        return opened
+    return (
+        f"(({closed}) and on () ({SELF_PROBE} == {LEFT_CLOSED_COUNT}))"
+        f" or (({opened}) and on () ({SELF_PROBE} == {LEFT_OPEN_COUNT}))"
+    )
 
 
 def _number(value: float) -> str:

@@ -8,11 +8,13 @@ view being judged in Python from the shared answers (`views`). Then each evidenc
 sends its own (one per signal, the learned power baseline one more); a reader that fails
 makes only its signal failed (`FleetEvidence.failures`), and the merged evidence goes with
 every view. The fresh check before acting sends the one query of `latest`, the evidence
-probes included. Every body is parsed once, by the session's `ReplyInspector`. A read never
-raises: a failed request (after one quick retry), an error envelope, a refused
-token or an unreadable reply makes every view's usage a `FleetUsage(failure=...)`; warnings
-(partial data) make every namespace doubtful in every view, because a warning does not say
-which series it left out.
+probes included. The first read (and, after a failed one, the next) first asks the server
+whether its ranges are left-open (`range_semantics`): one query per process, not per cycle;
+while it cannot tell, every read is a failure. Every body is parsed once, by the session's
+`ReplyInspector`. A read never raises: a failed request (after one quick retry), an error
+envelope, a refused token or an unreadable reply makes every view's usage a
+`FleetUsage(failure=...)`; warnings (partial data) make every namespace doubtful in every
+view, because a warning does not say which series it left out.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ from autoscaler.adapters.prometheus.promql import (
     build_queries,
     duration,
     parse_vector,
+)
+from autoscaler.adapters.prometheus.range_semantics import (
+    PROBE,
+    RangeSemantics,
+    probe_time,
+    semantics_of,
 )
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.utilization import read_utilization
@@ -137,6 +145,8 @@ class PrometheusMetricSource:
         )
         self._busy = BusyHistory()
         self.queries_issued = 0
+        self._semantics: RangeSemantics | None = None
+        self._probe_failed_before = False
 
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
@@ -149,11 +159,15 @@ class PrometheusMetricSource:
         if not readable:
             return usage
         rules = self._rules
-        span = QueryWindow.for_views(
-            readable, slot=rules.slot, lookback=rules.lookback, loading=rules.loading
-        )
         self._inspector.forget()
         try:
+            span = QueryWindow.for_views(
+                readable,
+                slot=rules.slot,
+                lookback=rules.lookback,
+                loading=rules.loading,
+                closed_ranges=self._probed(now).closed,
+            )
             answers = self._read(span, now=now)
         except _EXCHANGE_ERRORS as exc:
             failure = str(_translated(exc))
@@ -183,7 +197,10 @@ class PrometheusMetricSource:
         slot = self._rules.slot
         self._inspector.forget()
         try:
-            query = latest_query(self._settings.signals, pods, probes=probes, slot=slot)
+            closed = self._probed(now).closed
+            query = latest_query(
+                self._settings.signals, pods, probes=probes, slot=slot, closed_ranges=closed
+            )
             rows = parse_vector(self._query(query, at=now))
         except _EXCHANGE_ERRORS as exc:
             return LatestUsage(evaluated_at=now, failure=str(_translated(exc)))
@@ -227,6 +244,20 @@ class PrometheusMetricSource:
     def _failed_signal(self, reader: EvidenceReader, why: str) -> FleetEvidence:
         self._log.warning("evidence signal %s unreadable: %s", reader.signal.value, why)
         return FleetEvidence(failures={reader.signal: why})
+
+    def _probed(self, now: datetime) -> RangeSemantics:
+        """The server's range semantics, asked once; a failed probe raises (the read fails,
+        unknown) and is asked again at the next read. Logged at its first failure only."""
+        if self._semantics is None:
+            try:
+                self._semantics = semantics_of(self._query(PROBE, at=probe_time(now)))
+            except _EXCHANGE_ERRORS as exc:
+                if not self._probe_failed_before:
+                    self._log.warning("range semantics probe failed: %s", _translated(exc))
+                self._probe_failed_before = True
+                raise
+            self._log.info("Prometheus ranges are %s", self._semantics.value)
+        return self._semantics
 
     def _ask(self, promql: str, at: datetime) -> Sequence[Mapping[str, Any]]:
         return self._query(promql, at=at)

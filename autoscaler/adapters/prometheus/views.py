@@ -2,18 +2,27 @@
 
 The SLOTS matrix is evaluated at `now` rounded up to a whole slot (`slots_end`), so its last
 slot holds the newest samples; its points are the slot ends t (multiples of the slot), each
-with the highest ratio in [t - slot, t]. For a view (window W, threshold T), with E that end:
+with the highest ratio in (t - slot, t] (on Prometheus 2.x too: its ranges are written one
+millisecond shorter there, `range_semantics.py`). For a view (window W, threshold T), with E
+that end:
 
-- peak: the highest real point with E - W < t <= E, i.e. the samples of [E - W, E]. This is
-  the window slot-aligned: at a `now` on a slot boundary it is exactly [now - W, now]; in
+- peak: the highest real point with E - W < t <= E, i.e. the samples of (E - W, E]. This is
+  the window slot-aligned: at a `now` on a slot boundary it is exactly (now - W, now]; in
   between it starts up to one slot later, and the samples of that first partial slot still
   reach `last_busy_at` (the end of their slot is inside the window).
 - coverage: the points with E - W <= t <= E holding a real value (NaN is never coverage; a
-  missing point is a hole), over W / slot, capped at 1: both window ends count, as the
-  `[window:slot]` subquery of a Prometheus 2.x server counted them.
-- last_busy_at: the latest t above T with E - W - coarse <= t <= E (slot precision, never
+  missing point is a hole), over W / slot, capped at 1: both window ends count. The step at
+  E - W is in every server's answer, the subquery reaching a coarse step further back.
+- last_busy_at: the latest t above T with E - W - coarse < t <= E (slot precision, never
   after `now`), else the latest coarse step above T in the BUSY matrix (rounded up to a
-  coarse step, so before the window).
+  coarse step, so before the window). E - W - coarse is where the SLOTS subquery begins: a
+  Prometheus 2.x answer has a step there, a Prometheus 3 answer (left-open ranges) has none,
+  so that step is never read and both answers give the same last busy time.
+
+Prometheus 3 and 2.x answer the same steps inside the window: the subquery reaches a coarse
+step further back than any view's window, so the step at E - W is in both answers; and each
+step holds the same samples, a sample exactly on a slot boundary belonging to the slot it
+ends on both (docs/ROLLOUT.md).
 
 A view uses only its own span of the shared answer, so each view reads the same usage as a
 read of that view alone. A GPU belongs to a view when it has a point in the view's window,
@@ -51,9 +60,9 @@ class Steps:
     ends: Sequence[float] = field(default_factory=list)
     values: Sequence[float] = field(default_factory=list)
 
-    def last_above(self, threshold: float, *, since: float = 0) -> float | None:
-        """The latest end at or after `since` whose value is above `threshold`."""
-        for index in range(len(self.ends) - 1, bisect_left(self.ends, since) - 1, -1):
+    def last_above(self, threshold: float, *, after: float = 0) -> float | None:
+        """The latest end after `after` whose value is above `threshold`."""
+        for index in range(len(self.ends) - 1, bisect_right(self.ends, after) - 1, -1):
             if self.values[index] > threshold:
                 return self.ends[index]
         return None
@@ -95,7 +104,9 @@ class _Frame:
     by 1,000 give the very floats the server's step times parse to."""
 
     window_start: float  # E - W: coverage counts it, the peak starts after it
-    recent_start: float  # E - W - coarse: last busy at slot precision from here
+    recent_start: (
+        float  # E - W - coarse, the subquery's start: last busy at slot precision after it
+    )
     slots: float  # W / slot, the denominator of coverage
     threshold: float
     now: float
@@ -117,7 +128,7 @@ class _Frame:
         steps = slots or Steps()
         first = bisect_left(steps.ends, self.window_start)
         window = steps.values[first:]
-        last_busy = steps.last_above(self.threshold, since=self.recent_start)
+        last_busy = steps.last_above(self.threshold, after=self.recent_start)
         if last_busy is None and busy is not None:
             last_busy = busy.last_above(self.threshold)
         if not window and last_busy is None and newest is None:

@@ -34,13 +34,24 @@ The recording rules of docs/RECORDING-RULES.md, written as the service's generat
 
 {{/*
 One signal's per-GPU slot peak: the raw slot at the last slot end (an aligned subquery),
-relabelled to our labels (both label styles), merged per GPU, divided by the scale.
+relabelled to our labels (both label styles), merged per GPU, divided by the scale. The slot
+holds the samples of (t - slot, t] on Prometheus 2.x and 3 alike: written one millisecond
+shorter for a server whose ranges are left-closed, as-is for a left-open one, each kept where
+the server's own answer to the probe (pinned to a whole second by @) says it is that one.
 */}}
 {{- define "iga.slotPeakExpr" -}}
 {{- $signal := .signal }}
 {{- $selector := $signal.metric }}
 {{- if not $signal.validOnMig }}{{ $selector = printf "%s{GPU_I_ID=\"\"}" $signal.metric }}{{ end }}
-{{- $expr := printf "last_over_time((max_over_time(%s[%s]))[%s:%s])" $selector .slot .slot .slot }}
+{{- $ms := atoi (regexFind "^[0-9]+" .slot) }}
+{{- if not (hasSuffix "ms" .slot) }}{{ $ms = mul $ms 1000 }}{{ end }}
+{{- $less := sub $ms 1 }}
+{{- $closedSlot := printf "%ds" (div $less 1000) }}
+{{- if mod $less 1000 }}{{ $closedSlot = printf "%dms" $less }}{{ end }}
+{{- $probe := "count_over_time(vector(1)[2s:1s] @ 1000)" }}
+{{- $closed := printf "((max_over_time(%s[%s])) and on () (%s == 3))" $selector $closedSlot $probe }}
+{{- $opened := printf "((max_over_time(%s[%s])) and on () (%s == 2))" $selector .slot $probe }}
+{{- $expr := printf "last_over_time((%s or %s)[%s:%s])" $closed $opened .slot .slot }}
 {{- range list (list "workload_namespace" "namespace") (list "workload_namespace" "exported_namespace") (list "workload_pod" "pod") (list "workload_pod" "exported_pod") }}
 {{- $expr = printf "label_replace(%s, \"%s\", \"$1\", \"%s\", \"(.+)\")" $expr (index . 0) (index . 1) }}
 {{- end }}
