@@ -206,7 +206,8 @@ def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
     if last.evidence:
         text += f"; evidence: {evidence_text(last.evidence)}"
     if alone.longest_idle:
-        text += f"; longest idle stretch {_minutes(alone.longest_idle)} of {_minutes(window)}"
+        # the stretch may be longer than the window: "of" would read as a part of it
+        text += f"; idle {_minutes(alone.longest_idle)} (window {_minutes(window)})"
     if alone.unknown_for:
         text += f"; unknown for {_minutes(alone.unknown_for)} ({alone.unknown_reason})"
     if alone.loading_for:

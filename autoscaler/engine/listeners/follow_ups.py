@@ -22,6 +22,7 @@ from autoscaler.domain.annotations import reactivated_at
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.audit.savings import SEEN_REACTIVATED, WAITER_ADMITTED, our_deactivations
 from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.engine.acting.context import Leads, always_leads
@@ -150,7 +151,8 @@ def _admitted(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
     if not waiter.info.admitted or at is None:
         return _WAITING
     at = max(at, one.at)  # admitted before the decision was seen: no wait shortened
-    reason = f"{one.beneficiary} admitted {at - one.at} after {one.target} was deactivated for it"
+    after = _span(at - one.at)
+    reason = f"{one.beneficiary} admitted {after} after {one.target} was deactivated for it"
     waiter_queue = waiter.info.cluster_queue
     return _note(one, WAITER_ADMITTED, at=at, reason=reason, waiter=(one.beneficiary, waiter_queue))
 
@@ -168,8 +170,13 @@ def _reactivated(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
         at = snapshot.taken_at  # set back by hand: when this cycle saw it
     else:
         return _WAITING
-    reason = f"active again {at - one.at} after our deactivation"
+    reason = f"active again after {_span(at - one.at)} (from our deactivation)"
     return _note(one, SEEN_REACTIVATED, at=at, reason=reason, waiter=None)
+
+
+def _span(span: timedelta) -> str:
+    """A span as the reasons say it: `45m`, `1h30m` (never a timedelta's `0:45:00`)."""
+    return format_duration(span, units="dhms", split="always")
 
 
 def _note(
