@@ -110,7 +110,7 @@ def idle(
     # window's peak is the busy stretch before the idle one, which explains nothing of "idle".
     if compute.recently_busy:
         reason = (
-            f"idle for {idled} so far (since last above {rules.threshold:.0%}); needs {window}"
+            f"idle for {idled} so far, since last above {rules.threshold:.0%}; needs {window}"
         )
     elif idle_for >= rules.window:
         reason = (
