@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -26,8 +27,8 @@ BEGUN = AuditRecord(
 )
 
 
-def follow_up(outcome: str, **changes: object) -> AuditRecord:
-    return replace(BEGUN, outcome=outcome, reason="", gpus=None, peak=None, **changes)  # type: ignore[arg-type]
+def follow_up(outcome: str, **changes: Any) -> AuditRecord:
+    return replace(BEGUN, outcome=outcome, reason="", gpus=None, peak=None, **changes)
 
 
 def trail(*later: AuditRecord) -> tuple[AuditRecord, ...]:

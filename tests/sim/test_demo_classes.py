@@ -121,7 +121,9 @@ def alone(name: str, decision: Decision) -> LeftAlone:
 
 
 def test_the_summary_says_the_longest_idle_stretch_beside_the_window_not_as_a_part_of_it() -> None:
-    stretch = replace(alone("idler", a_decision("demo", "idler").build()), longest_idle=timedelta(minutes=110))
+    stretch = replace(
+        alone("idler", a_decision("demo", "idler").build()), longest_idle=timedelta(minutes=110)
+    )
     summary = Summary(
         scenario="noisy",
         started=NOW,

@@ -121,9 +121,7 @@ class FakeAuditLog:
     def deeds(self) -> list[tuple[str, WorkloadRef, str]]:
         """(deed, workload, outcome) of every record, oldest first; the outcome in the words
         the audit trail keeps."""
-        return [
-            (r.deed.value, r.workload, self._word(r)) for r in reversed(self.records)
-        ]
+        return [(r.deed.value, r.workload, self._word(r)) for r in reversed(self.records)]
 
     def _word(self, record: LoopRecord) -> str:
         if record.outcome is None and (record.deed, record.workload, record.at) in self.settled:

@@ -30,7 +30,7 @@ class StoppedView(BaseModel):
                     "coverage": 1.0,
                     "threshold": 0.05,
                     "comesBackByItself": False,
-                    "bringBack": 'idle-gpu-autoscaler reactivate -n team-a my-workspace-cluster '
+                    "bringBack": "idle-gpu-autoscaler reactivate -n team-a my-workspace-cluster "
                     '--reason "back to work"',
                 }
             ]
@@ -44,7 +44,7 @@ class StoppedView(BaseModel):
     )
     at: datetime | None = Field(None, description="When the stop's patch applied.")
     by: str = Field(
-        description="Who stopped it: `rule <name>`, the person of a \"deactivate now\", or "
+        description='Who stopped it: `rule <name>`, the person of a "deactivate now", or '
         "`not this service`.",
         examples=["rule default"],
     )
@@ -52,11 +52,12 @@ class StoppedView(BaseModel):
     waiter: str | None = Field(
         None,
         description="The waiting Workload it was stopped for (`namespace/name`); told as "
-        "\"a Workload in ClusterQueue <cq>\" to a caller who may not read its namespace.",
+        '"a Workload in ClusterQueue <cq>" to a caller who may not read its namespace.',
     )
     reason: str | None = Field(None, description="The reason the stop was made on, as said then.")
     evidence: str | None = Field(
-        None, description="The figures it was stopped on, on one line: idle how long, peak, coverage."
+        None,
+        description="The figures it was stopped on, on one line: idle how long, peak, coverage.",
     )
     idle_seconds: float | None = Field(
         None, description="How long it had been idle when stopped; null when not recorded."

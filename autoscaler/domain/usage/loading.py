@@ -109,9 +109,7 @@ def idle(
     # Until the window completes, the reason says how long so far and what it needs: the
     # window's peak is the busy stretch before the idle one, which explains nothing of "idle".
     if compute.recently_busy:
-        reason = (
-            f"idle for {idled} so far, since last above {rules.threshold:.0%}; needs {window}"
-        )
+        reason = f"idle for {idled} so far, since last above {rules.threshold:.0%}; needs {window}"
     elif idle_for >= rules.window:
         reason = (
             f"idle for the whole window: every GPU at or below {rules.threshold:.0%} "

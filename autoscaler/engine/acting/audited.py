@@ -6,8 +6,8 @@ metric source): a candidate busy, in use again or unknown now is left alone. The
 no write: each stop or deletion writes its record first (`started`). A write that succeeded
 settles that record to `done` (the runtime state replaces the word in place); one that did
 not plainly succeed gets its outcome added beside the record, so the hourly cap and the
-breaker (the cycle's screen, `engine/cycle/screen.py`) count it right. A deactivation whose answer was lost is
-settled on a later cycle from the Workload itself.
+breaker (the cycle's screen, `engine/cycle/screen.py`) count it right. A deactivation whose
+answer was lost is settled on a later cycle from the Workload itself.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.domain.audit.subjects import subject_of
 from autoscaler.domain.guards.screen import Deed, LoopRecord
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
-from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.domain.usage.fresh import pods_of, still_idle
 from autoscaler.engine.acting.context import ActContext
