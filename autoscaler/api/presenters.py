@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from datetime import datetime
 
+from autoscaler.api.schemas.stopped import StoppedView
 from autoscaler.api.schemas.views import (
     AuditView,
     BreakerView,
@@ -22,6 +23,7 @@ from autoscaler.api.schemas.views import (
 )
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.audit.records import EVERYTHING, AuditRecord, RuntimeState
+from autoscaler.domain.audit.stopped import stopped_of
 from autoscaler.domain.exemptions import Exemption, exemption_of
 from autoscaler.domain.guards.breaker import BreakerState
 from autoscaler.domain.kueue_config import GateServed
@@ -30,6 +32,7 @@ from autoscaler.domain.models import (
     OwnerRef,
     Snapshot,
     WaitersSeen,
+    WorkloadInfo,
     WorkloadRef,
     WorkloadStatus,
 )
@@ -86,6 +89,29 @@ def workload_view(
         bring_back=stop.bring_back,
         stop_lasts=stop.lasts,
         via_kueue=via_kueue_view(row, gate=gate),
+        stopped=stopped_view(info, may_read=may_read),
+    )
+
+
+def stopped_view(info: WorkloadInfo, *, may_read: MayRead) -> StoppedView | None:
+    """None while active; the waiter told per caller (domain/tenant_names.py)."""
+    stopped = stopped_of(info)
+    if stopped is None:
+        return None
+    return StoppedView(
+        by_this_service=stopped.ours,
+        at=stopped.at,
+        by=stopped.stopper,
+        rule=stopped.rule,
+        waiter=stopped.waiter_told(may_read=may_read),
+        reason=stopped.reason_told(may_read=may_read),
+        evidence=stopped.evidence(),
+        idle_seconds=stopped.idle_for.total_seconds() if stopped.idle_for else None,
+        peak=stopped.peak,
+        coverage=stopped.coverage,
+        threshold=stopped.threshold,
+        comes_back_by_itself=not stopped.lasts,
+        bring_back=stopped.bring_back,
     )
 
 

@@ -55,6 +55,7 @@ def workload(body: Json) -> str:
         ("Time left", minutes(body.get("timeLeftSeconds"))),
         ("Exempt until", _exempt_until(exemption) if exemption else "-"),
         *_notice_pairs(body.get("notice") or {}),
+        *_stopped_pairs(body.get("stopped") or {}),
         *_via_kueue_pairs(body.get("viaKueue") or {}),
         *_stop_pairs(body),
     ]
@@ -132,6 +133,23 @@ def _notice_pairs(notice: Json) -> list[tuple[str, str]]:
         ("Stop planned at", notice.get("stopAt")),
         ("Snoozed until", f"{snoozed}{by}" if snoozed else None),
         ("Deletion at", notice.get("deleteAt")),
+    ]
+    return [(key, str(value)) for key, value in pairs if value]
+
+
+def _stopped_pairs(stopped: Json) -> list[tuple[str, str]]:
+    """A stopped workload's story, each line only when known: when, by whom, for whom, on
+    what, and the command that brings it back (or that it comes back by itself)."""
+    if not stopped:
+        return []
+    back = "Comes back" if stopped.get("comesBackByItself") else "Bring back with"
+    pairs = [
+        ("Stopped at", stopped.get("at")),
+        ("Stopped by", stopped.get("by")),
+        ("Stopped for", stopped.get("waiter")),
+        ("Stopped because", stopped.get("reason")),
+        ("Evidence at stop", stopped.get("evidence")),
+        (back, stopped.get("bringBack")),
     ]
     return [(key, str(value)) for key, value in pairs if value]
 

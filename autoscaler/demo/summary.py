@@ -263,7 +263,8 @@ def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
     if last.evidence:
         text += f"; evidence: {evidence_text(last.evidence)}"
     if alone.longest_idle:
-        text += f"; longest idle stretch {_minutes(alone.longest_idle)} of {_minutes(window)}"
+        # the stretch may be longer than the window: "of" would read as a part of it
+        text += f"; idle {_minutes(alone.longest_idle)} (window {_minutes(window)})"
     if alone.unknown_for:  # its reason once: it may be the last reason, already said
         said = not alone.unknown_reason or alone.unknown_reason in alone.reason
         why = "" if said else f" ({alone.unknown_reason})"

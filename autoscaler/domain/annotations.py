@@ -20,6 +20,14 @@ DEACTIVATED_PEAK = PREFIX + "deactivated-peak-utilization"
 DEACTIVATED_THRESHOLD = PREFIX + "deactivated-threshold"
 DEACTIVATED_POLICY = PREFIX + "deactivated-policy"
 DEACTIVATED_FOR = PREFIX + "deactivated-for"  # the waiting Workload it was for, if any
+# What a stopped workload says of itself on every surface and every replica (read back by
+# `domain/audit/stopped.py`): the rule that stopped it or the person who did, the waiter's
+# ClusterQueue (told to readers of other namespaces instead of its name), the evidence.
+DEACTIVATED_RULE = PREFIX + "deactivated-rule"
+DEACTIVATED_BY = PREFIX + "deactivated-by"  # a person's "deactivate now"
+DEACTIVATED_FOR_QUEUE = PREFIX + "deactivated-for-queue"
+DEACTIVATED_COVERAGE = PREFIX + "deactivated-coverage"
+DEACTIVATED_IDLE_SINCE = PREFIX + "deactivated-idle-since"
 REACTIVATED_AT = PREFIX + "reactivated-at"
 # A RayCluster we suspend (ISSUE 17): its spec.suspend before, "false" or "absent" (one
 # suspended already is never ours to suspend), so reactivating restores exactly what was
@@ -63,6 +71,11 @@ class DeactivationAudit:
     threshold: float
     policy: str  # a one-line summary of the policy in force
     beneficiary: str | None = None  # "namespace/name" of the waiter a contended stop is for
+    beneficiary_queue: str | None = None  # the waiter's ClusterQueue
+    rule: str | None = None  # the rule that stopped it (the loop's stops)
+    by: str | None = None  # the person who stopped it ("deactivate now")
+    coverage: float | None = None
+    idle_since: datetime | None = None  # when the idle stretch that led to the stop began
 
     def annotations(self) -> dict[str, str]:
         written = {
@@ -72,8 +85,17 @@ class DeactivationAudit:
             DEACTIVATED_THRESHOLD: ratio_text(self.threshold),
             DEACTIVATED_POLICY: self.policy,
         }
-        if self.beneficiary is not None:
+        # Written on every stop, empty when there is none, so no key of an earlier stop (the
+        # workload reactivated since) passes for this one's.
+        written |= {
+            DEACTIVATED_RULE: self.rule or "",
+            DEACTIVATED_BY: self.by or "",
+            DEACTIVATED_COVERAGE: ratio_text(self.coverage),
+            DEACTIVATED_IDLE_SINCE: optional_time_text(self.idle_since) or "",
+        }
+        if self.beneficiary is not None:  # the stop's reason names it (read back only then)
             written[DEACTIVATED_FOR] = self.beneficiary
+            written[DEACTIVATED_FOR_QUEUE] = self.beneficiary_queue or ""
         return written
 
 

@@ -22,7 +22,9 @@ class State(StrEnum):
     GRACE = "grace"
     EXEMPT = "exempt"
     SNOOZED = "snoozed"  # idle, but someone said "keep it" until a time (ISSUE 15)
-    PROTECTED = "protected"
+    PROTECTED = "protected"  # a namespace left out, a protected priority class, no owner
+    # Its owner's kind is not acted on here (`cluster.ownerKinds`): not protected, never stopped
+    KIND_NOT_ENABLED = "kind-not-enabled"
     PAUSED = "paused"
     PENDING = "pending"
     DEACTIVATED = "deactivated"

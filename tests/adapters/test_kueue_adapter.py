@@ -374,6 +374,11 @@ def test_the_act_sequence_writes_the_audit_on_the_workload_and_its_raycluster(
         keys.DEACTIVATED_PEAK: "0.012",
         keys.DEACTIVATED_THRESHOLD: "0.05",
         keys.DEACTIVATED_POLICY: "threshold 5%, window 1:00:00",
+        # written on every stop, empty when there is none: an earlier stop's never lingers
+        keys.DEACTIVATED_RULE: "",
+        keys.DEACTIVATED_BY: "",
+        keys.DEACTIVATED_COVERAGE: "unknown",
+        keys.DEACTIVATED_IDLE_SINCE: "",
     }
     written = [
         server.store.get("workloads.kueue.x-k8s.io", name=workload.ref.name, namespace="team-a"),

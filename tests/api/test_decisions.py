@@ -19,7 +19,7 @@ def test_the_loops_deactivation_is_recorded_with_peak_coverage_threshold_and_act
         "action": "deactivate",
         "target": f"team-a/{name}",
         "reason": record["reason"],
-        "outcome": "started",  # the loop's record before its patch, as `serve` writes it
+        "outcome": "done",  # the record written before the patch, settled once it applied
         "namespace": "team-a",
         "owner": "RayCluster team-a/alice-rc",  # as people know it
         "gpus": 2,

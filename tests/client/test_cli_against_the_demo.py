@@ -176,6 +176,35 @@ def test_decisions_show_the_loops_deactivation_with_its_numbers(
     assert loop_rows[-1].split()[3:7] == ["2", "0%", "100%", "5%"]
 
 
+def test_the_stopped_cluster_explains_itself_and_its_stop_is_done_in_the_audit(
+    demo: ServingDemo, tmp_path: Path
+) -> None:
+    """Read from the stop's annotations, so any replica or a restarted service says the same;
+    the audit record written before the patch settled to done."""
+    _, status, _ = as_admin(demo, "status", FIRST, "-n", "demo", tmp_path=tmp_path)
+    _, explained, _ = as_admin(demo, "explain", FIRST, "-n", "demo", tmp_path=tmp_path)
+    code, audit, _ = as_admin(demo, "audit", "-n", "demo", "-o", "json", tmp_path=tmp_path)
+
+    for shown in (status, explained):
+        said = dict(
+            (line[:18].rstrip().rstrip(":"), line[18:])
+            for line in shown.splitlines()
+            if line[:1] != " "
+        )
+        assert said["Reason"] == "stopped at 11:35 by rule default (spec.active is false)"
+        assert said["Stopped at"] == "2026-03-02T11:35:00Z"
+        assert said["Stopped by"] == "rule default"
+        assert said["Evidence at stop"] == "idle 1h15m, peak 0% (threshold 5%), coverage 100%"
+        assert said["Bring back with"] == (
+            f'idle-gpu-autoscaler reactivate -n demo {FIRST} --reason "back to work"'
+        )
+    assert code == 0
+    records = json.loads(audit)["items"]
+    loop = [r for r in records if r["actor"] == "idle-gpu-autoscaler" and FIRST in r["target"]]
+    (stop,) = [r for r in loop if r["action"] == "deactivate"]
+    assert (stop["outcome"], stop["at"]) == ("done", "2026-03-02T11:35:00Z")
+
+
 def test_the_storys_snooze_from_the_cli_is_in_the_audit_with_the_demos_user(
     demo: ServingDemo, tmp_path: Path
 ) -> None:

@@ -218,7 +218,7 @@ WAITS: dict[str, tuple[Change, frozenset[State]]] = {
     ),
     "owned by a RayJob": (
         lambda c, _: with_workload(c, owner=OwnerRef("ray.io/v1", "RayJob", "rc")),
-        frozenset({State.PROTECTED}),
+        frozenset({State.KIND_NOT_ENABLED}),
     ),
     "without an owner": (lambda c, _: with_workload(c, owner=None), frozenset({State.PROTECTED})),
     "in an excluded namespace": (

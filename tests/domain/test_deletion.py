@@ -259,7 +259,7 @@ HELD = [
         served(stopped()),
         a_policy(kinds=["RayJob"]),
         NO_PAUSES,
-        "owner kind RayCluster is not enabled",
+        "kind RayCluster not enabled (cluster.ownerKinds.RayCluster.enabled)",
         id="an-owner-kind-no-longer-enabled-is-never-deleted",
     ),
     pytest.param(

@@ -56,7 +56,12 @@ def test_an_idle_kai_raycluster_is_stopped_like_a_kueue_workload() -> None:
 def test_an_inactive_workload_is_reported_in_its_managers_words(
     manager: Manager, reason: str
 ) -> None:
-    assert judge(raycluster(manager, active=False)) == (State.DEACTIVATED, Action.NONE, reason)
+    # stopped by hand here: no annotation of ours says when or by which rule
+    assert judge(raycluster(manager, active=False)) == (
+        State.DEACTIVATED,
+        Action.NONE,
+        f"{reason}: not stopped by this service",
+    )
 
 
 def test_a_raycluster_with_no_pod_running_is_pending_not_waiting_for_kueue() -> None:

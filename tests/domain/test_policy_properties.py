@@ -217,6 +217,7 @@ def test_protected_or_exempt_workloads_are_never_acted_on(case: Case) -> None:
         assert decision.action is Action.NONE
         assert decision.state in {
             State.PROTECTED,
+            State.KIND_NOT_ENABLED,
             State.EXEMPT,
             State.DEACTIVATED,
             State.PENDING,

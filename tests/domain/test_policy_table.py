@@ -96,7 +96,7 @@ USAGE_ROWS = [
         idle_gpu(),
         State.IDLE,
         Action.NONE,
-        "idle for 30m of 60m",
+        "idle for 30m so far",
         id="idle-for-less-than-window-is-idle-without-action",
     ),
     pytest.param(
@@ -120,7 +120,7 @@ USAGE_ROWS = [
         usage().gpu(NS, "w-0", peak=0.9, last_sample=FRESH, last_busy=minutes_ago(20)),
         State.IDLE,
         Action.NONE,
-        "idle for 20m of 60m",
+        "idle for 20m so far",
         id="busy-twenty-minutes-ago-is-idle-for-twenty-minutes",
     ),
     pytest.param(
@@ -366,10 +366,10 @@ LIFECYCLE_ROWS = [
     pytest.param(ray_cluster().keda(), State.KEDA_MANAGED, Action.NONE, "KEDA", id="keda-managed"),
     pytest.param(
         ray_cluster().owned_by("RayJob"),
-        State.PROTECTED,
+        State.KIND_NOT_ENABLED,
         Action.NONE,
-        "owner kind RayJob is not enabled",
-        id="owner-kind-not-enabled-is-protected",
+        "kind RayJob not enabled (cluster.ownerKinds.RayJob.enabled)",
+        id="owner-kind-not-enabled-is-left-alone-not-protected",
     ),
     pytest.param(
         ray_cluster().no_owner(),
@@ -480,14 +480,14 @@ LIFECYCLE_ROWS = [
         ray_cluster().reactivated(at=minutes_ago(20)),
         State.IDLE,
         Action.NONE,
-        "idle for 20m of 60m",
+        "idle for 20m so far",
         id="window-restarts-at-reactivation",
     ),
     pytest.param(
         a_workload(NS, "rc").gpu_pod("w-0", created=minutes_ago(10)),
         State.IDLE,
         Action.NONE,
-        "idle for 10m of 60m",
+        "idle for 10m so far",
         id="recreated-gpu-pod-is-not-idle-for-the-window-whatever-history-says",
     ),
     pytest.param(
@@ -580,7 +580,7 @@ POLICY_ROWS = [
         a_policy(window=timedelta(hours=25)),
         State.IDLE,
         Action.NONE,
-        "idle for 1440m of 1500m",
+        "idle for 1440m so far",
         id="window-longer-than-the-workload-has-lived-is-not-complete",
     ),
 ]
@@ -650,7 +650,9 @@ ORDER_ROWS = [
     pytest.param(ray_cluster().inactive().not_admitted(), State.DEACTIVATED, id="inactive-first"),
     pytest.param(ray_cluster().not_admitted().keda(), State.PENDING, id="pending-before-keda"),
     pytest.param(ray_cluster().keda().owned_by("Job"), State.KEDA_MANAGED, id="keda-before-kind"),
-    pytest.param(ray_cluster().owned_by("Job").exempt(), State.PROTECTED, id="kind-before-exempt"),
+    pytest.param(
+        ray_cluster().owned_by("Job").exempt(), State.KIND_NOT_ENABLED, id="kind-before-exempt"
+    ),
     pytest.param(
         ray_cluster().exempt().admitted(at=minutes_ago(1)), State.EXEMPT, id="exempt-before-grace"
     ),

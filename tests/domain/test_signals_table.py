@@ -151,7 +151,7 @@ ROWS = [
         ).build(),
         State.IDLE,
         Action.NONE,
-        "idle for 25m of 60m",
+        "idle for 25m so far",
         id="loading-that-ended-25-minutes-ago-counts-like-activity",
     ),
     pytest.param(
@@ -191,7 +191,7 @@ ROWS = [
         ).build(),
         State.IDLE,
         Action.NONE,
-        "idle for 30m of 60m",
+        "idle for 30m so far",
         id="ray-tasks-that-ended-30-minutes-ago-count-like-a-busy-sample",
     ),
     # A model held in memory and never run: FB_USED flat at 60 GiB, 0 % compute (the VRAM a

@@ -240,3 +240,14 @@ def test_dry_run_says_it_would_warn_first() -> None:
     decision = a_decision(State.IDLE, Action.WOULD_DEACTIVATE)
     staged = stage(decision, fresh().build(), rule=a_rule(), dry_run=True, now=NOW)
     assert staged.reason.endswith("; would warn 15m first")
+
+
+def test_an_all_clear_says_the_warning_is_withdrawn_at_its_time_of_day() -> None:
+    # a slow start the metrics cannot see is warned, then cleared: the warning working
+    staged = stage(
+        a_decision(State.BUSY), warned_lately().build(), rule=a_rule(), dry_run=False, now=NOW
+    )
+
+    assert staged.action is Action.ALL_CLEAR
+    assert staged.reason.endswith("; busy after the warning of 11:40: warning withdrawn, no stop")
+    assert "all clear" not in staged.reason, "the action says it; the reason says why"

@@ -177,8 +177,9 @@ def test_an_idle_workload_is_warned_then_stopped_once_when_the_notice_is_served(
     assert len(fleet.writes("rc", "deactivate")) == 1
     journal = [call for call, ref in fleet.cluster.calls if ref == WorkloadRef(NS, "rc")]
     assert journal.index("audit") < journal.index("deactivate"), "no record, no action"
-    [begun] = [r for r in fleet.service.shared.store.read().audit if r.outcome == "started"]
-    assert (begun.action, begun.target) == ("deactivate", f"{NS}/rc")
+    [stop] = [r for r in fleet.service.shared.store.read().audit if r.action == "deactivate"]
+    # the record written before the patch, settled in place once the patch succeeded
+    assert (stop.target, stop.outcome, stop.at) == (f"{NS}/rc", "done", stop_at)
     assert fleet.decision("rc").state is State.DEACTIVATED
 
 

@@ -158,8 +158,8 @@ def test_the_loops_record_is_in_the_config_map_once_with_its_reason(rig: Rig) ->
     rig.reconciler.run_once()
     records = [r for r in rig.state.read().audit if r.target == f"{rig.namespace}/{rig.workload}"]
     assert [(r.actor, r.action, r.outcome) for r in records] == [
-        ("idle-gpu-autoscaler", "deactivate", "started")
-    ]
+        ("idle-gpu-autoscaler", "deactivate", "done")
+    ], "the record written before the patch settles to done once it succeeded"
     assert "idle for the whole window" in records[0].reason
     assert (records[0].peak, records[0].threshold, records[0].gpus) == (0.01, 0.05, 1)
 

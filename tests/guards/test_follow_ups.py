@@ -107,6 +107,11 @@ def test_the_waiters_admission_and_the_reactivation_are_each_noted_once() -> Non
     ]
     assert state.state.audit[1].subject == Subject(beneficiary="team-b/waiter")
     assert state.writes == 2
+    # spans as people write them, never a timedelta's "2:00:00"
+    assert [r.reason for r in state.state.audit[:2]] == [
+        "active again after 2h (from our deactivation)",
+        "team-b/waiter admitted 3m after team-a/rc was deactivated for it",
+    ]
 
 
 def test_a_new_leader_reads_the_trail_and_notes_what_was_still_open() -> None:

@@ -28,7 +28,9 @@ def test_the_durable_audit_record_is_written_before_the_patch_and_the_owners_ann
     fleet = GuardedFleet.of(idle=1)
     snapshot = fleet.cycle()
     calls = [name for name, target in fleet.cluster.calls if target == IDLE]
-    assert calls == ["get_workload", "audit", "deactivate", "annotate_owner", "announce"]
+    # the record first; once the patch succeeded, its settling to done
+    assert calls == ["get_workload", "audit", "deactivate", "annotate_owner", "announce", "audit"]
+    assert fleet.audit.deeds() == [("deactivate", IDLE, "done")]
     [record] = fleet.audit.records
     assert (record.deed, record.outcome, record.peak, record.threshold) == (
         Deed.DEACTIVATE,

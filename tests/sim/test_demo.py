@@ -108,7 +108,9 @@ def test_rd_and_production_frees_two_dev_workspaces_and_admits_production_at_onc
     assert "cohort all-gpus" in reason and "needs 12, 8 available" in reason
     assert run.summary.gpu_hours == pytest.approx(4 * 65 / 60 + 4 * 55 / 60)
     left = {a.raycluster: a.reason for a in run.summary.left_alone}
-    assert left["final-training-run"] == "owner kind RayJob is not enabled"
+    assert (
+        left["final-training-run"] == "kind RayJob not enabled (cluster.ownerKinds.RayJob.enabled)"
+    )
     assert "alice-workspace" in left
 
 

@@ -4,6 +4,7 @@ idle-held how many GPUs sit idle, a change of class carries its evidence, and th
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -117,3 +118,23 @@ def alone(name: str, decision: Decision) -> LeftAlone:
         unknown_for=timedelta(0),
         unknown_reason="",
     )
+
+
+def test_the_summary_says_the_longest_idle_stretch_beside_the_window_not_as_a_part_of_it() -> None:
+    stretch = replace(
+        alone("idler", a_decision("demo", "idler").build()), longest_idle=timedelta(minutes=110)
+    )
+    summary = Summary(
+        scenario="noisy",
+        started=NOW,
+        ended=NOW + timedelta(hours=2),
+        reclaimed=(),
+        sooner=(),
+        left_alone=(stretch,),
+        window=timedelta(hours=1),
+    )
+
+    [said] = [line for line in render(summary) if "idler" in line]
+
+    assert said.endswith("; idle 110 min (window 60 min)")
+    assert " of 60 min" not in said

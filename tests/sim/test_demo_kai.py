@@ -62,7 +62,7 @@ def test_the_idle_kai_notebook_is_warned_then_suspended_when_its_window_complete
     assert suspended is not None and suspended.info.manager is Manager.KAI
     assert (suspended.decision.state, suspended.decision.reason) == (
         State.DEACTIVATED,
-        "spec.suspend is true",
+        "stopped at 15:10 by rule default (spec.suspend is true)",
     )
 
 

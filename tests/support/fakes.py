@@ -12,7 +12,7 @@ from autoscaler.adapters.state.guards import audit_record
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict
 from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.audit.records import Annotated, AuditRecord, RuntimeState
-from autoscaler.domain.guards.screen import GuardMemory, LoopRecord
+from autoscaler.domain.guards.screen import Deed, GuardMemory, LoopRecord
 from autoscaler.domain.models import (
     FleetUsage,
     Pauses,
@@ -21,6 +21,7 @@ from autoscaler.domain.models import (
     WorkloadInfo,
     WorkloadRef,
 )
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.owners import known_owner
 from autoscaler.domain.queues.facts import QueueFacts
 from autoscaler.domain.usage.evidence import NO_EVIDENCE, FleetEvidence
@@ -84,9 +85,12 @@ class FakeMetrics:
 @dataclass
 class FakeAuditLog:
     """The durable audit trail, newest first. `journal` (e.g. a FakeCluster's `calls`) gets
-    an ("audit", ref) entry per record, so a test can see what came before a patch."""
+    an ("audit", ref) entry per record, so a test can see what came before a patch. A plain
+    `done` follow-up settles its begun record in place, as the runtime state does
+    (`RuntimeState.recorded`): the begun record reads `done` in `deeds()`."""
 
     records: list[LoopRecord] = field(default_factory=list)
+    settled: set[tuple[Deed, WorkloadRef, datetime]] = field(default_factory=set)
     journal: Journal | None = None
     fail: ClusterError | None = None  # every call raises it
     fail_writes: ClusterError | None = None  # only `record` raises it
@@ -96,10 +100,18 @@ class FakeAuditLog:
         if (failure := self.fail or self.fail_writes) is not None:
             raise failure
         self.writes += 1
+        kept = []
         for record in records:
             if self.journal is not None:
                 self.journal.append(("audit", record.workload))
-        self.records[:0] = sorted(records, key=lambda r: r.at, reverse=True)
+            begun = (record.deed, record.workload, record.at)
+            if record.outcome == Outcome.done() and any(
+                (r.deed, r.workload, r.at) == begun and r.outcome is None for r in self.records
+            ):
+                self.settled.add(begun)
+            else:
+                kept.append(record)
+        self.records[:0] = sorted(kept, key=lambda r: r.at, reverse=True)
 
     def recent(self, since: datetime) -> Sequence[LoopRecord]:
         if self.fail is not None:
@@ -109,7 +121,12 @@ class FakeAuditLog:
     def deeds(self) -> list[tuple[str, WorkloadRef, str]]:
         """(deed, workload, outcome) of every record, oldest first; the outcome in the words
         the audit trail keeps."""
-        return [(r.deed.value, r.workload, audit_record(r).outcome) for r in reversed(self.records)]
+        return [(r.deed.value, r.workload, self._word(r)) for r in reversed(self.records)]
+
+    def _word(self, record: LoopRecord) -> str:
+        if record.outcome is None and (record.deed, record.workload, record.at) in self.settled:
+            return str(Outcome.done())
+        return audit_record(record).outcome
 
 
 @dataclass

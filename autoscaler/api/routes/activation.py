@@ -91,7 +91,7 @@ def deactivate(
     actuation.deactivate(
         context.actuator,
         workload,
-        audit=_audit(context, row, reason=reason, now=now),
+        audit=_audit(context, row, reason=reason, now=now, by=caller.username),
         message=reason,
         logger=context.logger,
     )
@@ -101,7 +101,7 @@ def deactivate(
 
 
 def _audit(
-    context: ApiContext, row: WorkloadStatus | None, *, reason: str, now: datetime
+    context: ApiContext, row: WorkloadStatus | None, *, reason: str, now: datetime, by: str
 ) -> DeactivationAudit:
     snapshot = context.store.latest()
     usage = snapshot.usage.get(DEFAULT_PROFILE) if snapshot is not None else None
@@ -111,6 +111,7 @@ def _audit(
         peak=row.decision.peak if row is not None else None,
         threshold=usage.threshold if usage is not None else math.nan,
         policy="deactivated by an admin through the API",
+        by=by,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from autoscaler.api.schemas.stopped import StoppedView
 from autoscaler.api.schemas.words import MANAGER_WORDS, STATE_WORDS
 from autoscaler.domain.models import Action, State
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
@@ -187,6 +188,11 @@ class WorkloadView(_View):
         True,
         description="False where a stop is a requeue (Kueue's pod integration): its pods are "
         "deleted and come back as a new Workload that queues again, behind the waiters.",
+    )
+    stopped: StoppedView | None = _omitted(
+        description="A stopped workload (`active` false): when, by which rule or person, for "
+        "which waiter, on what evidence, and the command that brings it back; read from the "
+        "stop's annotations. Omitted while it is active."
     )
 
 

@@ -19,7 +19,8 @@ STATE_WORDS = (
     "for it: never stopped) and `unknown` (data missing, a configured signal failed, or "
     "partly running: never stopped; `runningUnmonitored` when its GPU pods run but the GPU "
     "metrics miss them). The "
-    "other states say why usage does not decide: `grace`, `exempt`, `protected`, `paused`, "
+    "other states say why usage does not decide: `grace`, `exempt`, `protected`, "
+    "`kind-not-enabled` (its owner's kind is not acted on: `cluster.ownerKinds`), `paused`, "
     '`pending`, `deactivated`, `keda-managed`, `snoozed` (someone said "keep it": no stop '
     "before `notice.snoozedUntil`), `unsupported` (cannot be judged, e.g. KAI's fractional "
     "GPUs: reported, never stopped)."

@@ -17,6 +17,8 @@ EVERYTHING = "*"  # the scope of a whole-service pause in `pause-details`
 
 
 LOOP_ACTOR = "idle-gpu-autoscaler"  # the actor of the loop's own audit records
+BEGUN = "started"  # a loop's record written before its patch: the deed begun
+DONE = "done"  # its patch succeeded: the begun record settles to this word in place
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,19 @@ class AuditRecord:
     key: RecordKey | None = None  # the loop's records: written once (a deactivation never)
     subject: Subject | None = None  # the workload as it stood: rule, queues, owner, waiter
 
+    def settles(self, begun: AuditRecord) -> bool:
+        """Whether this is the plain `done` that ends `begun`, the loop's record of the same
+        deed on the same target at the same time (to the second, as the ConfigMap keeps
+        it) written before its patch. Only a plain `done`: a lost answer's settlement
+        (`done: confirmed: ...`) and a failure stay rows of their own, which the guards
+        read beside the begun record."""
+        return (
+            self.outcome == DONE
+            and begun.outcome == BEGUN
+            and (self.actor, self.action, self.target) == (begun.actor, begun.action, begun.target)
+            and _to_second(self.at) == _to_second(begun.at)
+        )
+
     def repeats(self, earlier: AuditRecord) -> bool:
         """Whether `earlier` already records what this record says."""
         if self.key is None or earlier.key is None or earlier.action != self.action:
@@ -111,19 +126,33 @@ class RuntimeState:
 
     def recorded(self, records: tuple[AuditRecord, ...], *, limit: int) -> RuntimeState:
         """Add the records, but not a keyed one already in the trail: checked here, inside
-        the read-modify-write, so replicas and restarts never record one decision twice."""
+        the read-modify-write, so replicas and restarts never record one decision twice. A
+        plain `done` that settles a begun record (`settles`) replaces its `started` instead
+        of adding a row: the stop reads `done` in the audit."""
         fresh: list[AuditRecord] = []
+        trail = list(self.audit)
         for record in records:
-            if not any(record.repeats(earlier) for earlier in (*fresh, *self.audit)):
+            if any(record.repeats(earlier) for earlier in (*fresh, *trail)):
+                continue
+            if not _settle(record, fresh) and not _settle(record, trail):
                 fresh.append(record)
         newest_first = tuple(sorted(fresh, key=lambda r: r.at, reverse=True))
-        return replace(self, audit=(newest_first + self.audit)[:limit])
+        return replace(self, audit=(newest_first + tuple(trail))[:limit])
 
     def breaker_reset(self) -> RuntimeState:
         return replace(self, breaker=CLOSED)
 
     def uncontested(self, ref: WorkloadRef) -> RuntimeState:
         return replace(self, contested={k: v for k, v in self.contested.items() if k != ref})
+
+
+def _settle(record: AuditRecord, records: list[AuditRecord]) -> bool:
+    """Settle the begun record `record` ends, in place in `records`; False when none is there."""
+    for index, begun in enumerate(records):
+        if record.settles(begun):
+            records[index] = replace(begun, outcome=record.outcome)
+            return True
+    return False
 
 
 Edit = Callable[[RuntimeState], RuntimeState]

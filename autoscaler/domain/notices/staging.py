@@ -43,6 +43,7 @@ from autoscaler.domain.notices.notice import Notice
 from autoscaler.domain.notices.snoozes import hand_set_snooze
 from autoscaler.domain.policy.decisions import not_before
 from autoscaler.domain.policy.rules import Reclaim, Rule, RuleAction
+from autoscaler.domain.usage.assessment import dated_clock
 
 STOPPING = (RuleAction.DEACTIVATE, RuleAction.DELETE)  # the rule actions that stop
 IN_USE = frozenset({State.BUSY, State.LOADING, State.IDLE_HELD})
@@ -60,7 +61,7 @@ def stage(
     """The decision with its notice read, and its action turned by the warning stage."""
     staged = replace(decision, notice=read_notice(workload, rule=rule, now=now))
     if staged.state in IN_USE:
-        return _in_use(staged, workload, rule=rule, dry_run=dry_run)
+        return _in_use(staged, workload, rule=rule, dry_run=dry_run, now=now)
     if rule.action is RuleAction.WARN:
         return _warn_only(staged, dry_run=dry_run, now=now)
     if rule.action not in STOPPING:
@@ -70,13 +71,20 @@ def stage(
     return _towards_stop(staged, rule=rule, now=now)
 
 
-def _in_use(decision: Decision, workload: WorkloadInfo, *, rule: Rule, dry_run: bool) -> Decision:
+def _in_use(
+    decision: Decision, workload: WorkloadInfo, *, rule: Rule, dry_run: bool, now: datetime
+) -> Decision:
     """Busy, loading or idle-held: a warning that counts is cleared; idle-held GPUs are told
-    once per admission (not by an observe-only rule, nor in dry run: both write nothing)."""
+    once per admission (not by an observe-only rule, nor in dry run: both write nothing).
+    The all-clear says the warning is withdrawn: a warning answered by use is the warning
+    working (a slow start the metrics cannot see is warned, then cleared), not a fault."""
     warned_at = decision.notice.warned_at
     if warned_at is not None and not dry_run:
-        why = f"{decision.reason}; all clear: {decision.state.value} after the warning of "
-        return replace(decision, action=Action.ALL_CLEAR, reason=why + time_text(warned_at))
+        why = (
+            f"{decision.reason}; {decision.state.value} after the warning of "
+            f"{dated_clock(warned_at, now=now)}: warning withdrawn, no stop"
+        )
+        return replace(decision, action=Action.ALL_CLEAR, reason=why)
     if (
         decision.state is State.IDLE_HELD
         and rule.action is not RuleAction.OBSERVE

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from functools import cached_property
 
 from autoscaler.domain.annotations import reactivated_at
+from autoscaler.domain.audit.stopped import stopped_of
 from autoscaler.domain.exemptions import Exemption, active_exemption
 from autoscaler.domain.guards.caps import defer
 from autoscaler.domain.models import (
@@ -35,7 +36,7 @@ from autoscaler.domain.models import (
     State,
     WorkloadInfo,
 )
-from autoscaler.domain.policy.management import inactive_reason, pending_reason
+from autoscaler.domain.policy.management import pending_reason
 from autoscaler.domain.policy.protection import protection
 from autoscaler.domain.policy.rules import (
     Rule,
@@ -170,8 +171,9 @@ def apply_cap(decisions: Sequence[Decision], *, limit: int) -> tuple[Decision, .
 def _before_usage(
     workload: WorkloadInfo, *, rule: Rule, policy: Policy, now: datetime
 ) -> Decision | None:
-    if not workload.active:
-        return _decision(workload, rule, State.DEACTIVATED, inactive_reason(workload.manager))
+    stopped = stopped_of(workload)
+    if stopped is not None:
+        return _decision(workload, rule, State.DEACTIVATED, stopped.summary(now=now))
     if workload.finished_at is not None:
         at = dated_clock(workload.finished_at, now=now)
         finished = f"finished at {at}: Kueue released its quota"

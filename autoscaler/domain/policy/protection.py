@@ -11,6 +11,12 @@ if TYPE_CHECKING:
     from autoscaler.domain.policy.decisions import Policy
 
 
+def kind_not_enabled(kind: str) -> str:
+    """Why a workload of a kind the settings do not act on is left alone: not protection,
+    a setting (`cluster.ownerKinds.<kind>.enabled`) that names how to act on it."""
+    return f"kind {kind} not enabled (cluster.ownerKinds.{kind}.enabled)"
+
+
 def protection(workload: WorkloadInfo, *, policy: Policy) -> tuple[State, str] | None:
     """Why the policy keeps its hands off the workload whatever its usage (hands off as read:
     fractional GPUs, another controller's; KEDA-managed, kind not enabled, namespace left out,
@@ -21,10 +27,11 @@ def protection(workload: WorkloadInfo, *, policy: Policy) -> tuple[State, str] |
     ns = workload.ref.namespace
     checks: list[tuple[bool, State, str]] = [
         (workload.keda_managed, State.KEDA_MANAGED, "a KEDA ScaledObject uses our signal"),
+        (workload.owner is None, State.PROTECTED, "owner kind none is not enabled"),
         (
-            workload.owner is None or workload.owner.kind not in policy.actionable_kinds,
-            State.PROTECTED,
-            f"owner kind {workload.owner.kind if workload.owner else 'none'} is not enabled",
+            workload.owner is not None and workload.owner.kind not in policy.actionable_kinds,
+            State.KIND_NOT_ENABLED,
+            kind_not_enabled(workload.owner.kind if workload.owner else ""),
         ),
         (
             bool(policy.include_namespaces) and ns not in policy.include_namespaces,

@@ -106,18 +106,17 @@ def idle(
     idled = format_duration(idle_for, units="ms", split="never")
     window = format_duration(rules.window, units="ms", split="never")
     peak_text = f"{compute.peak:.0%}" if compute.peak is not None else "n/a"
+    # Until the window completes, the reason says how long so far and what it needs: the
+    # window's peak is the busy stretch before the idle one, which explains nothing of "idle".
     if compute.recently_busy:
-        reason = (
-            f"idle for {idled} of {window}; "
-            f"peak in window {peak_text} > threshold {rules.threshold:.0%}"
-        )
+        reason = f"idle for {idled} so far, since last above {rules.threshold:.0%}; needs {window}"
     elif idle_for >= rules.window:
         reason = (
             f"idle for the whole window: every GPU at or below {rules.threshold:.0%} "
             f"for {window} (peak {peak_text}, coverage {compute.coverage:.0%})"
         )
     else:
-        reason = f"idle for {idled} of {window} (counting from {counted_from})"
+        reason = f"idle for {idled} so far; needs {window} (counting from {counted_from})"
     return Assessment(
         State.IDLE,
         reason,

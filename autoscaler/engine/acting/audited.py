@@ -3,10 +3,11 @@ audit record written before a stop or a deletion.
 
 The fresh check re-reads every candidate's newest samples in one query (the act context's
 metric source): a candidate busy, in use again or unknown now is left alone. Then no record,
-no write: each stop or deletion writes its record first, and a write that did not plainly
-succeed gets its outcome added to the record, so the hourly cap and the breaker (the cycle's
-screen, `engine/cycle/screen.py`) count it right. A deactivation whose answer was lost is
-settled on a later cycle from the Workload itself.
+no write: each stop or deletion writes its record first (`started`). A write that succeeded
+settles that record to `done` (the runtime state replaces the word in place); one that did
+not plainly succeed gets its outcome added beside the record, so the hourly cap and the
+breaker (the cycle's screen, `engine/cycle/screen.py`) count it right. A deactivation whose
+answer was lost is settled on a later cycle from the Workload itself.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.domain.audit.subjects import subject_of
 from autoscaler.domain.guards.screen import Deed, LoopRecord
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
-from autoscaler.domain.outcomes import Outcome, OutcomeKind
+from autoscaler.domain.outcomes import Outcome
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.domain.usage.fresh import pods_of, still_idle
 from autoscaler.engine.acting.context import ActContext
@@ -75,14 +76,14 @@ def audited_write(
     except ClusterError as exc:  # no durable record, no write
         return Outcome.failed(f"audit record not written: {exc}"), False
     outcome = write()
-    if outcome.kind is not OutcomeKind.DONE:
-        _ended(context, decision, now=now, outcome=outcome)
+    _ended(context, decision, now=now, outcome=outcome)
     return outcome, True
 
 
 def _ended(context: ActContext, decision: Decision, *, now: datetime, outcome: Outcome) -> None:
-    """The write after the record was not plainly done: say how (same time), so a failed one
-    is not taken for a deactivation someone undid, and a lost answer gets settled."""
+    """How the write after the record went (same time): done settles the begun record; a
+    failed one is not taken for a deactivation someone undid, and a lost answer gets settled.
+    A follow-up not written leaves the record `started`, which the guards count the same."""
     try:
         context.audit.record(_deed(context, decision, now=now, outcome=outcome))
     except ClusterError as exc:

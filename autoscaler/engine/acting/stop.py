@@ -145,6 +145,10 @@ class Deactivator:
             threshold=rules.threshold,
             policy=policy_text(decision),
             beneficiary=str(decision.beneficiary) if decision.beneficiary else None,
+            beneficiary_queue=decision.beneficiary_queue,
+            rule=rule.name,
+            coverage=decision.coverage,
+            idle_since=decision.idle_since,
         )
 
     def _record(

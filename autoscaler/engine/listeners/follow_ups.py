@@ -29,6 +29,7 @@ from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.audit.savings import SEEN_REACTIVATED, Deactivation, our_deactivations
 from autoscaler.domain.audit.subjects import Subject
 from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED
+from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef, WorkloadStatus
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.owner_words import stop_lasts
@@ -269,7 +270,7 @@ def _waiter_note(
 ) -> AuditRecord:
     at = max(at, one.at)  # admitted before the stop was seen: no sooner
     named = " for it" if detail == WAITER_ADMITTED else ""  # its beneficiary
-    reason = f"{waiter.ref} admitted {at - one.at} after {one.target} was deactivated{named}"
+    reason = f"{waiter.ref} admitted {_span(at - one.at)} after {one.target} was deactivated{named}"
     return _note(
         one,
         WAITER_ADMITTED,
@@ -293,7 +294,7 @@ def _reactivated(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
         at = snapshot.taken_at  # set back by hand: when this cycle saw it
     else:
         return _WAITING
-    reason = f"active again {at - one.at} after our deactivation"
+    reason = f"active again after {_span(at - one.at)} (from our deactivation)"
     return _note(one, SEEN_REACTIVATED, at=at, reason=reason, waiter=None)
 
 
@@ -304,8 +305,13 @@ def _ended(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
         return _GONE
     if snapshot.find(one.target) is not None:
         return _WAITING
-    reason = f"gone {snapshot.taken_at - one.at} after our deactivation"
+    reason = f"gone {_span(snapshot.taken_at - one.at)} after our deactivation"
     return _note(one, SEEN_ENDED, at=snapshot.taken_at, reason=reason, waiter=None)
+
+
+def _span(span: timedelta) -> str:
+    """A span as the reasons say it: `45m`, `1h30m` (never a timedelta's `0:45:00`)."""
+    return format_duration(span, units="dhms", split="always")
 
 
 def _note(
