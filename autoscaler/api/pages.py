@@ -30,7 +30,7 @@ from autoscaler.domain.annotations import time_text
 # widen the page. A command is a block of its own whose tokens are inline blocks: it breaks
 # only between tokens (never "idle-gpu-" then "autoscaler"), a token wider than the line
 # anywhere, and it copies as the one line it is. Colours keep a contrast of 4.5:1 or more
-# (WCAG AA): grey small print #59636e on white is 6.0:1, white on the button's green 5.1:1.
+# (WCAG AA): grey small print #59636e on white is 6.1:1, white on the button's green 5.1:1.
 STYLE = (
     "body{margin:0;padding:1rem;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,"
     "sans-serif;color:#1f2328;background:#f6f8fa}"
