@@ -9,11 +9,12 @@ import hashlib
 import re
 from collections.abc import Iterator
 from datetime import timedelta
+from html import unescape
 
 import pytest
 
 from autoscaler.api.context import SnoozeNotifications
-from autoscaler.api.pages import relative
+from autoscaler.api.pages import command, relative
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.models import WorkloadInfo
@@ -34,6 +35,8 @@ from tests.api.test_links import (
 )
 
 ANY_SNOOZE = "idle-gpu-autoscaler snooze NAMESPACE/NAME 4h"
+COMMAND = re.compile(r'<p class="command"><code>(.*?)</code></p>')
+TOKENS = re.compile(r"<span>[^<>]+</span>(?: <span>[^<>]+</span>)*")
 
 
 @pytest.fixture
@@ -57,6 +60,15 @@ def inline(page: str, tag: str) -> str:
 
 def text_of(markup: str) -> str:
     return re.sub(r"<[^>]+>", "", markup)
+
+
+def commands(page: str) -> list[str]:
+    """The page's command blocks as a browser copies them, each checked to hold one span per
+    token (the style keeps a span whole on a line) and single spaces between."""
+    blocks = COMMAND.findall(page)
+    for block in blocks:
+        assert TOKENS.fullmatch(block), block
+    return [unescape(text_of(block)) for block in blocks]
 
 
 def sha256(text: str) -> str:
@@ -88,6 +100,10 @@ def test_the_confirm_page_names_the_owner_and_gives_the_stop_as_a_time(rig: ApiR
     readable = f"{stop.day} {stop:%b %Y, %H:%M} UTC"
     assert f'<time datetime="{time_text(stop)}">{readable}</time> (in 10 min)' in page
     assert f'<p class="detail">Its Kueue Workload: team-a/{name}.</p>' in page
+    said = text_of(page)
+    assert "If stopped, KubeRay deletes its pods; Kueue keeps it queued for later." in said
+    # the button right after the text it answers; the admin's small print below it
+    assert page.index("Keeping it snoozes") < page.index("<form") < page.index('"detail"')
 
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
@@ -98,7 +114,8 @@ def test_a_tampered_link_says_to_copy_it_whole_or_ask_for_a_new_one(
     page = rig.http.request(method, tampered(path))
     assert page.status_code == 403
     assert "ask for a new link" in page.text
-    assert f"<code>{ANY_SNOOZE}</code>" in page.text
+    assert "This link cannot be used (tampered: the signature does not match)." in page.text
+    assert commands(page.text) == [ANY_SNOOZE]
 
 
 def test_an_expired_link_names_its_workload_and_the_command_that_keeps_it(rig: ApiRig) -> None:
@@ -108,7 +125,7 @@ def test_an_expired_link_names_its_workload_and_the_command_that_keeps_it(rig: A
     assert page.status_code == 403
     assert "expired at <time datetime=" in page.text
     assert "(1 min ago)" in page.text
-    assert f"<code>idle-gpu-autoscaler snooze team-a/{name} 4h</code>" in page.text
+    assert commands(page.text) == [f"idle-gpu-autoscaler snooze team-a/{name} 4h"]
 
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
@@ -127,8 +144,15 @@ def test_a_link_to_a_stopped_workload_says_when_and_how_to_bring_it_back(
     assert page.status_code == 409
     assert text_of(inline(page.text, "h1")) == "RayCluster team-a/alice-rc was already stopped"
     assert f'<time datetime="{time_text(stopped_at)}">' in page.text
-    assert "(2 min ago)" in page.text
-    assert "<code>idle-gpu-autoscaler reactivate alice-rc -n team-a --reason" in page.text
+    said = text_of(page.text)
+    assert (
+        "(2 min ago). KubeRay deletes its pods; Kueue keeps it queued for later.\n"
+        "To bring it back:\n"
+    ) in said  # the kind's words as sentences, the act's label ("suspended:") dropped
+    assert commands(page.text) == [
+        "idle-gpu-autoscaler reactivate alice-rc -n team-a --reason 'needed again'"
+    ]
+    assert "Kueue admits it again when quota is free and KubeRay recreates its pods." in said
     assert writes(rig) == []
 
 
@@ -139,7 +163,7 @@ def test_a_used_link_says_until_when_it_is_kept_and_how_to_see_it(rig: ApiRig) -
     assert page.status_code == 409
     kept_until = rig.now + timedelta(hours=4)
     assert f'It is kept until <time datetime="{time_text(kept_until)}">' in page.text
-    assert "<code>idle-gpu-autoscaler status alice-rc -n team-a</code>" in page.text
+    assert commands(page.text) == ["idle-gpu-autoscaler status alice-rc -n team-a"]
 
 
 def test_a_link_to_a_workload_gone_says_where_to_look(rig: ApiRig) -> None:
@@ -147,7 +171,7 @@ def test_a_link_to_a_workload_gone_says_where_to_look(rig: ApiRig) -> None:
     rig.kube.store.delete("workloads.kueue.x-k8s.io", name=name, namespace="team-a")
     page = rig.http.get(path)
     assert page.status_code == 404
-    assert "<code>idle-gpu-autoscaler status -n team-a</code>" in page.text
+    assert commands(page.text) == ["idle-gpu-autoscaler status -n team-a"]
 
 
 def test_with_links_off_the_page_says_how_to_keep_it_from_a_terminal() -> None:
@@ -157,7 +181,7 @@ def test_with_links_off_the_page_says_how_to_keep_it_from_a_terminal() -> None:
         warn(running, name, at=warned_at)
         page = running.http.get(link_path(running, name, warned_at=warned_at))
     assert page.status_code == 404
-    assert f"<code>{ANY_SNOOZE}</code>" in page.text
+    assert commands(page.text) == [ANY_SNOOZE]
 
 
 @pytest.mark.parametrize(
@@ -173,3 +197,9 @@ def test_with_links_off_the_page_says_how_to_keep_it_from_a_terminal() -> None:
 )
 def test_how_far_a_time_is_is_said_in_its_two_largest_units(span: timedelta, said: str) -> None:
     assert relative(span) == said
+
+
+def test_a_command_block_copies_as_the_command_the_shell_reads_with_its_markup_escaped() -> None:
+    block = command("idle-gpu-autoscaler", "explain", "a<b>", "--reason", "needed again")
+    assert commands(block) == ["idle-gpu-autoscaler explain 'a<b>' --reason 'needed again'"]
+    assert "<b>" not in block

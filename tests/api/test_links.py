@@ -126,7 +126,7 @@ def test_opening_a_link_shows_a_confirm_page_and_changes_nothing(rig: ApiRig) ->
         assert page.status_code == 200, page.text
         assert f"team-a/{name}" in page.text
         assert "<title>Keep RayCluster team-a/alice-rc running?</title>" in page.text
-        assert "If stopped: suspended: KubeRay deletes its pods" in page.text
+        assert "If stopped, KubeRay deletes its pods; Kueue keeps it queued" in page.text
         assert time_text(rig.now + timedelta(minutes=10)) in page.text  # the planned stop
         assert '<form method="post"><button type="submit">Keep it for 4h</button>' in page.text
     assert page.headers["cache-control"] == "no-store"

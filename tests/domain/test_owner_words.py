@@ -47,6 +47,24 @@ def test_the_owner_is_named_by_kind_namespace_and_name_and_the_workload_kept_for
     assert subject_name("team-b", None) is None
 
 
+def test_what_a_stop_did_and_how_it_comes_back_read_as_sentences_without_the_acts_label() -> None:
+    """The page of a stopped workload opens a sentence with these: the act's label
+    ("suspended: ", "reactivate its Workload: ") goes, a clause with a colon of its own stays."""
+    ray = stop_words(RAYCLUSTER, manager=Manager.KUEUE, kinds=KINDS)
+    assert ray.done == "KubeRay deletes its pods; Kueue keeps it queued for later"
+    assert ray.comes_back == (
+        "Kueue admits it again when quota is free and KubeRay recreates its pods"
+    )
+    sts = stop_words(OwnerRef("apps/v1", "StatefulSet", "s"), manager=Manager.KUEUE, kinds=KINDS)
+    assert sts.means == sts.done == "its pods are deleted and gated: the Workload stays, inactive"
+    notebook = stop_words(NOTEBOOK, manager=Manager.KUEUE, kinds=KINDS)
+    assert notebook.done == f"it {notebook.said}"
+    assert notebook.comes_back == "it starts again, queued, when quota is free"
+    kuberay = stop_words(RAYCLUSTER, manager=Manager.KUBERAY, kinds=KINDS)
+    assert kuberay.done == MANAGERS[Manager.KUBERAY].stop_means  # opens with a field: kept
+    assert kuberay.comes_back.startswith("`spec.suspend` back as it was")
+
+
 def test_a_kueue_stop_says_the_kinds_words_and_a_requeue_says_it_yields_its_gpus() -> None:
     ray = stop_words(RAYCLUSTER, manager=Manager.KUEUE, kinds=KINDS)
     notebook = stop_words(NOTEBOOK, manager=Manager.KUEUE, kinds=KINDS)

@@ -5,14 +5,18 @@ desktop's (1280 x 800), in a time zone that is not UTC.
 Checked: the DOM after the page's script ran names the owner people know and shows the stop
 in the browser's local time; at 390 px nothing runs into the right edge of the screenshot
 (read with zlib: the rightmost columns are the page's background, which an overflowing box
-covers; a deliberately overflowing variant shows the check fails then). The screenshots stay
-in pytest's temporary folder, to look at.
+covers); the command to bring it back is a block whose text is the command, one span per
+token, and laid out no token of it is split across lines (a probe script measures each
+token's line boxes, also in a copy of the block squeezed to 25 characters). A deliberately
+broken variant (no wrap, no token spans kept whole) shows both checks fail then. The
+screenshots stay in pytest's temporary folder, to look at.
 
 Skipped with the reason when Chromium is missing; with REQUIRE_REAL=1 (CI) that fails instead.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import queue
 import re
@@ -41,6 +45,28 @@ KEEP = "keep page:"
 ZONE = "Asia/Kolkata"  # UTC+05:30: a local time that cannot pass for UTC
 PHONE, DESKTOP = (390, 844), (1280, 800)
 EDGE = 6  # px at the right edge that only the page's background may fill (the body pads 16)
+REACTIVATE = "idle-gpu-autoscaler reactivate first-raycluster -n demo --reason 'needed again'"
+COMMAND = re.compile(r'<p class="command"><code>(.*?)</code></p>')
+KEEP_TOKENS_WHOLE = ".command span{display:inline-block;max-width:100%}"
+# Appended to a copy of the page (a file: no CSP there): for each command block, the words of
+# its text whose characters lie on more than one line, written into the DOM to be read back.
+PROBE = """<script>
+const split = [];
+for (const block of document.querySelectorAll("p.command code")) {
+  const chars = [], walk = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode())
+    for (let i = 0; i < node.data.length; i++) chars.push([node, i]);
+  for (const word of block.textContent.matchAll(/\\S+/g)) {
+    const range = document.createRange(), last = chars[word.index + word[0].length - 1];
+    range.setStart(...chars[word.index]);
+    range.setEnd(last[0], last[1] + 1);
+    const lines = new Set([...range.getClientRects()].map((box) => Math.round(box.top)));
+    if (lines.size > 1) split.push(word[0]);
+  }
+  block.dataset.copied = block.textContent;
+}
+document.body.dataset.split = split.join(" ");
+</script>"""
 
 pytestmark = pytest.mark.slow
 
@@ -166,7 +192,9 @@ def test_the_demos_keep_link_opens_a_page_naming_the_owner_in_local_time(
         re.sub("<[^>]+>", "", heading[1]) == "RayCluster demo/first-raycluster was already stopped"
     )
     assert "Its Kueue Workload: demo/raycluster-first-raycluster-" in dom  # the detail
-    assert "idle-gpu-autoscaler reactivate first-raycluster -n demo" in dom  # the next step
+    [block] = COMMAND.findall(dom)  # the next step: one span per token, spaces between
+    assert re.fullmatch(r"<span>[^<>]+</span>(?: <span>[^<>]+</span>)*", block), block
+    assert html.unescape(re.sub("<[^>]+>", "", block)) == REACTIVATE
     stamp = re.search(r'<time datetime="([^"]+)" title="([^"]+)">([^<]+)</time>', dom)
     assert stamp is not None, dom  # the script ran: it keeps the UTC text as the title
     at, utc_text, local_text = datetime.fromisoformat(stamp[1]), stamp[2], stamp[3]
@@ -184,18 +212,55 @@ def test_the_keep_page_fits_a_phone_and_reads_on_a_desktop(phone: Opened, deskto
     assert png_size(desktop.shot.read_bytes()) == DESKTOP
 
 
-def test_the_edge_check_sees_a_page_that_overflows(keep_url: str, tmp_path: Path) -> None:
-    """The same page with a name no browser can break and without the style's wrap: the
-    check must fail, or it proves nothing above."""
+@dataclass(frozen=True)
+class Probed:
+    split: str  # the command's words laid out on more than one line, space-separated
+    copied: list[str]  # each command block's text, as a copy takes it
+    shot: Path
+
+
+def probed(page: str, *, folder: Path) -> Probed:
+    """`page` opened at a phone's width with the probe, beside a copy of its command block
+    squeezed to 25 characters (where "first-raycluster" meets the line's end)."""
+    [block] = COMMAND.finditer(page)
+    squeezed = block[0].replace("<code>", '<code style="width:25ch">')
+    copy = folder / "probed.html"
+    copy.write_text(
+        page.replace(block[0], block[0] + squeezed).replace("</body>", PROBE + "</body>")
+    )
+    opened = chromium(copy.as_uri(), size=PHONE, folder=folder)
+    split = re.search(r'<body data-split="([^"]*)">', opened.dom)
+    assert split is not None, opened.dom
+    copied = [html.unescape(text) for text in re.findall(r'data-copied="([^"]*)"', opened.dom)]
+    return Probed(split=split[1], copied=copied, shot=opened.shot)
+
+
+def test_the_command_copies_whole_and_no_token_of_it_is_split_on_a_phone(
+    keep_url: str, tmp_path: Path
+) -> None:
+    page = httpx.get(keep_url, timeout=DEADLINE_S).text
+    seen = probed(page, folder=tmp_path)
+    assert seen.copied == [REACTIVATE, REACTIVATE]
+    assert seen.split == ""
+    assert edge_intruders(read_png(seen.shot.read_bytes())) == []
+
+
+def test_the_checks_see_a_page_that_overflows_and_a_command_split_at_a_hyphen(
+    keep_url: str, tmp_path: Path
+) -> None:
+    """The same page with a name no browser can break, without the style's wrap and with
+    the command's tokens free to break as plain text does (as the page once had them): the
+    checks must fail, or they prove nothing above."""
     page = httpx.get(keep_url, timeout=DEADLINE_S).text
     unbreakable = "x" * 90
-    assert "h1,p{overflow-wrap:anywhere}" in page
-    assert "<wbr>first-raycluster</span>" in page
-    variant = page.replace("h1,p{overflow-wrap:anywhere}", "").replace(
-        "<wbr>first-raycluster</span>", f"<wbr>{unbreakable}</span>"
+    for kept in ("h1,p{overflow-wrap:anywhere}", "<wbr>first-raycluster</span>", KEEP_TOKENS_WHOLE):
+        assert kept in page
+    variant = (
+        page.replace("h1,p{overflow-wrap:anywhere}", "")
+        .replace("<wbr>first-raycluster</span>", f"<wbr>{unbreakable}</span>")
+        .replace(KEEP_TOKENS_WHOLE, "")
     )
-    copy = tmp_path / "overflowing.html"
-    copy.write_text(variant)
-    overflowing = chromium(copy.as_uri(), size=PHONE, folder=tmp_path)
+    seen = probed(variant, folder=tmp_path)
 
-    assert edge_intruders(read_png(overflowing.shot.read_bytes())) != []
+    assert edge_intruders(read_png(seen.shot.read_bytes())) != []
+    assert "first-raycluster" in seen.split.split()  # "first-" ends a squeezed line

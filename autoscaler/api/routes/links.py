@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.lookup import held_of, rule_of
-from autoscaler.api.pages import Html, code, detail, html, naming, page, when
+from autoscaler.api.pages import Block, command, detail, html, naming, page, sentence, when
 from autoscaler.api.problems import ApiProblem
 from autoscaler.api.routes.snoozes import SnoozeRaced, keep
 from autoscaler.core.errors import ClusterError
@@ -63,7 +63,7 @@ PAGE_ANSWERS: dict[int | str, dict[str, Any]] = {
 }
 USED = "This link was already used, or no stop is planned for this workload any more."
 CLI = "idle-gpu-autoscaler"
-ANY_WORKLOAD = f"{CLI} snooze NAMESPACE/NAME 4h"  # a refusal that cannot name the workload
+ANY_WORKLOAD = (CLI, "snooze", "NAMESPACE/NAME", "4h")  # a refusal that cannot name the workload
 
 
 class Refusal(Exception):
@@ -108,7 +108,7 @@ def confirm(context: Context, token: Token) -> HTMLResponse:
         200,
         words.question.format(ref=named(workload.ref, workload.owner)),
         html("It is planned to stop at ", stop, f", because {words.because}."),
-        f"{stopped.if_stopped}.",
+        f"If stopped, {stopped.done}.",
         f"Keeping it snoozes the stop for {format_duration(length)}"
         + (
             f" (this rule allows at most {format_duration(bound)})."
@@ -137,7 +137,7 @@ def redeem(context: Context, token: Token) -> HTMLResponse:
         return _used(context.clock.now(), found.workload, rule=found.rule).page()
     except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
         return Refusal(
-            problem.status, "Not kept", problem.detail, _ask_admin(found.workload)
+            problem.status, "Not kept", problem.detail, *_ask_admin(found.workload)
         ).page()
     assert grant.until is not None
     clipped = " (the longest snooze its rule allows)" if grant.clipped_from is not None else ""
@@ -166,7 +166,7 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
         rule = rule_of(context, workload)
     except ApiProblem as problem:
         raise Refusal(
-            problem.status, "Not available", problem.detail, _ask_admin(workload)
+            problem.status, "Not available", problem.detail, *_ask_admin(workload)
         ) from None
     now = context.clock.now()
     stopped_at = deactivated_at(workload.annotations)
@@ -212,7 +212,8 @@ def _claim(context: ApiContext, token: str) -> SnoozeClaim:
             404,
             "Not found",
             "Keep-it links are not enabled on this service.",
-            html("Keep the workload from a terminal instead: ", code(ANY_WORKLOAD), "."),
+            "Keep the workload from a terminal instead:",
+            command(*ANY_WORKLOAD),
         )
     try:
         if len(token) > MAX_TOKEN or re.fullmatch(TOKEN_PATTERN, token) is None:
@@ -229,10 +230,11 @@ def _refused(refused: LinkRefused, *, now: datetime) -> Refusal:
         return Refusal(
             403,
             "Link refused",
-            f"This link cannot be used: {refused.reason}.",
+            f"This link cannot be used ({refused.reason}).",
             "Copy the whole address (a link cut at the end of a line is refused), or ask "
             "for a new link: the next warning brings fresh ones.",
-            html("To keep the workload from a terminal instead: ", code(ANY_WORKLOAD), "."),
+            "Or keep the workload from a terminal:",
+            command(*ANY_WORKLOAD),
         )
     ref = expired.workload
     return Refusal(
@@ -245,11 +247,8 @@ def _refused(refused: LinkRefused, *, now: datetime) -> Refusal:
             when(expired.expires, now=now),
             ".",
         ),
-        html(
-            "Ask for a new link, or keep it from a terminal: ",
-            code(f"{CLI} snooze {ref} {_hours(expired.snooze)}"),
-            ".",
-        ),
+        "Ask for a new link, or keep it from a terminal:",
+        command(CLI, "snooze", str(ref), _hours(expired.snooze)),
     )
 
 
@@ -262,20 +261,35 @@ def _gone(ref: WorkloadRef) -> Refusal:
             " no longer exists as warned: it was deleted or re-created (a new one gets "
             "warnings and links of its own). There is nothing to keep.",
         ),
-        html("What runs there now: ", code(f"{CLI} status -n {ref.namespace}"), "."),
+        "To see what runs there now:",
+        command(CLI, "status", "-n", ref.namespace),
     )
 
 
 def _stopped(workload: WorkloadInfo, *, at: datetime, now: datetime) -> Refusal:
-    """Too late to keep: when it stopped, what that did, and the command that brings it back."""
+    """Too late to keep: when it stopped and what that did, in the kind's words, then the
+    command that brings it back (or, for a requeue that comes back by itself, shows it)."""
     ref, owner = workload.ref, workload.owner
     stopped = stop_words(owner, manager=workload.manager)
-    again = f"{CLI} reactivate {_cli_name(workload)} -n {ref.namespace} --reason 'needed again'"
+    said = html("Stopped at ", when(at, now=now), ". ", sentence(stopped.done))
+    if not stopped.lasts:
+        return Refusal(
+            409,
+            f"{named(ref, owner)} was already stopped",
+            said,
+            "To see it now:",
+            command(CLI, "status", _cli_name(workload), "-n", ref.namespace),
+            detail(f"Its Kueue Workload: {ref}."),
+        )
     return Refusal(
         409,
         f"{named(ref, owner)} was already stopped",
-        html("It was stopped at ", when(at, now=now), f"; what that did: {stopped.means}."),
-        html(f"To bring it back ({stopped.bring_back}): ", code(again), "."),
+        said,
+        "To bring it back:",
+        command(
+            CLI, "reactivate", _cli_name(workload), "-n", ref.namespace, "--reason", "needed again"
+        ),
+        sentence(stopped.comes_back),
         detail(f"Its Kueue Workload: {ref}."),
     )
 
@@ -295,23 +309,17 @@ def _used(now: datetime, workload: WorkloadInfo, *, rule: Rule) -> Refusal:
         USED,
         *kept,
         "Nothing to do now: if it is warned again, that warning brings a new link.",
-        html(
-            "To see ",
-            naming(named(ref, owner)),
-            " now: ",
-            code(f"{CLI} status {_cli_name(workload)} -n {ref.namespace}"),
-            ".",
-        ),
+        html("To see ", naming(named(ref, owner)), " now:"),
+        command(CLI, "status", _cli_name(workload), "-n", ref.namespace),
         detail(f"Its Kueue Workload: {ref}."),
     )
 
 
-def _ask_admin(workload: WorkloadInfo) -> Html:
+def _ask_admin(workload: WorkloadInfo) -> tuple[str, Block]:
     ref = workload.ref
-    return html(
-        "Ask your cluster admin; which rule applies and why: ",
-        code(f"{CLI} explain {_cli_name(workload)} -n {ref.namespace}"),
-        ".",
+    return (
+        "Ask your cluster admin. Which rule applies, and why:",
+        command(CLI, "explain", _cli_name(workload), "-n", ref.namespace),
     )
 
 

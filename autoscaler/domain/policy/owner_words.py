@@ -18,6 +18,7 @@ RayCluster) has its own words: they are the kind's, for the one kind it stops.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -28,6 +29,10 @@ from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
 # What a stop that is a requeue means, said on every surface (ISSUE-NOTES "Every kind, what a
 # stop means"): the deleted pods come back as a new Workload that queues behind the waiters.
 REQUEUE_WORDS = "yields its GPUs to the queue; it comes back when quota is free"
+# The tables' texts may open with the act's label, "suspended: ..." or "reactivate its
+# Workload: ...": one to three plain words before the first ": " (never a field in backticks,
+# never a clause such as "its pods are deleted and gated: ...").
+LABEL = re.compile(r"^(?:[A-Za-z]+ ){0,2}[A-Za-z]+: ")
 
 
 def owner_name(namespace: str, owner: OwnerRef | None) -> str | None:
@@ -75,6 +80,19 @@ class StopWords:
         """A sentence without its full stop, for a notice before the stop: "If stopped:
         suspended: ..."; "If stopped, it yields its GPUs to the queue; ..." for a requeue."""
         return f"If stopped: {self.means}" if self.lasts else f"If stopped, it {self.said}"
+
+    @property
+    def done(self) -> str:
+        """What the stop does, as a clause a sentence can open with, its label dropped:
+        "KubeRay deletes its pods; Kueue keeps it queued for later"; "it yields its GPUs to
+        the queue; ..." for a requeue."""
+        return LABEL.sub("", self.means) if self.lasts else f"it {self.said}"
+
+    @property
+    def comes_back(self) -> str:
+        """What follows the act that brings it back, its label dropped: "Kueue admits it again
+        when quota is free and KubeRay recreates its pods"."""
+        return LABEL.sub("", self.bring_back)
 
 
 def stop_words(
