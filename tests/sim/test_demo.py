@@ -247,7 +247,7 @@ def test_the_extra_servers_are_announced_after_the_summary_and_stopped_at_the_en
 
     lines = out.getvalue().splitlines()
     summary, serving = (
-        lines.index("Summary of two-clusters (10:00 to 11:50, simulated)"),
+        lines.index("Summary of two-clusters (10:00–11:50, simulated)"),
         next(i for i, line in enumerate(lines) if line.startswith("serving for")),
     )
     assert not any(line.startswith(("REST", "gRPC", "token")) for line in lines[:summary])

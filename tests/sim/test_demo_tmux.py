@@ -325,8 +325,8 @@ def test_a_story_that_does_not_serve_on_says_how_to_try_the_api(runs: dict[str, 
     final = runs["two-clusters-80x24"].final
     told = flat(final).split(flat(runs["two-clusters-80x24"].summary[-1:]))[1].strip()
 
-    assert told.startswith("The REST API and the KEDA scaler stopped with the story. To try")
-    assert re.search(rf"prints commands to paste: \S+ demo --serve {EXITED} 0", told)
+    assert told.startswith("The REST API and KEDA scaler stopped with the story. To try them,")
+    assert re.search(rf"run it again: \S+ demo --serve {EXITED} 0", told)
     assert not any(row.startswith(PASTED) for row in final)
 
 
