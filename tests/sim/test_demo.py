@@ -268,7 +268,7 @@ def test_a_story_that_does_not_serve_on_says_how_to_try_the_api_instead_of_dead_
 
     printed = out.getvalue()
     assert not re.search(r"^(REST|gRPC|token|try)", printed, re.MULTILINE)  # a paste would fail
-    assert printed.splitlines()[-2].startswith("The REST API and the KEDA scaler stopped")
+    assert printed.splitlines()[-2].startswith("The REST API and KEDA scaler stopped")
     assert re.fullmatch(r"  \S+ demo --serve", printed.splitlines()[-1])
 
 

@@ -39,7 +39,7 @@ DEADLINE_S = 90.0  # for a whole run, on a loaded machine
 EXITED = "the demo exited with status"
 SERVING = "serving until Ctrl-C"
 SERVES_ON = DemoOptions(duration=math.inf).serves_on or ""
-PASTED = ("REST: ", "gRPC: ", "token: ", "try ")  # printed whole, for the terminal to wrap
+PASTED = ("REST: ", "gRPC: ", "token: ", "try ", "keep page: ")  # printed whole, to paste
 LIVE_ONLY = {"simulated,", f"{SPEED}x", "…", *EXITED.split()}  # the status line, a head, bash
 TMUX = ("Pane is dead",)  # tmux's own line under a pane whose command ended
 NUMERIC = re.compile(r"[\[(]?[-+\d:./%]+[\])%,;:m]*")  # times and figures a redraw shows first
