@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from autoscaler.demo.header import HEADER_ROWS
+from autoscaler.demo.layout import rows_taken
 from autoscaler.demo.run import DemoOptions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -301,6 +302,20 @@ def test_the_whole_summary_is_left_on_screen_or_in_the_scrollback_with_its_last_
     assert flat(run.summary) in shown  # these stories' summaries fit their terminals
     after = "\n".join(run.final).split(run.summary[-1].split()[-1])[-1]
     assert not re.search(r"^\s*\[\d\d:\d\d", after, re.MULTILINE)  # no happening under it
+
+
+@pytest.mark.parametrize("name", [run.name for run in RUNS if not run.serve])
+def test_the_header_the_summary_and_the_replay_hint_fit_the_terminal_together(
+    runs: dict[str, Run], name: str
+) -> None:
+    """From the summary's title to the command that replays the story, with the header and
+    its blank row above and a shell prompt's row below: no more rows than the terminal's."""
+    run = runs[name]
+    start = next(i for i, row in enumerate(run.final) if row.startswith("Summary of"))
+    end = next(i for i, row in enumerate(run.final) if EXITED in row)  # bash's, for the prompt
+    taken = sum(rows_taken(row, run.size.columns) for row in run.final[start:end])
+
+    assert HEADER_ROWS + 1 + taken + 1 <= run.size.lines, "\n".join(run.final)
 
 
 def test_the_commands_to_try_the_api_are_printed_whole_after_the_summary(
