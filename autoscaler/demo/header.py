@@ -121,8 +121,7 @@ def serve_hint(world: World, *, commands: Commands) -> list[str]:
         "" if scenario == DEFAULT_SCENARIO else f" --scenario {scenario}"
     )
     return [
-        "The REST API and the KEDA scaler stopped with the story. To try them, this runs it "
-        "again, keeps them up and prints commands to paste:",
+        "The REST API and KEDA scaler stopped with the story. To try them, run it again:",
         Verbatim(f"  {again} --serve"),
     ]
 

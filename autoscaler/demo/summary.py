@@ -15,10 +15,16 @@ summary, `report`, the REST report and the dashboard say the same:
   story replayed in dry-run (where nothing is ever stopped) is named beside it as a check;
 - left alone: every admitted workload the service did not stop, with its last reason, how
   long it was judged loading and how many GPUs it held idle while others were busy.
+
+The lines are short, for an 80 x 24 terminal to hold the header, the summary and what
+follows it: times as HH:MM (a reason's timestamps too), spans as 10:00–10:20; what `explain`
+says at length (the quota a dry-run waiter lacked, the power and traffic behind a busy
+verdict) is left to it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -33,6 +39,13 @@ from autoscaler.engine.metrics.savings import PERIOD
 
 NOT_RUNNING = "its GPU pods never ran: quota held without work"
 _NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)
+# The classes whose verdict the evidence is (near-zero compute, yet loading); the others'
+# reason says why on its own ("peak utilization 85% ..."), their evidence is `explain`'s.
+_RESTS_ON_EVIDENCE = (State.LOADING,)
+# An ISO 8601 timestamp in a reason, as the API writes it: its HH:MM is kept
+_TIMESTAMP = re.compile(
+    r"\d{4}-\d\d-\d\dT(?P<clock>\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
+)
 
 
 @dataclass(frozen=True)
@@ -116,8 +129,7 @@ def summarize(live: Outcome, replay: Outcome) -> Summary:
 def render(summary: Summary) -> list[str]:
     total = summary.figures
     lines = [
-        f"Summary of {summary.scenario} ({summary.started:%H:%M} to {summary.ended:%H:%M}, "
-        "simulated)",
+        f"Summary of {summary.scenario} ({_span(summary.started, summary.ended)}, simulated)",
         f"  GPU-hours reclaimed: {summary.gpu_hours:.2f}"
         + (
             f" ({summary.not_running_gpu_hours:.2f} of them quota held without work)"
@@ -127,20 +139,12 @@ def render(summary: Summary) -> list[str]:
         + f" by {_count(total.deactivations, 'stop')}"
         + (
             f"; {_count(total.requeues, 'requeue')} handed "
-            f"{total.requeued_gpu_hours:.2f} GPU-hours to the queue"
+            f"{total.requeued_gpu_hours:.2f} to the queue"
             if total.requeues
             else ""
         ),
     ]
-    for r in summary.reclaimed:
-        end = "its reactivation" if r.reactivated else "the end of the story"
-        name = managed_name(r.raycluster, r.manager, stopped_word(r.manager))
-        why = "; ".join(([NOT_RUNNING] if r.not_running else []) + ([r.notice] if r.notice else []))
-        counted = "GPU-hours handed to the queue (a requeue)" if r.requeue else "GPU-hours"
-        lines.append(
-            f"    {name}: {r.gpus} GPUs from {r.since:%H:%M} to {end} at "
-            f"{r.until:%H:%M} = {r.gpu_hours:.2f} {counted}" + (f" ({why})" if why else "")
-        )
+    lines += [f"    {_reclaimed_text(r)}" for r in summary.reclaimed]
     lines.append(
         f"  Queue wait shortened: {_wait_text(total)}, "
         f"{_count(total.waiters_admitted, 'waiter')} admitted sooner:"
@@ -149,6 +153,26 @@ def render(summary: Summary) -> list[str]:
     lines.append("  Left alone:")
     lines += [f"    {_left_alone_text(a, summary.window)}" for a in summary.left_alone]
     return lines if summary.left_alone else [*lines, "    none"]
+
+
+def _span(start: datetime, end: datetime) -> str:
+    return f"{start:%H:%M}–{end:%H:%M}"
+
+
+def _reclaimed_text(stop: Reclaimed) -> str:
+    """ "first-raycluster: 2 GPUs 11:35–11:50 (story end) = 0.50 GPU-hours (warned at 11:05)"."""
+    name = managed_name(stop.raycluster, stop.manager, stopped_word(stop.manager))
+    end = "reactivated" if stop.reactivated else "story end"
+    counted = "GPU-hours handed to the queue" if stop.requeue else "GPU-hours"
+    why = "; ".join(
+        (["requeued"] if stop.requeue else [])
+        + ([NOT_RUNNING] if stop.not_running else [])
+        + ([stop.notice] if stop.notice else [])
+    )
+    return (
+        f"{name}: {stop.gpus} GPUs {_span(stop.since, stop.until)} ({end}) = "
+        f"{stop.gpu_hours:.2f} {counted}" + (f" ({why})" if why else "")
+    )
 
 
 def _count(number: int, noun: str) -> str:
@@ -259,15 +283,16 @@ def _left_alone(live: Outcome) -> list[LeftAlone]:
 def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
     last = alone.decision
     now = class_text(alone.state.value, idle_held_gpus=last.idle_held_gpus, gpus=last.gpus)
-    text = f"{managed_name(alone.raycluster, alone.manager)}, now {now}: {alone.reason}"
-    if last.evidence:
+    reason = _clock_times(alone.reason)
+    text = f"{managed_name(alone.raycluster, alone.manager)}, now {now}: {reason}"
+    if last.evidence and alone.state in _RESTS_ON_EVIDENCE:
         text += f"; evidence: {evidence_text(last.evidence)}"
     if alone.longest_idle:
         # the stretch may be longer than the window: "of" would read as a part of it
         text += f"; idle {_minutes(alone.longest_idle)} (window {_minutes(window)})"
     if alone.unknown_for:  # its reason once: it may be the last reason, already said
         said = not alone.unknown_reason or alone.unknown_reason in alone.reason
-        why = "" if said else f" ({alone.unknown_reason})"
+        why = "" if said else f" ({_clock_times(alone.unknown_reason)})"
         text += f"; unknown for {_minutes(alone.unknown_for)}{why}"
     if alone.loading_for:
         text += f"; loading for {_minutes(alone.loading_for)}"
@@ -281,12 +306,19 @@ def _minutes(span: timedelta) -> str:
 
 
 def _sooner_text(sooner: Sooner) -> str:
+    """The waiter, and the dry-run replay beside it; why it still waited there (its quota)
+    is `explain`'s to say."""
     head = f"{sooner.raycluster}: admitted at {sooner.admitted_at:%H:%M}"
     head += f" after {sooner.after}'s stop" if sooner.after else ""
     by = f"at least {_minutes(sooner.by)}" if sooner.at_least else _minutes(sooner.by)
     if sooner.dry_run_admitted_at is not None:
-        check = f"dry-run: admitted at {sooner.dry_run_admitted_at:%H:%M}"
+        check = f"in dry-run admitted at {sooner.dry_run_admitted_at:%H:%M}"
     else:
-        why = f" ({sooner.dry_run_waiting})" if sooner.dry_run_waiting else ""
-        check = f"dry-run: still waiting at the end{why}"
+        check = "in dry-run still waiting at the end"
     return f"{head}, {by} sooner ({check})"
+
+
+def _clock_times(reason: str) -> str:
+    """A reason's timestamps as the rest of the demo writes times: "in grace period until
+    2026-03-02T10:25:00+00:00" reads "in grace period until 10:25" (the story's clock)."""
+    return _TIMESTAMP.sub(lambda found: found["clock"], reason)

@@ -249,7 +249,7 @@ def test_the_extra_servers_are_announced_after_the_summary_and_stopped_at_the_en
 
     lines = out.getvalue().splitlines()
     summary, serving = (
-        lines.index("Summary of two-clusters (10:00 to 11:50, simulated)"),
+        lines.index("Summary of two-clusters (10:00–11:50, simulated)"),
         next(i for i, line in enumerate(lines) if line.startswith("serving for")),
     )
     assert not any(line.startswith(("REST", "gRPC", "token")) for line in lines[:summary])
@@ -270,7 +270,7 @@ def test_a_story_that_does_not_serve_on_says_how_to_try_the_api_instead_of_dead_
 
     printed = out.getvalue()
     assert not re.search(r"^(REST|gRPC|token|try)", printed, re.MULTILINE)  # a paste would fail
-    assert printed.splitlines()[-2].startswith("The REST API and the KEDA scaler stopped")
+    assert printed.splitlines()[-2].startswith("The REST API and KEDA scaler stopped")
     assert re.fullmatch(r"  \S+ demo --serve", printed.splitlines()[-1])
 
 

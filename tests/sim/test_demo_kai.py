@@ -95,7 +95,7 @@ def test_the_summary_names_the_suspended_kai_notebook_and_the_unsupported_one(
         "trainer": (Manager.KUEUE, State.BUSY),
         "kai-shared-notebook": (Manager.KAI, State.UNSUPPORTED),
     }
-    assert "    kai-notebook (KAI Scheduler, suspended): 2 GPUs from 15:10 to the end" in printed
+    assert "    kai-notebook (KAI Scheduler, suspended): 2 GPUs 15:10–15:20 (story end)" in printed
     assert (
         "    kai-shared-notebook (KAI Scheduler), now unsupported: KAI fractional GPUs" in printed
     )

@@ -35,9 +35,7 @@ def test_the_demo_prints_after_its_story_the_link_its_first_warning_carried(
 
     printed = out.getvalue().splitlines()
     [line] = [line for line in printed if line.startswith(KEEP)]
-    assert printed.index(line) > printed.index(
-        "Summary of two-clusters (10:00 to 11:50, simulated)"
-    )
+    assert printed.index(line) > printed.index("Summary of two-clusters (10:00–11:50, simulated)")
     url = line.removeprefix(KEEP).strip()
     [rest] = [row.removeprefix("REST: ") for row in printed if row.startswith("REST: ")]
     assert url.startswith(rest + LINK_PATH)  # the demo's own API serves it

@@ -1,7 +1,7 @@
 """The live view fitted to a terminal's width (issue 32): lines wrapped between words, the
 table's least needed columns dropped and long cells wrapped inside their column, a command
 to paste left whole, the happening that does not fit shown by its first words, the summary
-left on screen; and the summary says an unknown reason once."""
+left on screen; and the summary, in short lines, says an unknown reason once."""
 
 from __future__ import annotations
 
@@ -15,14 +15,16 @@ import pytest
 from autoscaler.demo.header import Header
 from autoscaler.demo.layout import Verbatim, fit_table, stamped, stamped_head, wrap
 from autoscaler.demo.screen import LiveTable
-from autoscaler.demo.summary import Summary, render
+from autoscaler.demo.summary import Reclaimed, Sooner, Summary, render
 from autoscaler.demo.view import Row, table, table_cells
+from autoscaler.domain.models import State
 from tests.sim.test_demo_classes import alone
 from tests.support.decision_builders import a_decision
 from tests.support.domain_builders import NOW
 
 QUEUE = "user-queue -> cluster-queue"
 SNOOZED = "snoozed until 11:35 by demo-admin, then stop"
+HOUR = timedelta(hours=1)
 HEADER = Header("idle-gpu-autoscaler demo: t", "a title", "policy: p", "acting: a")
 
 
@@ -140,3 +142,37 @@ def test_the_summary_says_an_unknown_reason_once() -> None:
     assert next(line for line in lines if "gappy" in line).endswith(
         "; unknown for 11 min (GPU g has no usable samples)"
     )
+
+
+def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_to_explain() -> None:
+    grace = replace(
+        a_decision("ml", "train-8").build(),
+        state=State.GRACE,
+        reason="in grace period until 2026-03-02T10:25:00+00:00",
+    )
+    busy = a_decision("ml", "ray-tune").seen("power 349 W, idle baseline 60 W").build()
+    stop = Reclaimed("train-7", 4, NOW, NOW + timedelta(minutes=20), False, "warned at 09:45")
+    waiter = Sooner(
+        "train-8",
+        admitted_at=NOW + timedelta(minutes=10),
+        dry_run_admitted_at=None,
+        dry_run_waiting="insufficient quota for nvidia.com/gpu in ClusterQueue cq-ml",
+        by=timedelta(minutes=10),
+        after="train-7",
+    )
+    left = (alone("train-8", grace), alone("ray-tune", busy))
+    summary = Summary("t", NOW, NOW + timedelta(minutes=20), (stop,), (waiter,), left, HOUR)
+
+    lines = render(summary)
+
+    start, end = f"{NOW:%H:%M}", f"{NOW + timedelta(minutes=20):%H:%M}"
+    assert lines[0] == f"Summary of t ({start}–{end}, simulated)"
+    assert f"    train-7: 4 GPUs {start}–{end} (story end) = 0.00 GPU-hours (warned at 09:45)" in (
+        lines
+    )
+    assert (
+        f"    train-8: admitted at {NOW + timedelta(minutes=10):%H:%M} after train-7's stop, "
+        "at least 10 min sooner (in dry-run still waiting at the end)" in lines
+    )
+    assert "    train-8, now grace: in grace period until 10:25" in lines
+    assert "    ray-tune, now busy: peak utilization 85% within the window" in lines

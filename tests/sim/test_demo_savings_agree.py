@@ -116,7 +116,7 @@ def shown_by_the_summary(printed: str) -> dict[str, Any]:
     summary = printed[printed.index("Summary of ") :]
     reclaimed = re.search(
         r"GPU-hours reclaimed: ([\d.]+)(?: \([^)]*\))? by (\d+) stops?"
-        r"(?:; (\d+) requeues? handed ([\d.]+) GPU-hours)?",
+        r"(?:; (\d+) requeues? handed ([\d.]+) to the queue)?",
         summary,
     )
     wait = re.search(r"Queue wait shortened: (at least )?(\d+) min, (\d+) waiters? ", summary)

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from autoscaler.demo.header import HEADER_ROWS
+from autoscaler.demo.layout import rows_taken
 from autoscaler.demo.run import DemoOptions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ DEADLINE_S = 90.0  # for a whole run, on a loaded machine
 EXITED = "the demo exited with status"
 SERVING = "serving until Ctrl-C"
 SERVES_ON = DemoOptions(duration=math.inf).serves_on or ""
-PASTED = ("REST: ", "gRPC: ", "token: ", "try ")  # printed whole, for the terminal to wrap
+PASTED = ("REST: ", "gRPC: ", "token: ", "try ", "keep page: ")  # printed whole, to paste
 LIVE_ONLY = {"simulated,", f"{SPEED}x", "…", *EXITED.split()}  # the status line, a head, bash
 TMUX = ("Pane is dead",)  # tmux's own line under a pane whose command ended
 NUMERIC = re.compile(r"[\[(]?[-+\d:./%]+[\])%,;:m]*")  # times and figures a redraw shows first
@@ -303,6 +304,20 @@ def test_the_whole_summary_is_left_on_screen_or_in_the_scrollback_with_its_last_
     assert not re.search(r"^\s*\[\d\d:\d\d", after, re.MULTILINE)  # no happening under it
 
 
+@pytest.mark.parametrize("name", [run.name for run in RUNS if not run.serve])
+def test_the_header_the_summary_and_the_replay_hint_fit_the_terminal_together(
+    runs: dict[str, Run], name: str
+) -> None:
+    """From the summary's title to the command that replays the story, with the header and
+    its blank row above and a shell prompt's row below: no more rows than the terminal's."""
+    run = runs[name]
+    start = next(i for i, row in enumerate(run.final) if row.startswith("Summary of"))
+    end = next(i for i, row in enumerate(run.final) if EXITED in row)  # bash's, for the prompt
+    taken = sum(rows_taken(row, run.size.columns) for row in run.final[start:end])
+
+    assert HEADER_ROWS + 1 + taken + 1 <= run.size.lines, "\n".join(run.final)
+
+
 def test_the_commands_to_try_the_api_are_printed_whole_after_the_summary(
     runs: dict[str, Run],
 ) -> None:
@@ -325,8 +340,8 @@ def test_a_story_that_does_not_serve_on_says_how_to_try_the_api(runs: dict[str, 
     final = runs["two-clusters-80x24"].final
     told = flat(final).split(flat(runs["two-clusters-80x24"].summary[-1:]))[1].strip()
 
-    assert told.startswith("The REST API and the KEDA scaler stopped with the story. To try")
-    assert re.search(rf"prints commands to paste: \S+ demo --serve {EXITED} 0", told)
+    assert told.startswith("The REST API and KEDA scaler stopped with the story. To try them,")
+    assert re.search(rf"run it again: \S+ demo --serve {EXITED} 0", told)
     assert not any(row.startswith(PASTED) for row in final)
 
 
