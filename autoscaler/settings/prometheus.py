@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -72,6 +73,14 @@ class PrometheusSettings(Section):
         None,
         description="Thanos tenancy port 9092 only: dcgm-exporter's own namespace "
         "(e.g. nvidia-gpu-operator), sent as the `namespace` parameter.",
+    )
+    range_semantics: Literal["auto", "left-open", "left-closed"] = Field(
+        "auto",
+        description="Whether the server leaves a sample at a range's start out (left-open, "
+        "Prometheus 3) or keeps it (left-closed, 2.x); every slot is read (t - slot, t] "
+        "either way. auto asks the server once with a probe query; set it when the probe "
+        "cannot tell (another engine, a proxy that rewrites queries), which leaves every "
+        "read unknown. A fixed value sends no probe.",
     )
     queries: QuerySettings = Field(
         default_factory=QuerySettings,

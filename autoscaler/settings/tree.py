@@ -222,11 +222,14 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _set_nested(raw: dict[str, Any], keys: tuple[str, ...], value: str) -> None:
-    """Sets `value` at `keys`; a section the file wrote as something else than a mapping is
-    left as written, for its own error to name it."""
+    """Sets `value` at `keys`. A section written empty (YAML null, e.g. `prometheus:` then only
+    comments) is an empty mapping, as it always was; one written as a scalar or a list is left
+    as written, for its own error to name it."""
     node = raw
     for key in keys[:-1]:
-        child = node.setdefault(key, {})
+        if node.get(key) is None:
+            node[key] = {}
+        child = node[key]
         if not isinstance(child, dict):
             return
         node = child

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -428,6 +429,59 @@ def test_a_probe_answered_with_nan_is_unknown_logged_once_and_asked_again(
     assert read(through_proxy, rig).failure is None
     assert through_proxy.queries_issued == 3 * PROBE + QUERIES_PER_READ
     assert "Prometheus ranges are left-closed" in caplog.messages
+
+
+RANGE_SELECTOR = re.compile(r"\[(\d+)(ms|s|m|h)\]")  # a range, not a subquery's [range:step]
+
+
+def test_a_probe_answered_by_another_engine_is_unknown_and_the_log_names_the_setting(
+    through_proxy: PrometheusMetricSource,
+    proxy: AuthProxy,
+    rig: Rig,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="autoscaler.adapters.prometheus.source")
+    proxy.serve_value(5)
+    result = read(through_proxy, rig)
+    assert (result.failure or "").startswith(
+        "cannot tell whether Prometheus keeps a sample at a range's start: "
+        "count_over_time(vector(1)[2s:1s]) answered [5.0]"
+    )
+    assert through_proxy.queries_issued == PROBE
+    [logged] = [r.message for r in caplog.records if "range semantics probe failed" in r.message]
+    assert "set prometheus.rangeSemantics to left-open (Prometheus 3) or left-closed" in logged
+
+
+def test_left_closed_set_sends_no_probe_and_the_queries_the_probe_would_have_led_to(
+    proxy: AuthProxy, source: Source, token_file: Path, rig: Rig, usage: FleetUsage
+) -> None:
+    tls = {"url": proxy.url, "ca_file": proxy.ca_bundle, "bearer_token_file": token_file}
+    probed = source(**tls)  # the gate's 2.42 answers the probe: left-closed
+    assert read(probed, rig) == usage
+    after_the_probe = [r.query for r in proxy.queries()][PROBE:]
+    proxy.reset()
+    told = source(**tls, range_semantics="left-closed")
+    assert read(told, rig) == usage
+    assert told.queries_issued == QUERIES_PER_READ
+    assert [r.query for r in proxy.queries()] == after_the_probe
+    assert "count_over_time(vector(1)[2s:1s])" not in after_the_probe
+
+
+def test_left_open_set_sends_no_probe_and_writes_each_range_whole(
+    proxy: AuthProxy, source: Source, token_file: Path, rig: Rig
+) -> None:
+    told = source(
+        url=proxy.url,
+        ca_file=proxy.ca_bundle,
+        bearer_token_file=token_file,
+        range_semantics="left-open",
+    )
+    proxy.serve_value(5)  # a probe would be unanswerable: none is asked
+    assert read(told, rig).failure is None
+    assert told.queries_issued == QUERIES_PER_READ
+    ranges = {m for r in proxy.queries() for m in RANGE_SELECTOR.findall(r.query or "")}
+    assert ("60", "s") in ranges  # the one-minute slot, (t - 60s, t] on a left-open server
+    assert all(not (unit == "ms" and amount.endswith("999")) for amount, unit in ranges), ranges
 
 
 def test_tls_is_verified_by_default_so_an_unknown_ca_fails_the_read(

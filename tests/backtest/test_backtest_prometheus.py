@@ -264,6 +264,54 @@ def test_the_same_connection_settings_as_serve_reach_prometheus_through_a_token_
     assert ranges and all(r.path == "/api/v1/query_range" and r.token == TOKEN for r in ranges)
 
 
+@pytest.fixture
+def through_proxy(history: History, tmp_path: Path) -> Iterator[PrometheusSettings]:
+    """The proxy's connection settings; its faults and request log are cleared after."""
+    token = tmp_path / "token"
+    token.write_text(TOKEN, encoding="utf-8")
+    history.proxy.reset()
+    yield PrometheusSettings(
+        url=history.proxy.url, ca_file=history.proxy.ca_bundle, bearer_token_file=token
+    )
+    history.proxy.reset()
+
+
+RANGE_SELECTOR = re.compile(r"\[(\d+)(ms|s|m|h)\]")  # a range, not a subquery's [range:step]
+
+
+@pytest.mark.parametrize(
+    ("semantics", "one_slot"), [("left-open", ("60", "s")), ("left-closed", ("59999", "ms"))]
+)
+def test_range_semantics_set_sends_no_probe_and_writes_the_ranges_for_that_server(
+    history: History, through_proxy: PrometheusSettings, semantics: str, one_slot: tuple[str, str]
+) -> None:
+    prometheus = through_proxy.model_copy(update={"range_semantics": semantics})
+
+    code, printed = backtest(history, "--output", "json", prometheus=prometheus)
+
+    assert code == 0, printed
+    assert json.loads(printed)["variants"][0]["total"]["gpuHours"] == 10.567
+    sent = history.proxy.queries()
+    assert sent and all(r.path == "/api/v1/query_range" for r in sent), "no probe"
+    ranges = {m for r in sent for m in RANGE_SELECTOR.findall(r.query or "")}
+    assert one_slot in ranges
+    shortened = {(amount, unit) for amount, unit in ranges if amount.endswith("999")}
+    assert shortened == (ranges if semantics == "left-closed" else set()), ranges
+
+
+def test_a_probe_answered_by_another_engine_fails_naming_the_setting(
+    history: History, through_proxy: PrometheusSettings
+) -> None:
+    history.proxy.serve_value(5)
+
+    code, printed = backtest(history, prometheus=through_proxy)
+
+    assert code == 1
+    assert printed.startswith("error: cannot tell whether Prometheus keeps a sample")
+    assert "set prometheus.rangeSemantics to left-open (Prometheus 3) or left-closed" in printed
+    assert [r.query for r in history.proxy.queries()] == [PROBE]
+
+
 def test_an_unreachable_prometheus_fails_with_a_reason(history: History) -> None:
     code, printed = backtest(history, prometheus=PrometheusSettings(url="http://127.0.0.1:9"))
 

@@ -140,6 +140,11 @@ def test_dry_run_is_on_unless_explicitly_false(
         pytest.param(
             ("--set", "prometheus.url=thanos:9091"), "/prometheus/url", id="url-without-scheme"
         ),
+        pytest.param(
+            ("--set", "prometheus.rangeSemantics=prometheus-3"),
+            "/prometheus/rangeSemantics",
+            id="unknown-range-semantics",
+        ),
         pytest.param(("--set", "replicaCount=0"), "/replicaCount", id="zero-replicas"),
         pytest.param(
             ("--set", "kedaExample.enabled=true"),
@@ -394,6 +399,13 @@ def test_evidence_values_reach_the_service_settings(tmp_path: Path) -> None:
     assert evidence.power.baselines == {"NVIDIA A100-SXM4-80GB": 61}
     assert evidence.framebuffer.enabled is True  # untouched sections keep their defaults
     assert settings.policy.max_loading.total_seconds() == 45 * 60
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("semantics", ["left-open", "left-closed", "auto"])
+def test_range_semantics_reaches_the_service_settings(semantics: str, tmp_path: Path) -> None:
+    rendered = render("--set", f"prometheus.rangeSemantics={semantics}")
+    assert settings_from(rendered, tmp_path).prometheus.range_semantics == semantics
 
 
 @pytest.mark.real

@@ -290,6 +290,31 @@ def test_a_value_from_the_environment_names_its_variable_in_the_same_path_style(
     )
 
 
+@pytest.mark.parametrize(
+    ("section", "variable", "value", "read"),
+    [
+        ("prometheus", "IGA_PROMETHEUS_URL", "http://p:9090", lambda s: s.prometheus.url),
+        ("cluster", "IGA_KUBECONFIG", "/etc/kube/config", lambda s: str(s.cluster.kubeconfig)),
+    ],
+)
+def test_a_section_written_empty_takes_its_value_from_the_environment(
+    tmp_path: Path, section: str, variable: str, value: str, read: Any
+) -> None:
+    """`prometheus:` followed only by a comment is YAML null: an empty section, as before."""
+    path = tmp_path / "config.yaml"
+    path.write_text(f"{section}:\n  # from {variable}\n", encoding="utf-8")
+    assert read(load_settings(path, environ={variable: value})) == value
+
+
+@pytest.mark.parametrize("written", ["prometheus: http://p:9090\n", "prometheus: [a]\n"])
+def test_a_section_written_as_a_scalar_or_list_keeps_its_own_error_under_an_override(
+    tmp_path: Path, written: str
+) -> None:
+    [line] = problems_of(tmp_path, written, IGA_PROMETHEUS_URL="http://p:9090")
+    assert line.startswith("prometheus: ")
+    assert "IGA_PROMETHEUS_URL" not in line
+
+
 def test_a_static_token_file_entry_is_named_in_the_same_path_style(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.yaml"
     tokens.write_text("tokens:\n  - {username: ops, token: short}\n", encoding="utf-8")

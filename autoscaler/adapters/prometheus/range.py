@@ -5,7 +5,8 @@ bundle, rotating bearer token, Thanos tenancy, retries of 502/503/504), so a bac
 whatever `serve` reaches with the same settings. Range replies are large, so the body is
 parsed once, here, instead of also in the live source's reply hook. Every outside error
 becomes `MetricsUnavailable` in `_translated`, the one place that maps them. Whether the
-server's ranges are left-open is asked once, as the live source asks it (`range_semantics`).
+server's ranges are left-open is asked once, as the live source asks it (`range_semantics`),
+unless `prometheus.rangeSemantics` says it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from autoscaler.adapters.prometheus.promql import duration
 from autoscaler.adapters.prometheus.range_semantics import (
     PROBE,
     RangeSemantics,
+    configured,
     probe_time,
     semantics_of,
 )
@@ -67,7 +69,7 @@ class PrometheusRange:
     def __init__(self, *, prometheus: PrometheusSettings, timeout: timedelta | None = None) -> None:
         self._url = prometheus.url.rstrip("/") + "/api/v1/query_range"
         self._instant_url = prometheus.url.rstrip("/") + "/api/v1/query"
-        self._semantics: RangeSemantics | None = None
+        self._semantics: RangeSemantics | None = configured(prometheus.range_semantics)
         self._timeout = timeout or prometheus.timeout
         self._session = build_session(prometheus, inspector=ReplyInspector())
         self._session.hooks["response"].clear()  # we read (and check) the one parse below

@@ -12,7 +12,8 @@ subquery's steps at whole seconds in its range: t - 2, t - 1 and t on a left-clo
 (3), t - 1 and t on a left-open one (2). Measured on the gate's Prometheus 2.42: 3 at a whole
 second, 2 half a second later (a step then cannot sit on the start, hence the whole second).
 Any other answer (another engine, a proxy that rewrites queries) is no answer: the caller
-treats it as an unreadable server, never guesses.
+treats it as an unreadable server, never guesses. There `prometheus.rangeSemantics`, set to
+left-open or left-closed, says it instead, and no probe is sent (`configured`).
 
 A recording rule is evaluated by Prometheus itself, where no probe of ours reaches, so it
 carries the probe inside (`SELF_PROBE`): pinned by the `@` modifier to a whole second (unix
@@ -34,6 +35,8 @@ from autoscaler.adapters.prometheus.promql import parse_vector
 PROBE = "count_over_time(vector(1)[2s:1s])"
 SELF_PROBE = "count_over_time(vector(1)[2s:1s] @ 1000)"
 LEFT_CLOSED_COUNT, LEFT_OPEN_COUNT = 3, 2
+# The setting that overrides the probe, for a server whose answer tells nothing.
+SETTING, AUTO = "prometheus.rangeSemantics", "auto"
 
 
 class RangeSemantics(enum.Enum):
@@ -72,6 +75,12 @@ def semantics_of(result: Sequence[Mapping[str, Any]]) -> RangeSemantics:
     if found is None:
         raise UnknownRangeSemantics(
             f"{_CANNOT_TELL}: {PROBE} answered {counts}, neither [3.0] (Prometheus 2.x) nor"
-            " [2.0] (Prometheus 3); check that prometheus.url is a Prometheus or Thanos Querier"
+            " [2.0] (Prometheus 3); check that prometheus.url is a Prometheus or Thanos Querier,"
+            f" or set {SETTING} to left-open (Prometheus 3) or left-closed (2.x)"
         )
     return found
+
+
+def configured(setting: str) -> RangeSemantics | None:
+    """The semantics `prometheus.rangeSemantics` fixes, or None for `auto` (ask the probe)."""
+    return None if setting == AUTO else RangeSemantics(setting)

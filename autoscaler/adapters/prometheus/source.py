@@ -10,7 +10,8 @@ makes only its signal failed (`FleetEvidence.failures`), and the merged evidence
 every view. The fresh check before acting sends the one query of `latest`, the evidence
 probes included. The first read (and, after a failed one, the next) first asks the server
 whether its ranges are left-open (`range_semantics`): one query per process, not per cycle;
-while it cannot tell, every read is a failure. Every body is parsed once, by the session's
+while it cannot tell, every read is a failure. `prometheus.rangeSemantics` set to left-open or
+left-closed says it instead: no probe. Every body is parsed once, by the session's
 `ReplyInspector`. A read never raises: a failed request (after one quick retry), an error
 envelope, a refused token or an unreadable reply makes every view's usage a
 `FleetUsage(failure=...)`; warnings (partial data) make every namespace doubtful in every
@@ -51,6 +52,7 @@ from autoscaler.adapters.prometheus.promql import (
 from autoscaler.adapters.prometheus.range_semantics import (
     PROBE,
     RangeSemantics,
+    configured,
     probe_time,
     semantics_of,
 )
@@ -145,7 +147,7 @@ class PrometheusMetricSource:
         )
         self._busy = BusyHistory()
         self.queries_issued = 0
-        self._semantics: RangeSemantics | None = None
+        self._semantics: RangeSemantics | None = configured(prometheus.range_semantics)
         self._probe_failed_before = False
 
     def read_views(

@@ -207,6 +207,7 @@ config.policy.namespaces.include entry.
 {{- with include "iga.prometheus.tokenFile" . }}{{ $_ := set $out "bearerTokenFile" . }}{{ end }}
 {{- with include "iga.prometheus.caFile" . }}{{ $_ := set $out "caFile" . }}{{ end }}
 {{- with $p.tenancyNamespace }}{{ $_ := set $out "tenancyNamespace" . }}{{ end }}
+{{- with $p.rangeSemantics }}{{ $_ := set $out "rangeSemantics" . }}{{ end }}
 {{- with $p.signals }}{{ $_ := set $out "signals" . }}{{ end }}
 {{- with $p.evidence }}{{ $_ := set $out "evidence" . }}{{ end }}
 {{- with $p.recordedSeries }}{{ $_ := set $out "recordedSeries" . }}{{ end }}

@@ -117,6 +117,10 @@ class AuthProxy:
     def serve_nan(self, *, times: int | None = None) -> None:
         self.faults.add(faults.nan_rule(times))
 
+    def serve_value(self, value: float, *, times: int | None = None) -> None:
+        """Every sample of the next `times` answers reads `value` (another engine's answer)."""
+        self.faults.add(faults.value_rule(value, times))
+
     def reset(self) -> None:
         """Drop every fault and the request log (the token and deny list stay)."""
         self.faults.reset()

@@ -87,6 +87,10 @@ def nan_rule(times: int | None) -> _Rule:
     return _Rule(remaining=times, transform=replace_values_with_nan)
 
 
+def value_rule(value: float, times: int | None) -> _Rule:
+    return _Rule(remaining=times, transform=lambda body: replace_values(body, repr(value)))
+
+
 def error_envelope_rule(*, status: int, error_type: str, error: str, times: int | None) -> _Rule:
     body = json.dumps({"status": "error", "errorType": error_type, "error": error}).encode()
     return _Rule(remaining=times, canned=Canned(status, "application/json", body))
@@ -101,13 +105,18 @@ def delay_rule(seconds: float, times: int | None) -> _Rule:
 
 
 def replace_values_with_nan(body: Body) -> None:
+    replace_values(body, "NaN")
+
+
+def replace_values(body: Body, value: str) -> None:
+    """Every sample's value becomes `value`, as Prometheus writes it (a string)."""
     data = body.get("data", {})
     result = data.get("result")
     if data.get("resultType") == "scalar" and result:
-        result[1] = "NaN"
+        result[1] = value
         return
     for series in result or []:
         if "value" in series:
-            series["value"][1] = "NaN"
+            series["value"][1] = value
         for point in series.get("values", []):
-            point[1] = "NaN"
+            point[1] = value
