@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.audit.records import AuditRecord, RecordKey, RuntimeState
 from autoscaler.domain.audit.savings import savings
 from autoscaler.domain.audit.subjects import Subject, subject_of
@@ -325,3 +326,38 @@ def test_a_note_from_before_notes_kept_gpus_covers_the_whole_stop() -> None:
     FollowUps(state=state, logger=LOG)(snapshot(NOW + 6 * minute, stopped, later))
 
     assert waiters_noted(state) == [("team-b/small", NOW + minute)]
+
+
+@dataclass
+class FailingOnce(MemoryState):
+    """The first write of notes fails (a conflict, the API server away)."""
+
+    failed: bool = False
+
+    def record(self, *records: AuditRecord) -> None:
+        if not self.failed:
+            self.failed = True
+            raise ClusterUnavailable("the API server is away")
+        super().record(*records)
+
+
+def test_a_stop_made_in_a_cycle_whose_notes_were_not_written_is_still_followed() -> None:
+    minute = timedelta(minutes=1)
+    earlier = a_deactivation_record(Subject(beneficiary="team-b/waiter"))
+    state = FailingOnce(RuntimeState(audit=(earlier,)))
+    follow = FollowUps(state=state, logger=LOG)
+    waiter = in_queue("waiter", queue="cq-a", cohort=None, admitted_at=NOW + 10 * minute)
+    now_stopped = in_queue("idle", queue="cq-z", cohort=None, admitted_at=NOW - minute)
+    its_waiter = in_queue("next", queue="cq-z", cohort=None, admitted_at=NOW + 15 * minute)
+    stop = ActionRecord(
+        now_stopped.ref, Action.DEACTIVATE, "idle", NOW + 11 * minute, Outcome.done()
+    )
+    rows = (stopped_for_nobody(active=False), waiter, now_stopped)
+
+    follow(replace(snapshot(NOW + 11 * minute, *rows), actions=(stop,)))  # its notes fail
+    follow(snapshot(NOW + 20 * minute, *rows, its_waiter))
+
+    assert sorted(waiters_noted(state)) == [
+        ("team-b/next", NOW + 15 * minute),
+        ("team-b/waiter", NOW + 10 * minute),
+    ]
