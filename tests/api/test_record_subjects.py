@@ -24,6 +24,7 @@ FULL = Subject(
     beneficiary="team-b/waiter",
     queue="gpu-queue",
     cluster_queue="cq-a",
+    cohort="lab",
     owner="RayCluster/rc",
     idle_since=NOW - timedelta(hours=2),
 )
@@ -81,6 +82,10 @@ def stored(kube: KubeServer) -> list[dict[str, object]]:
             Subject(rule="default", stopped_after=AFTER_KUEUE_PREEMPTION),
             id="the-stop-after-kueues-preemption-of-our-mark",
         ),
+        pytest.param(
+            Subject(beneficiary="team-b/w", beneficiary_queue="cq-b", beneficiary_gpus=2),
+            id="a-waiters-note-with-the-gpus-it-took",
+        ),
         pytest.param(None, id="none-a-persons-record"),
     ],
 )
@@ -101,12 +106,13 @@ def test_the_subject_is_spelled_flat_in_camel_case(
 
     assert {
         key: raw[key]
-        for key in ("rule", "beneficiary", "queue", "clusterQueue", "owner", "idleSince")
+        for key in ("rule", "beneficiary", "queue", "clusterQueue", "cohort", "owner", "idleSince")
     } == {
         "rule": "gpu-night",
         "beneficiary": "team-b/waiter",
         "queue": "gpu-queue",
         "clusterQueue": "cq-a",
+        "cohort": "lab",
         "owner": "RayCluster/rc",
         "idleSince": "2025-03-03T10:00:00Z",
     }

@@ -7,9 +7,10 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.audit.records import AuditRecord, RuntimeState
+from autoscaler.core.errors import ClusterUnavailable
+from autoscaler.domain.audit.records import AuditRecord, RecordKey, RuntimeState
 from autoscaler.domain.audit.savings import savings
-from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.audit.subjects import Subject, subject_of
 from autoscaler.domain.models import (
     Action,
     ActionRecord,
@@ -222,7 +223,7 @@ def test_a_stop_for_nobody_in_particular_notes_who_took_its_quota_and_when_it_wa
     assert total.reclaimed_gpu_hours == 4 * 2.0  # until it was gone, not until now
 
 
-def a_deactivation_record() -> AuditRecord:
+def a_deactivation_record(subject: Subject | None = None) -> AuditRecord:
     """The loop's record of the stop the follow-ups followed."""
     return AuditRecord(
         at=NOW,
@@ -232,5 +233,131 @@ def a_deactivation_record() -> AuditRecord:
         reason="idle",
         outcome="started",
         gpus=4,
-        subject=Subject(cluster_queue="cq-a", owner="RayCluster/rc"),
+        subject=subject or Subject(cluster_queue="cq-a", owner="RayCluster/rc"),
     )
+
+
+def waiters_noted(state: MemoryState) -> list[tuple[str | None, datetime]]:
+    return [
+        (r.subject.beneficiary if r.subject else None, r.at)
+        for r in state.state.audit
+        if r.action == "waiter-admitted"
+    ]
+
+
+def test_a_workload_asking_for_no_gpu_is_no_waiter() -> None:
+    state = MemoryState()
+    follow = FollowUps(state=state, logger=LOG)
+    minute = timedelta(minutes=1)
+    cpu_only = in_queue("cpu-only", queue="cq-a", cohort="lab", admitted_at=NOW + minute, gpus=0)
+    gpu_job = in_queue("gpu-job", queue="cq-a", cohort="lab", admitted_at=NOW + 3 * minute)
+
+    follow(snapshot(NOW, stopped_for_nobody(active=True), acted=True))
+    follow(snapshot(NOW + 2 * minute, stopped_for_nobody(active=False), cpu_only))
+    assert waiters_noted(state) == []
+    follow(snapshot(NOW + 4 * minute, stopped_for_nobody(active=False), cpu_only, gpu_job))
+
+    assert waiters_noted(state) == [("team-b/gpu-job", NOW + 3 * minute)]
+
+
+def test_a_new_leader_credits_the_waiters_a_single_leader_would() -> None:
+    """A 4-GPU stop: a 1-GPU waiter noted before the leader changes; after, a 2-GPU waiter
+    of another ClusterQueue of its cohort, then a 2-GPU one of its own (the freed GPUs then
+    covered), then one too many."""
+    minute = timedelta(minutes=1)
+    arriving = [
+        in_queue("small", queue="cq-a", cohort="lab", admitted_at=NOW + minute, gpus=1),
+        in_queue("borrower", queue="cq-b", cohort="lab", admitted_at=NOW + 12 * minute),
+        in_queue("same-queue", queue="cq-a", cohort="lab", admitted_at=NOW + 20 * minute),
+        in_queue("one-too-many", queue="cq-a", cohort="lab", admitted_at=NOW + 25 * minute),
+    ]
+    stopped = stopped_for_nobody(active=False)
+    stop = a_deactivation_record(subject_of(stopped.info, stopped.decision))
+    cycles = [
+        snapshot(NOW, stopped_for_nobody(active=True), acted=True),
+        snapshot(NOW + 5 * minute, stopped, *arriving[:1]),
+        snapshot(NOW + 10 * minute, stopped, *arriving[:1]),
+        snapshot(NOW + 30 * minute, stopped, *arriving),
+    ]
+    one, changed = (
+        MemoryState(RuntimeState(audit=(stop,))),
+        MemoryState(RuntimeState(audit=(stop,))),
+    )
+    leader = FollowUps(state=one, logger=LOG)
+    for each in cycles:
+        leader(each)
+    before = FollowUps(state=changed, logger=LOG)
+    for each in cycles[:2]:
+        before(each)
+    after = FollowUps(state=changed, logger=LOG)  # the new leader reads the trail
+    for each in cycles[2:]:
+        after(each)
+
+    assert waiters_noted(changed) == waiters_noted(one)
+    assert sorted(waiters_noted(changed)) == [
+        ("team-b/borrower", NOW + 12 * minute),
+        ("team-b/same-queue", NOW + 20 * minute),
+        ("team-b/small", NOW + minute),
+    ]
+    since, now = NOW - timedelta(days=1), NOW + timedelta(hours=1)
+    assert savings(changed.state.audit, (), since=since, now=now) == savings(
+        one.state.audit, (), since=since, now=now
+    )
+
+
+def test_a_note_from_before_notes_kept_gpus_covers_the_whole_stop() -> None:
+    """Read back by a new leader: such a waiter took all the GPUs freed, as its writer had it."""
+    minute = timedelta(minutes=1)
+    stopped = stopped_for_nobody(active=False)
+    old_note = AuditRecord(
+        at=NOW + minute,
+        actor="idle-gpu-autoscaler",
+        action="waiter-admitted",
+        target="team-a/rc",
+        reason="team-b/small admitted 1m after team-a/rc was deactivated",
+        outcome="noted",
+        key=RecordKey(subject="team-a/rc", episode=NOW, detail="team-b/small"),
+        subject=Subject(beneficiary="team-b/small"),
+    )
+    trail = (a_deactivation_record(subject_of(stopped.info, stopped.decision)), old_note)
+    state = MemoryState(RuntimeState(audit=trail))
+    later = in_queue("later", queue="cq-a", cohort="lab", admitted_at=NOW + 5 * minute)
+
+    FollowUps(state=state, logger=LOG)(snapshot(NOW + 6 * minute, stopped, later))
+
+    assert waiters_noted(state) == [("team-b/small", NOW + minute)]
+
+
+@dataclass
+class FailingOnce(MemoryState):
+    """The first write of notes fails (a conflict, the API server away)."""
+
+    failed: bool = False
+
+    def record(self, *records: AuditRecord) -> None:
+        if not self.failed:
+            self.failed = True
+            raise ClusterUnavailable("the API server is away")
+        super().record(*records)
+
+
+def test_a_stop_made_in_a_cycle_whose_notes_were_not_written_is_still_followed() -> None:
+    minute = timedelta(minutes=1)
+    earlier = a_deactivation_record(Subject(beneficiary="team-b/waiter"))
+    state = FailingOnce(RuntimeState(audit=(earlier,)))
+    follow = FollowUps(state=state, logger=LOG)
+    waiter = in_queue("waiter", queue="cq-a", cohort=None, admitted_at=NOW + 10 * minute)
+    now_stopped = in_queue("idle", queue="cq-z", cohort=None, admitted_at=NOW - minute)
+    its_waiter = in_queue("next", queue="cq-z", cohort=None, admitted_at=NOW + 15 * minute)
+    stop = ActionRecord(
+        now_stopped.ref, Action.DEACTIVATE, "idle", NOW + 11 * minute, Outcome.done()
+    )
+    rows = (stopped_for_nobody(active=False), waiter, now_stopped)
+
+    follow(replace(snapshot(NOW + 11 * minute, *rows), actions=(stop,)))  # its notes fail
+    follow(snapshot(NOW + 20 * minute, *rows, its_waiter))
+
+    assert sorted(waiters_noted(state)) == [
+        ("team-b/next", NOW + 15 * minute),
+        ("team-b/waiter", NOW + 10 * minute),
+    ]

@@ -91,21 +91,25 @@ _SUBJECT_TEXTS = {
     "beneficiaryQueue": "beneficiary_queue",
     "queue": "queue",
     "clusterQueue": "cluster_queue",
+    "cohort": "cohort",
     "owner": "owner",
     "evidence": "evidence",
     "held": "held",
     "stoppedAfter": "stopped_after",
 }
-SUBJECT_KEYS = (*_SUBJECT_TEXTS, "idleSince")
+SUBJECT_KEYS = (*_SUBJECT_TEXTS, "idleSince", "beneficiaryGpus")
 
 
-def encode_subject(subject: Subject | None) -> dict[str, str]:
+def encode_subject(subject: Subject | None) -> dict[str, str | int]:
     """The subject's known fields (none for None)."""
     if subject is None:
         return {}
-    texts = {key: getattr(subject, name) for key, name in _SUBJECT_TEXTS.items()}
+    texts: dict[str, str | int | None] = {
+        key: getattr(subject, name) for key, name in _SUBJECT_TEXTS.items()
+    }
     if subject.idle_since is not None:
         texts["idleSince"] = time_text(subject.idle_since)
+    texts["beneficiaryGpus"] = subject.beneficiary_gpus
     return {key: value for key, value in texts.items() if value is not None}
 
 
@@ -114,10 +118,11 @@ def decode_subject(raw: Mapping[str, Any]) -> Subject | None:
     if not any(raw.get(key) is not None for key in SUBJECT_KEYS):
         return None
     texts = {name: raw.get(key) for key, name in _SUBJECT_TEXTS.items()}
-    since = raw.get("idleSince")
+    since, gpus = raw.get("idleSince"), raw.get("beneficiaryGpus")
     return Subject(
         **{name: None if value is None else str(value) for name, value in texts.items()},
         idle_since=None if since is None else time_of(since),
+        beneficiary_gpus=None if gpus is None else int(gpus),
     )
 
 

@@ -22,8 +22,14 @@ class Subject:
     # The waiter's ClusterQueue: what a reader who may not read the waiter's namespace is
     # told of it (domain/tenant_names.py); None in records from before it.
     beneficiary_queue: str | None = None
+    # The waiter's GPUs, on a follow-up's note of a Workload admitted into a stop's freed
+    # quota: what of it that waiter took; None on other records and on notes from before it.
+    beneficiary_gpus: int | None = None
     queue: str | None = None  # the Workload's LocalQueue
     cluster_queue: str | None = None
+    # Its ClusterQueue's cohort, where a stop's freed quota may go; None when it has none,
+    # and in records from before it was kept (no cohort known).
+    cohort: str | None = None
     owner: str | None = None  # "Kind/name"
     idle_since: datetime | None = None  # Decision.idle_since: the idle episode's start
     evidence: str | None = None  # Decision.evidence on one line; None when nothing was seen
@@ -51,6 +57,7 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
         beneficiary_queue=decision.beneficiary_queue if decision is not None else None,
         queue=(info.queue or None) if info is not None else None,
         cluster_queue=info.cluster_queue if info is not None else None,
+        cohort=info.cohort if info is not None else None,
         owner=f"{owner.kind}/{owner.name}" if owner is not None else None,
         idle_since=decision.idle_since if decision is not None else None,
         evidence=evidence_text(decision.evidence) if decision and decision.evidence else None,

@@ -7,13 +7,14 @@ quota back by then). The savings report reads them from the trail (domain/audit/
 The waiters of a stop: the Workload a contention-driven stop was for (its beneficiary); for
 any other stop, whatever rule made it, the Workloads admitted after it in its ClusterQueue or
 cohort while it stays stopped, first admitted first, until their GPUs cover the GPUs it freed.
-Each waiter is credited to one stop only.
+A Workload asking for no GPU is no waiter. Each waiter is credited to one stop only.
 
 Each note is keyed by the deactivated workload and the deactivation's time, so neither a
 restart nor a second replica writes it twice. The deactivations followed are read from the
-durable trail once on taking the lead, then added from each cycle's own actions; one is
-dropped once both questions are answered, its workloads are gone, or it is older than
-`horizon`.
+durable trail once on taking the lead (the stop's cohort from its record, the GPUs still
+free from its notes: each waiter's note keeps the GPUs it took), then added from each
+cycle's own actions; one is dropped once both questions are answered, its workloads are
+gone, or it is older than `horizon`.
 """
 
 from __future__ import annotations
@@ -82,8 +83,10 @@ class FollowUps:
             return  # a workload missing from a failed read is not gone
         followed = self._load(snapshot)
         since = snapshot.taken_at - self._horizon
+        # its rows were read before the patch: judged next cycle (once: the trail read on
+        # taking the lead may hold this cycle's stops already)
+        acted = _acted(snapshot, known=followed)
         notes, still = _notes(snapshot, followed, since=since, credited=set(self._credited))
-        still += _acted(snapshot)  # its rows were read before the patch: judged next cycle
         if notes:
             try:
                 self._state.record(*notes)
@@ -92,7 +95,7 @@ class FollowUps:
                 still = followed
                 notes = []
         self._credited |= {_waiter_of(note) for note in notes if note.action == WAITER_ADMITTED}
-        self._followed = still
+        self._followed = still + acted
 
     def _load(self, snapshot: Snapshot) -> list[Followed]:
         if self._followed is not None:
@@ -112,32 +115,50 @@ def _waiter_of(note: AuditRecord) -> str:
 
 
 def _followed(d: Deactivation, trail: tuple[AuditRecord, ...]) -> Followed:
-    """A stop read back from the trail: what its notes leave open."""
-    noted = {r.action for r in trail if r.key is not None and _is_key_of(r.key, d.target, d.at)}
-    waiter = d.subject.beneficiary if d.subject is not None else None
+    """A stop read back from the trail: what its notes leave open, as the leader that wrote
+    them would have it. A record without a cohort: none known."""
+    notes = [r for r in trail if r.key is not None and _is_key_of(r.key, d.target, d.at)]
+    noted = {r.action for r in notes}
+    subject = d.subject or Subject()
+    waiter, lasts = subject.beneficiary, stop_lasts(subject.owner)
+    # a lasting stop frees its quota while it stays stopped (as `_notes` has it)
+    given_back = lasts and bool(noted & {SEEN_REACTIVATED, SEEN_ENDED})
     return Followed(
         target=d.target,
         at=d.at,
         beneficiary=WorkloadRef.parse(waiter) if waiter and WAITER_ADMITTED not in noted else None,
         reactivation=SEEN_REACTIVATED not in noted,
-        cluster_queue=d.subject.cluster_queue if d.subject is not None else None,
-        owner=d.subject.owner if d.subject is not None else None,
-        free_gpus=0 if waiter or WAITER_ADMITTED in noted else d.gpus,
-        ending=SEEN_ENDED not in noted
-        and stop_lasts(d.subject.owner if d.subject is not None else None),
+        cluster_queue=subject.cluster_queue,
+        cohort=subject.cohort,
+        owner=subject.owner,
+        free_gpus=0 if waiter or given_back else _still_free(d.gpus, notes),
+        ending=SEEN_ENDED not in noted and lasts,
     )
+
+
+def _still_free(freed: int, notes: list[AuditRecord]) -> int:
+    """The GPUs a stop freed less those its noted waiters took; a note from before notes
+    kept them counts as taking all (as the leader that wrote it had it)."""
+    taken = [
+        note.subject.beneficiary_gpus if note.subject is not None else None
+        for note in notes
+        if note.action == WAITER_ADMITTED
+    ]
+    return 0 if None in taken else freed - sum(gpus for gpus in taken if gpus is not None)
 
 
 def _is_key_of(key: RecordKey, target: WorkloadRef, at: datetime) -> bool:
     return (key.subject, key.episode) == (str(target), at.replace(microsecond=0))
 
 
-def _acted(snapshot: Snapshot) -> list[Followed]:
-    """This cycle's deactivations that applied (or may have)."""
+def _acted(snapshot: Snapshot, *, known: list[Followed]) -> list[Followed]:
+    """This cycle's deactivations that applied (or may have), less those already `known`."""
+    followed = {(one.target, one.at.replace(microsecond=0)) for one in known}
     found = []
     for action in snapshot.actions:
         begun = action.outcome.kind in (OutcomeKind.DONE, OutcomeKind.UNKNOWN)
-        if action.action is Action.DEACTIVATE and begun:
+        new = (action.workload, action.at.replace(microsecond=0)) not in followed
+        if action.action is Action.DEACTIVATE and begun and new:
             row = snapshot.find(action.workload)
             found.append(_stopped(action.workload, action.at, row))
     return found
@@ -155,9 +176,13 @@ def _stopped(target: WorkloadRef, at: datetime, row: WorkloadStatus | None) -> F
         cluster_queue=row.info.cluster_queue,
         cohort=row.info.cohort,
         owner=owner,
-        free_gpus=0 if waiter is not None else (row.decision.gpus or row.info.gpus),
+        free_gpus=0 if waiter is not None else _gpus_of(row),
         ending=stop_lasts(owner),
     )
+
+
+def _gpus_of(row: WorkloadStatus) -> int:
+    return row.decision.gpus or row.info.gpus
 
 
 def _owner_of(row: WorkloadStatus) -> str | None:
@@ -234,8 +259,9 @@ def _quota_keys(cluster_queue: str | None, cohort: str | None) -> list[str]:
 def _waiters(
     one: Followed, admitted: dict[str, list[WorkloadStatus]], *, credited: set[str]
 ) -> tuple[list[AuditRecord], int]:
-    """A stop without a beneficiary: the Workloads admitted since, in its ClusterQueue or
-    cohort, first admitted first, until their GPUs cover what it freed; and the GPUs left."""
+    """A stop without a beneficiary: the Workloads asking for GPUs admitted since, in its
+    ClusterQueue or cohort, first admitted first, until their GPUs cover what it freed; and
+    the GPUs left."""
     if one.free_gpus <= 0:
         return [], one.free_gpus
     shared = {
@@ -248,6 +274,7 @@ def _waiters(
             row
             for row in shared.values()
             if row.ref != one.target
+            and _gpus_of(row) > 0  # a CPU-only Workload takes none of the freed GPUs
             and str(row.ref) not in credited
             and (one.owner is None or _owner_of(row) != one.owner)
             and row.info.admitted_at is not None
@@ -260,14 +287,18 @@ def _waiters(
         if free <= 0:
             break
         assert row.info.admitted_at is not None
-        notes.append(_waiter_note(one, row, at=row.info.admitted_at, detail=str(row.ref)))
-        free -= row.decision.gpus or row.info.gpus
+        gpus = _gpus_of(row)
+        notes.append(
+            _waiter_note(one, row, at=row.info.admitted_at, detail=str(row.ref), gpus=gpus)
+        )
+        free -= gpus
     return notes, free
 
 
 def _waiter_note(
-    one: Followed, waiter: WorkloadStatus, *, at: datetime, detail: str
+    one: Followed, waiter: WorkloadStatus, *, at: datetime, detail: str, gpus: int | None = None
 ) -> AuditRecord:
+    """`gpus`: what a waiter of a stop without a beneficiary took of its freed GPUs."""
     at = max(at, one.at)  # admitted before the stop was seen: no sooner
     named = " for it" if detail == WAITER_ADMITTED else ""  # its beneficiary
     reason = f"{waiter.ref} admitted {_span(at - one.at)} after {one.target} was deactivated{named}"
@@ -278,6 +309,7 @@ def _waiter_note(
         reason=reason,
         waiter=(waiter.ref, waiter.info.cluster_queue),
         detail=detail,
+        waiter_gpus=gpus,
     )
 
 
@@ -322,6 +354,7 @@ def _note(
     reason: str,
     waiter: tuple[WorkloadRef, str | None] | None,
     detail: str | None = None,
+    waiter_gpus: int | None = None,
 ) -> AuditRecord:
     """`waiter`: the admitted waiter and its ClusterQueue, which `reason` names (told per
     reader: domain/tenant_names.py). `detail`: what makes the note one of its kind (a stop
@@ -339,7 +372,9 @@ def _note(
             episode=one.at.replace(microsecond=0),
             detail=detail or action,
         ),
-        subject=Subject(beneficiary=str(waiter[0]), beneficiary_queue=waiter[1])
+        subject=Subject(
+            beneficiary=str(waiter[0]), beneficiary_queue=waiter[1], beneficiary_gpus=waiter_gpus
+        )
         if waiter is not None
         else None,
     )
