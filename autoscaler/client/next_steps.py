@@ -22,7 +22,8 @@ from autoscaler.client.credentials import TOKEN_VARIABLE
 from autoscaler.client.kubeconfig import kubeconfig_paths
 
 PROG = "idle-gpu-autoscaler"
-# As README.md installs it: the release and its namespace are both idle-gpu-autoscaler.
+# As README.md and docs/ROLLOUT.md install it: the release and its namespace are both
+# idle-gpu-autoscaler, so the chart names its Service idle-gpu-autoscaler too.
 PORT_FORWARD = "kubectl port-forward -n idle-gpu-autoscaler svc/idle-gpu-autoscaler 8080"
 PROMETHEUS_VARIABLE = "IGA_PROMETHEUS_URL"  # settings/tree.py's override of prometheus.url
 PROMETHEUS_FORWARD = "kubectl port-forward -n monitoring svc/prometheus-operated 9090"

@@ -16,6 +16,7 @@ import yaml
 
 from autoscaler.cli import _parser
 from autoscaler.client.commands import join_option_values
+from autoscaler.client.next_steps import PORT_FORWARD
 from autoscaler.settings.tree import Settings
 from tests.deploy.tooling import (
     CHART,
@@ -153,6 +154,12 @@ def test_the_port_forward_names_the_service_the_chart_renders(values_folder: Pat
         local, remote = words[-1].split(":")
         [service] = find(manifests, "Service", target.removeprefix("svc/"))
         assert int(remote) in {port["port"] for port in service["spec"]["ports"]}
+        # The CLI's next steps name the same Service in the same namespace as the page.
+        assert target in PORT_FORWARD.split(), (target, PORT_FORWARD)
+        assert f"-n {namespace}" in PORT_FORWARD, (namespace, PORT_FORWARD)
+        cli_doc = (REPO / "docs" / "CLI.md").read_text(encoding="utf-8")
+        services = set(re.findall(r"port-forward [^`|]*?(svc/[\w-]+)", cli_doc))
+        assert services - {"svc/prometheus-operated"} == {target}, services
         if [w for w in _commands(PROGRAM) if "--server" not in w]:
             assert local == "8080", "the CLI's default server is http://localhost:8080"
 
