@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from http import HTTPStatus
-from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -22,7 +21,8 @@ from autoscaler.client.credentials import TOKEN_VARIABLE
 from autoscaler.client.kubeconfig import kubeconfig_paths
 
 PROG = "idle-gpu-autoscaler"
-# As README.md installs it: the release and its namespace are both idle-gpu-autoscaler.
+# As README.md and docs/ROLLOUT.md install it: the release and its namespace are both
+# idle-gpu-autoscaler, so the chart names its Service idle-gpu-autoscaler too.
 PORT_FORWARD = "kubectl port-forward -n idle-gpu-autoscaler svc/idle-gpu-autoscaler 8080"
 PROMETHEUS_VARIABLE = "IGA_PROMETHEUS_URL"  # settings/tree.py's override of prometheus.url
 PROMETHEUS_FORWARD = "kubectl port-forward -n monitoring svc/prometheus-operated 9090"
@@ -32,6 +32,11 @@ UNIT_WORDS = re.compile(
     r"^(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$", re.IGNORECASE
 )
 NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+# The options whose value is a duration (the client's exempt/snooze/report, backtest's range
+# and variants); a test reads the parser to keep this complete.
+DURATION_OPTIONS = ("--for", "--since", "--step", "--regret-horizon", "--alternative", "--chunk")
+# Commands whose positional DURATION follows the target (`snooze NS/NAME 4h`).
+DURATION_POSITIONAL = ("snooze",)
 
 SERVER = f"point --server or ${URL_VARIABLE} at the service's REST address (`{PORT_FORWARD}`)"
 TOKEN = (
@@ -122,16 +127,28 @@ def empty_namespace(namespace: str) -> str:
 
 def durations_written_apart(argv: Sequence[str]) -> str | None:
     """`--for 5 hours`: argparse would take `hours` for a stray argument and print the whole
-    usage. A number followed by a unit word is a duration written apart."""
-    for number, word in pairwise(argv):
+    usage. A number followed by a unit word is a duration written apart only where a duration
+    goes: right after a duration option, or as snooze's DURATION (a word no option takes);
+    elsewhere (`status -n 5 d`: namespace 5, workload d) the words are left to argparse."""
+    before = [None, *argv]
+    for previous, number, word in zip(before, argv, argv[1:], strict=False):
         unit = UNIT_WORDS.match(word)
-        if NUMBER.match(number) and unit:
-            written = _written(number, unit.group(1).lower()[0])
-            return (
-                f"{number} {word}: durations are written as one word with a unit, s, m, h "
-                f"or d: {written} (like 90m, 4h, 1h30m, 2d)"
-            )
+        if not (NUMBER.match(number) and unit and _takes_duration(argv, previous)):
+            continue
+        written = _written(number, unit.group(1).lower()[0])
+        return (
+            f"{number} {word}: durations are written as one word with a unit, s, m, h "
+            f"or d: {written} (like 90m, 4h, 1h30m, 2d)"
+        )
     return None
+
+
+def _takes_duration(argv: Sequence[str], previous: str | None) -> bool:
+    """Whether the word after `previous` is read as a duration."""
+    if previous in DURATION_OPTIONS:
+        return True
+    positional = bool(argv) and argv[0] in DURATION_POSITIONAL
+    return positional and previous is not None and not previous.startswith("-")
 
 
 def _written(number: str, unit: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from autoscaler.domain.annotations import parse_time, time_text
 from autoscaler.domain.text import escape
 
 Json = dict[str, Any]
@@ -84,7 +85,7 @@ def pauses(body: Json) -> str:
     if not paused:
         return "nothing is paused"
     rows = [
-        [p.get("scope", ""), p.get("by") or "-", p.get("at") or "-", p.get("reason") or ""]
+        [p.get("scope", ""), p.get("by") or "-", moment(p.get("at") or "-"), p.get("reason") or ""]
         for p in paused
     ]
     return table(("SCOPE", "BY", "SINCE", "REASON"), rows)
@@ -110,7 +111,7 @@ def decisions(body: Json) -> str:
     """The loop's decisions with their numbers; a person's changes show their action."""
     rows = [
         [
-            str(item.get("at", "")),
+            moment(item.get("at", "")),
             str(item.get("action", "")),
             str(item.get("target", "")),
             "-" if item.get("gpus") is None else str(item["gpus"]),
@@ -129,7 +130,7 @@ def audit(body: Json) -> str:
     """Who did what and why, the loop's records among them."""
     rows = [
         [
-            str(item.get("at", "")),
+            moment(item.get("at", "")),
             str(item.get("actor", "")),
             str(item.get("action", "")),
             str(item.get("target", "")),
@@ -230,6 +231,14 @@ def _page(body: Json, headers: Sequence[str], rows: list[list[str]]) -> str:
     following = body.get("nextOffset")
     more = f"; next page: --offset {following}" if following is not None else ""
     return f"{table(headers, rows)}\n{footer}{more}"
+
+
+def moment(value: Any) -> str:
+    """Every time the CLI prints: RFC 3339 in UTC to the second (`2030-01-01T10:15:00Z`), as
+    the annotations write it, whatever spelling the API's JSON gave it (a fraction, an
+    offset); a value that is not a time with a zone is shown as it came."""
+    parsed = parse_time(value) if isinstance(value, str) and value else None
+    return time_text(parsed) if parsed is not None else str(value)
 
 
 def percent(value: Any) -> str:

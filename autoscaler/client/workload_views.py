@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoscaler.client.render import Json, minutes, percent, short, table
+from autoscaler.client.render import Json, minutes, moment, percent, short, table
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, MANAGERS
 from autoscaler.domain.text import escape
 from autoscaler.domain.usage.words import class_text, evidence_text
@@ -51,7 +51,7 @@ def workload(body: Json) -> str:
         ("GPUs", body.get("gpus")),
         ("Peak utilization", percent(body.get("peakUtilization"))),
         ("Coverage", percent(body.get("coverage"))),
-        ("Idle since", body.get("idleSince") or "-"),
+        ("Idle since", moment(body.get("idleSince") or "-")),
         ("Time left", minutes(body.get("timeLeftSeconds"))),
         ("Exempt until", _exempt_until(exemption) if exemption else "-"),
         *_notice_pairs(body.get("notice") or {}),
@@ -118,10 +118,10 @@ def _workload_row(item: Json) -> list[str]:
 def _stop_at(notice: Json) -> str:
     """The planned stop (or deletion), else the snooze's end: what to act on before."""
     if notice.get("stopAt"):
-        return str(notice["stopAt"])
+        return moment(notice["stopAt"])
     if notice.get("deleteAt"):
-        return f"delete {notice['deleteAt']}"
-    return f"kept {notice['snoozedUntil']}" if notice.get("snoozedUntil") else "-"
+        return f"delete {moment(notice['deleteAt'])}"
+    return f"kept {moment(notice['snoozedUntil'])}" if notice.get("snoozedUntil") else "-"
 
 
 def _notice_pairs(notice: Json) -> list[tuple[str, str]]:
@@ -131,10 +131,10 @@ def _notice_pairs(notice: Json) -> list[tuple[str, str]]:
     pairs = [
         ("Warned at", notice.get("warnedAt")),
         ("Stop planned at", notice.get("stopAt")),
-        ("Snoozed until", f"{snoozed}{by}" if snoozed else None),
+        ("Snoozed until", f"{moment(snoozed)}{by}" if snoozed else None),
         ("Deletion at", notice.get("deleteAt")),
     ]
-    return [(key, str(value)) for key, value in pairs if value]
+    return [(key, moment(value)) for key, value in pairs if value]
 
 
 def _stopped_pairs(stopped: Json) -> list[tuple[str, str]]:
@@ -144,7 +144,7 @@ def _stopped_pairs(stopped: Json) -> list[tuple[str, str]]:
         return []
     back = "Comes back" if stopped.get("comesBackByItself") else "Bring back with"
     pairs = [
-        ("Stopped at", stopped.get("at")),
+        ("Stopped at", moment(stopped.get("at")) if stopped.get("at") else None),
         ("Stopped by", stopped.get("by")),
         ("Stopped for", stopped.get("waiter")),
         ("Stopped because", stopped.get("reason")),
@@ -231,4 +231,4 @@ def _kind_text(kind: Json) -> str:
 
 
 def _exempt_until(found: Json) -> str:
-    return "indefinitely" if found.get("indefinite") else str(found.get("until"))
+    return "indefinitely" if found.get("indefinite") else moment(found.get("until"))

@@ -5,13 +5,16 @@ an in-process service with tokens (the API tests' rig)."""
 
 from __future__ import annotations
 
+import argparse
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from autoscaler.cli import _parser
 from autoscaler.cli import main as console_main
+from autoscaler.client.next_steps import DURATION_OPTIONS, durations_written_apart
 from tests.api.rig import TOKENS, ApiRig
 from tests.keda.rig import running_scaler
 
@@ -175,6 +178,52 @@ def test_a_duration_written_apart_is_one_line_naming_how_to_write_it(
     assert stopped.value.code == EXIT_USAGE
     line = said(capsys)
     assert f": {written} (" in line and "usage:" not in line
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["status", "-n", "5", "d"], id="numeric-namespace-then-name"),
+        pytest.param(["explain", "-n", "7", "h"], id="explain"),
+        pytest.param(["snooze", "d", "-n", "5", "4h"], id="snooze-namespace"),
+    ],
+)
+def test_a_number_followed_by_a_unit_like_word_elsewhere_is_not_a_duration(
+    argv: list[str],
+) -> None:
+    assert durations_written_apart(argv) is None
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["backtest", "--step", "5", "minutes"], id="step"),
+        pytest.param(["backtest", "--regret-horizon", "2", "h"], id="regret-horizon"),
+        pytest.param(["backtest", "--alternative", "2", "hours"], id="alternative"),
+        pytest.param(["backtest", "--since", "7", "days"], id="backtest-since"),
+    ],
+)
+def test_every_duration_option_written_apart_is_refused(argv: list[str]) -> None:
+    said_instead = durations_written_apart(argv)
+    assert said_instead is not None and "durations are written as one word" in said_instead
+
+
+def test_the_duration_options_are_every_option_the_parser_reads_a_duration_with() -> None:
+    """DURATION_OPTIONS is checked against the parser itself: an option added later that
+    takes a duration (its metavar or its type says so) must be listed there too."""
+    found = set()
+    for command in _subcommands(_parser()):
+        for action in command._actions:
+            takes = action.metavar in {"DURATION", "WINDOW[@PERCENT]"} or (
+                getattr(action.type, "__name__", "") == "_duration"
+            )
+            found.update(o for o in action.option_strings if takes)
+    assert found == set(DURATION_OPTIONS)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    [choices] = [a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(choices.values())
 
 
 def test_a_usage_mistake_is_one_line_naming_the_commands_help(

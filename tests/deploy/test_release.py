@@ -168,3 +168,72 @@ def test_a_fork_is_told_to_point_the_release_at_its_own_namespace(tmp_path: Path
     assert err.strip().startswith(
         "error: this repository pushes to ghcr.io/someone, not ghcr.io/idle-gpu-autoscaler: "
     )
+
+
+ANONYMOUS_CHECK = "Check that both packages pull without a login"
+FAKE_CURL = """#!/bin/sh
+# The registry as the step meets it: a token for anyone, the manifest only where public.
+echo "$*" >>"$CURL_LOG"
+case "$*" in
+  */token\\?scope=*) echo '{"token":"anonymous"}' ;;
+  *"/manifests/"*) case "$*" in *"$PRIVATE_PACKAGE"*) exit 22 ;; esac ;;
+esac
+"""
+
+
+def run_anonymous_check(tmp_path: Path, *, private: str) -> tuple[int, str, list[str]]:
+    """The workflow's last step, run as the runner runs it, against a registry (a fake curl
+    on PATH) where `private` (a package path) is still private."""
+    step = steps()[-1]
+    assert step["name"] == ANONYMOUS_CHECK
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "curl").write_text(FAKE_CURL, encoding="utf-8")
+    (bin_dir / "curl").chmod(0o755)
+    log = tmp_path / "curl.log"
+    log.write_text("", encoding="utf-8")
+    environ = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        **workflow()["env"],
+        "VERSION": "1.2.3",
+        "CURL_LOG": str(log),
+        "PRIVATE_PACKAGE": private or "nothing-is-private",
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr, log.read_text().splitlines()
+
+
+def test_the_last_step_checks_both_packages_pull_without_a_login(tmp_path: Path) -> None:
+    """GHCR creates a new package private: the first release pushes fine and no cluster can
+    pull it until the package is made public once; the release fails saying so."""
+    step = steps()[-1]
+    assert "secrets." not in str(step) and "registry login" not in step["run"]
+    code, said, calls = run_anonymous_check(tmp_path, private="")
+    assert code == 0, said
+    manifests = [c for c in calls if "/manifests/" in c]
+    assert [m.split()[-1] for m in manifests] == [
+        "https://ghcr.io/v2/idle-gpu-autoscaler/idle-gpu-autoscaler/manifests/1.2.3",
+        "https://ghcr.io/v2/idle-gpu-autoscaler/charts/idle-gpu-autoscaler/manifests/1.2.3",
+    ]
+    assert all("Bearer anonymous" in m for m in manifests)
+
+
+@pytest.mark.parametrize(
+    "private", ["idle-gpu-autoscaler/idle-gpu-autoscaler", "charts/idle-gpu-autoscaler"]
+)
+def test_a_private_package_fails_the_release_naming_the_one_time_step(
+    tmp_path: Path, private: str
+) -> None:
+    code, said, _ = run_anonymous_check(tmp_path, private=private)
+    assert code != 0
+    [line] = said.strip().splitlines()
+    assert f"{private}:1.2.3 cannot be pulled without a login" in line
+    assert "Package settings" in line and "Change visibility" in line and "public" in line

@@ -16,6 +16,7 @@ import yaml
 
 from autoscaler.cli import _parser
 from autoscaler.client.commands import join_option_values
+from autoscaler.client.next_steps import PORT_FORWARD
 from autoscaler.settings.tree import Settings
 from tests.deploy.tooling import (
     CHART,
@@ -153,6 +154,12 @@ def test_the_port_forward_names_the_service_the_chart_renders(values_folder: Pat
         local, remote = words[-1].split(":")
         [service] = find(manifests, "Service", target.removeprefix("svc/"))
         assert int(remote) in {port["port"] for port in service["spec"]["ports"]}
+        # The CLI's next steps name the same Service in the same namespace as the page.
+        assert target in PORT_FORWARD.split(), (target, PORT_FORWARD)
+        assert f"-n {namespace}" in PORT_FORWARD, (namespace, PORT_FORWARD)
+        cli_doc = (REPO / "docs" / "CLI.md").read_text(encoding="utf-8")
+        services = set(re.findall(r"port-forward [^`|]*?(svc/[\w-]+)", cli_doc))
+        assert services - {"svc/prometheus-operated"} == {target}, services
         if [w for w in _commands(PROGRAM) if "--server" not in w]:
             assert local == "8080", "the CLI's default server is http://localhost:8080"
 
@@ -214,8 +221,30 @@ def test_every_file_and_test_named_exists() -> None:
         assert f"def {name}(" in defined, name
 
 
+def _repository_url() -> str:
+    """The GitHub repository of the release workflow's GHCR owner (it pushes only below the
+    repository owner's namespace, so the two are the same)."""
+    workflow = (REPO / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8")
+    owner = re.search(r"IMAGE_REPOSITORY: ghcr\.io/([\w-]+)/", workflow)
+    assert owner
+    return f"https://github.com/{owner[1]}/idle-gpu-autoscaler"
+
+
+def test_the_chart_names_its_repository() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
+    assert chart["home"] == _repository_url()
+    assert chart["sources"] == [_repository_url()]
+
+
 @pytest.mark.parametrize("dry_run", ["true", "false"])
 def test_the_charts_notes_and_the_readme_point_to_the_page(dry_run: str) -> None:
-    assert "docs/ROLLOUT.md" in notes("--set", f"dryRun={dry_run}")
+    """Whoever installed the published chart has no repository: the notes give the page's
+    address at the release's tag, and no document as a bare repository path."""
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
+    docs = f"{_repository_url()}/blob/v{chart['appVersion']}/docs/"
+    said = notes("--set", f"dryRun={dry_run}", "--set", "recordingRules.enabled=true")
+    assert f"{docs}ROLLOUT.md" in said.split()
+    assert f"{docs}RECORDING-RULES.md" in said
+    assert re.findall(r"(?<!/)docs/[A-Z-]+\.md", said) == []
     readme = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     assert len([line for line in readme if "docs/ROLLOUT.md" in line]) == 1

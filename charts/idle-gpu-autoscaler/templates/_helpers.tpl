@@ -18,6 +18,12 @@
 {{- end }}
 {{- end }}
 
+{{/* The docs of this chart's version, for NOTES.txt: an install from the OCI chart has no
+repository at hand. The release tag is v<appVersion> (.github/workflows/release.yml). */}}
+{{- define "iga.docs" -}}
+{{- printf "%s/blob/v%s/docs" .Chart.Home .Chart.AppVersion }}
+{{- end }}
+
 {{- define "iga.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
