@@ -119,8 +119,13 @@ def stopped_of(workload: WorkloadInfo) -> Stopped | None:
 def bring_back_command(workload: WorkloadInfo) -> str:
     """The CLI command that reactivates it, named as people know it (its owner's name, which
     the API resolves to the Workload)."""
-    namespace = workload.ref.namespace
-    return f'{PROGRAM} reactivate -n {namespace} {cli_name(workload)} --reason "back to work"'
+    return reactivate_command(namespace=workload.ref.namespace, name=cli_name(workload))
+
+
+def reactivate_command(*, namespace: str, name: str) -> str:
+    """The one wording of the reactivate command, for whoever knows only the names (a
+    notification's hint)."""
+    return f'{PROGRAM} reactivate -n {namespace} {name} --reason "back to work"'
 
 
 def cli_name(workload: WorkloadInfo) -> str:
