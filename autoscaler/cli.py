@@ -23,6 +23,7 @@ from autoscaler.core.documents import FileRefused
 from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
 from autoscaler.demo.run import add_demo_arguments
 from autoscaler.domain.policy.checks import shadowed
+from autoscaler.domain.program import PROGRAM
 from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
 
@@ -60,7 +61,7 @@ def _config_refused(refused: ConfigError, config: Path | None) -> None:
     count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
     where, again = (f" in {config}", f" --config {config}") if config is not None else ("", "")
     print(
-        f"error: {count}{where}: fix each, then run idle-gpu-autoscaler check-config{again}",
+        f"error: {count}{where}: fix each, then run {PROGRAM} check-config{again}",
         file=sys.stderr,
     )
 
@@ -93,7 +94,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="idle-gpu-autoscaler",
+        prog=PROGRAM,
         description="Frees GPUs held by idle Kueue Workloads, judged from dcgm-exporter metrics.",
     )
     commands = parser.add_subparsers(dest="command", required=True)

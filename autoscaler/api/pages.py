@@ -127,7 +127,19 @@ def command(*tokens: str) -> Block:
     """A command to paste, as a block of its own: each shell token (quoted where the shell
     needs it) in a span the line never breaks inside, single spaces between; its text is the
     command exactly."""
-    spans = " ".join(f"<span>{escape(shlex.quote(token))}</span>" for token in tokens)
+    return _command_block([shlex.quote(token) for token in tokens])
+
+
+def command_line(line: str) -> Block:
+    """A command already written for the shell (`bring_back_command`'s), laid out as `command`
+    lays one out, each token with its own quotes: its text is `line` exactly."""
+    lexer = shlex.shlex(line, posix=False)  # not posix: a token keeps its quotes
+    lexer.whitespace_split = True
+    return _command_block(list(lexer))
+
+
+def _command_block(quoted: list[str]) -> Block:
+    spans = " ".join(f"<span>{escape(token)}</span>" for token in quoted)
     return Block(f'<p class="command"><code>{spans}</code></p>')
 
 

@@ -19,8 +19,8 @@ import httpx
 from autoscaler.client.api import DEFAULT_URL, URL_VARIABLE, ClientError
 from autoscaler.client.credentials import TOKEN_VARIABLE
 from autoscaler.client.kubeconfig import kubeconfig_paths
+from autoscaler.domain.program import PROGRAM
 
-PROG = "idle-gpu-autoscaler"
 # As README.md and docs/ROLLOUT.md install it: the release and its namespace are both
 # idle-gpu-autoscaler, so the chart names its Service idle-gpu-autoscaler too.
 PORT_FORWARD = "kubectl port-forward -n idle-gpu-autoscaler svc/idle-gpu-autoscaler 8080"
@@ -75,7 +75,7 @@ def _next_step(exc: ClientError, *, namespace: str | None) -> str | None:
     if exc.detail == ROUTE_MISSING:  # no route: not a workload the API does not know
         return _wrong_address(exc.server)
     if exc.detail.startswith("no workload ") and namespace:
-        return f"see the namespace's workloads with `{PROG} status -n {namespace}`"
+        return f"see the namespace's workloads with `{PROGRAM} status -n {namespace}`"
     if exc.detail.startswith("namespace ") and exc.detail.endswith(" does not exist"):
         return "check its name with `kubectl get namespaces`"
     return None
@@ -120,7 +120,7 @@ def empty_namespace(namespace: str) -> str:
     """`status -n NS` found nothing: the namespace is unknown to the service, or unreadable."""
     return (
         f"no workloads in namespace {namespace}: the service knows none there, or you cannot "
-        f"read it; see which namespaces have some with `{PROG} status` (every namespace you "
+        f"read it; see which namespaces have some with `{PROGRAM} status` (every namespace you "
         "may read) or `kubectl get workloads.kueue.x-k8s.io -A`"
     )
 
@@ -170,7 +170,7 @@ def no_kubernetes_credentials(
     environ: Mapping[str, str],
 ) -> str:
     """`serve` could not load a Kubernetes configuration: none at all, or one it cannot use."""
-    demo = f"or try it without a cluster: `{PROG} demo`"
+    demo = f"or try it without a cluster: `{PROGRAM} demo`"
     if kubeconfig is None and not in_cluster and not _any_exists(kubeconfig_paths(environ)):
         return (
             "no Kubernetes credentials found (not in a pod, no kubeconfig at $KUBECONFIG or "

@@ -8,7 +8,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from html import unescape
 
 import pytest
@@ -17,7 +17,9 @@ from autoscaler.api.context import SnoozeNotifications
 from autoscaler.api.pages import command, relative
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
-from autoscaler.domain.models import WorkloadInfo
+from autoscaler.domain.audit.stopped import bring_back_command
+from autoscaler.domain.models import WorkloadInfo, WorkloadRef
+from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.notices.routing import targets_for
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.notices import NoticeTeller
@@ -33,6 +35,7 @@ from tests.api.test_links import (
     warned,
     writes,
 )
+from tests.support.builders import RayClusterBuilder, make_raycluster
 
 ANY_SNOOZE = "idle-gpu-autoscaler snooze NAMESPACE/NAME 4h"
 COMMAND = re.compile(r'<p class="command"><code>(.*?)</code></p>')
@@ -150,7 +153,7 @@ def test_a_link_to_a_stopped_workload_says_when_and_how_to_bring_it_back(
         "To bring it back:\n"
     ) in said  # the kind's words as sentences, the act's label ("suspended:") dropped
     assert commands(page.text) == [
-        "idle-gpu-autoscaler reactivate alice-rc -n team-a --reason 'needed again'"
+        'idle-gpu-autoscaler reactivate -n team-a alice-rc --reason "back to work"'
     ]
     assert "Kueue admits it again when quota is free and KubeRay recreates its pods." in said
     assert writes(rig) == []
@@ -203,3 +206,73 @@ def test_a_command_block_copies_as_the_command_the_shell_reads_with_its_markup_e
     block = command("idle-gpu-autoscaler", "explain", "a<b>", "--reason", "needed again")
     assert commands(block) == ["idle-gpu-autoscaler explain 'a<b>' --reason 'needed again'"]
     assert "<b>" not in block
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        pytest.param(make_raycluster("team-a", "plain-rc"), id="plain-kuberay"),
+        pytest.param(make_raycluster("team-a", "plain-rc").kai_queue("research"), id="kai"),
+    ],
+)
+def test_a_link_to_a_raycluster_suspended_by_the_service_says_already_stopped(
+    builder: RayClusterBuilder,
+) -> None:
+    """A RayCluster no Workload admits, stopped through `spec.suspend`: our annotations are on
+    the RayCluster, and the page gives the command `status` gives."""
+    stopped_at_text = "2026-01-01T00:00:00Z"
+    notices = SnoozeNotifications(links=a_signer())
+    with ApiRig(notices=notices, suspending=("kai", "kuberay")) as running:
+        stopped_at = running.now - timedelta(minutes=2)
+        stopped_at_text = time_text(stopped_at)
+        raycluster = builder.head(gpus=1).suspended().annotation(keys.SUSPEND_WAS, "absent")
+        raycluster.annotation(keys.DEACTIVATED_AT, stopped_at_text)
+        uid = running.kube.store.put(raycluster.build())["metadata"]["uid"]
+        ref = WorkloadRef("team-a", "plain-rc")
+        row = running.cluster.get_workload(ref)
+        assert row is not None and not row.active
+        path = signed_path(running, ref, uid=uid, warned_at=stopped_at - timedelta(minutes=15))
+        page = running.http.get(path)
+        running.cycle()
+        status = running.reader.get("/api/v1/workloads/team-a/plain-rc").json()
+    assert page.status_code == 409, page.text
+    assert text_of(inline(page.text, "h1")) == "RayCluster team-a/plain-rc was already stopped"
+    assert f'<time datetime="{stopped_at_text}">' in page.text
+    assert commands(page.text) == [bring_back_command(row)]
+    assert commands(page.text) == [status["stopped"]["bringBack"]]
+
+
+@pytest.mark.parametrize("marked", ["workload", "owner"])
+def test_a_link_to_a_stopped_kueue_raycluster_gives_the_command_status_gives(
+    rig: ApiRig, marked: str
+) -> None:
+    """Our stop's time on the Workload, or only on its owner's copy: either is the stop."""
+    name, path = warned(rig)
+    workload = rig.workload("team-a", name)
+    workload["spec"]["active"] = False
+    stamped = workload if marked == "workload" else rig.owner("team-a", "alice-rc")
+    stamped["metadata"].setdefault("annotations", {})[keys.DEACTIVATED_AT] = time_text(rig.now)
+    rig.kube.store.put(workload)
+    rig.kube.store.put(stamped)
+    page = rig.http.get(path)
+    rig.cycle()
+    status = rig.reader.get("/api/v1/workloads/team-a/alice-rc").json()
+    assert page.status_code == 409
+    assert text_of(inline(page.text, "h1")) == "RayCluster team-a/alice-rc was already stopped"
+    assert commands(page.text) == [status["stopped"]["bringBack"]]
+
+
+def signed_path(rig: ApiRig, ref: WorkloadRef, *, uid: str, warned_at: datetime) -> str:
+    """The path of the Keep 4h link a warning of `ref` (its UID `uid`) carried."""
+    warning = Notification(
+        kind=NoticeKind.WARNING,
+        workload=ref,
+        uid=uid,
+        owner=None,
+        rule="default",
+        reason="idle",
+        at=warned_at,
+        warned_at=warned_at,
+    )
+    [link] = a_signer().links(warning, recipient=RECIPIENT, now=rig.now)
+    return link.url.removeprefix("https://idle-gpu.example.com")

@@ -45,7 +45,7 @@ KEEP = "keep page:"
 ZONE = "Asia/Kolkata"  # UTC+05:30: a local time that cannot pass for UTC
 PHONE, DESKTOP = (390, 844), (1280, 800)
 EDGE = 6  # px at the right edge that only the page's background may fill (the body pads 16)
-REACTIVATE = "idle-gpu-autoscaler reactivate first-raycluster -n demo --reason 'needed again'"
+REACTIVATE = 'idle-gpu-autoscaler reactivate -n demo first-raycluster --reason "back to work"'
 COMMAND = re.compile(r'<p class="command"><code>(.*?)</code></p>')
 KEEP_TOKENS_WHOLE = ".command span{display:inline-block;max-width:100%}"
 # Appended to a copy of the page (a file: no CSP there): for each command block, the words of

@@ -11,14 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from autoscaler.domain.audit.stopped import reactivate_command
 from autoscaler.domain.notices.held import words_for
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.policy.owner_words import StopWords, named, stop_words
+from autoscaler.domain.program import PROGRAM
 from autoscaler.domain.text import escape
 
 # Commands as the CLI parses them (tests/adapters/test_notifiers.py runs each through it).
-SNOOZE_HINT = "idle-gpu-autoscaler snooze {ref} 4h"
-REACTIVATE_HINT = 'idle-gpu-autoscaler reactivate {name} -n {namespace} --reason "needed again"'
+SNOOZE_HINT = PROGRAM + " snooze {ref} 4h"
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def _deleted(n: Notification) -> Wording:
 
 def _reactivate_hint(n: Notification) -> str:
     name, namespace = escape(n.workload.name), escape(n.workload.namespace)
-    return REACTIVATE_HINT.format(name=name, namespace=namespace)
+    return reactivate_command(namespace=namespace, name=name)
 
 
 _WRITERS: dict[NoticeKind, Callable[[Notification], Wording]] = {

@@ -20,11 +20,21 @@ from fastapi.responses import HTMLResponse
 
 from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.lookup import held_of, rule_of
-from autoscaler.api.pages import Block, command, detail, html, naming, page, sentence, when
+from autoscaler.api.pages import (
+    Block,
+    command,
+    command_line,
+    detail,
+    html,
+    naming,
+    page,
+    sentence,
+    when,
+)
 from autoscaler.api.problems import ApiProblem
 from autoscaler.api.routes.snoozes import SnoozeRaced, keep
 from autoscaler.core.errors import ClusterError
-from autoscaler.domain.annotations import deactivated_at
+from autoscaler.domain.audit.stopped import Stopped, bring_back_command, cli_name, stopped_of
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.notices.held import words_for
@@ -32,6 +42,7 @@ from autoscaler.domain.notices.snoozes import SnoozeGrant
 from autoscaler.domain.notices.staging import read_notice
 from autoscaler.domain.policy.owner_words import named, stop_words
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.program import PROGRAM
 from autoscaler.engine.notify.links import LINK_PATH, LinkRefused, SnoozeClaim
 
 router = APIRouter(tags=["snoozes"])
@@ -62,8 +73,12 @@ PAGE_ANSWERS: dict[int | str, dict[str, Any]] = {
     )
 }
 USED = "This link was already used, or no stop is planned for this workload any more."
-CLI = "idle-gpu-autoscaler"
-ANY_WORKLOAD = (CLI, "snooze", "NAMESPACE/NAME", "4h")  # a refusal that cannot name the workload
+ANY_WORKLOAD = (
+    PROGRAM,
+    "snooze",
+    "NAMESPACE/NAME",
+    "4h",
+)  # a refusal that cannot name the workload
 
 
 class Refusal(Exception):
@@ -169,9 +184,9 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
             problem.status, "Not available", problem.detail, *_ask_admin(workload)
         ) from None
     now = context.clock.now()
-    stopped_at = deactivated_at(workload.annotations)
-    if not workload.active and stopped_at is not None:
-        raise _stopped(workload, at=stopped_at, now=now)
+    story = stopped_of(workload)  # our annotations on it, else on its owner (a suspend's)
+    if story is not None and story.ours and story.at is not None:
+        raise _stopped(workload, story=story, at=story.at, now=now)
     notice = read_notice(workload, rule=rule, now=now)
     if notice.warned_at is None or not _same_second(notice.warned_at, claim.warned_at):
         raise _used(now, workload, rule=rule)
@@ -248,7 +263,7 @@ def _refused(refused: LinkRefused, *, now: datetime) -> Refusal:
             ".",
         ),
         "Ask for a new link, or keep it from a terminal:",
-        command(CLI, "snooze", str(ref), _hours(expired.snooze)),
+        command(PROGRAM, "snooze", str(ref), _hours(expired.snooze)),
     )
 
 
@@ -262,23 +277,24 @@ def _gone(ref: WorkloadRef) -> Refusal:
             "warnings and links of its own). There is nothing to keep.",
         ),
         "To see what runs there now:",
-        command(CLI, "status", "-n", ref.namespace),
+        command(PROGRAM, "status", "-n", ref.namespace),
     )
 
 
-def _stopped(workload: WorkloadInfo, *, at: datetime, now: datetime) -> Refusal:
+def _stopped(workload: WorkloadInfo, *, story: Stopped, at: datetime, now: datetime) -> Refusal:
     """Too late to keep: when it stopped and what that did, in the kind's words, then the
-    command that brings it back (or, for a requeue that comes back by itself, shows it)."""
+    command that brings it back, as `status` gives it (or, for a requeue that comes back by
+    itself, the command that shows it)."""
     ref, owner = workload.ref, workload.owner
     stopped = stop_words(owner, manager=workload.manager)
     said = html("Stopped at ", when(at, now=now), ". ", sentence(stopped.done))
-    if not stopped.lasts:
+    if not story.lasts:
         return Refusal(
             409,
             f"{named(ref, owner)} was already stopped",
             said,
             "To see it now:",
-            command(CLI, "status", _cli_name(workload), "-n", ref.namespace),
+            command(PROGRAM, "status", cli_name(workload), "-n", ref.namespace),
             detail(f"Its Kueue Workload: {ref}."),
         )
     return Refusal(
@@ -286,9 +302,7 @@ def _stopped(workload: WorkloadInfo, *, at: datetime, now: datetime) -> Refusal:
         f"{named(ref, owner)} was already stopped",
         said,
         "To bring it back:",
-        command(
-            CLI, "reactivate", _cli_name(workload), "-n", ref.namespace, "--reason", "needed again"
-        ),
+        command_line(bring_back_command(workload)),
         sentence(stopped.comes_back),
         detail(f"Its Kueue Workload: {ref}."),
     )
@@ -310,7 +324,7 @@ def _used(now: datetime, workload: WorkloadInfo, *, rule: Rule) -> Refusal:
         *kept,
         "Nothing to do now: if it is warned again, that warning brings a new link.",
         html("To see ", naming(named(ref, owner)), " now:"),
-        command(CLI, "status", _cli_name(workload), "-n", ref.namespace),
+        command(PROGRAM, "status", cli_name(workload), "-n", ref.namespace),
         detail(f"Its Kueue Workload: {ref}."),
     )
 
@@ -319,13 +333,8 @@ def _ask_admin(workload: WorkloadInfo) -> tuple[str, Block]:
     ref = workload.ref
     return (
         "Ask your cluster admin. Which rule applies, and why:",
-        command(CLI, "explain", _cli_name(workload), "-n", ref.namespace),
+        command(PROGRAM, "explain", cli_name(workload), "-n", ref.namespace),
     )
-
-
-def _cli_name(workload: WorkloadInfo) -> str:
-    """The name the CLI takes: the owner's, as people know it, else the Workload's."""
-    return workload.owner.name if workload.owner is not None else workload.ref.name
 
 
 def _hours(snooze: timedelta) -> str:

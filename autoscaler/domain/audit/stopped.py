@@ -21,10 +21,10 @@ from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.management import inactive_reason
 from autoscaler.domain.policy.owner_words import stop_words
+from autoscaler.domain.program import PROGRAM
 from autoscaler.domain.tenant_names import MayRead, Named, told
 from autoscaler.domain.usage.assessment import dated_clock
 
-COMMAND = "idle-gpu-autoscaler"
 _ADMIN_POLICY = "deactivated by an admin through the API"
 
 
@@ -119,9 +119,18 @@ def stopped_of(workload: WorkloadInfo) -> Stopped | None:
 def bring_back_command(workload: WorkloadInfo) -> str:
     """The CLI command that reactivates it, named as people know it (its owner's name, which
     the API resolves to the Workload)."""
-    name = workload.owner.name if workload.owner is not None else workload.ref.name
-    namespace = workload.ref.namespace
-    return f'{COMMAND} reactivate -n {namespace} {name} --reason "back to work"'
+    return reactivate_command(namespace=workload.ref.namespace, name=cli_name(workload))
+
+
+def reactivate_command(*, namespace: str, name: str) -> str:
+    """The one wording of the reactivate command, for whoever knows only the names (a
+    notification's hint)."""
+    return f'{PROGRAM} reactivate -n {namespace} {name} --reason "back to work"'
+
+
+def cli_name(workload: WorkloadInfo) -> str:
+    """The name the CLI takes: the owner's, as people know it, else the Workload's."""
+    return workload.owner.name if workload.owner is not None else workload.ref.name
 
 
 def _ours(workload: WorkloadInfo) -> tuple[Mapping[str, str], datetime] | None:
