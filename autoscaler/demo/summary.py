@@ -319,6 +319,7 @@ def _sooner_text(sooner: Sooner) -> str:
 
 
 def _clock_times(reason: str) -> str:
-    """A reason's timestamps as the rest of the demo writes times: "in grace period until
-    2026-03-02T10:25:00+00:00" reads "in grace period until 10:25" (the story's clock)."""
+    """A reason's annotation-style timestamps as the rest of the demo writes times: "stop
+    planned at 2026-03-02T10:40:00Z" reads "stop planned at 10:40" (the story's clock). The
+    reasons that already write a clock ("in grace period until 10:25") pass unchanged."""
     return _TIMESTAMP.sub(lambda found: found["clock"], reason)

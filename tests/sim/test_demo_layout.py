@@ -148,7 +148,13 @@ def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_t
     grace = replace(
         a_decision("ml", "train-8").build(),
         state=State.GRACE,
-        reason="in grace period until 2026-03-02T10:25:00+00:00",
+        reason="in grace period until 10:25",
+    )
+    warned = replace(
+        a_decision("ml", "train-9").build(),
+        state=State.IDLE,
+        reason="idle for the whole window; warning: stop planned at 2026-03-02T10:40:00Z "
+        "(15m notice)",
     )
     busy = a_decision("ml", "ray-tune").seen("power 349 W, idle baseline 60 W").build()
     stop = Reclaimed("train-7", 4, NOW, NOW + timedelta(minutes=20), False, "warned at 09:45")
@@ -160,7 +166,7 @@ def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_t
         by=timedelta(minutes=10),
         after="train-7",
     )
-    left = (alone("train-8", grace), alone("ray-tune", busy))
+    left = (alone("train-8", grace), alone("ray-tune", busy), alone("train-9", warned))
     summary = Summary("t", NOW, NOW + timedelta(minutes=20), (stop,), (waiter,), left, HOUR)
 
     lines = render(summary)
@@ -175,4 +181,8 @@ def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_t
         "at least 10 min sooner (in dry-run still waiting at the end)" in lines
     )
     assert "    train-8, now grace: in grace period until 10:25" in lines
+    assert (  # an annotation's RFC 3339 time in a reason reads as the story's clock
+        "    train-9, now idle: idle for the whole window; warning: stop planned at 10:40 "
+        "(15m notice)" in lines
+    )
     assert "    ray-tune, now busy: peak utilization 85% within the window" in lines
