@@ -9,16 +9,18 @@ import io
 import os
 from dataclasses import replace
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 
-from autoscaler.demo.header import Header
-from autoscaler.demo.layout import Verbatim, fit_table, stamped, stamped_head, wrap
+from autoscaler.demo.header import Commands, Header, serve_hint
+from autoscaler.demo.layout import Verbatim, fit_table, stamped, stamped_head, wrap, wrap_all
 from autoscaler.demo.screen import LiveTable
 from autoscaler.demo.summary import Reclaimed, Sooner, Summary, render
 from autoscaler.demo.view import Row, table, table_cells
 from autoscaler.domain.models import State
 from tests.sim.test_demo_classes import alone
+from tests.support import demo_runs
 from tests.support.decision_builders import a_decision
 from tests.support.domain_builders import NOW
 
@@ -186,3 +188,18 @@ def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_t
         "(15m notice)" in lines
     )
     assert "    ray-tune, now busy: peak utilization 85% within the window" in lines
+
+
+def test_the_when_contended_summary_and_the_replay_hint_fit_80x24_under_the_header() -> None:
+    """Its idle clusters left running while nobody waited say why once each, in two rows: the
+    header's three rows, a blank one, the summary, a blank row, the command that replays the
+    story with its servers (as a story that does not serve on prints it), and a shell
+    prompt's row fit an ordinary terminal."""
+    run, _ = demo_runs.played("when-contended")
+    story = SimpleNamespace(scenario=run.live.scenario)  # all the hint reads of the world
+    hint = serve_hint(story, commands=Commands("idle-gpu-autoscaler", "python"))
+    rows = wrap_all([*render(run.summary), "", *hint], 80)
+
+    assert 3 + 1 + len(rows) + 1 <= 24, "\n".join(rows)
+    held = [row for row in render(run.summary) if "left running" in row]
+    assert len(held) == 2 and not any("idle for the whole window" in row for row in held), held
