@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Outcome, Watch
-from autoscaler.demo.telling import managed_name, stopped_word
+from autoscaler.demo.telling import held_why, managed_name, stopped_word
 from autoscaler.domain.audit.savings import Figures, StopFigures, savings, stops
 from autoscaler.domain.audit.waits import WaitShortened
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
@@ -283,7 +283,8 @@ def _left_alone(live: Outcome) -> list[LeftAlone]:
 def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
     last = alone.decision
     now = class_text(alone.state.value, idle_held_gpus=last.idle_held_gpus, gpus=last.gpus)
-    reason = _clock_times(alone.reason)
+    held = alone.state is State.IDLE and bool(alone.longest_idle)  # "idle N min" follows
+    reason = _clock_times(held_why(last) if held else alone.reason)
     text = f"{managed_name(alone.raycluster, alone.manager)}, now {now}: {reason}"
     if last.evidence and alone.state in _RESTS_ON_EVIDENCE:
         text += f"; evidence: {evidence_text(last.evidence)}"
@@ -319,6 +320,7 @@ def _sooner_text(sooner: Sooner) -> str:
 
 
 def _clock_times(reason: str) -> str:
-    """A reason's timestamps as the rest of the demo writes times: "in grace period until
-    2026-03-02T10:25:00+00:00" reads "in grace period until 10:25" (the story's clock)."""
+    """A reason's annotation-style timestamps as the rest of the demo writes times: "stop
+    planned at 2026-03-02T10:40:00Z" reads "stop planned at 10:40" (the story's clock). The
+    reasons that already write a clock ("in grace period until 10:25") pass unchanged."""
     return _TIMESTAMP.sub(lambda found: found["clock"], reason)

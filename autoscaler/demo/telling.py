@@ -28,6 +28,17 @@ def managed_name(name: str, manager: Manager, *more: str) -> str:
     return name if by is None else f"{name} ({', '.join((by, *more))})"
 
 
+def held_why(decision: Decision) -> str:
+    """Why a workload idle past its window was left running ("left running until contended:
+    nobody waits that it would let in (rule ...)", a guard's hold): its reason without the
+    idle verdict in front, which the view's state and the summary's "idle N min" already say
+    (`explain` keeps its numbers)."""
+    verdict = decision.assessment
+    if verdict is None:
+        return decision.reason
+    return decision.reason.removeprefix(f"{verdict.reason}; ")
+
+
 def stopped_word(manager: Manager) -> str:
     """What the service's stop is called: a Workload is deactivated, a RayCluster suspended."""
     return MANAGERS[manager].stopped

@@ -21,6 +21,7 @@ from autoscaler.demo.story import Cycle, World
 from autoscaler.demo.telling import (
     STOPPING,
     action_text,
+    held_why,
     managed_name,
     notice_text,
     requeue_text,
@@ -263,7 +264,7 @@ def _held_lines(world: World, cycle: Cycle, held: set[WorkloadRef]) -> list[str]
             held.discard(status.ref)
         elif status.ref not in held:
             held.add(status.ref)
-            why = decision.reason.rpartition("; ")[2]
+            why = held_why(decision)
             lines.append(f"{world.cluster.spec(status.ref).known_as}: idle past the window, {why}")
     return lines
 

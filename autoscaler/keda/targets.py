@@ -38,6 +38,7 @@ from autoscaler.domain.models import (
 )
 from autoscaler.domain.policy.decisions import grace_end, not_before
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.usage.assessment import dated_clock
 from autoscaler.domain.usage.idleness import Assessment, assess
 from autoscaler.keda.selectors import Selector
 
@@ -182,7 +183,8 @@ def _held(snapshot: Snapshot, *, namespace: str, grace_end: datetime | None) -> 
         scope = "service" if snapshot.pauses.everything else f"namespace {namespace}"
         return Judgement(Activity.ACTIVE, FULL, f"paused ({scope})")
     if grace_end is not None and snapshot.taken_at < grace_end:
-        return Judgement(Activity.ACTIVE, FULL, f"in grace period until {grace_end.isoformat()}")
+        until = dated_clock(grace_end, now=snapshot.taken_at)
+        return Judgement(Activity.ACTIVE, FULL, f"in grace period until {until}")
     return None
 
 

@@ -94,8 +94,7 @@ def test_with_nobody_waiting_the_idle_workload_is_left_running_with_the_reason()
     assert decision.action is Action.NONE
     assert decision.state is State.IDLE
     assert decision.reason.endswith(
-        "left running: rule shared reclaims only when contended, and nobody waits that it "
-        "would let in"
+        "left running until contended: nobody waits that it would let in (rule shared)"
     )
 
 
@@ -113,7 +112,7 @@ def test_when_who_waits_is_unknown_contended_stops_wait_and_always_stops_go_ahea
         failing, [contended, always], [due(contended), due(always, rule=ALWAYS)]
     )
     assert [d.action for d in decisions] == [Action.NONE, Action.DEACTIVATE]
-    assert "who waits is unknown (clusterqueues: 503)" in decisions[0].reason
+    assert "who waits is unknown (rule shared; clusterqueues: 503)" in decisions[0].reason
     assert waiters is not None and waiters.failure == "clusterqueues: 503"
 
 

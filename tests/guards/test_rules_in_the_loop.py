@@ -119,8 +119,8 @@ def test_a_when_contended_rule_stops_nothing_while_no_waiter_is_known() -> None:
     [prod] = [row.decision for row in snapshot.workloads if row.ref.namespace == "prod"]
     assert prod.action is Action.NONE
     assert prod.reason.endswith(
-        "rule prod reclaims only when contended, and who waits is unknown "
-        "(no reader of pending work is configured)"
+        "left running until contended: who waits is unknown "
+        "(rule prod; no reader of pending work is configured)"
     )
     deactivated = [ref.namespace for call, ref in cluster.calls if call == "deactivate" and ref]
     assert "prod" not in deactivated

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import replace
 from datetime import timedelta
 
@@ -312,6 +313,13 @@ def test_a_pod_selector_target_judges_the_matching_gpu_pods_as_one_group(
     )
     judgement = judge(snapshot, LLM)
     assert judgement.activity is activity, judgement.reason
+
+
+def test_a_group_in_grace_says_until_when_as_the_reasons_write_a_time() -> None:
+    snapshot = a_snapshot(usage_of=usage().gpu("ml", "llm-0"), pods=(llm("llm-0", created=5),))
+    judgement = judge(snapshot, LLM)
+    assert judgement.activity is Activity.ACTIVE
+    assert re.fullmatch(r"in grace period until \d\d:\d\d", judgement.reason), judgement.reason
 
 
 def test_a_paused_namespace_holds_matching_running_pods() -> None:

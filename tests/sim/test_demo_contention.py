@@ -37,8 +37,8 @@ def test_idle_clusters_in_the_cohort_are_left_running_while_nobody_waits(
 ) -> None:
     _, printed = story
     nobody = (
-        "idle past the window, left running: rule lab-when-contended reclaims only when "
-        "contended, and nobody waits that it would let in"
+        "idle past the window, left running until contended: nobody waits that it would let "
+        "in (rule lab-when-contended)"
     )
 
     assert f"{stamp(60)} eval-server: {nobody}" in printed

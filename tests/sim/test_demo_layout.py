@@ -9,16 +9,18 @@ import io
 import os
 from dataclasses import replace
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 
-from autoscaler.demo.header import Header
-from autoscaler.demo.layout import Verbatim, fit_table, stamped, stamped_head, wrap
+from autoscaler.demo.header import Commands, Header, serve_hint
+from autoscaler.demo.layout import Verbatim, fit_table, stamped, stamped_head, wrap, wrap_all
 from autoscaler.demo.screen import LiveTable
 from autoscaler.demo.summary import Reclaimed, Sooner, Summary, render
 from autoscaler.demo.view import Row, table, table_cells
 from autoscaler.domain.models import State
 from tests.sim.test_demo_classes import alone
+from tests.support import demo_runs
 from tests.support.decision_builders import a_decision
 from tests.support.domain_builders import NOW
 
@@ -148,7 +150,13 @@ def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_t
     grace = replace(
         a_decision("ml", "train-8").build(),
         state=State.GRACE,
-        reason="in grace period until 2026-03-02T10:25:00+00:00",
+        reason="in grace period until 10:25",
+    )
+    warned = replace(
+        a_decision("ml", "train-9").build(),
+        state=State.IDLE,
+        reason="idle for the whole window; warning: stop planned at 2026-03-02T10:40:00Z "
+        "(15m notice)",
     )
     busy = a_decision("ml", "ray-tune").seen("power 349 W, idle baseline 60 W").build()
     stop = Reclaimed("train-7", 4, NOW, NOW + timedelta(minutes=20), False, "warned at 09:45")
@@ -160,7 +168,7 @@ def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_t
         by=timedelta(minutes=10),
         after="train-7",
     )
-    left = (alone("train-8", grace), alone("ray-tune", busy))
+    left = (alone("train-8", grace), alone("ray-tune", busy), alone("train-9", warned))
     summary = Summary("t", NOW, NOW + timedelta(minutes=20), (stop,), (waiter,), left, HOUR)
 
     lines = render(summary)
@@ -175,4 +183,23 @@ def test_the_summary_lines_are_short_times_as_the_story_clock_and_the_why_left_t
         "at least 10 min sooner (in dry-run still waiting at the end)" in lines
     )
     assert "    train-8, now grace: in grace period until 10:25" in lines
+    assert (  # an annotation's RFC 3339 time in a reason reads as the story's clock
+        "    train-9, now idle: idle for the whole window; warning: stop planned at 10:40 "
+        "(15m notice)" in lines
+    )
     assert "    ray-tune, now busy: peak utilization 85% within the window" in lines
+
+
+def test_the_when_contended_summary_and_the_replay_hint_fit_80x24_under_the_header() -> None:
+    """Its idle clusters left running while nobody waited say why once each, in two rows: the
+    header's three rows, a blank one, the summary, a blank row, the command that replays the
+    story with its servers (as a story that does not serve on prints it), and a shell
+    prompt's row fit an ordinary terminal."""
+    run, _ = demo_runs.played("when-contended")
+    story = SimpleNamespace(scenario=run.live.scenario)  # all the hint reads of the world
+    hint = serve_hint(story, commands=Commands("idle-gpu-autoscaler", "python"))
+    rows = wrap_all([*render(run.summary), "", *hint], 80)
+
+    assert 3 + 1 + len(rows) + 1 <= 24, "\n".join(rows)
+    held = [row for row in render(run.summary) if "left running" in row]
+    assert len(held) == 2 and not any("idle for the whole window" in row for row in held), held

@@ -130,7 +130,8 @@ def _decide_under(
         return _decision(workload, rule, State.UNKNOWN, why)
     ends = grace_end(workload, grace_period=rule.grace_period)
     if ends is not None and now < ends:
-        return _decision(workload, rule, State.GRACE, f"in grace period until {ends.isoformat()}")
+        until = dated_clock(ends, now=now)
+        return _decision(workload, rule, State.GRACE, f"in grace period until {until}")
     return _after_usage(workload, verdict, rule=rule, dry_run=policy.dry_run, pauses=pauses)
 
 
@@ -185,14 +186,14 @@ def _before_usage(
         return _decision(workload, rule, *protected)
     exemption = active_exemption(workload.annotations, workload.owner_annotations, now=now)
     if exemption is not None:
-        return _decision(workload, rule, State.EXEMPT, _exemption_text(exemption))
+        return _decision(workload, rule, State.EXEMPT, _exemption_text(exemption, now=now))
     return None
 
 
-def _exemption_text(exemption: Exemption | None) -> str:
+def _exemption_text(exemption: Exemption | None, *, now: datetime) -> str:
     if exemption is None or exemption.until is None:
         return "exempt indefinitely"
-    return f"exempt until {exemption.until.isoformat()}"
+    return f"exempt until {dated_clock(exemption.until, now=now)}"
 
 
 def grace_end(workload: WorkloadInfo, *, grace_period: timedelta) -> datetime | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, TypeGuard
 
 from autoscaler.domain.models import State
@@ -93,13 +93,15 @@ def known(peak: float | None) -> TypeGuard[float]:
 
 
 def clock(at: datetime) -> str:
-    """A time of day as the reasons show it (UTC, like every time in the domain)."""
-    return at.strftime("%H:%M")
+    """A time of day as the reasons show it (UTC, like every time in the domain; a time read
+    with another offset, such as a person's exemption, is turned to UTC first)."""
+    return at.astimezone(UTC).strftime("%H:%M")
 
 
 def dated_clock(at: datetime, *, now: datetime) -> str:
     """`clock`, with the date in front when `at` falls on another day than `now` (UTC):
-    "12:00" today, "2025-02-28 12:00" three days ago."""
+    "12:00" today, "2025-02-28 12:00" three days ago, "2025-03-05 11:55" two days ahead."""
+    at, now = at.astimezone(UTC), now.astimezone(UTC)
     return clock(at) if at.date() == now.date() else at.strftime("%Y-%m-%d %H:%M")
 
 

@@ -104,15 +104,16 @@ def _judged(decision: Decision, plan: ReclaimPlan) -> Decision:
             beneficiary_queue=waiter.cluster_queue,
             reason=f"{decision.reason}; frees quota for {waiter.ref}, which waits",
         )
-    rule = decision.rule.name
-    why = f"left running: rule {rule} reclaims only when contended, and {_why_not(plan)}"
+    why = f"left running until contended: {_why_not(plan, rule=decision.rule.name)}"
     return replace(decision, action=Action.NONE, reason=f"{decision.reason}; {why}")
 
 
-def _why_not(plan: ReclaimPlan) -> str:
+def _why_not(plan: ReclaimPlan, *, rule: str) -> str:
+    """Nobody it would let in, or who waits is unknown; the rule (which reclaims only when
+    contended) and the waiters' counts in brackets after it."""
     if plan.failure is not None:
-        return f"who waits is unknown ({plan.failure})"
-    parts = []
+        return f"who waits is unknown (rule {rule}; {plan.failure})"
+    parts = [f"rule {rule}"]
     if unknown := plan.count(WaiterOutcome.FIT_UNKNOWN):
         parts.append(f"{unknown} waiter(s) with fit unknown")
     if behind := plan.count(WaiterOutcome.ANOTHER_HEAD_FIRST):
@@ -121,4 +122,4 @@ def _why_not(plan: ReclaimPlan) -> str:
     # the waiter may be another tenant's.
     if cannot := [r for r in plan.waiters if r.outcome is WaiterOutcome.CANNOT_FIT]:
         parts.append(f"{len(cannot)} waiter(s) that cannot fit, the first: {cannot[0].reason}")
-    return "nobody waits that it would let in" + (f" ({'; '.join(parts)})" if parts else "")
+    return f"nobody waits that it would let in ({'; '.join(parts)})"
