@@ -13,8 +13,8 @@ Each note is keyed by the deactivated workload and the deactivation's time, so n
 restart nor a second replica writes it twice. The deactivations followed are read from the
 durable trail once on taking the lead (the stop's cohort from its record, the GPUs still
 free from its notes: each waiter's note keeps the GPUs it took), then added from each
-cycle's own actions; one is dropped once both questions are answered, its workloads are
-gone, or it is older than `horizon`.
+cycle's own actions; one is dropped once nothing about it is left to see (its waiter, its
+reactivation, its end, GPUs still free for waiters), or once it is older than `horizon`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ HORIZON = FOLLOWED_FOR
 
 @dataclass(frozen=True)
 class Followed:
-    """One deactivation of ours whose waiter or reactivation is still to be seen."""
+    """One deactivation of ours with something still to be seen: its beneficiary admitted,
+    its reactivation, its end, or waiters for the GPUs it freed."""
 
     target: WorkloadRef
     at: datetime  # when it was decided
