@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject
-from autoscaler.domain.audit.waits import SEEN_ENDED, WaitShortened, waits_shortened
+from autoscaler.domain.audit.waits import SEEN_ENDED, WaitShortened, stop_key, waits_shortened
 from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
@@ -171,7 +171,7 @@ def stops(
     waits: dict[tuple[str, datetime], list[WaitShortened]] = {}
     for wait in waits_shortened(trail, now=now):
         if since <= wait.admitted_at <= now:
-            waits.setdefault((str(wait.stopped), wait.stopped_at), []).append(wait)
+            waits.setdefault(stop_key(wait.stopped, wait.stopped_at), []).append(wait)
     found = []
     for d in ours:
         group = _group(d.target, d.subject, rows)
@@ -181,7 +181,7 @@ def stops(
             if requeue
             else _of_deactivation(d, ours, trail, since=since, now=now)
         )
-        followed = tuple(waits.get((str(d.target), d.at.replace(microsecond=0)), ()))
+        followed = tuple(waits.get(stop_key(d.target, d.at), ()))
         figures += _of_waits(followed)
         if figures != Figures():
             found.append(StopFigures(d, group, figures, requeue, followed))
@@ -297,14 +297,13 @@ def _back_at(
 
 def _ended_at(d: Deactivation, trail: Sequence[AuditRecord]) -> datetime | None:
     """When the stopped workload was seen gone: its GPUs were no longer ours to reclaim."""
-    episode = d.at.replace(microsecond=0)
     return next(
         (
             r.at
             for r in trail
             if r.action == SEEN_ENDED
             and r.key is not None
-            and (r.key.subject, r.key.episode) == (str(d.target), episode)
+            and (r.key.subject, r.key.episode) == stop_key(d.target, d.at)
         ),
         None,
     )

@@ -27,6 +27,12 @@ SEEN_ENDED = "seen-ended"  # the stopped workload seen gone: without us it would
 FOLLOWED_FOR = timedelta(days=7)  # how long the leader follows a stop
 
 
+def stop_key(stopped: WorkloadRef | str, at: datetime) -> tuple[str, datetime]:
+    """What a stop's notes are keyed by (`RecordKey.subject`, `RecordKey.episode`): the stopped
+    workload and the stop's time to the second, as the ConfigMap keeps a time."""
+    return str(stopped), at.replace(microsecond=0)
+
+
 @dataclass(frozen=True)
 class WaitShortened:
     stopped: WorkloadRef  # the workload our stop took the quota from
@@ -53,7 +59,7 @@ def waits_shortened(trail: Iterable[AuditRecord], *, now: datetime) -> list[Wait
     }
     # a note from before notes named their waiter: the stop's beneficiary
     beneficiaries: dict[tuple[str, datetime | None], str | None] = {
-        (r.target, r.at.replace(microsecond=0)): r.subject.beneficiary
+        stop_key(r.target, r.at): r.subject.beneficiary
         for r in records
         if r.action == "deactivate" and r.subject is not None and r.subject.beneficiary
     }

@@ -29,7 +29,7 @@ from autoscaler.domain.annotations import reactivated_at
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.audit.savings import SEEN_REACTIVATED, Deactivation, our_deactivations
 from autoscaler.domain.audit.subjects import Subject
-from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED
+from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED, stop_key
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef, WorkloadStatus
 from autoscaler.domain.outcomes import OutcomeKind
@@ -149,16 +149,16 @@ def _still_free(freed: int, notes: list[AuditRecord]) -> int:
 
 
 def _is_key_of(key: RecordKey, target: WorkloadRef, at: datetime) -> bool:
-    return (key.subject, key.episode) == (str(target), at.replace(microsecond=0))
+    return (key.subject, key.episode) == stop_key(target, at)
 
 
 def _acted(snapshot: Snapshot, *, known: list[Followed]) -> list[Followed]:
     """This cycle's deactivations that applied (or may have), less those already `known`."""
-    followed = {(one.target, one.at.replace(microsecond=0)) for one in known}
+    followed = {stop_key(one.target, one.at) for one in known}
     found = []
     for action in snapshot.actions:
         begun = action.outcome.kind in (OutcomeKind.DONE, OutcomeKind.UNKNOWN)
-        new = (action.workload, action.at.replace(microsecond=0)) not in followed
+        new = stop_key(action.workload, action.at) not in followed
         if action.action is Action.DEACTIVATE and begun and new:
             row = snapshot.find(action.workload)
             found.append(_stopped(action.workload, action.at, row))
@@ -360,6 +360,7 @@ def _note(
     """`waiter`: the admitted waiter and its ClusterQueue, which `reason` names (told per
     reader: domain/tenant_names.py). `detail`: what makes the note one of its kind (a stop
     noting several waiters keys each by the waiter)."""
+    stopped, episode = stop_key(one.target, one.at)
     return AuditRecord(
         at=at,
         actor=LOOP_ACTOR,
@@ -368,11 +369,7 @@ def _note(
         reason=reason,
         outcome="noted",
         namespace=one.target.namespace,
-        key=RecordKey(
-            subject=str(one.target),
-            episode=one.at.replace(microsecond=0),
-            detail=detail or action,
-        ),
+        key=RecordKey(subject=stopped, episode=episode, detail=detail or action),
         subject=Subject(
             beneficiary=str(waiter[0]), beneficiary_queue=waiter[1], beneficiary_gpus=waiter_gpus
         )
