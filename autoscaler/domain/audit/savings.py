@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
-from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.audit.subjects import Subject, owner_text
 from autoscaler.domain.audit.waits import SEEN_ENDED, WaitShortened, stop_key, waits_shortened
 from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
 from autoscaler.domain.policy.owner_words import stop_lasts
@@ -369,7 +369,7 @@ def _group(
     return Group(
         namespace=ref.namespace,
         queue=queue or (row.info.queue if row is not None and row.info.queue else UNKNOWN),
-        owner=named or (f"{owner.kind}/{owner.name}" if owner is not None else UNKNOWN),
+        owner=named or owner_text(owner) or UNKNOWN,
     )
 
 

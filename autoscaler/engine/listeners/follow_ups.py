@@ -28,7 +28,7 @@ from autoscaler.core.ports import StateBacking
 from autoscaler.domain.annotations import reactivated_at
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.audit.savings import SEEN_REACTIVATED, Deactivation, our_deactivations
-from autoscaler.domain.audit.subjects import Subject
+from autoscaler.domain.audit.subjects import Subject, owner_text
 from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED, stop_key
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef, WorkloadStatus
@@ -187,8 +187,7 @@ def _gpus_of(row: WorkloadStatus) -> int:
 
 
 def _owner_of(row: WorkloadStatus) -> str | None:
-    owner = row.info.owner
-    return f"{owner.kind}/{owner.name}" if owner is not None else None
+    return owner_text(row.info.owner)
 
 
 def _notes(
