@@ -235,7 +235,7 @@ def _admitted(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
     at = waiter.info.admitted_at
     if not waiter.info.admitted or at is None:
         return _WAITING
-    return _waiter_note(one, waiter, at=at, detail=WAITER_ADMITTED)
+    return _waiter_note(one, waiter, at=at, for_it=True)
 
 
 def _admitted_by_quota(snapshot: Snapshot) -> dict[str, list[WorkloadStatus]]:
@@ -288,19 +288,20 @@ def _waiters(
             break
         assert row.info.admitted_at is not None
         gpus = _gpus_of(row)
-        notes.append(
-            _waiter_note(one, row, at=row.info.admitted_at, detail=str(row.ref), gpus=gpus)
-        )
+        notes.append(_waiter_note(one, row, at=row.info.admitted_at, for_it=False, gpus=gpus))
         free -= gpus
     return notes, free
 
 
 def _waiter_note(
-    one: Followed, waiter: WorkloadStatus, *, at: datetime, detail: str, gpus: int | None = None
+    one: Followed, waiter: WorkloadStatus, *, at: datetime, for_it: bool, gpus: int | None = None
 ) -> AuditRecord:
-    """`gpus`: what a waiter of a stop without a beneficiary took of its freed GPUs."""
+    """`for_it`: the waiter is the stop's beneficiary, noted once per stop (keyed as such notes
+    always were); any other waiter is keyed by its name, with `gpus`, what it took of the GPUs
+    the stop freed."""
     at = max(at, one.at)  # admitted before the stop was seen: no sooner
-    named = " for it" if detail == WAITER_ADMITTED else ""  # its beneficiary
+    named = " for it" if for_it else ""
+    detail = WAITER_ADMITTED if for_it else str(waiter.ref)
     reason = f"{waiter.ref} admitted {_span(at - one.at)} after {one.target} was deactivated{named}"
     return _note(
         one,
