@@ -315,7 +315,7 @@ def _of_idle_now(
     idle_since = row.decision.idle_since
     if idle_since is None or not row.info.active:
         return None
-    gpus = row.decision.gpus or row.info.gpus
+    gpus = row.gpus
     held = gpus * _overlap(idle_since, now, since=since, now=now)
     not_running = held_class(row.decision) is State.NOT_RUNNING
     return (

@@ -177,13 +177,9 @@ def _stopped(target: WorkloadRef, at: datetime, row: WorkloadStatus | None) -> F
         cluster_queue=row.info.cluster_queue,
         cohort=row.info.cohort,
         owner=owner,
-        free_gpus=0 if waiter is not None else _gpus_of(row),
+        free_gpus=0 if waiter is not None else row.gpus,
         ending=stop_lasts(owner),
     )
-
-
-def _gpus_of(row: WorkloadStatus) -> int:
-    return row.decision.gpus or row.info.gpus
 
 
 def _owner_of(row: WorkloadStatus) -> str | None:
@@ -274,7 +270,7 @@ def _waiters(
             row
             for row in shared.values()
             if row.ref != one.target
-            and _gpus_of(row) > 0  # a CPU-only Workload takes none of the freed GPUs
+            and row.gpus > 0  # a CPU-only Workload takes none of the freed GPUs
             and str(row.ref) not in credited
             and (one.owner is None or _owner_of(row) != one.owner)
             and row.info.admitted_at is not None
@@ -287,7 +283,7 @@ def _waiters(
         if free <= 0:
             break
         assert row.info.admitted_at is not None
-        gpus = _gpus_of(row)
+        gpus = row.gpus
         notes.append(_waiter_note(one, row, at=row.info.admitted_at, for_it=False, gpus=gpus))
         free -= gpus
     return notes, free
