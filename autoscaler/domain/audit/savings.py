@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject, owner_text
-from autoscaler.domain.audit.waits import SEEN_ENDED, WaitShortened, stop_key, waits_shortened
+from autoscaler.domain.audit.waits import WaitShortened, seen_ended, stop_key, waits_shortened
 from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
@@ -172,6 +172,7 @@ def stops(
     for wait in waits_shortened(trail, now=now):
         if since <= wait.admitted_at <= now:
             waits.setdefault(stop_key(wait.stopped, wait.stopped_at), []).append(wait)
+    ended = seen_ended(trail)
     found = []
     for d in ours:
         group = _group(d.target, d.subject, rows)
@@ -179,7 +180,7 @@ def stops(
         figures = (
             _of_requeue(d, ours, rows, since=since, now=now)
             if requeue
-            else _of_deactivation(d, ours, trail, since=since, now=now)
+            else _of_deactivation(d, ours, trail, ended=ended, since=since, now=now)
         )
         followed = tuple(waits.get(stop_key(d.target, d.at), ()))
         figures += _of_waits(followed)
@@ -229,13 +230,16 @@ def _of_deactivation(
     ours: Sequence[Deactivation],
     trail: Sequence[AuditRecord],
     *,
+    ended: Mapping[tuple[str, datetime], datetime],
     since: datetime,
     now: datetime,
 ) -> Figures:
+    """`ended`: when each stop's workload was seen gone (`seen_ended`), its GPUs no longer
+    ours to reclaim."""
     d = deactivation
     back = _back_at(d, ours, trail)
-    ended = _ended_at(d, trail)
-    until = min(moment for moment in (back, ended, now) if moment is not None)
+    gone = ended.get(stop_key(d.target, d.at))
+    until = min(moment for moment in (back, gone, now) if moment is not None)
     figures = _held_before(d, since=since, now=now)
     return replace(
         figures,
@@ -293,20 +297,6 @@ def _back_at(
     found = [r.at for r in trail if r.target == target and r.action in REACTIVATED and r.at >= d.at]
     candidates = [*found, *later[:1]]
     return min(candidates) if candidates else None
-
-
-def _ended_at(d: Deactivation, trail: Sequence[AuditRecord]) -> datetime | None:
-    """When the stopped workload was seen gone: its GPUs were no longer ours to reclaim."""
-    return next(
-        (
-            r.at
-            for r in trail
-            if r.action == SEEN_ENDED
-            and r.key is not None
-            and (r.key.subject, r.key.episode) == stop_key(d.target, d.at)
-        ),
-        None,
-    )
 
 
 def _of_idle_now(

@@ -48,15 +48,20 @@ class WaitShortened:
         return max(self.otherwise_at - self.admitted_at, timedelta(0))
 
 
+def seen_ended(trail: Iterable[AuditRecord]) -> dict[tuple[str, datetime], datetime]:
+    """When each stop's workload was seen gone, by the stop's key (`stop_key`)."""
+    return {
+        (r.key.subject, r.key.episode): r.at
+        for r in trail
+        if r.action == SEEN_ENDED and r.key is not None and r.key.episode is not None
+    }
+
+
 def waits_shortened(trail: Iterable[AuditRecord], *, now: datetime) -> list[WaitShortened]:
     """Every waiter noted in the trail, each once (on the first stop it followed), oldest
     stop first. A waiter admitted after `now` is left out."""
     records = list(trail)
-    ended = {
-        (r.key.subject, r.key.episode): r.at
-        for r in records
-        if r.action == SEEN_ENDED and r.key is not None and r.key.episode is not None
-    }
+    ended = seen_ended(records)
     # a note from before notes named their waiter: the stop's beneficiary
     beneficiaries: dict[tuple[str, datetime | None], str | None] = {
         stop_key(r.target, r.at): r.subject.beneficiary
