@@ -31,10 +31,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
+from autoscaler.domain.audit.records import BEGUN, DONE, LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject, owner_text
 from autoscaler.domain.audit.waits import WaitShortened, seen_ended, stop_key, waits_shortened
 from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
+from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
 from autoscaler.domain.usage.assessment import held_class
@@ -44,7 +45,7 @@ REACTIVATED = ("reactivate", "undone", SEEN_REACTIVATED)  # a person's, or one t
 CONTESTED = "contested"
 REGRET_WITHIN = timedelta(hours=1)
 UNKNOWN = "?"
-_BEGUN = ("started", "done", "unknown")
+_BEGUN = (BEGUN, DONE, OutcomeKind.UNKNOWN.value)  # applied, or may have been
 _HOUR = 3600.0
 
 
