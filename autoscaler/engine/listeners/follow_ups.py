@@ -36,8 +36,6 @@ from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.engine.acting.context import Leads, always_leads
 
-HORIZON = FOLLOWED_FOR
-
 
 @dataclass(frozen=True)
 class Followed:
@@ -67,7 +65,7 @@ class FollowUps:
         state: StateBacking,
         logger: logging.Logger,
         leads: Leads = always_leads,
-        horizon: timedelta = HORIZON,
+        horizon: timedelta = FOLLOWED_FOR,
     ) -> None:
         self._state = state
         self._log = logger
