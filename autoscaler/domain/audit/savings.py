@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from autoscaler.domain.audit.records import BEGUN, DONE, LOOP_ACTOR, AuditRecord
 from autoscaler.domain.audit.subjects import Subject, owner_text
 from autoscaler.domain.audit.waits import WaitShortened, seen_ended, stop_key, waits_shortened
-from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
+from autoscaler.domain.models import Action, State, WorkloadRef, WorkloadStatus
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
@@ -371,7 +371,7 @@ def _overlap(start: datetime, end: datetime, *, since: datetime, now: datetime) 
 
 
 def _is_ours(record: AuditRecord) -> bool:
-    return record.action == "deactivate" and record.actor == LOOP_ACTOR
+    return record.action == Action.DEACTIVATE and record.actor == LOOP_ACTOR
 
 
 def _word(record: AuditRecord) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.domain.audit.records import AuditRecord
-from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.models import Action, WorkloadRef
 
 WAITER_ADMITTED = "waiter-admitted"  # a Workload admitted into the quota a stop of ours freed
 SEEN_ENDED = "seen-ended"  # the stopped workload seen gone: without us it would have ended then
@@ -66,7 +66,7 @@ def waits_shortened(trail: Iterable[AuditRecord], *, now: datetime) -> list[Wait
     beneficiaries: dict[tuple[str, datetime | None], str | None] = {
         stop_key(r.target, r.at): r.subject.beneficiary
         for r in records
-        if r.action == "deactivate" and r.subject is not None and r.subject.beneficiary
+        if r.action == Action.DEACTIVATE and r.subject is not None and r.subject.beneficiary
     }
     found: dict[str, WaitShortened] = {}
     notes = [r for r in records if r.action == WAITER_ADMITTED and r.at <= now]
