@@ -266,6 +266,12 @@ class WorkloadStatus:
     def ref(self) -> WorkloadRef:
         return self.info.ref
 
+    @property
+    def gpus(self) -> int:
+        """Its GPUs: the decision's count, else the requested count (a decision that did not
+        count them says 0)."""
+        return self.decision.gpus or self.info.gpus
+
 
 @dataclass(frozen=True)
 class PodRecord:

@@ -4,6 +4,7 @@ person, for which waiter, on what evidence, and what brings it back."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 
 import pytest
@@ -34,9 +35,16 @@ LOOP_STOP = DeactivationAudit(
 
 
 def stopped_by(audit: DeactivationAudit, workload: WorkloadBuilder | None = None) -> WorkloadInfo:
-    built = (workload or a_workload("team-a", "rc")).inactive()
-    for key, value in audit.annotations().items():
-        built = built.annotated(key, value)
+    return stopped_with(audit.annotations(), workload or a_workload("team-a", "rc"))
+
+
+def stopped_with(
+    notes: Mapping[str, str], workload: WorkloadBuilder, *, on_owner: bool = False
+) -> WorkloadInfo:
+    """Inactive, carrying `notes` (on its owner instead: the owner's copy)."""
+    built = workload.inactive()
+    for key, value in notes.items():
+        built = built.annotated(key, value, on_owner=on_owner)
     return built.build()
 
 
@@ -94,11 +102,7 @@ def test_a_stop_of_an_older_service_names_the_rule_its_policy_line_names() -> No
         if key
         not in (keys.DEACTIVATED_RULE, keys.DEACTIVATED_COVERAGE, keys.DEACTIVATED_IDLE_SINCE)
     }
-    workload = a_workload("team-a", "rc").inactive()
-    for key, value in older.items():
-        workload = workload.annotated(key, value)
-
-    story = stopped_of(workload.build())
+    story = stopped_of(stopped_with(older, a_workload("team-a", "rc")))
 
     assert story is not None and story.rule == "nights"
     assert story.evidence() == "peak 1% (threshold 5%)"
@@ -124,11 +128,8 @@ def test_an_earlier_stops_waiter_never_passes_for_this_ones() -> None:
 
 
 def test_the_owners_copy_tells_it_when_the_workload_carries_none() -> None:
-    workload = a_workload("team-a", "rc").inactive()
-    for key, value in LOOP_STOP.annotations().items():
-        workload = workload.annotated(key, value, on_owner=True)
-
-    story = stopped_of(workload.build())
+    owners_copy = LOOP_STOP.annotations()
+    story = stopped_of(stopped_with(owners_copy, a_workload("team-a", "rc"), on_owner=True))
 
     assert story is not None and (story.ours, story.rule) == (True, "nights")
 

@@ -203,8 +203,7 @@ def test_a_stop_for_nobody_in_particular_notes_who_took_its_quota_and_when_it_wa
     follow(snapshot(NOW + 6 * minute, stopped_for_nobody(active=False), *later))
     follow(snapshot(gone_at, *later))
 
-    waiters = [r for r in state.state.audit if r.action == "waiter-admitted"]
-    assert sorted((r.subject.beneficiary if r.subject else None, r.at) for r in waiters) == [
+    assert sorted(waiters_noted(state)) == [
         ("team-b/borrower", NOW + 2 * minute),
         ("team-b/same-queue", NOW + 3 * minute),
     ]

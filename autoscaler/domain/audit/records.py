@@ -69,7 +69,7 @@ class AuditRecord:
     action: str  # exempt, unexempt, pause, resume, reactivate, deactivate, would-deactivate, ...
     target: str  # "team-a/raycluster-x-1a2b3", "namespace team-a" or "service"
     reason: str
-    outcome: str = "done"
+    outcome: str = DONE
     namespace: str | None = None
     gpus: int | None = None
     peak: float | None = None  # observed peak utilization ratio, when the loop acted

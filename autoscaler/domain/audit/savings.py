@@ -31,10 +31,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord
-from autoscaler.domain.audit.subjects import Subject
-from autoscaler.domain.audit.waits import SEEN_ENDED, WaitShortened, waits_shortened
-from autoscaler.domain.models import State, WorkloadRef, WorkloadStatus
+from autoscaler.domain.audit.records import BEGUN, DONE, LOOP_ACTOR, AuditRecord
+from autoscaler.domain.audit.subjects import Subject, owner_text
+from autoscaler.domain.audit.waits import WaitShortened, seen_ended, stop_key, waits_shortened
+from autoscaler.domain.models import Action, State, WorkloadRef, WorkloadStatus
+from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
 from autoscaler.domain.usage.assessment import held_class
@@ -44,7 +45,7 @@ REACTIVATED = ("reactivate", "undone", SEEN_REACTIVATED)  # a person's, or one t
 CONTESTED = "contested"
 REGRET_WITHIN = timedelta(hours=1)
 UNKNOWN = "?"
-_BEGUN = ("started", "done", "unknown")
+_BEGUN = (BEGUN, DONE, OutcomeKind.UNKNOWN.value)  # applied, or may have been
 _HOUR = 3600.0
 
 
@@ -171,7 +172,8 @@ def stops(
     waits: dict[tuple[str, datetime], list[WaitShortened]] = {}
     for wait in waits_shortened(trail, now=now):
         if since <= wait.admitted_at <= now:
-            waits.setdefault((str(wait.stopped), wait.stopped_at), []).append(wait)
+            waits.setdefault(stop_key(wait.stopped, wait.stopped_at), []).append(wait)
+    ended = seen_ended(trail)
     found = []
     for d in ours:
         group = _group(d.target, d.subject, rows)
@@ -179,9 +181,9 @@ def stops(
         figures = (
             _of_requeue(d, ours, rows, since=since, now=now)
             if requeue
-            else _of_deactivation(d, ours, trail, since=since, now=now)
+            else _of_deactivation(d, ours, trail, ended=ended, since=since, now=now)
         )
-        followed = tuple(waits.get((str(d.target), d.at.replace(microsecond=0)), ()))
+        followed = tuple(waits.get(stop_key(d.target, d.at), ()))
         figures += _of_waits(followed)
         if figures != Figures():
             found.append(StopFigures(d, group, figures, requeue, followed))
@@ -229,13 +231,16 @@ def _of_deactivation(
     ours: Sequence[Deactivation],
     trail: Sequence[AuditRecord],
     *,
+    ended: Mapping[tuple[str, datetime], datetime],
     since: datetime,
     now: datetime,
 ) -> Figures:
+    """`ended`: when each stop's workload was seen gone (`seen_ended`), its GPUs no longer
+    ours to reclaim."""
     d = deactivation
     back = _back_at(d, ours, trail)
-    ended = _ended_at(d, trail)
-    until = min(moment for moment in (back, ended, now) if moment is not None)
+    gone = ended.get(stop_key(d.target, d.at))
+    until = min(moment for moment in (back, gone, now) if moment is not None)
     figures = _held_before(d, since=since, now=now)
     return replace(
         figures,
@@ -295,28 +300,13 @@ def _back_at(
     return min(candidates) if candidates else None
 
 
-def _ended_at(d: Deactivation, trail: Sequence[AuditRecord]) -> datetime | None:
-    """When the stopped workload was seen gone: its GPUs were no longer ours to reclaim."""
-    episode = d.at.replace(microsecond=0)
-    return next(
-        (
-            r.at
-            for r in trail
-            if r.action == SEEN_ENDED
-            and r.key is not None
-            and (r.key.subject, r.key.episode) == (str(d.target), episode)
-        ),
-        None,
-    )
-
-
 def _of_idle_now(
     row: WorkloadStatus, *, since: datetime, now: datetime
 ) -> tuple[Group, Figures] | None:
     idle_since = row.decision.idle_since
     if idle_since is None or not row.info.active:
         return None
-    gpus = row.decision.gpus or row.info.gpus
+    gpus = row.gpus
     held = gpus * _overlap(idle_since, now, since=since, now=now)
     not_running = held_class(row.decision) is State.NOT_RUNNING
     return (
@@ -370,7 +360,7 @@ def _group(
     return Group(
         namespace=ref.namespace,
         queue=queue or (row.info.queue if row is not None and row.info.queue else UNKNOWN),
-        owner=named or (f"{owner.kind}/{owner.name}" if owner is not None else UNKNOWN),
+        owner=named or owner_text(owner) or UNKNOWN,
     )
 
 
@@ -381,7 +371,7 @@ def _overlap(start: datetime, end: datetime, *, since: datetime, now: datetime) 
 
 
 def _is_ours(record: AuditRecord) -> bool:
-    return record.action == "deactivate" and record.actor == LOOP_ACTOR
+    return record.action == Action.DEACTIVATE and record.actor == LOOP_ACTOR
 
 
 def _word(record: AuditRecord) -> str:

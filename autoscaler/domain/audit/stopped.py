@@ -49,7 +49,8 @@ class Stopped:
 
     @property
     def stopper(self) -> str:
-        """ "rule default", "alice", or "not this service"."""
+        """ "rule default", "alice", "this service" (neither written), or "not this
+        service"."""
         if not self.ours:
             return "not this service"
         if self.rule:
@@ -79,8 +80,9 @@ class Stopped:
         return ", ".join(parts) or None
 
     def summary(self, *, now: datetime) -> str:
-        """One line for a reason: "deactivated at 10:15 by rule default (spec.active is
-        false)"; the waiter is left to the surfaces that tell it per reader."""
+        """One line for a reason: "stopped at 10:15 by rule default (spec.active is false)",
+        or "spec.active is false: not stopped by this service"; the waiter is left to the
+        surfaces that tell it per reader."""
         if not self.ours or self.at is None:
             return f"{self.what}: not stopped by this service"
         return f"stopped at {dated_clock(self.at, now=now)} by {self.stopper} ({self.what})"

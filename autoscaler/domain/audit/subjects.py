@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from autoscaler.domain.models import Decision, State, WorkloadInfo
+from autoscaler.domain.models import Decision, OwnerRef, State, WorkloadInfo
 from autoscaler.domain.usage.assessment import held_class
 from autoscaler.domain.usage.words import evidence_text
 
@@ -44,6 +44,11 @@ class Subject:
 AFTER_KUEUE_PREEMPTION = "kueue-preemption"
 
 
+def owner_text(owner: OwnerRef | None) -> str | None:
+    """An owner as the records keep it and the savings group by it: "Kind/name"."""
+    return f"{owner.kind}/{owner.name}" if owner is not None else None
+
+
 def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject | None:
     """None when neither is known (a record about a workload no longer read)."""
     if info is None and decision is None:
@@ -58,7 +63,7 @@ def subject_of(info: WorkloadInfo | None, decision: Decision | None) -> Subject 
         queue=(info.queue or None) if info is not None else None,
         cluster_queue=info.cluster_queue if info is not None else None,
         cohort=info.cohort if info is not None else None,
-        owner=f"{owner.kind}/{owner.name}" if owner is not None else None,
+        owner=owner_text(owner),
         idle_since=decision.idle_since if decision is not None else None,
         evidence=evidence_text(decision.evidence) if decision and decision.evidence else None,
         held=None if held is State.IDLE else held.value,  # idle: as records before the class

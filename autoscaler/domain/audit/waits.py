@@ -20,11 +20,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.domain.audit.records import AuditRecord
-from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.models import Action, WorkloadRef
 
 WAITER_ADMITTED = "waiter-admitted"  # a Workload admitted into the quota a stop of ours freed
 SEEN_ENDED = "seen-ended"  # the stopped workload seen gone: without us it would have ended then
 FOLLOWED_FOR = timedelta(days=7)  # how long the leader follows a stop
+
+
+def stop_key(stopped: WorkloadRef | str, at: datetime) -> tuple[str, datetime]:
+    """What a stop's notes are keyed by (`RecordKey.subject`, `RecordKey.episode`): the stopped
+    workload and the stop's time to the second, as the ConfigMap keeps a time."""
+    return str(stopped), at.replace(microsecond=0)
 
 
 @dataclass(frozen=True)
@@ -42,20 +48,25 @@ class WaitShortened:
         return max(self.otherwise_at - self.admitted_at, timedelta(0))
 
 
+def seen_ended(trail: Iterable[AuditRecord]) -> dict[tuple[str, datetime], datetime]:
+    """When each stop's workload was seen gone, by the stop's key (`stop_key`)."""
+    return {
+        (r.key.subject, r.key.episode): r.at
+        for r in trail
+        if r.action == SEEN_ENDED and r.key is not None and r.key.episode is not None
+    }
+
+
 def waits_shortened(trail: Iterable[AuditRecord], *, now: datetime) -> list[WaitShortened]:
     """Every waiter noted in the trail, each once (on the first stop it followed), oldest
     stop first. A waiter admitted after `now` is left out."""
     records = list(trail)
-    ended = {
-        (r.key.subject, r.key.episode): r.at
-        for r in records
-        if r.action == SEEN_ENDED and r.key is not None and r.key.episode is not None
-    }
+    ended = seen_ended(records)
     # a note from before notes named their waiter: the stop's beneficiary
     beneficiaries: dict[tuple[str, datetime | None], str | None] = {
-        (r.target, r.at.replace(microsecond=0)): r.subject.beneficiary
+        stop_key(r.target, r.at): r.subject.beneficiary
         for r in records
-        if r.action == "deactivate" and r.subject is not None and r.subject.beneficiary
+        if r.action == Action.DEACTIVATE and r.subject is not None and r.subject.beneficiary
     }
     found: dict[str, WaitShortened] = {}
     notes = [r for r in records if r.action == WAITER_ADMITTED and r.at <= now]

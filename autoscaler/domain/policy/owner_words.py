@@ -32,7 +32,7 @@ REQUEUE_WORDS = "yields its GPUs to the queue; it comes back when quota is free"
 # The tables' texts may open with the act's label, "suspended: ..." or "reactivate its
 # Workload: ...": one to three plain words before the first ": " (never a field in backticks,
 # never a clause such as "its pods are deleted and gated: ...").
-LABEL = re.compile(r"^(?:[A-Za-z]+ ){0,2}[A-Za-z]+: ")
+_ACT_LABEL = re.compile(r"^(?:[A-Za-z]+ ){0,2}[A-Za-z]+: ")
 
 
 def owner_name(namespace: str, owner: OwnerRef | None) -> str | None:
@@ -86,13 +86,13 @@ class StopWords:
         """What the stop does, as a clause a sentence can open with, its label dropped:
         "KubeRay deletes its pods; Kueue keeps it queued for later"; "it yields its GPUs to
         the queue; ..." for a requeue."""
-        return LABEL.sub("", self.means) if self.lasts else f"it {self.said}"
+        return _ACT_LABEL.sub("", self.means) if self.lasts else f"it {self.said}"
 
     @property
     def comes_back(self) -> str:
         """What follows the act that brings it back, its label dropped: "Kueue admits it again
         when quota is free and KubeRay recreates its pods"."""
-        return LABEL.sub("", self.bring_back)
+        return _ACT_LABEL.sub("", self.bring_back)
 
 
 def stop_words(

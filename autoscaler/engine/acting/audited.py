@@ -76,11 +76,13 @@ def audited_write(
     except ClusterError as exc:  # no durable record, no write
         return Outcome.failed(f"audit record not written: {exc}"), False
     outcome = write()
-    _ended(context, decision, now=now, outcome=outcome)
+    _record_outcome(context, decision, now=now, outcome=outcome)
     return outcome, True
 
 
-def _ended(context: ActContext, decision: Decision, *, now: datetime, outcome: Outcome) -> None:
+def _record_outcome(
+    context: ActContext, decision: Decision, *, now: datetime, outcome: Outcome
+) -> None:
     """How the write after the record went (same time): done settles the begun record; a
     failed one is not taken for a deactivation someone undid, and a lost answer gets settled.
     A follow-up not written leaves the record `started`, which the guards count the same."""

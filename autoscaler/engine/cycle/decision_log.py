@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from autoscaler.domain.audit.subjects import owner_text
 from autoscaler.domain.exemptions import exemption_of
 from autoscaler.domain.models import ActionRecord, Decision, State, WorkloadInfo
 from autoscaler.domain.usage.words import class_text, evidence_text
@@ -24,7 +25,7 @@ def log_decision(
     fields: dict[str, object] = {
         "namespace": decision.workload.namespace,
         "workload": decision.workload.name,
-        "owner": f"{workload.owner.kind}/{workload.owner.name}" if workload.owner else None,
+        "owner": owner_text(workload.owner),
         "rule": decision.rule.name,
         "state": decision.state.value,
         "action": decision.action.value,

@@ -13,8 +13,8 @@ Each note is keyed by the deactivated workload and the deactivation's time, so n
 restart nor a second replica writes it twice. The deactivations followed are read from the
 durable trail once on taking the lead (the stop's cohort from its record, the GPUs still
 free from its notes: each waiter's note keeps the GPUs it took), then added from each
-cycle's own actions; one is dropped once both questions are answered, its workloads are
-gone, or it is older than `horizon`.
+cycle's own actions; one is dropped once nothing about it is left to see (its waiter, its
+reactivation, its end, GPUs still free for waiters), or once it is older than `horizon`.
 """
 
 from __future__ import annotations
@@ -28,20 +28,19 @@ from autoscaler.core.ports import StateBacking
 from autoscaler.domain.annotations import reactivated_at
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.audit.savings import SEEN_REACTIVATED, Deactivation, our_deactivations
-from autoscaler.domain.audit.subjects import Subject
-from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED
+from autoscaler.domain.audit.subjects import Subject, owner_text
+from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED, stop_key
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef, WorkloadStatus
 from autoscaler.domain.outcomes import OutcomeKind
 from autoscaler.domain.policy.owner_words import stop_lasts
 from autoscaler.engine.acting.context import Leads, always_leads
 
-HORIZON = FOLLOWED_FOR
-
 
 @dataclass(frozen=True)
 class Followed:
-    """One deactivation of ours whose waiter or reactivation is still to be seen."""
+    """One deactivation of ours with something still to be seen: its beneficiary admitted,
+    its reactivation, its end, or waiters for the GPUs it freed."""
 
     target: WorkloadRef
     at: datetime  # when it was decided
@@ -66,7 +65,7 @@ class FollowUps:
         state: StateBacking,
         logger: logging.Logger,
         leads: Leads = always_leads,
-        horizon: timedelta = HORIZON,
+        horizon: timedelta = FOLLOWED_FOR,
     ) -> None:
         self._state = state
         self._log = logger
@@ -148,16 +147,16 @@ def _still_free(freed: int, notes: list[AuditRecord]) -> int:
 
 
 def _is_key_of(key: RecordKey, target: WorkloadRef, at: datetime) -> bool:
-    return (key.subject, key.episode) == (str(target), at.replace(microsecond=0))
+    return (key.subject, key.episode) == stop_key(target, at)
 
 
 def _acted(snapshot: Snapshot, *, known: list[Followed]) -> list[Followed]:
     """This cycle's deactivations that applied (or may have), less those already `known`."""
-    followed = {(one.target, one.at.replace(microsecond=0)) for one in known}
+    followed = {stop_key(one.target, one.at) for one in known}
     found = []
     for action in snapshot.actions:
         begun = action.outcome.kind in (OutcomeKind.DONE, OutcomeKind.UNKNOWN)
-        new = (action.workload, action.at.replace(microsecond=0)) not in followed
+        new = stop_key(action.workload, action.at) not in followed
         if action.action is Action.DEACTIVATE and begun and new:
             row = snapshot.find(action.workload)
             found.append(_stopped(action.workload, action.at, row))
@@ -176,18 +175,13 @@ def _stopped(target: WorkloadRef, at: datetime, row: WorkloadStatus | None) -> F
         cluster_queue=row.info.cluster_queue,
         cohort=row.info.cohort,
         owner=owner,
-        free_gpus=0 if waiter is not None else _gpus_of(row),
+        free_gpus=0 if waiter is not None else row.gpus,
         ending=stop_lasts(owner),
     )
 
 
-def _gpus_of(row: WorkloadStatus) -> int:
-    return row.decision.gpus or row.info.gpus
-
-
 def _owner_of(row: WorkloadStatus) -> str | None:
-    owner = row.info.owner
-    return f"{owner.kind}/{owner.name}" if owner is not None else None
+    return owner_text(row.info.owner)
 
 
 def _notes(
@@ -235,7 +229,7 @@ def _admitted(snapshot: Snapshot, one: Followed) -> AuditRecord | str:
     at = waiter.info.admitted_at
     if not waiter.info.admitted or at is None:
         return _WAITING
-    return _waiter_note(one, waiter, at=at, detail=WAITER_ADMITTED)
+    return _waiter_note(one, waiter, at=at, for_it=True)
 
 
 def _admitted_by_quota(snapshot: Snapshot) -> dict[str, list[WorkloadStatus]]:
@@ -274,7 +268,7 @@ def _waiters(
             row
             for row in shared.values()
             if row.ref != one.target
-            and _gpus_of(row) > 0  # a CPU-only Workload takes none of the freed GPUs
+            and row.gpus > 0  # a CPU-only Workload takes none of the freed GPUs
             and str(row.ref) not in credited
             and (one.owner is None or _owner_of(row) != one.owner)
             and row.info.admitted_at is not None
@@ -287,20 +281,21 @@ def _waiters(
         if free <= 0:
             break
         assert row.info.admitted_at is not None
-        gpus = _gpus_of(row)
-        notes.append(
-            _waiter_note(one, row, at=row.info.admitted_at, detail=str(row.ref), gpus=gpus)
-        )
+        gpus = row.gpus
+        notes.append(_waiter_note(one, row, at=row.info.admitted_at, for_it=False, gpus=gpus))
         free -= gpus
     return notes, free
 
 
 def _waiter_note(
-    one: Followed, waiter: WorkloadStatus, *, at: datetime, detail: str, gpus: int | None = None
+    one: Followed, waiter: WorkloadStatus, *, at: datetime, for_it: bool, gpus: int | None = None
 ) -> AuditRecord:
-    """`gpus`: what a waiter of a stop without a beneficiary took of its freed GPUs."""
+    """`for_it`: the waiter is the stop's beneficiary, noted once per stop (keyed as such notes
+    always were); any other waiter is keyed by its name, with `gpus`, what it took of the GPUs
+    the stop freed."""
     at = max(at, one.at)  # admitted before the stop was seen: no sooner
-    named = " for it" if detail == WAITER_ADMITTED else ""  # its beneficiary
+    named = " for it" if for_it else ""
+    detail = WAITER_ADMITTED if for_it else str(waiter.ref)
     reason = f"{waiter.ref} admitted {_span(at - one.at)} after {one.target} was deactivated{named}"
     return _note(
         one,
@@ -359,6 +354,7 @@ def _note(
     """`waiter`: the admitted waiter and its ClusterQueue, which `reason` names (told per
     reader: domain/tenant_names.py). `detail`: what makes the note one of its kind (a stop
     noting several waiters keys each by the waiter)."""
+    stopped, episode = stop_key(one.target, one.at)
     return AuditRecord(
         at=at,
         actor=LOOP_ACTOR,
@@ -367,11 +363,7 @@ def _note(
         reason=reason,
         outcome="noted",
         namespace=one.target.namespace,
-        key=RecordKey(
-            subject=str(one.target),
-            episode=one.at.replace(microsecond=0),
-            detail=detail or action,
-        ),
+        key=RecordKey(subject=stopped, episode=episode, detail=detail or action),
         subject=Subject(
             beneficiary=str(waiter[0]), beneficiary_queue=waiter[1], beneficiary_gpus=waiter_gpus
         )
