@@ -141,6 +141,14 @@ def reactivated_at(*sources: Mapping[str, str]) -> datetime | None:
     return max(known) if known else None
 
 
+def reactivated_since(deactivated: datetime, *sources: Mapping[str, str]) -> bool:
+    """Our reactivation recorded at or after that deactivation of ours: it no longer holds the
+    workload stopped (reactivating keeps DEACTIVATED_AT, so a later stop by anyone else finds
+    it still there)."""
+    reactivated = reactivated_at(*sources)
+    return reactivated is not None and reactivated >= deactivated
+
+
 def deactivated_at(annotations: Mapping[str, str]) -> datetime | None:
     """When our last deactivation's patch applied, as its own annotation says."""
     return parse_time(annotations.get(DEACTIVATED_AT, ""))

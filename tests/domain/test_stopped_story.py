@@ -5,6 +5,7 @@ person, for which waiter, on what evidence, and what brings it back."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -150,3 +151,27 @@ def test_a_workload_stopped_by_someone_else_says_so_and_an_active_one_says_nothi
     assert story.summary(now=NOW) == "spec.active is false: not stopped by this service"
     assert story.stopper == "not this service"
     assert stopped_of(a_workload("team-a", "rc").build()) is None
+
+
+@pytest.mark.parametrize("on_owner", [False, True])
+def test_a_stop_after_our_reactivation_is_not_ours(on_owner: bool) -> None:
+    """We stopped it, it was reactivated (which keeps our deactivated-at), then someone else
+    (Kueue's backoff, an admin) stopped it: not our old stop."""
+    ours = replace(LOOP_STOP, at=NOW - timedelta(hours=2)).annotations()
+    workload = a_workload("team-a", "rc").annotated(
+        keys.REACTIVATED_AT, keys.time_text(NOW - timedelta(hours=1)), on_owner=on_owner
+    )
+    story = stopped_of(stopped_with(ours, workload))
+
+    assert story is not None and not story.ours
+    assert story.summary(now=NOW) == "spec.active is false: not stopped by this service"
+
+
+def test_a_reactivation_before_our_stop_leaves_it_ours() -> None:
+    ours = replace(LOOP_STOP, at=NOW - timedelta(hours=1)).annotations()
+    workload = a_workload("team-a", "rc").annotated(
+        keys.REACTIVATED_AT, keys.time_text(NOW - timedelta(hours=2))
+    )
+    story = stopped_of(stopped_with(ours, workload))
+
+    assert story is not None and story.ours and story.at == NOW - timedelta(hours=1)

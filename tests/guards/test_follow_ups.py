@@ -7,6 +7,8 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+import pytest
+
 from autoscaler.core.errors import ClusterUnavailable
 from autoscaler.domain.audit.records import AuditRecord, RecordKey, RuntimeState
 from autoscaler.domain.audit.savings import savings
@@ -359,4 +361,48 @@ def test_a_stop_made_in_a_cycle_whose_notes_were_not_written_is_still_followed()
     assert sorted(waiters_noted(state)) == [
         ("team-b/next", NOW + 15 * minute),
         ("team-b/waiter", NOW + 10 * minute),
+    ]
+
+
+def a_stop_in_cq_a(name: str, *, beneficiary: str | None) -> tuple[AuditRecord, WorkloadStatus]:
+    """A 4-GPU stop at NOW in cq-a (for `beneficiary`, else for nobody), and its row."""
+    builder = a_workload("team-a", name).gpu_pod(f"{name}-0", gpus=4).inactive()
+    info = replace(builder.build(), cluster_queue="cq-a")
+    decision = Decision(info.ref, State.IDLE, Action.NONE, "idle", gpus=4, rule=A_DEFAULT_RULE)
+    subject = Subject(cluster_queue="cq-a", owner=f"RayCluster/{name}", beneficiary=beneficiary)
+    record = replace(a_deactivation_record(subject), target=str(info.ref))
+    return record, WorkloadStatus(info, decision)
+
+
+@pytest.mark.parametrize("for_the_waiter,for_nobody", [("aa", "zz"), ("zz", "aa")])
+def test_a_beneficiary_admitted_is_no_waiter_of_another_stop_of_its_queue(
+    for_the_waiter: str, for_nobody: str
+) -> None:
+    """Both stops followed in one pass, in either order: the waiter is noted once, for the
+    stop made for it; the other stop's freed GPUs wait for the next one admitted."""
+    minute = timedelta(minutes=1)
+    its_stop, its_row = a_stop_in_cq_a(for_the_waiter, beneficiary="team-b/waiter")
+    other_stop, other_row = a_stop_in_cq_a(for_nobody, beneficiary=None)
+    waiter = in_queue("waiter", queue="cq-a", cohort=None, admitted_at=NOW + minute, gpus=4)
+    next_one = in_queue("next", queue="cq-a", cohort=None, admitted_at=NOW + 3 * minute, gpus=4)
+    first = snapshot(NOW + 2 * minute, its_row, other_row, waiter)
+    second = snapshot(NOW + 4 * minute, its_row, other_row, waiter, next_one)
+    one, changed = (
+        MemoryState(RuntimeState(audit=(its_stop, other_stop))),
+        MemoryState(RuntimeState(audit=(its_stop, other_stop))),
+    )
+    leader = FollowUps(state=one, logger=LOG)
+
+    leader(first)
+    assert waiters_noted(one) == [("team-b/waiter", NOW + minute)]
+
+    leader(second)
+    FollowUps(state=changed, logger=LOG)(first)
+    FollowUps(state=changed, logger=LOG)(second)  # a new leader reads the trail
+    assert sorted(waiters_noted(one)) == [
+        ("team-b/next", NOW + 3 * minute),
+        ("team-b/waiter", NOW + minute),
+    ]
+    assert [(r.key, r.subject) for r in changed.state.audit] == [
+        (r.key, r.subject) for r in one.state.audit
     ]

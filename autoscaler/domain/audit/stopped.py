@@ -137,11 +137,13 @@ def cli_name(workload: WorkloadInfo) -> str:
 
 def _ours(workload: WorkloadInfo) -> tuple[Mapping[str, str], datetime] | None:
     """Our annotations, with the stop's time: the Workload's own first (the record), else
-    the owner's copy (a RayCluster a suspend actuator stops is its own row)."""
+    the owner's copy (a RayCluster a suspend actuator stops is its own row). None when we
+    reactivated it since: stopped again, it was by someone else (Kueue's backoff, an admin)."""
     for notes in (workload.annotations, workload.owner_annotations):
         at = keys.deactivated_at(notes)
         if at is not None:
-            return notes, at
+            sources = (workload.annotations, workload.owner_annotations)
+            return None if keys.reactivated_since(at, *sources) else (notes, at)
     return None
 
 

@@ -33,7 +33,7 @@ from autoscaler.domain.annotations import (
     deactivated_at,
     parse_time,
     promise_time,
-    reactivated_at,
+    reactivated_since,
     time_text,
 )
 from autoscaler.domain.durations import format_duration
@@ -116,9 +116,8 @@ def our_deactivation(workload: WorkloadInfo) -> datetime | None:
     since = deactivated_at(workload.annotations)
     if workload.active or since is None:
         return None
-    reactivated = reactivated_at(workload.annotations, workload.owner_annotations)
     lived_again = [
-        reactivated is not None and reactivated >= since,
+        reactivated_since(since, workload.annotations, workload.owner_annotations),
         workload.created_at > since,
         workload.admitted_at is not None and workload.admitted_at > since,
         any(pod.created_at > since for pod in workload.pods),

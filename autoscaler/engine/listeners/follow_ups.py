@@ -187,18 +187,20 @@ def _owner_of(row: WorkloadStatus) -> str | None:
 def _notes(
     snapshot: Snapshot, followed: list[Followed], *, since: datetime, credited: set[str]
 ) -> tuple[list[AuditRecord], list[Followed]]:
-    """`credited`: the waiters already noted, added to as this pass notes more."""
+    """`credited`: the waiters already noted, added to as this pass notes more. The
+    beneficiaries admitted are noted first, so none is also taken for a waiter of another
+    stop, whatever the order the stops are followed in (as a leader reading the trail has it)."""
     notes: list[AuditRecord] = []
     still: list[Followed] = []
     admitted = _admitted_by_quota(snapshot) if any(f.free_gpus > 0 for f in followed) else {}
-    for followed_one in followed:
-        if followed_one.at < since:
-            continue
+    followed = [one for one in followed if one.at >= since]
+    beneficiaries = [_admitted(snapshot, one) for one in followed]
+    credited |= {_waiter_of(note) for note in beneficiaries if isinstance(note, AuditRecord)}
+    for followed_one, beneficiary in zip(followed, beneficiaries, strict=True):
         stopped = snapshot.find(followed_one.target)
         inactive = stopped is not None and not stopped.info.active
         one = replace(followed_one, seen_inactive=True) if inactive else followed_one
-        beneficiary, reactivated = _admitted(snapshot, one), _reactivated(snapshot, one)
-        ended = _ended(snapshot, one)
+        reactivated, ended = _reactivated(snapshot, one), _ended(snapshot, one)
         waiters, free = _waiters(one, admitted, credited=credited)
         credited |= {_waiter_of(note) for note in waiters}
         found = (beneficiary, reactivated, ended)
