@@ -11,13 +11,7 @@ import yaml
 
 from autoscaler.api.static_tokens import read_token_file
 from autoscaler.backtest.arguments import add_backtest_arguments
-from autoscaler.client.commands import (
-    COMMANDS,
-    OneLineParser,
-    add_commands,
-    check_argv,
-    join_option_values,
-)
+from autoscaler.client.commands import COMMANDS, OneLineParser, add_commands
 from autoscaler.client.commands import run as run_client
 from autoscaler.core.documents import FileRefused
 from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
@@ -31,9 +25,7 @@ EXIT_BAD_CONFIG = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else argv
-    check_argv(words)  # `--for 5 hours`: one line, before argparse misreads it
-    args = _parser().parse_args(join_option_values(words))
+    args = _parser().parse_command_line(argv)
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)
     if args.command == "demo":  # the embedded default needs no settings file either
@@ -92,7 +84,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 # cluster, gRPC and web stacks.
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROGRAM,
         description="Frees GPUs held by idle Kueue Workloads, judged from dcgm-exporter metrics.",
