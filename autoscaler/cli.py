@@ -11,16 +11,10 @@ import yaml
 
 from autoscaler.api.static_tokens import read_token_file
 from autoscaler.backtest.arguments import add_backtest_arguments
-from autoscaler.client.commands import (
-    COMMANDS,
-    OneLineParser,
-    add_commands,
-    check_argv,
-    join_option_values,
-)
+from autoscaler.client.commands import COMMANDS, OneLineParser, add_commands
 from autoscaler.client.commands import run as run_client
-from autoscaler.core.documents import FileRefused
-from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
+from autoscaler.client.next_steps import config_refused
+from autoscaler.core.errors import ConfigError
 from autoscaler.demo.run import add_demo_arguments
 from autoscaler.domain.policy.checks import shadowed
 from autoscaler.domain.program import PROGRAM
@@ -31,9 +25,7 @@ EXIT_BAD_CONFIG = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else argv
-    check_argv(words)  # `--for 5 hours`: one line, before argparse misreads it
-    args = _parser().parse_args(join_option_values(words))
+    args = _parser().parse_command_line(argv)
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)
     if args.command == "demo":  # the embedded default needs no settings file either
@@ -43,27 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # refused when read, or while building (e.g. a static token file)
         return _run(args, load_settings(args.config))
     except ConfigError as exc:
-        _config_refused(exc, args.config)
+        for line in config_refused(exc, config=args.config):
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_BAD_CONFIG
-
-
-def _config_refused(refused: ConfigError, config: Path | None) -> None:
-    """One `error:` line per problem (sorted by path when read from the file), then how many
-    and the command that checks the file again; a file refused unread is its one line."""
-    if isinstance(refused, FileRefused):
-        print(f"error: {refused}", file=sys.stderr)
-        return
-    problems = refused.problems
-    for problem in problems[:SHOWN_PROBLEMS]:
-        print(f"error: {problem}", file=sys.stderr)
-    if len(problems) > SHOWN_PROBLEMS:
-        print(f"error: … and {len(problems) - SHOWN_PROBLEMS} more", file=sys.stderr)
-    count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
-    where, again = (f" in {config}", f" --config {config}") if config is not None else ("", "")
-    print(
-        f"error: {count}{where}: fix each, then run {PROGRAM} check-config{again}",
-        file=sys.stderr,
-    )
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -92,7 +66,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 # cluster, gRPC and web stacks.
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> OneLineParser:
     parser = OneLineParser(
         prog=PROGRAM,
         description="Frees GPUs held by idle Kueue Workloads, judged from dcgm-exporter metrics.",

@@ -21,6 +21,7 @@ from autoscaler.client.actions import COMMANDS, UsageError, is_read, plan
 from autoscaler.client.api import DEFAULT_URL, URL_VARIABLE, AutoscalerClient, ClientError
 from autoscaler.client.credentials import TOKEN_VARIABLE, TokenSources, find_token
 from autoscaler.client.kubeconfig import KubeconfigError
+from autoscaler.domain.program import PROGRAM
 
 __all__ = [
     "COMMANDS",
@@ -70,8 +71,16 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"error: {next_steps.usage_error(self.prog, message)}\n")
 
+    def parse_command_line(self, argv: Sequence[str] | None = None) -> argparse.Namespace:
+        """`argv` (None: the process's own arguments) parsed, after what argparse would
+        misread (`--for 5 hours`) is refused in one line and a negative value is joined to
+        its option."""
+        words = sys.argv[1:] if argv is None else argv
+        _check_argv(words)
+        return self.parse_args(join_option_values(words))
 
-def check_argv(argv: Sequence[str]) -> None:
+
+def _check_argv(argv: Sequence[str]) -> None:
     """Mistakes argparse would misread, said before it reads them (one line, exit 2)."""
     written_apart = next_steps.durations_written_apart(argv)
     if written_apart is not None:
@@ -140,15 +149,13 @@ def _namespace_unknown(args: argparse.Namespace, body: Any) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineParser(
-        prog="idle-gpu-autoscaler",
+        prog=PROGRAM,
         description=__doc__.split("\n")[0],
         epilog=EPILOG,
         formatter_class=RAW,
     )
     add_commands(parser.add_subparsers(dest="command", required=True))
-    words = sys.argv[1:] if argv is None else argv
-    check_argv(words)
-    return run(parser.parse_args(join_option_values(words)))
+    return run(parser.parse_command_line(argv))
 
 
 def _command(commands: Any, name: str, text: str) -> argparse.ArgumentParser:

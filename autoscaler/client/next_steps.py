@@ -1,9 +1,10 @@
 """The one home of the command line's error wording: each error is one line that says what is
 wrong and what to do next (a flag, an environment variable, a command), docs/CLI.md.
 
-The client's subcommands word their refusals here (`refusal`); the composition root words
-`serve`'s and `backtest`'s start-up errors with the functions below, so the same flag or
-variable is named the same way everywhere.
+The client's subcommands word their refusals here (`refusal`); the program's entry point
+words a refused settings file with `config_refused`, and the composition root `serve`'s and
+`backtest`'s start-up errors with the functions below, so the same flag or variable is named
+the same way everywhere.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import httpx
 from autoscaler.client.api import DEFAULT_URL, URL_VARIABLE, ClientError
 from autoscaler.client.credentials import TOKEN_VARIABLE
 from autoscaler.client.kubeconfig import kubeconfig_paths
+from autoscaler.core.documents import FileRefused
+from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
 from autoscaler.domain.program import PROGRAM
 
 # As README.md and docs/ROLLOUT.md install it: the release and its namespace are both
@@ -182,6 +185,21 @@ def no_kubernetes_credentials(
         f"{said}; check KUBECONFIG or --kubeconfig PATH (cluster.kubeconfig) and --context "
         f"(`kubectl config get-contexts`), {demo}"
     )
+
+
+def config_refused(refused: ConfigError, *, config: Path | None) -> list[str]:
+    """A settings file refused: one line per problem (sorted by path when read from the
+    file), then how many and the command that checks the file again; a file refused unread
+    is its one line."""
+    if isinstance(refused, FileRefused):
+        return [str(refused)]
+    problems = refused.problems
+    lines = list(problems[:SHOWN_PROBLEMS])
+    if len(problems) > SHOWN_PROBLEMS:
+        lines.append(f"… and {len(problems) - SHOWN_PROBLEMS} more")
+    count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+    where, again = (f" in {config}", f" --config {config}") if config is not None else ("", "")
+    return [*lines, f"{count}{where}: fix each, then run {PROGRAM} check-config{again}"]
 
 
 def prometheus_unreachable(url: str, error: BaseException) -> str:

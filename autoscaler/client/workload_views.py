@@ -129,12 +129,12 @@ def _notice_pairs(notice: Json) -> list[tuple[str, str]]:
     snoozed = notice.get("snoozedUntil")
     by = f" (by {notice.get('snoozedBy') or '?'})" if snoozed else ""
     pairs = [
-        ("Warned at", notice.get("warnedAt")),
-        ("Stop planned at", notice.get("stopAt")),
+        ("Warned at", _time(notice.get("warnedAt"))),
+        ("Stop planned at", _time(notice.get("stopAt"))),
         ("Snoozed until", f"{moment(snoozed)}{by}" if snoozed else None),
-        ("Deletion at", notice.get("deleteAt")),
+        ("Deletion at", _time(notice.get("deleteAt"))),
     ]
-    return [(key, moment(value)) for key, value in pairs if value]
+    return [(key, value) for key, value in pairs if value]
 
 
 def _stopped_pairs(stopped: Json) -> list[tuple[str, str]]:
@@ -144,7 +144,7 @@ def _stopped_pairs(stopped: Json) -> list[tuple[str, str]]:
         return []
     back = "Comes back" if stopped.get("comesBackByItself") else "Bring back with"
     pairs = [
-        ("Stopped at", moment(stopped.get("at")) if stopped.get("at") else None),
+        ("Stopped at", _time(stopped.get("at"))),
         ("Stopped by", stopped.get("by")),
         ("Stopped for", stopped.get("waiter")),
         ("Stopped because", stopped.get("reason")),
@@ -228,6 +228,11 @@ def _kind_text(kind: Json) -> str:
     if enabled:
         return f"{said}, enabled here"
     return f"{said}, not enabled here (cluster.ownerKinds.{name}.enabled): never stopped"
+
+
+def _time(value: Any) -> str | None:
+    """A time as the CLI prints it (`render.moment`); None when there is none."""
+    return moment(value) if value else None
 
 
 def _exempt_until(found: Json) -> str:

@@ -1,6 +1,7 @@
 """The demo's fixed header (the story, the policy, what the service does in it), and what is
-printed after the summary: where the REST API and the KEDA scaler listen with the token, and
-commands to try them, ready to paste into a second terminal.
+printed after the summary: while the demo serves on, where the REST API and the KEDA scaler
+listen with the token, and commands to try them, ready to paste into a second terminal; else
+the command that plays the story again with the servers kept up.
 
 The commands name this installation as it can be run from the current directory (the console
 script when it is on PATH or in the interpreter's folder, else `python -m autoscaler`), so a
@@ -23,8 +24,9 @@ from autoscaler.demo.layout import Verbatim, wrap_all
 from autoscaler.demo.scenarios import DEFAULT_SCENARIO
 from autoscaler.demo.story import World
 from autoscaler.domain.durations import format_duration
+from autoscaler.domain.program import PROGRAM
 
-SCRIPT = "idle-gpu-autoscaler"
+SCRIPT = PROGRAM  # the console script
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class Header:
 def header_of(world: World) -> Header:
     scenario, policy = world.scenario, world.settings.policy
     return Header(
-        story=f"idle-gpu-autoscaler demo: {scenario.name}",
+        story=f"{PROGRAM} demo: {scenario.name}",
         title=scenario.title,
         policy=f"policy: every GPU at or below {policy.threshold_percent:g}% for "
         f"{format_duration(policy.idle_window)}, grace {format_duration(policy.grace_period)}, "
@@ -103,7 +105,8 @@ def header_of(world: World) -> Header:
 
 def endpoint_lines(world: World, endpoints: Endpoints, *, commands: Commands) -> list[str]:
     """Where the REST API and the KEDA scaler listen, the token, and the commands to try
-    them (`try_lines`): printed after the summary, each on one line however long, to paste."""
+    them (`try_lines`): printed after the summary while the demo serves on, each on one line
+    however long, to paste."""
     lines = [
         f"REST: {endpoints.rest_url}",
         f"gRPC: {endpoints.grpc_address}",
@@ -128,7 +131,8 @@ def serve_hint(world: World, *, commands: Commands) -> list[str]:
 
 def try_lines(world: World, endpoints: Endpoints, *, commands: Commands) -> list[str]:
     """A CLI call with the URL and token, and a KEDA-style IsActive request through the
-    repository's own gRPC stubs, both about the story's first RayCluster."""
+    repository's own gRPC stubs, both about the story's first RayCluster; and the Keep link,
+    when the run has one."""
     first = min(world.scenario.arrivals, key=lambda arrival: arrival.minute).spec
     address = endpoints.grpc_address
     metadata = json.dumps({"workload": first.workload_name})  # KEDA adds its own keys

@@ -77,7 +77,7 @@ def fit_table(heads: Sequence[str], cells: Sequence[Sequence[str]], width: int) 
             break
         if name in heads and len(kept) > 2:
             kept.remove(list(heads).index(name))
-    widths = [max(len(row[i]) for row in [heads, *cells]) for i in kept]
+    widths = _column_widths(heads, cells, kept)
     room = width - len(GAP) * (len(kept) - 1)
     last = max(STATE_MIN, room - sum(widths[:-1]))
     widths[-1] = min(widths[-1], last)
@@ -91,8 +91,16 @@ def fit_table(heads: Sequence[str], cells: Sequence[Sequence[str]], width: int) 
 
 
 def _natural_width(heads: Sequence[str], cells: Sequence[Sequence[str]], kept: list[int]) -> int:
-    widths = [max(len(row[i]) for row in [heads, *cells]) for i in kept[:-1]]
+    """The kept columns' width with no cell wrapped, the last one (STATE) at `STATE_MIN`."""
+    widths = _column_widths(heads, cells, kept[:-1])
     return sum(widths) + STATE_MIN + len(GAP) * (len(kept) - 1)
+
+
+def _column_widths(
+    heads: Sequence[str], cells: Sequence[Sequence[str]], columns: Sequence[int]
+) -> list[int]:
+    """Each of `columns` as wide as its widest cell, its heading included."""
+    return [max(len(row[i]) for row in [heads, *cells]) for i in columns]
 
 
 def _table_row(row: Sequence[str], widths: Sequence[int]) -> list[str]:

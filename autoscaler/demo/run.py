@@ -5,8 +5,9 @@ so the summary can say what acting changed. The composition root passes `build_s
 optionally, `configure` (adjusts the scenario's settings before the service is built: ports,
 tokens, KEDA; the policy stays the scenario's) and `extra_servers`: a context manager factory
 that starts the REST API and the KEDA gRPC endpoint on the live world's snapshot store and
-cluster, and yields their `Endpoints`; and `keep_link`, which adds the Keep link the story's
-first warning carried once the story is over (a link answers one warning). After the story and
+cluster, and yields their `Endpoints`; and `keep_link`, which adds, once the story is over,
+the Keep link the last warning of its first warned RayCluster carried (a link answers one
+warning). After the story and
 its summary the demo prints them with commands to try them, and serves on for `--duration`
 seconds, or until Ctrl-C with `--serve`.
 """

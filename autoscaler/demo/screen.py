@@ -26,7 +26,7 @@ from typing import TextIO
 from autoscaler.demo.header import Header
 from autoscaler.demo.layout import rows_taken, stamped, stamped_head, wrap_all
 from autoscaler.demo.story import Cycle, World
-from autoscaler.demo.view import Row, happenings, quota_line, rows, stamp_of, table
+from autoscaler.demo.view import Row, concluding, happenings, quota_line, rows, stamp_of, table
 from autoscaler.domain.models import State, WorkloadRef
 
 CLEAR_SCREEN = "\x1b[2J\x1b[H"
@@ -100,7 +100,7 @@ class LiveTable:
         self._draw_header(size)
         width = usable_width(size)
         room = size.lines - self._header_rows - 1
-        text = wrap_all([*summary, *(["", *then] if then else [])], width)
+        text = wrap_all(concluding(summary, then=then), width)
         taken = sum(rows_taken(line, size.columns) for line in text)
         table_block = self._table_block(width)
         fits = table_block and len(table_block) + 1 + taken <= room

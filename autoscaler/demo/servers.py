@@ -33,8 +33,9 @@ def free_port(host: str = LOOPBACK) -> int:
 
 
 def serve_on_loopback(settings: Settings, *, keda_port: int, api_port: int = 0) -> Settings:
-    """The scenario's settings with the KEDA scaler on and the API on a free loopback port
-    (0: the API server binds at build time and reports the port it got)."""
+    """The scenario's settings with the KEDA scaler on and the API on loopback at `api_port`
+    (0: the API server binds a free one at build time and reports the port it got; Keep
+    links need the port before then, so the caller chooses it)."""
     keda = settings.keda.model_copy(update={"enabled": True, "port": keda_port})
     api = settings.api.model_copy(update={"host": LOOPBACK, "port": api_port})
     return settings.model_copy(update={"keda": keda, "api": api})

@@ -184,10 +184,13 @@ class PlainLines:
         self._out.flush()
 
     def conclude(self, summary: Sequence[str], *, then: Sequence[str] = ()) -> None:
-        self._out.write(
-            "".join(line + "\n" for line in ["", *summary, *(["", *then] if then else [])])
-        )
+        self._out.write("".join(line + "\n" for line in ["", *concluding(summary, then=then)]))
         self._out.flush()
+
+
+def concluding(summary: Sequence[str], *, then: Sequence[str]) -> list[str]:
+    """What a view's `conclude` shows: the summary, then `then` after a blank line."""
+    return [*summary, *(["", *then] if then else [])]
 
 
 def quota_line(world: World) -> str:

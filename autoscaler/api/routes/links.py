@@ -22,6 +22,7 @@ from autoscaler.api.context import ApiContext, Context
 from autoscaler.api.lookup import held_of, rule_of
 from autoscaler.api.pages import (
     Block,
+    Detail,
     command,
     command_line,
     detail,
@@ -73,12 +74,7 @@ PAGE_ANSWERS: dict[int | str, dict[str, Any]] = {
     )
 }
 USED = "This link was already used, or no stop is planned for this workload any more."
-ANY_WORKLOAD = (
-    PROGRAM,
-    "snooze",
-    "NAMESPACE/NAME",
-    "4h",
-)  # a refusal that cannot name the workload
+ANY_WORKLOAD = (PROGRAM, "snooze", "NAMESPACE/NAME", "4h")  # for a refusal that cannot name it
 
 
 class Refusal(Exception):
@@ -130,7 +126,7 @@ def confirm(context: Context, token: Token) -> HTMLResponse:
             if length < found.claim.snooze
             else "."
         ),
-        detail(f"Its Kueue Workload: {workload.ref}."),
+        _kueue_workload(workload.ref),
         form=f"Keep it for {format_duration(length)}",
     )
 
@@ -149,7 +145,7 @@ def redeem(context: Context, token: Token) -> HTMLResponse:
     except Refusal as refusal:
         return refusal.page()
     except SnoozeRaced:  # another click on this link (or another snooze) came first
-        return _used(context.clock.now(), found.workload, rule=found.rule).page()
+        return _used(found.workload, rule=found.rule, now=context.clock.now()).page()
     except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
         return Refusal(
             problem.status, "Not kept", problem.detail, *_ask_admin(found.workload)
@@ -163,7 +159,7 @@ def redeem(context: Context, token: Token) -> HTMLResponse:
         html("It will not be stopped before ", when(grant.until, now=now), f"{clipped}."),
         f"If it is {words_for(held_of(context, workload.ref)).still} then, you will be "
         "warned again first.",
-        detail(f"Its Kueue Workload: {workload.ref}."),
+        _kueue_workload(workload.ref),
     )
 
 
@@ -189,7 +185,7 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
         raise _stopped(workload, story=story, at=story.at, now=now)
     notice = read_notice(workload, rule=rule, now=now)
     if notice.warned_at is None or not _same_second(notice.warned_at, claim.warned_at):
-        raise _used(now, workload, rule=rule)
+        raise _used(workload, rule=rule, now=now)
     return Redeemable(claim=claim, workload=workload, rule=rule, stop_at=notice.stop_at)
 
 
@@ -288,27 +284,16 @@ def _stopped(workload: WorkloadInfo, *, story: Stopped, at: datetime, now: datet
     ref, owner = workload.ref, workload.owner
     stopped = stop_words(owner, manager=workload.manager)
     said = html("Stopped at ", when(at, now=now), ". ", sentence(stopped.done))
-    if not story.lasts:
-        return Refusal(
-            409,
-            f"{named(ref, owner)} was already stopped",
-            said,
-            "To see it now:",
-            command(PROGRAM, "status", cli_name(workload), "-n", ref.namespace),
-            detail(f"Its Kueue Workload: {ref}."),
-        )
+    next_step: tuple[str, ...] = ("To see it now:", _status_command(workload))
+    if story.lasts:
+        back = command_line(bring_back_command(workload))
+        next_step = ("To bring it back:", back, sentence(stopped.comes_back))
     return Refusal(
-        409,
-        f"{named(ref, owner)} was already stopped",
-        said,
-        "To bring it back:",
-        command_line(bring_back_command(workload)),
-        sentence(stopped.comes_back),
-        detail(f"Its Kueue Workload: {ref}."),
+        409, f"{named(ref, owner)} was already stopped", said, *next_step, _kueue_workload(ref)
     )
 
 
-def _used(now: datetime, workload: WorkloadInfo, *, rule: Rule) -> Refusal:
+def _used(workload: WorkloadInfo, *, rule: Rule, now: datetime) -> Refusal:
     """No current warning for this link: used already, replaced, or never stopping."""
     ref, owner = workload.ref, workload.owner
     notice = read_notice(workload, rule=rule, now=now)
@@ -324,9 +309,18 @@ def _used(now: datetime, workload: WorkloadInfo, *, rule: Rule) -> Refusal:
         *kept,
         "Nothing to do now: if it is warned again, that warning brings a new link.",
         html("To see ", naming(named(ref, owner)), " now:"),
-        command(PROGRAM, "status", cli_name(workload), "-n", ref.namespace),
-        detail(f"Its Kueue Workload: {ref}."),
+        _status_command(workload),
+        _kueue_workload(ref),
     )
+
+
+def _status_command(workload: WorkloadInfo) -> Block:
+    return command(PROGRAM, "status", cli_name(workload), "-n", workload.ref.namespace)
+
+
+def _kueue_workload(ref: WorkloadRef) -> Detail:
+    """The Kueue Workload's name, in small print: people know the owner, an admin this."""
+    return detail(f"Its Kueue Workload: {ref}.")
 
 
 def _ask_admin(workload: WorkloadInfo) -> tuple[str, Block]:
