@@ -92,7 +92,9 @@ def options_from(
         step=args.step or settings.loop.interval,
         alternatives=tuple(_variant(text, policy) for text in args.alternative)
         or default_alternatives(policy),
-        chart_windows=tuple(_option_duration("--chart-windows", w) for w in _listed(args)),
+        chart_windows=tuple(
+            _option_duration("--chart-windows", w) for w in _chart_window_texts(args)
+        ),
         horizon=args.regret_horizon,
         raycluster_label=args.raycluster_label,
         chunk=args.chunk,
@@ -287,7 +289,7 @@ def _variant(text: str, policy: Policy) -> Variant:
     try:
         threshold = float(percent) / 100 if percent else policy.default_rule.usage.threshold
     except ValueError:
-        threshold = -1.0
+        threshold = -1.0  # not a number: refused below in the words of an out-of-range one
     if not 0 <= threshold < 1:
         raise ValueError(
             f"--alternative {text!r}: the threshold is a percentage below 100, e.g. 30m@10"
@@ -295,7 +297,7 @@ def _variant(text: str, policy: Policy) -> Variant:
     return Variant(_option_duration("--alternative", window), threshold)
 
 
-def _listed(args: argparse.Namespace) -> list[str]:
+def _chart_window_texts(args: argparse.Namespace) -> list[str]:
     return [w for w in str(args.chart_windows).split(",") if w]
 
 

@@ -46,7 +46,7 @@ def read_queue_history(
     source: RangeQueries, plan: ChunkPlan, *, queue_of: Mapping[str, str]
 ) -> QueueHistory | None:
     """Kueue's pending Workloads per ClusterQueue at each slot; None without such series."""
-    slot = plan.slot_range
+    slot_range = plan.slot_range
     waited: dict[str, set[int]] = {}
     cohorts: dict[str, str] = {}
     found = False
@@ -54,7 +54,7 @@ def read_queue_history(
         start, end = _utc(first), _utc(first + (steps - 1) * plan.slot)
         step = timedelta(seconds=plan.slot)
         pending = source.query_range(
-            f"max_over_time({PENDING_METRIC}[{slot}])", start=start, end=end, step=step
+            f"max_over_time({PENDING_METRIC}[{slot_range}])", start=start, end=end, step=step
         )
         for series in pending.series:
             found = True
@@ -62,7 +62,7 @@ def read_queue_history(
             times = waited.setdefault(queue, set())
             times.update(int(float(at)) for at, value in series.values if _positive(value))
         quotas = source.query_range(
-            f"max_over_time({QUOTA_METRIC}[{slot}])", start=start, end=end, step=step
+            f"max_over_time({QUOTA_METRIC}[{slot_range}])", start=start, end=end, step=step
         )
         for series in quotas.series:
             if series.labels.get("cohort"):

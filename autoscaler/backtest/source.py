@@ -58,9 +58,9 @@ def slot_queries(
 ) -> tuple[SlotQuery, ...]:
     """Each signal's highest value in the slot (t - slot, t] ending at each step, NaN when all
     were NaN."""
-    ranged = range_duration(slot, closed=closed_ranges)
+    slot_range = range_duration(slot, closed=closed_ranges)
     return tuple(
-        SlotQuery(f"max_over_time({selector(s)}[{ranged}])", float(s.scale)) for s in signals
+        SlotQuery(f"max_over_time({selector(s)}[{slot_range}])", float(s.scale)) for s in signals
     )
 
 

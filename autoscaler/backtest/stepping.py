@@ -34,11 +34,8 @@ if TYPE_CHECKING:
     from autoscaler.backtest.replay import Replay, Run
 
 _ACTS = (Action.DEACTIVATE, Action.WOULD_DEACTIVATE)
-_ALWAYS = (
-    State.PROTECTED,
-    State.KIND_NOT_ENABLED,
-    State.KEDA_MANAGED,
-)  # outcomes usage can never change here
+# Outcomes usage can never change here.
+_ALWAYS = (State.PROTECTED, State.KIND_NOT_ENABLED, State.KEDA_MANAGED)
 
 
 class Pass:

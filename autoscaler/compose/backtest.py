@@ -34,14 +34,14 @@ def backtest(settings: Settings, args: argparse.Namespace) -> int:
         prometheus = settings.prometheus.model_copy(update={"url": args.prometheus_url})
         settings = settings.model_copy(update={"prometheus": prometheus})
     source = PrometheusRange(prometheus=settings.prometheus)
-    told = Told(source, url=settings.prometheus.url)
+    worded = UnreachableWorded(source, url=settings.prometheus.url)
     try:
-        return run_backtest(args, settings=settings, policy=policy, source=told)
+        return run_backtest(args, settings=settings, policy=policy, source=worded)
     finally:
         source.close()
 
 
-class Told:
+class UnreachableWorded:
     """The range queries, with a connection failure told in one line that names where to
     point the backtest (`--prometheus-url`, `IGA_PROMETHEUS_URL`) instead of urllib3's
     400 characters. Other failures (a refused query, a bad reply) keep their own words."""
@@ -53,15 +53,15 @@ class Told:
     def query_range(
         self, promql: str, *, start: datetime, end: datetime, step: timedelta
     ) -> RangeReply:
-        with self._told():
+        with self._unreachable_worded():
             return self._source.query_range(promql, start=start, end=end, step=step)
 
     def closed_ranges(self, *, at: datetime) -> bool:
-        with self._told():
+        with self._unreachable_worded():
             return self._source.closed_ranges(at=at)
 
     @contextmanager
-    def _told(self) -> Iterator[None]:
+    def _unreachable_worded(self) -> Iterator[None]:
         try:
             yield
         except MetricsUnavailable as exc:

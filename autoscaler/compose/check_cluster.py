@@ -19,7 +19,7 @@ from pathlib import Path
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kueue.configuration import list_configuration
 from autoscaler.adapters.kueue.resources import KUEUE_GROUP
-from autoscaler.client.next_steps import CLUSTER_FOR_CHECK as NEXT
+from autoscaler.client.next_steps import CLUSTER_FOR_CHECK
 from autoscaler.core.errors import ClusterError, ConfigError
 from autoscaler.domain.kueue_config import PRIORITY_BOOST_GATE, gate_served
 from autoscaler.domain.policy.rules import Reclaim
@@ -36,7 +36,7 @@ def check_cluster(settings: Settings, *, kubeconfig: Path | None, context: str |
         client = KubeClient.from_settings(cluster)
     except ConfigError as exc:
         problem = "; ".join(exc.problems)
-        print(f"error: cannot reach the cluster: {problem}; {NEXT}", file=sys.stderr)
+        print(f"error: cannot reach the cluster: {problem}; {CLUSTER_FOR_CHECK}", file=sys.stderr)
         return EXIT_UNREACHABLE
     try:
         return _read(settings, cluster, client)
@@ -48,7 +48,7 @@ def _read(settings: Settings, cluster: ClusterSettings, client: KubeClient) -> i
     try:
         served = client.group_versions(KUEUE_GROUP)
     except ClusterError as exc:
-        print(f"error: cannot reach the cluster: {exc}; {NEXT}", file=sys.stderr)
+        print(f"error: cannot reach the cluster: {exc}; {CLUSTER_FOR_CHECK}", file=sys.stderr)
         return EXIT_UNREACHABLE
     via = [r.name for r in build_policy(settings).rules if r.reclaim is Reclaim.VIA_KUEUE]
     several = len(via) > 1

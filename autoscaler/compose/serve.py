@@ -32,7 +32,7 @@ from autoscaler.compose.api import (
     keda_metrics_router,
     snooze_notifications,
 )
-from autoscaler.compose.check_cluster import pointed
+from autoscaler.compose.check_cluster import EXIT_UNREACHABLE, pointed
 from autoscaler.compose.kueue_presence import refuse_kueue_off_beside_kueue
 from autoscaler.compose.loop_parts import SharedState
 from autoscaler.compose.managers import build_actuator, build_pending
@@ -51,7 +51,8 @@ from autoscaler.engine.acting.context import always_leads
 from autoscaler.settings.rules import longest_loading
 from autoscaler.settings.tree import ClusterSettings, QuerySettings, Settings
 
-EXIT_NO_CLUSTER = 3  # as `check-config --cluster`: no usable Kubernetes configuration
+# No usable Kubernetes configuration: the code `check-config --cluster` gives (docs/CLI.md).
+EXIT_NO_CLUSTER = EXIT_UNREACHABLE
 
 
 def query_templates(queries: QuerySettings) -> QueryTemplates:

@@ -68,6 +68,9 @@ def _folded(key: str) -> str:
     return key.lower().replace("_", "").replace("-", "")
 
 
+ANY_ENTRY = -1  # `[*]` in a path a check reads
+
+
 @dataclass(frozen=True)
 class CrossCheck:
     """A check across keys: what it reads, as paths with `[*]` for any entry, and the check."""
@@ -78,9 +81,6 @@ class CrossCheck:
     def runs_on(self, left_out: Sequence[Location]) -> bool:
         """False when any value it reads did not parse (and was left out)."""
         return not any(_overlap(_parts(read), gone) for read in self.reads for gone in left_out)
-
-
-ANY_ENTRY = -1  # `[*]` in a path a check reads
 
 
 def _parts(path: str) -> Location:
@@ -132,7 +132,7 @@ def validated(
         if not any(gone_now):  # nothing left to leave out: no tree to check across keys
             break
         left_out += [gone for gone in gone_now if gone]
-    return Checked(None, problems, [()])
+    return Checked(None, problems, [()])  # the root left out: no check across keys runs
 
 
 def _set_aside(
@@ -267,7 +267,7 @@ def _expected(value: Any, field: FieldInfo | None) -> str:
     if shape is Literal:
         return "one of " + ", ".join(str(word) for word in get_args(value))
     if value in (int, float):
-        bounds = [_bound(m) for m in (field.metadata if field else []) if _bound(m)]
+        bounds = [bound for m in (field.metadata if field else []) if (bound := _bound(m))]
         return " ".join(
             ["an integer" if value is int else "a number", " and ".join(bounds)]
         ).strip()

@@ -3,12 +3,11 @@
 BUSY reads every sample of `policy.idleSinceLookback` (a day by default) to find the last
 busy coarse step of each GPU beyond the slots, and all but its newest steps are what the
 read before found. Its steps are aligned to multiples of the coarse step, the one at t
-holding the samples of (t - coarse, t] on any server (`range_semantics.py`).
-A step at least one coarse step behind `now` is settled: it is kept here, and the next read
-asks Prometheus only for the steps after the newest settled one, then adds the kept ones
-still inside the lookback. The answer is the
-one a read of the whole lookback gives, as long as Prometheus does not change samples older
-than a coarse step.
+holding the samples of (t - coarse, t] on any server (`range_semantics.py`). A step at
+least one coarse step behind `now` is settled: it is kept here, and the next read asks
+Prometheus only for the steps after the newest settled one, then adds the kept ones still
+inside the lookback. The answer is the one a read of the whole lookback gives, as long as
+Prometheus does not change samples older than a coarse step.
 
 The whole lookback is read again (nothing kept) after a start, when the lowest threshold,
 the lookback, the coarse step or the signals change, when `now` goes back, and after a read

@@ -83,7 +83,7 @@ class DeviceEvidenceReader:
     def filtered(self, *, slot: timedelta, closed_ranges: bool = False) -> Filtered:
         def expression(matchers: tuple[str, ...]) -> str:
             slotted = slot_expression(
-                self.signal, self.metric, matchers, slot, closed_ranges=closed_ranges
+                self.signal, self.metric, matchers, slot=slot, closed_ranges=closed_ranges
             )
             return above(slotted, self.bar)
 
@@ -102,8 +102,8 @@ def slot_expression(
     signal: Signal,
     metric: str,
     matchers: tuple[str, ...],
-    slot: timedelta,
     *,
+    slot: timedelta,
     closed_ranges: bool = False,
 ) -> str:
     selector = f"{metric}{{{','.join(matchers)}}}" if matchers else metric

@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from autoscaler.adapters.prometheus.promql import QueryWindow, duration, range_duration
+from autoscaler.adapters.prometheus.promql import QueryWindow, duration, with_ranges
 from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal, SlotForm
 from autoscaler.domain.usage.gpus import GpuKey
 
 # "{selector}" is the metric with its matchers, "{slot}" the slot as a PromQL duration; the
-# range `[{slot}]` holds the samples of (t - slot, t] on any server (`promql.range_duration`).
+# range `[{slot}]` holds the samples of (t - slot, t] on any server (`promql.with_ranges`).
 SLOT_PROMQL: Mapping[SlotForm, str] = {
     SlotForm.GROWTH: "({selector} - {selector} offset {slot})",
     SlotForm.MEAN: "avg_over_time({selector}[{slot}])",
@@ -43,10 +43,8 @@ def slot_promql(
     form = signal.row.form
     if form is None:
         raise ValueError(f"{signal} is not a device signal")
-    ranged = f"[{range_duration(slot, closed=closed_ranges)}]"
-    return (
-        SLOT_PROMQL[form].replace("[{slot}]", ranged).format(selector=selector, slot=duration(slot))
-    )
+    template = with_ranges(SLOT_PROMQL[form], {"slot": slot}, closed=closed_ranges)
+    return template.format(selector=selector, slot=duration(slot))
 
 
 # Sends one instant query evaluated at the given time; returns `data.result`. Raises what the

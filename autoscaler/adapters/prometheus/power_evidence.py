@@ -109,7 +109,7 @@ class PowerEvidenceReader:
                         self.signal,
                         self.settings.metric,
                         (_model(model), *matchers),
-                        slot,
+                        slot=slot,
                         closed_ranges=closed_ranges,
                     ),
                     baseline + margin,

@@ -213,10 +213,8 @@ def fill(
 ) -> str:
     """`template` for `signal`; `matchers` narrow its selectors (recording_rules.py: some GPUs).
     A span placeholder that is a whole range selector holds (t - span, t] on any server."""
-    for name in _SPANS:
-        whole = f"[{{{name}}}]"
-        if whole in template:
-            template = template.replace(whole, f"[{span.range(getattr(span, name))}]")
+    spans = {name: getattr(span, name) for name in _SPANS}
+    template = with_ranges(template, spans, closed=span.closed_ranges)
     return template.format(
         selector=selector(signal, *matchers),
         metric=signal.metric,
@@ -247,6 +245,15 @@ def duration(span: timedelta) -> str:
     if milliseconds % 1000:
         return f"{milliseconds}ms"
     return f"{milliseconds // 1000}s"
+
+
+def with_ranges(template: str, spans: Mapping[str, timedelta], *, closed: bool) -> str:
+    """`template` with each placeholder of `spans` that is a whole range selector (`[{slot}]`)
+    written as its range duration (`range_duration`); the same placeholder elsewhere (an
+    `offset {slot}`, a subquery's step) is left for `str.format`."""
+    for name, length in spans.items():
+        template = template.replace(f"[{{{name}}}]", f"[{range_duration(length, closed=closed)}]")
+    return template
 
 
 def range_duration(span: timedelta, *, closed: bool) -> str:

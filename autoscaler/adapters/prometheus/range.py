@@ -26,13 +26,7 @@ from autoscaler.adapters.prometheus.http import (
     build_session,
 )
 from autoscaler.adapters.prometheus.promql import duration
-from autoscaler.adapters.prometheus.range_semantics import (
-    PROBE,
-    RangeSemantics,
-    configured,
-    probe_time,
-    semantics_of,
-)
+from autoscaler.adapters.prometheus.range_semantics import RangeSemantics, asked, configured
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.settings.tree import PrometheusSettings
 
@@ -94,13 +88,17 @@ class PrometheusRange:
         """Whether the server keeps a sample at a range's start (Prometheus 2.x), asked at a
         whole second at or before `at`, once. Raises MetricsUnavailable when it cannot tell."""
         if self._semantics is None:
-            params = {"query": PROBE, "time": f"{probe_time(at).timestamp():.3f}"}
-            body = self._get(self._instant_url, params)
             try:
-                self._semantics = semantics_of(body["data"]["result"])
+                self._semantics = asked(self._instant, now=at)
             except (ExchangeError, KeyError, TypeError) as exc:
                 raise _translated(exc) from exc
         return self._semantics.closed
+
+    def _instant(self, promql: str, at: datetime) -> Sequence[Mapping[str, Any]]:
+        """`data.result` of an instant query evaluated at `at`."""
+        params = {"query": promql, "time": f"{at.timestamp():.3f}"}
+        result: Sequence[Mapping[str, Any]] = self._get(self._instant_url, params)["data"]["result"]
+        return result
 
     def _get(self, url: str, params: dict[str, str]) -> dict[str, Any]:
         self.queries_issued += 1

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -79,6 +79,14 @@ def semantics_of(result: Sequence[Mapping[str, Any]]) -> RangeSemantics:
             f" or set {SETTING} to left-open (Prometheus 3) or left-closed (2.x)"
         )
     return found
+
+
+def asked(
+    ask: Callable[[str, datetime], Sequence[Mapping[str, Any]]], *, now: datetime
+) -> RangeSemantics:
+    """What the server says when `ask` (an instant query returning `data.result`) sends it the
+    probe at a whole second at or before `now`; raises what `ask` or `semantics_of` raises."""
+    return semantics_of(ask(PROBE, probe_time(now)))
 
 
 def configured(setting: str) -> RangeSemantics | None:

@@ -70,15 +70,17 @@ Points = list[tuple[float, float]]
 
 def ray_query(settings: RaySettings, *, span: QueryWindow) -> str:
     """The one query: every part per slot over the read's reach."""
-    slot, ranged = duration(span.slot), span.range(span.slot)  # ranged: (t - slot, t]
+    slot, slot_range = duration(span.slot), span.range(span.slot)  # range: (t - slot, t]
     by = f"sum by ({settings.namespace_label}, {settings.pod_label})"
-    running = f"max_over_time({_tasks(settings, *settings.running_states)}[{ranged}])"
+    running = f"max_over_time({_tasks(settings, *settings.running_states)}[{slot_range}])"
     count = _tasks(settings, settings.finished_state)
     rise = f"clamp_min({count} - {count} offset {slot}, 0)"
     born = f"({count} unless {count} offset {slot})"  # a series new in the slot counts whole
     finished = f"{rise} or {born}"
-    alive = f'max_over_time({settings.actors_metric}{{State="{settings.alive_state}"}}[{ranged}])'
-    drivers = f"max_over_time({settings.jobs_metric}[{ranged}])"
+    alive = (
+        f'max_over_time({settings.actors_metric}{{State="{settings.alive_state}"}}[{slot_range}])'
+    )
+    drivers = f"max_over_time({settings.jobs_metric}[{slot_range}])"
     parts = {RUNNING: running, FINISHED: finished, ACTORS: alive, DRIVERS: drivers}
     tagged = " or ".join(
         f'label_replace({by} ({expr}), "{PART}", "{name}", "", "")' for name, expr in parts.items()

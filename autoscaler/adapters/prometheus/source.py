@@ -49,13 +49,7 @@ from autoscaler.adapters.prometheus.promql import (
     duration,
     parse_vector,
 )
-from autoscaler.adapters.prometheus.range_semantics import (
-    PROBE,
-    RangeSemantics,
-    configured,
-    probe_time,
-    semantics_of,
-)
+from autoscaler.adapters.prometheus.range_semantics import RangeSemantics, asked, configured
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.utilization import read_utilization
 from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
@@ -252,7 +246,7 @@ class PrometheusMetricSource:
         unknown) and is asked again at the next read. Logged at its first failure only."""
         if self._semantics is None:
             try:
-                self._semantics = semantics_of(self._query(PROBE, at=probe_time(now)))
+                self._semantics = asked(self._ask, now=now)
             except _EXCHANGE_ERRORS as exc:
                 if not self._probe_failed_before:
                     self._log.warning("range semantics probe failed: %s", _translated(exc))

@@ -104,9 +104,8 @@ class _Frame:
     by 1,000 give the very floats the server's step times parse to."""
 
     window_start: float  # E - W: coverage counts it, the peak starts after it
-    recent_start: (
-        float  # E - W - coarse, the subquery's start: last busy at slot precision after it
-    )
+    # E - W - coarse, the subquery's start: last busy at slot precision after it
+    recent_start: float
     slots: float  # W / slot, the denominator of coverage
     threshold: float
     now: float

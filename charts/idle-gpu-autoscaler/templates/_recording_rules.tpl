@@ -38,6 +38,9 @@ relabelled to our labels (both label styles), merged per GPU, divided by the sca
 holds the samples of (t - slot, t] on Prometheus 2.x and 3 alike: written one millisecond
 shorter for a server whose ranges are left-closed, as-is for a left-open one, each kept where
 the server's own answer to the probe (pinned to a whole second by @) says it is that one.
+.slot is iga.promDuration's output, whole seconds or milliseconds, the only units read here.
+The probe and its counts are recording_rules.either_server's (range_semantics.SELF_PROBE);
+tests/deploy/test_chart_recording_rules.py keeps the two alike.
 */}}
 {{- define "iga.slotPeakExpr" -}}
 {{- $signal := .signal }}
