@@ -101,7 +101,7 @@ class People:
             return [f"{step.raycluster} is warned; no REST API in this run, nobody runs: {shown}"]
         said = (
             f"a person reads the warning and keeps {step.raycluster} from the CLI "
-            "(IGA_URL and IGA_TOKEN: the demo's REST URL and token, printed after the summary):"
+            "(IGA_URL and IGA_TOKEN: the demo's REST URL and token, which `demo --serve` prints):"
         )
         environ = {
             **os.environ,

@@ -124,7 +124,9 @@ def test_one_version_names_the_release() -> None:
     assert chart["version"] == chart["appVersion"] == PYPROJECT_VERSION
 
 
-def run_version_check(tmp_path: Path, *, tag: str, owner: str) -> tuple[int, str, str]:
+def run_version_check(
+    tmp_path: Path, *, tag: str, owner: str, extra: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     """The workflow's own tag check, run as the runner runs a step (bash -e, repo root)."""
     (check,) = [s for s in steps() if s.get("id") == "version"]
     output = tmp_path / "github_output"
@@ -135,6 +137,7 @@ def run_version_check(tmp_path: Path, *, tag: str, owner: str) -> tuple[int, str
         "TAG": tag,
         "OWNER": owner,
         "GITHUB_OUTPUT": str(output),
+        **(extra or {}),
     }
     done = subprocess.run(
         ["bash", "-e", "-c", check["run"]],
@@ -164,6 +167,21 @@ def test_the_release_refuses_a_tag_that_is_not_the_version(tmp_path: Path) -> No
 
 def test_a_fork_is_told_to_point_the_release_at_its_own_namespace(tmp_path: Path) -> None:
     code, err, output = run_version_check(tmp_path, tag=f"v{PYPROJECT_VERSION}", owner="someone")
+    assert code != 0 and output == ""
+    assert err.strip().startswith(
+        "error: this repository pushes to ghcr.io/someone, not ghcr.io/idle-gpu-autoscaler: "
+    )
+
+
+def test_a_fork_that_moved_only_the_image_is_stopped_before_anything_is_pushed(
+    tmp_path: Path,
+) -> None:
+    """Else the image is pushed to the fork's namespace and `helm push` fails afterwards,
+    leaving half a release."""
+    environ = {"IMAGE_REPOSITORY": "ghcr.io/someone/idle-gpu-autoscaler"}
+    code, err, output = run_version_check(
+        tmp_path, tag=f"v{PYPROJECT_VERSION}", owner="someone", extra=environ
+    )
     assert code != 0 and output == ""
     assert err.strip().startswith(
         "error: this repository pushes to ghcr.io/someone, not ghcr.io/idle-gpu-autoscaler: "

@@ -83,7 +83,7 @@ def test_the_warning_the_cli_snooze_and_the_second_warning_are_told_in_order(
         "warned first-raycluster: stop planned at 11:20, in 15 min (an Event, annotations "
         "and the notifications say so)",
         "a person reads the warning and keeps first-raycluster from the CLI (IGA_URL and "
-        "IGA_TOKEN: the demo's REST URL and token, printed after the summary):",
+        "IGA_TOKEN: the demo's REST URL and token, which `demo --serve` prints):",
         f"$ {Commands.here().python} -m autoscaler snooze demo/first-raycluster 30m "
         "--reason 'checking the results after lunch'",
         f"  demo/{WORKLOAD} kept until 2026-03-02T11:35:00Z",
