@@ -8,7 +8,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from html import unescape
 
 import pytest
@@ -19,7 +19,6 @@ from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.stopped import bring_back_command
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.notices.routing import targets_for
 from autoscaler.domain.policy.rules import Rule
 from autoscaler.engine.notify.notices import NoticeTeller
@@ -30,6 +29,7 @@ from tests.api.test_links import (
     RecordingSink,
     a_signer,
     link_path,
+    signed_path,
     tampered,
     warn,
     warned,
@@ -260,19 +260,3 @@ def test_a_link_to_a_stopped_kueue_raycluster_gives_the_command_status_gives(
     assert page.status_code == 409
     assert text_of(inline(page.text, "h1")) == "RayCluster team-a/alice-rc was already stopped"
     assert commands(page.text) == [status["stopped"]["bringBack"]]
-
-
-def signed_path(rig: ApiRig, ref: WorkloadRef, *, uid: str, warned_at: datetime) -> str:
-    """The path of the Keep 4h link a warning of `ref` (its UID `uid`) carried."""
-    warning = Notification(
-        kind=NoticeKind.WARNING,
-        workload=ref,
-        uid=uid,
-        owner=None,
-        rule="default",
-        reason="idle",
-        at=warned_at,
-        warned_at=warned_at,
-    )
-    [link] = a_signer().links(warning, recipient=RECIPIENT, now=rig.now)
-    return link.url.removeprefix("https://idle-gpu.example.com")

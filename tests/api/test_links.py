@@ -87,9 +87,14 @@ def warn(rig: ApiRig, name: str, *, at: datetime) -> None:
 def link_path(rig: ApiRig, name: str, *, warned_at: datetime) -> str:
     """The path of the Keep 4h link the warning's notification carried."""
     uid = rig.workload("team-a", name)["metadata"]["uid"]
+    return signed_path(rig, WorkloadRef("team-a", name), uid=uid, warned_at=warned_at)
+
+
+def signed_path(rig: ApiRig, ref: WorkloadRef, *, uid: str, warned_at: datetime) -> str:
+    """The path of the Keep 4h link a warning of `ref` (its UID `uid`) carried."""
     warning = Notification(
         kind=NoticeKind.WARNING,
-        workload=WorkloadRef("team-a", name),
+        workload=ref,
         uid=uid,
         owner=None,
         rule="default",

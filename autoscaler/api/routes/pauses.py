@@ -7,8 +7,6 @@ Pausing what is paused, or resuming what runs, is not an error: a kill switch is
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fastapi import APIRouter
 
 from autoscaler.api.context import ApiContext, Caller, Context, Reader
@@ -18,6 +16,7 @@ from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest
 from autoscaler.api.schemas.views import PausesView
 from autoscaler.domain.access import Identity
 from autoscaler.domain.audit.records import EVERYTHING, AuditRecord, PauseNote
+from autoscaler.domain.tenant_names import MayRead
 
 router = APIRouter(prefix="/api/v1", tags=["pauses"])
 CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)
@@ -89,9 +88,9 @@ def _change(
     return pauses_view(state, shown=_readable(context, caller))
 
 
-def _readable(context: ApiContext, who: Identity | None) -> Callable[[str], bool]:
+def _readable(context: ApiContext, who: Identity | None) -> MayRead:
     """Whether a namespace's pause is shown to `who`: every one to a caller who may read
     every namespace (one review), else each namespace asked on its own (few are paused)."""
     if context.access.may_read(who, None):
         return lambda _namespace: True
-    return lambda namespace: context.access.may_read(who, namespace)
+    return context.access.reading(who)

@@ -7,12 +7,12 @@ from datetime import datetime
 
 from pydantic import Field
 
-from autoscaler.api.schemas.views import _View
+from autoscaler.api.schemas.base import View
 from autoscaler.domain.audit.savings import UNKNOWN, Figures, Group
 from autoscaler.domain.policy.owner_words import subject_name
 
 
-class SavingsFigures(_View):
+class SavingsFigures(View):
     held_idle_gpu_hours: float = Field(
         description="GPUs × hours idle before our deactivation, plus workloads idle now."
     )
@@ -96,7 +96,7 @@ class SavingsRow(SavingsFigures):
         )
 
 
-class SavingsReport(_View):
+class SavingsReport(View):
     since: datetime
     until: datetime
     namespace: str | None = Field(None, description="The one namespace reported, if named.")

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field
+
+from autoscaler.api.schemas.base import View
 
 
-class StoppedView(BaseModel):
+class StoppedView(View):
     model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
         json_schema_extra={
             "examples": [
                 {

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field
 
+from autoscaler.api.schemas.base import View
 from autoscaler.api.schemas.stopped import StoppedView
 from autoscaler.api.schemas.words import MANAGER_WORDS, STATE_WORDS
 from autoscaler.domain.models import Action, State
@@ -15,11 +15,7 @@ from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
 from autoscaler.domain.policy.owner_words import REQUEUE_WORDS
 
 
-class _View(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
-
-
-class OwnerView(_View):
+class OwnerView(View):
     api_version: str = Field(examples=["ray.io/v1"])
     kind: str = Field(examples=["RayCluster"])
     name: str = Field(examples=["my-workspace-cluster"])
@@ -29,7 +25,7 @@ class OwnerView(_View):
     )
 
 
-class ExemptionView(_View):
+class ExemptionView(View):
     until: datetime | None = Field(description="End of the exemption; null when indefinite.")
     indefinite: bool
     on_owner: bool = Field(description="Set on the owner (true) or on the Workload itself.")
@@ -50,7 +46,7 @@ def _omitted(default: None = None, **kwargs: Any) -> Any:
     return Field(default, exclude_if=_absent, **kwargs)
 
 
-class NoticeView(_View):
+class NoticeView(View):
     """A workload's warning, snooze and planned stop, read back from its annotations. Only
     the times it has are sent."""
 
@@ -69,7 +65,7 @@ class NoticeView(_View):
     )
 
 
-class ViaKueueView(_View):
+class ViaKueueView(View):
     """Rule `reclaim: via-kueue` (docs/RECLAIM.md) for this workload: our mark for Kueue's
     preemption, and whether Kueue serves the priority boost it rests on."""
 
@@ -90,7 +86,7 @@ class ViaKueueView(_View):
     reason: str = Field(examples=["Marked for Kueue's preemption since 2030-01-01T10:00:00Z"])
 
 
-class WorkloadView(_View):
+class WorkloadView(View):
     """A workload as the latest cycle saw it, with that cycle's decision."""
 
     model_config = ConfigDict(
@@ -196,7 +192,7 @@ class WorkloadView(_View):
     )
 
 
-class SnapshotView(_View):
+class SnapshotView(View):
     cycle: int
     taken_at: datetime
     cluster_ok: bool = Field(description="The cycle read the cluster.")
@@ -205,7 +201,7 @@ class SnapshotView(_View):
     errors: list[str]
 
 
-class WorkloadList(_View):
+class WorkloadList(View):
     snapshot: SnapshotView | None = Field(description="Null until the first cycle ends.")
     items: list[WorkloadView]
     running_unmonitored: list[str] | None = _omitted(
@@ -216,7 +212,7 @@ class WorkloadList(_View):
     )
 
 
-class ExemptionResult(_View):
+class ExemptionResult(View):
     namespace: str
     workload: str
     annotated: str = Field(
@@ -226,7 +222,7 @@ class ExemptionResult(_View):
     exemption: ExemptionView | None = Field(description="Null after removal.")
 
 
-class SnoozeResult(_View):
+class SnoozeResult(View):
     """A snooze granted (or, after DELETE, removed)."""
 
     namespace: str
@@ -240,7 +236,7 @@ class SnoozeResult(_View):
     reason: str | None = None
 
 
-class ChangeResult(_View):
+class ChangeResult(View):
     """A change made on a workload."""
 
     namespace: str
@@ -251,19 +247,19 @@ class ChangeResult(_View):
     at: datetime
 
 
-class PauseView(_View):
+class PauseView(View):
     scope: str = Field(description="`service` or a namespace name.", examples=["team-a"])
     by: str | None = None
     reason: str | None = None
     at: datetime | None = None
 
 
-class PausesView(_View):
+class PausesView(View):
     service_paused: bool
     paused: list[PauseView] = Field(description="Every pause in force, the service's first.")
 
 
-class AuditView(_View):
+class AuditView(View):
     at: datetime
     actor: str = Field(examples=["alice"])
     action: str = Field(examples=["deactivate"])
@@ -289,7 +285,7 @@ class AuditView(_View):
     )
 
 
-class AuditPage(_View):
+class AuditPage(View):
     items: list[AuditView] = Field(description="Newest first.")
     total: int
     offset: int
@@ -297,11 +293,11 @@ class AuditPage(_View):
     next_offset: int | None = Field(description="Offset of the next page; null on the last.")
 
 
-class Health(_View):
+class Health(View):
     status: str = Field(examples=["ok"])
 
 
-class BreakerView(_View):
+class BreakerView(View):
     """The mass-idle circuit breaker: while open, nothing is deactivated. Its `reason` names a
     few of the workloads that turned idle only for admins; anyone else gets the counts."""
 
@@ -312,7 +308,7 @@ class BreakerView(_View):
     close_after: int | None = Field(None, description="Normal cycles that close it.")
 
 
-class GuardsView(_View):
+class GuardsView(View):
     """What the guards held back in the last cycle."""
 
     breaker: BreakerView
@@ -327,7 +323,7 @@ class GuardsView(_View):
     problems: list[str] = Field(default_factory=list)
 
 
-class Readiness(_View):
+class Readiness(View):
     ready: bool
     cycle: int | None = None
     taken_at: datetime | None = None
@@ -339,12 +335,12 @@ class Readiness(_View):
     )
 
 
-class MissView(_View):
+class MissView(View):
     rule: str = Field(examples=["production"])
     why: str = Field(examples=["namespace team-a is not one of [prod]"])
 
 
-class WaitersJudgedView(_View):
+class WaitersJudgedView(View):
     """The latest cycle's judgement of the Workloads waiting for quota (read only when a
     `when-contended` stop was due): counts, and why fits were unknown, by class."""
 
@@ -363,7 +359,7 @@ class WaitersJudgedView(_View):
     )
 
 
-class OwnerKindView(_View):
+class OwnerKindView(View):
     """The owner's kind as this service treats it (`cluster.ownerKinds`)."""
 
     kind: str = Field(examples=["PyTorchJob"])
@@ -376,7 +372,7 @@ class OwnerKindView(_View):
     )
 
 
-class ExplainView(_View):
+class ExplainView(View):
     """The rule a workload falls under (first match wins) and the decision it led to."""
 
     workload: WorkloadView
