@@ -26,9 +26,10 @@ from __future__ import annotations
 import copy
 from datetime import datetime
 
+from autoscaler.sim.kinds import stable_suffix
 from tests.support import kubeflow_kinds as kf
 from tests.support import kueue_pod_sets as sets
-from tests.support.kind_pods import child_pod, random_suffix
+from tests.support.kind_pods import child_pod
 from tests.support.kind_store import KindStore, Object, owner_reference
 from tests.support.kueue_integrations import is_suspended
 
@@ -149,7 +150,7 @@ class JobControllers:
                 "batch.kubernetes.io/controller-uid": uid,
                 JOB_INDEX_LABEL: str(index),
             }
-            pod_name = f"{name}-{index}-{random_suffix(f'{uid}/{index}/{now}')}"
+            pod_name = f"{name}-{index}-{stable_suffix(f'{uid}/{index}/{now}')}"
             self._kinds.write(
                 child_pod(job, pod_name, job["spec"]["template"], now=now, labels=labels)
             )

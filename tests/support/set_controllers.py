@@ -28,8 +28,9 @@ import hashlib
 import json
 from datetime import datetime
 
+from autoscaler.sim.kinds import stable_suffix
 from tests.support import kueue_pod_sets as sets
-from tests.support.kind_pods import child_pod, in_group, random_suffix, suspended_by_parent
+from tests.support.kind_pods import child_pod, in_group, suspended_by_parent
 from tests.support.kind_store import QUEUE_LABEL, KindStore, Object, owner_reference
 
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
@@ -96,7 +97,7 @@ class SetControllers:
         if queue is not None:
             template = suspended_by_parent(template, "deployment", queue)
         digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()
-        hash_label = random_suffix(digest, length=10)
+        hash_label = stable_suffix(digest, length=10)
         template = copy.deepcopy(template)
         template["metadata"].setdefault("labels", {})["pod-template-hash"] = hash_label
         spec = {
@@ -111,7 +112,7 @@ class SetControllers:
         pods = self._kinds.children("Pod", replicaset)
         name, uid = replicaset["metadata"]["name"], replicaset["metadata"]["uid"]
         for index in range(len(pods), replicaset["spec"].get("replicas", 1)):
-            pod_name = f"{name}-{random_suffix(f'{uid}/{index}/{now}')}"
+            pod_name = f"{name}-{stable_suffix(f'{uid}/{index}/{now}')}"
             self._kinds.write(
                 child_pod(replicaset, pod_name, replicaset["spec"]["template"], now=now)
             )
