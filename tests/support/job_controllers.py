@@ -95,7 +95,7 @@ class JobControllers:
                 wrapped["metadata"]["namespace"] = meta["namespace"]
                 wrapped["metadata"].setdefault("labels", {})[APPWRAPPER_LABEL] = meta["name"]
                 for declared in component.get("podSets", []):
-                    pod_template = _at(wrapped, declared["path"].removeprefix("template."))
+                    pod_template = sets.at_path(wrapped, declared["path"].removeprefix("template."))
                     labels = pod_template.setdefault("metadata", {}).setdefault("labels", {})
                     labels[APPWRAPPER_LABEL] = meta["name"]
                 wrapped["metadata"]["ownerReferences"] = [owner_reference(appwrapper)]
@@ -224,11 +224,3 @@ class JobControllers:
             "spec": {"template": template, "suspend": suspended},
         }
         self._kinds.write(launcher)
-
-
-def _at(obj: Object, path: str) -> Object:
-    """The object at a dotted path of `obj` (an AppWrapper pod set's `path`)."""
-    node = obj
-    for part in path.split("."):
-        node = node[part]
-    return node
