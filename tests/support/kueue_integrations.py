@@ -41,7 +41,6 @@ from tests.support.kubeflow_kinds import KUBEFLOW_KINDS, SUSPEND_PATH
 
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 
 # Where each job kind keeps its suspend flag.
 SUSPEND_PATHS: dict[str, tuple[str, ...]] = {
