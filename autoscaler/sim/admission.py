@@ -215,11 +215,7 @@ def _fair_sharing_pick(
             c.workload.created_at,
         )
 
-    best = rivals[0]
-    for current in rivals[1:]:
-        if rank(current) < rank(best):
-            best = current
-    return best
+    return min(rivals, key=rank)  # the first of equals, as the tournament keeps it
 
 
 def _head(

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
 
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes' generateName draws from
+
 
 @dataclass(frozen=True)
 class SimKind:
@@ -57,7 +59,7 @@ class SimKind:
         if self.kind == "LeaderWorkerSet":  # kubernetes-sigs/lws: leader <lws>-0, workers -0-i
             return f"{owner}-0" if group == "head" else f"{owner}-0-{index + 1}"
         if self.kind == "Deployment":  # its ReplicaSet's pods: <rs>-<suffix>
-            return f"{owner}-{_hash(owner, 10)}-{suffix}"
+            return f"{owner}-{stable_suffix(owner, 10)}-{suffix}"
         prefix = f"{owner}-head" if group == "head" else f"{owner}-{group}-worker"
         return f"{prefix}-{suffix}"  # KubeRay
 
@@ -85,8 +87,8 @@ class SimKind:
         """Kueue's `<kind>-<name>-<5 hex>`; for the pod integration the pod's, a new one
         each time the pod is made again (its uid changes)."""
         if self.requeues:
-            pod = self.pod_name(owner, group="head", index=0, suffix=_hash(owner, 5))
-            return f"pod-{pod}-{_hash(f'{namespace}/{pod}/{generation}', 5)}"
+            pod = self.pod_name(owner, group="head", index=0, suffix=stable_suffix(owner))
+            return f"pod-{pod}-{stable_suffix(f'{namespace}/{pod}/{generation}')}"
         digest = hashlib.sha256(f"{namespace}/{self.kind}/{owner}".encode()).hexdigest()
         return f"{self.kind.lower()}-{owner}-{digest[:5]}"
 
@@ -104,11 +106,12 @@ SIM_KINDS: dict[str, SimKind] = {
 }
 
 
-def _hash(text: str, length: int) -> str:
-    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+def stable_suffix(text: str, length: int = 5) -> str:
+    """A stable stand-in for a random name suffix (generateName's, a ReplicaSet's hash):
+    `length` letters of Kubernetes' alphabet (k8s.io/apimachinery pkg/util/rand), from `text`."""
     number = int(hashlib.sha256(text.encode()).hexdigest(), 16)
     letters = []
     for _ in range(length):
-        number, index = divmod(number, len(alphabet))
-        letters.append(alphabet[index])
+        number, index = divmod(number, len(_SUFFIX_ALPHABET))
+        letters.append(_SUFFIX_ALPHABET[index])
     return "".join(letters)

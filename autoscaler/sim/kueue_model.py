@@ -15,7 +15,7 @@ decisions, with Kueue's defaults at commit ff69552e (pkg/features/kube_features.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -197,6 +197,10 @@ class KueueState:
 
     def with_workload(self, workload: Workload) -> KueueState:
         return replace(self, workloads={**self.workloads, workload.ref: workload})
+
+    def with_workloads(self, workloads: Iterable[Workload]) -> KueueState:
+        """Many at once: one copy of the table, not one a workload."""
+        return replace(self, workloads={**self.workloads, **{w.ref: w for w in workloads}})
 
     def without_workload(self, ref: WorkloadRef) -> KueueState:
         """The workload deleted; whatever quota it held is free again."""

@@ -14,14 +14,13 @@ from autoscaler.domain.policy.management import (
     KAI_QUEUE_LABEL,
     Manager,
 )
-from autoscaler.sim.kinds import SIM_KINDS, SimKind
+from autoscaler.sim.kinds import SIM_KINDS, SimKind, stable_suffix
 from autoscaler.sim.kubelet import waiting
 from autoscaler.sim.kueue_model import PodSet
 
 GPU = "nvidia.com/gpu"
 RAY_IMAGE = "rayproject/ray:2.41.0-py311-gpu"
 GPUS_PER_NODE = 8
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes' generateName draws from
 
 
 @dataclass(frozen=True)
@@ -178,7 +177,7 @@ def pods_for(
     pods = []
     for index, (prefix, group_name, count, in_group) in enumerate(wanted):
         node, uuids = gpus.take(count)
-        suffix = _suffix(f"{spec.namespace}/{prefix}/{seed}/{index}")
+        suffix = stable_suffix(f"{spec.namespace}/{prefix}/{seed}/{index}")
         name = spec.owner_kind.pod_name(spec.name, group=group_name, index=in_group, suffix=suffix)
         pod = SimPod(
             name, group_name, uuids, node, now, now + start, spec.name, spec.image, kind=spec.kind
@@ -191,15 +190,6 @@ def gpu_uuid(node: str, index: int) -> str:
     """A stable UUID shaped like dcgm-exporter's."""
     digest = hashlib.sha256(f"{node}/{index}".encode()).hexdigest()
     return f"GPU-{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
-
-
-def _suffix(text: str) -> str:
-    number = int(hashlib.sha256(text.encode()).hexdigest(), 16)
-    letters = []
-    for _ in range(5):
-        number, index = divmod(number, len(_SUFFIX_ALPHABET))
-        letters.append(_SUFFIX_ALPHABET[index])
-    return "".join(letters)
 
 
 def _requests(cpu: int, memory: int, gpus: int) -> dict[str, int]:

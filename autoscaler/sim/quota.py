@@ -45,8 +45,9 @@ class PreemptionPolicy(StrEnum):
 
 @dataclass(frozen=True)
 class Preemption:
-    """`spec.preemption`; `borrow_within_cohort` is None for policy Never (the default), else
-    the `maxPriorityThreshold` (None: no threshold) of policy LowerPriority."""
+    """`spec.preemption`; `borrow_within_cohort`: its `borrowWithinCohort.policy` is
+    LowerPriority (False: Never, the default), with `max_priority_threshold` its
+    `maxPriorityThreshold` (None: no threshold)."""
 
     within_cluster_queue: PreemptionPolicy = PreemptionPolicy.NEVER
     reclaim_within_cohort: PreemptionPolicy = PreemptionPolicy.NEVER

@@ -74,6 +74,12 @@ def history(
     return found
 
 
+def kinds_selected_by(kind: str, selector: str) -> Sequence[OwnerKind]:
+    """The owner kinds of a config that enables `kind`, its pods found by `selector`."""
+    owner_kinds = {kind: {"enabled": True, "podSelector": selector}}
+    return configured_kinds(Settings.model_validate({"cluster": {"ownerKinds": owner_kinds}}))
+
+
 def test_a_cronjobs_job_is_the_highest_kind_of_the_table_in_its_chain() -> None:
     seen = history(
         {
@@ -177,18 +183,6 @@ def test_a_lone_pod_kueue_queued_is_its_own_workload_and_an_unqueued_one_is_not_
 
 
 def test_a_configured_pod_selector_finds_the_kind_by_its_labels() -> None:
-    settings = Settings.model_validate(
-        {
-            "cluster": {
-                "ownerKinds": {
-                    "LeaderWorkerSet": {
-                        "enabled": True,
-                        "podSelector": "leaderworkerset.sigs.k8s.io/name={name}",
-                    }
-                }
-            }
-        }
-    )
     seen = history(
         {
             "kube_pod_owner": [pod("infer-0", "StatefulSet", "infer")],
@@ -196,7 +190,7 @@ def test_a_configured_pod_selector_finds_the_kind_by_its_labels() -> None:
                 labels("infer-0", label_leaderworkerset_sigs_k8s_io_name="infer"),
             ],
         },
-        kinds=configured_kinds(settings),
+        kinds=kinds_selected_by("LeaderWorkerSet", "leaderworkerset.sigs.k8s.io/name={name}"),
     )
 
     found = seen.owner_of(NS, "infer-0")
@@ -255,18 +249,6 @@ def test_a_chain_that_cannot_be_followed_leaves_the_owner_unknown_and_says_why(
 def test_labels_name_an_owner_above_what_the_owner_series_reach() -> None:
     """A configured selector (an existing config's RayJob podSelector) names an owner above the
     pod's RayCluster, where some controller puts that label on the pods."""
-    settings = Settings.model_validate(
-        {
-            "cluster": {
-                "ownerKinds": {
-                    "RayJob": {
-                        "enabled": True,
-                        "podSelector": "ray.io/originated-from-cr-name={name}",
-                    }
-                }
-            }
-        }
-    )
     seen = history(
         {
             "kube_pod_owner": [pod("job-rc-head-abcde", "RayCluster", "job-rc")],
@@ -274,7 +256,7 @@ def test_labels_name_an_owner_above_what_the_owner_series_reach() -> None:
                 labels("job-rc-head-abcde", label_ray_io_originated_from_cr_name="train"),
             ],
         },
-        kinds=configured_kinds(settings),
+        kinds=kinds_selected_by("RayJob", "ray.io/originated-from-cr-name={name}"),
     )
 
     found = seen.owner_of(NS, "job-rc-head-abcde")

@@ -54,6 +54,7 @@ def flavor(
 
 LABELLED = {n: FlavorNodes(labels={"type": n}) for n in ("one", "two")}
 TAINTED = FlavorNodes(taints=(SPOT,))
+LABELLED_PAIR = (flavor("one", LABELLED["one"], cpu=4000), flavor("two", LABELLED["two"], cpu=4000))
 
 
 @dataclass(frozen=True)
@@ -275,7 +276,7 @@ CASES = [
     ),
     Case(
         f"{FA}: multiple flavors, fits a node selector (keys no flavor has are ignored)",
-        ((flavor("one", LABELLED["one"], cpu=4000), flavor("two", LABELLED["two"], cpu=4000)),),
+        (LABELLED_PAIR,),
         (
             ps(
                 "main",
@@ -292,7 +293,7 @@ CASES = [
     ),
     Case(
         f"{FA}: multiple flavors, fits with node affinity",
-        ((flavor("one", LABELLED["one"], cpu=4000), flavor("two", LABELLED["two"], cpu=4000)),),
+        (LABELLED_PAIR,),
         (
             ps(
                 "main",
@@ -306,7 +307,7 @@ CASES = [
     ),
     Case(
         f"{FA}: multiple flavors, doesn't fit node affinity",
-        ((flavor("one", LABELLED["one"], cpu=4000), flavor("two", LABELLED["two"], cpu=4000)),),
+        (LABELLED_PAIR,),
         (
             ps(
                 "main",

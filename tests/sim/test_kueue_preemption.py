@@ -19,6 +19,7 @@ from autoscaler.sim.kueue_model import Admission, KueueFeatures, PodSet
 from autoscaler.sim.preemption import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAMATION,
+    Target,
     preemption_targets,
     satisfies_policy,
 )
@@ -107,6 +108,21 @@ def state_with(admitted: tuple[Admitted, ...], *, boost: bool = False) -> KueueS
     return state
 
 
+# TestPreemption's three standalone workloads of 2 cpu each, at priorities -1, 0 and 1.
+LOW_MID_HIGH = (
+    Admitted("low", "standalone", 2, -1),
+    Admitted("mid", "standalone", 2),
+    Admitted("high", "standalone", 2, 1),
+)
+
+
+def targets_for(state: KueueState, incoming: Workload, queue: str) -> tuple[Target, ...]:
+    """What Kueue would preempt to admit `incoming` (one pod) in ClusterQueue `queue`."""
+    cq = state.cluster_queues[queue]
+    charge = cq.charge(incoming.requests, pods=1)
+    return preemption_targets(state, ledger(state), preemptor=incoming, cq=cq, charge=charge)
+
+
 @dataclass(frozen=True)
 class Row:
     case: str  # the Kueue test case the expected answer comes from
@@ -121,11 +137,7 @@ class Row:
 ROWS = [
     Row(
         "preempt lowest priority",
-        (
-            Admitted("low", "standalone", 2, -1),
-            Admitted("mid", "standalone", 2),
-            Admitted("high", "standalone", 2, 1),
-        ),
+        LOW_MID_HIGH,
         "standalone",
         2,
         1,
@@ -133,11 +145,7 @@ ROWS = [
     ),
     Row(
         "preempt multiple",
-        (
-            Admitted("low", "standalone", 2, -1),
-            Admitted("mid", "standalone", 2),
-            Admitted("high", "standalone", 2, 1),
-        ),
+        LOW_MID_HIGH,
         "standalone",
         3,
         1,
@@ -256,9 +264,7 @@ ROWS = [
 def test_preemption_targets_are_kueues(row: Row) -> None:
     state = state_with(row.admitted)
     incoming = workload("in", row.queue, row.cpus, priority=row.priority, created=row.created)
-    cq = state.cluster_queues[row.queue]
-    charge = cq.charge(incoming.requests, pods=1)
-    targets = preemption_targets(state, ledger(state), preemptor=incoming, cq=cq, charge=charge)
+    targets = targets_for(state, incoming, row.queue)
     assert {t.workload.name: t.reason for t in targets} == row.expected
 
 
@@ -363,10 +369,7 @@ def test_the_boost_orders_candidates_only_behind_its_gate(boost_gate: bool) -> N
         state = state.with_workload(base.admitted(Admission("standalone", at(0), base.requests)))
     state = replace(state, features=KueueFeatures(priority_boost=boost_gate))
     incoming = workload("in", "standalone", 3, priority=10 + 50)
-    cq = state.cluster_queues["standalone"]
-    targets = preemption_targets(
-        state, ledger(state), preemptor=incoming, cq=cq, charge=cq.charge(incoming.requests, pods=1)
-    )
+    targets = targets_for(state, incoming, "standalone")
     # The first candidate in order is the one removed: the minimal set is one workload.
     assert [t.workload.name for t in targets] == (["low-boost"] if boost_gate else ["high-boost"])
 
@@ -375,13 +378,7 @@ def test_a_pass_evicts_the_victims_and_a_later_pass_admits_the_preemptor() -> No
     """Kueue's scheduler issues the preemptions and requeues the preemptor (pkg/scheduler/
     scheduler.go, processEntry; markPreemptionOutcome); the victim is evicted with the message
     of TestPreemption "preempt lowest priority" and requeued (jobframework/reconciler.go)."""
-    state = state_with(
-        (
-            Admitted("low", "standalone", 2, -1),
-            Admitted("mid", "standalone", 2),
-            Admitted("high", "standalone", 2, 1),
-        )
-    )
+    state = state_with(LOW_MID_HIGH)
     incoming = replace(workload("in", "standalone", 2, priority=1), uid="wl-in", job_uid="job-in")
     state = state.with_workload(incoming)
     first, events = admit_pending(state, at(100))

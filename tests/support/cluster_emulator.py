@@ -130,11 +130,10 @@ class ClusterEmulator:
         for obj in self._store.list("workloadpriorityclasses.kueue.x-k8s.io"):
             state = state.with_priority_class(*priority_class_from_object(obj))
         classes = state.priority_classes
-        for obj in self._workloads():
-            state = state.with_workload(
-                workload_from_object(obj, priority_classes=classes, now=now)
-            )
-        return state
+        return state.with_workloads(
+            workload_from_object(obj, priority_classes=classes, now=now)
+            for obj in self._workloads()
+        )
 
     def _workloads(self) -> list[Object]:
         found = self._store.list(WORKLOADS)

@@ -26,10 +26,11 @@ from __future__ import annotations
 import copy
 from datetime import datetime
 
+from autoscaler.sim.kinds import stable_suffix
 from tests.support import kubeflow_kinds as kf
 from tests.support import kueue_pod_sets as sets
-from tests.support.kind_pods import child_pod, random_suffix
-from tests.support.kind_store import KindStore, Object, owner_reference
+from tests.support.kind_pods import child_pod
+from tests.support.kind_store import KindStore, Object, controlled_child, owner_reference
 from tests.support.kueue_integrations import is_suspended
 
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
@@ -65,16 +66,13 @@ class JobControllers:
         meta = trainjob["metadata"]
         found = self._kinds.find("JobSet", meta["namespace"], meta["name"])
         if found is None:
-            jobset = {
-                "apiVersion": "jobset.x-k8s.io/v1alpha2",
-                "kind": "JobSet",
-                "metadata": {
-                    "name": meta["name"],
-                    "namespace": meta["namespace"],
-                    "ownerReferences": [owner_reference(trainjob)],
-                },
-                "spec": sets.trainjob_jobset_spec(trainjob, runtime),
-            }
+            jobset = controlled_child(
+                trainjob,
+                api_version="jobset.x-k8s.io/v1alpha2",
+                kind="JobSet",
+                name=meta["name"],
+                spec=sets.trainjob_jobset_spec(trainjob, runtime),
+            )
             self._kinds.write(jobset)
         else:
             self._kinds.update(found, suspend=is_suspended(trainjob))
@@ -94,7 +92,7 @@ class JobControllers:
                 wrapped["metadata"]["namespace"] = meta["namespace"]
                 wrapped["metadata"].setdefault("labels", {})[APPWRAPPER_LABEL] = meta["name"]
                 for declared in component.get("podSets", []):
-                    pod_template = _at(wrapped, declared["path"].removeprefix("template."))
+                    pod_template = sets.at_path(wrapped, declared["path"].removeprefix("template."))
                     labels = pod_template.setdefault("metadata", {}).setdefault("labels", {})
                     labels[APPWRAPPER_LABEL] = meta["name"]
                 wrapped["metadata"]["ownerReferences"] = [owner_reference(appwrapper)]
@@ -119,17 +117,14 @@ class JobControllers:
                 job_spec["suspend"] = suspended
                 template_meta = job_spec["template"].setdefault("metadata", {})
                 template_meta.setdefault("labels", {}).update(labels)
-                job = {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "metadata": {
-                        "name": name,
-                        "namespace": meta["namespace"],
-                        "labels": labels,
-                        "ownerReferences": [owner_reference(jobset)],
-                    },
-                    "spec": job_spec,
-                }
+                job = controlled_child(
+                    jobset,
+                    api_version="batch/v1",
+                    kind="Job",
+                    name=name,
+                    spec=job_spec,
+                    labels=labels,
+                )
                 self._kinds.write(job)
 
     def _job(self, job: Object, *, now: datetime) -> None:
@@ -149,7 +144,7 @@ class JobControllers:
                 "batch.kubernetes.io/controller-uid": uid,
                 JOB_INDEX_LABEL: str(index),
             }
-            pod_name = f"{name}-{index}-{random_suffix(f'{uid}/{index}/{now}')}"
+            pod_name = f"{name}-{index}-{stable_suffix(f'{uid}/{index}/{now}')}"
             self._kinds.write(
                 child_pod(job, pod_name, job["spec"]["template"], now=now, labels=labels)
             )
@@ -211,23 +206,12 @@ class JobControllers:
         )
         policy = spec.get("restartPolicy", "OnFailure")  # setRestartPolicy
         template["spec"]["restartPolicy"] = "Never" if policy == "ExitCode" else policy
-        launcher = {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {
-                "name": name,
-                "namespace": meta["namespace"],
-                "labels": {"app": meta["name"]},
-                "ownerReferences": [owner_reference(mpijob)],
-            },
-            "spec": {"template": template, "suspend": suspended},
-        }
+        launcher = controlled_child(
+            mpijob,
+            api_version="batch/v1",
+            kind="Job",
+            name=name,
+            spec={"template": template, "suspend": suspended},
+            labels={"app": meta["name"]},
+        )
         self._kinds.write(launcher)
-
-
-def _at(obj: Object, path: str) -> Object:
-    """The object at a dotted path of `obj` (an AppWrapper pod set's `path`)."""
-    node = obj
-    for part in path.split("."):
-        node = node[part]
-    return node

@@ -10,23 +10,10 @@ in Pending/SchedulingGated; any other pod runs at once (the scheduler and the ku
 from __future__ import annotations
 
 import copy
-import hashlib
 from datetime import datetime
 
 from tests.support import kueue_pod_sets as sets
 from tests.support.kind_store import QUEUE_LABEL, Object, owner_reference, rfc3339
-
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws from
-
-
-def random_suffix(seed: str, length: int = 5) -> str:
-    """A stable stand-in for the API server's generateName suffix."""
-    number = int(hashlib.sha256(seed.encode()).hexdigest(), 16)
-    letters = []
-    for _ in range(length):
-        number, index = divmod(number, len(_SUFFIX_ALPHABET))
-        letters.append(_SUFFIX_ALPHABET[index])
-    return "".join(letters)
 
 
 def child_pod(

@@ -55,6 +55,23 @@ def owner_reference(owner: Object, *, controller: bool = True) -> Object:
     return ref | ({"controller": True, "blockOwnerDeletion": True} if controller else {})
 
 
+def controlled_child(
+    owner: Object,
+    *,
+    api_version: str,
+    kind: str,
+    name: str,
+    spec: Object,
+    labels: dict[str, str] | None = None,
+) -> Object:
+    """An object a controller makes for `owner`, in its namespace, `owner` its controller."""
+    meta: Object = {"name": name, "namespace": owner["metadata"]["namespace"]}
+    if labels is not None:
+        meta["labels"] = labels
+    meta["ownerReferences"] = [owner_reference(owner)]
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec}
+
+
 def is_owned_by(obj: Object, owner: Object) -> bool:
     uid = owner["metadata"]["uid"]
     return any(ref["uid"] == uid for ref in obj["metadata"].get("ownerReferences", []))

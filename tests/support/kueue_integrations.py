@@ -41,7 +41,6 @@ from tests.support.kubeflow_kinds import KUBEFLOW_KINDS, SUSPEND_PATH
 
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 
 # Where each job kind keeps its suspend flag.
 SUSPEND_PATHS: dict[str, tuple[str, ...]] = {
@@ -202,6 +201,7 @@ class KueueIntegrations:
     def run_or_stop(self, state: KueueState, *, now: datetime) -> None:
         """Unsuspend or ungate what is admitted; suspend, or delete the running pods of, what
         is not (evicted, deactivated, or still pending)."""
+        pods: dict[str, list[Object]] = {}  # by namespace, listed once: each pod has one Workload
         for workload in self._kinds.list("Workload"):
             meta = workload["metadata"]
             ref = WorkloadRef(meta["namespace"], meta["name"])
@@ -213,7 +213,9 @@ class KueueIntegrations:
                 if is_suspended(job) == admitted:
                     self._kinds.write(with_suspend(job, not admitted))
                 continue
-            for pod in self._pods_of(workload):
+            if ref.namespace not in pods:
+                pods[ref.namespace] = self._kinds.list("Pod", namespace=ref.namespace)
+            for pod in _pods_of(workload, pods[ref.namespace]):
                 if admitted and is_gated(pod):
                     self._kinds.write(ungated(pod, now=now))
                 elif not admitted and not is_gated(pod):
@@ -225,16 +227,17 @@ class KueueIntegrations:
                 return self._kinds.find(ref["kind"], workload["metadata"]["namespace"], ref["name"])
         return None
 
-    def _pods_of(self, workload: Object) -> list[Object]:
-        meta = workload["metadata"]
-        pods = self._kinds.list("Pod", namespace=meta["namespace"])
-        if meta.get("annotations", {}).get(sets.IS_GROUP) == "true":
-            return [
-                p
-                for p in pods
-                if p["metadata"].get("labels", {}).get(sets.POD_GROUP_LABEL) == meta["name"]
-            ]
-        return [p for p in pods if is_owned_by(workload, p)]
+
+def _pods_of(workload: Object, pods: list[Object]) -> list[Object]:
+    """The Workload's pods among its namespace's: its pod group's, else the pod owning it."""
+    meta = workload["metadata"]
+    if meta.get("annotations", {}).get(sets.IS_GROUP) == "true":
+        return [
+            p
+            for p in pods
+            if p["metadata"].get("labels", {}).get(sets.POD_GROUP_LABEL) == meta["name"]
+        ]
+    return [p for p in pods if is_owned_by(workload, p)]
 
 
 def _queue(obj: Object) -> str | None:

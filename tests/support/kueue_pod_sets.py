@@ -97,17 +97,18 @@ def appwrapper_pod_sets(appwrapper: Object) -> list[Object]:
     sets = []
     for component in appwrapper["spec"]["components"]:
         for declared in component.get("podSets", []):
-            template = _at_path(component, declared["path"])
+            template = dict(at_path(component, declared["path"]))
             name = f"{appwrapper['metadata']['name']}-{len(sets)}"
             sets.append(pod_set(name, declared.get("replicas", 1), template))
     return sets
 
 
-def _at_path(component: Object, path: str) -> Object:
-    node: Any = component
+def at_path(obj: Object, path: str) -> Object:
+    """The object at a dotted path of `obj` (an AppWrapper pod set's `path`), not a copy."""
+    node: Any = obj
     for part in path.split("."):
         node = node[part]
-    return dict(node)
+    return node
 
 
 def leaderworkerset_pod_sets(spec: Object) -> list[Object]:

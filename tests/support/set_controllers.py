@@ -28,29 +28,21 @@ import hashlib
 import json
 from datetime import datetime
 
+from autoscaler.sim.kinds import stable_suffix
 from tests.support import kueue_pod_sets as sets
-from tests.support.kind_pods import child_pod, in_group, random_suffix, suspended_by_parent
-from tests.support.kind_store import QUEUE_LABEL, KindStore, Object, owner_reference
+from tests.support.kind_pods import child_pod, in_group, suspended_by_parent
+from tests.support.kind_store import (
+    QUEUE_LABEL,
+    KindStore,
+    Object,
+    controlled_child,
+)
 
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP = "leaderworkerset.sigs.k8s.io/group-index"
 LWS_WORKER = "leaderworkerset.sigs.k8s.io/worker-index"
 LWS_SIZE = "leaderworkerset.sigs.k8s.io/size"
 LWS_LEADER_NAME = "leaderworkerset.sigs.k8s.io/leader-name"
-
-
-def _apps(kind: str, owner: Object, name: str, spec: Object, labels: dict[str, str]) -> Object:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": kind,
-        "metadata": {
-            "name": name,
-            "namespace": owner["metadata"]["namespace"],
-            "labels": labels,
-            "ownerReferences": [owner_reference(owner)],
-        },
-        "spec": spec,
-    }
 
 
 class SetControllers:
@@ -73,7 +65,11 @@ class SetControllers:
         self, kind: str, owner: Object, name: str, spec: Object, labels: dict[str, str]
     ) -> None:
         if self._kinds.find(kind, owner["metadata"]["namespace"], name) is None:
-            self._kinds.write(_apps(kind, owner, name, spec, labels))
+            self._kinds.write(
+                controlled_child(
+                    owner, api_version="apps/v1", kind=kind, name=name, spec=spec, labels=labels
+                )
+            )
 
     def _notebook(self, notebook: Object) -> None:
         name = notebook["metadata"]["name"]
@@ -96,7 +92,7 @@ class SetControllers:
         if queue is not None:
             template = suspended_by_parent(template, "deployment", queue)
         digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()
-        hash_label = random_suffix(digest, length=10)
+        hash_label = stable_suffix(digest, length=10)
         template = copy.deepcopy(template)
         template["metadata"].setdefault("labels", {})["pod-template-hash"] = hash_label
         spec = {
@@ -111,7 +107,7 @@ class SetControllers:
         pods = self._kinds.children("Pod", replicaset)
         name, uid = replicaset["metadata"]["name"], replicaset["metadata"]["uid"]
         for index in range(len(pods), replicaset["spec"].get("replicas", 1)):
-            pod_name = f"{name}-{random_suffix(f'{uid}/{index}/{now}')}"
+            pod_name = f"{name}-{stable_suffix(f'{uid}/{index}/{now}')}"
             self._kinds.write(
                 child_pod(replicaset, pod_name, replicaset["spec"]["template"], now=now)
             )
