@@ -39,7 +39,6 @@ from autoscaler.domain.queues.facts import (
     FairSharingOrder,
     FlavorResource,
     QueueQuota,
-    ResourceQuota,
     Waiter,
 )
 from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, fit
@@ -118,9 +117,8 @@ def lendable(members: Iterable[QueueQuota]) -> dict[str, int]:
     """Per resource name, what a flat cohort's members lend it, over every flavor."""
     total: dict[str, int] = {}
     for member in members:
-        for key, quota in _quotas(member):
-            kept = 0 if quota.lending_limit is None else max(0, quota.nominal - quota.lending_limit)
-            total[key[1]] = total.get(key[1], 0) + quota.nominal - kept
+        for (_, name), quota in member.quotas():
+            total[name] = total.get(name, 0) + quota.nominal - quota.kept
     return total
 
 
@@ -136,7 +134,7 @@ def share(
     adding = adding or {}
     borrowed: dict[str, int] = {}
     keys: list[FlavorResource] = []
-    for key, quota in _quotas(queue):
+    for key, quota in queue.quotas():
         beyond = adding.get(key, 0) + queue.usage.get(key, 0) - quota.nominal
         if beyond > 0:
             borrowed[key[1]] = borrowed.get(key[1], 0) + beyond
@@ -151,13 +149,6 @@ def share(
             if candidate > ratio:
                 ratio, dominant = candidate, name
     return Share(weight, ratio, dominant, frozenset(keys))
-
-
-def _quotas(queue: QueueQuota) -> Iterable[tuple[FlavorResource, ResourceQuota]]:
-    for group in queue.groups:
-        for flavor in group.flavors:
-            for name, quota in flavor.resources.items():
-                yield (flavor.flavor, name), quota
 
 
 @dataclass(frozen=True)
