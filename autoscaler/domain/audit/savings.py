@@ -168,7 +168,19 @@ def stops(
     """Each of our stops with its figures over [since, now], oldest first; a stop that counts
     nothing in the period is left out."""
     rows = {row.ref: row for row in workloads}
-    ours = our_deactivations(trail)
+    return _stops(trail, our_deactivations(trail), rows, since=since, now=now, kinds=kinds)
+
+
+def _stops(
+    trail: Sequence[AuditRecord],
+    ours: Sequence[Deactivation],
+    rows: Mapping[WorkloadRef, WorkloadStatus],
+    *,
+    since: datetime,
+    now: datetime,
+    kinds: Mapping[str, OwnerKind],
+) -> list[StopFigures]:
+    """`stops`, given the trail's deactivations (`our_deactivations`) and the rows by ref."""
     waits: dict[tuple[str, datetime], list[WaitShortened]] = {}
     for wait in waits_shortened(trail, now=now):
         if since <= wait.admitted_at <= now:
@@ -207,7 +219,7 @@ def savings(
     parts = [
         *(
             (stop.group, stop.figures)
-            for stop in stops(trail, workloads, since=since, now=now, kinds=kinds)
+            for stop in _stops(trail, ours, rows, since=since, now=now, kinds=kinds)
         ),
         *(_of_idle_now(row, since=since, now=now) for row in workloads),
         *(_of_contest(r, ours, rows, since=since, now=now) for r in trail),
