@@ -41,7 +41,7 @@ from autoscaler.domain.queues.facts import (
     QueueQuota,
     Waiter,
 )
-from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, fit
+from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, cohort_of, fit
 
 DEFAULT_WEIGHT = 1.0
 
@@ -107,12 +107,6 @@ def _sign(value: float) -> int:
     return (value > 0) - (value < 0)
 
 
-def members_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[QueueQuota, ...]:
-    if queue.cohort is None:
-        return (queue,)
-    return tuple(q for q in queues.values() if q.cohort == queue.cohort)
-
-
 def lendable(members: Iterable[QueueQuota]) -> dict[str, int]:
     """Per resource name, what a flat cohort's members lend it, over every flavor."""
     total: dict[str, int] = {}
@@ -141,7 +135,7 @@ def share(
             keys.append(key)
     if not borrowed:
         return Share(weight)
-    pool = lendable(members_of(queue, queues))
+    pool = lendable(cohort_of(queue, queues))
     ratio, dominant = 0.0, ""
     for name in sorted(borrowed):
         if pool.get(name, 0) > 0:

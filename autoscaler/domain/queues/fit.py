@@ -113,7 +113,7 @@ def fit(waiter: Waiter, queues: Mapping[str, QueueQuota], freed: Freed = NOTHING
     queue = queues.get(waiter.cluster_queue)
     if queue is None:
         return Fit(FitOutcome.UNKNOWN, f"ClusterQueue {waiter.cluster_queue} is not known")
-    ledger = _Ledger(queue, _cohort_of(queue, queues), freed)
+    ledger = _Ledger(queue, cohort_of(queue, queues), freed)
     doubts = [f"ClusterQueue {q.name}: {why}" for q in ledger.members for why in q.unmodelled]
     doubts += [f"Workload {waiter.ref}: {why}" for why in waiter.unmodelled]
     if doubts:
@@ -194,7 +194,9 @@ def _no_flavor(group: ResourceGroup) -> str:
     return f"the resource group of {', '.join(group.covered)} has no flavor"
 
 
-def _cohort_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[QueueQuota, ...]:
+def cohort_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[QueueQuota, ...]:
+    """The members of the queue's cohort: the queue first, then the others by name; only the
+    queue when it has no cohort."""
     if queue.cohort is None:
         return (queue,)
     others = (q for q in queues.values() if q.cohort == queue.cohort and q.name != queue.name)
