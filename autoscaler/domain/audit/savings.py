@@ -186,12 +186,13 @@ def _stops(
         if since <= wait.admitted_at <= now:
             waits.setdefault(stop_key(wait.stopped, wait.stopped_at), []).append(wait)
     ended = seen_ended(trail)
+    groups = [_group(d.target, d.subject, rows) for d in ours]
+    queued_again = _queued_again(zip(ours, groups, strict=True), rows)
     found = []
-    for d in ours:
-        group = _group(d.target, d.subject, rows)
+    for d, group in zip(ours, groups, strict=True):
         requeue = not stop_lasts(group.owner, kinds=kinds)
         figures = (
-            _of_requeue(d, ours, rows, since=since, now=now)
+            _of_requeue(d, group, queued_again, since=since, now=now)
             if requeue
             else _of_deactivation(d, ours, trail, ended=ended, since=since, now=now)
         )
@@ -262,42 +263,44 @@ def _of_deactivation(
     )
 
 
+def _queued_again(
+    ours: Iterable[tuple[Deactivation, Group]], rows: Mapping[WorkloadRef, WorkloadStatus]
+) -> dict[tuple[str, str], list[datetime]]:
+    """When each owner (namespace, owner) queued a Workload again, as far as known: our
+    later stops of it and the admissions of its Workloads read now. An unknown owner is left
+    out: no Workload of it is known to be the same owner's."""
+    found: dict[tuple[str, str], list[datetime]] = {}
+    stopped = ((group, d.at) for d, group in ours)
+    admitted = (
+        (_group(ref, None, rows), row.info.admitted_at)
+        for ref, row in rows.items()
+        if row.info.admitted_at is not None
+    )
+    for group, at in (*stopped, *admitted):
+        if group.owner != UNKNOWN:
+            found.setdefault((group.namespace, group.owner), []).append(at)
+    return found
+
+
 def _of_requeue(
     deactivation: Deactivation,
-    ours: Sequence[Deactivation],
-    rows: Mapping[WorkloadRef, WorkloadStatus],
+    group: Group,
+    queued_again: Mapping[tuple[str, str], Sequence[datetime]],
     *,
     since: datetime,
     now: datetime,
 ) -> Figures:
     """A stop that is a requeue: its GPUs went to the queue until the owner's new Workload was
-    admitted; the GPU-hours held before it count as for any stop."""
-    d, group = deactivation, _group(deactivation.target, deactivation.subject, rows)
+    admitted (the same owner, whatever Workload and LocalQueue its pods queue in); the
+    GPU-hours held before it count as for any stop."""
+    d = deactivation
     figures = _held_before(d, since=since, now=now)
-    again = [
-        *(
-            o.at
-            for o in ours
-            if o.at > d.at and _same_owner(_group(o.target, o.subject, rows), group)
-        ),
-        *(
-            row.info.admitted_at
-            for row in rows.values()
-            if row.info.admitted_at is not None
-            and row.info.admitted_at > d.at
-            and _same_owner(_group(row.ref, None, rows), group)
-        ),
-    ]
+    again = [at for at in queued_again.get((group.namespace, group.owner), ()) if at > d.at]
     return replace(
         figures,
         requeued_gpu_hours=d.gpus * _overlap(d.at, min(again, default=now), since=since, now=now),
         requeues=int(since <= d.at <= now),
     )
-
-
-def _same_owner(one: Group, other: Group) -> bool:
-    """The same owner, whatever Workload (and LocalQueue) its pods queue in."""
-    return one.owner != UNKNOWN and (one.namespace, one.owner) == (other.namespace, other.owner)
 
 
 def _back_at(
