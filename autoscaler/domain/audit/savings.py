@@ -188,13 +188,14 @@ def _stops(
     ended = seen_ended(trail)
     groups = [_group(d.target, d.subject, rows) for d in ours]
     queued_again = _queued_again(zip(ours, groups, strict=True), rows)
+    returns = _returns(ours, trail)
     found = []
     for d, group in zip(ours, groups, strict=True):
         requeue = not stop_lasts(group.owner, kinds=kinds)
         figures = (
             _of_requeue(d, group, queued_again, since=since, now=now)
             if requeue
-            else _of_deactivation(d, ours, trail, ended=ended, since=since, now=now)
+            else _of_deactivation(d, returns, ended=ended, since=since, now=now)
         )
         followed = tuple(waits.get(stop_key(d.target, d.at), ()))
         figures += _of_waits(followed)
@@ -241,17 +242,19 @@ def _of_waits(followed: Sequence[WaitShortened]) -> Figures:
 
 def _of_deactivation(
     deactivation: Deactivation,
-    ours: Sequence[Deactivation],
-    trail: Sequence[AuditRecord],
+    returns: Mapping[str, list[tuple[datetime, bool]]],
     *,
     ended: Mapping[tuple[str, datetime], datetime],
     since: datetime,
     now: datetime,
 ) -> Figures:
     """`ended`: when each stop's workload was seen gone (`seen_ended`), its GPUs no longer
-    ours to reclaim."""
+    ours to reclaim; `returns`: active again (`_returns`), the first time after the stop."""
     d = deactivation
-    back = _back_at(d, ours, trail)
+    seen = returns.get(str(d.target), ())
+    back = min(
+        (at for at, reactivated in seen if at > d.at or (reactivated and at == d.at)), default=None
+    )
     gone = ended.get(stop_key(d.target, d.at))
     until = min(moment for moment in (back, gone, now) if moment is not None)
     figures = _held_before(d, since=since, now=now)
@@ -303,16 +306,19 @@ def _of_requeue(
     )
 
 
-def _back_at(
-    d: Deactivation, ours: Sequence[Deactivation], trail: Sequence[AuditRecord]
-) -> datetime | None:
-    """When the workload was active again: the first reactivation seen after `d`, bounded by
-    our next deactivation of it (it must have been active again to be deactivated again)."""
-    target = str(d.target)
-    later = [o.at for o in ours if o.target == d.target and o.at > d.at]
-    found = [r.at for r in trail if r.target == target and r.action in REACTIVATED and r.at >= d.at]
-    candidates = [*found, *later[:1]]
-    return min(candidates) if candidates else None
+def _returns(
+    ours: Iterable[Deactivation], trail: Iterable[AuditRecord]
+) -> dict[str, list[tuple[datetime, bool]]]:
+    """Per workload, when it was seen active again, read from the trail once for every stop:
+    each reactivation (True: it counts from the stop's own time) and our deactivations (it
+    must have been active again to be deactivated again)."""
+    found: dict[str, list[tuple[datetime, bool]]] = {}
+    for r in trail:
+        if r.action in REACTIVATED:
+            found.setdefault(r.target, []).append((r.at, True))
+    for d in ours:
+        found.setdefault(str(d.target), []).append((d.at, False))
+    return found
 
 
 def _of_idle_now(
