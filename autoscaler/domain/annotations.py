@@ -4,6 +4,7 @@ audit annotations a deactivation writes. Exemptions are read from them in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -169,6 +170,15 @@ def promise_time(moment: datetime) -> datetime:
 def ratio_text(value: float | None) -> str:
     """How audit annotations write a utilization ratio: `0.031`, or `unknown`."""
     return "unknown" if value is None else f"{value:.4g}"
+
+
+def parse_ratio(text: str | None) -> float | None:
+    """A ratio as `ratio_text` wrote it; None for "unknown", "nan" or a hand edit."""
+    try:
+        value = float(text) if text else math.nan
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
 
 
 def optional_time_text(moment: datetime | None) -> str | None:

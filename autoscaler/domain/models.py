@@ -307,7 +307,16 @@ class Snapshot:
     kueue_gate: GateServed | None = None
 
     def find(self, ref: WorkloadRef) -> WorkloadStatus | None:
-        return next((row for row in self.workloads if row.ref == ref), None)
+        return self._by_ref.get(ref)
+
+    @cached_property
+    def _by_ref(self) -> dict[WorkloadRef, WorkloadStatus]:
+        """The rows by ref, the first of any repeated: built once, as listeners look up a
+        row per action and per stop followed."""
+        found: dict[WorkloadRef, WorkloadStatus] = {}
+        for row in self.workloads:
+            found.setdefault(row.ref, row)
+        return found
 
 
 @dataclass(frozen=True)

@@ -168,20 +168,34 @@ def stops(
     """Each of our stops with its figures over [since, now], oldest first; a stop that counts
     nothing in the period is left out."""
     rows = {row.ref: row for row in workloads}
-    ours = our_deactivations(trail)
+    return _stops(trail, our_deactivations(trail), rows, since=since, now=now, kinds=kinds)
+
+
+def _stops(
+    trail: Sequence[AuditRecord],
+    ours: Sequence[Deactivation],
+    rows: Mapping[WorkloadRef, WorkloadStatus],
+    *,
+    since: datetime,
+    now: datetime,
+    kinds: Mapping[str, OwnerKind],
+) -> list[StopFigures]:
+    """`stops`, given the trail's deactivations (`our_deactivations`) and the rows by ref."""
     waits: dict[tuple[str, datetime], list[WaitShortened]] = {}
     for wait in waits_shortened(trail, now=now):
         if since <= wait.admitted_at <= now:
             waits.setdefault(stop_key(wait.stopped, wait.stopped_at), []).append(wait)
     ended = seen_ended(trail)
+    groups = [_group(d.target, d.subject, rows) for d in ours]
+    queued_again = _queued_again(zip(ours, groups, strict=True), rows)
+    returns = _returns(ours, trail)
     found = []
-    for d in ours:
-        group = _group(d.target, d.subject, rows)
+    for d, group in zip(ours, groups, strict=True):
         requeue = not stop_lasts(group.owner, kinds=kinds)
         figures = (
-            _of_requeue(d, ours, rows, since=since, now=now)
+            _of_requeue(d, group, queued_again, since=since, now=now)
             if requeue
-            else _of_deactivation(d, ours, trail, ended=ended, since=since, now=now)
+            else _of_deactivation(d, returns, ended=ended, since=since, now=now)
         )
         followed = tuple(waits.get(stop_key(d.target, d.at), ()))
         figures += _of_waits(followed)
@@ -207,7 +221,7 @@ def savings(
     parts = [
         *(
             (stop.group, stop.figures)
-            for stop in stops(trail, workloads, since=since, now=now, kinds=kinds)
+            for stop in _stops(trail, ours, rows, since=since, now=now, kinds=kinds)
         ),
         *(_of_idle_now(row, since=since, now=now) for row in workloads),
         *(_of_contest(r, ours, rows, since=since, now=now) for r in trail),
@@ -228,17 +242,19 @@ def _of_waits(followed: Sequence[WaitShortened]) -> Figures:
 
 def _of_deactivation(
     deactivation: Deactivation,
-    ours: Sequence[Deactivation],
-    trail: Sequence[AuditRecord],
+    returns: Mapping[str, list[tuple[datetime, bool]]],
     *,
     ended: Mapping[tuple[str, datetime], datetime],
     since: datetime,
     now: datetime,
 ) -> Figures:
     """`ended`: when each stop's workload was seen gone (`seen_ended`), its GPUs no longer
-    ours to reclaim."""
+    ours to reclaim; `returns`: active again (`_returns`), the first time after the stop."""
     d = deactivation
-    back = _back_at(d, ours, trail)
+    seen = returns.get(str(d.target), ())
+    back = min(
+        (at for at, reactivated in seen if at > d.at or (reactivated and at == d.at)), default=None
+    )
     gone = ended.get(stop_key(d.target, d.at))
     until = min(moment for moment in (back, gone, now) if moment is not None)
     figures = _held_before(d, since=since, now=now)
@@ -250,32 +266,39 @@ def _of_deactivation(
     )
 
 
+def _queued_again(
+    ours: Iterable[tuple[Deactivation, Group]], rows: Mapping[WorkloadRef, WorkloadStatus]
+) -> dict[tuple[str, str], list[datetime]]:
+    """When each owner (namespace, owner) queued a Workload again, as far as known: our
+    later stops of it and the admissions of its Workloads read now. An unknown owner is left
+    out: no Workload of it is known to be the same owner's."""
+    found: dict[tuple[str, str], list[datetime]] = {}
+    stopped = ((group, d.at) for d, group in ours)
+    admitted = (
+        (_group(ref, None, rows), row.info.admitted_at)
+        for ref, row in rows.items()
+        if row.info.admitted_at is not None
+    )
+    for group, at in (*stopped, *admitted):
+        if group.owner != UNKNOWN:
+            found.setdefault((group.namespace, group.owner), []).append(at)
+    return found
+
+
 def _of_requeue(
     deactivation: Deactivation,
-    ours: Sequence[Deactivation],
-    rows: Mapping[WorkloadRef, WorkloadStatus],
+    group: Group,
+    queued_again: Mapping[tuple[str, str], Sequence[datetime]],
     *,
     since: datetime,
     now: datetime,
 ) -> Figures:
     """A stop that is a requeue: its GPUs went to the queue until the owner's new Workload was
-    admitted; the GPU-hours held before it count as for any stop."""
-    d, group = deactivation, _group(deactivation.target, deactivation.subject, rows)
+    admitted (the same owner, whatever Workload and LocalQueue its pods queue in); the
+    GPU-hours held before it count as for any stop."""
+    d = deactivation
     figures = _held_before(d, since=since, now=now)
-    again = [
-        *(
-            o.at
-            for o in ours
-            if o.at > d.at and _same_owner(_group(o.target, o.subject, rows), group)
-        ),
-        *(
-            row.info.admitted_at
-            for row in rows.values()
-            if row.info.admitted_at is not None
-            and row.info.admitted_at > d.at
-            and _same_owner(_group(row.ref, None, rows), group)
-        ),
-    ]
+    again = [at for at in queued_again.get((group.namespace, group.owner), ()) if at > d.at]
     return replace(
         figures,
         requeued_gpu_hours=d.gpus * _overlap(d.at, min(again, default=now), since=since, now=now),
@@ -283,21 +306,19 @@ def _of_requeue(
     )
 
 
-def _same_owner(one: Group, other: Group) -> bool:
-    """The same owner, whatever Workload (and LocalQueue) its pods queue in."""
-    return one.owner != UNKNOWN and (one.namespace, one.owner) == (other.namespace, other.owner)
-
-
-def _back_at(
-    d: Deactivation, ours: Sequence[Deactivation], trail: Sequence[AuditRecord]
-) -> datetime | None:
-    """When the workload was active again: the first reactivation seen after `d`, bounded by
-    our next deactivation of it (it must have been active again to be deactivated again)."""
-    target = str(d.target)
-    later = [o.at for o in ours if o.target == d.target and o.at > d.at]
-    found = [r.at for r in trail if r.target == target and r.action in REACTIVATED and r.at >= d.at]
-    candidates = [*found, *later[:1]]
-    return min(candidates) if candidates else None
+def _returns(
+    ours: Iterable[Deactivation], trail: Iterable[AuditRecord]
+) -> dict[str, list[tuple[datetime, bool]]]:
+    """Per workload, when it was seen active again, read from the trail once for every stop:
+    each reactivation (True: it counts from the stop's own time) and our deactivations (it
+    must have been active again to be deactivated again)."""
+    found: dict[str, list[tuple[datetime, bool]]] = {}
+    for r in trail:
+        if r.action in REACTIVATED:
+            found.setdefault(r.target, []).append((r.at, True))
+    for d in ours:
+        found.setdefault(str(d.target), []).append((d.at, False))
+    return found
 
 
 def _of_idle_now(

@@ -11,7 +11,6 @@ else (no `deactivated-at` of ours) says so, and what stopped it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -110,9 +109,9 @@ def stopped_of(workload: WorkloadInfo) -> Stopped | None:
         waiter=_waiter(notes, reason=reason or ""),
         reason=reason,
         idle_for=at - idle_since if idle_since is not None and idle_since < at else None,
-        peak=_ratio(notes.get(keys.DEACTIVATED_PEAK)),
-        coverage=_ratio(notes.get(keys.DEACTIVATED_COVERAGE)),
-        threshold=_ratio(notes.get(keys.DEACTIVATED_THRESHOLD)),
+        peak=keys.parse_ratio(notes.get(keys.DEACTIVATED_PEAK)),
+        coverage=keys.parse_ratio(notes.get(keys.DEACTIVATED_COVERAGE)),
+        threshold=keys.parse_ratio(notes.get(keys.DEACTIVATED_THRESHOLD)),
         lasts=stop.lasts,
         bring_back=bring_back_command(workload) if stop.lasts else f"it {stop.said}",
     )
@@ -166,15 +165,6 @@ def _waiter(notes: Mapping[str, str], *, reason: str) -> Named | None:
     if ref is None or str(ref) not in reason:
         return None
     return Named(ref, notes.get(keys.DEACTIVATED_FOR_QUEUE) or None)
-
-
-def _ratio(text: str | None) -> float | None:
-    """A ratio as `annotations.ratio_text` wrote it; None for "unknown", "nan" or a hand edit."""
-    try:
-        value = float(text) if text else math.nan
-    except ValueError:
-        return None
-    return None if math.isnan(value) else value
 
 
 def _not_ours(what: str) -> str:

@@ -103,14 +103,22 @@ def started_in_last_hour(records: Iterable[LoopRecord], *, now: datetime) -> int
     mark (its subject says so, and a mark of ours came before it) is the same stop as that
     mark and is not counted again; a re-mark, or any other deactivation, counts."""
     records = list(records)
-    marked = {(r.workload, r.at) for r in records if r.deed is Deed.MARK and r.outcome is None}
+    first_marked: dict[WorkloadRef, datetime] = {}
+    for r in records:
+        if _marked(r):
+            first_marked[r.workload] = min(r.at, first_marked.get(r.workload, r.at))
     return sum(
         1
         for r in records
-        if (_began(r) or (r.deed is Deed.MARK and r.outcome is None))
+        if (_began(r) or _marked(r))
         and now - HOUR < r.at <= now
-        and not (_after_our_mark(r) and any(ref == r.workload and at < r.at for ref, at in marked))
+        and not (_after_our_mark(r) and first_marked.get(r.workload, r.at) < r.at)
     )
+
+
+def _marked(record: LoopRecord) -> bool:
+    """A via-kueue mark begun (its record, not a follow-up with its outcome)."""
+    return record.deed is Deed.MARK and record.outcome is None
 
 
 def _after_our_mark(record: LoopRecord) -> bool:

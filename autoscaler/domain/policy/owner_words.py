@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from autoscaler.domain.models import OwnerRef, WorkloadRef
 from autoscaler.domain.policy.management import MANAGERS, Manager
-from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind
+from autoscaler.domain.policy.owners import KNOWN_OWNERS, OwnerKind, known_owner
 
 # What a stop that is a requeue means, said on every surface (ISSUE-NOTES "Every kind, what a
 # stop means"): the deleted pods come back as a new Workload that queues behind the waiters.
@@ -104,7 +104,7 @@ def stop_words(
     """The kind's words for a Workload Kueue admits, the manager's otherwise (see above).
     `kinds`: the owner kinds' table (tests pass rows of their own)."""
     management = MANAGERS[manager]
-    row = _kind_of(owner, kinds) if not management.row_is_owner else None
+    row = known_owner(owner, kinds=kinds) if not management.row_is_owner else None
     if row is None:
         return StopWords(means=management.stop_means, bring_back=management.bring_back, lasts=True)
     return StopWords(means=row.stop_means, bring_back=row.bring_back, lasts=row.stop_lasts)
@@ -116,11 +116,3 @@ def stop_lasts(owner: str | None, *, kinds: Mapping[str, OwnerKind] = KNOWN_OWNE
     kind = (owner or "").partition("/")[0]
     row = kinds.get(kind)
     return row is None or row.stop_lasts
-
-
-def _kind_of(owner: OwnerRef | None, kinds: Mapping[str, OwnerKind]) -> OwnerKind | None:
-    """The owner's row when its kind and API group match (as `owners.known_owner`)."""
-    if owner is None:
-        return None
-    row = kinds.get(owner.kind)
-    return row if row is not None and row.group == owner.api_version.rpartition("/")[0] else None

@@ -11,6 +11,7 @@ generated from this table).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -320,11 +321,14 @@ QUEUED_ABOVE_PODS: tuple[OwnerKind, ...] = tuple(
 )
 
 
-def known_owner(owner: OwnerRef | None) -> OwnerKind | None:
+def known_owner(
+    owner: OwnerRef | None, *, kinds: Mapping[str, OwnerKind] = KNOWN_OWNERS
+) -> OwnerKind | None:
     """The owner's kind when we know it and its API group matches (a namesake kind of
-    another group is not ours to write)."""
+    another group is not ours to write). `kinds`: the owner kinds' table (tests pass rows of
+    their own)."""
     if owner is None:
         return None
-    kind = KNOWN_OWNERS.get(owner.kind)
+    kind = kinds.get(owner.kind)
     group = owner.api_version.rpartition("/")[0]
     return kind if kind is not None and kind.group == group else None

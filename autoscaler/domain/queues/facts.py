@@ -16,7 +16,7 @@ other's are unknown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -33,6 +33,13 @@ class ResourceQuota:
     nominal: int
     borrowing_limit: int | None = None  # None: may borrow whatever the cohort lends
     lending_limit: int | None = None  # None: lends all of its unused nominal quota
+
+    @property
+    def kept(self) -> int:
+        """The part of the nominal quota the ClusterQueue never lends (Kueue's localQuota)."""
+        if self.lending_limit is None:
+            return 0
+        return max(0, self.nominal - self.lending_limit)
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,13 @@ class QueueQuota:
     # Why Kueue's order of this queue's own waiters cannot be told (admission fair sharing):
     # "fit unknown" for its waiters, and for the waiters its head would compete with.
     order_unknown: tuple[str, ...] = ()
+
+    def quotas(self) -> Iterator[tuple[FlavorResource, ResourceQuota]]:
+        """Every (flavor, resource) the queue defines, with its quota, in spec order."""
+        for group in self.groups:
+            for flavor in group.flavors:
+                for name, quota in flavor.resources.items():
+                    yield (flavor.flavor, name), quota
 
 
 @dataclass(frozen=True)

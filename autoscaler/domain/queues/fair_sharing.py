@@ -39,10 +39,9 @@ from autoscaler.domain.queues.facts import (
     FairSharingOrder,
     FlavorResource,
     QueueQuota,
-    ResourceQuota,
     Waiter,
 )
-from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, fit
+from autoscaler.domain.queues.fit import Fit, FitOutcome, Freed, cohort_of, fit
 
 DEFAULT_WEIGHT = 1.0
 
@@ -108,19 +107,12 @@ def _sign(value: float) -> int:
     return (value > 0) - (value < 0)
 
 
-def members_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[QueueQuota, ...]:
-    if queue.cohort is None:
-        return (queue,)
-    return tuple(q for q in queues.values() if q.cohort == queue.cohort)
-
-
 def lendable(members: Iterable[QueueQuota]) -> dict[str, int]:
     """Per resource name, what a flat cohort's members lend it, over every flavor."""
     total: dict[str, int] = {}
     for member in members:
-        for key, quota in _quotas(member):
-            kept = 0 if quota.lending_limit is None else max(0, quota.nominal - quota.lending_limit)
-            total[key[1]] = total.get(key[1], 0) + quota.nominal - kept
+        for (_, name), quota in member.quotas():
+            total[name] = total.get(name, 0) + quota.nominal - quota.kept
     return total
 
 
@@ -136,14 +128,14 @@ def share(
     adding = adding or {}
     borrowed: dict[str, int] = {}
     keys: list[FlavorResource] = []
-    for key, quota in _quotas(queue):
+    for key, quota in queue.quotas():
         beyond = adding.get(key, 0) + queue.usage.get(key, 0) - quota.nominal
         if beyond > 0:
             borrowed[key[1]] = borrowed.get(key[1], 0) + beyond
             keys.append(key)
     if not borrowed:
         return Share(weight)
-    pool = lendable(members_of(queue, queues))
+    pool = lendable(cohort_of(queue, queues))
     ratio, dominant = 0.0, ""
     for name in sorted(borrowed):
         if pool.get(name, 0) > 0:
@@ -151,13 +143,6 @@ def share(
             if candidate > ratio:
                 ratio, dominant = candidate, name
     return Share(weight, ratio, dominant, frozenset(keys))
-
-
-def _quotas(queue: QueueQuota) -> Iterable[tuple[FlavorResource, ResourceQuota]]:
-    for group in queue.groups:
-        for flavor in group.flavors:
-            for name, quota in flavor.resources.items():
-                yield (flavor.flavor, name), quota
 
 
 @dataclass(frozen=True)

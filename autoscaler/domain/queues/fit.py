@@ -105,12 +105,7 @@ class Fit:
 
 def quota_of(queue: QueueQuota, key: FlavorResource) -> ResourceQuota | None:
     """The queue's quota for one (flavor, resource); None where the queue does not define it."""
-    flavor, resource = key
-    for group in queue.groups:
-        for quotas in group.flavors:
-            if quotas.flavor == flavor and resource in quotas.resources:
-                return quotas.resources[resource]
-    return None
+    return next((quota for defined, quota in queue.quotas() if defined == key), None)
 
 
 def fit(waiter: Waiter, queues: Mapping[str, QueueQuota], freed: Freed = NOTHING_FREED) -> Fit:
@@ -118,7 +113,7 @@ def fit(waiter: Waiter, queues: Mapping[str, QueueQuota], freed: Freed = NOTHING
     queue = queues.get(waiter.cluster_queue)
     if queue is None:
         return Fit(FitOutcome.UNKNOWN, f"ClusterQueue {waiter.cluster_queue} is not known")
-    ledger = _Ledger(queue, _cohort_of(queue, queues), freed)
+    ledger = _Ledger(queue, cohort_of(queue, queues), freed)
     doubts = [f"ClusterQueue {q.name}: {why}" for q in ledger.members for why in q.unmodelled]
     doubts += [f"Workload {waiter.ref}: {why}" for why in waiter.unmodelled]
     if doubts:
@@ -199,7 +194,9 @@ def _no_flavor(group: ResourceGroup) -> str:
     return f"the resource group of {', '.join(group.covered)} has no flavor"
 
 
-def _cohort_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[QueueQuota, ...]:
+def cohort_of(queue: QueueQuota, queues: Mapping[str, QueueQuota]) -> tuple[QueueQuota, ...]:
+    """The members of the queue's cohort: the queue first, then the others by name; only the
+    queue when it has no cohort."""
     if queue.cohort is None:
         return (queue,)
     others = (q for q in queues.values() if q.cohort == queue.cohort and q.name != queue.name)
@@ -247,7 +244,7 @@ class _Ledger:
         used = self.used(self.queue, key)
         if self.queue.cohort is None:
             return max(0, quota.nominal - used)
-        kept = _kept(quota)
+        kept = quota.kept
         from_cohort = self._cohort_available(key)
         if quota.borrowing_limit is not None:
             stored = quota.nominal - kept
@@ -258,19 +255,17 @@ class _Ledger:
         """resource_node.go `potentialAvailable()`: the most the queue could ever hold."""
         if self.queue.cohort is None:
             return quota.nominal
-        most = _kept(quota) + self._cohort_quota(key)
+        most = quota.kept + self._cohort_quota(key)
         if quota.borrowing_limit is not None:
             most = min(quota.nominal + quota.borrowing_limit, most)
         return most
 
     def _cohort_quota(self, key: FlavorResource) -> int:
-        return sum(
-            q.nominal - _kept(q) for m in self.members if (q := quota_of(m, key)) is not None
-        )
+        return sum(q.nominal - q.kept for m in self.members if (q := quota_of(m, key)) is not None)
 
     def _cohort_available(self, key: FlavorResource) -> int:
         drawn = sum(
-            max(0, self.used(m, key) - _kept(q))
+            max(0, self.used(m, key) - q.kept)
             for m in self.members
             if (q := quota_of(m, key)) is not None
         )
@@ -366,10 +361,3 @@ class _Ledger:
         nominal = quota.nominal if quota is not None else 0
         used = self.used(self.queue, key)
         return max(0, used + qty - nominal) - max(0, used - nominal)
-
-
-def _kept(quota: ResourceQuota) -> int:
-    """The part of the nominal quota a ClusterQueue never lends (Kueue's localQuota)."""
-    if quota.lending_limit is None:
-        return 0
-    return max(0, quota.nominal - quota.lending_limit)

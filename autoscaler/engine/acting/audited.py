@@ -12,7 +12,7 @@ answer was lost is settled on a later cycle from the Workload itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -21,7 +21,6 @@ from autoscaler.domain.audit.subjects import subject_of
 from autoscaler.domain.guards.screen import Deed, LoopRecord
 from autoscaler.domain.models import Action, Decision, WorkloadInfo, WorkloadRef
 from autoscaler.domain.outcomes import Outcome
-from autoscaler.domain.policy.rules import Rule
 from autoscaler.domain.usage.fresh import pods_of, still_idle
 from autoscaler.engine.acting.context import ActContext
 
@@ -30,29 +29,30 @@ DEEDS = {Action.DELETE: Deed.DELETE, Action.MARK: Deed.MARK, Action.UNMARK: Deed
 
 def fresh_check(
     context: ActContext,
-    candidates: Sequence[WorkloadInfo],
+    workloads: Sequence[WorkloadInfo],
+    checked: Sequence[Decision],
     *,
     now: datetime,
-    rule_of: Mapping[WorkloadRef, Rule],
-    loading_until: Mapping[WorkloadRef, datetime | None],
 ) -> dict[WorkloadRef, str]:
-    """Why each candidate must be left alone after all (busy, in use again or unknown
-    now); one query. `rule_of` is each candidate's rule (its decision's), whose threshold and
-    staleness judge it; `loading_until`, until when new loading still counts for it (its decision's
-    `loading_counts_until`)."""
+    """Why each workload of the `checked` decisions must be left alone after all (busy, in
+    use again or unknown now); one query. Each is judged under its decision's rule (its
+    threshold and staleness), new loading counting until its `loading_counts_until`."""
+    by_ref = {d.workload: d for d in checked}
+    candidates = [w for w in workloads if w.ref in by_ref]
     if not candidates:
         return {}
     latest = context.metrics.read_latest(pods_of(candidates), now=now)
     found = {}
     for w in candidates:
-        rules = rule_of[w.ref].usage
+        decision = by_ref[w.ref]
+        rules = decision.rule.usage
         found[w.ref] = still_idle(
             w,
             latest,
             threshold=rules.threshold,
             stale_after=rules.stale_after,
             now=now,
-            loading_counts_until=loading_until.get(w.ref),
+            loading_counts_until=decision.loading_counts_until,
         )
     return {ref: why for ref, why in found.items() if why is not None}
 

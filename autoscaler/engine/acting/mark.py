@@ -47,17 +47,8 @@ class Marker:
 
     def _fresh_check(self, inputs: CycleInputs, chosen: list[Decision]) -> dict[WorkloadRef, str]:
         """A mark leads to a stop: its newest samples are read again first, as a stop's are."""
-        marks = {d.workload: d for d in chosen if d.action is Action.MARK}
-        candidates = [w for w in inputs.workloads if w.ref in marks]
-        return dict(
-            fresh_check(
-                self._context,
-                candidates,
-                now=self._context.clock.now(),
-                rule_of={ref: d.rule for ref, d in marks.items()},
-                loading_until={ref: d.loading_counts_until for ref, d in marks.items()},
-            )
-        )
+        marks = [d for d in chosen if d.action is Action.MARK]
+        return fresh_check(self._context, inputs.workloads, marks, now=self._context.clock.now())
 
     def _write(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
         checked = read_again(

@@ -75,22 +75,13 @@ class Deactivator:
         A not-running candidate has no samples to re-read: Kubernetes says its pods do not
         run, and deciding again on the Workload and pods read again (`_deactivate`) checks
         that still holds."""
-        wanted = {
-            d.workload
+        wanted = [
+            d
             for d in chosen
             # Kueue preempted it after our mark: its pods are going, nothing to re-read
             if d.state is not State.NOT_RUNNING and not d.kueue_preempted
-        }
-        candidates = [w for w in inputs.workloads if w.ref in wanted]
-        rule_of = {d.workload: d.rule for d in chosen}
-        loading_until = {d.workload: d.loading_counts_until for d in chosen}
-        return fresh_check(
-            self._context,
-            candidates,
-            now=self._clock.now(),
-            rule_of=rule_of,
-            loading_until=loading_until,
-        )
+        ]
+        return fresh_check(self._context, inputs.workloads, wanted, now=self._clock.now())
 
     def _deactivate(self, inputs: CycleInputs, decision: Decision) -> ActionRecord:
         checked = read_again(
