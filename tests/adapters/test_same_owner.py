@@ -39,7 +39,7 @@ def test_one_uid_rule_for_owners_chains_and_links(ref_uid: str, found_uid: str, 
     pod = PodInfo("js-w-0-0", "Running", T0, gpus=1, controller=job_ref)
     found = FoundPods()
     found.add(NS, pod)
-    links = Links({("Job", NS, "js-w-0"): (found_uid, owner)}, read=frozenset({"Job"}))
+    links = Links({"Job": {(NS, "js-w-0"): (found_uid, owner)}}, read=frozenset({"Job"}))
     mine, unsure = PodTree(found, links).owned(NS, owner, ("Job",))
     assert ([p.name for p in mine], unsure is None) == (
         (["js-w-0-0"], True) if same else ([], False)

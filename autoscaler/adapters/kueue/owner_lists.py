@@ -116,14 +116,15 @@ def list_owners(
 
 
 def cached_owners(caches: Mapping[str, WatchCache[Obj]], wait: timedelta) -> Owners:
-    """From the owners' watch caches: no request; a failing one is unreadable."""
+    """From the owners' watch caches: no request, and no copy unless a cache changed; a
+    failing one is unreadable."""
     found: dict[str, dict[OwnerKey, Obj]] = {}
     unreadable: dict[str, str] = {}
     for kind, cache in caches.items():
         if (why := not_following(cache, wait)) is not None:
             unreadable[kind] = why
             continue
-        found[kind] = cache.snapshot()  # already a copy
+        found[kind] = cache.view(dict)
     return Owners(found, unreadable)
 
 

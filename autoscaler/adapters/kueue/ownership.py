@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.cache import WatchCache, key_of, not_following
+from autoscaler.adapters.kubernetes.cache import Key, WatchCache, key_of, not_following
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
 from autoscaler.adapters.kubernetes.resources import ApiResource, Obj
@@ -33,7 +33,6 @@ from autoscaler.domain.policy.owners import (
 from autoscaler.settings.tree import ClusterSettings
 
 Link = tuple[str, OwnerRef | None]  # an intermediate object's uid and controller owner
-LinkKey = tuple[str, str, str]  # (kind, namespace, name)
 _MAX_DEPTH = 6  # TrainJob → JobSet → Job → Pod is the longest chain upstream builds
 # The label Kueue's pod webhook puts on every pod its pod integration queues, the pod that
 # owns its own Workload among them (kueue pkg/constants/constants.go ManagedByKueueLabelKey;
@@ -53,13 +52,19 @@ def link_of(obj: Obj) -> Link | None:
         return None
 
 
+def links_by_key(found: Mapping[Key, Obj]) -> dict[Key, Link]:
+    """The links of objects by (namespace, name): an owner cache's, derived once per change
+    of that cache (`WatchCache.view`), not once per cycle."""
+    return {key: link for key, obj in found.items() if (link := link_of(obj)) is not None}
+
+
 @dataclass(frozen=True)
 class Links:
     """The intermediate objects read this cycle, and the kinds that could not be read;
     `listed`: each kind's list as read (listed, not from a cache), kept for the owner kinds
     of the same resource, so that the cycle lists it once (`owner_lists.py`)."""
 
-    objects: Mapping[LinkKey, Link] = field(default_factory=dict)
+    objects: Mapping[str, Mapping[Key, Link]] = field(default_factory=dict)  # by kind
     read: frozenset[str] = frozenset()
     unreadable: Mapping[str, str] = field(default_factory=dict)  # kind → why
     listed: Mapping[str, tuple[Obj, ...]] = field(default_factory=dict)
@@ -68,7 +73,7 @@ class Links:
 def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | None = None) -> Links:
     """The intermediate objects of `kinds`, one list call each; a kind not served has none
     (no pod leads through it), a kind refused is unreadable."""
-    found: dict[LinkKey, Link] = {}
+    found: dict[str, Mapping[Key, Link]] = {}
     unreadable: dict[str, str] = {}
     listed: dict[str, tuple[Obj, ...]] = {}
     kinds = sorted(set(kinds))
@@ -82,9 +87,7 @@ def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | Non
             unreadable[kind] = str(exc)
             continue
         listed[kind] = items
-        for obj in items:
-            if (link := link_of(obj)) is not None and all(key := key_of(obj)):
-                found[(kind, *key)] = link
+        found[kind] = links_by_key({key: obj for obj in items if all(key := key_of(obj))})
     return Links(found, frozenset(kinds), unreadable, listed)
 
 
@@ -96,21 +99,20 @@ def cached_links(
 ) -> Links:
     """From the intermediates' watch caches, and for a kind that is an owner kind too, from
     its owner cache (`owners`: the same resource, watched once): no request; a failing one
-    is unreadable."""
-    found: dict[LinkKey, Link] = {}
+    is unreadable. Each cache's links are copied or derived only after it changed."""
+    found: dict[str, Mapping[Key, Link]] = {}
     unreadable: dict[str, str] = {}
     shared = owners or {}
     for kind, cache in caches.items():
-        if (why := not_following(cache, wait)) is not None:
+        if (why := not_following(cache, wait)) is None:
+            found[kind] = cache.view(dict)
+        else:
             unreadable[kind] = why
-            continue
-        found.update({(kind, *key): link for key, link in cache.snapshot().items()})
     for kind, owner_cache in shared.items():
-        if (why := not_following(owner_cache, wait)) is not None:
+        if (why := not_following(owner_cache, wait)) is None:
+            found[kind] = owner_cache.view(links_by_key)
+        else:
             unreadable[kind] = why
-            continue
-        kept = owner_cache.snapshot().items()
-        found.update({(kind, *key): link for key, obj in kept if (link := link_of(obj))})
     return Links(found, frozenset((*caches, *shared)), unreadable)
 
 
@@ -149,7 +151,7 @@ def _walk(
             break
         if (why := links.unreadable.get(ref.kind)) is not None:
             return tuple(chain), _Broken(ref.kind, f"{row.plural}.{row.group} unreadable: {why}")
-        found = links.objects.get((ref.kind, namespace, ref.name))
+        found = links.objects.get(ref.kind, {}).get((namespace, ref.name))
         if found is None or not same_uid(ref.uid, found[0]):
             missing = f"pod {namespace}/{pod.name}'s {ref.kind} {ref.name} was not found"
             return tuple(chain), _Broken(ref.kind, missing)
