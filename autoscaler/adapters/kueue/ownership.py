@@ -166,22 +166,39 @@ class _Walked:
     broken: _Broken | None
 
 
+@dataclass
+class _Namespace:
+    """One namespace's pods, walked and indexed once: each Workload's question is a lookup,
+    not another pass over every pod of its namespace."""
+
+    by_owner: dict[tuple[str, str], list[_Walked]] = field(default_factory=dict)  # (kind, name)
+    by_name: dict[str, _Walked] = field(default_factory=dict)
+    broken: list[_Broken] = field(default_factory=list)  # in the pods' order
+
+    def add(self, walked: _Walked) -> None:
+        self.by_name.setdefault(walked.pod.name, walked)
+        for key in dict.fromkeys((ref.kind, ref.name) for ref in walked.chain):
+            self.by_owner.setdefault(key, []).append(walked)
+        if walked.broken is not None:
+            self.broken.append(walked.broken)
+
+
 class PodTree:
     """Every pod read this cycle with its chain of controller owners, walked once."""
 
     def __init__(self, found: FoundPods, links: Links) -> None:
         self.found = found
         self._links = links
-        self._walked: dict[str, list[_Walked]] = {}
+        self._walked: dict[str, _Namespace] = {}
+        self._grouped: dict[str, dict[tuple[str, str], list[int]]] = {}
         # (namespace, Workload) → the queued pod that owns it, once its owner is found above
         self.queued: dict[tuple[str, str], str] = {}
 
-    def _in(self, namespace: str) -> list[_Walked]:
+    def _in(self, namespace: str) -> _Namespace:
         if namespace not in self._walked:
-            pods = self.found.by_namespace.get(namespace, [])
-            self._walked[namespace] = [
-                _Walked(pod, *_walk(pod, namespace, self._links)) for pod in pods
-            ]
+            indexed = self._walked[namespace] = _Namespace()
+            for pod in self.found.by_namespace.get(namespace, []):
+                indexed.add(_Walked(pod, *_walk(pod, namespace, self._links)))
         return self._walked[namespace]
 
     def owned(
@@ -195,9 +212,10 @@ class PodTree:
             for k in sorted(kinds)
             if k in self._links.unreadable
         ]
-        walked = self._in(namespace)
-        mine = [w.pod for w in walked if any(_same(ref, owner) for ref in w.chain)]
-        broken = [w.broken.why for w in walked if w.broken is not None and w.broken.kind in kinds]
+        indexed = self._in(namespace)
+        candidates = indexed.by_owner.get((owner.kind, owner.name), [])
+        mine = [w.pod for w in candidates if any(_same(ref, owner) for ref in w.chain)]
+        broken = [b.why for b in indexed.broken if b.kind in kinds]
         reasons = unreadable + broken
         return mine, (reasons[0] if reasons else None)
 
@@ -208,12 +226,19 @@ class PodTree:
         lone = self.queued.get((namespace, workload))
         if (owner.api_version, owner.kind) == ("v1", "Pod"):
             lone = owner.name
-        return [p for p in pods if p.pod_group == workload or p.name == lone]
+        if namespace not in self._grouped:  # positions by ("group", pod group), ("name", pod)
+            grouped = self._grouped[namespace] = {}
+            for at, pod in enumerate(pods):
+                grouped.setdefault(("group", pod.pod_group), []).append(at)
+                grouped.setdefault(("name", pod.name), []).append(at)
+        grouped = self._grouped[namespace]
+        named = grouped.get(("name", lone), []) if lone is not None else []
+        return [pods[at] for at in sorted({*grouped.get(("group", workload), []), *named})]
 
     def queued_above(self, namespace: str, pod_name: str) -> tuple[OwnerRef | None, str | None]:
         """The object a queued pod's chain leads to that people know (a Deployment, a
         Notebook), or why the chain could not be followed."""
-        walked = next((w for w in self._in(namespace) if w.pod.name == pod_name), None)
+        walked = self._in(namespace).by_name.get(pod_name)
         if walked is None:
             return None, None
         tops = [ref for ref in walked.chain if _queued_kind(ref)]
