@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 import pytest
 
 from autoscaler.adapters.kueue.context import FoundPods
+from autoscaler.adapters.kueue.links import Links
 from autoscaler.adapters.kueue.owner_lists import same_owner
-from autoscaler.adapters.kueue.ownership import Links, PodTree, same_uid
+from autoscaler.adapters.kueue.ownership import PodTree, same_uid
 from autoscaler.domain.models import OwnerRef, PodInfo
 
 NS = "team-a"

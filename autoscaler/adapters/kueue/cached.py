@@ -72,14 +72,9 @@ from autoscaler.adapters.kueue.context import (
     kept_namespace,
     namespace_of,
 )
+from autoscaler.adapters.kueue.links import Link, cached_links, intermediate_resource, link_of
 from autoscaler.adapters.kueue.owner_lists import cached_owners, owner_metadata, split_link_kinds
-from autoscaler.adapters.kueue.ownership import (
-    Link,
-    PodTree,
-    cached_links,
-    intermediate_resource,
-    link_of,
-)
+from autoscaler.adapters.kueue.ownership import PodTree
 from autoscaler.adapters.kueue.queue_objects import targets_by_local_queue
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable

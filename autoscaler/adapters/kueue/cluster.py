@@ -52,8 +52,9 @@ from autoscaler.adapters.kueue.context import (
     parse_pods,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
+from autoscaler.adapters.kueue.links import Links, list_links
 from autoscaler.adapters.kueue.owner_lists import Owners, get_owner, list_owners
-from autoscaler.adapters.kueue.ownership import Links, PodFinder, PodTree, list_links
+from autoscaler.adapters.kueue.ownership import PodFinder, PodTree
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue, targets_by_local_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,

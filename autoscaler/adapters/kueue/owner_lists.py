@@ -14,7 +14,8 @@ from datetime import timedelta
 from autoscaler.adapters.kubernetes.cache import WatchCache, key_of, not_following
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, ApiResource, Obj
-from autoscaler.adapters.kueue.ownership import Links, intermediate_resource, same_uid
+from autoscaler.adapters.kueue.links import Links, intermediate_resource
+from autoscaler.adapters.kueue.ownership import same_uid
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES, owner_resource
 from autoscaler.core.errors import Forbidden, NotFound
 from autoscaler.domain.models import OwnerRef, State, WorkloadInfo
