@@ -108,7 +108,7 @@ class PodTree:
         self.found = found
         self._links = links
         self._walked: dict[str, _Namespace] = {}
-        self._grouped: dict[str, dict[tuple[str, str], list[int]]] = {}
+        self._positions: dict[tuple[str, str], dict[str, list[int]]] = {}
         # (namespace, Workload) → the queued pod that owns it, once its owner is found above
         self.queued: dict[tuple[str, str], str] = {}
 
@@ -144,14 +144,31 @@ class PodTree:
         lone = self.queued.get((namespace, workload))
         if (owner.api_version, owner.kind) == ("v1", "Pod"):
             lone = owner.name
-        if namespace not in self._grouped:  # positions by ("group", pod group), ("name", pod)
-            grouped = self._grouped[namespace] = {}
-            for at, pod in enumerate(pods):
-                grouped.setdefault(("group", pod.pod_group), []).append(at)
-                grouped.setdefault(("name", pod.name), []).append(at)
-        grouped = self._grouped[namespace]
-        named = grouped.get(("name", lone), []) if lone is not None else []
-        return [pods[at] for at in sorted({*grouped.get(("group", workload), []), *named})]
+        found = set(self._where(namespace, "pod_group").get(workload, []))
+        if lone is not None:
+            found.update(self._where(namespace, "name").get(lone, []))
+        return [pods[at] for at in sorted(found)]
+
+    def selected(self, namespace: str, selector: PodSelector, owner: str) -> list[PodInfo]:
+        """The pods `selector` picks for `owner`: looked up by the label naming the owner,
+        when one does, then matched whole."""
+        pods = self.found.by_namespace.get(namespace, [])
+        if (label := selector.owner_label(owner)) is not None:
+            key, value = label
+            pods = [pods[at] for at in self._where(namespace, f"labels/{key}").get(value, [])]
+        return [pod for pod in pods if selector.matches(pod.labels, owner=owner)]
+
+    def _where(self, namespace: str, value_of: str) -> dict[str, list[int]]:
+        """The positions of the namespace's pods by `value_of` ("pod_group", "name", or
+        "labels/<key>"), indexed at the cycle's first question."""
+        if (namespace, value_of) not in self._positions:
+            index = self._positions[(namespace, value_of)] = {}
+            attribute, _, label = value_of.partition("/")
+            for at, pod in enumerate(self.found.by_namespace.get(namespace, [])):
+                value = pod.labels.get(label) if label else getattr(pod, attribute)
+                if value is not None:
+                    index.setdefault(value, []).append(at)
+        return self._positions[(namespace, value_of)]
 
     def queued_above(self, namespace: str, pod_name: str) -> tuple[OwnerRef | None, str | None]:
         """The object a queued pod's chain leads to that people know (a Deployment, a
@@ -279,8 +296,7 @@ class PodFinder:
         finding = self.findings[owner.kind]
         skipped = tree.found.skipped_in(namespace)
         if finding.selector is not None:
-            candidates = tree.found.by_namespace.get(namespace, [])
-            mine = [p for p in candidates if finding.selector.matches(p.labels, owner=owner.name)]
+            mine = tree.selected(namespace, finding.selector, owner.name)
             chain = pod_chain(
                 owner,
                 selector=finding.selector.for_owner(owner.name),
