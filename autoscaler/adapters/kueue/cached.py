@@ -114,6 +114,8 @@ class _Caches:
     # The intermediate kinds' links, never required: failing, their kind is unreadable and the
     # Workloads whose pods are found through it are unsure.
     links: dict[str, WatchCache[Link]]
+    # The intermediate kinds whose links come from their owner kind's cache (`owners`).
+    shared_links: tuple[str, ...]
     pods: WatchCache[NamespacedPod]
     namespaces: WatchCache[NamespaceMeta]  # never required: failing or not filled: None
     kueue: _KueueCaches | None = None  # None: Kueue is not read (actuators.kueue.enabled)
@@ -169,8 +171,8 @@ class CachedKueueCluster(KueueCluster):
         wait = self._cache_settings.sync_timeout
         owners = cached_owners(caches.owners, wait)
         context = self._context()
-        _, shared = split_link_kinds(caches.owners, self._intermediate_kinds())
-        links = cached_links(caches.links, wait, owners={k: caches.owners[k] for k in shared})
+        shared = {kind: caches.owners[kind] for kind in caches.shared_links}
+        links = cached_links(caches.links, wait, owners=shared)
         tree = PodTree(by_namespace(caches.pods.items()), links)
         resolved = [(obj, *self._finder.resolve(info, tree)) for obj, info in parsed]
         joined = (
@@ -262,10 +264,12 @@ class CachedKueueCluster(KueueCluster):
             if self._stopped:
                 raise ClusterUnavailable("the watch caches are stopped")
             if self._caches is None:
+                owner_kinds = self._enabled_owner_kinds()
+                own, shared = split_link_kinds(owner_kinds, self._intermediate_kinds())
                 caches = _Caches(
                     owners={
                         kind: self._cache(OWNER_RESOURCES[kind], owner_metadata)
-                        for kind in self._enabled_owner_kinds()
+                        for kind in owner_kinds
                     },
                     links={
                         kind: self._cache(
@@ -273,10 +277,9 @@ class CachedKueueCluster(KueueCluster):
                             link_of,
                             missing_is_empty=True,
                         )
-                        for kind in split_link_kinds(
-                            self._enabled_owner_kinds(), self._intermediate_kinds()
-                        )[0]
+                        for kind in own
                     },
+                    shared_links=tuple(shared),
                     pods=self._cache(PODS, self._kept_pod),
                     namespaces=self._cache(NAMESPACES, kept_namespace),
                 )
