@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import (
+    Key,
     WatchCache,
     not_following,
     require_fresh,
@@ -129,6 +130,11 @@ class _Caches:
         return [self.kueue.workloads, self.pods, self.kueue.cluster_queues]
 
 
+def parsed_workloads(found: Mapping[Key, Obj]) -> tuple[tuple[Obj, WorkloadInfo | str], ...]:
+    """Each cached Workload parsed (or why not), once per change of the cache, not per cycle."""
+    return tuple((obj, objects.parsed_or_why(obj)) for obj in found.values())
+
+
 class CachedKueueCluster(KueueCluster):
     def __init__(
         self,
@@ -166,8 +172,8 @@ class CachedKueueCluster(KueueCluster):
         self._require_fresh(caches.cycle_caches())
         if caches.kueue is None:
             return []
-        raw = caches.kueue.workloads.items()
-        parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
+        read = caches.kueue.workloads.view(parsed_workloads)
+        parsed = [(obj, info) for obj, said in read if (info := self._parse(obj, said)) is not None]
         wait = self._cache_settings.sync_timeout
         owners = cached_owners(caches.owners, wait)
         context = self._context()
