@@ -17,7 +17,10 @@ from autoscaler.adapters.kubernetes.objects import (
     pod_gpus,
 )
 from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
-from autoscaler.domain.models import OwnerRef, Pauses
+from autoscaler.adapters.kueue.context import FoundPods
+from autoscaler.adapters.kueue.links import Links
+from autoscaler.adapters.kueue.ownership import PodTree
+from autoscaler.domain.models import OwnerRef, Pauses, PodInfo
 from autoscaler.settings.tree import ClusterSettings
 from tests.support.builders import (
     KUEUE_V1BETA1,
@@ -139,6 +142,42 @@ def test_a_pod_selector_matches_labels_for_one_owner() -> None:
     assert selector.matches({"ray.io/cluster": "rc"}, owner="rc")
     assert not selector.matches({"ray.io/cluster": "other"}, owner="rc")
     assert not selector.matches({"ray.io/cluster": "rc", "skip": ""}, owner="rc")
+
+
+@pytest.mark.parametrize(
+    ("template", "label"),
+    [
+        ("ray.io/cluster={name},!skip", ("ray.io/cluster", "rc")),
+        ("app=x,job==pre-{name}", ("job", "pre-rc")),
+        ("!skip,app!={name}", None),
+    ],
+)
+def test_a_pod_selector_names_the_label_its_owners_pods_carry(
+    template: str, label: tuple[str, str] | None
+) -> None:
+    assert PodSelector.parse(template).owner_label("rc") == label
+
+
+def test_a_pod_tree_selects_as_matching_every_pod_would() -> None:
+    labels = [
+        {"ray.io/cluster": "rc", "team": "a"},
+        {"ray.io/cluster": "other", "team": "a"},
+        {"ray.io/cluster": "rc"},
+        {"team": "a"},
+        {"ray.io/cluster": "rc", "team": "a", "skip": ""},
+        {"team": "a", "ray.io/cluster": "rc"},
+    ]
+    found = FoundPods()
+    for at, kept in enumerate(labels):
+        found.add("ns", PodInfo(name=f"p{at}", phase="Running", created_at=T0, gpus=1, labels=kept))
+    tree = PodTree(found, Links())
+    selector = PodSelector.parse("team=a,ray.io/cluster={name},!skip")
+
+    selected = {
+        owner: [p.name for p in tree.selected("ns", selector, owner)] for owner in ("rc", "other")
+    }
+
+    assert selected == {"rc": ["p0", "p5"], "other": ["p1"]}
 
 
 def test_set_based_pod_selectors_are_refused() -> None:

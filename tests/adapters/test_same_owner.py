@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 import pytest
 
 from autoscaler.adapters.kueue.context import FoundPods
+from autoscaler.adapters.kueue.links import Links
 from autoscaler.adapters.kueue.owner_lists import same_owner
-from autoscaler.adapters.kueue.ownership import Links, PodTree, same_uid
+from autoscaler.adapters.kueue.ownership import PodTree, same_uid
 from autoscaler.domain.models import OwnerRef, PodInfo
 
 NS = "team-a"
@@ -39,7 +40,7 @@ def test_one_uid_rule_for_owners_chains_and_links(ref_uid: str, found_uid: str, 
     pod = PodInfo("js-w-0-0", "Running", T0, gpus=1, controller=job_ref)
     found = FoundPods()
     found.add(NS, pod)
-    links = Links({("Job", NS, "js-w-0"): (found_uid, owner)}, read=frozenset({"Job"}))
+    links = Links({"Job": {(NS, "js-w-0"): (found_uid, owner)}}, read=frozenset({"Job"}))
     mine, unsure = PodTree(found, links).owned(NS, owner, ("Job",))
     assert ([p.name for p in mine], unsure is None) == (
         (["js-w-0-0"], True) if same else ([], False)

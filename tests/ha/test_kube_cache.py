@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -107,6 +107,26 @@ def test_items_is_a_snapshot_that_later_changes_do_not_touch(
     eventually(lambda: names(cache) == {"a", "b"})
 
     assert [name_of(obj) for obj in before] == ["a"]
+
+
+def test_a_view_is_derived_again_only_after_the_contents_changed(
+    kube: KubeServer, namespace: str, make_cache: CacheFactory
+) -> None:
+    kube.store.put(make_pod(namespace, "a").build())
+    cache = started(make_cache())
+    derived: list[set[str]] = []
+
+    def pod_names(found: Mapping[tuple[str, str], Obj]) -> set[str]:
+        derived.append({name for _, name in found})
+        return derived[-1]
+
+    first, again = cache.view(pod_names), cache.view(pod_names)
+    kube.store.put(make_pod(namespace, "b").build())
+    eventually(lambda: names(cache) == {"a", "b"})
+    after = cache.view(pod_names)
+
+    assert (first, again, after) == ({"a"}, {"a"}, {"a", "b"})
+    assert derived == [{"a"}, {"a", "b"}]  # once per change, not once per read
 
 
 def test_an_object_that_convert_drops_leaves_the_cache(

@@ -366,3 +366,20 @@ def test_namespace_annotations_come_from_the_namespace_watch_with_no_extra_read(
     assert reads(kube) == []
     assert client.lists == listed
     kube.store.delete("namespaces", name=namespace)
+
+
+def test_a_malformed_cached_workload_is_skipped_and_said_every_cycle(
+    kube: KubeServer, namespace: str, cached: CachedKueueCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    gpu_raycluster(kube, namespace, "fine", workers=1)
+    broken = make_workload(namespace, "broken").pod_set("w").build()
+    broken["spec"]["podSets"][0]["count"] = "many"
+    kube.store.put(broken)
+    started(cached)
+
+    with caplog.at_level(logging.WARNING):
+        cycles = [mine(cached.list_workloads(), namespace) for _ in range(2)]
+
+    said = [r for r in caplog.records if f"malformed workload {namespace}/broken" in r.message]
+    assert [len(found) for found in cycles] == [1, 1]
+    assert len(said) == 2  # parsed once, but not forgotten after the first cycle

@@ -31,6 +31,7 @@ from autoscaler.core.errors import ClusterError, ClusterUnavailable, NotFound, W
 from autoscaler.settings.ha import WatchCacheSettings
 
 T = TypeVar("T")
+V = TypeVar("V")
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 
 _RETRY_AFTER = re.compile(r"\(retry after (\d+(?:\.\d+)?)s\)")
@@ -125,6 +126,8 @@ class WatchCache(Generic[T]):
         self._jitter = jitter
         self._lock = threading.Lock()
         self._items: dict[Key, T] = {}
+        self._changes = 0  # counts the changes of `_items`: a `view` is derived again then
+        self._views: dict[Callable[[Mapping[Key, T]], Any], tuple[int, Any]] = {}
         self._version = ""
         self._synced = threading.Event()
         self._settled = threading.Event()  # synced, or an attempt failed: no point waiting
@@ -162,6 +165,17 @@ class WatchCache(Generic[T]):
         """A consistent copy of the contents by (namespace, name)."""
         with self._lock:
             return dict(self._items)
+
+    def view(self, derive: Callable[[Mapping[Key, T]], V]) -> V:
+        """`derive` of the contents by (namespace, name), derived again only once they
+        changed: a reader asking every cycle pays once per change, not once per cycle.
+        `derive` keys the memo (pass the same function each time) and must not keep its
+        argument; the result is shared: readers must not mutate it."""
+        with self._lock:
+            memo = self._views.get(derive)
+            if memo is None or memo[0] != self._changes:
+                memo = self._views[derive] = (self._changes, derive(self._items))
+            return cast(V, memo[1])
 
     def start(self) -> None:
         self._thread.start()
@@ -239,6 +253,7 @@ class WatchCache(Generic[T]):
     def _replace(self, items: dict[Key, T], *, version: str) -> None:
         with self._lock:
             self._items, self._version, self._failing = items, version, None
+            self._changes += 1
         self._synced.set()
         self._settled.set()
 
@@ -273,6 +288,7 @@ class WatchCache(Generic[T]):
                 self._items.pop(key, None)
             else:
                 self._items[key] = value
+            self._changes += 1
             self._version = version or self._version
 
 

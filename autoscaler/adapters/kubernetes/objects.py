@@ -330,6 +330,14 @@ def parse_workload(
     )
 
 
+def parsed_or_why(workload: Obj) -> WorkloadInfo | str:
+    """The Workload parsed alone, or why it cannot be (text, which a cache may keep)."""
+    try:
+        return parse_workload(workload)
+    except MALFORMED as exc:
+        return str(exc)
+
+
 def pauses_from_data(data: Mapping[str, str]) -> Pauses:
     """Read the kill switches; an unreadable value pauses everything (fail safe)."""
     text = data.get(PAUSES_KEY, "").strip()

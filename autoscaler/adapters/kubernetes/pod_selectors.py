@@ -45,6 +45,14 @@ class PodSelector:
                 parts.append(key)
         return ",".join(parts)
 
+    def owner_label(self, owner: str) -> tuple[str, str] | None:
+        """A label (key, value) every pod `owner`'s selector matches carries, to look its
+        pods up by; None when no equality names the owner."""
+        for negated, key, operator, value in self.requirements:
+            if operator == "=" and not negated and "{name}" in value:
+                return key, value.replace("{name}", owner)
+        return None
+
     def matches(self, labels: Mapping[str, str], *, owner: str) -> bool:
         return all(_holds(r, labels, owner) for r in self.requirements)
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from autoscaler.adapters.kubernetes import objects
 from autoscaler.adapters.kubernetes.cache import (
+    Key,
     WatchCache,
     not_following,
     require_fresh,
@@ -72,14 +73,9 @@ from autoscaler.adapters.kueue.context import (
     kept_namespace,
     namespace_of,
 )
+from autoscaler.adapters.kueue.links import Link, cached_links, intermediate_resource, link_of
 from autoscaler.adapters.kueue.owner_lists import cached_owners, owner_metadata, split_link_kinds
-from autoscaler.adapters.kueue.ownership import (
-    Link,
-    PodTree,
-    cached_links,
-    intermediate_resource,
-    link_of,
-)
+from autoscaler.adapters.kueue.ownership import PodTree
 from autoscaler.adapters.kueue.queue_objects import targets_by_local_queue
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES
 from autoscaler.core.errors import ClusterUnavailable
@@ -119,6 +115,8 @@ class _Caches:
     # The intermediate kinds' links, never required: failing, their kind is unreadable and the
     # Workloads whose pods are found through it are unsure.
     links: dict[str, WatchCache[Link]]
+    # The intermediate kinds whose links come from their owner kind's cache (`owners`).
+    shared_links: tuple[str, ...]
     pods: WatchCache[NamespacedPod]
     namespaces: WatchCache[NamespaceMeta]  # never required: failing or not filled: None
     kueue: _KueueCaches | None = None  # None: Kueue is not read (actuators.kueue.enabled)
@@ -130,6 +128,11 @@ class _Caches:
         if self.kueue is None:
             return [self.pods]
         return [self.kueue.workloads, self.pods, self.kueue.cluster_queues]
+
+
+def parsed_workloads(found: Mapping[Key, Obj]) -> tuple[tuple[Obj, WorkloadInfo | str], ...]:
+    """Each cached Workload parsed (or why not), once per change of the cache, not per cycle."""
+    return tuple((obj, objects.parsed_or_why(obj)) for obj in found.values())
 
 
 class CachedKueueCluster(KueueCluster):
@@ -169,13 +172,13 @@ class CachedKueueCluster(KueueCluster):
         self._require_fresh(caches.cycle_caches())
         if caches.kueue is None:
             return []
-        raw = caches.kueue.workloads.items()
-        parsed = [(obj, info) for obj in raw if (info := self._parse(obj)) is not None]
+        read = caches.kueue.workloads.view(parsed_workloads)
+        parsed = [(obj, info) for obj, said in read if (info := self._parse(obj, said)) is not None]
         wait = self._cache_settings.sync_timeout
         owners = cached_owners(caches.owners, wait)
         context = self._context()
-        _, shared = split_link_kinds(caches.owners, self._intermediate_kinds())
-        links = cached_links(caches.links, wait, owners={k: caches.owners[k] for k in shared})
+        shared = {kind: caches.owners[kind] for kind in caches.shared_links}
+        links = cached_links(caches.links, wait, owners=shared)
         tree = PodTree(by_namespace(caches.pods.items()), links)
         resolved = [(obj, *self._finder.resolve(info, tree)) for obj, info in parsed]
         joined = (
@@ -267,10 +270,12 @@ class CachedKueueCluster(KueueCluster):
             if self._stopped:
                 raise ClusterUnavailable("the watch caches are stopped")
             if self._caches is None:
+                owner_kinds = self._enabled_owner_kinds()
+                own, shared = split_link_kinds(owner_kinds, self._intermediate_kinds())
                 caches = _Caches(
                     owners={
                         kind: self._cache(OWNER_RESOURCES[kind], owner_metadata)
-                        for kind in self._enabled_owner_kinds()
+                        for kind in owner_kinds
                     },
                     links={
                         kind: self._cache(
@@ -278,10 +283,9 @@ class CachedKueueCluster(KueueCluster):
                             link_of,
                             missing_is_empty=True,
                         )
-                        for kind in split_link_kinds(
-                            self._enabled_owner_kinds(), self._intermediate_kinds()
-                        )[0]
+                        for kind in own
                     },
+                    shared_links=tuple(shared),
                     pods=self._cache(PODS, self._kept_pod),
                     namespaces=self._cache(NAMESPACES, kept_namespace),
                 )

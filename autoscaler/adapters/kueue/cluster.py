@@ -52,8 +52,9 @@ from autoscaler.adapters.kueue.context import (
     parse_pods,
 )
 from autoscaler.adapters.kueue.context import namespace_meta as meta_of_namespace
+from autoscaler.adapters.kueue.links import Links, list_links
 from autoscaler.adapters.kueue.owner_lists import Owners, get_owner, list_owners
-from autoscaler.adapters.kueue.ownership import Links, PodFinder, PodTree, list_links
+from autoscaler.adapters.kueue.ownership import PodFinder, PodTree
 from autoscaler.adapters.kueue.queue_objects import cohorts_by_queue, targets_by_local_queue
 from autoscaler.adapters.kueue.resources import (
     KUEUE_GROUP,
@@ -306,12 +307,13 @@ class KueueCluster:
             )
             return Pauses(everything=True)
 
-    def _parse(self, obj: Obj) -> WorkloadInfo | None:
-        try:
-            return objects.parse_workload(obj)
-        except MALFORMED as exc:
-            self._log.warning("skipping malformed workload %s: %s", log_name(obj), exc)
+    def _parse(self, obj: Obj, parsed: WorkloadInfo | str | None = None) -> WorkloadInfo | None:
+        """The Workload (`parsed` already, or now); a malformed one is logged and skipped."""
+        found = objects.parsed_or_why(obj) if parsed is None else parsed
+        if isinstance(found, str):
+            self._log.warning("skipping malformed workload %s: %s", log_name(obj), found)
             return None
+        return found
 
     def _readable(self, owner: OwnerRef) -> bool:
         return owner_resource(owner) is not None

@@ -14,7 +14,8 @@ from datetime import timedelta
 from autoscaler.adapters.kubernetes.cache import WatchCache, key_of, not_following
 from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.resources import PODS, ApiResource, Obj
-from autoscaler.adapters.kueue.ownership import Links, intermediate_resource, same_uid
+from autoscaler.adapters.kueue.links import Links, intermediate_resource
+from autoscaler.adapters.kueue.ownership import same_uid
 from autoscaler.adapters.kueue.resources import OWNER_RESOURCES, owner_resource
 from autoscaler.core.errors import Forbidden, NotFound
 from autoscaler.domain.models import OwnerRef, State, WorkloadInfo
@@ -116,14 +117,15 @@ def list_owners(
 
 
 def cached_owners(caches: Mapping[str, WatchCache[Obj]], wait: timedelta) -> Owners:
-    """From the owners' watch caches: no request; a failing one is unreadable."""
+    """From the owners' watch caches: no request, and no copy unless a cache changed; a
+    failing one is unreadable."""
     found: dict[str, dict[OwnerKey, Obj]] = {}
     unreadable: dict[str, str] = {}
     for kind, cache in caches.items():
         if (why := not_following(cache, wait)) is not None:
             unreadable[kind] = why
             continue
-        found[kind] = cache.snapshot()  # already a copy
+        found[kind] = cache.view(dict)
     return Owners(found, unreadable)
 
 

@@ -10,108 +10,28 @@ leaves the Workloads that may own such a pod unsure, with the reason: never idle
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 
-from autoscaler.adapters.kubernetes import objects
-from autoscaler.adapters.kubernetes.cache import WatchCache, key_of, not_following
-from autoscaler.adapters.kubernetes.client import KubeClient
 from autoscaler.adapters.kubernetes.pod_selectors import PodSelector
-from autoscaler.adapters.kubernetes.resources import ApiResource, Obj
 from autoscaler.adapters.kueue.context import FoundPods, PodChain, pod_chain
-from autoscaler.core.errors import ConfigError, Forbidden, NotFound
+from autoscaler.adapters.kueue.links import Links
+from autoscaler.core.errors import ConfigError
 from autoscaler.domain.models import OwnerRef, PodInfo, WorkloadInfo
 from autoscaler.domain.policy.owners import (
     INTERMEDIATES,
     KNOWN_OWNERS,
     QUEUED_ABOVE_PODS,
-    Intermediate,
     PodsFound,
     known_owner,
 )
 from autoscaler.settings.tree import ClusterSettings
 
-Link = tuple[str, OwnerRef | None]  # an intermediate object's uid and controller owner
-LinkKey = tuple[str, str, str]  # (kind, namespace, name)
 _MAX_DEPTH = 6  # TrainJob → JobSet → Job → Pod is the longest chain upstream builds
 # The label Kueue's pod webhook puts on every pod its pod integration queues, the pod that
 # owns its own Workload among them (kueue pkg/constants/constants.go ManagedByKueueLabelKey;
 # pkg/controller/jobs/pod/pod_webhook.go Default).
 KUEUE_MANAGED_KEY = "kueue.x-k8s.io/managed"
-
-
-def intermediate_resource(row: Intermediate) -> ApiResource:
-    return ApiResource(row.group, row.version, row.plural)
-
-
-def link_of(obj: Obj) -> Link | None:
-    """What a cache keeps of an intermediate object: its uid and controller owner."""
-    try:
-        return str(obj["metadata"].get("uid", "")), objects.controller_owner(obj)
-    except objects.MALFORMED:
-        return None
-
-
-@dataclass(frozen=True)
-class Links:
-    """The intermediate objects read this cycle, and the kinds that could not be read;
-    `listed`: each kind's list as read (listed, not from a cache), kept for the owner kinds
-    of the same resource, so that the cycle lists it once (`owner_lists.py`)."""
-
-    objects: Mapping[LinkKey, Link] = field(default_factory=dict)
-    read: frozenset[str] = frozenset()
-    unreadable: Mapping[str, str] = field(default_factory=dict)  # kind → why
-    listed: Mapping[str, tuple[Obj, ...]] = field(default_factory=dict)
-
-
-def list_links(client: KubeClient, kinds: Iterable[str], *, namespace: str | None = None) -> Links:
-    """The intermediate objects of `kinds`, one list call each; a kind not served has none
-    (no pod leads through it), a kind refused is unreadable."""
-    found: dict[LinkKey, Link] = {}
-    unreadable: dict[str, str] = {}
-    listed: dict[str, tuple[Obj, ...]] = {}
-    kinds = sorted(set(kinds))
-    for kind in kinds:
-        resource = intermediate_resource(INTERMEDIATES[kind])
-        try:
-            items = client.list_objects(resource, namespace=namespace).items
-        except NotFound:
-            items = ()
-        except Forbidden as exc:
-            unreadable[kind] = str(exc)
-            continue
-        listed[kind] = items
-        for obj in items:
-            if (link := link_of(obj)) is not None and all(key := key_of(obj)):
-                found[(kind, *key)] = link
-    return Links(found, frozenset(kinds), unreadable, listed)
-
-
-def cached_links(
-    caches: Mapping[str, WatchCache[Link]],
-    wait: timedelta,
-    *,
-    owners: Mapping[str, WatchCache[Obj]] | None = None,
-) -> Links:
-    """From the intermediates' watch caches, and for a kind that is an owner kind too, from
-    its owner cache (`owners`: the same resource, watched once): no request; a failing one
-    is unreadable."""
-    found: dict[LinkKey, Link] = {}
-    unreadable: dict[str, str] = {}
-    shared = owners or {}
-    for kind, cache in caches.items():
-        if (why := not_following(cache, wait)) is not None:
-            unreadable[kind] = why
-            continue
-        found.update({(kind, *key): link for key, link in cache.snapshot().items()})
-    for kind, owner_cache in shared.items():
-        if (why := not_following(owner_cache, wait)) is not None:
-            unreadable[kind] = why
-            continue
-        kept = owner_cache.snapshot().items()
-        found.update({(kind, *key): link for key, obj in kept if (link := link_of(obj))})
-    return Links(found, frozenset((*caches, *shared)), unreadable)
 
 
 @dataclass(frozen=True)
@@ -149,7 +69,7 @@ def _walk(
             break
         if (why := links.unreadable.get(ref.kind)) is not None:
             return tuple(chain), _Broken(ref.kind, f"{row.plural}.{row.group} unreadable: {why}")
-        found = links.objects.get((ref.kind, namespace, ref.name))
+        found = links.objects.get(ref.kind, {}).get((namespace, ref.name))
         if found is None or not same_uid(ref.uid, found[0]):
             missing = f"pod {namespace}/{pod.name}'s {ref.kind} {ref.name} was not found"
             return tuple(chain), _Broken(ref.kind, missing)
@@ -164,22 +84,39 @@ class _Walked:
     broken: _Broken | None
 
 
+@dataclass
+class _Namespace:
+    """One namespace's pods, walked and indexed once: each Workload's question is a lookup,
+    not another pass over every pod of its namespace."""
+
+    by_owner: dict[tuple[str, str], list[_Walked]] = field(default_factory=dict)  # (kind, name)
+    by_name: dict[str, _Walked] = field(default_factory=dict)
+    broken: list[_Broken] = field(default_factory=list)  # in the pods' order
+
+    def add(self, walked: _Walked) -> None:
+        self.by_name.setdefault(walked.pod.name, walked)
+        for key in dict.fromkeys((ref.kind, ref.name) for ref in walked.chain):
+            self.by_owner.setdefault(key, []).append(walked)
+        if walked.broken is not None:
+            self.broken.append(walked.broken)
+
+
 class PodTree:
     """Every pod read this cycle with its chain of controller owners, walked once."""
 
     def __init__(self, found: FoundPods, links: Links) -> None:
         self.found = found
         self._links = links
-        self._walked: dict[str, list[_Walked]] = {}
+        self._walked: dict[str, _Namespace] = {}
+        self._positions: dict[tuple[str, str], dict[str, list[int]]] = {}
         # (namespace, Workload) → the queued pod that owns it, once its owner is found above
         self.queued: dict[tuple[str, str], str] = {}
 
-    def _in(self, namespace: str) -> list[_Walked]:
+    def _in(self, namespace: str) -> _Namespace:
         if namespace not in self._walked:
-            pods = self.found.by_namespace.get(namespace, [])
-            self._walked[namespace] = [
-                _Walked(pod, *_walk(pod, namespace, self._links)) for pod in pods
-            ]
+            indexed = self._walked[namespace] = _Namespace()
+            for pod in self.found.by_namespace.get(namespace, []):
+                indexed.add(_Walked(pod, *_walk(pod, namespace, self._links)))
         return self._walked[namespace]
 
     def owned(
@@ -193,9 +130,10 @@ class PodTree:
             for k in sorted(kinds)
             if k in self._links.unreadable
         ]
-        walked = self._in(namespace)
-        mine = [w.pod for w in walked if any(_same(ref, owner) for ref in w.chain)]
-        broken = [w.broken.why for w in walked if w.broken is not None and w.broken.kind in kinds]
+        indexed = self._in(namespace)
+        candidates = indexed.by_owner.get((owner.kind, owner.name), [])
+        mine = [w.pod for w in candidates if any(_same(ref, owner) for ref in w.chain)]
+        broken = [b.why for b in indexed.broken if b.kind in kinds]
         reasons = unreadable + broken
         return mine, (reasons[0] if reasons else None)
 
@@ -206,12 +144,36 @@ class PodTree:
         lone = self.queued.get((namespace, workload))
         if (owner.api_version, owner.kind) == ("v1", "Pod"):
             lone = owner.name
-        return [p for p in pods if p.pod_group == workload or p.name == lone]
+        found = set(self._where(namespace, "pod_group").get(workload, []))
+        if lone is not None:
+            found.update(self._where(namespace, "name").get(lone, []))
+        return [pods[at] for at in sorted(found)]
+
+    def selected(self, namespace: str, selector: PodSelector, owner: str) -> list[PodInfo]:
+        """The pods `selector` picks for `owner`: looked up by the label naming the owner,
+        when one does, then matched whole."""
+        pods = self.found.by_namespace.get(namespace, [])
+        if (label := selector.owner_label(owner)) is not None:
+            key, value = label
+            pods = [pods[at] for at in self._where(namespace, f"labels/{key}").get(value, [])]
+        return [pod for pod in pods if selector.matches(pod.labels, owner=owner)]
+
+    def _where(self, namespace: str, value_of: str) -> dict[str, list[int]]:
+        """The positions of the namespace's pods by `value_of` ("pod_group", "name", or
+        "labels/<key>"), indexed at the cycle's first question."""
+        if (namespace, value_of) not in self._positions:
+            index = self._positions[(namespace, value_of)] = {}
+            attribute, _, label = value_of.partition("/")
+            for at, pod in enumerate(self.found.by_namespace.get(namespace, [])):
+                value = pod.labels.get(label) if label else getattr(pod, attribute)
+                if value is not None:
+                    index.setdefault(value, []).append(at)
+        return self._positions[(namespace, value_of)]
 
     def queued_above(self, namespace: str, pod_name: str) -> tuple[OwnerRef | None, str | None]:
         """The object a queued pod's chain leads to that people know (a Deployment, a
         Notebook), or why the chain could not be followed."""
-        walked = next((w for w in self._in(namespace) if w.pod.name == pod_name), None)
+        walked = self._in(namespace).by_name.get(pod_name)
         if walked is None:
             return None, None
         tops = [ref for ref in walked.chain if _queued_kind(ref)]
@@ -334,8 +296,7 @@ class PodFinder:
         finding = self.findings[owner.kind]
         skipped = tree.found.skipped_in(namespace)
         if finding.selector is not None:
-            candidates = tree.found.by_namespace.get(namespace, [])
-            mine = [p for p in candidates if finding.selector.matches(p.labels, owner=owner.name)]
+            mine = tree.selected(namespace, finding.selector, owner.name)
             chain = pod_chain(
                 owner,
                 selector=finding.selector.for_owner(owner.name),
