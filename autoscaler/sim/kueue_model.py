@@ -196,7 +196,7 @@ class KueueState:
         return replace(self, priority_classes={**self.priority_classes, name: value})
 
     def with_workload(self, workload: Workload) -> KueueState:
-        return replace(self, workloads={**self.workloads, workload.ref: workload})
+        return self.with_workloads((workload,))
 
     def with_workloads(self, workloads: Iterable[Workload]) -> KueueState:
         """Many at once: one copy of the table, not one a workload."""
