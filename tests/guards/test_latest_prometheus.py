@@ -37,17 +37,30 @@ def at(prometheus_session: PrometheusSession) -> datetime:
     return datetime.fromtimestamp(prometheus_session.anchor(Area.PROMETHEUS_ADAPTER), UTC)
 
 
-@pytest.fixture(scope="module")
-def source(prometheus_session: PrometheusSession) -> Iterator[PrometheusMetricSource]:
-    made = PrometheusMetricSource(
+def new_source(prometheus_session: PrometheusSession) -> PrometheusMetricSource:
+    return PrometheusMetricSource(
         prometheus=PrometheusSettings(url=prometheus_session.server.url), policy=PolicySettings()
     )
+
+
+@pytest.fixture(scope="module")
+def source(prometheus_session: PrometheusSession) -> Iterator[PrometheusMetricSource]:
+    made = new_source(prometheus_session)
     yield made
     made.close()
 
 
 @pytest.fixture(scope="module")
-def latest(source: PrometheusMetricSource, at: datetime) -> LatestUsage:
+def latest(prometheus_session: PrometheusSession, at: datetime) -> Iterator[LatestUsage]:
+    # Its own source, not the module's: the query counts below hold whichever test runs first.
+    source = new_source(prometheus_session)
+    try:
+        yield read_twice(source, at)
+    finally:
+        source.close()
+
+
+def read_twice(source: PrometheusMetricSource, at: datetime) -> LatestUsage:
     assert source.queries_issued == 0  # a new source: its first exchange asks the probe
     answer = source.read_latest([(namespace, POD) for namespace in CASES], now=at)
     assert source.queries_issued == 1 + 1, "the probe, then one query for every candidate"
