@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,9 +24,22 @@ from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
 
 EXIT_BAD_CONFIG = 2
+EXIT_READER_GONE = 128 + signal.SIGPIPE  # what a shell shows for `git log | head`
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _command(argv)
+        sys.stdout.flush()  # a reader that left shows here, not in the interpreter's exit
+    except BrokenPipeError:
+        # `status | head`: the reader has all it wanted. End quietly, as other tools do: the
+        # recipe of Python's "Note on SIGPIPE" (signal module docs), so nothing more is flushed.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_READER_GONE
+    return code
+
+
+def _command(argv: Sequence[str] | None) -> int:
     args = _parser().parse_command_line(argv)
     if args.command in COMMANDS:  # the client talks to a running service: no settings file
         return run_client(args)

@@ -47,6 +47,13 @@ TOKEN = (
     "gives a bearer token with --context"
 )
 
+FORBIDDEN = (  # after the API's own words, which name the right that is missing
+    "ask a cluster admin to grant that right (a Role or ClusterRole bound to you), or act as "
+    "someone who holds it: --token-file PATH, $IGA_TOKEN or --context"
+)
+
+STEP_OF_STATUS: dict[int, str] = {HTTPStatus.UNAUTHORIZED: TOKEN, HTTPStatus.FORBIDDEN: FORBIDDEN}
+
 CLUSTER_FOR_CHECK = (  # `check-config --cluster` that cannot reach the cluster
     "check --kubeconfig and --context (or cluster.kubeconfig and cluster.context), or run "
     "check-config without --cluster to check the file alone"
@@ -71,10 +78,8 @@ def refusal(exc: ClientError, *, namespace: str | None = None) -> str:
 
 
 def _next_step(exc: ClientError, *, namespace: str | None) -> str | None:
-    if exc.status == HTTPStatus.UNAUTHORIZED:
-        return TOKEN
     if exc.status != HTTPStatus.NOT_FOUND:
-        return None
+        return STEP_OF_STATUS.get(exc.status)
     if exc.detail == ROUTE_MISSING:  # no route: not a workload the API does not know
         return _wrong_address(exc.server)
     if exc.detail.startswith("no workload ") and namespace:

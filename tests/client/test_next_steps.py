@@ -6,7 +6,10 @@ an in-process service with tokens (the API tests' rig)."""
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,6 +103,52 @@ def test_a_missing_token_names_the_token_file_iga_token_and_the_kubeconfig_conte
     assert line.startswith("error: 401 Unauthorized: a bearer token is required; ")
     for step in ("--token-file", "$IGA_TOKEN", "--context"):
         assert step in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "refused"),
+    [
+        pytest.param(
+            ["pause", "--all", "--reason", "x"],
+            "alice may not update configmaps",
+            id="an-admin-change",
+        ),
+        pytest.param(
+            ["exempt", "alice-rc", "-n", "team-b", "--for", "1h", "--reason", "x"],
+            "alice may not change workloads in team-b",
+            id="another-teams-workload",
+        ),
+    ],
+)
+def test_a_forbidden_change_names_who_grants_the_right_and_how_to_act_as_someone_else(
+    service: ApiRig,
+    nowhere: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    refused: str,
+) -> None:
+    assert console_main([*argv, "--server", service.url, "--token", TOKENS["alice"]]) == 1
+    line = said(capsys)
+    assert line.startswith(f"error: 403 Forbidden: {refused}")
+    for step in ("ask a cluster admin", "--token-file", "$IGA_TOKEN", "--context"):
+        assert step in line
+
+
+def test_status_into_a_reader_that_left_ends_quietly_like_other_tools(service: ApiRig) -> None:
+    """`status | head -1`: the reader closes the pipe; no BrokenPipeError traceback, no
+    "Exception ignored" at exit, and the shell's code for a closed pipe (128 + SIGPIPE)."""
+    argv = ["status", "--server", service.url, "--token", TOKENS["admin"]]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "autoscaler", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert child.stdout is not None
+    child.stdout.close()  # before the child can import anything, let alone write
+    _, err = child.communicate(timeout=60)
+    assert err.decode() == ""
+    assert child.returncode == 128 + signal.SIGPIPE
 
 
 def test_the_grpc_port_as_server_is_told_as_the_keda_port(
