@@ -109,18 +109,22 @@ def _workload_row(item: Json) -> list[str]:
         _class(item),
         percent(item.get("peakUtilization")),
         minutes(item.get("timeLeftSeconds")),
-        _stop_at(item.get("notice") or {}),
+        _stop_at(item),
         short(evidence_text(_lines(item.get("evidence"))), 40),
         short(str(item.get("reason", ""))),
     ]
 
 
-def _stop_at(notice: Json) -> str:
-    """The planned stop (or deletion), else the snooze's end: what to act on before."""
-    if notice.get("stopAt"):
-        return moment(notice["stopAt"])
+def _stop_at(item: Json) -> str:
+    """The planned stop (or deletion), else the snooze's end: what to act on before. A stopped
+    one says when it stopped: the warning's plan it may still carry is past."""
+    notice, stopped = item.get("notice") or {}, item.get("stopped") or {}
     if notice.get("deleteAt"):
         return f"delete {moment(notice['deleteAt'])}"
+    if stopped:
+        return f"stopped {moment(stopped['at'])}" if stopped.get("at") else "stopped"
+    if notice.get("stopAt"):
+        return moment(notice["stopAt"])
     return f"kept {moment(notice['snoozedUntil'])}" if notice.get("snoozedUntil") else "-"
 
 

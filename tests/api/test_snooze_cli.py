@@ -129,3 +129,14 @@ def test_status_shows_the_planned_stop_in_a_column_and_explain_shows_each_time()
         {**row, "notice": {"snoozedUntil": "2030-01-01T14:00:00Z", "snoozedBy": "bob"}}
     )
     assert "Snoozed until:    2030-01-01T14:00:00Z (by bob)" in snoozed
+
+
+def test_a_stopped_workloads_stop_at_says_when_it_stopped_not_its_past_plan() -> None:
+    stopped = {"byThisService": True, "at": "2030-01-01T10:16:00Z", "by": "rule default"}
+    row = {"namespace": "team-a", "name": "w", "state": "deactivated", "notice": NOTICE}
+    _, line = workloads({"items": [{**row, "stopped": stopped}], "snapshot": {}}).splitlines()
+    assert "stopped 2030-01-01T10:16:00Z" in line
+    assert "2030-01-01T10:15:00Z" not in line
+    deleting = {**row, "stopped": stopped, "notice": {"deleteAt": "2030-01-02T10:16:00Z"}}
+    _, line = workloads({"items": [deleting], "snapshot": {}}).splitlines()
+    assert "delete 2030-01-02T10:16:00Z" in line

@@ -94,6 +94,9 @@ def test_status_lists_the_demos_two_rayclusters_as_a_table_json_and_yaml(
     shown = as_admin(demo, "status", SECOND, "-n", "demo", "-o", "yaml", tmp_path=tmp_path)
     assert table[0] == listed[0] == shown[0] == 0
     assert FIRST in table[1] and SECOND in table[1]
+    # The stopped one's STOP-AT says when it stopped, not the plan its warning carried.
+    [first_row] = [row for row in table[1].splitlines() if f"RayCluster/{FIRST}" in row.split()]
+    assert "stopped 2026-03-02T11:35:00Z" in first_row
     owners = {item["owner"]["name"] for item in json.loads(listed[1])["items"]}
     assert owners == {FIRST, SECOND}
     assert yaml.safe_load(shown[1])["owner"]["name"] == SECOND
