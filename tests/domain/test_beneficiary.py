@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.audit.stopped import bring_back_command
 from autoscaler.domain.audit.subjects import Subject, subject_of
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.engine.acting.stop import deactivation_message
@@ -64,3 +65,10 @@ def test_the_event_names_the_waiter_only_when_there_is_one() -> None:
     named = deactivation_message(decision(waiter=WAITER), workload=workload)
     assert "for the waiting Workload team-b/waiter" in named
     assert "waiting Workload" not in deactivation_message(decision(waiter=None), workload=workload)
+
+
+def test_the_event_brings_a_lasting_stop_back_with_the_cli_and_says_the_kubectl_way_too() -> None:
+    workload = a_workload("team-a", "rc").build()
+    said = deactivation_message(decision(waiter=None), workload=workload)
+    assert f"To bring it back: {bring_back_command(workload)} (without the CLI: kubectl " in said
+    assert """-n team-a --type merge -p '{"spec":{"active":true}}')""" in said

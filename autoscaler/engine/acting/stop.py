@@ -16,6 +16,7 @@ from datetime import datetime
 
 from autoscaler.core.errors import AnswerLost, ClusterError, Conflict, NotFound
 from autoscaler.domain.annotations import DeactivationAudit
+from autoscaler.domain.audit.stopped import bring_back_command
 from autoscaler.domain.guards.caps import release_broken_sets
 from autoscaler.domain.models import (
     Action,
@@ -196,6 +197,9 @@ def outcome_of(exc: ClusterError, *, wrote: bool = True) -> Outcome:
     return Outcome.failed(str(exc))
 
 
+ACTIVE_AGAIN = '{"spec":{"active":true}}'  # the merge patch that undoes our stop
+
+
 def deactivation_message(decision: Decision, *, workload: WorkloadInfo) -> str:
     """What was done and why, the owner as people know it and what the stop means for its
     kind (`domain/policy/owner_words.py`), and how to bring it back where it lasts."""
@@ -210,7 +214,7 @@ def deactivation_message(decision: Decision, *, workload: WorkloadInfo) -> str:
         return f"{done}{owner} {stop.said}."
     return (
         f"{done}{owner}: {stop.means}. "
-        f"To bring it back: kubectl patch workload {name} -n {namespace} --type merge "
-        '-p \'{"spec":{"active":true}}\'. Its in-memory state is gone, '
-        "and it may wait in the queue until quota is free."
+        f"To bring it back: {bring_back_command(workload)} (without the CLI: kubectl patch "
+        f"workload {name} -n {namespace} --type merge -p '{ACTIVE_AGAIN}'). "
+        "Its in-memory state is gone, and it may wait in the queue until quota is free."
     )
