@@ -14,7 +14,8 @@ import pytest
 from autoscaler.adapters.prometheus.source import PrometheusMetricSource
 from autoscaler.compose.service import build_service
 from autoscaler.domain.models import Action, State, WorkloadInfo, WorkloadRef
-from autoscaler.engine.metrics.telemetry import LOOP_CRASH, PREFIX
+from autoscaler.domain.program import METRIC_PREFIX as PREFIX
+from autoscaler.engine.metrics.telemetry import LOOP_CRASH
 from autoscaler.keda import externalscaler_pb2 as pb
 from autoscaler.keda import externalscaler_pb2_grpc as pb_grpc
 from autoscaler.settings.tree import Settings

@@ -23,11 +23,11 @@ from autoscaler.client.kubeconfig import kubeconfig_paths
 from autoscaler.core.documents import FileRefused
 from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
 from autoscaler.domain.program import PROGRAM
+from autoscaler.settings.tree import PROMETHEUS_URL_VARIABLE
 
 # As README.md and docs/ROLLOUT.md install it: the release and its namespace are both
 # idle-gpu-autoscaler, so the chart names its Service idle-gpu-autoscaler too.
 PORT_FORWARD = "kubectl port-forward -n idle-gpu-autoscaler svc/idle-gpu-autoscaler 8080"
-PROMETHEUS_VARIABLE = "IGA_PROMETHEUS_URL"  # settings/tree.py's override of prometheus.url
 PROMETHEUS_FORWARD = "kubectl port-forward -n monitoring svc/prometheus-operated 9090"
 API_PREFIX = "/api/v1"
 ROUTE_MISSING = "Not Found"  # FastAPI's detail for a path no route serves
@@ -211,7 +211,7 @@ def prometheus_unreachable(url: str, error: BaseException) -> str:
     """`backtest` cannot connect to Prometheus: the short reason, and how to point it."""
     return (
         f"cannot connect to Prometheus at {url} ({short_reason(error)}): pass --prometheus-url "
-        f"or set {PROMETHEUS_VARIABLE}, e.g. http://localhost:9090 after "
+        f"or set {PROMETHEUS_URL_VARIABLE}, e.g. http://localhost:9090 after "
         f"`{PROMETHEUS_FORWARD}`"
     )
 

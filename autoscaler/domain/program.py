@@ -4,3 +4,5 @@ own usage, its error hints, the status view's and the Keep page's "bring it back
 from __future__ import annotations
 
 PROGRAM = "idle-gpu-autoscaler"
+# Every metric the service exports starts with it (docs/METRICS.md), whichever module owns it.
+METRIC_PREFIX = "idle_gpu_autoscaler_"

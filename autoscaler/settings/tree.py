@@ -156,8 +156,9 @@ class Settings(Section):
     )
 
 
+PROMETHEUS_URL_VARIABLE = "IGA_PROMETHEUS_URL"  # the CLI's hints name it (client/next_steps.py)
 ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {
-    "IGA_PROMETHEUS_URL": ("prometheus", "url"),
+    PROMETHEUS_URL_VARIABLE: ("prometheus", "url"),
     "IGA_PROMETHEUS_TOKEN_FILE": ("prometheus", "bearerTokenFile"),
     "IGA_PROMETHEUS_CA_FILE": ("prometheus", "caFile"),
     "IGA_KUBECONFIG": ("cluster", "kubeconfig"),

@@ -19,8 +19,9 @@ from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import StateBacking
 from autoscaler.domain.audit.savings import Figures, Group, per_queue, savings
 from autoscaler.domain.models import Snapshot
+from autoscaler.domain.program import METRIC_PREFIX
 
-PREFIX = "idle_gpu_autoscaler_savings_"
+PREFIX = METRIC_PREFIX + "savings_"
 PERIOD = timedelta(hours=24)  # the trailing period every gauge covers
 REFRESH = timedelta(minutes=5)  # at most this often the runtime-state ConfigMap is read
 LABELS = ("namespace", "queue")

@@ -29,15 +29,15 @@ from autoscaler.domain.models import (
     WorkloadStatus,
 )
 from autoscaler.domain.outcomes import OutcomeKind
+from autoscaler.domain.program import METRIC_PREFIX
 from autoscaler.domain.queues.contention import UnknownWhy, WaiterOutcome
 from autoscaler.domain.usage.assessment import running_unmonitored
 from autoscaler.engine.metrics.savings import SAVINGS_METRIC_NAMES
 from autoscaler.engine.metrics.via_kueue import VIA_KUEUE_METRIC_NAMES, ViaKueueGauges
 
-PREFIX = "idle_gpu_autoscaler_"
 METRIC_NAMES: tuple[str, ...] = (
     tuple(
-        PREFIX + name
+        METRIC_PREFIX + name
         for name in (
             "cycles_total",
             "cycle_duration_seconds",
@@ -94,42 +94,42 @@ class ServiceMetrics:
         self._deactivated: set[WorkloadRef] | None = None  # None until the first snapshot
         self.cycles, self.cycle_duration, self.last_success = _cycle_metrics(registry)
         self.workloads = Gauge(
-            PREFIX + "workloads",
+            METRIC_PREFIX + "workloads",
             "Workloads by state in the latest cycle.",
             ["state"],
             registry=registry,
         )
         self.deactivations = Counter(
-            PREFIX + "deactivations",
+            METRIC_PREFIX + "deactivations",
             "Workloads deactivated, by namespace and reason (idle: the loop; admin: the API).",
             ["namespace", "reason"],
             registry=registry,
         )
         self.reactivations = Counter(
-            PREFIX + "reactivations",
+            METRIC_PREFIX + "reactivations",
             "Deactivated workloads seen active again (through the API or kubectl).",
             registry=registry,
         )
         self.unmonitored = _unmonitored_gauge(registry)
         self.exemptions = Gauge(
-            PREFIX + "exemptions_active",
+            METRIC_PREFIX + "exemptions_active",
             "Workloads with an exemption in force.",
             registry=registry,
         )
         self.errors = Counter(
-            PREFIX + "errors",
+            METRIC_PREFIX + "errors",
             "Failures by source (cluster, prometheus, queues, action, runtime-state, loop).",
             ["source"],
             registry=registry,
         )
         self.gpu_hours = Counter(
-            PREFIX + "gpu_hours_reclaimed",
+            METRIC_PREFIX + "gpu_hours_reclaimed",
             "GPU-hours freed: GPUs held at deactivation times the time spent deactivated.",
             ["namespace"],
             registry=registry,
         )
         self.waiters = Counter(
-            PREFIX + "waiters_judged",
+            METRIC_PREFIX + "waiters_judged",
             "Waiting Workloads judged for when-contended rules, per cycle, by outcome "
             "(served, fits already, cannot fit, fit unknown).",
             ["outcome"],
@@ -244,15 +244,15 @@ class ServiceMetrics:
 def _cycle_metrics(registry: CollectorRegistry) -> tuple[Counter, Histogram, Gauge]:
     """How many cycles ran, how long they took, and when one last reached everything."""
     return (
-        Counter(PREFIX + "cycles", "Reconcile cycles run.", registry=registry),
+        Counter(METRIC_PREFIX + "cycles", "Reconcile cycles run.", registry=registry),
         Histogram(
-            PREFIX + "cycle_duration_seconds",
+            METRIC_PREFIX + "cycle_duration_seconds",
             "Wall time of a reconcile cycle.",
             buckets=CYCLE_BUCKETS,
             registry=registry,
         ),
         Gauge(
-            PREFIX + "last_successful_cycle_timestamp_seconds",
+            METRIC_PREFIX + "last_successful_cycle_timestamp_seconds",
             "Unix time of the last cycle that reached both the cluster and Prometheus.",
             registry=registry,
         ),
@@ -264,28 +264,28 @@ class _GuardGauges:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.breaker_open = Gauge(
-            PREFIX + "breaker_open",
+            METRIC_PREFIX + "breaker_open",
             "1 while the mass-idle circuit breaker holds every deactivation, else 0.",
             registry=registry,
         )
         self.deferred = Gauge(
-            PREFIX + "deactivations_deferred",
+            METRIC_PREFIX + "deactivations_deferred",
             "Idle workloads whose deactivation waits, in the latest cycle, by reason.",
             ["reason"],
             registry=registry,
         )
         self.last_hour = Gauge(
-            PREFIX + "deactivations_last_hour",
+            METRIC_PREFIX + "deactivations_last_hour",
             "Deactivations the loop began in the hour before the latest cycle (audit records).",
             registry=registry,
         )
         self.hourly_limit = Gauge(
-            PREFIX + "deactivations_hourly_limit",
+            METRIC_PREFIX + "deactivations_hourly_limit",
             "policy.maxDeactivationsPerHour: beyond it deactivations wait.",
             registry=registry,
         )
         self.contested = Gauge(
-            PREFIX + "contested_workloads",
+            METRIC_PREFIX + "contested_workloads",
             "Workloads left alone until an admin clears their contested mark.",
             registry=registry,
         )
@@ -319,14 +319,14 @@ class _WaiterGauges:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.judged = Gauge(
-            PREFIX + "waiters_last_judged",
+            METRIC_PREFIX + "waiters_last_judged",
             "Waiting Workloads judged for when-contended rules in the latest cycle that judged "
             "any, by outcome.",
             ["outcome"],
             registry=registry,
         )
         self.unknown = Gauge(
-            PREFIX + "waiters_fit_unknown",
+            METRIC_PREFIX + "waiters_fit_unknown",
             "Waiting Workloads whose fit was unknown in the latest cycle that judged any, by "
             "reason: queues-unread, queue-unknown, queue-unmodelled, order-unknown.",
             ["reason"],
@@ -345,7 +345,7 @@ def _unmonitored_gauge(registry: CollectorRegistry) -> Gauge:
     """Counted by namespace, never listed: /metrics answers without a token, so it names no
     workload (the REST listing, which asks the read right, lists them)."""
     return Gauge(
-        PREFIX + "running_unmonitored_workloads",
+        METRIC_PREFIX + "running_unmonitored_workloads",
         "Workloads whose GPU pods run (as Kubernetes says) but which the GPU metrics miss: "
         "unknown, never stopped, until the monitoring gap is fixed.",
         ["namespace"],

@@ -9,32 +9,33 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-PREFIX = "idle_gpu_autoscaler_"
+from autoscaler.domain.program import METRIC_PREFIX
+
 SOURCES = ("recorded", "raw")
 USAGE_SOURCE_METRIC_NAMES = (
-    PREFIX + "usage_source",
-    PREFIX + "usage_source_fallbacks_total",
-    PREFIX + "usage_raw_gpus",
+    METRIC_PREFIX + "usage_source",
+    METRIC_PREFIX + "usage_source_fallbacks_total",
+    METRIC_PREFIX + "usage_raw_gpus",
 )
 
 
 class UsageSourceMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self._source = Gauge(
-            PREFIX + "usage_source",
+            METRIC_PREFIX + "usage_source",
             "1 for the source the last fleet read took its slots from (recorded or raw).",
             ["source"],
             registry=registry,
         )
         self._fallbacks = Counter(
-            PREFIX + "usage_source_fallbacks",
+            METRIC_PREFIX + "usage_source_fallbacks",
             "Fleet reads that read raw what the recordings could not give, by reason: absent "
             "or stale recordings (the whole read), holes (some GPUs, or all above maxRawGpus).",
             ["reason"],
             registry=registry,
         )
         self._raw_gpus = Gauge(
-            PREFIX + "usage_raw_gpus",
+            METRIC_PREFIX + "usage_raw_gpus",
             "GPUs the last fleet read took from the raw query: holes in their recorded slots.",
             registry=registry,
         )

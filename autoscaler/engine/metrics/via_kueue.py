@@ -13,25 +13,25 @@ from prometheus_client import CollectorRegistry, Gauge
 from autoscaler.domain.kueue_config import PRIORITY_BOOST_GATE
 from autoscaler.domain.models import Snapshot
 from autoscaler.domain.policy.via_kueue import GATE_WORDS, marked_at
+from autoscaler.domain.program import METRIC_PREFIX
 
-PREFIX = "idle_gpu_autoscaler_"
 VIA_KUEUE_METRIC_NAMES = (
-    PREFIX + "marked_for_preemption_workloads",
-    PREFIX + "kueue_feature_gate",
+    METRIC_PREFIX + "marked_for_preemption_workloads",
+    METRIC_PREFIX + "kueue_feature_gate",
 )
 
 
 class ViaKueueGauges:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.marked = Gauge(
-            PREFIX + "marked_for_preemption_workloads",
+            METRIC_PREFIX + "marked_for_preemption_workloads",
             "Workloads carrying our priority boost for Kueue's preemption (rule reclaim: "
             "via-kueue) in the latest cycle, by namespace.",
             ["namespace"],
             registry=registry,
         )
         self.gate = Gauge(
-            PREFIX + "kueue_feature_gate",
+            METRIC_PREFIX + "kueue_feature_gate",
             "1 for the state (on, off, unknown) of a Kueue feature gate a rule rests on, as "
             "Kueue's Configuration said in the latest cycle; all 0 while no rule needs it.",
             ["gate", "state"],

@@ -9,9 +9,12 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter
 
 from autoscaler.domain.notices.notifications import NoticeKind
+from autoscaler.domain.program import METRIC_PREFIX
 
-PREFIX = "idle_gpu_autoscaler_"
-NOTIFY_METRIC_NAMES = (PREFIX + "notifications_total", PREFIX + "notification_retries_total")
+NOTIFY_METRIC_NAMES = (
+    METRIC_PREFIX + "notifications_total",
+    METRIC_PREFIX + "notification_retries_total",
+)
 SENT, FAILED, DROPPED, UNKNOWN_TARGET = "sent", "failed", "dropped", "unknown-target"
 UNKNOWN = "unknown"
 
@@ -19,14 +22,14 @@ UNKNOWN = "unknown"
 class NotificationMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self._outcomes = Counter(
-            PREFIX + "notifications",
+            METRIC_PREFIX + "notifications",
             "Notifications by target, kind and outcome (sent, failed after its retries, "
             "dropped by a full queue or at shutdown, unknown-target).",
             ["target", "kind", "outcome"],
             registry=registry,
         )
         self._retries = Counter(
-            PREFIX + "notification_retries",
+            METRIC_PREFIX + "notification_retries",
             "Deliveries tried again after a failure that may pass (timeout, 5xx, 429).",
             ["target"],
             registry=registry,
