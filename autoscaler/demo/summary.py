@@ -24,12 +24,11 @@ verdict) is left to it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Outcome, Watch
-from autoscaler.demo.telling import held_why, managed_name, stopped_word
+from autoscaler.demo.telling import clock_times, held_why, managed_name, stopped_word
 from autoscaler.domain.audit.savings import Figures, StopFigures, savings, stops
 from autoscaler.domain.audit.waits import WaitShortened
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
@@ -42,10 +41,6 @@ _NOT_LEFT_ALONE = (State.DEACTIVATED, State.PENDING)
 # The classes whose verdict the evidence is (near-zero compute, yet loading); the others'
 # reason says why on its own ("peak utilization 85% ..."), their evidence is `explain`'s.
 _RESTS_ON_EVIDENCE = (State.LOADING,)
-# An ISO 8601 timestamp in a reason, as the API writes it: its HH:MM is kept
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d\d-\d\dT(?P<clock>\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
-)
 
 
 @dataclass(frozen=True)
@@ -284,7 +279,7 @@ def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
     last = alone.decision
     now = class_text(alone.state.value, idle_held_gpus=last.idle_held_gpus, gpus=last.gpus)
     held = alone.state is State.IDLE and bool(alone.longest_idle)  # "idle N min" follows
-    reason = _clock_times(held_why(last) if held else alone.reason)
+    reason = held_why(last) if held else clock_times(alone.reason)
     text = f"{managed_name(alone.raycluster, alone.manager)}, now {now}: {reason}"
     if last.evidence and alone.state in _RESTS_ON_EVIDENCE:
         text += f"; evidence: {evidence_text(last.evidence)}"
@@ -293,7 +288,7 @@ def _left_alone_text(alone: LeftAlone, window: timedelta) -> str:
         text += f"; idle {_minutes(alone.longest_idle)} (window {_minutes(window)})"
     if alone.unknown_for:  # its reason once: it may be the last reason, already said
         said = not alone.unknown_reason or alone.unknown_reason in alone.reason
-        why = "" if said else f" ({_clock_times(alone.unknown_reason)})"
+        why = "" if said else f" ({clock_times(alone.unknown_reason)})"
         text += f"; unknown for {_minutes(alone.unknown_for)}{why}"
     if alone.loading_for:
         text += f"; loading for {_minutes(alone.loading_for)}"
@@ -317,10 +312,3 @@ def _sooner_text(sooner: Sooner) -> str:
     else:
         check = "in dry-run still waiting at the end"
     return f"{head}, {by} sooner ({check})"
-
-
-def _clock_times(reason: str) -> str:
-    """A reason's annotation-style timestamps as the rest of the demo writes times: "stop
-    planned at 2026-03-02T10:40:00Z" reads "stop planned at 10:40" (the story's clock). The
-    reasons that already write a clock ("in grace period until 10:25") pass unchanged."""
-    return _TIMESTAMP.sub(lambda found: found["clock"], reason)

@@ -7,6 +7,7 @@ read the same way.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 from autoscaler.demo.story import Cycle, World
@@ -19,6 +20,10 @@ from autoscaler.domain.policy.owner_words import stop_words
 from autoscaler.domain.usage.assessment import held_class
 
 STOPPING = (Action.DEACTIVATE, Action.DELETE)  # the actions after which a workload is gone
+# An ISO 8601 timestamp in a reason, as the API writes it: its HH:MM is kept
+_TIMESTAMP = re.compile(
+    r"\d{4}-\d\d-\d\dT(?P<clock>\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
+)
 
 
 def managed_name(name: str, manager: Manager, *more: str) -> str:
@@ -28,6 +33,13 @@ def managed_name(name: str, manager: Manager, *more: str) -> str:
     return name if by is None else f"{name} ({', '.join((by, *more))})"
 
 
+def clock_times(reason: str) -> str:
+    """A reason's annotation-style timestamps as the rest of the demo writes times: "stop
+    planned at 2026-03-02T10:40:00Z" reads "stop planned at 10:40" (the story's clock). The
+    reasons that already write a clock ("in grace period until 10:25") pass unchanged."""
+    return _TIMESTAMP.sub(lambda found: found["clock"], reason)
+
+
 def held_why(decision: Decision) -> str:
     """Why a workload idle past its window was left running ("left running until contended:
     nobody waits that it would let in (rule ...)", a guard's hold): its reason without the
@@ -35,8 +47,8 @@ def held_why(decision: Decision) -> str:
     (`explain` keeps its numbers)."""
     verdict = decision.assessment
     if verdict is None:
-        return decision.reason
-    return decision.reason.removeprefix(f"{verdict.reason}; ")
+        return clock_times(decision.reason)
+    return clock_times(decision.reason.removeprefix(f"{verdict.reason}; "))
 
 
 def stopped_word(manager: Manager) -> str:
@@ -64,7 +76,7 @@ def action_text(world: World, cycle: Cycle, record: ActionRecord) -> str:
     name = world.cluster.spec(record.workload).known_as
     row = cycle.snapshot.find(record.workload)
     decision = row.decision if row is not None else None
-    reason = record.reason
+    reason = clock_times(record.reason)
     if decision is not None and decision.beneficiary is not None:
         # the reason ends with the waiter's Workload: name its RayCluster instead
         name += f" for {world.cluster.spec(decision.beneficiary).known_as}, which waits"

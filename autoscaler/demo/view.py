@@ -21,6 +21,7 @@ from autoscaler.demo.story import Cycle, World
 from autoscaler.demo.telling import (
     STOPPING,
     action_text,
+    clock_times,
     held_why,
     managed_name,
     notice_text,
@@ -157,7 +158,7 @@ def change_text(was: State, decision: Decision) -> str:
     """The new class with why, and what the evidence signals saw when they saw anything:
     "busy -> loading (reason; evidence: framebuffer rose 18.0 GiB)"."""
     seen = f"; evidence: {evidence_text(decision.evidence)}" if decision.evidence else ""
-    return f"{was.value} -> {class_word(decision)} ({decision.reason}{seen})"
+    return f"{was.value} -> {class_word(decision)} ({clock_times(decision.reason)}{seen})"
 
 
 class PlainLines:

@@ -411,3 +411,17 @@ def test_in_the_noisy_story_the_exporter_shows_the_loader_loading_and_half_used_
     assert notebook_seen  # its power while it computed, until minute 5; its memory stays flat
     assert {s.signal.value for s in notebook_seen} == {"power", "pcie"}
     assert max(s.last_at for s in notebook_seen) == at("noisy", 5)
+
+
+ANNOTATION_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+
+
+def test_the_storys_own_lines_write_times_as_its_clock_only_a_cli_answer_keeps_rfc_3339(
+    runs: dict[str, tuple[DemoRun, str]],
+) -> None:
+    """The view's and the summary's reasons say "stop planned at 11:35", as the stamps do; the
+    CLI's own answer, indented under the command a person ran, stays as the CLI prints it."""
+    for name, (_, printed) in runs.items():
+        for line in printed.splitlines():
+            if ANNOTATION_TIME.search(line):
+                assert re.match(r"^\[\d\d:\d\d \+\d+m\]   \S", line), f"{name}: {line}"
