@@ -26,7 +26,7 @@ from autoscaler.adapters.prometheus.http import (
     build_session,
 )
 from autoscaler.adapters.prometheus.promql import duration
-from autoscaler.adapters.prometheus.range_semantics import RangeSemantics, asked, configured
+from autoscaler.adapters.prometheus.range_semantics import ProbedOnce
 from autoscaler.core.errors import MetricsUnavailable
 from autoscaler.settings.tree import PrometheusSettings
 
@@ -63,7 +63,7 @@ class PrometheusRange:
     def __init__(self, *, prometheus: PrometheusSettings, timeout: timedelta | None = None) -> None:
         self._url = prometheus.url.rstrip("/") + "/api/v1/query_range"
         self._instant_url = prometheus.url.rstrip("/") + "/api/v1/query"
-        self._semantics: RangeSemantics | None = configured(prometheus.range_semantics)
+        self._ranges = ProbedOnce(prometheus.range_semantics, ask=self._instant)
         self._timeout = timeout or prometheus.timeout
         self._session = build_session(prometheus, inspector=ReplyInspector())
         self._session.hooks["response"].clear()  # we read (and check) the one parse below
@@ -87,12 +87,10 @@ class PrometheusRange:
     def closed_ranges(self, *, at: datetime) -> bool:
         """Whether the server keeps a sample at a range's start (Prometheus 2.x), asked at a
         whole second at or before `at`, once. Raises MetricsUnavailable when it cannot tell."""
-        if self._semantics is None:
-            try:
-                self._semantics = asked(self._instant, now=at)
-            except (ExchangeError, KeyError, TypeError) as exc:
-                raise _translated(exc) from exc
-        return self._semantics.closed
+        try:
+            return self._ranges.semantics(now=at).closed
+        except (ExchangeError, KeyError, TypeError) as exc:
+            raise _translated(exc) from exc
 
     def _instant(self, promql: str, at: datetime) -> Sequence[Mapping[str, Any]]:
         """`data.result` of an instant query evaluated at `at`."""

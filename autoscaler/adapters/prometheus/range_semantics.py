@@ -13,7 +13,8 @@ subquery's steps at whole seconds in its range: t - 2, t - 1 and t on a left-clo
 second, 2 half a second later (a step then cannot sit on the start, hence the whole second).
 Any other answer (another engine, a proxy that rewrites queries) is no answer: the caller
 treats it as an unreadable server, never guesses. There `prometheus.rangeSemantics`, set to
-left-open or left-closed, says it instead, and no probe is sent (`configured`).
+left-open or left-closed, says it instead, and no probe is sent (`configured`). Each source
+that reads ranges (the live one, the backtest's) holds its answer in one `ProbedOnce`.
 
 A recording rule is evaluated by Prometheus itself, where no probe of ours reaches, so it
 carries the probe inside (`SELF_PROBE`): pinned by the `@` modifier to a whole second (unix
@@ -24,6 +25,7 @@ expression written for that server (`recording_rules.either_server`).
 from __future__ import annotations
 
 import enum
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -37,6 +39,8 @@ SELF_PROBE = "count_over_time(vector(1)[2s:1s] @ 1000)"
 LEFT_CLOSED_COUNT, LEFT_OPEN_COUNT = 3, 2
 # The setting that overrides the probe, for a server whose answer tells nothing.
 SETTING, AUTO = "prometheus.rangeSemantics", "auto"
+# An instant query evaluated at a time, returning its `data.result`.
+Ask = Callable[[str, datetime], Sequence[Mapping[str, Any]]]
 
 
 class RangeSemantics(enum.Enum):
@@ -81,9 +85,7 @@ def semantics_of(result: Sequence[Mapping[str, Any]]) -> RangeSemantics:
     return found
 
 
-def asked(
-    ask: Callable[[str, datetime], Sequence[Mapping[str, Any]]], *, now: datetime
-) -> RangeSemantics:
+def asked(ask: Ask, *, now: datetime) -> RangeSemantics:
     """What the server says when `ask` (an instant query returning `data.result`) sends it the
     probe at a whole second at or before `now`; raises what `ask` or `semantics_of` raises."""
     return semantics_of(ask(PROBE, probe_time(now)))
@@ -92,3 +94,37 @@ def asked(
 def configured(setting: str) -> RangeSemantics | None:
     """The semantics `prometheus.rangeSemantics` fixes, or None for `auto` (ask the probe)."""
     return None if setting == AUTO else RangeSemantics(setting)
+
+
+class ProbedOnce:
+    """One source's range semantics: what `prometheus.rangeSemantics` fixes, else the probe's
+    answer, asked at the first call and remembered. A failed probe raises what `ask` or
+    `semantics_of` raised and is asked again at the next call; with a `logger`, its first
+    failure is logged (worded by `worded`) and so is the answer."""
+
+    def __init__(
+        self,
+        setting: str,
+        *,
+        ask: Ask,
+        logger: logging.Logger | None = None,
+        worded: Callable[[Exception], object] = str,
+    ) -> None:
+        self._semantics = configured(setting)
+        self._ask = ask
+        self._log = logger
+        self._worded = worded
+        self._failed_before = False
+
+    def semantics(self, *, now: datetime) -> RangeSemantics:
+        if self._semantics is None:
+            try:
+                self._semantics = asked(self._ask, now=now)
+            except Exception as exc:
+                if self._log is not None and not self._failed_before:
+                    self._log.warning("range semantics probe failed: %s", self._worded(exc))
+                self._failed_before = True
+                raise
+            if self._log is not None:
+                self._log.info("Prometheus ranges are %s", self._semantics.value)
+        return self._semantics

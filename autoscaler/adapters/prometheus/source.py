@@ -49,7 +49,7 @@ from autoscaler.adapters.prometheus.promql import (
     duration,
     parse_vector,
 )
-from autoscaler.adapters.prometheus.range_semantics import RangeSemantics, asked, configured
+from autoscaler.adapters.prometheus.range_semantics import ProbedOnce
 from autoscaler.adapters.prometheus.slot_reader import SlotReader
 from autoscaler.adapters.prometheus.utilization import read_utilization
 from autoscaler.adapters.prometheus.views import FleetAnswers, usage_of_view
@@ -141,8 +141,9 @@ class PrometheusMetricSource:
         )
         self._busy = BusyHistory()
         self.queries_issued = 0
-        self._semantics: RangeSemantics | None = configured(prometheus.range_semantics)
-        self._probe_failed_before = False
+        self._ranges = ProbedOnce(
+            prometheus.range_semantics, ask=self._ask, logger=self._log, worded=_translated
+        )
 
     def read_views(
         self, views: Collection[UsageView], *, now: datetime
@@ -162,7 +163,7 @@ class PrometheusMetricSource:
                 slot=rules.slot,
                 lookback=rules.lookback,
                 loading=rules.loading,
-                closed_ranges=self._probed(now).closed,
+                closed_ranges=self._ranges.semantics(now=now).closed,
             )
             answers = self._read(span, now=now)
         except _EXCHANGE_ERRORS as exc:
@@ -193,7 +194,7 @@ class PrometheusMetricSource:
         slot = self._rules.slot
         self._inspector.forget()
         try:
-            closed = self._probed(now).closed
+            closed = self._ranges.semantics(now=now).closed
             query = latest_query(
                 self._settings.signals, pods, probes=probes, slot=slot, closed_ranges=closed
             )
@@ -240,20 +241,6 @@ class PrometheusMetricSource:
     def _failed_signal(self, reader: EvidenceReader, why: str) -> FleetEvidence:
         self._log.warning("evidence signal %s unreadable: %s", reader.signal.value, why)
         return FleetEvidence(failures={reader.signal: why})
-
-    def _probed(self, now: datetime) -> RangeSemantics:
-        """The server's range semantics, asked once; a failed probe raises (the read fails,
-        unknown) and is asked again at the next read. Logged at its first failure only."""
-        if self._semantics is None:
-            try:
-                self._semantics = asked(self._ask, now=now)
-            except _EXCHANGE_ERRORS as exc:
-                if not self._probe_failed_before:
-                    self._log.warning("range semantics probe failed: %s", _translated(exc))
-                self._probe_failed_before = True
-                raise
-            self._log.info("Prometheus ranges are %s", self._semantics.value)
-        return self._semantics
 
     def _ask(self, promql: str, at: datetime) -> Sequence[Mapping[str, Any]]:
         return self._query(promql, at=at)

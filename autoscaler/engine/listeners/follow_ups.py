@@ -28,7 +28,7 @@ from autoscaler.core.ports import StateBacking
 from autoscaler.domain.annotations import reactivated_at
 from autoscaler.domain.audit.records import LOOP_ACTOR, AuditRecord, RecordKey
 from autoscaler.domain.audit.savings import SEEN_REACTIVATED, Deactivation, our_deactivations
-from autoscaler.domain.audit.subjects import Subject, owner_text
+from autoscaler.domain.audit.subjects import Subject, owner_text, subject_of
 from autoscaler.domain.audit.waits import FOLLOWED_FOR, SEEN_ENDED, WAITER_ADMITTED, stop_key
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.models import Action, Snapshot, WorkloadRef, WorkloadStatus
@@ -117,20 +117,27 @@ def _followed(d: Deactivation, trail: tuple[AuditRecord, ...]) -> Followed:
     """A stop read back from the trail: what its notes leave open, as the leader that wrote
     them would have it. A record without a cohort: none known."""
     notes = [r for r in trail if r.key is not None and _is_key_of(r.key, d.target, d.at)]
+    return _following(d.target, d.at, d.subject or Subject(), freed=d.gpus, notes=notes)
+
+
+def _following(
+    target: WorkloadRef, at: datetime, subject: Subject, *, freed: int, notes: list[AuditRecord]
+) -> Followed:
+    """A stop as its record's subject tells it (the waiter it was for, its ClusterQueue,
+    cohort and owner), less what its `notes` have seen already."""
     noted = {r.action for r in notes}
-    subject = d.subject or Subject()
     waiter, lasts = subject.beneficiary, stop_lasts(subject.owner)
     # a lasting stop frees its quota while it stays stopped (as `_notes` has it)
     given_back = lasts and bool(noted & {SEEN_REACTIVATED, SEEN_ENDED})
     return Followed(
-        target=d.target,
-        at=d.at,
+        target=target,
+        at=at,
         beneficiary=WorkloadRef.parse(waiter) if waiter and WAITER_ADMITTED not in noted else None,
         reactivation=SEEN_REACTIVATED not in noted,
         cluster_queue=subject.cluster_queue,
         cohort=subject.cohort,
         owner=subject.owner,
-        free_gpus=0 if waiter or given_back else _still_free(d.gpus, notes),
+        free_gpus=0 if waiter or given_back else _still_free(freed, notes),
         ending=SEEN_ENDED not in noted and lasts,
     )
 
@@ -164,20 +171,11 @@ def _acted(snapshot: Snapshot, *, known: list[Followed]) -> list[Followed]:
 
 
 def _stopped(target: WorkloadRef, at: datetime, row: WorkloadStatus | None) -> Followed:
+    """This cycle's stop, read as its record's subject will tell it, with nothing noted yet."""
     if row is None:
         return Followed(target, at, None)
-    waiter = row.decision.beneficiary
-    owner = _owner_of(row)
-    return Followed(
-        target,
-        at,
-        waiter,
-        cluster_queue=row.info.cluster_queue,
-        cohort=row.info.cohort,
-        owner=owner,
-        free_gpus=0 if waiter is not None else row.gpus,
-        ending=stop_lasts(owner),
-    )
+    subject = subject_of(row.info, row.decision) or Subject()
+    return _following(target, at, subject, freed=row.gpus, notes=[])
 
 
 def _owner_of(row: WorkloadStatus) -> str | None:

@@ -35,7 +35,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from autoscaler.core.errors import ClusterError
 from autoscaler.core.ports import AuditSink, Clock, WorkloadActuator, WorkloadWrites
@@ -53,8 +53,12 @@ from autoscaler.domain.notices.snoozes import HAND_SET_BY, SnoozeGrant, hand_set
 from autoscaler.domain.policy.owner_words import named
 from autoscaler.engine.acting.context import Leads, always_leads
 
+# What a limiter writes through: annotations (snoozes), or the actuator that also says whether
+# an owner is ours to write (exemptions).
+Writer = TypeVar("Writer", bound=WorkloadWrites)
 
-class _Limiter(ABC):
+
+class _Limiter(ABC, Generic[Writer]):
     """One bound, applied to every fresh row after a cycle by the leader; `_limit` does a
     row's writes and returns the records of them, audited together."""
 
@@ -63,7 +67,7 @@ class _Limiter(ABC):
     def __init__(
         self,
         *,
-        writer: WorkloadWrites,
+        writer: Writer,
         audit: AuditSink,
         clock: Clock,
         logger: logging.Logger,
@@ -94,7 +98,7 @@ class _Limiter(ABC):
     def _limit(self, row: WorkloadStatus, now: datetime) -> Sequence[AuditRecord]: ...
 
 
-class ExemptionLimiter(_Limiter):
+class ExemptionLimiter(_Limiter[WorkloadActuator]):
     _what = "cut exemptions"
 
     def __init__(
@@ -108,7 +112,6 @@ class ExemptionLimiter(_Limiter):
         leads: Leads = always_leads,
     ) -> None:
         super().__init__(writer=writer, audit=audit, clock=clock, logger=logger, leads=leads)
-        self._actuator = writer  # it also says whether the owner is ours to write
         self._allow_indefinite = allow_indefinite
 
     def _limit(self, row: WorkloadStatus, now: datetime) -> list[AuditRecord]:
@@ -141,11 +144,11 @@ class ExemptionLimiter(_Limiter):
         on_owner: bool,
     ) -> Annotated:
         if not on_owner:
-            return self._actuator.annotate_workload(workload, patch)
-        if self._actuator.writes_owner(workload):
-            return self._actuator.annotate_owner(workload, patch)
+            return self._writer.annotate_workload(workload, patch)
+        if self._writer.writes_owner(workload):
+            return self._writer.annotate_owner(workload, patch)
         # Never written (a Job, a pod...): the Workload's copy replaces the owner's value.
-        return self._actuator.annotate_workload(workload, replacing(found, patch))
+        return self._writer.annotate_workload(workload, replacing(found, patch))
 
     def _report(
         self,
@@ -191,7 +194,7 @@ def _cut_record(
     )
 
 
-class SnoozeLimiter(_Limiter):
+class SnoozeLimiter(_Limiter[WorkloadWrites]):
     _what = "hand-set snoozes"
 
     def _limit(self, row: WorkloadStatus, now: datetime) -> tuple[AuditRecord, ...]:
