@@ -5,10 +5,9 @@ from FastAPI. Every error body is a `Problem`, RFC 9457 problem details served a
 `application/problem+json` with `type`, `title`, `status` and `detail`. A problem a client acts
 on names its kind in `type` (`ProblemType`: `autoscaler/domain/problem_types.py`, docs/API.md
 "Problem types"), so no client reads the detail's words; the rest are `about:blank`. The 422
-names each bad
-field, up to SHOWN_PROBLEMS of them (as the KEDA scaler's errors) and each clipped, so it stays
-small whatever was sent. A client error never becomes a 5xx: 503 means Kubernetes could not be
-reached, 500 a bug (and is logged).
+names each bad field, up to SHOWN_PROBLEMS of them (as the KEDA scaler's errors) and each
+clipped, so it stays small whatever was sent. A client error never becomes a 5xx: 503 means
+Kubernetes could not be reached, 500 a bug (and is logged).
 """
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def test_each_problem_type_is_the_address_of_its_row_in_the_api_docs() -> None:
     """Under the chart's home (its repository), on the default branch, each with its anchor
     on docs/API.md, so that looking a type up finds what it means and what to do."""
     chart = yaml.safe_load((REPO / "charts/idle-gpu-autoscaler/Chart.yaml").read_text())
-    assert PROBLEM_TYPES_PAGE == f"{chart['home']}/blob/main/docs/API.md"
+    assert f"{chart['home']}/blob/main/docs/API.md" == PROBLEM_TYPES_PAGE
     page = (REPO / "docs" / "API.md").read_text(encoding="utf-8")
     rows = re.findall(r'^\| <a name="([\w-]+)"></a>`\1` \|', page, flags=re.MULTILINE)
     assert rows == [t.value.removeprefix(f"{PROBLEM_TYPES_PAGE}#") for t in ProblemType]
