@@ -26,6 +26,7 @@ from autoscaler.core.ports import Authorizer
 from autoscaler.domain.access import Identity, Target, read_target
 from autoscaler.domain.models import WorkloadInfo, WorkloadRef
 from autoscaler.domain.policy.owners import KUEUE_GROUP, WORKLOADS, known_owner
+from autoscaler.domain.problem_types import ProblemType
 from autoscaler.domain.tenant_names import MayRead
 from autoscaler.settings.api import AdminVerbSettings
 
@@ -65,7 +66,7 @@ class Access:
         """Raise a 403 carrying the review's reason unless `who` holds `target`."""
         verdict = self._authorizer.authorize(who, target)
         if not verdict.allowed:
-            raise ApiProblem(403, f"{who.username} may not {target}: {verdict.reason}")
+            raise missing_right(who, target, reason=verdict.reason)
 
     def require_admin(self, who: Identity) -> None:
         self.require(who, self._admin)
@@ -121,18 +122,27 @@ class Access:
         if verdict.allowed:
             return
         if self.may_read(who, workload.ref.namespace):
-            raise ApiProblem(403, f"{who.username} may not {target}: {verdict.reason}")
+            raise missing_right(who, target, reason=verdict.reason)
         raise unseen_change(who, asked)
 
     def require_namespace_change(self, who: Identity, namespace: str) -> None:
         self.require(who, namespace_target(namespace))
 
 
+def missing_right(who: Identity, target: Target, *, reason: str) -> ApiProblem:
+    """The 403 that names the right `who` lacks, with the review's reason."""
+    return ApiProblem(
+        403, f"{who.username} may not {target}: {reason}", type=ProblemType.MISSING_RIGHT
+    )
+
+
 def unseen_change(who: Identity, asked: WorkloadRef) -> ApiProblem:
     """The refusal of a change on `asked` to a caller who may neither change nor read it:
-    built from the request alone, so it tells nothing the caller did not say."""
+    built from the request alone, so it tells nothing the caller did not say (its type and
+    shape are the same whatever the name matched, nothing included)."""
     return ApiProblem(
         403,
         f"{who.username} may not change workloads in {asked.namespace}: {asked} needs patch "
         "on its owner (or on its Workload)",
+        type=ProblemType.UNSEEN_CHANGE,
     )

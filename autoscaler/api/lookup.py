@@ -13,6 +13,7 @@ from autoscaler.api.problems import ApiProblem
 from autoscaler.domain.access import Identity
 from autoscaler.domain.models import Snapshot, State, WorkloadInfo, WorkloadRef, WorkloadStatus
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.problem_types import ProblemType
 from autoscaler.domain.usage.assessment import held_class
 
 
@@ -47,8 +48,14 @@ def require_row(snapshot: Snapshot | None, namespace: str, name: str) -> Workloa
     row = find_row(snapshot, namespace, name)
     if row is None:
         hint = "" if snapshot is not None else " (no cycle has finished yet)"
-        raise ApiProblem(404, f"no workload {namespace}/{name}{hint}")
+        raise no_such_workload(namespace, name, hint=hint)
     return row
+
+
+def no_such_workload(namespace: str, name: str, *, hint: str = "") -> ApiProblem:
+    return ApiProblem(
+        404, f"no workload {namespace}/{name}{hint}", type=ProblemType.NO_SUCH_WORKLOAD
+    )
 
 
 def fresh_workload(
@@ -62,7 +69,7 @@ def fresh_workload(
     fresh = context.cluster.get_workload(ref)
     if fresh is None:
         context.access.require_read(who, namespace)
-        raise ApiProblem(404, f"no workload {namespace}/{name}")
+        raise no_such_workload(namespace, name)
     return fresh, row
 
 
@@ -93,7 +100,7 @@ def workload_to_change(
     if fresh is None:
         if not context.access.may_read(who, namespace):
             raise unseen_change(who, asked)
-        raise ApiProblem(404, f"no workload {namespace}/{name}")
+        raise no_such_workload(namespace, name)
     if row is None or workload_target(fresh) != workload_target(row.info):
         context.access.require_workload_change(who, fresh, asked=asked)
     return fresh, row

@@ -2,10 +2,12 @@
 
 Routes raise `ApiProblem` (or let our ClusterErrors through); request validation errors come
 from FastAPI. Every error body is a `Problem`, RFC 9457 problem details served as
-`application/problem+json` with `type`, `title`, `status` and `detail`; the 422 names each bad
-field, up to SHOWN_PROBLEMS of them (as the KEDA scaler's errors) and each clipped, so it stays
-small whatever was sent. A client error never becomes a 5xx: 503 means Kubernetes could not be
-reached, 500 a bug (and is logged).
+`application/problem+json` with `type`, `title`, `status` and `detail`. A problem a client acts
+on names its kind in `type` (`ProblemType`: `autoscaler/domain/problem_types.py`, docs/API.md
+"Problem types"), so no client reads the detail's words; the rest are `about:blank`. The 422
+names each bad field, up to SHOWN_PROBLEMS of them (as the KEDA scaler's errors) and each
+clipped, so it stays small whatever was sent. A client error never becomes a 5xx: 503 means
+Kubernetes could not be reached, 500 a bug (and is logged).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from autoscaler.core.errors import ClusterError, ClusterUnavailable, Conflict, NotFound
+from autoscaler.domain.problem_types import BLANK, ProblemType
 from autoscaler.domain.text import SHOWN_PROBLEMS, clip
 
 TITLES = {
@@ -40,9 +43,12 @@ TITLES = {
 
 
 PROBLEM_JSON = "application/problem+json"
-# RFC 9457: "about:blank" says the problem is what the status code says, nothing more; the
-# `detail` then tells this occurrence.
-BLANK = "about:blank"
+TYPE_DESCRIPTION = (
+    "A URI naming the problem type, compared as a string: `about:blank` when the status says "
+    "all a client acts on (`detail` then tells what happened), else one of the examples, each "
+    'explained at its address (docs/API.md, "Problem types"). A 404 from a path no route '
+    "serves is `about:blank`."
+)
 BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's words for broken JSON
 PYDANTIC_VALUE_ERROR = "Value error, "  # what pydantic puts before a validator's own message
 MAX_FIELD = 128  # characters of a field's place in a 422: `body.` and a key that was sent
@@ -57,7 +63,9 @@ class FieldProblem(BaseModel):
 class Problem(BaseModel):
     """Every error answer: RFC 9457 problem details (`application/problem+json`)."""
 
-    type: str = Field(BLANK, description="A URI naming the problem type; `about:blank` here.")
+    type: str = Field(
+        BLANK, description=TYPE_DESCRIPTION, examples=[BLANK, *(t.value for t in ProblemType)]
+    )
     status: int = Field(examples=[404])
     title: str = Field(examples=["Not Found"])
     detail: str = Field(examples=["no workload team-a/my-cluster"])
@@ -67,10 +75,20 @@ class Problem(BaseModel):
 
 
 class ApiProblem(Exception):
-    def __init__(self, status: int, detail: str, *, fields: Sequence[FieldProblem] = ()) -> None:
+    """A refusal as a Problem; `type` one of `ProblemType` where a client acts on its kind."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        type: str = BLANK,  # RFC 9457's name for it, as in the body
+        fields: Sequence[FieldProblem] = (),
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.type = type
         self.fields = list(fields)
 
 
@@ -85,11 +103,16 @@ def problem_response(
     status: int,
     detail: str,
     *,
+    type: str = BLANK,  # RFC 9457's name for it, as in the body
     fields: Sequence[FieldProblem] = (),
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     body = Problem(
-        status=status, title=TITLES.get(status, "Error"), detail=detail, fields=list(fields)
+        type=type,
+        status=status,
+        title=TITLES.get(status, "Error"),
+        detail=detail,
+        fields=list(fields),
     )
     return JSONResponse(
         body.model_dump(mode="json"), status_code=status, headers=headers, media_type=PROBLEM_JSON
@@ -120,7 +143,7 @@ def install(app: FastAPI, *, logger: logging.Logger) -> None:
 
     async def on_problem(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiProblem)
-        return problem_response(exc.status, exc.detail, fields=exc.fields)
+        return problem_response(exc.status, exc.detail, type=exc.type, fields=exc.fields)
 
     async def on_validation(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

@@ -14,6 +14,7 @@ import httpx
 from autoscaler.client.credentials import TokenSources, find_token
 from autoscaler.client.kubeconfig import kubeconfig_token
 from autoscaler.domain.durations import format_duration
+from autoscaler.domain.problem_types import BLANK
 
 DEFAULT_URL = "http://localhost:8080"  # e.g. `kubectl port-forward svc/idle-gpu-autoscaler 8080`
 URL_VARIABLE = "IGA_URL"
@@ -21,17 +22,26 @@ Json = dict[str, Any]
 
 
 class ClientError(Exception):
-    """The API refused (4xx/5xx) or could not be reached (status 0); `server`: the base
-    address asked, for the next step the command line names (`next_steps.py`)."""
+    """The API refused (4xx/5xx) or could not be reached (status 0); `type`: the problem's
+    type (RFC 9457: `about:blank` when the answer named none), the kind a client acts on
+    (`ProblemType`), never the detail's words; `server`: the base address asked, for the next
+    step the command line names (`next_steps.py`)."""
 
     def __init__(
-        self, status: int, detail: str, fields: list[Json] | None = None, *, server: str = ""
+        self,
+        status: int,
+        detail: str,
+        fields: list[Json] | None = None,
+        *,
+        server: str = "",
+        type: str = BLANK,  # RFC 9457's name for it, as in the body
     ) -> None:
         super().__init__(f"{status} {detail}" if status else detail)
         self.status = status
         self.detail = detail
         self.fields = fields or []
         self.server = server
+        self.type = type
 
 
 class AutoscalerClient:
@@ -186,7 +196,13 @@ class AutoscalerClient:
         if response.is_error:
             detail = str(body.get("detail") or response.reason_phrase)
             fields = list(body.get("fields") or [])
-            raise ClientError(response.status_code, detail, fields, server=str(self._http.base_url))
+            raise ClientError(
+                response.status_code,
+                detail,
+                fields,
+                server=str(self._http.base_url),
+                type=str(body.get("type") or BLANK),
+            )
         return body
 
 

@@ -22,6 +22,7 @@ from autoscaler.client.credentials import TOKEN_VARIABLE
 from autoscaler.client.kubeconfig import kubeconfig_paths
 from autoscaler.core.documents import FileRefused
 from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
+from autoscaler.domain.problem_types import BLANK, ProblemType
 from autoscaler.domain.program import PROGRAM
 from autoscaler.settings.tree import PROMETHEUS_URL_VARIABLE
 
@@ -30,7 +31,6 @@ from autoscaler.settings.tree import PROMETHEUS_URL_VARIABLE
 PORT_FORWARD = "kubectl port-forward -n idle-gpu-autoscaler svc/idle-gpu-autoscaler 8080"
 PROMETHEUS_FORWARD = "kubectl port-forward -n monitoring svc/prometheus-operated 9090"
 API_PREFIX = "/api/v1"
-ROUTE_MISSING = "Not Found"  # FastAPI's detail for a path no route serves
 UNIT_WORDS = re.compile(
     r"^(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$", re.IGNORECASE
 )
@@ -52,6 +52,16 @@ FORBIDDEN = (  # after the API's own words, which name the right that is missing
     "someone who holds it: --token-file PATH, $IGA_TOKEN or --context"
 )
 
+NAMESPACE_NAMES = "check its name with `kubectl get namespaces`"
+
+# The next step of a problem by its type (docs/API.md "Problem types"), whatever its words;
+# `_next_step` adds the one that needs the command's namespace. A problem of no type we know
+# (`about:blank`, or a newer server's) gets its status's step.
+STEP_OF_TYPE: dict[str, str] = {
+    ProblemType.NO_SUCH_NAMESPACE: NAMESPACE_NAMES,
+    ProblemType.MISSING_RIGHT: FORBIDDEN,
+    ProblemType.UNSEEN_CHANGE: FORBIDDEN,
+}
 STEP_OF_STATUS: dict[int, str] = {HTTPStatus.UNAUTHORIZED: TOKEN, HTTPStatus.FORBIDDEN: FORBIDDEN}
 
 CLUSTER_FOR_CHECK = (  # `check-config --cluster` that cannot reach the cluster
@@ -78,15 +88,21 @@ def refusal(exc: ClientError, *, namespace: str | None = None) -> str:
 
 
 def _next_step(exc: ClientError, *, namespace: str | None) -> str | None:
-    if exc.status != HTTPStatus.NOT_FOUND:
-        return STEP_OF_STATUS.get(exc.status)
-    if exc.detail == ROUTE_MISSING:  # no route: not a workload the API does not know
-        return _wrong_address(exc.server)
-    if exc.detail.startswith("no workload ") and namespace:
-        return f"see the namespace's workloads with `{PROGRAM} status -n {namespace}`"
-    if exc.detail.startswith("namespace ") and exc.detail.endswith(" does not exist"):
-        return "check its name with `kubectl get namespaces`"
-    return None
+    if exc.type == ProblemType.NO_SUCH_WORKLOAD:
+        listing = f"`{PROGRAM} status -n {namespace}`" if namespace else None
+        return f"see the namespace's workloads with {listing}" if listing else None
+    if exc.type in STEP_OF_TYPE:
+        return STEP_OF_TYPE[exc.type]
+    if exc.status == HTTPStatus.NOT_FOUND:
+        return _wrong_address(exc.server) if _route_missing(exc) else None
+    return STEP_OF_STATUS.get(exc.status)
+
+
+def _route_missing(exc: ClientError) -> bool:
+    """A 404 from a path no route serves: untyped, and saying nothing beyond its status (the
+    status's own phrase, as Starlette's HTTPException words one given no detail). Any other
+    untyped 404 (a Kubernetes object gone mid-request) is not the address's fault."""
+    return exc.type == BLANK and exc.detail == HTTPStatus.NOT_FOUND.phrase
 
 
 def _wrong_address(server: str) -> str:

@@ -25,6 +25,7 @@ from autoscaler.domain.annotations import DeactivationAudit
 from autoscaler.domain.audit.records import AuditRecord
 from autoscaler.domain.exemptions import reactivating
 from autoscaler.domain.models import DEFAULT_PROFILE, WorkloadInfo, WorkloadStatus
+from autoscaler.domain.problem_types import ProblemType
 from autoscaler.engine.acting import sequence as actuation
 
 router = APIRouter(prefix="/api/v1", tags=["activation"])
@@ -52,7 +53,7 @@ def reactivate(
     The write is guarded by the version read: 409 if it changed meanwhile."""
     workload, _row = workload_to_change(context, caller, namespace, name)
     if workload.active:
-        raise ApiProblem(409, f"{workload.ref} is already active")
+        raise ApiProblem(409, f"{workload.ref} is already active", type=ProblemType.ALREADY_ACTIVE)
     now = context.clock.now()
     annotations = reactivating(by=caller.username, reason=request.reason, now=now)
     actuation.reactivate(  # Conflict (409) if changed meanwhile
@@ -85,7 +86,11 @@ def deactivate(
     context.access.require_admin(caller)  # before the lookup, whose 409 names Workloads
     workload, row = fresh_workload(context, caller, namespace, name)
     if not workload.active:
-        raise ApiProblem(409, f"{workload.ref} is already deactivated")
+        raise ApiProblem(
+            409,
+            f"{workload.ref} is already deactivated",
+            type=ProblemType.ALREADY_DEACTIVATED,
+        )
     now = context.clock.now()
     reason = f"deactivated now by {caller.username}: {request.reason}"
     actuation.deactivate(

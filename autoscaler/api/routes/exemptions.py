@@ -35,6 +35,7 @@ from autoscaler.domain.exemptions import (
 from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.policy.owner_words import named
 from autoscaler.domain.policy.rules import ExemptionBounds, ExemptionRight
+from autoscaler.domain.problem_types import ProblemType
 
 router = APIRouter(prefix="/api/v1", tags=["exemptions"])
 CHANGE_ERRORS = error_responses(401, 403, 404, 409, 422, 503)
@@ -88,7 +89,9 @@ def exempt(
     until = exemption_end(request, now=now, maximum=bounds.max_duration)
     if any(is_indefinite(found) for _, found in annotation_sources(workload)):
         raise ApiProblem(
-            409, f"{workload.ref} is exempt indefinitely by annotation; remove that first"
+            409,
+            f"{workload.ref} is exempt indefinitely by annotation; remove that first",
+            type=ProblemType.EXEMPT_BY_HAND,
         )
     # On the Workload, for an owner never written: it replaces what the owner says now.
     on_owner = context.actuator.writes_owner(workload)
@@ -150,7 +153,9 @@ def unexempt(
         if any(key in found for key in EXEMPTION_KEYS) and (writes_owner or not on_owner)
     ]
     if not holding:
-        raise ApiProblem(409, f"{workload.ref} has no exemption")
+        raise ApiProblem(
+            409, f"{workload.ref} has no exemption", type=ProblemType.NOTHING_TO_REMOVE
+        )
     annotated = [
         str(
             context.actuator.annotate_owner(workload, unexempting())
@@ -188,4 +193,5 @@ def _refuse_hand_set_on_owner(workload: WorkloadInfo, *, now: datetime) -> None:
         409,
         f"{owner} is exempt by its own annotation, which this service never writes; "
         f"nothing was removed. Remove it there: {kubectl_removal(workload)}",
+        type=ProblemType.EXEMPT_BY_HAND,
     )

@@ -18,6 +18,7 @@ from autoscaler.api.schemas.views import BreakerView, ChangeResult
 from autoscaler.domain.audit.records import AuditRecord, RuntimeState
 from autoscaler.domain.guards.screen import Deed
 from autoscaler.domain.models import WorkloadRef
+from autoscaler.domain.problem_types import ProblemType
 
 router = APIRouter(prefix="/api/v1", tags=["guards"])
 CHANGE_ERRORS = error_responses(401, 403, 409, 422, 503)
@@ -80,7 +81,9 @@ def uncontest(
 
     def cleared(current: RuntimeState) -> RuntimeState:
         if ref not in current.contested:
-            raise ApiProblem(409, f"{ref} is not marked contested")
+            raise ApiProblem(
+                409, f"{ref} is not marked contested", type=ProblemType.NOTHING_TO_REMOVE
+            )
         return current.uncontested(ref).recorded((record,), limit=limit)
 
     context.state.change(cleared)

@@ -16,6 +16,7 @@ from autoscaler.api.schemas.requests import NamespaceName, ReasonRequest
 from autoscaler.api.schemas.views import PausesView
 from autoscaler.domain.access import Identity
 from autoscaler.domain.audit.records import EVERYTHING, AuditRecord, PauseNote
+from autoscaler.domain.problem_types import ProblemType
 from autoscaler.domain.tenant_names import MayRead
 
 router = APIRouter(prefix="/api/v1", tags=["pauses"])
@@ -49,7 +50,11 @@ def pause_namespace(
     """Needs `patch` on workloads.kueue.x-k8s.io in that namespace, which must exist."""
     context.access.require_namespace_change(caller, namespace)
     if not context.cluster.namespace_exists(namespace):  # a typo must not look paused
-        raise ApiProblem(404, f"namespace {namespace} does not exist")
+        raise ApiProblem(
+            404,
+            f"namespace {namespace} does not exist",
+            type=ProblemType.NO_SUCH_NAMESPACE,
+        )
     return _change(context, caller, scope=namespace, pause=True, reason=request.reason)
 
 

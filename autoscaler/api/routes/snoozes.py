@@ -28,6 +28,7 @@ from autoscaler.domain.models import WorkloadInfo
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.notices.snoozes import SnoozeGrant
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.problem_types import ProblemType
 from autoscaler.engine.acting import snooze as snoozing
 from autoscaler.engine.notify.notices import send
 
@@ -84,7 +85,7 @@ def unsnooze(
     """A stop still needs a fresh warning, `warnBefore` ahead."""
     workload, _row = workload_to_change(context, caller, namespace, name)
     if SNOOZED_UNTIL not in workload.annotations:
-        raise ApiProblem(409, f"{workload.ref} is not snoozed")
+        raise ApiProblem(409, f"{workload.ref} is not snoozed", type=ProblemType.NOTHING_TO_REMOVE)
     rule = rule_of(context, workload)
     snoozing.unsnooze(context.actuator, workload, by=caller.username, logger=context.logger)
     context.audit(
