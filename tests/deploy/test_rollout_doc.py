@@ -13,11 +13,14 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry, generate_latest
 
 from autoscaler.cli import _parser
 from autoscaler.client.commands import join_option_values
 from autoscaler.client.next_steps import PORT_FORWARD
+from autoscaler.engine.metrics.usage_source import UsageSourceMetrics
 from autoscaler.settings.tree import Settings
+from tests.api.rig import ApiRig
 from tests.deploy.tooling import (
     CHART,
     REPO,
@@ -192,14 +195,17 @@ def test_every_settings_key_and_chart_value_named_exists() -> None:
 
 
 def _metric_names() -> set[str]:
-    names = set()
-    for path in (REPO / "autoscaler").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        names.update(re.findall(r'"(idle_gpu_autoscaler_[a-z_]+[a-z])"', text))
-        prefix = re.search(r'^PREFIX = "(idle_gpu_autoscaler_[a-z_]*)"', text, re.MULTILINE)
-        if prefix:
-            names.update(prefix[1] + name for name in re.findall(r'PREFIX \+ "([a-z_]+)"', text))
-    return names
+    """The names a PromQL query finds (a counter's with its `_total`): what the service's
+    /metrics serves after a cycle (the API tests' rig), and the read-source metrics the
+    composition root registers only for a Prometheus source (compose/service.py)."""
+    with ApiRig() as rig:
+        rig.add_raycluster("team-a", "alice-rc")
+        rig.cycle()
+        served = rig.http.get("/metrics").text
+    with_prometheus = CollectorRegistry()
+    UsageSourceMetrics(with_prometheus)
+    served += generate_latest(with_prometheus).decode()
+    return {line.split()[2] for line in served.splitlines() if line.startswith("# TYPE")}
 
 
 def test_every_metric_named_is_one_the_service_exports() -> None:
