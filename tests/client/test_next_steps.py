@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,15 +23,6 @@ from tests.keda.rig import running_scaler
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = str(REPO / "config" / "example.yaml")
 EXIT_REFUSED, EXIT_USAGE, EXIT_UNREACHABLE = 1, 2, 3  # docs/CLI.md
-
-
-@pytest.fixture(scope="module")
-def service() -> Iterator[ApiRig]:
-    """The REST API with alice's RayCluster in team-a, after one cycle."""
-    with ApiRig() as rig:
-        rig.add_raycluster("team-a", "alice-rc")
-        rig.cycle()
-        yield rig
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ never by the detail's words: the API may reword a detail and the hint stays."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -39,14 +39,6 @@ REFUSED = [
         id="unseen-change",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def service() -> Iterator[ApiRig]:
-    with ApiRig() as rig:
-        rig.add_raycluster("team-a", "alice-rc")
-        rig.cycle()
-        yield rig
 
 
 def refused(service: ApiRig, who: str, ask: Ask) -> ClientError:
