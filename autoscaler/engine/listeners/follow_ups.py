@@ -178,10 +178,6 @@ def _stopped(target: WorkloadRef, at: datetime, row: WorkloadStatus | None) -> F
     return _following(target, at, subject, freed=row.gpus, notes=[])
 
 
-def _owner_of(row: WorkloadStatus) -> str | None:
-    return owner_text(row.info.owner)
-
-
 def _notes(
     snapshot: Snapshot, followed: list[Followed], *, since: datetime, credited: set[str]
 ) -> tuple[list[AuditRecord], list[Followed]]:
@@ -270,7 +266,7 @@ def _waiters(
             if row.ref != one.target
             and row.gpus > 0  # a CPU-only Workload takes none of the freed GPUs
             and str(row.ref) not in credited
-            and (one.owner is None or _owner_of(row) != one.owner)
+            and (one.owner is None or owner_text(row.info.owner) != one.owner)
             and row.info.admitted_at is not None
             and row.info.admitted_at >= one.at
         ),

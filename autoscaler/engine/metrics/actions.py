@@ -7,8 +7,9 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter
 
 from autoscaler.domain.models import Snapshot
+from autoscaler.domain.program import METRIC_PREFIX
 
-ACTIONS_METRIC = "idle_gpu_autoscaler_actions"
+ACTIONS_METRIC = METRIC_PREFIX + "actions"
 
 
 class ActionCounter:

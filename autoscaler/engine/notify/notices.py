@@ -21,6 +21,7 @@ from autoscaler.domain.notices.held import what_is_wrong, words_for
 from autoscaler.domain.notices.notifications import NoticeKind, Notification
 from autoscaler.domain.policy.owner_words import named, stop_words
 from autoscaler.domain.policy.rules import Rule
+from autoscaler.domain.program import PROGRAM
 from autoscaler.domain.usage.assessment import held_class
 
 Route = Callable[[WorkloadInfo, Rule], Sequence[str]]
@@ -131,7 +132,7 @@ def event_message(decision: Decision, *, workload: WorkloadInfo) -> str:
     owner = named(ref, workload.owner)
     stop = stop_words(workload.owner, manager=workload.manager)
     keep = (
-        f"To keep it: idle-gpu-autoscaler snooze {ref} 4h, or POST "
+        f"To keep it: {PROGRAM} snooze {ref} 4h, or POST "
         f"/api/v1/workloads/{ref.namespace}/{ref.name}/snooze "
         f'(body {{"duration": "4h", "reason": "..."}}), or {words.keep}.'
     )
