@@ -9,12 +9,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 import yaml
 
 from autoscaler.settings.tree import Settings, load_settings
+from tests.support.real_parts import missing
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "idle-gpu-autoscaler"
@@ -51,13 +52,6 @@ def require_tool(name: str, hint: str) -> str:
     if found:
         return found
     missing(f"{name} not found in .tools/bin or on PATH: {hint}")
-
-
-def missing(message: str) -> NoReturn:
-    """Skip the test for a missing real part, or fail it when REQUIRE_REAL=1."""
-    if os.environ.get("REQUIRE_REAL") == "1":
-        pytest.fail(f"REQUIRE_REAL=1 but {message}")
-    pytest.skip(message)
 
 
 def actionlint() -> list[str]:
