@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from autoscaler.core.errors import ConfigError
 from autoscaler.domain.models import FleetUsage, GpuUsage
 from autoscaler.settings.tree import PolicySettings, PrometheusSettings
 from tests.conftest import PrometheusSession
-from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files
+from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files, ranges_in
 from tests.support.prom_histories import Area
 from tests.support.usage_reads import read_one_view
 
@@ -431,9 +430,6 @@ def test_a_probe_answered_with_nan_is_unknown_logged_once_and_asked_again(
     assert "Prometheus ranges are left-closed" in caplog.messages
 
 
-RANGE_SELECTOR = re.compile(r"\[(\d+)(ms|s|m|h)\]")  # a range, not a subquery's [range:step]
-
-
 def test_a_probe_answered_by_another_engine_is_unknown_and_the_log_names_the_setting(
     through_proxy: PrometheusMetricSource,
     proxy: AuthProxy,
@@ -479,7 +475,7 @@ def test_left_open_set_sends_no_probe_and_writes_each_range_whole(
     proxy.serve_value(5)  # a probe would be unanswerable: none is asked
     assert read(told, rig).failure is None
     assert told.queries_issued == QUERIES_PER_READ
-    ranges = {m for r in proxy.queries() for m in RANGE_SELECTOR.findall(r.query or "")}
+    ranges = ranges_in(proxy.queries())
     assert ("60", "s") in ranges  # the one-minute slot, (t - 60s, t] on a left-open server
     assert all(not (unit == "ms" and amount.endswith("999")) for amount, unit in ranges), ranges
 

@@ -18,17 +18,14 @@ from autoscaler.api.pages import command, relative
 from autoscaler.domain import annotations as keys
 from autoscaler.domain.annotations import time_text
 from autoscaler.domain.audit.stopped import bring_back_command
-from autoscaler.domain.models import WorkloadInfo, WorkloadRef
-from autoscaler.domain.notices.routing import targets_for
-from autoscaler.domain.policy.rules import Rule
-from autoscaler.engine.notify.notices import NoticeTeller
+from autoscaler.domain.models import WorkloadRef
 from tests.api.rig import ApiRig
 from tests.api.test_links import (
-    RECIPIENT,
     TTL,
     RecordingSink,
     a_signer,
     link_path,
+    linked_rig,
     signed_path,
     tampered,
     warn,
@@ -45,14 +42,8 @@ TOKENS = re.compile(r"<span>[^<>]+</span>(?: <span>[^<>]+</span>)*")
 @pytest.fixture
 def rig() -> Iterator[ApiRig]:
     """The API with links signed as `test_links` signs them, its notices recorded."""
-
-    def route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
-        return targets_for(workload, rule=rule, defaults=(RECIPIENT,))
-
-    teller = NoticeTeller(sink=RecordingSink(), route=route)
-    with ApiRig(notices=SnoozeNotifications(links=a_signer(), loop=teller)) as running:
+    with linked_rig(RecordingSink()) as running:
         yield running
-    assert running.kube.errors == []
 
 
 def inline(page: str, tag: str) -> str:

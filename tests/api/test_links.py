@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -60,8 +61,11 @@ def sink() -> RecordingSink:
     return RecordingSink()
 
 
-@pytest.fixture
-def rig(sink: RecordingSink) -> Iterator[ApiRig]:
+@contextmanager
+def linked_rig(sink: RecordingSink) -> Iterator[ApiRig]:
+    """The API with links signed by `a_signer`, its notices handed to `sink`; the test API
+    server saw no error."""
+
     def route(workload: WorkloadInfo, rule: Rule) -> tuple[str, ...]:
         return targets_for(workload, rule=rule, defaults=(RECIPIENT,))
 
@@ -69,6 +73,12 @@ def rig(sink: RecordingSink) -> Iterator[ApiRig]:
     with ApiRig(notices=notices) as running:
         yield running
     assert running.kube.errors == []
+
+
+@pytest.fixture
+def rig(sink: RecordingSink) -> Iterator[ApiRig]:
+    with linked_rig(sink) as running:
+        yield running
 
 
 def warn(rig: ApiRig, name: str, *, at: datetime) -> None:

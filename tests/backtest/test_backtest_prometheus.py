@@ -35,7 +35,7 @@ from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import PrometheusSettings, Settings
 from tests.backtest.pages import svgs
 from tests.conftest import PrometheusSession
-from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files
+from tests.support.prom import AuthProxy, PrometheusServer, make_tls_files, ranges_in
 from tests.support.prom_histories import Area
 
 pytestmark = pytest.mark.real
@@ -276,9 +276,6 @@ def through_proxy(history: History, tmp_path: Path) -> Iterator[PrometheusSettin
     history.proxy.reset()
 
 
-RANGE_SELECTOR = re.compile(r"\[(\d+)(ms|s|m|h)\]")  # a range, not a subquery's [range:step]
-
-
 @pytest.mark.parametrize(
     ("semantics", "one_slot"), [("left-open", ("60", "s")), ("left-closed", ("59999", "ms"))]
 )
@@ -293,7 +290,7 @@ def test_range_semantics_set_sends_no_probe_and_writes_the_ranges_for_that_serve
     assert json.loads(printed)["variants"][0]["total"]["gpuHours"] == 10.567
     sent = history.proxy.queries()
     assert sent and all(r.path == "/api/v1/query_range" for r in sent), "no probe"
-    ranges = {m for r in sent for m in RANGE_SELECTOR.findall(r.query or "")}
+    ranges = ranges_in(sent)
     assert one_slot in ranges
     shortened = {(amount, unit) for amount, unit in ranges if amount.endswith("999")}
     assert shortened == (ranges if semantics == "left-closed" else set()), ranges

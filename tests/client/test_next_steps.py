@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from autoscaler.cli import main as console_main
 from autoscaler.client.next_steps import DURATION_OPTIONS, durations_written_apart
 from tests.api.rig import TOKENS, ApiRig
 from tests.keda.rig import running_scaler
+from tests.support.prom import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = str(REPO / "config" / "example.yaml")
@@ -33,13 +33,6 @@ def nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("KUBERNETES_SERVICE_HOST", "IGA_URL", "IGA_TOKEN", "IGA_PROMETHEUS_URL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
-
-
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def said(capsys: pytest.CaptureFixture[str]) -> str:
@@ -76,7 +69,7 @@ def test_serve_with_an_unusable_kubeconfig_names_the_context_to_check(
 def test_an_unreachable_service_names_server_iga_url_and_the_port_forward(
     nowhere: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = f"http://127.0.0.1:{closed_port()}"
+    server = f"http://127.0.0.1:{free_port()}"
     assert console_main(["status", "--server", server, "--token", "t"]) == EXIT_UNREACHABLE
     line = said(capsys)
     assert line.startswith(f"error: cannot reach {server}: ")
@@ -166,7 +159,7 @@ def test_a_server_ending_in_the_api_path_names_the_base_address(
 def test_backtest_without_prometheus_names_the_flag_the_variable_and_the_port_forward(
     nowhere: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     argv = ["backtest", "--config", EXAMPLE, "--prometheus-url", url, "--since", "1h"]
     assert console_main(argv) == EXIT_REFUSED  # backtest's "Prometheus failed"
     line = said(capsys)

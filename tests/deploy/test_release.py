@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.tooling import CHART, REPO, actionlint, render, the_container
+from tests.deploy.tooling import (
+    REPO,
+    actionlint,
+    chart_values,
+    chart_yaml,
+    render,
+    the_container,
+)
 
 WORKFLOWS = REPO / ".github" / "workflows"
 RELEASE_WORKFLOW = WORKFLOWS / "release.yml"
@@ -41,16 +48,6 @@ def steps() -> list[dict[str, Any]]:
 def step_using(action: str) -> dict[str, Any]:
     (found,) = [s for s in steps() if s.get("uses", "").startswith(action + "@")]
     return found
-
-
-def chart_yaml() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
-    return loaded
-
-
-def chart_values() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
-    return loaded
 
 
 @pytest.mark.real

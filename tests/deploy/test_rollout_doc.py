@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from autoscaler.cli import _parser
 from autoscaler.client.commands import join_option_values
 from autoscaler.client.next_steps import PORT_FORWARD
+from autoscaler.domain.program import PROGRAM
 from autoscaler.engine.metrics.usage_source import UsageSourceMetrics
 from autoscaler.settings.tree import Settings
 from tests.api.rig import ApiRig
@@ -25,6 +26,8 @@ from tests.deploy.tooling import (
     CHART,
     REPO,
     Manifest,
+    chart_values,
+    chart_yaml,
     find,
     notes,
     render_release,
@@ -32,21 +35,10 @@ from tests.deploy.tooling import (
 )
 
 DOC = REPO / "docs" / "ROLLOUT.md"
-PROGRAM = "idle-gpu-autoscaler"
 VALUES_FILE = re.compile(r"Values file\s+`([^`]+)`:\s*```yaml\n(.*?)```", re.DOTALL)
 BLOCK = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)
-SETTINGS_SECTIONS = (
-    "prometheus",
-    "policy",
-    "loop",
-    "cluster",
-    "api",
-    "keda",
-    "guards",
-    "notifications",
-    "actuators",
-    "rules",
-)
+# The settings file's top-level keys, as the file writes them.
+SETTINGS_SECTIONS = tuple(field.alias or name for name, field in Settings.model_fields.items())
 
 
 def _text() -> str:
@@ -167,11 +159,6 @@ def test_the_port_forward_names_the_service_the_chart_renders(values_folder: Pat
             assert local == "8080", "the CLI's default server is http://localhost:8080"
 
 
-def _chart_values() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
-    return loaded
-
-
 def _has_path(tree: Any, dotted: str) -> bool:
     for part in dotted.split("."):
         if not isinstance(tree, Mapping) or part not in tree:
@@ -182,7 +169,7 @@ def _has_path(tree: Any, dotted: str) -> bool:
 
 def test_every_settings_key_and_chart_value_named_exists() -> None:
     effective = Settings().model_dump(by_alias=True, mode="json")
-    chart = _chart_values()
+    chart = chart_values()
     named = set(re.findall(r"`([a-z][A-Za-z]*(?:\.[a-zA-Z]+)+)`", _text()))
     keys = {key for key in named if key.split(".")[0] in (*SETTINGS_SECTIONS, "config")}
     assert keys, "the page names settings keys"
@@ -237,7 +224,7 @@ def _repository_url() -> str:
 
 
 def test_the_chart_names_its_repository() -> None:
-    chart = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
+    chart = chart_yaml()
     assert chart["home"] == _repository_url()
     assert chart["sources"] == [_repository_url()]
 
@@ -246,7 +233,7 @@ def test_the_chart_names_its_repository() -> None:
 def test_the_charts_notes_and_the_readme_point_to_the_page(dry_run: str) -> None:
     """Whoever installed the published chart has no repository: the notes give the page's
     address at the release's tag, and no document as a bare repository path."""
-    chart = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
+    chart = chart_yaml()
     docs = f"{_repository_url()}/blob/v{chart['appVersion']}/docs/"
     said = notes("--set", f"dryRun={dry_run}", "--set", "recordingRules.enabled=true")
     assert f"{docs}ROLLOUT.md" in said.split()

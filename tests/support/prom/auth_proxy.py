@@ -14,8 +14,10 @@ on the query endpoints (/api/v1/query, /api/v1/query_range); everything else is 
 
 from __future__ import annotations
 
+import re
 import ssl
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -41,6 +43,15 @@ class SeenRequest:
     def namespace(self) -> str | None:
         """Thanos querier's tenancy parameter (kube-rbac-proxy would enforce it; we record it)."""
         return self.params.get("namespace", [None])[0]
+
+
+RANGE_SELECTOR = re.compile(r"\[(\d+)(ms|s|m|h)\]")  # a range, not a subquery's [range:step]
+
+
+def ranges_in(requests: Iterable[SeenRequest]) -> set[tuple[str, str]]:
+    """Every range selector the requests' queries wrote, as (amount, unit): `[60s]` is
+    ("60", "s")."""
+    return {found for r in requests for found in RANGE_SELECTOR.findall(r.query or "")}
 
 
 @dataclass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import time
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-import pytest
+from tests.support.real_parts import missing
 
 T = TypeVar("T")
 
@@ -34,9 +33,7 @@ def require_binaries(find: Callable[[str], Path | None] = find_binary) -> Promet
     """The real binaries, or skip the test (fail it when REQUIRE_REAL=1)."""
     prometheus, promtool = find("prometheus"), find("promtool")
     if prometheus is None or promtool is None:
-        if os.environ.get("REQUIRE_REAL") == "1":
-            pytest.fail(f"REQUIRE_REAL=1 but {INSTALL_HINT}")
-        pytest.skip(INSTALL_HINT)
+        missing(INSTALL_HINT)
     return PrometheusBinaries(prometheus=prometheus, promtool=promtool)
 
 
