@@ -49,7 +49,7 @@ TOKEN = (
 
 FORBIDDEN = (  # after the API's own words, which name the right that is missing
     "ask a cluster admin to grant that right (a Role or ClusterRole bound to you), or act as "
-    "someone who holds it: --token-file PATH, $IGA_TOKEN or --context"
+    f"someone who holds it: --token-file PATH, ${TOKEN_VARIABLE} or --context"
 )
 
 NAMESPACE_NAMES = "check its name with `kubectl get namespaces`"
