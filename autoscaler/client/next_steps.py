@@ -24,6 +24,7 @@ from autoscaler.core.documents import FileRefused
 from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
 from autoscaler.domain.problem_types import BLANK, ProblemType
 from autoscaler.domain.program import PROGRAM
+from autoscaler.domain.text import counted
 from autoscaler.settings.tree import PROMETHEUS_URL_VARIABLE
 
 # As README.md and docs/ROLLOUT.md install it: the release and its namespace are both
@@ -49,7 +50,7 @@ TOKEN = (
 
 FORBIDDEN = (  # after the API's own words, which name the right that is missing
     "ask a cluster admin to grant that right (a Role or ClusterRole bound to you), or act as "
-    "someone who holds it: --token-file PATH, $IGA_TOKEN or --context"
+    f"someone who holds it: --token-file PATH, ${TOKEN_VARIABLE} or --context"
 )
 
 NAMESPACE_NAMES = "check its name with `kubectl get namespaces`"
@@ -218,7 +219,7 @@ def config_refused(refused: ConfigError, *, config: Path | None) -> list[str]:
     lines = list(problems[:SHOWN_PROBLEMS])
     if len(problems) > SHOWN_PROBLEMS:
         lines.append(f"… and {len(problems) - SHOWN_PROBLEMS} more")
-    count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+    count = counted(len(problems), "problem")
     where, again = (f" in {config}", f" --config {config}") if config is not None else ("", "")
     return [*lines, f"{count}{where}: fix each, then run {PROGRAM} check-config{again}"]
 

@@ -33,6 +33,7 @@ from autoscaler.domain.audit.savings import Figures, StopFigures, savings, stops
 from autoscaler.domain.audit.waits import WaitShortened
 from autoscaler.domain.models import Action, Decision, State, WorkloadRef
 from autoscaler.domain.policy.management import DEFAULT_MANAGER, Manager
+from autoscaler.domain.text import counted
 from autoscaler.domain.usage.words import class_text, evidence_text
 from autoscaler.engine.metrics.savings import PERIOD
 
@@ -131,9 +132,9 @@ def render(summary: Summary) -> list[str]:
             if summary.not_running_gpu_hours
             else ""
         )
-        + f" by {_count(total.deactivations, 'stop')}"
+        + f" by {counted(total.deactivations, 'stop')}"
         + (
-            f"; {_count(total.requeues, 'requeue')} handed "
+            f"; {counted(total.requeues, 'requeue')} handed "
             f"{total.requeued_gpu_hours:.2f} to the queue"
             if total.requeues
             else ""
@@ -142,7 +143,7 @@ def render(summary: Summary) -> list[str]:
     lines += [f"    {_reclaimed_text(r)}" for r in summary.reclaimed]
     lines.append(
         f"  Queue wait shortened: {_wait_text(total)}, "
-        f"{_count(total.waiters_admitted, 'waiter')} admitted sooner:"
+        f"{counted(total.waiters_admitted, 'waiter')} admitted sooner:"
     )
     lines += [f"    {_sooner_text(s)}" for s in summary.sooner] or ["    none"]
     lines.append("  Left alone:")
@@ -158,7 +159,7 @@ def _reclaimed_text(stop: Reclaimed) -> str:
     """ "first-raycluster: 2 GPUs 11:35–11:50 (story end) = 0.50 GPU-hours (warned at 11:05)"."""
     name = managed_name(stop.raycluster, stop.manager, stopped_word(stop.manager))
     end = "reactivated" if stop.reactivated else "story end"
-    counted = "GPU-hours handed to the queue" if stop.requeue else "GPU-hours"
+    unit = "GPU-hours handed to the queue" if stop.requeue else "GPU-hours"
     why = "; ".join(
         (["requeued"] if stop.requeue else [])
         + ([NOT_RUNNING] if stop.not_running else [])
@@ -166,12 +167,8 @@ def _reclaimed_text(stop: Reclaimed) -> str:
     )
     return (
         f"{name}: {stop.gpus} GPUs {_span(stop.since, stop.until)} ({end}) = "
-        f"{stop.gpu_hours:.2f} {counted}" + (f" ({why})" if why else "")
+        f"{stop.gpu_hours:.2f} {unit}" + (f" ({why})" if why else "")
     )
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _wait_text(figures: Figures) -> str:

@@ -51,6 +51,11 @@ def some(names: Sequence[str]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
+def counted(number: int, noun: str) -> str:
+    """ "1 stop", "2 stops": a count with its noun, plural by an "s"."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def clip(text: str, limit: int = 64) -> str:
     """Escaped and at most `limit` characters (with an ellipsis), for error texts."""
     safe = escape(text)

@@ -106,7 +106,7 @@ class Redeemable:
 def confirm(context: Context, token: Token) -> HTMLResponse:
     now = context.clock.now()
     try:
-        found = _redeemable(context, token)
+        found = _redeemable(context, token, now=now)
     except Refusal as refusal:
         return refusal.page()
     bound = found.rule.notice.snooze.max_duration
@@ -140,12 +140,12 @@ def confirm(context: Context, token: Token) -> HTMLResponse:
 def redeem(context: Context, token: Token) -> HTMLResponse:
     now = context.clock.now()
     try:
-        found = _redeemable(context, token)
+        found = _redeemable(context, token, now=now)
         grant = _snooze(context, found, now=now)
     except Refusal as refusal:
         return refusal.page()
     except SnoozeRaced:  # another click on this link (or another snooze) came first
-        return _used(found.workload, rule=found.rule, now=context.clock.now()).page()
+        return _used(found.workload, rule=found.rule, now=now).page()
     except ApiProblem as problem:  # refused by the rule's bounds (409), no rulebook (503)
         return Refusal(
             problem.status, "Not kept", problem.detail, *_ask_admin(found.workload)
@@ -163,10 +163,11 @@ def redeem(context: Context, token: Token) -> HTMLResponse:
     )
 
 
-def _redeemable(context: ApiContext, token: str) -> Redeemable:
+def _redeemable(context: ApiContext, token: str, *, now: datetime) -> Redeemable:
     """The claim, the workload read fresh and its rule, when the link still answers the
-    workload's current warning; else a Refusal, and nothing has been written."""
-    claim = _claim(context, token)
+    workload's current warning at `now` (the request's time); else a Refusal, and nothing has
+    been written."""
+    claim = _claim(context, token, now=now)
     try:
         workload = context.cluster.get_workload(claim.workload)
     except ClusterError as exc:
@@ -179,7 +180,6 @@ def _redeemable(context: ApiContext, token: str) -> Redeemable:
         raise Refusal(
             problem.status, "Not available", problem.detail, *_ask_admin(workload)
         ) from None
-    now = context.clock.now()
     story = stopped_of(workload)  # our annotations on it, else on its owner (a suspend's)
     if story is not None and story.ours and story.at is not None:
         raise _stopped(workload, story=story, at=story.at, now=now)
@@ -217,7 +217,7 @@ def _unavailable(context: ApiContext, exc: ClusterError) -> Refusal:
     )
 
 
-def _claim(context: ApiContext, token: str) -> SnoozeClaim:
+def _claim(context: ApiContext, token: str, *, now: datetime) -> SnoozeClaim:
     if context.notices.links is None:
         raise Refusal(
             404,
@@ -229,9 +229,9 @@ def _claim(context: ApiContext, token: str) -> SnoozeClaim:
     try:
         if len(token) > MAX_TOKEN or re.fullmatch(TOKEN_PATTERN, token) is None:
             raise LinkRefused("tampered: not a link's token")
-        return context.notices.links.verify(token, now=context.clock.now())
+        return context.notices.links.verify(token, now=now)
     except LinkRefused as refused:
-        raise _refused(refused, now=context.clock.now()) from None
+        raise _refused(refused, now=now) from None
 
 
 def _refused(refused: LinkRefused, *, now: datetime) -> Refusal:
