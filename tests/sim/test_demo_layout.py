@@ -98,16 +98,24 @@ def test_a_table_of_several_kinds_names_its_columns_owner_and_kind() -> None:
     assert table_cells(found[1:])[0][0] == "RAYCLUSTER"
 
 
-@pytest.mark.parametrize("width", [40, 60, 79])
-def test_no_table_row_is_wider_than_asked(width: int) -> None:
-    heads = ("OWNER", "KIND", "NAMESPACE", "QUEUE", "GPUS", "UTIL", "STATE")
-    cells = [("kai-shared-notebook (KAI Scheduler)", "RayCluster", "team-c", QUEUE, "2/2", "-",
+KAI_HEADS = ("OWNER", "KIND", "NAMESPACE", "QUEUE", "GPUS", "UTIL", "STATE")
+KAI_CELLS = [("kai-shared-notebook (KAI Scheduler)", "RayCluster", "team-c", QUEUE, "2/2", "-",
               "unsupported: KAI fractional GPUs are not supported")]  # fmt: skip
 
-    rows = fit_table(heads, cells, width)
 
-    assert all(len(row) <= width for row in rows) or width < 60
+@pytest.mark.parametrize("width", [60, 79])
+def test_no_table_row_is_wider_than_asked(width: int) -> None:
+    rows = fit_table(KAI_HEADS, KAI_CELLS, width)
+
+    assert all(len(row) <= width for row in rows)
     assert "unsupported:" in words(rows) and "supported" in words(rows)
+
+
+def test_too_narrow_for_the_table_its_rows_grow_but_no_cell_is_cut() -> None:
+    rows = fit_table(KAI_HEADS, KAI_CELLS, 40)  # narrower than STATE and the kept columns
+
+    assert "unsupported:" in words(rows) and "supported" in words(rows)
+    assert "kai-shared-notebook" in words(rows)
 
 
 def test_a_summary_taller_than_the_terminal_is_written_whole_and_what_follows_comes_last() -> None:
