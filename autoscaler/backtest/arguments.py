@@ -9,6 +9,7 @@ from pathlib import Path
 from autoscaler.backtest.queues import add_queue_arguments
 from autoscaler.domain.annotations import parse_time
 from autoscaler.domain.durations import parse_duration
+from autoscaler.settings.tree import PROMETHEUS_FORWARD, PROMETHEUS_URL_VARIABLE
 
 CHART_WINDOWS = ("15m", "30m", "1h", "2h", "4h", "8h")
 
@@ -18,8 +19,7 @@ def add_backtest_arguments(parser: argparse.ArgumentParser) -> None:
         "--prometheus-url",
         metavar="URL",
         help="the Prometheus or Thanos Querier to read (default: prometheus.url, or "
-        "$IGA_PROMETHEUS_URL), e.g. http://localhost:9090 after "
-        "`kubectl port-forward -n monitoring svc/prometheus-operated 9090`",
+        f"${PROMETHEUS_URL_VARIABLE}), e.g. http://localhost:9090 after `{PROMETHEUS_FORWARD}`",
     )
     _add_range_arguments(parser)
     _add_variant_arguments(parser)

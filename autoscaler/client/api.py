@@ -16,7 +16,7 @@ from autoscaler.client.kubeconfig import kubeconfig_token
 from autoscaler.domain.durations import format_duration
 from autoscaler.domain.problem_types import BLANK
 
-DEFAULT_URL = "http://localhost:8080"  # e.g. `kubectl port-forward svc/idle-gpu-autoscaler 8080`
+DEFAULT_URL = "http://localhost:8080"  # after next_steps.PORT_FORWARD
 URL_VARIABLE = "IGA_URL"
 Json = dict[str, Any]
 

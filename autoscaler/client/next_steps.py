@@ -25,12 +25,11 @@ from autoscaler.core.errors import SHOWN_PROBLEMS, ConfigError
 from autoscaler.domain.problem_types import BLANK, ProblemType
 from autoscaler.domain.program import PROGRAM
 from autoscaler.domain.text import counted
-from autoscaler.settings.tree import PROMETHEUS_URL_VARIABLE
+from autoscaler.settings.tree import PROMETHEUS_FORWARD, PROMETHEUS_URL_VARIABLE
 
 # As README.md and docs/ROLLOUT.md install it: the release and its namespace are both
 # idle-gpu-autoscaler, so the chart names its Service idle-gpu-autoscaler too.
 PORT_FORWARD = "kubectl port-forward -n idle-gpu-autoscaler svc/idle-gpu-autoscaler 8080"
-PROMETHEUS_FORWARD = "kubectl port-forward -n monitoring svc/prometheus-operated 9090"
 API_PREFIX = "/api/v1"
 UNIT_WORDS = re.compile(
     r"^(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$", re.IGNORECASE

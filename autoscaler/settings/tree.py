@@ -157,6 +157,8 @@ class Settings(Section):
 
 
 PROMETHEUS_URL_VARIABLE = "IGA_PROMETHEUS_URL"  # the CLI's hints name it (client/next_steps.py)
+# How a person reaches an in-cluster Prometheus from a laptop, as the hints and help name it.
+PROMETHEUS_FORWARD = "kubectl port-forward -n monitoring svc/prometheus-operated 9090"
 ENVIRONMENT_OVERRIDES: dict[str, tuple[str, ...]] = {
     PROMETHEUS_URL_VARIABLE: ("prometheus", "url"),
     "IGA_PROMETHEUS_TOKEN_FILE": ("prometheus", "bearerTokenFile"),

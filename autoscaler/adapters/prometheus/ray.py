@@ -58,6 +58,7 @@ from autoscaler.adapters.prometheus.promql import (
     reach_start,
 )
 from autoscaler.adapters.prometheus.views import slots_end
+from autoscaler.domain.text import counted
 from autoscaler.domain.usage.evidence import FleetEvidence, Sighting, Signal
 from autoscaler.settings.evidence import RaySettings
 
@@ -177,7 +178,7 @@ def _notes(answer: _PodParts, *, newest: datetime, slot: timedelta) -> tuple[str
     drivers = round(_now(answer.points(DRIVERS), newest=newest, slot=slot))
     said = []
     if actors > 0:
-        said.append(f"{_count(actors, 'actor')} alive")
+        said.append(f"{counted(actors, 'actor')} alive")
     if drivers == 1:
         said.append("driver attached")
     elif drivers > 1:
@@ -191,10 +192,6 @@ def _now(points: Points, *, newest: datetime, slot: timedelta) -> float:
         return 0.0
     at, value = points[-1]
     return value if at > (newest - slot).timestamp() else 0.0
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _time(unix: float) -> datetime:
