@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +11,12 @@ import yaml
 
 from autoscaler.api.static_tokens import read_token_file
 from autoscaler.backtest.arguments import add_backtest_arguments
-from autoscaler.client.commands import COMMANDS, OneLineParser, add_commands
+from autoscaler.client.commands import (
+    COMMANDS,
+    OneLineParser,
+    add_commands,
+    quiet_when_the_reader_leaves,
+)
 from autoscaler.client.commands import run as run_client
 from autoscaler.client.next_steps import config_refused
 from autoscaler.core.errors import ConfigError
@@ -24,19 +27,10 @@ from autoscaler.settings.rules import build_policy
 from autoscaler.settings.tree import Settings, load_settings
 
 EXIT_BAD_CONFIG = 2
-EXIT_READER_GONE = 128 + signal.SIGPIPE  # what a shell shows for `git log | head`
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        code = _command(argv)
-        sys.stdout.flush()  # a reader that left shows here, not in the interpreter's exit
-    except BrokenPipeError:
-        # `status | head`: the reader has all it wanted. End quietly, as other tools do: the
-        # recipe of Python's "Note on SIGPIPE" (signal module docs), so nothing more is flushed.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_READER_GONE
-    return code
+    return quiet_when_the_reader_leaves(lambda: _command(argv))
 
 
 def _command(argv: Sequence[str] | None) -> int:

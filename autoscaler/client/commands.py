@@ -8,9 +8,11 @@ asks of the API is in `actions.py`, how answers look in `render.py`.
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -37,9 +39,11 @@ EXIT_DONE = 0
 EXIT_REFUSED = 1  # the API said no (4xx/5xx), or found nothing: the reason is printed
 EXIT_USAGE = 2  # bad arguments or no usable token (argparse uses 2 as well)
 EXIT_UNREACHABLE = 3  # no answer from the service
+EXIT_READER_GONE = 128 + signal.SIGPIPE  # the output's reader left (`status | head`)
 EXIT_CODES = (
     "exit codes: 0 done, 1 refused by the API or not found (the reason is printed),\n"
-    "  2 bad usage or no usable token, 3 the service could not be reached"
+    "  2 bad usage or no usable token, 3 the service could not be reached,\n"
+    "  141 the output's reader left (`status | head`)"
 )
 TOKEN_ORDER = (
     f"token, the first found: --token, --token-file, ${TOKEN_VARIABLE}, the kubeconfig\n"
@@ -155,7 +159,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=RAW,
     )
     add_commands(parser.add_subparsers(dest="command", required=True))
-    return run(parser.parse_command_line(argv))
+    return quiet_when_the_reader_leaves(lambda: run(parser.parse_command_line(argv)))
+
+
+def quiet_when_the_reader_leaves(command: Callable[[], int]) -> int:
+    """`command`'s exit code; 141 (128 + SIGPIPE, what a shell shows for `git log | head`)
+    when the reader of its output left (`status | head`): ended quietly, as other tools do,
+    by the recipe of Python's "Note on SIGPIPE" (signal module docs), so nothing more is
+    flushed and no traceback is printed. Both entry points run their command through it."""
+    try:
+        code = command()
+        sys.stdout.flush()  # a reader that left shows here, not in the interpreter's exit
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_READER_GONE
+    return code
 
 
 def _command(commands: Any, name: str, text: str) -> argparse.ArgumentParser:

@@ -117,12 +117,15 @@ def test_a_forbidden_change_names_who_grants_the_right_and_how_to_act_as_someone
         assert step in line
 
 
-def test_status_into_a_reader_that_left_ends_quietly_like_other_tools(service: ApiRig) -> None:
+@pytest.mark.parametrize("module", ["autoscaler", "autoscaler.client"])
+def test_status_into_a_reader_that_left_ends_quietly_like_other_tools(
+    service: ApiRig, module: str
+) -> None:
     """`status | head -1`: the reader closes the pipe; no BrokenPipeError traceback, no
     "Exception ignored" at exit, and the shell's code for a closed pipe (128 + SIGPIPE)."""
     argv = ["status", "--server", service.url, "--token", TOKENS["admin"]]
     child = subprocess.Popen(
-        [sys.executable, "-m", "autoscaler", *argv],
+        [sys.executable, "-m", module, *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=REPO,
